@@ -1,0 +1,172 @@
+/**
+ * The commit validation order of SEMANTICS.md as a pure function. An adapter that can run code
+ * inside its transaction (SQLite, etcd's read-then-Txn) loads the current state, calls this, and
+ * commits only when it returns null; the PostgreSQL adapter runs the same order in SQL and is held
+ * to it by the conformance suite. Check 1 (operationId replay) is the adapter's: it needs the
+ * stored outcome, not the scope.
+ */
+import type { CommitRejection } from '../types.js';
+import { canonicalJson, sha256Hex } from './canonical.js';
+import type { NormalizedCommit } from './validate.js';
+
+export interface ScopeSnapshot {
+  fence: number;
+  holder: string | null;
+  leaseExpiresAt: number | null;
+  policyVersion: string | null;
+  status: 'active' | 'deleted';
+}
+
+export interface RecordSnapshot {
+  exists: boolean;
+  revision: number;
+  incarnation: number;
+}
+
+export const NEVER_EXISTED: RecordSnapshot = { exists: false, revision: 0, incarnation: 0 };
+
+export interface CommitCheckInput {
+  request: NormalizedCommit;
+  /** null when the scope was never created. */
+  scope: ScopeSnapshot | null;
+  now: number;
+  /** Current state of a record (NEVER_EXISTED when absent). */
+  record(scope: string, name: string): RecordSnapshot;
+  effectKeyExists(effectKey: string): boolean;
+}
+
+/** The first failing check in SEMANTICS.md order (2 to 9), or null when the commit may apply. */
+export function checkCommit(input: CommitCheckInput): CommitRejection | null {
+  const { request, scope, now } = input;
+  if (scope === null) {
+    return reject('scope_not_found', `scope ${request.scope} does not exist`, {
+      scope: request.scope,
+    });
+  }
+  if (scope.status === 'deleted') {
+    return reject('scope_deleted', `scope ${request.scope} is deleted`, {
+      scope: request.scope,
+      currentFence: scope.fence,
+    });
+  }
+  if (request.fence !== scope.fence) {
+    const relation = request.fence < scope.fence ? 'older than' : 'not';
+    return reject(
+      'stale_fence',
+      `fence ${request.fence} is ${relation} the scope's fence ${scope.fence}`,
+      { currentFence: scope.fence },
+    );
+  }
+  if (scope.holder === null) {
+    return reject(
+      'authority_revoked',
+      `scope ${request.scope} has no holder at fence ${scope.fence}`,
+      {
+        currentFence: scope.fence,
+        holder: null,
+      },
+    );
+  }
+  if (scope.leaseExpiresAt !== null && scope.leaseExpiresAt <= now) {
+    return reject(
+      'lease_expired',
+      `the lease of ${scope.holder} expired at ${scope.leaseExpiresAt}; store time is ${now}`,
+      { currentFence: scope.fence, holder: scope.holder, leaseExpiresAt: scope.leaseExpiresAt },
+    );
+  }
+  if (
+    request.policyVersion !== undefined &&
+    scope.policyVersion !== null &&
+    request.policyVersion !== scope.policyVersion
+  ) {
+    return reject(
+      'stale_policy',
+      `policy ${request.policyVersion} is not the scope's policy ${scope.policyVersion}`,
+      { currentPolicyVersion: scope.policyVersion, currentFence: scope.fence },
+    );
+  }
+  for (const read of request.reads) {
+    const current = input.record(read.scope, read.name);
+    if (current.revision !== read.revision) {
+      return reject(
+        'stale_dependency',
+        `dependency ${read.scope}/${read.name} was read at revision ${read.revision}; it is now ${current.revision}`,
+        { scope: read.scope, name: read.name, expected: read.revision, actual: current.revision },
+      );
+    }
+  }
+  for (const write of request.writes) {
+    const current = input.record(request.scope, write.name);
+    const rejection = checkWrite(write.name, write.expectRevision, 'delete' in write, current);
+    if (rejection !== null) return rejection;
+  }
+  for (const intent of request.intents) {
+    if (input.effectKeyExists(intent.effectKey)) {
+      return reject('duplicate_effect', `effect ${intent.effectKey} was committed before`, {
+        effectKey: intent.effectKey,
+      });
+    }
+  }
+  return null;
+}
+
+/**
+ * Revisions grow by exactly one per change of a record, so a re-created record's incarnation is
+ * its tombstone's revision + 1. That lets the current row alone tell whether the revision the
+ * writer read belonged to a lifetime that has since ended.
+ */
+export function checkWrite(
+  name: string,
+  expected: number,
+  isDelete: boolean,
+  current: RecordSnapshot,
+): CommitRejection | null {
+  const details = { name, expected, actual: current.revision, exists: current.exists };
+  if (expected === current.revision) {
+    if (isDelete && !current.exists) {
+      return reject(
+        'stale_revision',
+        `record ${name} does not exist; there is nothing to delete`,
+        details,
+      );
+    }
+    return null;
+  }
+  if (lifetimeEnded(expected, current)) {
+    return reject(
+      'incarnation_changed',
+      `record ${name} was read at revision ${expected} in a lifetime that has ended; it is now at revision ${current.revision}`,
+      { ...details, incarnation: current.incarnation },
+    );
+  }
+  return reject(
+    'stale_revision',
+    `record ${name} was expected at revision ${expected}; it is at revision ${current.revision}`,
+    details,
+  );
+}
+
+function lifetimeEnded(expected: number, current: RecordSnapshot): boolean {
+  if (expected === 0 || expected > current.revision) return false;
+  const tombstoneBeforeCurrentLifetime = current.incarnation - 1;
+  if (current.exists) return expected < tombstoneBeforeCurrentLifetime;
+  // Tombstoned now: a read of the earlier tombstone was a read of absence, not of a lifetime.
+  return expected !== tombstoneBeforeCurrentLifetime;
+}
+
+function reject(
+  code: CommitRejection['code'],
+  message: string,
+  details: CommitRejection['details'],
+): CommitRejection {
+  return { code, message, details };
+}
+
+/**
+ * The request fingerprint stored with an operation's outcome: the same operationId with another
+ * request is operation_id_conflict, with the same request a replay.
+ */
+export function requestFingerprint(request: NormalizedCommit): string {
+  const { operationId: _operationId, ...rest } = request;
+  return sha256Hex(canonicalJson(rest));
+}

@@ -1,0 +1,33 @@
+/** Names and limits of HTTP-API.md. Every entry point validates against one Limits object. */
+
+export interface Limits {
+  maxReads: number;
+  maxWrites: number;
+  maxIntents: number;
+  /** Serialized JSON bytes of one record value or intent payload. */
+  maxValueBytes: number;
+  maxListLimit: number;
+  minTtlMs: number;
+  maxTtlMs: number;
+}
+
+export const DEFAULT_LIMITS: Limits = {
+  maxReads: 64,
+  maxWrites: 64,
+  maxIntents: 16,
+  maxValueBytes: 256 * 1024,
+  maxListLimit: 1000,
+  minTtlMs: 100,
+  maxTtlMs: 86_400_000,
+};
+
+export const DEFAULT_LIST_LIMIT = 100;
+
+/** Scope names, record names, holders, operation ids, task ids, effect keys, policy versions. */
+export const NAME_PATTERN = /^[A-Za-z0-9._:/@-]{1,256}$/;
+export const TARGET_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+export const TENANT_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+
+export const NAME_RULE = '1 to 256 characters of A-Z a-z 0-9 . _ : / @ -';
+export const TARGET_RULE = '1 to 128 characters of A-Z a-z 0-9 . _ : -';
+export const TENANT_RULE = 'a lowercase letter or digit, then up to 62 of a-z 0-9 _ -';

@@ -1,0 +1,204 @@
+/**
+ * The one error catalog. Every code that crosses an API boundary (library, HTTP, CLI) is listed
+ * here with its HTTP status and whether retrying the same request can succeed. docs/errors.md is
+ * kept equal to this table by a test.
+ */
+
+export interface ErrorSpec {
+  readonly httpStatus: number;
+  readonly retryable: boolean;
+  readonly description: string;
+}
+
+export const ERROR_CATALOG = {
+  invalid_request: {
+    httpStatus: 400,
+    retryable: false,
+    description: 'Malformed input: unknown field, wrong type, out-of-range number or bad name.',
+  },
+  unauthorized: {
+    httpStatus: 401,
+    retryable: false,
+    description: 'Missing or unknown bearer token.',
+  },
+  forbidden: {
+    httpStatus: 403,
+    retryable: false,
+    description: "The token's role may not call this endpoint.",
+  },
+  not_found: {
+    httpStatus: 404,
+    retryable: false,
+    description: 'The operation, intent, token or route does not exist.',
+  },
+  scope_not_found: {
+    httpStatus: 404,
+    retryable: false,
+    description: 'The scope was never created (409 when it rejects a commit).',
+  },
+  scope_deleted: {
+    httpStatus: 409,
+    retryable: false,
+    description: 'The scope is deleted; only a takeover re-creates it.',
+  },
+  lease_held: {
+    httpStatus: 409,
+    retryable: true,
+    description: 'Another holder has a live lease; details carry holder and leaseExpiresAt.',
+  },
+  not_holder: {
+    httpStatus: 409,
+    retryable: false,
+    description: 'The fence is current but the caller is not the current holder.',
+  },
+  policy_mismatch: {
+    httpStatus: 409,
+    retryable: false,
+    description: 'The scope is pinned to another policy version; only a cutover changes it.',
+  },
+  stale_fence: {
+    httpStatus: 409,
+    retryable: false,
+    description: "The presented fence is not the scope's current fence.",
+  },
+  authority_revoked: {
+    httpStatus: 409,
+    retryable: false,
+    description: 'The scope has no holder (released or cancelled).',
+  },
+  lease_expired: {
+    httpStatus: 409,
+    retryable: false,
+    description: "The holder's lease has expired by store time.",
+  },
+  stale_policy: {
+    httpStatus: 409,
+    retryable: false,
+    description: "The commit's policyVersion is not the scope's policy version.",
+  },
+  stale_dependency: {
+    httpStatus: 409,
+    retryable: false,
+    description: 'A record read as a dependency has changed since it was read.',
+  },
+  stale_revision: {
+    httpStatus: 409,
+    retryable: false,
+    description: "A write's expectRevision is not the record's current revision.",
+  },
+  incarnation_changed: {
+    httpStatus: 409,
+    retryable: false,
+    description:
+      'The record lifetime the writer read has ended (deleted, or deleted and re-created).',
+  },
+  duplicate_effect: {
+    httpStatus: 409,
+    retryable: false,
+    description: "An intent's effectKey already exists.",
+  },
+  policy_conflict: {
+    httpStatus: 409,
+    retryable: false,
+    description: 'The policy version is already registered with another digest.',
+  },
+  stale_claim: {
+    httpStatus: 409,
+    retryable: false,
+    description: "The claim fence is not the intent's current claim fence.",
+  },
+  payload_too_large: {
+    httpStatus: 413,
+    retryable: false,
+    description: 'The body is over 1 MiB or a value is over 256 KiB.',
+  },
+  unsupported_media_type: {
+    httpStatus: 415,
+    retryable: false,
+    description: 'The body is not application/json.',
+  },
+  operation_id_conflict: {
+    httpStatus: 422,
+    retryable: false,
+    description: 'The operationId already has an outcome for a different request.',
+  },
+  internal_error: {
+    httpStatus: 500,
+    retryable: false,
+    description: 'An unexpected server fault; the answer carries a request id, never internals.',
+  },
+  store_unavailable: {
+    httpStatus: 503,
+    retryable: true,
+    description:
+      'The store cannot be reached; nothing was changed and nothing is answered from memory.',
+  },
+  outcome_unknown: {
+    httpStatus: 503,
+    retryable: true,
+    description:
+      'The store failed after the commit was sent; read getOperation(operationId) for the outcome.',
+  },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;
+
+/** The codes a commit can be rejected with (stored under its operationId), in check order. */
+export const COMMIT_REJECTION_CODES = [
+  'scope_not_found',
+  'scope_deleted',
+  'stale_fence',
+  'authority_revoked',
+  'lease_expired',
+  'stale_policy',
+  'stale_dependency',
+  'stale_revision',
+  'incarnation_changed',
+  'duplicate_effect',
+] as const satisfies readonly ErrorCode[];
+
+export type CommitRejectionCode = (typeof COMMIT_REJECTION_CODES)[number];
+
+export type ErrorDetails = Record<string, unknown>;
+
+const ERROR_BRAND = Symbol.for('fencegate.error');
+
+export class FencegateError extends Error {
+  readonly code: ErrorCode;
+  readonly httpStatus: number;
+  readonly retryable: boolean;
+  readonly details: ErrorDetails;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    details: ErrorDetails = {},
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+    const spec: ErrorSpec = ERROR_CATALOG[code];
+    this.name = 'FencegateError';
+    this.code = code;
+    this.httpStatus = spec.httpStatus;
+    this.retryable = spec.retryable;
+    this.details = details;
+    Object.defineProperty(this, ERROR_BRAND, { value: true });
+  }
+
+  toJSON(): { code: ErrorCode; message: string; details: ErrorDetails } {
+    return { code: this.code, message: this.message, details: this.details };
+  }
+}
+
+/** True for a FencegateError, also one created by another installed copy of this package. */
+export function isFencegateError(value: unknown): value is FencegateError {
+  return typeof value === 'object' && value !== null && ERROR_BRAND in value;
+}
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && Object.hasOwn(ERROR_CATALOG, value);
+}
+
+export function fail(code: ErrorCode, message: string, details?: ErrorDetails): never {
+  throw new FencegateError(code, message, details);
+}

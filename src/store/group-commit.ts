@@ -1,0 +1,57 @@
+/**
+ * Group commit: callers that commit concurrently are collected until the event loop turns, then
+ * handed to `runBatch` together so one durable transaction (one fsync) serves all of them. Each
+ * caller gets its own settlement; the batch runner decides that one caller's failure does not
+ * abort the others.
+ */
+export type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+interface Waiter<I, O> {
+  item: I;
+  resolve: (value: O) => void;
+  reject: (error: unknown) => void;
+}
+
+export class GroupCommitter<I, O> {
+  readonly #runBatch: (items: I[]) => Settled<O>[];
+  readonly #maxBatch: number;
+  #queue: Waiter<I, O>[] = [];
+  #scheduled = false;
+
+  /** `runBatch` answers one settlement per item, in order; if it throws, every item fails. */
+  constructor(runBatch: (items: I[]) => Settled<O>[], maxBatch = 512) {
+    this.#runBatch = runBatch;
+    this.#maxBatch = maxBatch;
+  }
+
+  submit(item: I): Promise<O> {
+    return new Promise<O>((resolve, reject) => {
+      this.#queue.push({ item, resolve, reject });
+      if (!this.#scheduled) {
+        this.#scheduled = true;
+        // setImmediate, not a microtask: callers woken by the previous batch enqueue first.
+        setImmediate(() => this.#flush());
+      }
+    });
+  }
+
+  #flush(): void {
+    this.#scheduled = false;
+    while (this.#queue.length > 0) {
+      const batch = this.#queue.splice(0, this.#maxBatch);
+      let settled: Settled<O>[];
+      try {
+        settled = this.#runBatch(batch.map((waiter) => waiter.item));
+      } catch (error) {
+        for (const waiter of batch) waiter.reject(error);
+        continue;
+      }
+      batch.forEach((waiter, i) => {
+        const outcome = settled[i];
+        if (outcome === undefined) waiter.reject(new Error('group commit lost an answer'));
+        else if (outcome.ok) waiter.resolve(outcome.value);
+        else waiter.reject(outcome.error);
+      });
+    }
+  }
+}

@@ -1,0 +1,30 @@
+/** Opens a store from its URL: `sqlite:PATH`, `sqlite::memory:`, `postgres://…`. */
+import type { Clock } from '../core/clock.js';
+import { fail } from '../errors.js';
+import { SqliteStore } from './sqlite/sqlite-store.js';
+import type { Store } from './store.js';
+
+export interface OpenStoreOptions {
+  clock?: Clock;
+}
+
+export const DEFAULT_STORE_URL = 'sqlite:./fencegate.db';
+
+// eslint-disable-next-line @typescript-eslint/require-await -- adapters other than SQLite open asynchronously
+export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<Store> {
+  if (url.startsWith('sqlite:')) {
+    const path = url.slice('sqlite:'.length);
+    if (path === '')
+      fail('invalid_request', 'a sqlite store URL needs a path: sqlite:PATH or sqlite::memory:');
+    return SqliteStore.open({ path, ...options });
+  }
+  return fail(
+    'invalid_request',
+    `unsupported store URL ${redactUrl(url)}; use sqlite:PATH or sqlite::memory:`,
+  );
+}
+
+/** A store URL without its password, for messages and logs. */
+export function redactUrl(url: string): string {
+  return url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
+}

@@ -1,0 +1,108 @@
+/**
+ * Opening a SQLite file: pragmas, migrations, and the write-transaction wrapper that makes several
+ * processes sharing one file safe. Every write runs under BEGIN IMMEDIATE, so the write lock is
+ * taken before anything is read and a transaction never has to upgrade a read snapshot (the
+ * upgrade is where WAL mode returns SQLITE_BUSY without waiting).
+ */
+import Database from 'better-sqlite3';
+import { FencegateError } from '../../errors.js';
+import { SQLITE_MIGRATIONS } from './sqlite-migrations.js';
+
+export type SqliteDatabase = Database.Database;
+
+export type Synchronous = 'OFF' | 'NORMAL' | 'FULL';
+
+export interface SqliteOpenOptions {
+  path: string;
+  /** How long a writer waits for another process's write lock before store_unavailable. */
+  busyTimeoutMs?: number;
+  synchronous?: Synchronous;
+}
+
+const DEFAULT_BUSY_TIMEOUT_MS = 10_000;
+
+export function openDatabase(options: SqliteOpenOptions): SqliteDatabase {
+  let db: SqliteDatabase;
+  try {
+    db = new Database(options.path === ':memory:' ? ':memory:' : options.path, {
+      timeout: options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS,
+    });
+  } catch (error) {
+    throw storeUnavailable(error);
+  }
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${options.synchronous ?? 'NORMAL'}`);
+    db.pragma('foreign_keys = OFF');
+    db.pragma('temp_store = MEMORY');
+    migrate(db);
+  } catch (error) {
+    db.close();
+    throw storeUnavailable(error);
+  }
+  return db;
+}
+
+function migrate(db: SqliteDatabase): void {
+  const apply = db.transaction(() => {
+    db.exec(`CREATE TABLE IF NOT EXISTS fencegate_migrations (
+      version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`);
+    const row = db.prepare('SELECT MAX(version) AS v FROM fencegate_migrations').get() as {
+      v: number | null;
+    };
+    const current = row.v ?? 0;
+    for (const migration of SQLITE_MIGRATIONS) {
+      if (migration.version <= current) continue;
+      db.exec(migration.sql);
+      db.prepare(
+        "INSERT INTO fencegate_migrations (version, name, applied_at) VALUES (?, ?, datetime('now'))",
+      ).run(migration.version, migration.name);
+    }
+  });
+  apply.immediate();
+}
+
+/** SQLite result codes that mean the file could not be used; nothing was committed. */
+const UNAVAILABLE_CODES =
+  /^SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN|FULL|READONLY|NOTADB|CORRUPT|PROTOCOL)/;
+
+export function isUnavailable(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && UNAVAILABLE_CODES.test(code)) return true;
+  return error instanceof TypeError && /database connection is not open/.test(error.message);
+}
+
+export function storeUnavailable(cause: unknown): FencegateError {
+  const code = (cause as { code?: unknown } | null)?.code;
+  const reason = typeof code === 'string' ? code : 'the database could not be opened';
+  return new FencegateError(
+    'store_unavailable',
+    `the SQLite store is unavailable (${reason})`,
+    {},
+    { cause },
+  );
+}
+
+/**
+ * Runs `work` in a BEGIN IMMEDIATE transaction. A failure of the file itself becomes
+ * store_unavailable: SQLite rolled the transaction back, so nothing happened and the caller may
+ * retry. Catalog errors thrown by `work` pass through (and roll back).
+ */
+export function writeTransaction<T>(db: SqliteDatabase, work: () => T): T {
+  try {
+    return db.transaction(work).immediate();
+  } catch (error) {
+    if (isUnavailable(error)) throw storeUnavailable(error);
+    throw error;
+  }
+}
+
+/** Runs a read; a failure of the file becomes store_unavailable. */
+export function read<T>(work: () => T): T {
+  try {
+    return work();
+  } catch (error) {
+    if (isUnavailable(error)) throw storeUnavailable(error);
+    throw error;
+  }
+}

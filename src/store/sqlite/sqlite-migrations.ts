@@ -1,0 +1,103 @@
+/**
+ * The SQLite schema as data: an ordered list applied at open inside one write transaction and
+ * recorded in `fencegate_migrations`, so several processes opening one file agree on it.
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const SQLITE_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'authority, records, operations, intents, audit, tokens',
+    sql: `
+      CREATE TABLE scopes (
+        tenant TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        fence INTEGER NOT NULL,
+        holder TEXT,
+        lease_expires_at INTEGER,
+        policy_version TEXT,
+        status TEXT NOT NULL,
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (tenant, scope)
+      ) WITHOUT ROWID;
+
+      CREATE TABLE records (
+        tenant TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        name TEXT NOT NULL,
+        present INTEGER NOT NULL,
+        value TEXT,
+        revision INTEGER NOT NULL,
+        incarnation INTEGER NOT NULL,
+        fingerprint TEXT,
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (tenant, scope, name)
+      ) WITHOUT ROWID;
+
+      CREATE TABLE operations (
+        tenant TEXT NOT NULL,
+        operation_id TEXT NOT NULL,
+        request_fingerprint TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (tenant, operation_id)
+      ) WITHOUT ROWID;
+
+      CREATE TABLE intents (
+        tenant TEXT NOT NULL,
+        effect_key TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        target TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        status TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        fence INTEGER NOT NULL,
+        operation_id TEXT NOT NULL,
+        claim_fence INTEGER NOT NULL DEFAULT 0,
+        claimed_by TEXT,
+        claim_expires_at INTEGER,
+        next_attempt_at INTEGER,
+        provider_ref TEXT,
+        last_error TEXT,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (tenant, effect_key)
+      ) WITHOUT ROWID;
+      CREATE INDEX intents_by_scope ON intents (tenant, scope, status);
+      CREATE INDEX intents_by_status ON intents (tenant, status, effect_key);
+
+      CREATE TABLE audit (
+        seq INTEGER PRIMARY KEY,
+        at INTEGER NOT NULL,
+        tenant TEXT NOT NULL,
+        scope TEXT,
+        kind TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        reason TEXT,
+        task_id TEXT,
+        operation_id TEXT,
+        holder TEXT,
+        policy_version TEXT,
+        fence INTEGER,
+        current_fence INTEGER,
+        lease_expires_at INTEGER,
+        records TEXT,
+        effect_key TEXT
+      );
+      CREATE INDEX audit_by_scope ON audit (tenant, scope, seq);
+
+      CREATE TABLE tokens (
+        id TEXT PRIMARY KEY,
+        tenant TEXT NOT NULL,
+        role TEXT NOT NULL,
+        label TEXT,
+        hash TEXT NOT NULL UNIQUE,
+        created_at INTEGER NOT NULL
+      );
+    `,
+  },
+];

@@ -1,0 +1,67 @@
+/** Filtered list reads (intents, audit) whose WHERE clause depends on the filters given. */
+import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
+import type { AuditPage, AuditQuery, Intent, ListIntentsQuery, Page } from '../../types.js';
+import type { SqliteDatabase } from './sqlite-database.js';
+import {
+  decodeCursor,
+  encodeCursor,
+  toAuditEntry,
+  toIntent,
+  type AuditRow,
+  type IntentRow,
+} from './sqlite-rows.js';
+
+export function readIntentPage(
+  db: SqliteDatabase,
+  tenant: string,
+  query: ListIntentsQuery,
+): Page<Intent> {
+  const limit = query.limit ?? DEFAULT_LIST_LIMIT;
+  const where = ['tenant = @tenant', 'effect_key > @after'];
+  if (query.scope !== undefined) where.push('scope = @scope');
+  if (query.status !== undefined) where.push('status = @status');
+  const rows = db
+    .prepare(
+      `SELECT effect_key, scope, target, payload, status, attempts, fence, operation_id, claim_fence,
+         provider_ref, last_error, created_at, updated_at
+       FROM intents WHERE ${where.join(' AND ')} ORDER BY effect_key LIMIT @limit`,
+    )
+    .all({
+      tenant,
+      after: decodeCursor(query.cursor),
+      scope: query.scope ?? null,
+      status: query.status ?? null,
+      limit: limit + 1,
+    }) as IntentRow[];
+  const items = rows.slice(0, limit).map(toIntent);
+  const last = items.at(-1);
+  return { items, nextCursor: rows.length > limit && last ? encodeCursor(last.effectKey) : null };
+}
+
+const MAX_AUDIT_PAGE = 10_000;
+
+export function readAuditPage(
+  db: SqliteDatabase,
+  tenant: string | undefined,
+  query: AuditQuery,
+): AuditPage {
+  const limit = Math.min(query.limit ?? DEFAULT_LIST_LIMIT, MAX_AUDIT_PAGE);
+  const where = ['seq > @afterSeq'];
+  if (tenant !== undefined) where.push('tenant = @tenant');
+  if (query.scope !== undefined) where.push('scope = @scope');
+  if (query.kind !== undefined) where.push('kind = @kind');
+  if (query.outcome !== undefined) where.push('outcome = @outcome');
+  const rows = db
+    .prepare(`SELECT * FROM audit WHERE ${where.join(' AND ')} ORDER BY seq LIMIT @limit`)
+    .all({
+      afterSeq: query.afterSeq ?? 0,
+      tenant: tenant ?? null,
+      scope: query.scope ?? null,
+      kind: query.kind ?? null,
+      outcome: query.outcome ?? null,
+      limit: limit + 1,
+    }) as AuditRow[];
+  const items = rows.slice(0, limit).map(toAuditEntry);
+  const last = items.at(-1);
+  return { items, nextAfterSeq: rows.length > limit && last ? last.seq : null };
+}

@@ -1,0 +1,321 @@
+/**
+ * The embedded SQLite store. better-sqlite3 is synchronous, so each method runs its whole
+ * transaction before returning; the async signatures are the Store interface's. Several processes
+ * may share one file: writes take the write lock up front (BEGIN IMMEDIATE) and wait for it up to
+ * the busy timeout, after which the answer is store_unavailable with nothing changed.
+ */
+import { systemClock, type Clock } from '../../core/clock.js';
+import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
+import type { NormalizedCommit } from '../../core/validate.js';
+import { FencegateError, isFencegateError } from '../../errors.js';
+import type {
+  AcquireRequest,
+  AuditPage,
+  AuditQuery,
+  CancelRequest,
+  CancelResult,
+  CommitResult,
+  DeleteScopeResult,
+  Grant,
+  Intent,
+  ListIntentsQuery,
+  ListScopesQuery,
+  Page,
+  RecordState,
+  ReleaseRequest,
+  ReleaseResult,
+  RenewRequest,
+  ScopeState,
+  TakeoverRequest,
+  TokenRecord,
+} from '../../types.js';
+import { GroupCommitter, type Settled } from '../group-commit.js';
+import type { Store, StoreCapabilities } from '../store.js';
+import { commitInTransaction } from './sqlite-commit.js';
+import {
+  openDatabase,
+  read,
+  storeUnavailable,
+  writeTransaction,
+  type SqliteDatabase,
+  type Synchronous,
+} from './sqlite-database.js';
+import {
+  acquireScope,
+  cancelScope,
+  deleteScope,
+  releaseScope,
+  renewScope,
+  takeoverScope,
+  type LeaseContext,
+} from './sqlite-leases.js';
+import { readAuditPage, readIntentPage } from './sqlite-queries.js';
+import {
+  decodeCursor,
+  encodeCursor,
+  toIntent,
+  toRecordState,
+  toScopeState,
+  toTokenRecord,
+  type IntentRow,
+  type RecordRow,
+  type ScopeRow,
+  type TokenRow,
+} from './sqlite-rows.js';
+import { SqliteStatements } from './sqlite-statements.js';
+
+export interface SqliteStoreOptions {
+  /** A file path, or ':memory:' for a private in-memory store. */
+  path: string;
+  clock?: Clock;
+  synchronous?: Synchronous;
+  busyTimeoutMs?: number;
+  /** Batch concurrent commits into one transaction (the server turns this on). */
+  groupCommit?: boolean;
+}
+
+interface CommitJob {
+  tenant: string;
+  request: NormalizedCommit;
+}
+
+export class SqliteStore implements Store {
+  readonly kind = 'sqlite';
+  readonly capabilities: StoreCapabilities;
+  readonly #db: SqliteDatabase;
+  readonly #statements: SqliteStatements;
+  readonly #clock: Clock;
+  readonly #groupCommitter: GroupCommitter<CommitJob, CommitResult> | null;
+  #closed = false;
+
+  private constructor(db: SqliteDatabase, options: SqliteStoreOptions) {
+    this.#db = db;
+    this.#statements = new SqliteStatements(db);
+    this.#clock = options.clock ?? systemClock;
+    const shared = options.path !== ':memory:';
+    this.capabilities = {
+      sharedAcrossProcesses: shared,
+      groupCommit: options.groupCommit === true,
+    };
+    this.#groupCommitter =
+      options.groupCommit === true ? new GroupCommitter((jobs) => this.#commitBatch(jobs)) : null;
+  }
+
+  static open(options: SqliteStoreOptions): SqliteStore {
+    const db = openDatabase({
+      path: options.path,
+      ...(options.synchronous === undefined ? {} : { synchronous: options.synchronous }),
+      ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
+    });
+    return new SqliteStore(db, options);
+  }
+
+  now(): Promise<number> {
+    return Promise.resolve(this.#clock.now());
+  }
+
+  /** Runs a write transaction; store time is read after the write lock is held. */
+  #write<T>(tenant: string, work: (ctx: LeaseContext) => T): Promise<T> {
+    return this.#run(() =>
+      writeTransaction(this.#db, () =>
+        work({ statements: this.#statements, tenant, now: this.#clock.now() }),
+      ),
+    );
+  }
+
+  #read<T>(work: () => T): Promise<T> {
+    return this.#run(() => read(work));
+  }
+
+  #run<T>(work: () => T): Promise<T> {
+    if (this.#closed) return Promise.reject(storeUnavailable(new Error('the store is closed')));
+    try {
+      return Promise.resolve(work());
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+
+  acquire(tenant: string, request: AcquireRequest): Promise<Grant> {
+    return this.#writeAudited(tenant, (ctx) => acquireScope(ctx, request));
+  }
+
+  renew(tenant: string, request: RenewRequest): Promise<Grant> {
+    return this.#writeAudited(tenant, (ctx) => renewScope(ctx, request));
+  }
+
+  release(tenant: string, request: ReleaseRequest): Promise<ReleaseResult> {
+    return this.#writeAudited(tenant, (ctx) => releaseScope(ctx, request));
+  }
+
+  takeover(tenant: string, scope: string, request: TakeoverRequest): Promise<Grant> {
+    return this.#writeAudited(tenant, (ctx) => takeoverScope(ctx, scope, request));
+  }
+
+  cancel(tenant: string, scope: string, request: CancelRequest): Promise<CancelResult> {
+    return this.#writeAudited(tenant, (ctx) => cancelScope(ctx, scope, request.reason));
+  }
+
+  deleteScope(tenant: string, scope: string, request: CancelRequest): Promise<DeleteScopeResult> {
+    return this.#writeAudited(tenant, (ctx) => deleteScope(ctx, scope, request.reason));
+  }
+
+  /**
+   * Lease refusals are audited, and the audit entry must survive the refusal: the work returns
+   * the error instead of throwing it, so the transaction commits, and it is thrown afterwards.
+   */
+  async #writeAudited<T>(tenant: string, work: (ctx: LeaseContext) => T): Promise<T> {
+    const outcome = await this.#write(tenant, (ctx): Settled<T> => {
+      try {
+        return { ok: true, value: work(ctx) };
+      } catch (error) {
+        if (isFencegateError(error)) return { ok: false, error };
+        throw error;
+      }
+    });
+    if (!outcome.ok) throw outcome.error;
+    return outcome.value;
+  }
+
+  getScope(tenant: string, scope: string): Promise<ScopeState | null> {
+    return this.#read(() => {
+      const row = this.#statements.getScope.get(tenant, scope) as ScopeRow | undefined;
+      return row === undefined ? null : toScopeState(row);
+    });
+  }
+
+  listScopes(tenant: string, query: ListScopesQuery): Promise<Page<ScopeState>> {
+    return this.#read(() => {
+      const limit = query.limit ?? DEFAULT_LIST_LIMIT;
+      const prefix = query.prefix ?? '';
+      const rows = this.#statements.listScopes.all({
+        tenant,
+        after: decodeCursor(query.cursor),
+        prefix,
+        // Every name is below U+FFFF, so prefix + U+FFFF bounds the range of names with that prefix.
+        prefixEnd: `${prefix}\uffff`,
+        limit: limit + 1,
+      }) as ScopeRow[];
+      const items = rows.slice(0, limit).map(toScopeState);
+      const last = items.at(-1);
+      return { items, nextCursor: rows.length > limit && last ? encodeCursor(last.scope) : null };
+    });
+  }
+
+  getRecord(tenant: string, scope: string, name: string): Promise<RecordState> {
+    return this.#read(() =>
+      toRecordState(
+        scope,
+        name,
+        this.#statements.getRecord.get(tenant, scope, name) as RecordRow | undefined,
+      ),
+    );
+  }
+
+  listRecords(tenant: string, scope: string): Promise<RecordState[]> {
+    return this.#read(() =>
+      (this.#statements.listRecords.all(tenant, scope) as RecordRow[]).map((row) =>
+        toRecordState(scope, row.name, row),
+      ),
+    );
+  }
+
+  async commit(tenant: string, request: NormalizedCommit): Promise<CommitResult> {
+    if (this.#groupCommitter !== null) return this.#groupCommitter.submit({ tenant, request });
+    const outcome = await this.#write(tenant, (ctx) => commitInTransaction(ctx, request));
+    if (outcome instanceof FencegateError) throw outcome;
+    return outcome;
+  }
+
+  /**
+   * Many commits in one transaction: each runs in its own savepoint (better-sqlite3 nests
+   * transactions as savepoints), so an unexpected failure of one rolls back only that one.
+   */
+  #commitBatch(jobs: CommitJob[]): Settled<CommitResult>[] {
+    if (this.#closed) throw storeUnavailable(new Error('the store is closed'));
+    return writeTransaction(this.#db, () =>
+      jobs.map((job): Settled<CommitResult> => {
+        try {
+          const ctx = { statements: this.#statements, tenant: job.tenant, now: this.#clock.now() };
+          const outcome = this.#db.transaction(() => commitInTransaction(ctx, job.request))();
+          return outcome instanceof FencegateError
+            ? { ok: false, error: outcome }
+            : { ok: true, value: outcome };
+        } catch (error) {
+          return { ok: false, error };
+        }
+      }),
+    );
+  }
+
+  getOperation(tenant: string, operationId: string): Promise<CommitResult | null> {
+    return this.#read(() => {
+      const row = this.#statements.getOperation.get(tenant, operationId) as
+        { outcome: string } | undefined;
+      return row === undefined ? null : (JSON.parse(row.outcome) as CommitResult);
+    });
+  }
+
+  listIntents(tenant: string, query: ListIntentsQuery): Promise<Page<Intent>> {
+    return this.#read(() => readIntentPage(this.#db, tenant, query));
+  }
+
+  getIntent(tenant: string, effectKey: string): Promise<Intent | null> {
+    return this.#read(() => {
+      const row = this.#statements.getIntent.get(tenant, effectKey) as IntentRow | undefined;
+      return row === undefined ? null : toIntent(row);
+    });
+  }
+
+  readAudit(tenant: string | undefined, query: AuditQuery): Promise<AuditPage> {
+    return this.#read(() => readAuditPage(this.#db, tenant, query));
+  }
+
+  createToken(token: Omit<TokenRecord, 'createdAt'>): Promise<TokenRecord> {
+    return this.#run(() =>
+      writeTransaction(this.#db, () => {
+        const createdAt = this.#clock.now();
+        this.#statements.insertToken.run(
+          token.id,
+          token.tenant,
+          token.role,
+          token.label,
+          token.hash,
+          createdAt,
+        );
+        return { ...token, createdAt };
+      }),
+    );
+  }
+
+  findToken(hash: string): Promise<TokenRecord | null> {
+    return this.#read(() => {
+      const row = this.#statements.findToken.get(hash) as TokenRow | undefined;
+      return row === undefined ? null : toTokenRecord(row);
+    });
+  }
+
+  deleteToken(id: string): Promise<boolean> {
+    return this.#run(() =>
+      writeTransaction(this.#db, () => this.#statements.deleteToken.run(id).changes > 0),
+    );
+  }
+
+  countTokens(): Promise<number> {
+    return this.#read(() => (this.#statements.countTokens.get() as { n: number }).n);
+  }
+
+  ping(): Promise<void> {
+    return this.#read(() => {
+      this.#db.prepare('SELECT 1').get();
+    });
+  }
+
+  close(): Promise<void> {
+    if (!this.#closed) {
+      this.#closed = true;
+      this.#db.close();
+    }
+    return Promise.resolve();
+  }
+}

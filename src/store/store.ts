@@ -1,0 +1,105 @@
+/**
+ * The Store interface: what every adapter (SQLite, PostgreSQL, etcd) implements.
+ *
+ * It is shaped after etcd's transaction model, the least expressive of the three: every method is
+ * one high-level atomic operation that checks and mutates in a single store transaction, and no
+ * connection or transaction type leaks out. Nothing about authority is decided outside the store
+ * transaction and nothing is cached: an adapter that cannot reach its store throws
+ * `store_unavailable`, and one that loses the connection after sending a commit throws
+ * `outcome_unknown`.
+ *
+ * Every method takes the tenant first; tenants are separate namespaces for scopes, records,
+ * operations and intents. Inputs are already validated by `core/validate.ts`.
+ *
+ * Each mutating method appends its audit entries in the same transaction, for accepted and for
+ * rejected attempts alike (see AuditEntry in types.ts).
+ */
+import type { NormalizedCommit } from '../core/validate.js';
+import type {
+  AcquireRequest,
+  AuditPage,
+  AuditQuery,
+  CancelRequest,
+  CancelResult,
+  CommitResult,
+  DeleteScopeResult,
+  Grant,
+  Intent,
+  ListIntentsQuery,
+  ListScopesQuery,
+  Page,
+  RecordState,
+  ReleaseRequest,
+  ReleaseResult,
+  RenewRequest,
+  ScopeState,
+  TakeoverRequest,
+  TokenRecord,
+} from '../types.js';
+
+export interface StoreCapabilities {
+  /** Several processes may open the same store and still get every guarantee. */
+  sharedAcrossProcesses: boolean;
+  /** Concurrent commits are batched into one store transaction. */
+  groupCommit: boolean;
+}
+
+export interface Store {
+  /** 'sqlite', 'postgres' or 'etcd'. */
+  readonly kind: string;
+  readonly capabilities: StoreCapabilities;
+
+  /** The store's current time in ms: the clock that judges leases. */
+  now(): Promise<number>;
+
+  /**
+   * Grants authority when no live holder exists: fence+1, holder, lease. The same holder with a
+   * live lease gets its grant back (`reacquired: true`). Creates the scope on first use and pins
+   * its policy. Throws lease_held, policy_mismatch, scope_deleted.
+   */
+  acquire(tenant: string, request: AcquireRequest): Promise<Grant>;
+  /** Extends the lease of the current holder at the current fence. Throws stale_fence, not_holder, scope_not_found, scope_deleted. */
+  renew(tenant: string, request: RenewRequest): Promise<Grant>;
+  /** Clears the holder, keeping the fence. Conditional like renew; a second release is `alreadyReleased`. */
+  release(tenant: string, request: ReleaseRequest): Promise<ReleaseResult>;
+  /** Operator: fence+1 regardless of the lease; creates or re-creates the scope. Throws policy_mismatch. */
+  takeover(tenant: string, scope: string, request: TakeoverRequest): Promise<Grant>;
+  /** Operator: fence+1, holder null, pending intents of the scope cancelled. Throws scope_not_found, scope_deleted. */
+  cancel(tenant: string, scope: string, request: CancelRequest): Promise<CancelResult>;
+  /** Operator: fence+1, status deleted, every record tombstoned (revision+1). Throws scope_not_found, scope_deleted. */
+  deleteScope(tenant: string, scope: string, request: CancelRequest): Promise<DeleteScopeResult>;
+
+  getScope(tenant: string, scope: string): Promise<ScopeState | null>;
+  /** Ordered by scope name; the cursor is opaque. */
+  listScopes(tenant: string, query: ListScopesQuery): Promise<Page<ScopeState>>;
+  /** Never null: a record that never existed reads as `exists: false, revision: 0`. */
+  getRecord(tenant: string, scope: string, name: string): Promise<RecordState>;
+  /** Every record of the scope that exists or has a tombstone, ordered by name. */
+  listRecords(tenant: string, scope: string): Promise<RecordState[]>;
+
+  /**
+   * The commit boundary: replay check, then checks 2 to 9 of SEMANTICS.md in order, then the
+   * mutation, the stored outcome and the audit entry, atomically. A rejection is returned (and
+   * stored and audited), not thrown. Throws operation_id_conflict when the operationId holds an
+   * outcome for another request.
+   */
+  commit(tenant: string, request: NormalizedCommit): Promise<CommitResult>;
+  /** The stored outcome exactly as first answered (`replayed: false`), or null when absent. */
+  getOperation(tenant: string, operationId: string): Promise<CommitResult | null>;
+
+  listIntents(tenant: string, query: ListIntentsQuery): Promise<Page<Intent>>;
+  getIntent(tenant: string, effectKey: string): Promise<Intent | null>;
+
+  /** Audit entries in seq order; `tenant` undefined reads every tenant (verification). */
+  readAudit(tenant: string | undefined, query: AuditQuery): Promise<AuditPage>;
+
+  createToken(token: Omit<TokenRecord, 'createdAt'>): Promise<TokenRecord>;
+  findToken(hash: string): Promise<TokenRecord | null>;
+  /** true when a token was deleted. */
+  deleteToken(id: string): Promise<boolean>;
+  countTokens(): Promise<number>;
+
+  /** Throws store_unavailable when the store cannot be reached. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

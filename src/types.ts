@@ -1,0 +1,301 @@
+/**
+ * Request and answer shapes shared by the library, the Store interface, the HTTP server and the
+ * client. They mirror HTTP-API.md field for field so each layer above the store stays thin.
+ * Times are milliseconds since the epoch, by the store's clock.
+ */
+import type { CommitRejectionCode, ErrorDetails } from './errors.js';
+
+export type ScopeStatus = 'active' | 'deleted';
+
+export interface Grant {
+  scope: string;
+  fence: number;
+  holder: string;
+  /** null when the grant has no expiry (a cutover controller or a takeover without ttlMs). */
+  leaseExpiresAt: number | null;
+  policyVersion: string | null;
+  /** true when the same holder's live grant was returned again (a lost reply retried). */
+  reacquired: boolean;
+}
+
+export interface ScopeState {
+  scope: string;
+  fence: number;
+  holder: string | null;
+  leaseExpiresAt: number | null;
+  policyVersion: string | null;
+  status: ScopeStatus;
+  updatedAt: number;
+}
+
+export interface RecordState {
+  scope: string;
+  name: string;
+  exists: boolean;
+  /** The JSON value, or null when the record does not exist. */
+  value: unknown;
+  /** 0 = never existed; for a tombstone, the revision of its deletion. */
+  revision: number;
+  /** The revision at which the current (or last) lifetime began; 0 = never existed. */
+  incarnation: number;
+  fingerprint: string | null;
+  updatedAt: number | null;
+}
+
+export interface AcquireRequest {
+  scope: string;
+  holder: string;
+  ttlMs: number;
+  policyVersion?: string;
+}
+
+export interface RenewRequest {
+  scope: string;
+  holder: string;
+  fence: number;
+  ttlMs: number;
+}
+
+export interface ReleaseRequest {
+  scope: string;
+  holder: string;
+  fence: number;
+}
+
+export interface ReleaseResult {
+  released: true;
+  alreadyReleased: boolean;
+}
+
+export interface TakeoverRequest {
+  holder: string;
+  ttlMs?: number;
+  policyVersion?: string;
+  reason?: string;
+}
+
+export interface CancelRequest {
+  reason?: string;
+}
+
+export interface CancelResult {
+  fence: number;
+  cancelledIntents: number;
+}
+
+export interface DeleteScopeResult {
+  fence: number;
+}
+
+export interface ReadDependency {
+  /** Defaults to the commit's scope. */
+  scope?: string;
+  name: string;
+  revision: number;
+}
+
+export interface ValueWrite {
+  name: string;
+  expectRevision: number;
+  value: unknown;
+}
+
+export interface DeleteWrite {
+  name: string;
+  expectRevision: number;
+  delete: true;
+}
+
+export type WriteRequest = ValueWrite | DeleteWrite;
+
+export interface IntentRequest {
+  effectKey: string;
+  target: string;
+  payload: unknown;
+}
+
+export interface CommitRequest {
+  scope: string;
+  fence: number;
+  operationId: string;
+  taskId?: string;
+  policyVersion?: string;
+  reads?: ReadDependency[];
+  writes?: WriteRequest[];
+  intents?: IntentRequest[];
+}
+
+export interface CommittedRecord {
+  name: string;
+  revision: number;
+  incarnation: number;
+  /** null for a delete. */
+  fingerprint: string | null;
+}
+
+export interface CommittedIntent {
+  effectKey: string;
+  status: IntentStatus;
+}
+
+export interface CommitCommitted {
+  outcome: 'committed';
+  operationId: string;
+  scope: string;
+  fence: number;
+  records: CommittedRecord[];
+  intents: CommittedIntent[];
+  replayed: boolean;
+}
+
+export interface CommitRejection {
+  code: CommitRejectionCode;
+  message: string;
+  details: ErrorDetails;
+}
+
+export interface CommitRejected {
+  outcome: 'rejected';
+  operationId: string;
+  replayed: boolean;
+  error: CommitRejection;
+}
+
+export type CommitResult = CommitCommitted | CommitRejected;
+
+export type IntentStatus =
+  'pending' | 'claimed' | 'delivered' | 'failed' | 'unknown' | 'cancelled' | 'needs_attention';
+
+export const INTENT_STATUSES: readonly IntentStatus[] = [
+  'pending',
+  'claimed',
+  'delivered',
+  'failed',
+  'unknown',
+  'cancelled',
+  'needs_attention',
+];
+
+export interface Intent {
+  effectKey: string;
+  scope: string;
+  target: string;
+  payload: unknown;
+  status: IntentStatus;
+  attempts: number;
+  /** The scope fence of the commit that created the intent. */
+  fence: number;
+  operationId: string;
+  claimFence: number;
+  providerRef: string | null;
+  lastError: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+export interface ListScopesQuery {
+  prefix?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+export interface ListIntentsQuery {
+  scope?: string;
+  status?: IntentStatus;
+  limit?: number;
+  cursor?: string;
+}
+
+export type AuditKind =
+  | 'acquire'
+  | 'renew'
+  | 'release'
+  | 'takeover'
+  | 'cancel'
+  | 'delete'
+  | 'commit'
+  | 'cutover'
+  | 'intent';
+
+export const AUDIT_KINDS: readonly AuditKind[] = [
+  'acquire',
+  'renew',
+  'release',
+  'takeover',
+  'cancel',
+  'delete',
+  'commit',
+  'cutover',
+  'intent',
+];
+
+/**
+ * 'granted' for an authority grant (acquire, takeover, cutover), 'ok' for other accepted
+ * transitions, 'committed' for an accepted commit, 'rejected' for any refusal; intent entries
+ * carry the intent's new status.
+ */
+export type AuditOutcome = 'granted' | 'ok' | 'committed' | 'rejected' | IntentStatus;
+
+/** One written record inside a commit's audit entry. Never the value itself. */
+export interface AuditRecordChange {
+  name: string;
+  expected: number;
+  actual: number;
+  /** null when the commit was rejected. */
+  resulting: number | null;
+  fingerprint: string | null;
+  deleted: boolean;
+}
+
+export interface AuditEntry {
+  seq: number;
+  at: number;
+  tenant: string;
+  scope: string | null;
+  kind: AuditKind;
+  outcome: AuditOutcome;
+  /** The rejection code, or a free-text reason given by an operator. */
+  reason: string | null;
+  taskId: string | null;
+  operationId: string | null;
+  holder: string | null;
+  policyVersion: string | null;
+  /** The fence the caller presented (commit, renew, release). */
+  fence: number | null;
+  /** The scope's fence after the operation (before it, for a rejection). */
+  currentFence: number | null;
+  /** The lease expiry in force after the operation. */
+  leaseExpiresAt: number | null;
+  records: AuditRecordChange[] | null;
+  effectKey: string | null;
+}
+
+export interface AuditQuery {
+  scope?: string;
+  kind?: AuditKind;
+  outcome?: AuditOutcome;
+  afterSeq?: number;
+  limit?: number;
+}
+
+export interface AuditPage {
+  items: AuditEntry[];
+  nextAfterSeq: number | null;
+}
+
+export type TokenRole = 'worker' | 'operator';
+
+export interface TokenRecord {
+  id: string;
+  tenant: string;
+  role: TokenRole;
+  label: string | null;
+  /** sha256 hex of the token; the token itself is never stored. */
+  hash: string;
+  createdAt: number;
+}

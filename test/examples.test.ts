@@ -1,0 +1,29 @@
+/** Every runnable example must keep working: each one is run as a user would run it. */
+import { execFile } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const examplesDir = new URL('../examples/', import.meta.url);
+const examples = readdirSync(examplesDir).filter((file) => file.endsWith('.ts'));
+
+describe('examples', () => {
+  it('exist', () => {
+    expect(examples.length).toBeGreaterThan(0);
+  });
+
+  for (const file of examples) {
+    it(`${file} runs and exits 0`, async () => {
+      const { stdout } = await run(
+        process.execPath,
+        ['--import', 'tsx', new URL(file, examplesDir).pathname],
+        {
+          timeout: 60_000,
+          env: process.env,
+        },
+      );
+      expect(stdout.length).toBeGreaterThan(0);
+    });
+  }
+});

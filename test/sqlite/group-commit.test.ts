@@ -1,0 +1,69 @@
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Fencegate } from '../../src/gate.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { ManualClock } from '../../src/testing/manual-clock.js';
+import { tempDir } from '../helpers/temp-dir.js';
+
+const dir = tempDir();
+afterAll(() => dir.cleanup());
+
+describe('SQLite group commit', () => {
+  it('answers each concurrent caller with its own outcome; a rejection aborts no other', async () => {
+    const store = SqliteStore.open({
+      path: join(dir.path, 'group.db'),
+      clock: new ManualClock(),
+      groupCommit: true,
+    });
+    const gate = await Fencegate.open({ store });
+    const grants = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        gate.acquire({ scope: `g-${i}`, holder: 'w', ttlMs: 60_000 }),
+      ),
+    );
+    const before = (await gate.audit({ kind: 'commit' })).items.length;
+    // 64 commits issued in one turn of the event loop: odd ones carry a stale fence.
+    const results = await Promise.all(
+      Array.from({ length: 64 }, (_, i) => {
+        const grant = grants[i % 8]!;
+        return gate.commit({
+          scope: grant.scope,
+          fence: i % 2 === 0 ? grant.fence : grant.fence + 1,
+          operationId: `op-${i}`,
+          writes: [{ name: `r-${i}`, expectRevision: 0, value: { i } }],
+        });
+      }),
+    );
+    results.forEach((result, i) => {
+      expect(result.operationId).toBe(`op-${i}`);
+      if (i % 2 === 0) expect(result.outcome).toBe('committed');
+      else expect(result.outcome === 'rejected' && result.error.code).toBe('stale_fence');
+    });
+    for (let i = 0; i < 64; i++) {
+      const record = await gate.getRecord(`g-${i % 8}`, `r-${i}`);
+      expect(record.exists).toBe(i % 2 === 0);
+    }
+    expect((await gate.audit({ kind: 'commit', limit: 1000 })).items.length - before).toBe(64);
+    // Two commits of the same operationId in one batch: the second is a replay of the first.
+    const grant = grants[0]!;
+    const request = {
+      scope: grant.scope,
+      fence: grant.fence,
+      operationId: 'twice',
+      writes: [{ name: 'x', expectRevision: 0, value: 1 }],
+    };
+    const [first, second] = await Promise.all([gate.commit(request), gate.commit(request)]);
+    expect(first).toMatchObject({ outcome: 'committed', replayed: false });
+    expect(second).toMatchObject({ outcome: 'committed', replayed: true });
+    await gate.close();
+  });
+
+  it('refuses every caller with store_unavailable once the store is closed', async () => {
+    const store = SqliteStore.open({ path: join(dir.path, 'closed.db'), groupCommit: true });
+    await store.close();
+    const gate = await Fencegate.open({ store });
+    await expect(gate.commit({ scope: 's', fence: 1, operationId: 'o' })).rejects.toMatchObject({
+      code: 'store_unavailable',
+    });
+  });
+});
