@@ -8,15 +8,23 @@ import type {
   AuditQuery,
   CancelRequest,
   CancelResult,
+  ClaimIntentsRequest,
   CommitRequest,
   CommitResult,
+  CompleteIntentRequest,
+  CutoverReport,
+  CutoverRequest,
+  CutoverResult,
   DeleteScopeResult,
   Grant,
   Intent,
+  JobEvent,
   ListIntentsQuery,
   ListScopesQuery,
   Page,
+  Policy,
   RecordState,
+  RegisterPolicyRequest,
   ReleaseRequest,
   ReleaseResult,
   RenewRequest,
@@ -53,4 +61,24 @@ export interface FencegateApi {
   audit(query?: AuditQuery): Promise<AuditPage>;
 
   close(): Promise<void>;
+}
+
+/**
+ * Dispatch, policies, cutovers and the jobs ledger: the operator and dispatcher surface, shared by
+ * Fencegate and the HTTP client like FencegateApi.
+ */
+export interface FencegateOpsApi {
+  /** Dispatcher: claims due intents under a claim fence and lease. */
+  claimIntents(request: ClaimIntentsRequest): Promise<Intent[]>;
+  /** Dispatcher: records a delivery outcome; throws stale_claim for a claim that is not current. */
+  completeIntent(effectKey: string, request: CompleteIntentRequest): Promise<Intent>;
+  /** Operator: registers an immutable policy version; `created` is false for the same one again. */
+  registerPolicy(request: RegisterPolicyRequest): Promise<{ policy: Policy; created: boolean }>;
+  listPolicies(): Promise<Policy[]>;
+  /** Operator: moves scopes to a policy and controller; idempotent and resumable by cutoverId. */
+  cutover(request: CutoverRequest): Promise<CutoverResult>;
+  /** Operator: the drain-and-reconcile report; null for an unknown cutoverId. */
+  cutoverReport(cutoverId: string): Promise<CutoverReport | null>;
+  /** Worker: job lifecycle events from queues and workers. */
+  recordJobEvents(events: JobEvent[]): Promise<void>;
 }

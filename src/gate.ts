@@ -2,7 +2,8 @@
  * Fencegate: the library facade. Validates input with the shared core rules, then calls the store,
  * which decides everything about authority inside its own transaction.
  */
-import type { FencegateApi } from './api.js';
+import { randomUUID } from 'node:crypto';
+import type { FencegateApi, FencegateOpsApi } from './api.js';
 import type { Clock } from './core/clock.js';
 import { DEFAULT_LIMITS, type Limits } from './core/limits.js';
 import {
@@ -19,22 +20,39 @@ import {
 } from './core/validate.js';
 import { validateAuditQuery } from './core/validate-audit.js';
 import { openStore } from './store/open.js';
-import type { Store } from './store/store.js';
+import type { DispatchCutoverStore, FullStore, Store } from './store/store.js';
+import { buildCutoverReport } from './cutover/report.js';
+import {
+  validateClaim,
+  validateComplete,
+  validateCutover,
+  validateJobEvents,
+  validatePolicy,
+} from './core/validate-ops.js';
+import { FencegateError } from './errors.js';
 import type {
   AcquireRequest,
   AuditPage,
   AuditQuery,
   CancelRequest,
   CancelResult,
+  ClaimIntentsRequest,
   CommitRequest,
   CommitResult,
+  CompleteIntentRequest,
+  CutoverReport,
+  CutoverRequest,
+  CutoverResult,
   DeleteScopeResult,
   Grant,
   Intent,
+  JobEvent,
   ListIntentsQuery,
   ListScopesQuery,
   Page,
+  Policy,
   RecordState,
+  RegisterPolicyRequest,
   ReleaseRequest,
   ReleaseResult,
   RenewRequest,
@@ -54,7 +72,7 @@ export interface FencegateOptions {
   limits?: Limits;
 }
 
-export class Fencegate implements FencegateApi {
+export class Fencegate implements FencegateApi, FencegateOpsApi {
   readonly store: Store;
   readonly tenant: string;
   readonly limits: Limits;
@@ -157,7 +175,61 @@ export class Fencegate implements FencegateApi {
     return this.store.readAudit(this.tenant, validateAuditQuery(query, this.limits));
   }
 
+  /** The store's dispatch and cutover half; every adapter of this release has it except PostgreSQL. */
+  #ops(): FullStore {
+    if (!isFullStore(this.store)) {
+      throw new FencegateError(
+        'invalid_request',
+        `the ${this.store.kind} store does not support dispatch, policies and cutovers yet`,
+      );
+    }
+    return this.store;
+  }
+
+  claimIntents(request: ClaimIntentsRequest): Promise<Intent[]> {
+    return this.#ops().claimIntents(this.tenant, validateClaim(request, this.limits));
+  }
+
+  completeIntent(effectKey: string, request: CompleteIntentRequest): Promise<Intent> {
+    return this.#ops().completeIntent(
+      this.tenant,
+      requireName(effectKey, 'effectKey'),
+      validateComplete(request),
+    );
+  }
+
+  registerPolicy(
+    request: RegisterPolicyRequest,
+    registeredBy: string | null = null,
+  ): Promise<{ policy: Policy; created: boolean }> {
+    return this.#ops().registerPolicy(this.tenant, validatePolicy(request), registeredBy);
+  }
+
+  listPolicies(): Promise<Policy[]> {
+    return this.#ops().listPolicies(this.tenant);
+  }
+
+  cutover(request: CutoverRequest): Promise<CutoverResult> {
+    const valid = validateCutover(request, this.limits);
+    return this.#ops().cutover(this.tenant, {
+      ...valid,
+      cutoverId: valid.cutoverId ?? randomUUID(),
+    });
+  }
+
+  cutoverReport(cutoverId: string): Promise<CutoverReport | null> {
+    return buildCutoverReport(this.#ops(), this.tenant, requireName(cutoverId, 'cutoverId'));
+  }
+
+  recordJobEvents(events: JobEvent[]): Promise<void> {
+    return this.#ops().recordJobEvents(this.tenant, validateJobEvents({ events }));
+  }
+
   async close(): Promise<void> {
     if (this.#ownsStore) await this.store.close();
   }
+}
+
+function isFullStore(store: Store): store is FullStore {
+  return typeof (store as Partial<DispatchCutoverStore>).cutover === 'function';
 }

@@ -18,6 +18,31 @@ export interface Grant {
   reacquired: boolean;
 }
 
+export interface CutoverRecord {
+  cutoverId: string;
+  toPolicy: string;
+  holder: string;
+  status: 'running' | 'completed';
+  startedAt: number;
+  completedAt: number | null;
+  /** The last audit seq before the cutover's first step: later entries happened after it began. */
+  startSeq: number;
+  /** The fence each scope got; scopes not yet moved (an interrupted cutover) are absent. */
+  fences: { scope: string; fence: number }[];
+  /** How many scopes the cutover covers, moved or not. */
+  planned: number;
+}
+
+export interface JobRecord {
+  jobId: string;
+  scope: string;
+  policyVersion: string;
+  fence: number;
+  state: JobState;
+  attempt: number;
+  at: number;
+}
+
 export interface ScopeState {
   scope: string;
   fence: number;
@@ -191,6 +216,13 @@ export interface Intent {
   lastError: string | null;
   createdAt: number;
   updatedAt: number;
+  /** Deliveries that ended without a verdict (timeouts); reconciliation reads it. */
+  unknownOutcomes: number;
+  /** Who holds the current claim, and until when (null unless `claimed`). */
+  claimedBy: string | null;
+  claimExpiresAt: number | null;
+  /** When a pending intent is due (backoff after a retryable failure). */
+  nextAttemptAt: number | null;
 }
 
 export interface Page<T> {
@@ -298,4 +330,102 @@ export interface TokenRecord {
   /** sha256 hex of the token; the token itself is never stored. */
   hash: string;
   createdAt: number;
+}
+
+export interface ClaimIntentsRequest {
+  /** Who claims: recorded on the intent and in the audit log. */
+  dispatcher: string;
+  /** How long the claim is exclusive; after it, another dispatcher may claim the intent again. */
+  ttlMs: number;
+  limit: number;
+  /** Only intents for these targets; all targets when absent. */
+  targets?: string[];
+}
+
+/**
+ * The outcome a dispatcher reports for a claimed intent. `failed` with `retryable: true` returns
+ * the intent to `pending` after `retryAfterMs`; `unknown` marks it for reconciliation;
+ * `needs_attention` ends reconciliation without a verdict (an extension of the wire contract).
+ */
+export interface CompleteIntentRequest {
+  claimFence: number;
+  outcome: 'delivered' | 'failed' | 'unknown' | 'needs_attention';
+  retryable?: boolean;
+  retryAfterMs?: number;
+  providerRef?: string;
+  error?: string;
+}
+
+export interface Policy {
+  version: string;
+  digest: string | null;
+  description: string | null;
+  registeredBy: string | null;
+  registeredAt: number;
+}
+
+export interface RegisterPolicyRequest {
+  version: string;
+  digest?: string;
+  description?: string;
+}
+
+export interface CutoverRequest {
+  /** Makes the cutover idempotent and resumable; generated when absent. */
+  cutoverId?: string;
+  toPolicy: string;
+  holder: string;
+  scopes?: string[];
+  prefix?: string;
+  /** The controller's lease; no expiry when absent. */
+  leaseTtlMs?: number;
+  reason?: string;
+}
+
+export interface CutoverResult {
+  cutoverId: string;
+  toPolicy: string;
+  scopes: number;
+  fences: { scope: string; fence: number }[];
+}
+
+export type JobState = 'queued' | 'reserved' | 'running' | 'succeeded' | 'failed' | 'retrying';
+
+export const JOB_STATES: readonly JobState[] = [
+  'queued',
+  'reserved',
+  'running',
+  'succeeded',
+  'failed',
+  'retrying',
+];
+
+export interface JobEvent {
+  jobId: string;
+  scope: string;
+  policyVersion: string;
+  fence: number;
+  state: JobState;
+  attempt: number;
+  /** Event time; store time when absent. */
+  at?: number;
+}
+
+export interface CutoverReport {
+  cutoverId: string;
+  toPolicy: string;
+  holder: string;
+  status: 'running' | 'completed';
+  scopes: number;
+  startedAt: number;
+  completedAt: number | null;
+  /** Jobs issued under an older generation of the cutover's scopes, by their last state. */
+  oldJobs: { total: number; byState: Record<JobState, number> };
+  /** Commit attempts after the cutover carrying a fence older than the cutover's, by outcome. */
+  staleAttempts: number;
+  /** Must be 0: stale attempts that were accepted. */
+  staleAccepted: number;
+  staleRejectedByReason: Record<string, number>;
+  /** Commits accepted after the cutover under its generation or a newer one. */
+  liveCommits: number;
 }

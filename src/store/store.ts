@@ -21,14 +21,24 @@ import type {
   AuditQuery,
   CancelRequest,
   CancelResult,
+  ClaimIntentsRequest,
   CommitResult,
+  CompleteIntentRequest,
+  CutoverRecord,
+  CutoverRequest,
+  CutoverResult,
   DeleteScopeResult,
   Grant,
   Intent,
+  IntentStatus,
+  JobEvent,
+  JobRecord,
   ListIntentsQuery,
   ListScopesQuery,
   Page,
+  Policy,
   RecordState,
+  RegisterPolicyRequest,
   ReleaseRequest,
   ReleaseResult,
   RenewRequest,
@@ -103,3 +113,46 @@ export interface Store {
   ping(): Promise<void>;
   close(): Promise<void>;
 }
+
+/**
+ * Dispatch, policies, cutovers and jobs. Kept apart from Store while every adapter gains them;
+ * the dispatcher, cutover and report code take a store that has both.
+ */
+export interface DispatchCutoverStore {
+  /**
+   * Claims due intents: pending ones whose backoff has passed, unknown ones (reconciliation), and
+   * claimed ones whose claim expired (a dispatcher died). Each claim moves the intent's claim
+   * fence +1, so a paused dispatcher's later completion is stale_claim.
+   */
+  claimIntents(tenant: string, request: ClaimIntentsRequest): Promise<Intent[]>;
+  /** Records a delivery outcome under the current claim fence. Throws stale_claim, not_found. */
+  completeIntent(
+    tenant: string,
+    effectKey: string,
+    request: CompleteIntentRequest,
+  ): Promise<Intent>;
+  /** Intents per status, for metrics; every tenant when `tenant` is undefined. */
+  countIntents(tenant: string | undefined): Promise<Partial<Record<IntentStatus, number>>>;
+
+  /** Registers an immutable policy version. Throws policy_conflict for another digest. */
+  registerPolicy(
+    tenant: string,
+    request: RegisterPolicyRequest,
+    registeredBy: string | null,
+  ): Promise<{ policy: Policy; created: boolean }>;
+  listPolicies(tenant: string): Promise<Policy[]>;
+  /**
+   * Moves every selected scope to `toPolicy` and `holder`, one durable step per scope (fence+1),
+   * in chunked transactions. Idempotent by cutoverId: a repeated or interrupted cutover resumes
+   * and never bumps a scope twice. Throws operation_id_conflict when the cutoverId names another
+   * cutover, invalid_request when the policy is not registered.
+   */
+  cutover(tenant: string, request: CutoverRequest & { cutoverId: string }): Promise<CutoverResult>;
+  getCutover(tenant: string, cutoverId: string): Promise<CutoverRecord | null>;
+  /** Records job lifecycle events; a job keeps its latest state. */
+  recordJobEvents(tenant: string, events: JobEvent[]): Promise<void>;
+  /** The latest state of every job of the given scopes (all jobs when absent). */
+  listJobs(tenant: string, scopes?: readonly string[]): Promise<JobRecord[]>;
+}
+
+export type FullStore = Store & DispatchCutoverStore;

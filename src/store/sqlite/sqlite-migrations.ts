@@ -100,4 +100,58 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: 'dispatch claims, policies, cutovers, jobs',
+    sql: `
+      ALTER TABLE intents ADD COLUMN unknown_outcomes INTEGER NOT NULL DEFAULT 0;
+      CREATE INDEX intents_due ON intents (tenant, status, next_attempt_at);
+
+      CREATE TABLE policies (
+        tenant TEXT NOT NULL,
+        version TEXT NOT NULL,
+        digest TEXT,
+        description TEXT,
+        registered_by TEXT,
+        registered_at INTEGER NOT NULL,
+        PRIMARY KEY (tenant, version)
+      ) WITHOUT ROWID;
+
+      CREATE TABLE cutovers (
+        tenant TEXT NOT NULL,
+        cutover_id TEXT NOT NULL,
+        request_fingerprint TEXT NOT NULL,
+        to_policy TEXT NOT NULL,
+        holder TEXT NOT NULL,
+        lease_ttl_ms INTEGER,
+        reason TEXT,
+        status TEXT NOT NULL,
+        start_seq INTEGER NOT NULL,
+        started_at INTEGER NOT NULL,
+        completed_at INTEGER,
+        PRIMARY KEY (tenant, cutover_id)
+      ) WITHOUT ROWID;
+
+      CREATE TABLE cutover_scopes (
+        tenant TEXT NOT NULL,
+        cutover_id TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        fence INTEGER,
+        PRIMARY KEY (tenant, cutover_id, scope)
+      ) WITHOUT ROWID;
+
+      CREATE TABLE jobs (
+        tenant TEXT NOT NULL,
+        job_id TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        policy_version TEXT NOT NULL,
+        fence INTEGER NOT NULL,
+        state TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        at INTEGER NOT NULL,
+        PRIMARY KEY (tenant, job_id)
+      ) WITHOUT ROWID;
+      CREATE INDEX jobs_by_scope ON jobs (tenant, scope);
+    `,
+  },
 ];

@@ -5,6 +5,7 @@ import type { SqliteDatabase } from './sqlite-database.js';
 import {
   decodeCursor,
   encodeCursor,
+  INTENT_COLUMNS,
   toAuditEntry,
   toIntent,
   type AuditRow,
@@ -22,8 +23,7 @@ export function readIntentPage(
   if (query.status !== undefined) where.push('status = @status');
   const rows = db
     .prepare(
-      `SELECT effect_key, scope, target, payload, status, attempts, fence, operation_id, claim_fence,
-         provider_ref, last_error, created_at, updated_at
+      `SELECT ${INTENT_COLUMNS}
        FROM intents WHERE ${where.join(' AND ')} ORDER BY effect_key LIMIT @limit`,
     )
     .all({

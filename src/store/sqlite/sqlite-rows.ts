@@ -47,7 +47,16 @@ export interface IntentRow {
   last_error: string | null;
   created_at: number;
   updated_at: number;
+  unknown_outcomes: number;
+  claimed_by: string | null;
+  claim_expires_at: number | null;
+  next_attempt_at: number | null;
 }
+
+/** The intent columns toIntent reads, for SELECT lists. */
+export const INTENT_COLUMNS = `effect_key, scope, target, payload, status, attempts, fence, operation_id,
+  claim_fence, provider_ref, last_error, created_at, updated_at, unknown_outcomes, claimed_by,
+  claim_expires_at, next_attempt_at`;
 
 export interface AuditRow {
   seq: number;
@@ -152,6 +161,10 @@ export function toIntent(row: IntentRow): Intent {
     lastError: row.last_error,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    unknownOutcomes: row.unknown_outcomes,
+    claimedBy: row.claimed_by,
+    claimExpiresAt: row.claim_expires_at,
+    nextAttemptAt: row.next_attempt_at,
   };
 }
 

@@ -1,6 +1,7 @@
 /** Every statement the SQLite adapter runs, prepared once per connection. */
 import type Database from 'better-sqlite3';
 import type { SqliteDatabase } from './sqlite-database.js';
+import { INTENT_COLUMNS } from './sqlite-rows.js';
 
 type Stmt = Database.Statement;
 
@@ -113,9 +114,7 @@ export class SqliteStatements {
          @now, @now, @now)`,
     );
     this.getIntent = db.prepare(
-      `SELECT effect_key, scope, target, payload, status, attempts, fence, operation_id, claim_fence,
-         provider_ref, last_error, created_at, updated_at
-       FROM intents WHERE tenant = ? AND effect_key = ?`,
+      `SELECT ${INTENT_COLUMNS} FROM intents WHERE tenant = ? AND effect_key = ?`,
     );
     this.pendingIntentKeys = db.prepare(
       `SELECT effect_key FROM intents WHERE tenant = ? AND scope = ? AND status = 'pending'

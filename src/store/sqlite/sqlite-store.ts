@@ -14,14 +14,24 @@ import type {
   AuditQuery,
   CancelRequest,
   CancelResult,
+  ClaimIntentsRequest,
   CommitResult,
+  CompleteIntentRequest,
+  CutoverRecord,
+  CutoverRequest,
+  CutoverResult,
   DeleteScopeResult,
   Grant,
   Intent,
+  IntentStatus,
+  JobEvent,
+  JobRecord,
   ListIntentsQuery,
   ListScopesQuery,
   Page,
+  Policy,
   RecordState,
+  RegisterPolicyRequest,
   ReleaseRequest,
   ReleaseResult,
   RenewRequest,
@@ -30,7 +40,7 @@ import type {
   TokenRecord,
 } from '../../types.js';
 import { GroupCommitter, type Settled } from '../group-commit.js';
-import type { Store, StoreCapabilities } from '../store.js';
+import type { FullStore, StoreCapabilities } from '../store.js';
 import { commitInTransaction } from './sqlite-commit.js';
 import {
   openDatabase,
@@ -49,6 +59,16 @@ import {
   takeoverScope,
   type LeaseContext,
 } from './sqlite-leases.js';
+import {
+  listJobs,
+  listPolicies,
+  moveCutoverChunk,
+  planCutover,
+  readCutover,
+  recordJobEvents,
+  registerPolicy,
+} from './sqlite-cutover.js';
+import { claimIntents, completeIntent, countIntents } from './sqlite-dispatch.js';
 import { readAuditPage, readIntentPage } from './sqlite-queries.js';
 import {
   decodeCursor,
@@ -79,7 +99,7 @@ interface CommitJob {
   request: NormalizedCommit;
 }
 
-export class SqliteStore implements Store {
+export class SqliteStore implements FullStore {
   readonly kind = 'sqlite';
   readonly capabilities: StoreCapabilities;
   readonly #db: SqliteDatabase;
@@ -265,6 +285,72 @@ export class SqliteStore implements Store {
       const row = this.#statements.getIntent.get(tenant, effectKey) as IntentRow | undefined;
       return row === undefined ? null : toIntent(row);
     });
+  }
+
+  claimIntents(tenant: string, request: ClaimIntentsRequest): Promise<Intent[]> {
+    return this.#write(tenant, (ctx) => claimIntents(this.#db, ctx, request));
+  }
+
+  async completeIntent(
+    tenant: string,
+    effectKey: string,
+    request: CompleteIntentRequest,
+  ): Promise<Intent> {
+    const outcome = await this.#write(tenant, (ctx) =>
+      completeIntent(this.#db, ctx, effectKey, request),
+    );
+    if (outcome instanceof FencegateError) throw outcome;
+    return outcome;
+  }
+
+  countIntents(tenant: string | undefined): Promise<Partial<Record<IntentStatus, number>>> {
+    return this.#read(() => countIntents(this.#db, tenant));
+  }
+
+  registerPolicy(
+    tenant: string,
+    request: RegisterPolicyRequest,
+    registeredBy: string | null,
+  ): Promise<{ policy: Policy; created: boolean }> {
+    return this.#write(tenant, (ctx) => registerPolicy(this.#db, ctx, request, registeredBy));
+  }
+
+  listPolicies(tenant: string): Promise<Policy[]> {
+    return this.#read(() => listPolicies(this.#db, tenant));
+  }
+
+  /** One transaction to plan, then one per chunk: other writers run between the chunks. */
+  async cutover(
+    tenant: string,
+    request: CutoverRequest & { cutoverId: string },
+  ): Promise<CutoverResult> {
+    await this.#write(tenant, (ctx) => planCutover(this.#db, ctx, request));
+    while (
+      (await this.#write(tenant, (ctx) => moveCutoverChunk(this.#db, ctx, request.cutoverId))) > 0
+    ) {
+      // Yield between chunks so requests queued behind a long cutover are served.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const record = await this.getCutover(tenant, request.cutoverId);
+    if (record === null) throw new Error('a planned cutover disappeared');
+    return {
+      cutoverId: record.cutoverId,
+      toPolicy: record.toPolicy,
+      scopes: record.fences.length,
+      fences: record.fences,
+    };
+  }
+
+  getCutover(tenant: string, cutoverId: string): Promise<CutoverRecord | null> {
+    return this.#read(() => readCutover(this.#db, tenant, cutoverId));
+  }
+
+  recordJobEvents(tenant: string, events: JobEvent[]): Promise<void> {
+    return this.#write(tenant, (ctx) => recordJobEvents(this.#db, ctx, events));
+  }
+
+  listJobs(tenant: string, scopes?: readonly string[]): Promise<JobRecord[]> {
+    return this.#read(() => listJobs(this.#db, tenant, scopes));
   }
 
   readAudit(tenant: string | undefined, query: AuditQuery): Promise<AuditPage> {

@@ -1,0 +1,185 @@
+/** Validation of dispatch, policy, cutover and job requests (see validate.ts for the rules). */
+import { fail } from '../errors.js';
+import {
+  JOB_STATES,
+  type ClaimIntentsRequest,
+  type CompleteIntentRequest,
+  type CutoverRequest,
+  type JobEvent,
+  type RegisterPolicyRequest,
+} from '../types.js';
+import { TARGET_PATTERN, TARGET_RULE, type Limits } from './limits.js';
+import {
+  optionalName,
+  requireFence,
+  requireInteger,
+  requireName,
+  requireObject,
+  requireTtl,
+} from './validate.js';
+
+const MAX_TEXT = 1024;
+const MAX_SCOPES_PER_CUTOVER = 100_000;
+const MAX_JOB_EVENTS = 1000;
+
+function optionalString(value: unknown, field: string, max = MAX_TEXT): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.length > max) {
+    fail('invalid_request', `${field} must be a string of at most ${max} characters`, { field });
+  }
+  return value;
+}
+
+export function validateClaim(input: unknown, limits: Limits): ClaimIntentsRequest {
+  const body = requireObject(input, 'body', ['dispatcher', 'ttlMs', 'limit', 'targets']);
+  const request: ClaimIntentsRequest = {
+    dispatcher: requireName(body.dispatcher, 'dispatcher'),
+    ttlMs: requireTtl(body.ttlMs, limits),
+    limit: requireInteger(body.limit, 'limit', 1, limits.maxListLimit),
+  };
+  if (body.targets !== undefined) {
+    if (!Array.isArray(body.targets) || body.targets.length === 0 || body.targets.length > 256) {
+      fail('invalid_request', 'targets must be an array of 1 to 256 target names', {
+        field: 'targets',
+      });
+    }
+    request.targets = body.targets.map((target, i) => {
+      if (typeof target !== 'string' || !TARGET_PATTERN.test(target)) {
+        fail('invalid_request', `targets[${i}] must be ${TARGET_RULE}`, { field: `targets[${i}]` });
+      }
+      return target;
+    });
+  }
+  return request;
+}
+
+const OUTCOMES = ['delivered', 'failed', 'unknown', 'needs_attention'] as const;
+const MAX_RETRY_AFTER_MS = 86_400_000;
+
+export function validateComplete(input: unknown): CompleteIntentRequest {
+  const body = requireObject(input, 'body', [
+    'claimFence',
+    'outcome',
+    'retryable',
+    'retryAfterMs',
+    'providerRef',
+    'error',
+  ]);
+  if (!OUTCOMES.includes(body.outcome as never)) {
+    fail('invalid_request', `outcome must be one of ${OUTCOMES.join(', ')}`, { field: 'outcome' });
+  }
+  const request: CompleteIntentRequest = {
+    claimFence: requireFence(body.claimFence, 'claimFence'),
+    outcome: body.outcome as CompleteIntentRequest['outcome'],
+  };
+  if (body.retryable !== undefined) {
+    if (typeof body.retryable !== 'boolean') {
+      fail('invalid_request', 'retryable must be a boolean', { field: 'retryable' });
+    }
+    request.retryable = body.retryable;
+  }
+  if (body.retryAfterMs !== undefined) {
+    request.retryAfterMs = requireInteger(body.retryAfterMs, 'retryAfterMs', 0, MAX_RETRY_AFTER_MS);
+  }
+  const providerRef = optionalString(body.providerRef, 'providerRef', 256);
+  if (providerRef !== undefined) request.providerRef = providerRef;
+  const error = optionalString(body.error, 'error');
+  if (error !== undefined) request.error = error;
+  return request;
+}
+
+export function validatePolicy(input: unknown): RegisterPolicyRequest {
+  const body = requireObject(input, 'body', ['version', 'digest', 'description']);
+  const request: RegisterPolicyRequest = { version: requireName(body.version, 'version') };
+  const digest = optionalString(body.digest, 'digest', 256);
+  if (digest !== undefined) request.digest = digest;
+  const description = optionalString(body.description, 'description');
+  if (description !== undefined) request.description = description;
+  return request;
+}
+
+export function validateCutover(input: unknown, limits: Limits): CutoverRequest {
+  const body = requireObject(input, 'body', [
+    'cutoverId',
+    'toPolicy',
+    'holder',
+    'scopes',
+    'prefix',
+    'leaseTtlMs',
+    'reason',
+  ]);
+  const request: CutoverRequest = {
+    toPolicy: requireName(body.toPolicy, 'toPolicy'),
+    holder: requireName(body.holder, 'holder'),
+  };
+  const cutoverId = optionalName(body.cutoverId, 'cutoverId');
+  if (cutoverId !== undefined) request.cutoverId = cutoverId;
+  if ((body.scopes === undefined) === (body.prefix === undefined)) {
+    fail('invalid_request', 'send exactly one of scopes (a list) or prefix', { field: 'scopes' });
+  }
+  if (body.scopes !== undefined) {
+    if (
+      !Array.isArray(body.scopes) ||
+      body.scopes.length === 0 ||
+      body.scopes.length > MAX_SCOPES_PER_CUTOVER
+    ) {
+      fail(
+        'invalid_request',
+        `scopes must be an array of 1 to ${MAX_SCOPES_PER_CUTOVER} scope names`,
+        {
+          field: 'scopes',
+        },
+      );
+    }
+    request.scopes = [
+      ...new Set(body.scopes.map((scope, i) => requireName(scope, `scopes[${i}]`))),
+    ];
+  }
+  if (body.prefix !== undefined) request.prefix = requireName(body.prefix, 'prefix');
+  if (body.leaseTtlMs !== undefined)
+    request.leaseTtlMs = requireTtl(body.leaseTtlMs, limits, 'leaseTtlMs');
+  const reason = optionalString(body.reason, 'reason');
+  if (reason !== undefined) request.reason = reason;
+  return request;
+}
+
+export function validateJobEvents(input: unknown): JobEvent[] {
+  const body = requireObject(input, 'body', ['events']);
+  if (
+    !Array.isArray(body.events) ||
+    body.events.length === 0 ||
+    body.events.length > MAX_JOB_EVENTS
+  ) {
+    fail('invalid_request', `events must be an array of 1 to ${MAX_JOB_EVENTS} events`, {
+      field: 'events',
+    });
+  }
+  return body.events.map((item, i) => {
+    const field = `events[${i}]`;
+    const event = requireObject(item, field, [
+      'jobId',
+      'scope',
+      'policyVersion',
+      'fence',
+      'state',
+      'attempt',
+      'at',
+    ]);
+    if (!JOB_STATES.includes(event.state as never)) {
+      fail('invalid_request', `${field}.state must be one of ${JOB_STATES.join(', ')}`, {
+        field: `${field}.state`,
+      });
+    }
+    const result: JobEvent = {
+      jobId: requireName(event.jobId, `${field}.jobId`),
+      scope: requireName(event.scope, `${field}.scope`),
+      policyVersion: requireName(event.policyVersion, `${field}.policyVersion`),
+      fence: requireFence(event.fence, `${field}.fence`),
+      state: event.state as JobEvent['state'],
+      attempt: requireInteger(event.attempt, `${field}.attempt`, 0, 1_000_000),
+    };
+    if (event.at !== undefined)
+      result.at = requireInteger(event.at, `${field}.at`, 0, Number.MAX_SAFE_INTEGER);
+    return result;
+  });
+}

@@ -1,0 +1,303 @@
+/**
+ * Policies, cutovers and the jobs ledger on SQLite. A cutover is planned in one transaction (the
+ * scope list is fixed then) and carried out in chunks, each scope's fence bump and its progress
+ * mark in the same transaction, so a cutover resumed after a crash never bumps a scope twice.
+ */
+import { auditEntry } from '../../core/audit-entry.js';
+import { canonicalJson, sha256Hex } from '../../core/canonical.js';
+import { FencegateError } from '../../errors.js';
+import type {
+  CutoverRecord,
+  CutoverRequest,
+  JobEvent,
+  JobRecord,
+  JobState,
+  Policy,
+  RegisterPolicyRequest,
+} from '../../types.js';
+import { appendAudit } from './sqlite-audit.js';
+import type { SqliteDatabase } from './sqlite-database.js';
+import type { LeaseContext } from './sqlite-leases.js';
+import type { ScopeRow } from './sqlite-rows.js';
+
+export const CUTOVER_CHUNK = 1000;
+
+interface PolicyRow {
+  version: string;
+  digest: string | null;
+  description: string | null;
+  registered_by: string | null;
+  registered_at: number;
+}
+
+function toPolicy(row: PolicyRow): Policy {
+  return {
+    version: row.version,
+    digest: row.digest,
+    description: row.description,
+    registeredBy: row.registered_by,
+    registeredAt: row.registered_at,
+  };
+}
+
+export function registerPolicy(
+  db: SqliteDatabase,
+  ctx: LeaseContext,
+  request: RegisterPolicyRequest,
+  registeredBy: string | null,
+): { policy: Policy; created: boolean } {
+  const existing = db
+    .prepare('SELECT * FROM policies WHERE tenant = ? AND version = ?')
+    .get(ctx.tenant, request.version) as PolicyRow | undefined;
+  if (existing !== undefined) {
+    if ((request.digest ?? null) !== existing.digest) {
+      throw new FencegateError(
+        'policy_conflict',
+        `policy ${request.version} is registered with digest ${existing.digest ?? 'none'}; a version never changes`,
+        { version: request.version, digest: existing.digest },
+      );
+    }
+    return { policy: toPolicy(existing), created: false };
+  }
+  const row: PolicyRow = {
+    version: request.version,
+    digest: request.digest ?? null,
+    description: request.description ?? null,
+    registered_by: registeredBy,
+    registered_at: ctx.now,
+  };
+  db.prepare(
+    `INSERT INTO policies (tenant, version, digest, description, registered_by, registered_at)
+     VALUES (@tenant, @version, @digest, @description, @registered_by, @registered_at)`,
+  ).run({ tenant: ctx.tenant, ...row });
+  return { policy: toPolicy(row), created: true };
+}
+
+export function listPolicies(db: SqliteDatabase, tenant: string): Policy[] {
+  return (
+    db
+      .prepare('SELECT * FROM policies WHERE tenant = ? ORDER BY registered_at, version')
+      .all(tenant) as PolicyRow[]
+  ).map(toPolicy);
+}
+
+export function cutoverFingerprint(request: CutoverRequest): string {
+  return sha256Hex(
+    canonicalJson({
+      toPolicy: request.toPolicy,
+      holder: request.holder,
+      scopes: request.scopes ?? null,
+      prefix: request.prefix ?? null,
+      leaseTtlMs: request.leaseTtlMs ?? null,
+    }),
+  );
+}
+
+/** Plans the cutover, or checks that a cutover with this id is the same request. */
+export function planCutover(
+  db: SqliteDatabase,
+  ctx: LeaseContext,
+  request: CutoverRequest & { cutoverId: string },
+): void {
+  const fingerprint = cutoverFingerprint(request);
+  const existing = db
+    .prepare('SELECT request_fingerprint FROM cutovers WHERE tenant = ? AND cutover_id = ?')
+    .get(ctx.tenant, request.cutoverId) as { request_fingerprint: string } | undefined;
+  if (existing !== undefined) {
+    if (existing.request_fingerprint !== fingerprint) {
+      throw new FencegateError(
+        'operation_id_conflict',
+        `cutoverId ${request.cutoverId} already names a different cutover`,
+        { cutoverId: request.cutoverId },
+      );
+    }
+    return;
+  }
+  const policy = db
+    .prepare('SELECT 1 FROM policies WHERE tenant = ? AND version = ?')
+    .get(ctx.tenant, request.toPolicy);
+  if (policy === undefined) {
+    throw new FencegateError(
+      'invalid_request',
+      `toPolicy ${request.toPolicy} is not registered; register it with POST /v1/policies first`,
+      { field: 'toPolicy' },
+    );
+  }
+  const startSeq = (
+    db.prepare('SELECT COALESCE(MAX(seq), 0) AS seq FROM audit').get() as { seq: number }
+  ).seq;
+  db.prepare(
+    `INSERT INTO cutovers (tenant, cutover_id, request_fingerprint, to_policy, holder, lease_ttl_ms, reason,
+       status, start_seq, started_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)`,
+  ).run(
+    ctx.tenant,
+    request.cutoverId,
+    fingerprint,
+    request.toPolicy,
+    request.holder,
+    request.leaseTtlMs ?? null,
+    request.reason ?? null,
+    startSeq,
+    ctx.now,
+  );
+  if (request.scopes !== undefined) {
+    const insert = db.prepare(
+      'INSERT OR IGNORE INTO cutover_scopes (tenant, cutover_id, scope, fence) VALUES (?, ?, ?, NULL)',
+    );
+    for (const scope of request.scopes) insert.run(ctx.tenant, request.cutoverId, scope);
+  } else {
+    const prefix = request.prefix ?? '';
+    db.prepare(
+      `INSERT INTO cutover_scopes (tenant, cutover_id, scope, fence)
+       SELECT tenant, ?, scope, NULL FROM scopes
+       WHERE tenant = ? AND scope >= ? AND scope < ? AND status = 'active'`,
+    ).run(request.cutoverId, ctx.tenant, prefix, `${prefix}\uffff`);
+  }
+}
+
+/** Moves up to CUTOVER_CHUNK planned scopes; returns how many moved (0 when done). */
+export function moveCutoverChunk(db: SqliteDatabase, ctx: LeaseContext, cutoverId: string): number {
+  const cutover = db
+    .prepare(
+      'SELECT to_policy, holder, lease_ttl_ms FROM cutovers WHERE tenant = ? AND cutover_id = ?',
+    )
+    .get(ctx.tenant, cutoverId) as {
+    to_policy: string;
+    holder: string;
+    lease_ttl_ms: number | null;
+  };
+  const pending = db
+    .prepare(
+      'SELECT scope FROM cutover_scopes WHERE tenant = ? AND cutover_id = ? AND fence IS NULL ORDER BY scope LIMIT ?',
+    )
+    .all(ctx.tenant, cutoverId, CUTOVER_CHUNK) as { scope: string }[];
+  const mark = db.prepare(
+    'UPDATE cutover_scopes SET fence = ? WHERE tenant = ? AND cutover_id = ? AND scope = ?',
+  );
+  const leaseExpiresAt = cutover.lease_ttl_ms === null ? null : ctx.now + cutover.lease_ttl_ms;
+  for (const { scope } of pending) {
+    const row = ctx.statements.getScope.get(ctx.tenant, scope) as ScopeRow | undefined;
+    const grant = {
+      tenant: ctx.tenant,
+      scope,
+      now: ctx.now,
+      fence: (row?.fence ?? 0) + 1,
+      holder: cutover.holder,
+      leaseExpiresAt,
+      policyVersion: cutover.to_policy,
+    };
+    if (row === undefined) ctx.statements.insertScope.run(grant);
+    else ctx.statements.updateAuthority.run(grant);
+    mark.run(grant.fence, ctx.tenant, cutoverId, scope);
+    appendAudit(
+      ctx.statements,
+      auditEntry({
+        at: ctx.now,
+        tenant: ctx.tenant,
+        scope,
+        kind: 'cutover',
+        outcome: 'granted',
+        reason: cutoverId,
+        holder: cutover.holder,
+        policyVersion: cutover.to_policy,
+        currentFence: grant.fence,
+        leaseExpiresAt,
+      }),
+    );
+  }
+  if (pending.length === 0) {
+    db.prepare(
+      `UPDATE cutovers SET status = 'completed', completed_at = ?
+       WHERE tenant = ? AND cutover_id = ? AND status = 'running'`,
+    ).run(ctx.now, ctx.tenant, cutoverId);
+  }
+  return pending.length;
+}
+
+export function readCutover(
+  db: SqliteDatabase,
+  tenant: string,
+  cutoverId: string,
+): CutoverRecord | null {
+  const row = db
+    .prepare(
+      `SELECT cutover_id, to_policy, holder, status, started_at, completed_at, start_seq
+       FROM cutovers WHERE tenant = ? AND cutover_id = ?`,
+    )
+    .get(tenant, cutoverId) as
+    | {
+        cutover_id: string;
+        to_policy: string;
+        holder: string;
+        status: 'running' | 'completed';
+        started_at: number;
+        completed_at: number | null;
+        start_seq: number;
+      }
+    | undefined;
+  if (row === undefined) return null;
+  const scopes = db
+    .prepare(
+      'SELECT scope, fence FROM cutover_scopes WHERE tenant = ? AND cutover_id = ? ORDER BY scope',
+    )
+    .all(tenant, cutoverId) as { scope: string; fence: number | null }[];
+  return {
+    cutoverId: row.cutover_id,
+    toPolicy: row.to_policy,
+    holder: row.holder,
+    status: row.status,
+    startedAt: row.started_at,
+    completedAt: row.completed_at,
+    startSeq: row.start_seq,
+    fences: scopes.flatMap((s) => (s.fence === null ? [] : [{ scope: s.scope, fence: s.fence }])),
+    planned: scopes.length,
+  };
+}
+
+export function recordJobEvents(db: SqliteDatabase, ctx: LeaseContext, events: JobEvent[]): void {
+  const upsert = db.prepare(
+    `INSERT INTO jobs (tenant, job_id, scope, policy_version, fence, state, attempt, at)
+     VALUES (@tenant, @jobId, @scope, @policyVersion, @fence, @state, @attempt, @at)
+     ON CONFLICT (tenant, job_id) DO UPDATE SET scope = excluded.scope,
+       policy_version = excluded.policy_version, fence = excluded.fence, state = excluded.state,
+       attempt = excluded.attempt, at = excluded.at
+     WHERE excluded.at >= jobs.at`,
+  );
+  for (const event of events) upsert.run({ tenant: ctx.tenant, ...event, at: event.at ?? ctx.now });
+}
+
+interface JobRow {
+  job_id: string;
+  scope: string;
+  policy_version: string;
+  fence: number;
+  state: JobState;
+  attempt: number;
+  at: number;
+}
+
+export function listJobs(
+  db: SqliteDatabase,
+  tenant: string,
+  scopes?: readonly string[],
+): JobRecord[] {
+  const rows = (
+    scopes === undefined
+      ? db.prepare('SELECT * FROM jobs WHERE tenant = ? ORDER BY job_id').all(tenant)
+      : db
+          .prepare(
+            'SELECT * FROM jobs WHERE tenant = ? AND scope IN (SELECT value FROM json_each(?)) ORDER BY job_id',
+          )
+          .all(tenant, JSON.stringify(scopes))
+  ) as JobRow[];
+  return rows.map((row) => ({
+    jobId: row.job_id,
+    scope: row.scope,
+    policyVersion: row.policy_version,
+    fence: row.fence,
+    state: row.state,
+    attempt: row.attempt,
+    at: row.at,
+  }));
+}
