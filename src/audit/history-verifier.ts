@@ -1,0 +1,688 @@
+/**
+ * The replay at the heart of `verify`: feed audit entries in seq order, one `push` each. It keeps
+ * per (tenant, scope) the authority state (fence, holder, lease, status, policy, latest cutover)
+ * and per record its revision, exactly as SEMANTICS.md says each accepted entry changes them,
+ * and reports every entry that does not fit.
+ *
+ * After a violation the replay adopts what the entry says (the store's word), so one fault is
+ * reported once and the entries that consistently follow it are still checked against it.
+ *
+ * Hot path: millions of entries per run. Nested Maps keyed by the plain strings (no key
+ * concatenation), one mutable object per scope, nothing allocated per entry unless it violates.
+ */
+import { INTENT_STATUSES, type AuditEntry, type AuditOutcome } from '../types.js';
+import {
+  CHECKPOINT_VERSION,
+  type DeliveredCheckpoint,
+  type RecordCheckpoint,
+  type ScopeCheckpoint,
+  type VerifyCheckpoint,
+} from './checkpoint.js';
+import type { Violation, ViolationKind } from './violations.js';
+
+/** An intent entry carries the intent's new status, or 'rejected' for a refused transition. */
+const INTENT_OUTCOMES: ReadonlySet<AuditOutcome> = new Set<AuditOutcome>([
+  ...INTENT_STATUSES,
+  'rejected',
+]);
+
+class ScopeTrack {
+  fence = 0;
+  holder: string | null = null;
+  leaseExpiresAt: number | null = null;
+  deleted = false;
+  policyVersion: string | null = null;
+  /** The fence issued by the latest cutover of this scope; 0 = never cut over. */
+  cutoverFence = 0;
+  /** record name -> current revision (a tombstone keeps its revision). */
+  readonly records = new Map<string, number>();
+}
+
+export interface HistoryVerifierOptions {
+  /** Violations kept with their details; beyond it they are only counted. Default 1000. */
+  maxViolations?: number;
+}
+
+export const DEFAULT_MAX_VIOLATIONS = 1000;
+
+export class HistoryVerifier {
+  readonly #tenant: string | null;
+  readonly #maxViolations: number;
+  readonly #scopes = new Map<string, Map<string, ScopeTrack>>();
+  /** tenant -> effectKey -> seq of its delivery. */
+  readonly #delivered = new Map<string, Map<string, number>>();
+  #lastSeq = Number.NEGATIVE_INFINITY;
+  #totalChecked = 0;
+  #totalViolations = 0;
+  /** This run only. */
+  #checked = 0;
+  #violationCount = 0;
+  readonly #violations: Violation[] = [];
+  // One-entry cache: histories come in long runs of a single tenant.
+  #cachedTenant: string | null = null;
+  #cachedScopes: Map<string, ScopeTrack> | null = null;
+
+  constructor(checkpoint?: VerifyCheckpoint, options: HistoryVerifierOptions = {}) {
+    this.#maxViolations = options.maxViolations ?? DEFAULT_MAX_VIOLATIONS;
+    this.#tenant = checkpoint?.tenant ?? null;
+    if (checkpoint !== undefined) this.#restore(checkpoint);
+  }
+
+  /** Entries checked by this verifier (not counting those before its checkpoint). */
+  get checked(): number {
+    return this.#checked;
+  }
+
+  /** Violations found by this verifier, including those beyond maxViolations. */
+  get violationCount(): number {
+    return this.#violationCount;
+  }
+
+  /** The first maxViolations violations found by this verifier. */
+  get violations(): readonly Violation[] {
+    return this.#violations;
+  }
+
+  get totalChecked(): number {
+    return this.#totalChecked;
+  }
+
+  get totalViolations(): number {
+    return this.#totalViolations;
+  }
+
+  /** seq of the last entry pushed, or null. */
+  get lastSeq(): number | null {
+    return this.#lastSeq === Number.NEGATIVE_INFINITY ? null : this.#lastSeq;
+  }
+
+  push(entry: AuditEntry): void {
+    this.#checked++;
+    this.#totalChecked++;
+    const seq = entry.seq;
+    if (seq > this.#lastSeq) {
+      this.#lastSeq = seq;
+    } else {
+      this.#report(
+        entry,
+        'seq_not_increasing',
+        this.#lastSeq,
+        seq,
+        `seq ${seq} does not follow seq ${this.#lastSeq}`,
+      );
+    }
+
+    if (entry.kind === 'intent') {
+      this.#intent(entry);
+      return;
+    }
+    if (entry.scope === null) {
+      // A refusal, or a cutover-wide entry, changes no scope; any other accepted entry must name one.
+      if (entry.outcome !== 'rejected' && entry.kind !== 'cutover') {
+        this.#malformed(entry, `a ${entry.kind} entry names no scope`);
+      }
+      return;
+    }
+    if (entry.outcome === 'rejected') {
+      this.#rejected(entry, entry.scope);
+      return;
+    }
+    const scope = this.#track(entry.tenant, entry.scope);
+    switch (entry.kind) {
+      case 'acquire':
+        if (entry.outcome === 'granted') this.#acquire(entry, scope);
+        else if (entry.outcome === 'ok') this.#reacquire(entry, scope);
+        else this.#badOutcome(entry);
+        return;
+      case 'renew':
+        if (entry.outcome === 'ok') this.#renew(entry, scope);
+        else this.#badOutcome(entry);
+        return;
+      case 'release':
+        if (entry.outcome === 'ok') this.#release(entry, scope);
+        else this.#badOutcome(entry);
+        return;
+      case 'takeover':
+      case 'cutover':
+        if (entry.outcome === 'granted') this.#takeover(entry, scope, entry.kind === 'cutover');
+        // A replayed (idempotent) takeover or cutover answers the existing grant.
+        else if (entry.outcome === 'ok') this.#keepFence(entry, scope);
+        else this.#badOutcome(entry);
+        return;
+      case 'cancel':
+      case 'delete':
+        if (entry.outcome === 'ok') this.#revoke(entry, scope, entry.kind === 'delete');
+        else this.#badOutcome(entry);
+        return;
+      case 'commit':
+        if (entry.outcome === 'committed') this.#commit(entry, scope);
+        else this.#badOutcome(entry);
+        return;
+      default:
+        this.#malformed(entry, `unknown kind ${String(entry.kind)}`);
+    }
+  }
+
+  /** The replay state after the last pushed entry. */
+  checkpoint(): VerifyCheckpoint {
+    const scopes: ScopeCheckpoint[] = [];
+    for (const [tenant, byName] of this.#scopes) {
+      for (const [name, s] of byName) {
+        const records: RecordCheckpoint[] = [];
+        for (const [record, revision] of s.records) records.push([record, revision]);
+        scopes.push([
+          tenant,
+          name,
+          s.fence,
+          s.holder,
+          s.leaseExpiresAt,
+          s.deleted ? 'deleted' : 'active',
+          s.policyVersion,
+          s.cutoverFence,
+          records,
+        ]);
+      }
+    }
+    const delivered: DeliveredCheckpoint[] = [];
+    for (const [tenant, keys] of this.#delivered) {
+      for (const [effectKey, seq] of keys) delivered.push([tenant, effectKey, seq]);
+    }
+    return {
+      version: CHECKPOINT_VERSION,
+      tenant: this.#tenant,
+      lastSeq: this.lastSeq,
+      checked: this.#totalChecked,
+      violations: this.#totalViolations,
+      scopes,
+      delivered,
+    };
+  }
+
+  // --- entry kinds ---------------------------------------------------------------------------
+
+  #acquire(entry: AuditEntry, scope: ScopeTrack): void {
+    if (scope.deleted) {
+      this.#report(
+        entry,
+        'accepted_on_deleted_scope',
+        'active',
+        'deleted',
+        'an acquire was granted on a deleted scope',
+      );
+    } else if (
+      scope.holder !== null &&
+      scope.holder !== entry.holder &&
+      (scope.leaseExpiresAt === null || scope.leaseExpiresAt > entry.at)
+    ) {
+      this.#report(
+        entry,
+        'acquire_over_live_lease',
+        scope.holder,
+        entry.holder,
+        `acquire by ${entry.holder ?? 'null'} was granted while ${scope.holder} held a lease until ${scope.leaseExpiresAt ?? 'no expiry'} (store time ${entry.at})`,
+      );
+    }
+    this.#checkPolicyKept(entry, scope);
+    this.#moveFence(entry, scope);
+    this.#grant(entry, scope);
+  }
+
+  #reacquire(entry: AuditEntry, scope: ScopeTrack): void {
+    if (scope.deleted) {
+      this.#report(
+        entry,
+        'accepted_on_deleted_scope',
+        'active',
+        'deleted',
+        'an acquire was answered on a deleted scope',
+      );
+    }
+    if (scope.holder !== entry.holder) {
+      this.#report(
+        entry,
+        'holder_mismatch',
+        scope.holder,
+        entry.holder,
+        `a reacquire returned the grant of ${entry.holder ?? 'null'} but the holder is ${scope.holder ?? 'null'}`,
+      );
+    }
+    this.#checkPolicyKept(entry, scope);
+    this.#keepFence(entry, scope);
+    scope.holder = entry.holder;
+    scope.leaseExpiresAt = entry.leaseExpiresAt;
+  }
+
+  #renew(entry: AuditEntry, scope: ScopeTrack): void {
+    const current = this.#checkPresentedFence(entry, scope, 'stale_lease_op_accepted');
+    if (scope.deleted) {
+      this.#report(
+        entry,
+        'accepted_on_deleted_scope',
+        'active',
+        'deleted',
+        'a renew was accepted on a deleted scope',
+      );
+    } else if (current && (scope.holder === null || scope.holder !== entry.holder)) {
+      this.#report(
+        entry,
+        'lease_op_by_non_holder',
+        scope.holder,
+        entry.holder,
+        `a renew by ${entry.holder ?? 'null'} was accepted while the holder is ${scope.holder ?? 'nobody'}`,
+      );
+    }
+    this.#checkPolicyKept(entry, scope);
+    this.#keepFence(entry, scope);
+    scope.holder = entry.holder;
+    scope.leaseExpiresAt = entry.leaseExpiresAt;
+  }
+
+  #release(entry: AuditEntry, scope: ScopeTrack): void {
+    this.#checkPresentedFence(entry, scope, 'stale_lease_op_accepted');
+    if (scope.deleted) {
+      this.#report(
+        entry,
+        'accepted_on_deleted_scope',
+        'active',
+        'deleted',
+        'a release was accepted on a deleted scope',
+      );
+    }
+    this.#keepFence(entry, scope);
+    scope.holder = null;
+    scope.leaseExpiresAt = null;
+  }
+
+  #takeover(entry: AuditEntry, scope: ScopeTrack, isCutover: boolean): void {
+    if (!isCutover) this.#checkPolicyKept(entry, scope);
+    this.#moveFence(entry, scope);
+    scope.deleted = false;
+    if (isCutover) {
+      scope.cutoverFence = scope.fence;
+      scope.policyVersion = entry.policyVersion;
+    }
+    this.#grant(entry, scope);
+  }
+
+  #revoke(entry: AuditEntry, scope: ScopeTrack, isDelete: boolean): void {
+    if (scope.deleted) {
+      this.#report(
+        entry,
+        'accepted_on_deleted_scope',
+        'active',
+        'deleted',
+        `a ${entry.kind} was accepted on a deleted scope`,
+      );
+    }
+    this.#moveFence(entry, scope);
+    scope.holder = null;
+    scope.leaseExpiresAt = null;
+    if (isDelete) {
+      scope.deleted = true;
+      this.#applyWrites(entry, scope);
+    }
+  }
+
+  #commit(entry: AuditEntry, scope: ScopeTrack): void {
+    const current = this.#checkPresentedFence(entry, scope, 'stale_commit_accepted');
+    if (scope.deleted) {
+      this.#report(
+        entry,
+        'accepted_on_deleted_scope',
+        'active',
+        'deleted',
+        'a commit was accepted on a deleted scope',
+      );
+    } else if (current) {
+      // With a stale fence the holder and lease of the current generation say nothing about the
+      // commit's own authority (nor does their policy): the fence violation is the whole story.
+      this.#checkLiveHolder(entry, scope);
+      this.#checkPolicyKept(entry, scope);
+    }
+    this.#keepFence(entry, scope);
+    this.#applyWrites(entry, scope);
+  }
+
+  /** An accepted commit needs a holder whose lease is unexpired at the entry's store time. */
+  #checkLiveHolder(entry: AuditEntry, scope: ScopeTrack): void {
+    if (scope.holder === null) {
+      this.#report(
+        entry,
+        'commit_without_holder',
+        'a holder',
+        null,
+        `a commit at fence ${entry.fence ?? 'null'} was accepted while the scope had no holder`,
+      );
+      return;
+    }
+    if (scope.leaseExpiresAt !== null && scope.leaseExpiresAt <= entry.at) {
+      this.#report(
+        entry,
+        'commit_after_lease_expiry',
+        scope.leaseExpiresAt,
+        entry.at,
+        `a commit was accepted at store time ${entry.at}; the lease of ${scope.holder} expired at ${scope.leaseExpiresAt}`,
+      );
+    }
+    if (entry.holder !== null && entry.holder !== scope.holder) {
+      this.#report(
+        entry,
+        'holder_mismatch',
+        scope.holder,
+        entry.holder,
+        `the commit names holder ${entry.holder}; the scope's holder is ${scope.holder}`,
+      );
+    }
+  }
+
+  #rejected(entry: AuditEntry, scopeName: string): void {
+    // A rejection changes nothing; it only has to agree with the fence in force.
+    const current = entry.currentFence;
+    if (current === null) return;
+    const scope = this.#find(entry.tenant, scopeName);
+    const fence = scope === undefined ? 0 : scope.fence;
+    if (current === fence) return;
+    if (current < fence) {
+      this.#report(
+        entry,
+        'fence_regressed',
+        fence,
+        current,
+        `a rejection reports fence ${current}; the scope is at ${fence}`,
+      );
+    } else {
+      this.#report(
+        entry,
+        'fence_mismatch',
+        fence,
+        current,
+        `a rejection reports fence ${current}; no grant or revocation moved the scope past ${fence}`,
+      );
+    }
+    (scope ?? this.#track(entry.tenant, scopeName)).fence = current;
+  }
+
+  #intent(entry: AuditEntry): void {
+    if (entry.outcome !== 'delivered') {
+      if (!INTENT_OUTCOMES.has(entry.outcome)) this.#badOutcome(entry);
+      return;
+    }
+    const effectKey = entry.effectKey;
+    if (effectKey === null) {
+      this.#malformed(entry, 'a delivered intent entry names no effectKey');
+      return;
+    }
+    let keys = this.#delivered.get(entry.tenant);
+    if (keys === undefined) {
+      keys = new Map();
+      this.#delivered.set(entry.tenant, keys);
+    }
+    const earlier = keys.get(effectKey);
+    if (earlier !== undefined) {
+      this.#report(
+        entry,
+        'effect_delivered_twice',
+        null,
+        earlier,
+        `effect ${effectKey} was delivered again; it was delivered at seq ${earlier}`,
+        undefined,
+        effectKey,
+      );
+      return;
+    }
+    keys.set(effectKey, entry.seq);
+  }
+
+  // --- shared checks -------------------------------------------------------------------------
+
+  /** Grants and revocations: the fence must rise above every fence the scope had. */
+  #moveFence(entry: AuditEntry, scope: ScopeTrack): void {
+    const next = entry.currentFence;
+    if (next === null) {
+      this.#malformed(entry, `a ${entry.kind} entry has no currentFence`);
+      return;
+    }
+    const previous = scope.fence;
+    if (next === previous) {
+      this.#report(
+        entry,
+        'fence_repeated',
+        previous + 1,
+        next,
+        `a ${entry.kind} issued fence ${next} again`,
+      );
+    } else if (next < previous) {
+      this.#report(
+        entry,
+        'fence_regressed',
+        previous + 1,
+        next,
+        `a ${entry.kind} moved the fence from ${previous} back to ${next}`,
+      );
+    }
+    scope.fence = next;
+  }
+
+  /** Entries that may not move the fence. */
+  #keepFence(entry: AuditEntry, scope: ScopeTrack): void {
+    const current = entry.currentFence;
+    if (current === null || current === scope.fence) return;
+    if (current < scope.fence) {
+      this.#report(
+        entry,
+        'fence_regressed',
+        scope.fence,
+        current,
+        `a ${entry.kind} reports fence ${current}; the scope is at ${scope.fence}`,
+      );
+    } else {
+      this.#report(
+        entry,
+        'fence_mismatch',
+        scope.fence,
+        current,
+        `a ${entry.kind} reports fence ${current}; no grant or revocation moved the scope past ${scope.fence}`,
+      );
+    }
+    scope.fence = current;
+  }
+
+  /**
+   * Commit, renew and release are conditional on the presented fence being the current one.
+   * true when it was.
+   */
+  #checkPresentedFence(entry: AuditEntry, scope: ScopeTrack, kind: ViolationKind): boolean {
+    const presented = entry.fence;
+    if (presented === null) {
+      this.#malformed(entry, `an accepted ${entry.kind} has no presented fence`);
+      return false;
+    }
+    if (presented === scope.fence) return true;
+    if (presented < scope.cutoverFence) {
+      this.#report(
+        entry,
+        'stale_accepted_after_cutover',
+        scope.fence,
+        presented,
+        `a ${entry.kind} with fence ${presented} was accepted after the cutover to fence ${scope.cutoverFence} (current fence ${scope.fence})`,
+      );
+      return false;
+    }
+    this.#report(
+      entry,
+      kind,
+      scope.fence,
+      presented,
+      `a ${entry.kind} with fence ${presented} was accepted; the current fence is ${scope.fence}`,
+    );
+    return false;
+  }
+
+  #checkPolicyKept(entry: AuditEntry, scope: ScopeTrack): void {
+    const policy = entry.policyVersion;
+    if (policy === null) return;
+    if (scope.policyVersion === null) {
+      // An unpinned scope takes the policy of its first grant that names one.
+      if (entry.kind === 'acquire' || entry.kind === 'takeover') scope.policyVersion = policy;
+      return;
+    }
+    if (policy !== scope.policyVersion) {
+      this.#report(
+        entry,
+        'policy_changed_without_cutover',
+        scope.policyVersion,
+        policy,
+        `a ${entry.kind} was accepted with policy ${policy}; the scope is pinned to ${scope.policyVersion}`,
+      );
+      // A commit names the policy it presented; other entries name the scope's pin after them.
+      if (entry.kind !== 'commit') scope.policyVersion = policy;
+    }
+  }
+
+  /** Each written record: the revision must be exactly the previous one + 1. */
+  #applyWrites(entry: AuditEntry, scope: ScopeTrack): void {
+    const records = entry.records;
+    if (records === null) return;
+    const revisions = scope.records;
+    for (let i = 0; i < records.length; i++) {
+      const record = records[i]!;
+      const resulting = record.resulting;
+      if (resulting === null) {
+        this.#malformed(entry, `accepted write of ${record.name} has no resulting revision`);
+        continue;
+      }
+      const previous = revisions.get(record.name) ?? 0;
+      if (resulting <= previous) {
+        this.#report(
+          entry,
+          'revision_reused',
+          previous + 1,
+          resulting,
+          `record ${record.name} got revision ${resulting} again; it was already at ${previous}`,
+          record.name,
+        );
+      } else if (resulting > previous + 1) {
+        this.#report(
+          entry,
+          'revision_skipped',
+          previous + 1,
+          resulting,
+          `record ${record.name} went from revision ${previous} to ${resulting}`,
+          record.name,
+        );
+      } else if (record.expected !== previous) {
+        this.#report(
+          entry,
+          'stale_write_accepted',
+          previous,
+          record.expected,
+          `a write of ${record.name} expecting revision ${record.expected} was accepted; the record was at ${previous}`,
+          record.name,
+        );
+      }
+      revisions.set(record.name, resulting);
+    }
+  }
+
+  #grant(entry: AuditEntry, scope: ScopeTrack): void {
+    if (entry.holder === null) this.#malformed(entry, `a granted ${entry.kind} names no holder`);
+    scope.holder = entry.holder;
+    scope.leaseExpiresAt = entry.leaseExpiresAt;
+  }
+
+  #badOutcome(entry: AuditEntry): void {
+    this.#malformed(entry, `outcome ${entry.outcome} is not one a ${entry.kind} entry can have`);
+  }
+
+  #malformed(entry: AuditEntry, message: string): void {
+    this.#report(entry, 'malformed_entry', null, null, message);
+  }
+
+  #report(
+    entry: AuditEntry,
+    kind: ViolationKind,
+    expected: number | string | null,
+    found: number | string | null,
+    message: string,
+    record?: string,
+    effectKey?: string,
+  ): void {
+    this.#violationCount++;
+    this.#totalViolations++;
+    if (this.#violations.length >= this.#maxViolations) return;
+    const violation: Violation = {
+      seq: entry.seq,
+      tenant: entry.tenant,
+      scope: entry.scope,
+      kind,
+      expected,
+      found,
+      message,
+    };
+    if (record !== undefined) violation.record = record;
+    if (effectKey !== undefined) violation.effectKey = effectKey;
+    this.#violations.push(violation);
+  }
+
+  // --- state ---------------------------------------------------------------------------------
+
+  #scopesOf(tenant: string): Map<string, ScopeTrack> {
+    if (tenant === this.#cachedTenant && this.#cachedScopes !== null) return this.#cachedScopes;
+    let byName = this.#scopes.get(tenant);
+    if (byName === undefined) {
+      byName = new Map();
+      this.#scopes.set(tenant, byName);
+    }
+    this.#cachedTenant = tenant;
+    this.#cachedScopes = byName;
+    return byName;
+  }
+
+  #track(tenant: string, name: string): ScopeTrack {
+    const byName = this.#scopesOf(tenant);
+    let scope = byName.get(name);
+    if (scope === undefined) {
+      scope = new ScopeTrack();
+      byName.set(name, scope);
+    }
+    return scope;
+  }
+
+  #find(tenant: string, name: string): ScopeTrack | undefined {
+    return this.#scopesOf(tenant).get(name);
+  }
+
+  #restore(checkpoint: VerifyCheckpoint): void {
+    this.#lastSeq = checkpoint.lastSeq ?? Number.NEGATIVE_INFINITY;
+    this.#totalChecked = checkpoint.checked;
+    this.#totalViolations = checkpoint.violations;
+    for (const [
+      tenant,
+      name,
+      fence,
+      holder,
+      leaseExpiresAt,
+      status,
+      policyVersion,
+      cutoverFence,
+      records,
+    ] of checkpoint.scopes) {
+      const scope = this.#track(tenant, name);
+      scope.fence = fence;
+      scope.holder = holder;
+      scope.leaseExpiresAt = leaseExpiresAt;
+      scope.deleted = status === 'deleted';
+      scope.policyVersion = policyVersion;
+      scope.cutoverFence = cutoverFence;
+      for (const [record, revision] of records) scope.records.set(record, revision);
+    }
+    for (const [tenant, effectKey, seq] of checkpoint.delivered) {
+      let keys = this.#delivered.get(tenant);
+      if (keys === undefined) {
+        keys = new Map();
+        this.#delivered.set(tenant, keys);
+      }
+      keys.set(effectKey, seq);
+    }
+  }
+}

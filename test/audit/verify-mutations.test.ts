@@ -1,0 +1,217 @@
+/**
+ * Mutation tests: a history written by a real store verifies clean, and each single fault a
+ * broken store could make is reported as exactly one violation of the right kind at the right
+ * entry.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyHistory } from '../../src/audit/verify.js';
+import type { ViolationKind } from '../../src/audit/violations.js';
+import type { AuditEntry } from '../../src/types.js';
+import { tempDir } from '../helpers/temp-dir.js';
+import {
+  append,
+  appendDispatchAndCutover,
+  driveStore,
+  readAll,
+  S1,
+  S2,
+  S3,
+  TENANT,
+  type StoreHistory,
+} from './store-history.js';
+import { acceptCommit, commitIndex, copy, indexOf, shiftFences, shiftRecord } from './tamper.js';
+
+const dir = tempDir();
+let history: StoreHistory;
+let valid: AuditEntry[];
+
+beforeAll(async () => {
+  history = await driveStore(dir.path);
+  valid = appendDispatchAndCutover(await readAll(history.gate));
+});
+
+afterAll(async () => {
+  await history.gate.close();
+  dir.cleanup();
+});
+
+function found(entries: AuditEntry[]): { kind: ViolationKind; seq: number }[] {
+  return verifyHistory(entries).violations.map(({ kind, seq }) => ({ kind, seq }));
+}
+
+describe('verify on a real store history', () => {
+  it('finds no violation in the untouched history', () => {
+    const result = verifyHistory(valid);
+    expect(result.violations).toEqual([]);
+    expect(result.ok).toBe(true);
+    expect(result.checked).toBe(valid.length);
+    expect(result.lastSeq).toBe(valid.at(-1)!.seq);
+    // The history really covers what the mutations below need.
+    const kinds = new Set(valid.map((e) => `${e.kind}:${e.outcome}`));
+    for (const needed of [
+      'acquire:granted',
+      'takeover:granted',
+      'delete:ok',
+      'cancel:ok',
+      'release:ok',
+      'renew:ok',
+    ]) {
+      expect(kinds).toContain(needed);
+    }
+  });
+
+  it('reports an accepted stale commit', () => {
+    const t = copy(valid);
+    const i = commitIndex(t, 'a-stale');
+    acceptCommit(t[i]!);
+    shiftRecord(t, i, { tenant: TENANT, scope: S1, name: 'notes' }, 1);
+    const result = verifyHistory(t);
+    expect(result.violations.map(({ kind, seq }) => ({ kind, seq }))).toEqual([
+      { kind: 'stale_commit_accepted', seq: t[i]!.seq },
+    ]);
+    expect(result.violations[0]).toMatchObject({
+      tenant: TENANT,
+      scope: S1,
+      expected: 2,
+      found: 1,
+    });
+    expect(result.ok).toBe(false);
+  });
+
+  it('reports a repeated fence', () => {
+    const t = copy(valid);
+    const i = indexOf(t, (e) => e.kind === 'takeover' && e.holder === 'worker-b');
+    t[i]!.currentFence = 1;
+    shiftFences(t, i, { tenant: TENANT, scope: S1 }, 2, -1);
+    expect(found(t)).toEqual([{ kind: 'fence_repeated', seq: t[i]!.seq }]);
+  });
+
+  it('reports a fence going backwards', () => {
+    const t = copy(valid);
+    const i = indexOf(
+      t,
+      (e) => e.kind === 'acquire' && e.outcome === 'granted' && e.holder === 'worker-c',
+    );
+    expect(t[i]!.currentFence).toBe(3);
+    t[i]!.currentFence = 1;
+    shiftFences(t, i, { tenant: TENANT, scope: S1 }, 3, -2);
+    const result = verifyHistory(t);
+    expect(result.violations.map(({ kind, seq }) => ({ kind, seq }))).toEqual([
+      { kind: 'fence_regressed', seq: t[i]!.seq },
+    ]);
+    expect(result.violations[0]).toMatchObject({ expected: 3, found: 1 });
+  });
+
+  it('reports a skipped revision', () => {
+    const t = copy(valid);
+    const i = commitIndex(t, 'd-2');
+    t[i]!.records![0]!.resulting = 9;
+    const result = verifyHistory(t);
+    expect(result.violations.map(({ kind, seq }) => ({ kind, seq }))).toEqual([
+      { kind: 'revision_skipped', seq: t[i]!.seq },
+    ]);
+    expect(result.violations[0]).toMatchObject({ record: 'summary', expected: 8, found: 9 });
+  });
+
+  it('reports a revision reused after delete and re-create (a store that lost the tombstone)', () => {
+    const t = copy(valid);
+    const i = commitIndex(t, 'd-1');
+    const write = t[i]!.records![0]!;
+    expect(write).toMatchObject({ name: 'summary', expected: 6, resulting: 7 });
+    Object.assign(write, { expected: 0, actual: 0, resulting: 1 });
+    shiftRecord(t, i, { tenant: TENANT, scope: S1, name: 'summary' }, -6);
+    const result = verifyHistory(t);
+    expect(result.violations.map(({ kind, seq }) => ({ kind, seq }))).toEqual([
+      { kind: 'revision_reused', seq: t[i]!.seq },
+    ]);
+    expect(result.violations[0]).toMatchObject({ record: 'summary', expected: 7, found: 1 });
+  });
+
+  it('reports a revision reused without a delete', () => {
+    const t = copy(valid);
+    const i = commitIndex(t, 'c-1');
+    const write = t[i]!.records![0]!;
+    write.resulting = write.expected;
+    shiftRecord(t, i, { tenant: TENANT, scope: S1, name: 'summary' }, -1);
+    expect(found(t)).toEqual([{ kind: 'revision_reused', seq: t[i]!.seq }]);
+  });
+
+  it('reports a doubly delivered effect, per tenant', () => {
+    const delivered = valid.find((e) => e.tenant === TENANT && e.outcome === 'delivered')!;
+    const t = append(valid, [
+      {
+        tenant: TENANT,
+        scope: delivered.scope,
+        kind: 'intent',
+        outcome: 'delivered',
+        effectKey: 'email-1',
+      },
+    ]);
+    expect(found(t)).toEqual([{ kind: 'effect_delivered_twice', seq: t.at(-1)!.seq }]);
+    const result = verifyHistory(t);
+    expect(result.violations[0]).toMatchObject({ effectKey: 'email-1', found: delivered.seq });
+  });
+
+  it('reports a commit accepted after the lease expired', () => {
+    const t = copy(valid);
+    const i = commitIndex(t, 'e-late');
+    acceptCommit(t[i]!);
+    shiftRecord(t, i, { tenant: TENANT, scope: S2, name: 'state' }, 1);
+    expect(found(t)).toEqual([{ kind: 'commit_after_lease_expiry', seq: t[i]!.seq }]);
+  });
+
+  it('reports a stale commit accepted after a cutover as its own kind', () => {
+    const t = copy(valid);
+    const i = commitIndex(t, 'v7-late');
+    acceptCommit(t[i]!);
+    shiftRecord(t, i, { tenant: TENANT, scope: S3, name: 'summary' }, 1);
+    const result = verifyHistory(t);
+    expect(result.violations.map(({ kind, seq }) => ({ kind, seq }))).toEqual([
+      { kind: 'stale_accepted_after_cutover', seq: t[i]!.seq },
+    ]);
+    expect(result.violations[0]).toMatchObject({ expected: 2, found: 1 });
+  });
+
+  it('reports a commit accepted after the holder released', () => {
+    const t = copy(valid);
+    const i = commitIndex(t, 'b-after-release');
+    acceptCommit(t[i]!);
+    shiftRecord(t, i, { tenant: TENANT, scope: S1, name: 'notes' }, 1);
+    expect(found(t)).toEqual([{ kind: 'commit_without_holder', seq: t[i]!.seq }]);
+  });
+
+  it('reports a lost update (a write on a stale revision accepted)', () => {
+    const t = copy(valid);
+    const i = commitIndex(t, 'a-4');
+    acceptCommit(t[i]!);
+    shiftRecord(t, i, { tenant: TENANT, scope: S1, name: 'summary' }, 1);
+    const result = verifyHistory(t);
+    expect(result.violations.map(({ kind, seq }) => ({ kind, seq }))).toEqual([
+      { kind: 'stale_write_accepted', seq: t[i]!.seq },
+    ]);
+    expect(result.violations[0]).toMatchObject({ record: 'summary', expected: 3, found: 2 });
+  });
+
+  it('reports a seq that does not increase', () => {
+    const t = copy(valid);
+    const i = commitIndex(t, 'c-1');
+    t[i]!.seq = t[i - 1]!.seq;
+    expect(found(t)).toEqual([{ kind: 'seq_not_increasing', seq: t[i]!.seq }]);
+  });
+
+  it('finds the same violations when the history is verified in two parts through a checkpoint', () => {
+    const t = copy(valid);
+    const i = commitIndex(t, 'a-stale');
+    acceptCommit(t[i]!);
+    const whole = verifyHistory(t);
+    for (let split = 0; split <= t.length; split++) {
+      const first = verifyHistory(t.slice(0, split));
+      const checkpoint = JSON.parse(JSON.stringify(first.checkpoint)) as typeof first.checkpoint;
+      const second = verifyHistory(t.slice(split), checkpoint);
+      expect([...first.violations, ...second.violations]).toEqual(whole.violations);
+      expect(second.totalChecked).toBe(t.length);
+      expect(second.totalViolations).toBe(whole.violationCount);
+      expect(second.ok).toBe(false);
+    }
+  });
+});
