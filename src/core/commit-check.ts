@@ -7,6 +7,7 @@
  */
 import type { CommitRejection } from '../types.js';
 import { canonicalJson, sha256Hex } from './canonical.js';
+import { valueFingerprint } from './prepared-value.js';
 import type { NormalizedCommit } from './validate.js';
 
 export interface ScopeSnapshot {
@@ -167,6 +168,12 @@ function reject(
  * request is operation_id_conflict, with the same request a replay.
  */
 export function requestFingerprint(request: NormalizedCommit): string {
-  const { operationId: _operationId, ...rest } = request;
-  return sha256Hex(canonicalJson(rest));
+  const { operationId: _operationId, writes, ...rest } = request;
+  // Values enter through their fingerprints, so each value is canonicalized once per request.
+  const writeKeys = writes.map((write) =>
+    'delete' in write
+      ? write
+      : { name: write.name, expectRevision: write.expectRevision, value: valueFingerprint(write) },
+  );
+  return sha256Hex(canonicalJson({ ...rest, writes: writeKeys }));
 }

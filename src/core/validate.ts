@@ -14,7 +14,7 @@ import type {
   TakeoverRequest,
 } from '../types.js';
 import { INTENT_STATUSES } from '../types.js';
-import { canonicalJson } from './canonical.js';
+import { rememberValueJson } from './prepared-value.js';
 import {
   DEFAULT_LIMITS,
   NAME_PATTERN,
@@ -102,17 +102,22 @@ function requireArray(value: unknown, field: string, max: number): unknown[] {
   return value;
 }
 
-/** A JSON value (no undefined, functions, NaN or Infinity) no larger than the value limit. */
-export function requireJsonValue(value: unknown, field: string, limits: Limits): void {
+/**
+ * A JSON value (no undefined, functions, NaN or Infinity) no larger than the value limit; returns
+ * its JSON text, which has the byte length of its canonical form (only key order differs).
+ */
+export function requireJsonValue(value: unknown, field: string, limits: Limits): string {
   if (value === undefined) fail('invalid_request', `${field} is required`, { field });
   assertJson(value, field, 0);
-  const bytes = Buffer.byteLength(canonicalJson(value));
+  const json = JSON.stringify(value);
+  const bytes = Buffer.byteLength(json);
   if (bytes > limits.maxValueBytes) {
     fail('payload_too_large', `${field} is ${bytes} bytes; the limit is ${limits.maxValueBytes}`, {
       field,
       limit: limits.maxValueBytes,
     });
   }
+  return json;
 }
 
 const MAX_DEPTH = 64;
@@ -304,8 +309,10 @@ export function validateCommit(input: unknown, limits: Limits = DEFAULT_LIMITS):
       if (write.value === undefined) {
         fail('invalid_request', `${field} needs a value or delete: true`, { field });
       }
-      requireJsonValue(write.value, `${field}.value`, limits);
-      request.writes.push({ name, expectRevision, value: write.value });
+      const json = requireJsonValue(write.value, `${field}.value`, limits);
+      const valueWrite = { name, expectRevision, value: write.value };
+      rememberValueJson(valueWrite, json);
+      request.writes.push(valueWrite);
     }
   });
 

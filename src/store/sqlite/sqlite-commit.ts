@@ -4,7 +4,7 @@
  * and by the group committer, which runs many of these in one transaction.
  */
 import { auditEntry } from '../../core/audit-entry.js';
-import { fingerprint } from '../../core/canonical.js';
+import { valueFingerprint, valueJson } from '../../core/prepared-value.js';
 import { checkCommit, requestFingerprint, type RecordSnapshot } from '../../core/commit-check.js';
 import type { NormalizedCommit } from '../../core/validate.js';
 import { FencegateError } from '../../errors.js';
@@ -157,29 +157,29 @@ export function commitInTransaction(
     }
     // A write to an absent record starts a new lifetime at this revision.
     const incarnation = current.exists ? current.incarnation : revision;
-    const valueFingerprint = fingerprint(write.value);
+    const fingerprint = valueFingerprint(write);
     statements.upsertRecord.run({
       tenant,
       scope: request.scope,
       name: write.name,
-      value: JSON.stringify(write.value),
+      value: valueJson(write),
       revision,
       incarnation,
-      fingerprint: valueFingerprint,
+      fingerprint,
       now,
     });
     committedRecords.push({
       name: write.name,
       revision,
       incarnation,
-      fingerprint: valueFingerprint,
+      fingerprint,
     });
     auditRecords.push({
       name: write.name,
       expected: write.expectRevision,
       actual: current.revision,
       resulting: revision,
-      fingerprint: valueFingerprint,
+      fingerprint,
       deleted: false,
     });
   }
