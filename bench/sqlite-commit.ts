@@ -92,8 +92,13 @@ async function guardedRun(
 }
 
 /** Group commit: each lane owns scopes lane, lane+64, … so its expected revisions stay exact. */
-async function groupRun(path: string, seconds: number, inFlight: number): Promise<RunStats> {
-  const ctx = await guardedSetup(path, 'FULL', true);
+async function groupRun(
+  path: string,
+  synchronous: Synchronous,
+  seconds: number,
+  inFlight: number,
+): Promise<RunStats> {
+  const ctx = await guardedSetup(path, synchronous, true);
   const lanes = new Array<number>(inFlight).fill(0);
   let next = 0;
   const stats = await runConcurrent(seconds, inFlight, async () => {
@@ -123,7 +128,9 @@ export async function runSqliteCommitBench(
     const guardedNormal = await guardedRun(file('fg-normal'), 'NORMAL', seconds);
     const rawFull = await rawRun(file('raw-full'), 'FULL', seconds);
     const guardedFull = await guardedRun(file('fg-full'), 'FULL', seconds);
-    const groupFull = await groupRun(file('fg-group'), seconds, inFlight);
+    const groupFull = await groupRun(file('fg-group'), 'FULL', seconds, inFlight);
+    const groupNormal = await groupRun(file('fg-group-normal'), 'NORMAL', seconds, inFlight);
+    console.log(formatStats(`fencegate group commit, NORMAL, ${inFlight} in flight`, groupNormal));
     console.log(formatStats('raw UPDATE, synchronous=NORMAL', rawNormal));
     console.log(formatStats('fencegate commit, synchronous=NORMAL', guardedNormal));
     console.log(formatStats('raw UPDATE, synchronous=FULL', rawFull));

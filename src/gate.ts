@@ -1,6 +1,7 @@
 /**
  * Fencegate: the library facade. Validates input with the shared core rules, then calls the store,
- * which decides everything about authority inside its own transaction.
+ * which decides everything about authority inside its own transaction. Every method is async, so
+ * invalid input rejects the returned promise rather than throwing.
  */
 import { randomUUID } from 'node:crypto';
 import type { FencegateApi, FencegateOpsApi } from './api.js';
@@ -103,76 +104,80 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
     return new Fencegate(this.store, tenant, this.limits, false);
   }
 
-  acquire(request: AcquireRequest): Promise<Grant> {
-    return this.store.acquire(this.tenant, validateAcquire(request, this.limits));
+  async acquire(request: AcquireRequest): Promise<Grant> {
+    return await this.store.acquire(this.tenant, validateAcquire(request, this.limits));
   }
 
-  renew(request: RenewRequest): Promise<Grant> {
-    return this.store.renew(this.tenant, validateRenew(request, this.limits));
+  async renew(request: RenewRequest): Promise<Grant> {
+    return await this.store.renew(this.tenant, validateRenew(request, this.limits));
   }
 
-  release(request: ReleaseRequest): Promise<ReleaseResult> {
-    return this.store.release(this.tenant, validateRelease(request));
+  async release(request: ReleaseRequest): Promise<ReleaseResult> {
+    return await this.store.release(this.tenant, validateRelease(request));
   }
 
-  takeover(scope: string, request: TakeoverRequest): Promise<Grant> {
-    return this.store.takeover(
+  async takeover(scope: string, request: TakeoverRequest): Promise<Grant> {
+    return await this.store.takeover(
       this.tenant,
       requireName(scope, 'scope'),
       validateTakeover(request, this.limits),
     );
   }
 
-  cancel(scope: string, request: CancelRequest = {}): Promise<CancelResult> {
-    return this.store.cancel(this.tenant, requireName(scope, 'scope'), validateReason(request));
-  }
-
-  deleteScope(scope: string, request: CancelRequest = {}): Promise<DeleteScopeResult> {
-    return this.store.deleteScope(
+  async cancel(scope: string, request: CancelRequest = {}): Promise<CancelResult> {
+    return await this.store.cancel(
       this.tenant,
       requireName(scope, 'scope'),
       validateReason(request),
     );
   }
 
-  getScope(scope: string): Promise<ScopeState | null> {
-    return this.store.getScope(this.tenant, requireName(scope, 'scope'));
+  async deleteScope(scope: string, request: CancelRequest = {}): Promise<DeleteScopeResult> {
+    return await this.store.deleteScope(
+      this.tenant,
+      requireName(scope, 'scope'),
+      validateReason(request),
+    );
   }
 
-  listScopes(query: ListScopesQuery = {}): Promise<Page<ScopeState>> {
-    return this.store.listScopes(this.tenant, validateListScopes(query, this.limits));
+  async getScope(scope: string): Promise<ScopeState | null> {
+    return await this.store.getScope(this.tenant, requireName(scope, 'scope'));
   }
 
-  getRecord(scope: string, name: string): Promise<RecordState> {
-    return this.store.getRecord(
+  async listScopes(query: ListScopesQuery = {}): Promise<Page<ScopeState>> {
+    return await this.store.listScopes(this.tenant, validateListScopes(query, this.limits));
+  }
+
+  async getRecord(scope: string, name: string): Promise<RecordState> {
+    return await this.store.getRecord(
       this.tenant,
       requireName(scope, 'scope'),
       requireName(name, 'name'),
     );
   }
 
-  listRecords(scope: string): Promise<RecordState[]> {
-    return this.store.listRecords(this.tenant, requireName(scope, 'scope'));
+  async listRecords(scope: string): Promise<RecordState[]> {
+    return await this.store.listRecords(this.tenant, requireName(scope, 'scope'));
   }
 
-  commit(request: CommitRequest): Promise<CommitResult> {
-    return this.store.commit(this.tenant, validateCommit(request, this.limits));
+  async commit(request: CommitRequest): Promise<CommitResult> {
+    return await this.store.commit(this.tenant, validateCommit(request, this.limits));
   }
 
-  getOperation(operationId: string): Promise<CommitResult | null> {
-    return this.store.getOperation(this.tenant, requireName(operationId, 'operationId'));
+  async getOperation(operationId: string): Promise<CommitResult | null> {
+    return await this.store.getOperation(this.tenant, requireName(operationId, 'operationId'));
   }
 
-  listIntents(query: ListIntentsQuery = {}): Promise<Page<Intent>> {
-    return this.store.listIntents(this.tenant, validateListIntents(query, this.limits));
+  async listIntents(query: ListIntentsQuery = {}): Promise<Page<Intent>> {
+    return await this.store.listIntents(this.tenant, validateListIntents(query, this.limits));
   }
 
-  getIntent(effectKey: string): Promise<Intent | null> {
-    return this.store.getIntent(this.tenant, requireName(effectKey, 'effectKey'));
+  async getIntent(effectKey: string): Promise<Intent | null> {
+    return await this.store.getIntent(this.tenant, requireName(effectKey, 'effectKey'));
   }
 
-  audit(query: AuditQuery = {}): Promise<AuditPage> {
-    return this.store.readAudit(this.tenant, validateAuditQuery(query, this.limits));
+  async audit(query: AuditQuery = {}): Promise<AuditPage> {
+    return await this.store.readAudit(this.tenant, validateAuditQuery(query, this.limits));
   }
 
   /** The store's dispatch and cutover half; every adapter of this release has it except PostgreSQL. */
@@ -186,43 +191,43 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
     return this.store;
   }
 
-  claimIntents(request: ClaimIntentsRequest): Promise<Intent[]> {
-    return this.#ops().claimIntents(this.tenant, validateClaim(request, this.limits));
+  async claimIntents(request: ClaimIntentsRequest): Promise<Intent[]> {
+    return await this.#ops().claimIntents(this.tenant, validateClaim(request, this.limits));
   }
 
-  completeIntent(effectKey: string, request: CompleteIntentRequest): Promise<Intent> {
-    return this.#ops().completeIntent(
+  async completeIntent(effectKey: string, request: CompleteIntentRequest): Promise<Intent> {
+    return await this.#ops().completeIntent(
       this.tenant,
       requireName(effectKey, 'effectKey'),
       validateComplete(request),
     );
   }
 
-  registerPolicy(
+  async registerPolicy(
     request: RegisterPolicyRequest,
     registeredBy: string | null = null,
   ): Promise<{ policy: Policy; created: boolean }> {
-    return this.#ops().registerPolicy(this.tenant, validatePolicy(request), registeredBy);
+    return await this.#ops().registerPolicy(this.tenant, validatePolicy(request), registeredBy);
   }
 
-  listPolicies(): Promise<Policy[]> {
-    return this.#ops().listPolicies(this.tenant);
+  async listPolicies(): Promise<Policy[]> {
+    return await this.#ops().listPolicies(this.tenant);
   }
 
-  cutover(request: CutoverRequest): Promise<CutoverResult> {
+  async cutover(request: CutoverRequest): Promise<CutoverResult> {
     const valid = validateCutover(request, this.limits);
-    return this.#ops().cutover(this.tenant, {
+    return await this.#ops().cutover(this.tenant, {
       ...valid,
       cutoverId: valid.cutoverId ?? randomUUID(),
     });
   }
 
-  cutoverReport(cutoverId: string): Promise<CutoverReport | null> {
-    return buildCutoverReport(this.#ops(), this.tenant, requireName(cutoverId, 'cutoverId'));
+  async cutoverReport(cutoverId: string): Promise<CutoverReport | null> {
+    return await buildCutoverReport(this.#ops(), this.tenant, requireName(cutoverId, 'cutoverId'));
   }
 
-  recordJobEvents(events: JobEvent[]): Promise<void> {
-    return this.#ops().recordJobEvents(this.tenant, validateJobEvents({ events }));
+  async recordJobEvents(events: JobEvent[]): Promise<void> {
+    return await this.#ops().recordJobEvents(this.tenant, validateJobEvents({ events }));
   }
 
   async close(): Promise<void> {

@@ -33,6 +33,8 @@ export interface CommitCheckInput {
   now: number;
   /** Current state of a record (NEVER_EXISTED when absent). */
   record(scope: string, name: string): RecordSnapshot;
+  /** Whether `revision` was a deletion of the record (asked only when a write is stale). */
+  wasDeletedAt(scope: string, name: string, revision: number): boolean;
   effectKeyExists(effectKey: string): boolean;
 }
 
@@ -98,7 +100,13 @@ export function checkCommit(input: CommitCheckInput): CommitRejection | null {
   }
   for (const write of request.writes) {
     const current = input.record(request.scope, write.name);
-    const rejection = checkWrite(write.name, write.expectRevision, 'delete' in write, current);
+    const rejection = checkWrite(
+      write.name,
+      write.expectRevision,
+      'delete' in write,
+      current,
+      (rev) => input.wasDeletedAt(request.scope, write.name, rev),
+    );
     if (rejection !== null) return rejection;
   }
   for (const intent of request.intents) {
@@ -112,15 +120,16 @@ export function checkCommit(input: CommitCheckInput): CommitRejection | null {
 }
 
 /**
- * Revisions grow by exactly one per change of a record, so a re-created record's incarnation is
- * its tombstone's revision + 1. That lets the current row alone tell whether the revision the
- * writer read belonged to a lifetime that has since ended.
+ * Check 8 for one write. A read of absence (revision 0, or a deletion) saw no lifetime, so any
+ * change since is stale_revision; a read of a live revision whose lifetime has ended since
+ * (deleted, or deleted and re-created) is incarnation_changed.
  */
 export function checkWrite(
   name: string,
   expected: number,
   isDelete: boolean,
   current: RecordSnapshot,
+  wasDeletedAt: (revision: number) => boolean,
 ): CommitRejection | null {
   const details = { name, expected, actual: current.revision, exists: current.exists };
   if (expected === current.revision) {
@@ -133,7 +142,7 @@ export function checkWrite(
     }
     return null;
   }
-  if (lifetimeEnded(expected, current)) {
+  if (lifetimeEnded(expected, current, wasDeletedAt)) {
     return reject(
       'incarnation_changed',
       `record ${name} was read at revision ${expected} in a lifetime that has ended; it is now at revision ${current.revision}`,
@@ -147,12 +156,14 @@ export function checkWrite(
   );
 }
 
-function lifetimeEnded(expected: number, current: RecordSnapshot): boolean {
-  if (expected === 0 || expected > current.revision) return false;
-  const tombstoneBeforeCurrentLifetime = current.incarnation - 1;
-  if (current.exists) return expected < tombstoneBeforeCurrentLifetime;
-  // Tombstoned now: a read of the earlier tombstone was a read of absence, not of a lifetime.
-  return expected !== tombstoneBeforeCurrentLifetime;
+function lifetimeEnded(
+  expected: number,
+  current: RecordSnapshot,
+  wasDeletedAt: (revision: number) => boolean,
+): boolean {
+  if (expected === 0 || expected > current.revision || wasDeletedAt(expected)) return false;
+  // `expected` was a live revision: its lifetime ended unless it is the current one.
+  return !current.exists || expected < current.incarnation;
 }
 
 function reject(

@@ -23,11 +23,14 @@ export const DEFAULT_LIMITS: Limits = {
 
 export const DEFAULT_LIST_LIMIT = 100;
 
-/** Scope names, record names, holders, operation ids, task ids, effect keys, policy versions. */
-export const NAME_PATTERN = /^[A-Za-z0-9._:/@-]{1,256}$/;
+/**
+ * Scope names, record names, holders, operation ids, task ids, effect keys, policy versions.
+ * `.` and `..` are excluded: URL clients resolve them as path segments even when encoded.
+ */
+export const NAME_PATTERN = /^(?!\.{1,2}$)[A-Za-z0-9._:/@-]{1,256}$/;
 export const TARGET_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 export const TENANT_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
-export const NAME_RULE = '1 to 256 characters of A-Z a-z 0-9 . _ : / @ -';
+export const NAME_RULE = '1 to 256 characters of A-Z a-z 0-9 . _ : / @ - (not . or ..)';
 export const TARGET_RULE = '1 to 128 characters of A-Z a-z 0-9 . _ : -';
 export const TENANT_RULE = 'a lowercase letter or digit, then up to 62 of a-z 0-9 _ -';

@@ -135,12 +135,10 @@ function assertJson(value: unknown, field: string, depth: number): void {
     for (const item of value) assertJson(item, field, depth + 1);
     return;
   }
-  if (isObject(value) && Object.getPrototypeOf(value) !== null && value.constructor === Object) {
-    for (const item of Object.values(value)) assertJson(item, field, depth + 1);
-    return;
-  }
-  if (isObject(value) && Object.getPrototypeOf(value) === null) {
-    for (const item of Object.values(value)) assertJson(item, field, depth + 1);
+  // A plain object: its prototype, not its (possibly user-named) "constructor" key, says so.
+  const prototype: unknown = isObject(value) ? Object.getPrototypeOf(value) : undefined;
+  if (prototype === Object.prototype || prototype === null) {
+    for (const item of Object.values(value as Obj)) assertJson(item, field, depth + 1);
     return;
   }
   fail('invalid_request', `${field} must be a JSON value`, { field });

@@ -6,6 +6,8 @@ import type { Store } from './store.js';
 
 export interface OpenStoreOptions {
   clock?: Clock;
+  /** SQLite: batch concurrent commits into one transaction (the server turns this on). */
+  groupCommit?: boolean;
 }
 
 export const DEFAULT_STORE_URL = 'sqlite:./fencegate.db';

@@ -16,6 +16,7 @@ import type {
   CommittedRecord,
 } from '../../types.js';
 import { appendAudit } from './sqlite-audit.js';
+import { tombstoneRecord } from './sqlite-records.js';
 import { recordSnapshot, scopeSnapshot, type RecordRow, type ScopeRow } from './sqlite-rows.js';
 import type { SqliteStatements } from './sqlite-statements.js';
 
@@ -80,6 +81,8 @@ export function commitInTransaction(
     scope: scopeSnapshot(scopeRow),
     now,
     record,
+    wasDeletedAt: (scope, name, revision) =>
+      statements.wasDeletedAt.get(tenant, scope, name, revision) !== undefined,
     effectKeyExists: (effectKey) => statements.intentExists.get(tenant, effectKey) !== undefined,
   });
 
@@ -132,7 +135,7 @@ export function commitInTransaction(
     const current = record(request.scope, write.name);
     const revision = current.revision + 1;
     if ('delete' in write) {
-      statements.tombstoneRecord.run({
+      tombstoneRecord(statements, {
         tenant,
         scope: request.scope,
         name: write.name,

@@ -26,6 +26,7 @@ import type {
   TakeoverRequest,
 } from '../../types.js';
 import { appendAudit } from './sqlite-audit.js';
+import { tombstoneRecord } from './sqlite-records.js';
 import { scopeSnapshot, type ScopeRow } from './sqlite-rows.js';
 import type { SqliteStatements } from './sqlite-statements.js';
 
@@ -259,7 +260,7 @@ export function deleteScope(
     revision: number;
   }[];
   const records: AuditRecordChange[] = live.map(({ name, revision }) => {
-    ctx.statements.tombstoneRecord.run({
+    tombstoneRecord(ctx.statements, {
       tenant: ctx.tenant,
       scope,
       name,

@@ -154,4 +154,17 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX jobs_by_scope ON jobs (tenant, scope);
     `,
   },
+  {
+    version: 3,
+    name: 'record deletions',
+    sql: `
+      CREATE TABLE record_deletions (
+        tenant TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        name TEXT NOT NULL,
+        revision INTEGER NOT NULL,
+        PRIMARY KEY (tenant, scope, name, revision)
+      ) WITHOUT ROWID;
+    `,
+  },
 ];

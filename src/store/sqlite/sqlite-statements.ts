@@ -20,6 +20,8 @@ export class SqliteStatements {
   readonly listLiveRecordNames: Stmt;
   readonly upsertRecord: Stmt;
   readonly tombstoneRecord: Stmt;
+  readonly recordDeletion: Stmt;
+  readonly wasDeletedAt: Stmt;
 
   readonly getOperation: Stmt;
   readonly insertOperation: Stmt;
@@ -96,6 +98,13 @@ export class SqliteStatements {
       `UPDATE records SET present = 0, value = NULL, fingerprint = NULL, revision = @revision,
          updated_at = @now
        WHERE tenant = @tenant AND scope = @scope AND name = @name`,
+    );
+
+    this.recordDeletion = db.prepare(
+      `INSERT INTO record_deletions (tenant, scope, name, revision) VALUES (@tenant, @scope, @name, @revision)`,
+    );
+    this.wasDeletedAt = db.prepare(
+      `SELECT 1 FROM record_deletions WHERE tenant = ? AND scope = ? AND name = ? AND revision = ?`,
     );
 
     this.getOperation = db.prepare(

@@ -1,0 +1,142 @@
+/**
+ * `fencegate serve`: runs the HTTP server until SIGTERM or SIGINT, then lets in-flight requests
+ * finish and closes the store.
+ */
+import { DEFAULT_STORE_URL, redactUrl } from '../store/open.js';
+import { createLogger } from '../server/logger.js';
+import { startServer, type FirstRunTokens } from '../server/start-server.js';
+import { ManualClock } from '../testing/manual-clock.js';
+import {
+  EXIT_OK,
+  stringOption,
+  UsageError,
+  type CliIo,
+  type Command,
+  type FlagValues,
+} from './command.js';
+
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_PORT = 7420;
+const MIN_ADMIN_TOKEN_LENGTH = 16;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+const USAGE = `Usage: fencegate serve [--store URL] [--host HOST] [--port PORT]
+
+Runs the fencegate HTTP API. Prints "fencegate listening on http://HOST:PORT" once it
+accepts requests; exits cleanly on SIGTERM or SIGINT after in-flight requests finish.
+
+Options:
+  --store URL    sqlite:PATH, sqlite::memory: or postgres://…  (env FENCEGATE_STORE, default ${DEFAULT_STORE_URL})
+  --host HOST    address to listen on                           (env FENCEGATE_HOST, default ${DEFAULT_HOST})
+  --port PORT    port to listen on, 0 for any free port         (env FENCEGATE_PORT, default ${DEFAULT_PORT})
+  -h, --help     show this help
+
+Environment:
+  FENCEGATE_ADMIN_TOKEN   the admin token (at least ${MIN_ADMIN_TOKEN_LENGTH} characters); it only manages tokens.
+                          Without it, a store that has no tokens yet gets a first-run admin
+                          token and an operator token for tenant "dev", printed once.
+  FENCEGATE_LOG_LEVEL     ${LOG_LEVELS.join(', ')} (default info); logs are JSON lines on stdout.
+`;
+
+export const serveCommand: Command = {
+  name: 'serve',
+  summary: 'run the HTTP API',
+  usage: USAGE,
+  flags: { store: { type: 'string' }, host: { type: 'string' }, port: { type: 'string' } },
+  run: serve,
+};
+
+async function serve(flags: FlagValues, io: CliIo): Promise<number> {
+  const store = stringOption(flags, 'store', io.env, 'FENCEGATE_STORE', DEFAULT_STORE_URL);
+  const host = stringOption(flags, 'host', io.env, 'FENCEGATE_HOST', DEFAULT_HOST);
+  const port = parsePort(
+    stringOption(flags, 'port', io.env, 'FENCEGATE_PORT', String(DEFAULT_PORT)),
+  );
+  const adminToken = adminTokenFrom(io.env);
+  const level = io.env.FENCEGATE_LOG_LEVEL ?? 'info';
+  if (!LOG_LEVELS.includes(level)) {
+    throw new UsageError(`FENCEGATE_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  }
+  const testClock = testClockFrom(io);
+
+  const running = await startServer({
+    store,
+    host,
+    port,
+    logger: createLogger(level),
+    ...(adminToken === undefined ? {} : { adminToken }),
+    ...(testClock === undefined ? {} : { testClock }),
+  });
+  if (running.firstRun !== null) io.stdout(firstRunText(running.firstRun, running.url));
+  io.stdout(`fencegate listening on ${running.url}\n`);
+
+  await waitForSignal(io);
+  await running.close();
+  io.stderr(`fencegate: stopped; store ${redactUrl(store)} closed\n`);
+  return EXIT_OK;
+}
+
+function parsePort(text: string): number {
+  if (!/^\d{1,5}$/.test(text) || Number(text) > 65_535) {
+    throw new UsageError(`--port must be an integer from 0 to 65535, not "${text}"`);
+  }
+  return Number(text);
+}
+
+function adminTokenFrom(env: Record<string, string | undefined>): string | undefined {
+  const token = env.FENCEGATE_ADMIN_TOKEN;
+  if (token === undefined || token === '') return undefined;
+  if (token.length < MIN_ADMIN_TOKEN_LENGTH || /\s/.test(token)) {
+    throw new UsageError(
+      `FENCEGATE_ADMIN_TOKEN must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters without spaces`,
+    );
+  }
+  return token;
+}
+
+/** FENCEGATE_TEST_CLOCK=manual: a test server whose store time moves only by POST /v1/test/clock. */
+function testClockFrom(io: CliIo): ManualClock | undefined {
+  const mode = io.env.FENCEGATE_TEST_CLOCK;
+  if (mode === undefined || mode === '') return undefined;
+  if (mode !== 'manual') throw new UsageError('FENCEGATE_TEST_CLOCK may only be "manual"');
+  io.stderr(
+    'fencegate: FENCEGATE_TEST_CLOCK=manual -- store time moves only by POST /v1/test/clock. For tests only.\n',
+  );
+  return new ManualClock();
+}
+
+function firstRunText(tokens: FirstRunTokens, url: string): string {
+  return [
+    '',
+    'fencegate first run: this store had no tokens, so two were created.',
+    'They are shown only this once and stored hashed; copy them now.',
+    '',
+    `  admin token (manages tokens only):   ${tokens.adminToken}`,
+    `  operator token, tenant "${tokens.operatorTenant}":        ${tokens.operatorToken}`,
+    '',
+    'Try:',
+    `  curl -s -H "Authorization: Bearer ${tokens.operatorToken}" ${url}/v1/scopes`,
+    '',
+    '',
+  ].join('\n');
+}
+
+/** Resolves on the first SIGTERM or SIGINT; a second one exits at once. */
+function waitForSignal(io: CliIo): Promise<void> {
+  return new Promise((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      io.stderr(`fencegate: ${signal} received; finishing in-flight requests\n`);
+      process.removeListener('SIGTERM', onSignal);
+      process.removeListener('SIGINT', onSignal);
+      const force = (again: NodeJS.Signals) => {
+        io.stderr(`fencegate: ${again} received again; exiting without waiting\n`);
+        process.exit(1);
+      };
+      process.once('SIGTERM', force);
+      process.once('SIGINT', force);
+      resolve();
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+}

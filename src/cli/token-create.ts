@@ -1,0 +1,65 @@
+/**
+ * `fencegate token create`: opens the store directly (a running server's SQLite file works too),
+ * stores a new token's hash and prints the token once.
+ */
+import { DEFAULT_STORE_URL, openStore } from '../store/open.js';
+import { issueToken } from '../server/tokens.js';
+import {
+  EXIT_OK,
+  requiredString,
+  stringOption,
+  UsageError,
+  type CliIo,
+  type Command,
+  type FlagValues,
+} from './command.js';
+
+const USAGE = `Usage: fencegate token create --tenant T --role worker|operator [--store URL] [--label L]
+
+Creates a token of one tenant and one role and prints it on stdout (details on stderr).
+The token is shown only this once; the store keeps its sha256.
+
+Options:
+  --tenant T     the tenant the token acts for (a-z 0-9 _ -, starting with a letter or digit)
+  --role ROLE    worker, or operator (a worker, plus takeover, cancel, delete and audit)
+  --store URL    store URL (env FENCEGATE_STORE, default ${DEFAULT_STORE_URL})
+  --label L      a note kept with the token
+  -h, --help     show this help
+
+Example:
+  export FENCEGATE_TOKEN=$(fencegate token create --tenant acme --role worker)
+`;
+
+export const tokenCreateCommand: Command = {
+  name: 'token create',
+  summary: 'create a worker or operator token for a tenant',
+  usage: USAGE,
+  flags: {
+    tenant: { type: 'string' },
+    role: { type: 'string' },
+    store: { type: 'string' },
+    label: { type: 'string' },
+  },
+  run: createToken,
+};
+
+async function createToken(flags: FlagValues, io: CliIo): Promise<number> {
+  const tenant = requiredString(flags, 'tenant');
+  const role = requiredString(flags, 'role');
+  if (role !== 'worker' && role !== 'operator') {
+    throw new UsageError(`--role must be worker or operator, not "${role}"`);
+  }
+  const label = typeof flags.label === 'string' ? flags.label : undefined;
+  const storeUrl = stringOption(flags, 'store', io.env, 'FENCEGATE_STORE', DEFAULT_STORE_URL);
+  const store = await openStore(storeUrl);
+  try {
+    const { record, token } = await issueToken(store, { tenant, role: role, label });
+    io.stdout(`${token}\n`);
+    io.stderr(
+      `fencegate: created ${record.role} token ${record.id} for tenant ${record.tenant}; it is shown only this once\n`,
+    );
+  } finally {
+    await store.close();
+  }
+  return EXIT_OK;
+}

@@ -1,0 +1,373 @@
+/**
+ * FencegateClient: the FencegateApi over HTTP. Code written against the library runs unchanged
+ * against a fencegate server. Errors are the library's (same FencegateError, same codes).
+ *
+ * Retries are limited to what cannot do harm: any request that was never sent or that the server
+ * answered with store_unavailable (nothing changed), reads after a lost connection, and commits,
+ * which carry an operationId: after an unknown outcome or a lost reply the client reads the stored
+ * outcome (getOperation) and only resends the same commit when the store has none.
+ */
+import type { FencegateApi } from '../api.js';
+import { requireName } from '../core/validate.js';
+import { FencegateError, isFencegateError } from '../errors.js';
+import type {
+  AcquireRequest,
+  AuditPage,
+  AuditQuery,
+  CancelRequest,
+  CancelResult,
+  CommitRequest,
+  CommitResult,
+  DeleteScopeResult,
+  Grant,
+  Intent,
+  ListIntentsQuery,
+  ListScopesQuery,
+  Page,
+  RecordState,
+  ReleaseRequest,
+  ReleaseResult,
+  RenewRequest,
+  ScopeState,
+  TakeoverRequest,
+} from '../types.js';
+import {
+  errorFromReply,
+  exchange,
+  isSuccess,
+  isUnavailableStatus,
+  nothingChanged,
+  TransportError,
+  type Reply,
+} from './transport.js';
+import type {
+  AcquireBody,
+  AuditPageAnswer,
+  CancelAnswer,
+  CommitAnswer,
+  CommitBody,
+  DeleteScopeAnswer,
+  GrantAnswer,
+  IntentAnswer,
+  IntentPageAnswer,
+  RecordAnswer,
+  RecordListAnswer,
+  ReleaseAnswer,
+  ReleaseBody,
+  RenewBody,
+  ScopeAnswer,
+  ScopePageAnswer,
+  TakeoverBody,
+} from './wire.js';
+
+export interface FencegateClientOptions {
+  /** The server's base URL, e.g. http://127.0.0.1:7420. */
+  url: string;
+  /** A worker or operator token of one tenant. */
+  token: string;
+  /** Per attempt; default 10,000 ms. */
+  timeoutMs?: number;
+  /** Extra attempts for what may be retried; default 3. */
+  retries?: number;
+}
+
+type Kind = 'read' | 'write';
+
+const MAX_BACKOFF_MS = 1_000;
+
+export class FencegateClient implements FencegateApi {
+  readonly url: string;
+  readonly #token: string;
+  readonly #timeoutMs: number;
+  readonly #retries: number;
+
+  constructor(options: FencegateClientOptions) {
+    this.url = options.url.replace(/\/+$/, '');
+    this.#token = options.token;
+    this.#timeoutMs = options.timeoutMs ?? 10_000;
+    this.#retries = options.retries ?? 3;
+  }
+
+  async acquire(request: AcquireRequest): Promise<Grant> {
+    return await this.#call<GrantAnswer>(
+      'write',
+      'POST',
+      '/v1/leases/acquire',
+      request satisfies AcquireBody,
+    );
+  }
+
+  async renew(request: RenewRequest): Promise<Grant> {
+    return await this.#call<GrantAnswer>(
+      'write',
+      'POST',
+      '/v1/leases/renew',
+      request satisfies RenewBody,
+    );
+  }
+
+  async release(request: ReleaseRequest): Promise<ReleaseResult> {
+    return await this.#call<ReleaseAnswer>(
+      'write',
+      'POST',
+      '/v1/leases/release',
+      request satisfies ReleaseBody,
+    );
+  }
+
+  async takeover(scope: string, request: TakeoverRequest): Promise<Grant> {
+    return await this.#call<GrantAnswer>(
+      'write',
+      'POST',
+      `/v1/scopes/${segment(scope, 'scope')}/takeover`,
+      request satisfies TakeoverBody,
+    );
+  }
+
+  async cancel(scope: string, request: CancelRequest = {}): Promise<CancelResult> {
+    return await this.#call<CancelAnswer>(
+      'write',
+      'POST',
+      `/v1/scopes/${segment(scope, 'scope')}/cancel`,
+      request,
+    );
+  }
+
+  async deleteScope(scope: string, request: CancelRequest = {}): Promise<DeleteScopeResult> {
+    const body = Object.keys(request).length === 0 ? undefined : request;
+    return await this.#call<DeleteScopeAnswer>(
+      'write',
+      'DELETE',
+      `/v1/scopes/${segment(scope, 'scope')}`,
+      body,
+    );
+  }
+
+  async getScope(scope: string): Promise<ScopeState | null> {
+    return await orNull(
+      this.#call<ScopeAnswer>('read', 'GET', `/v1/scopes/${segment(scope, 'scope')}`),
+      'scope_not_found',
+    );
+  }
+
+  async listScopes(query: ListScopesQuery = {}): Promise<Page<ScopeState>> {
+    return await this.#call<ScopePageAnswer>('read', 'GET', `/v1/scopes${queryString(query)}`);
+  }
+
+  async getRecord(scope: string, name: string): Promise<RecordState> {
+    return await this.#call<RecordAnswer>(
+      'read',
+      'GET',
+      `/v1/scopes/${segment(scope, 'scope')}/records/${segment(name, 'name')}`,
+    );
+  }
+
+  async listRecords(scope: string): Promise<RecordState[]> {
+    const answer = await this.#call<RecordListAnswer>(
+      'read',
+      'GET',
+      `/v1/scopes/${segment(scope, 'scope')}/records`,
+    );
+    return answer.items;
+  }
+
+  async getOperation(operationId: string): Promise<CommitResult | null> {
+    return await orNull(
+      this.#call<CommitAnswer>(
+        'read',
+        'GET',
+        `/v1/operations/${segment(operationId, 'operationId')}`,
+      ),
+      'not_found',
+    );
+  }
+
+  async listIntents(query: ListIntentsQuery = {}): Promise<Page<Intent>> {
+    return await this.#call<IntentPageAnswer>('read', 'GET', `/v1/intents${queryString(query)}`);
+  }
+
+  async getIntent(effectKey: string): Promise<Intent | null> {
+    return await orNull(
+      this.#call<IntentAnswer>('read', 'GET', `/v1/intents/${segment(effectKey, 'effectKey')}`),
+      'not_found',
+    );
+  }
+
+  async audit(query: AuditQuery = {}): Promise<AuditPage> {
+    return await this.#call<AuditPageAnswer>('read', 'GET', `/v1/audit${queryString(query)}`);
+  }
+
+  /**
+   * Sends the commit; a committed (200) or rejected (409) answer is returned as is. When the
+   * outcome is unknown (outcome_unknown, a server fault, a lost connection or a timeout), the
+   * stored outcome decides: committed or rejected is returned, absent means nothing happened and
+   * the same commit is sent again. Still unknown after the retries: outcome_unknown.
+   */
+  async commit(request: CommitRequest): Promise<CommitResult> {
+    const body: CommitBody = request;
+    let unknown: string | undefined;
+    let lastError: FencegateError | undefined;
+    for (let attempt = 0; attempt <= this.#retries; attempt++) {
+      if (attempt > 0) await backoff(attempt);
+      let reply: Reply;
+      try {
+        reply = await this.#send('POST', '/v1/commit', body);
+      } catch (error) {
+        if (!(error instanceof TransportError)) throw error;
+        lastError = unreachable(this.url, error);
+        if (error.failure === 'not_sent') continue;
+        unknown = error.message;
+        const stored = await this.#storedOutcome(request.operationId);
+        if (stored !== undefined && stored !== null) return stored;
+        continue;
+      }
+      if (reply.status === 200 || (reply.status === 409 && isCommitAnswer(reply.body))) {
+        return reply.body as CommitAnswer;
+      }
+      const error = errorFromReply(reply);
+      if (nothingChanged(reply)) {
+        lastError = error;
+        continue;
+      }
+      if (error.code !== 'outcome_unknown' && reply.status < 500) throw error;
+      unknown = error.message;
+      lastError = error;
+      const stored = await this.#storedOutcome(request.operationId);
+      if (stored !== undefined && stored !== null) return stored;
+    }
+    if (unknown !== undefined) {
+      throw new FencegateError(
+        'outcome_unknown',
+        `the outcome of commit ${request.operationId} is unknown (${unknown}); read getOperation('${request.operationId}') or send the same commit again`,
+        { operationId: request.operationId },
+      );
+    }
+    throw (
+      lastError ??
+      new FencegateError('store_unavailable', `could not reach fencegate at ${this.url}`)
+    );
+  }
+
+  /** The stored outcome, null when absent, undefined when it cannot be read right now. */
+  async #storedOutcome(operationId: string): Promise<CommitResult | null | undefined> {
+    try {
+      return await this.getOperation(operationId);
+    } catch (error) {
+      if (
+        isFencegateError(error) &&
+        (error.code === 'store_unavailable' || error.code === 'internal_error')
+      ) {
+        return undefined;
+      }
+      throw error;
+    }
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  async #call<T>(kind: Kind, method: string, path: string, body?: unknown): Promise<T> {
+    let lastError: FencegateError | undefined;
+    for (let attempt = 0; attempt <= this.#retries; attempt++) {
+      if (attempt > 0) await backoff(attempt);
+      let reply: Reply;
+      try {
+        reply = await this.#send(method, path, body);
+      } catch (error) {
+        if (!(error instanceof TransportError)) throw error;
+        if (error.failure === 'lost' && kind === 'write') {
+          throw new FencegateError(
+            'outcome_unknown',
+            `the connection was lost after ${method} ${path} was sent (${error.message}); read the state to learn whether it took effect`,
+          );
+        }
+        lastError = unreachable(this.url, error);
+        continue;
+      }
+      if (isSuccess(reply)) return reply.body as T;
+      const error = errorFromReply(reply);
+      const retryable =
+        nothingChanged(reply) || (kind === 'read' && isUnavailableStatus(reply.status));
+      if (!retryable) throw error;
+      lastError = error;
+    }
+    throw (
+      lastError ??
+      new FencegateError('store_unavailable', `could not reach fencegate at ${this.url}`)
+    );
+  }
+
+  #send(method: string, path: string, body: unknown): Promise<Reply> {
+    return exchange(`${this.url}${path}`, {
+      method,
+      token: this.#token,
+      body,
+      timeoutMs: this.#timeoutMs,
+    });
+  }
+}
+
+function isCommitAnswer(body: unknown): boolean {
+  const outcome = (body as { outcome?: unknown } | undefined)?.outcome;
+  return outcome === 'committed' || outcome === 'rejected';
+}
+
+async function orNull<T>(
+  call: Promise<T>,
+  code: 'scope_not_found' | 'not_found',
+): Promise<T | null> {
+  try {
+    return await call;
+  } catch (error) {
+    if (isFencegateError(error) && error.code === code) return null;
+    throw error;
+  }
+}
+
+function unreachable(url: string, error: TransportError): FencegateError {
+  return new FencegateError(
+    'store_unavailable',
+    `could not reach fencegate at ${url}: ${error.message}`,
+    {},
+    {
+      cause: error,
+    },
+  );
+}
+
+/**
+ * A name as a path segment. It is checked first with the shared validator (same code and message
+ * as the library): an empty or malformed name would otherwise address another route. The names
+ * `.` and `..` are refused here: every URL parser (fetch, curl) resolves them as dot segments,
+ * even percent-encoded, so no request can carry them in a path.
+ */
+function segment(name: string, field: string): string {
+  requireName(name, field);
+  if (name === '.' || name === '..') {
+    throw new FencegateError(
+      'invalid_request',
+      `${field} "${name}" cannot be addressed in a URL path`,
+      {
+        field,
+      },
+    );
+  }
+  return encodeURIComponent(name);
+}
+
+function queryString(query: object): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) {
+    if (value !== undefined) params.set(key, String(value));
+  }
+  const text = params.toString();
+  return text === '' ? '' : `?${text}`;
+}
+
+/** Exponential backoff with jitter: about 50, 100, 200 ms …, at most 1 s. */
+function backoff(attempt: number): Promise<void> {
+  const ceiling = Math.min(MAX_BACKOFF_MS, 25 * 2 ** attempt);
+  const ms = ceiling / 2 + Math.random() * (ceiling / 2);
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

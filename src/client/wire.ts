@@ -1,0 +1,89 @@
+/**
+ * The wire types, derived from the server's TypeBox schemas, and a compile-time proof that they
+ * describe the same shapes as the library's types (types.ts). If either side changes alone, the
+ * build fails here instead of a client failing at run time.
+ */
+import type { Static } from '@sinclair/typebox';
+import type * as answers from '../server/schemas/answers.js';
+import type { RequestSchemas } from '../server/schemas/requests.js';
+import type {
+  AcquireRequest,
+  AuditEntry,
+  AuditPage,
+  AuditQuery,
+  CancelRequest,
+  CancelResult,
+  CommitCommitted,
+  CommitRejected,
+  CommitRequest,
+  DeleteScopeResult,
+  Grant,
+  Intent,
+  ListIntentsQuery,
+  ListScopesQuery,
+  Page,
+  RecordState,
+  ReleaseRequest,
+  ReleaseResult,
+  RenewRequest,
+  ScopeState,
+  TakeoverRequest,
+} from '../types.js';
+
+export type AcquireBody = Static<RequestSchemas['AcquireBody']>;
+export type RenewBody = Static<RequestSchemas['RenewBody']>;
+export type ReleaseBody = Static<RequestSchemas['ReleaseBody']>;
+export type TakeoverBody = Static<RequestSchemas['TakeoverBody']>;
+export type ReasonBody = Static<RequestSchemas['ReasonBody']>;
+export type CommitBody = Static<RequestSchemas['CommitBody']>;
+export type ListScopesParams = Static<RequestSchemas['ListScopesQuery']>;
+export type ListIntentsParams = Static<RequestSchemas['ListIntentsQuery']>;
+export type AuditParams = Static<RequestSchemas['AuditQuery']>;
+export type CreateTokenBody = Static<RequestSchemas['CreateTokenBody']>;
+
+export type GrantAnswer = Static<typeof answers.GrantSchema>;
+export type ScopeAnswer = Static<typeof answers.ScopeSchema>;
+export type ScopePageAnswer = Static<typeof answers.ScopePageSchema>;
+export type RecordAnswer = Static<typeof answers.RecordSchema>;
+export type RecordListAnswer = Static<typeof answers.RecordListSchema>;
+export type ReleaseAnswer = Static<typeof answers.ReleaseResultSchema>;
+export type CancelAnswer = Static<typeof answers.CancelResultSchema>;
+export type DeleteScopeAnswer = Static<typeof answers.DeleteScopeResultSchema>;
+export type CommitCommittedAnswer = Static<typeof answers.CommitCommittedSchema>;
+export type CommitRejectedAnswer = Static<typeof answers.CommitRejectedSchema>;
+export type CommitAnswer = Static<typeof answers.CommitResultSchema>;
+export type IntentAnswer = Static<typeof answers.IntentSchema>;
+export type IntentPageAnswer = Static<typeof answers.IntentPageSchema>;
+export type AuditEntryAnswer = Static<typeof answers.AuditEntrySchema>;
+export type AuditPageAnswer = Static<typeof answers.AuditPageSchema>;
+export type TokenCreatedAnswer = Static<typeof answers.TokenCreatedSchema>;
+export type ErrorAnswer = Static<typeof import('../server/schemas/common.js').ErrorBody>;
+
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Assert<T extends true> = T;
+
+/** Each entry fails to compile when a wire schema and its library type disagree. */
+export type WireMatchesLibrary = [
+  Assert<Same<AcquireBody, AcquireRequest>>,
+  Assert<Same<RenewBody, RenewRequest>>,
+  Assert<Same<ReleaseBody, ReleaseRequest>>,
+  Assert<Same<TakeoverBody, TakeoverRequest>>,
+  Assert<Same<ReasonBody, CancelRequest>>,
+  Assert<Same<CommitBody, CommitRequest>>,
+  Assert<Same<ListScopesParams, ListScopesQuery>>,
+  Assert<Same<ListIntentsParams, ListIntentsQuery>>,
+  Assert<Same<AuditParams, AuditQuery>>,
+  Assert<Same<GrantAnswer, Grant>>,
+  Assert<Same<ScopeAnswer, ScopeState>>,
+  Assert<Same<ScopePageAnswer, Page<ScopeState>>>,
+  Assert<Same<RecordAnswer, RecordState>>,
+  Assert<Same<ReleaseAnswer, ReleaseResult>>,
+  Assert<Same<CancelAnswer, CancelResult>>,
+  Assert<Same<DeleteScopeAnswer, DeleteScopeResult>>,
+  Assert<Same<CommitCommittedAnswer, CommitCommitted>>,
+  Assert<Same<CommitRejectedAnswer, CommitRejected>>,
+  Assert<Same<IntentAnswer, Intent>>,
+  Assert<Same<IntentPageAnswer, Page<Intent>>>,
+  Assert<Same<AuditEntryAnswer, AuditEntry>>,
+  Assert<Same<AuditPageAnswer, AuditPage>>,
+];

@@ -1,0 +1,220 @@
+/**
+ * The Fastify application: routes from routes/index.ts, validated by their TypeBox schemas and the
+ * shared core validators, authenticated per request, answered with the one error body. The store
+ * is the caller's: closing the server does not close it (startServer does).
+ */
+import { randomUUID } from 'node:crypto';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
+import { DEFAULT_LIMITS, type Limits } from '../core/limits.js';
+import { FencegateError } from '../errors.js';
+import { Fencegate } from '../gate.js';
+import type { DispatchCutoverStore, Store } from '../store/store.js';
+import type { ManualClock } from '../testing/manual-clock.js';
+import { authenticate, authorize, type Principal } from './auth.js';
+import { toWireError } from './error-handler.js';
+import { createLogger } from './logger.js';
+import { ServerMetrics } from './metrics.js';
+import { buildOpenApiDocument } from './openapi.js';
+import type { AnyRoute, RouteContext, RouteFile } from './route.js';
+import { ROUTE_FILES } from './routes/index.js';
+import { testClockRoutes } from './routes/test-clock.js';
+import { requestSchemas } from './schemas/requests.js';
+import { createValidatorCompiler } from './validation.js';
+import { packageVersion } from './version.js';
+
+export interface ServerLimits extends Limits {
+  /** The largest request body, in bytes (HTTP-API.md: 1 MiB). */
+  maxBodyBytes: number;
+}
+
+export const DEFAULT_SERVER_LIMITS: ServerLimits = { ...DEFAULT_LIMITS, maxBodyBytes: 1024 * 1024 };
+
+export interface ServerOptions {
+  store: Store;
+  /** The admin token (FENCEGATE_ADMIN_TOKEN); admin tokens kept in the store work as well. */
+  adminToken?: string;
+  /** true: JSON logs to stdout at info; a pino logger: use it; false or absent: no logs. */
+  logger?: boolean | FastifyBaseLogger;
+  limits?: Partial<ServerLimits>;
+  /** Test servers only: registers POST /v1/test/clock to move this clock. */
+  testClock?: ManualClock;
+  /** Also export the process metrics of prom-client (CPU, memory, event loop). */
+  processMetrics?: boolean;
+}
+
+export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
+  const limits: ServerLimits = { ...DEFAULT_SERVER_LIMITS, ...options.limits };
+  const { store } = options;
+  const gate = await Fencegate.open({ store, limits });
+  const metrics = new ServerMetrics({
+    defaultMetrics: options.processMetrics === true,
+    ...intentCountsOf(store),
+  });
+  const schemas = requestSchemas(limits);
+  const files: RouteFile[] = [...ROUTE_FILES];
+  if (options.testClock !== undefined) files.push(testClockRoutes(options.testClock));
+  const routes = files.flatMap((file) => file(schemas, limits));
+  const routeByKey = new Map(routes.map((spec) => [`${spec.method} ${spec.url}`, spec]));
+  const findRoute = (method: string, url: string | undefined) => routeByKey.get(`${method} ${url}`);
+  let openapi: Record<string, unknown> | undefined;
+  const openapiDocument = () => (openapi ??= buildOpenApiDocument(routes, packageVersion()));
+
+  const app = Fastify({
+    ...loggerOptions(options.logger),
+    bodyLimit: limits.maxBodyBytes,
+    // Scope names are up to 256 characters, and URL-encoding can triple them.
+    routerOptions: { maxParamLength: 4096 },
+    exposeHeadRoutes: false,
+    // Draining is ours: see the onRequest hook.
+    return503OnClosing: false,
+    genReqId: () => randomUUID(),
+    // One line per request, written in onResponse: method, route, status and time, never a body.
+    logController: new LogController({ disableRequestLogging: true }),
+    frameworkErrors: (error, request, reply) => {
+      const wire = toWireError(error, request.id, limits.maxBodyBytes);
+      void (reply as FastifyReply).code(wire.status).type('application/json').send(wire.body);
+    },
+  }) as unknown as FastifyInstance;
+
+  app.removeContentTypeParser('text/plain');
+  app.setValidatorCompiler(createValidatorCompiler(findRoute));
+
+  const principals = new WeakMap<FastifyRequest, Principal>();
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    void reply.header('x-request-id', request.id);
+    if (closing) {
+      void reply.header('connection', 'close');
+      throw new FencegateError(
+        'store_unavailable',
+        'the server is shutting down; nothing was changed',
+      );
+    }
+    const spec = findRoute(request.method, request.routeOptions.url);
+    if (spec === undefined || spec.auth === 'public') return;
+    const principal = await authenticate(request.headers.authorization, store, options.adminToken);
+    authorize(spec.auth, principal);
+    principals.set(request, principal);
+  });
+
+  // While draining, each answer closes its connection, so keep-alive clients do not hold the
+  // shutdown open.
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (closing) void reply.header('connection', 'close');
+    done(null, payload);
+  });
+
+  app.addHook('onResponse', (request, reply, done) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+    request.log.info(
+      {
+        method: request.method,
+        route,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 10) / 10,
+      },
+      'request',
+    );
+    done();
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    const wire = toWireError(error, request.id, limits.maxBodyBytes);
+    if (wire.unexpected) request.log.error({ err: error }, 'unexpected error');
+    else if (wire.status >= 500)
+      request.log.warn({ code: wire.body.error.code }, wire.body.error.message);
+    return reply.code(wire.status).type('application/json').send(wire.body);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    const shown = path.length > 200 ? `${path.slice(0, 200)}…` : path;
+    const error = new FencegateError('not_found', `no route ${request.method} ${shown}`);
+    return reply.code(404).type('application/json').send({ error: error.toJSON() });
+  });
+
+  for (const spec of routes) {
+    app.route({
+      method: spec.method,
+      url: spec.url,
+      schema: {
+        ...(spec.params === undefined ? {} : { params: spec.params }),
+        ...(spec.querystring === undefined ? {} : { querystring: spec.querystring }),
+        ...(spec.body === undefined ? {} : { body: spec.body }),
+      },
+      // A missing body may stand for `{}`; a JSON null is a body of the wrong type.
+      ...(spec.bodyOptional === true
+        ? {
+            preValidation: (
+              request: FastifyRequest,
+              _reply: FastifyReply,
+              done: (error?: Error) => void,
+            ) => {
+              done(
+                request.body === null
+                  ? new FencegateError('invalid_request', 'body must be a JSON object', {
+                      field: 'body',
+                    })
+                  : undefined,
+              );
+            },
+          }
+        : {}),
+      handler: async (request, reply) => {
+        const ctx = routeContext(request, principals.get(request) ?? null);
+        const answer = await spec.handler(
+          { params: request.params, query: request.query, body: request.body },
+          ctx,
+        );
+        void reply.code(answer.status ?? 200).type(answer.contentType ?? 'application/json');
+        return answer.body;
+      },
+    });
+  }
+
+  function routeContext(request: FastifyRequest, principal: Principal | null): RouteContext {
+    return {
+      principal,
+      tenantApi: () => {
+        if (principal?.kind !== 'tenant') throw new Error('this route has no tenant');
+        return gate.forTenant(principal.tenant);
+      },
+      store,
+      limits,
+      metrics,
+      requestId: request.id,
+      openapi: openapiDocument,
+    };
+  }
+
+  return app;
+}
+
+/** Stores that count intents per status feed the intents gauge; the others leave it out. */
+function intentCountsOf(store: Store): { intentCounts?: DispatchCutoverStore['countIntents'] } {
+  const counting = store as Store & Partial<Pick<DispatchCutoverStore, 'countIntents'>>;
+  const count = counting.countIntents;
+  return typeof count === 'function' ? { intentCounts: (tenant) => count.call(store, tenant) } : {};
+}
+
+function loggerOptions(logger: ServerOptions['logger']): {
+  logger?: boolean;
+  loggerInstance?: FastifyBaseLogger;
+} {
+  if (logger === undefined || logger === false) return { logger: false };
+  return { loggerInstance: logger === true ? createLogger() : logger };
+}
+
+export type { AnyRoute };

@@ -1,0 +1,115 @@
+/**
+ * Prometheus metrics of one server. Each server has its own registry, so several servers in one
+ * process (tests) do not share counters. Labels never carry tenants, scopes, tokens or values.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { INTENT_STATUSES, type CommitResult, type IntentStatus } from '../types.js';
+
+/** Rejections that mean the caller acted on an outdated view of authority or state. */
+const STALE_CODES = new Set([
+  'stale_fence',
+  'not_holder',
+  'authority_revoked',
+  'lease_expired',
+  'stale_policy',
+  'stale_dependency',
+  'stale_revision',
+  'incarnation_changed',
+]);
+
+export type LeaseOperation = 'acquire' | 'renew' | 'release' | 'takeover' | 'cancel' | 'delete';
+
+export class ServerMetrics {
+  readonly registry = new Registry();
+  readonly #commits: Counter<'outcome' | 'reason'>;
+  readonly #stale: Counter<'operation' | 'reason'>;
+  readonly #leases: Counter<'operation' | 'outcome'>;
+  readonly #latency: Histogram<'method' | 'route' | 'status'>;
+
+  constructor(
+    options: {
+      defaultMetrics?: boolean;
+      /** Read at each scrape: intents per status across tenants. */
+      intentCounts?: (tenant: undefined) => Promise<Partial<Record<IntentStatus, number>>>;
+    } = {},
+  ) {
+    const registers = [this.registry];
+    const { intentCounts } = options;
+    if (intentCounts !== undefined) {
+      new Gauge({
+        name: 'fencegate_intents',
+        help: 'Intents by status, read from the store at scrape time.',
+        labelNames: ['status'],
+        registers,
+        async collect() {
+          try {
+            const counts = await intentCounts(undefined);
+            for (const status of INTENT_STATUSES) this.set({ status }, counts[status] ?? 0);
+          } catch {
+            // An unreachable store shows in /readyz; the scrape still answers the other metrics.
+            this.reset();
+          }
+        },
+      });
+    }
+    this.#commits = new Counter({
+      name: 'fencegate_commits_total',
+      help: 'Commit attempts by outcome (committed, rejected, error) and reason (the rejection or error code).',
+      labelNames: ['outcome', 'reason'],
+      registers,
+    });
+    this.#stale = new Counter({
+      name: 'fencegate_stale_attempts_total',
+      help: 'Attempts refused because the caller held an outdated fence, lease, policy or revision.',
+      labelNames: ['operation', 'reason'],
+      registers,
+    });
+    this.#leases = new Counter({
+      name: 'fencegate_lease_operations_total',
+      help: 'Lease and authority operations by outcome (ok or the error code).',
+      labelNames: ['operation', 'outcome'],
+      registers,
+    });
+    this.#latency = new Histogram({
+      name: 'fencegate_http_request_duration_seconds',
+      help: 'HTTP request latency by method, route pattern and status.',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    });
+    if (options.defaultMetrics === true)
+      collectDefaultMetrics({ register: this.registry, prefix: 'fencegate_' });
+  }
+
+  commit(result: CommitResult): void {
+    if (result.outcome === 'committed') {
+      this.#commits.inc({ outcome: 'committed', reason: 'none' });
+      return;
+    }
+    this.#commits.inc({ outcome: 'rejected', reason: result.error.code });
+    if (STALE_CODES.has(result.error.code))
+      this.#stale.inc({ operation: 'commit', reason: result.error.code });
+  }
+
+  /** A commit that threw (operation_id_conflict, outcome_unknown, store_unavailable, …). */
+  commitError(code: string): void {
+    this.#commits.inc({ outcome: 'error', reason: code });
+  }
+
+  lease(operation: LeaseOperation, outcome: string): void {
+    this.#leases.inc({ operation, outcome });
+    if (STALE_CODES.has(outcome)) this.#stale.inc({ operation, reason: outcome });
+  }
+
+  observeRequest(method: string, route: string, status: number, seconds: number): void {
+    this.#latency.observe({ method, route, status: String(status) }, seconds);
+  }
+
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}

@@ -1,0 +1,45 @@
+/** Token management: the only thing the admin token may do. */
+import { requireName, requireObject } from '../../core/validate.js';
+import { FencegateError } from '../../errors.js';
+import { ok, route, type RouteFile } from '../route.js';
+import { TokenCreatedSchema, TokenDeletedSchema } from '../schemas/answers.js';
+import { issueToken, validateTokenRequest, type IssueTokenRequest } from '../tokens.js';
+
+function explainTokenBody(value: unknown): void {
+  requireObject(value, 'body', ['tenant', 'role', 'label']);
+  validateTokenRequest(value as IssueTokenRequest);
+}
+
+export const adminTokenRoutes: RouteFile = (s) => [
+  route({
+    method: 'POST',
+    url: '/v1/admin/tokens',
+    auth: 'admin',
+    tag: 'admin',
+    summary: 'Create a token of one tenant and one role; the token is shown only in this answer',
+    body: s.CreateTokenBody,
+    explain: { body: explainTokenBody },
+    responses: { 201: { description: 'the new token', schema: TokenCreatedSchema } },
+    handler: async ({ body }, ctx) => {
+      const { record, token } = await issueToken(ctx.store, body);
+      return ok({ id: record.id, token, tenant: record.tenant, role: record.role }, 201);
+    },
+  }),
+  route({
+    method: 'DELETE',
+    url: '/v1/admin/tokens/:id',
+    auth: 'admin',
+    tag: 'admin',
+    summary: 'Delete a token; it stops working at once',
+    params: s.TokenParams,
+    explain: { params: (value) => requireName((value as { id?: unknown }).id, 'id') },
+    responses: { 200: { description: 'deleted', schema: TokenDeletedSchema } },
+    errors: ['not_found'],
+    handler: async ({ params }, ctx) => {
+      if (!(await ctx.store.deleteToken(params.id))) {
+        throw new FencegateError('not_found', `no token with id ${params.id}`, { id: params.id });
+      }
+      return ok({ deleted: true });
+    },
+  }),
+];

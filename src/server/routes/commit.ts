@@ -1,0 +1,64 @@
+/** The commit boundary and the stored outcomes behind it. */
+import { requireName, validateCommit } from '../../core/validate.js';
+import { FencegateError, isFencegateError } from '../../errors.js';
+import { ok, route, type RouteFile } from '../route.js';
+import {
+  CommitCommittedSchema,
+  CommitRejectedSchema,
+  CommitResultSchema,
+} from '../schemas/answers.js';
+
+export const commitRoutes: RouteFile = (s, limits) => [
+  route({
+    method: 'POST',
+    url: '/v1/commit',
+    auth: 'worker',
+    tag: 'commit',
+    summary: 'Check authority and freshness and apply the writes and intents atomically',
+    body: s.CommitBody,
+    explain: { body: (value) => validateCommit(value, limits) },
+    responses: {
+      200: { description: 'committed', schema: CommitCommittedSchema },
+      409: {
+        description: 'rejected; error.code is the first failing check',
+        schema: CommitRejectedSchema,
+      },
+    },
+    errors: ['operation_id_conflict', 'outcome_unknown'],
+    handler: async ({ body }, ctx) => {
+      try {
+        const result = await ctx.tenantApi().commit(body);
+        ctx.metrics.commit(result);
+        return ok(result, result.outcome === 'committed' ? 200 : 409);
+      } catch (error) {
+        ctx.metrics.commitError(isFencegateError(error) ? error.code : 'internal_error');
+        throw error;
+      }
+    },
+  }),
+  route({
+    method: 'GET',
+    url: '/v1/operations/:operationId',
+    auth: 'worker',
+    tag: 'commit',
+    summary: 'The stored outcome of an operationId, exactly as first answered',
+    params: s.OperationParams,
+    explain: {
+      params: (value) =>
+        requireName((value as { operationId?: unknown }).operationId, 'operationId'),
+    },
+    responses: { 200: { description: 'the stored outcome', schema: CommitResultSchema } },
+    errors: ['not_found'],
+    handler: async ({ params }, ctx) => {
+      const outcome = await ctx.tenantApi().getOperation(params.operationId);
+      if (outcome === null) {
+        throw new FencegateError(
+          'not_found',
+          `operation ${params.operationId} has no outcome: nothing happened, the operationId may be retried`,
+          { operationId: params.operationId },
+        );
+      }
+      return ok(outcome);
+    },
+  }),
+];

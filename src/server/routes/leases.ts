@@ -1,0 +1,64 @@
+/** Acquire, renew and release: the worker's side of authority. */
+import { validateAcquire, validateRelease, validateRenew } from '../../core/validate.js';
+import { isFencegateError } from '../../errors.js';
+import type { LeaseOperation } from '../metrics.js';
+import { ok, route, type RouteAnswer, type RouteContext, type RouteFile } from '../route.js';
+import { GrantSchema, ReleaseResultSchema } from '../schemas/answers.js';
+
+/** Runs a lease operation and counts its outcome. */
+export async function countedLeaseOperation(
+  ctx: RouteContext,
+  operation: LeaseOperation,
+  work: () => Promise<unknown>,
+): Promise<RouteAnswer> {
+  try {
+    const result = await work();
+    ctx.metrics.lease(operation, 'ok');
+    return ok(result);
+  } catch (error) {
+    ctx.metrics.lease(operation, isFencegateError(error) ? error.code : 'internal_error');
+    throw error;
+  }
+}
+
+export const leaseRoutes: RouteFile = (s, limits) => [
+  route({
+    method: 'POST',
+    url: '/v1/leases/acquire',
+    auth: 'worker',
+    tag: 'leases',
+    summary: 'Acquire authority over a scope (fence+1) when no live holder exists',
+    body: s.AcquireBody,
+    explain: { body: (value) => validateAcquire(value, limits) },
+    responses: { 200: { description: 'the grant', schema: GrantSchema } },
+    errors: ['lease_held', 'policy_mismatch', 'scope_deleted'],
+    handler: ({ body }, ctx) =>
+      countedLeaseOperation(ctx, 'acquire', () => ctx.tenantApi().acquire(body)),
+  }),
+  route({
+    method: 'POST',
+    url: '/v1/leases/renew',
+    auth: 'worker',
+    tag: 'leases',
+    summary: "Extend the current holder's lease at the current fence",
+    body: s.RenewBody,
+    explain: { body: (value) => validateRenew(value, limits) },
+    responses: { 200: { description: 'the renewed grant', schema: GrantSchema } },
+    errors: ['stale_fence', 'not_holder', 'scope_not_found', 'scope_deleted'],
+    handler: ({ body }, ctx) =>
+      countedLeaseOperation(ctx, 'renew', () => ctx.tenantApi().renew(body)),
+  }),
+  route({
+    method: 'POST',
+    url: '/v1/leases/release',
+    auth: 'worker',
+    tag: 'leases',
+    summary: 'Give up authority; the fence stays, the next grant bumps it',
+    body: s.ReleaseBody,
+    explain: { body: (value) => validateRelease(value) },
+    responses: { 200: { description: 'released', schema: ReleaseResultSchema } },
+    errors: ['stale_fence', 'not_holder', 'scope_not_found', 'scope_deleted'],
+    handler: ({ body }, ctx) =>
+      countedLeaseOperation(ctx, 'release', () => ctx.tenantApi().release(body)),
+  }),
+];

@@ -1,0 +1,205 @@
+/** Answer bodies of the HTTP API (HTTP-API.md), one schema per shape. */
+import { Type, type TSchema } from '@sinclair/typebox';
+import { COMMIT_REJECTION_CODES } from '../../errors.js';
+import { AUDIT_KINDS, INTENT_STATUSES } from '../../types.js';
+import { CLOSED, Counter, Millis, Name, Nullable, Target, Tenant } from './common.js';
+
+export const IntentStatusSchema = Type.Union(INTENT_STATUSES.map((status) => Type.Literal(status)));
+export const AuditKindSchema = Type.Union(AUDIT_KINDS.map((kind) => Type.Literal(kind)));
+export const AuditOutcomeSchema = Type.Union([
+  Type.Literal('granted'),
+  Type.Literal('ok'),
+  Type.Literal('committed'),
+  Type.Literal('rejected'),
+  IntentStatusSchema,
+]);
+
+export const GrantSchema = Type.Object(
+  {
+    scope: Name,
+    fence: Counter,
+    holder: Name,
+    leaseExpiresAt: Nullable(Millis),
+    policyVersion: Nullable(Name),
+    reacquired: Type.Boolean(),
+  },
+  CLOSED,
+);
+
+export const ScopeSchema = Type.Object(
+  {
+    scope: Name,
+    fence: Counter,
+    holder: Nullable(Name),
+    leaseExpiresAt: Nullable(Millis),
+    policyVersion: Nullable(Name),
+    status: Type.Union([Type.Literal('active'), Type.Literal('deleted')]),
+    updatedAt: Millis,
+  },
+  CLOSED,
+);
+
+export const RecordSchema = Type.Object(
+  {
+    scope: Name,
+    name: Name,
+    exists: Type.Boolean(),
+    value: Type.Unknown({ description: 'the JSON value; null when the record does not exist' }),
+    revision: Counter,
+    incarnation: Counter,
+    fingerprint: Nullable(Type.String()),
+    updatedAt: Nullable(Millis),
+  },
+  CLOSED,
+);
+
+export const ReleaseResultSchema = Type.Object(
+  { released: Type.Literal(true), alreadyReleased: Type.Boolean() },
+  CLOSED,
+);
+
+export const CancelResultSchema = Type.Object(
+  { fence: Counter, cancelledIntents: Counter },
+  CLOSED,
+);
+
+export const DeleteScopeResultSchema = Type.Object({ fence: Counter }, CLOSED);
+
+export const CommitCommittedSchema = Type.Object(
+  {
+    outcome: Type.Literal('committed'),
+    operationId: Name,
+    scope: Name,
+    fence: Counter,
+    records: Type.Array(
+      Type.Object(
+        {
+          name: Name,
+          revision: Counter,
+          incarnation: Counter,
+          fingerprint: Nullable(Type.String()),
+        },
+        CLOSED,
+      ),
+    ),
+    intents: Type.Array(Type.Object({ effectKey: Name, status: IntentStatusSchema }, CLOSED)),
+    replayed: Type.Boolean(),
+  },
+  CLOSED,
+);
+
+export const CommitRejectedSchema = Type.Object(
+  {
+    outcome: Type.Literal('rejected'),
+    operationId: Name,
+    replayed: Type.Boolean(),
+    error: Type.Object(
+      {
+        code: Type.Union(COMMIT_REJECTION_CODES.map((code) => Type.Literal(code))),
+        message: Type.String(),
+        details: Type.Record(Type.String(), Type.Unknown()),
+      },
+      CLOSED,
+    ),
+  },
+  CLOSED,
+);
+
+export const CommitResultSchema = Type.Union([CommitCommittedSchema, CommitRejectedSchema]);
+
+export const IntentSchema = Type.Object(
+  {
+    effectKey: Name,
+    scope: Name,
+    target: Target,
+    payload: Type.Unknown(),
+    status: IntentStatusSchema,
+    attempts: Counter,
+    fence: Counter,
+    operationId: Name,
+    claimFence: Counter,
+    providerRef: Nullable(Type.String()),
+    lastError: Nullable(Type.String()),
+    createdAt: Millis,
+    updatedAt: Millis,
+    unknownOutcomes: Counter,
+    claimedBy: Nullable(Name),
+    claimExpiresAt: Nullable(Millis),
+    nextAttemptAt: Nullable(Millis),
+  },
+  CLOSED,
+);
+
+export function PageSchema<T extends TSchema>(item: T) {
+  return Type.Object({ items: Type.Array(item), nextCursor: Nullable(Type.String()) }, CLOSED);
+}
+
+export const ScopePageSchema = PageSchema(ScopeSchema);
+export const IntentPageSchema = PageSchema(IntentSchema);
+export const RecordListSchema = Type.Object({ items: Type.Array(RecordSchema) }, CLOSED);
+
+export const AuditRecordChangeSchema = Type.Object(
+  {
+    name: Name,
+    expected: Counter,
+    actual: Counter,
+    resulting: Nullable(Counter),
+    fingerprint: Nullable(Type.String()),
+    deleted: Type.Boolean(),
+  },
+  CLOSED,
+);
+
+export const AuditEntrySchema = Type.Object(
+  {
+    seq: Counter,
+    at: Millis,
+    tenant: Tenant,
+    scope: Nullable(Name),
+    kind: AuditKindSchema,
+    outcome: AuditOutcomeSchema,
+    reason: Nullable(Type.String()),
+    taskId: Nullable(Name),
+    operationId: Nullable(Name),
+    holder: Nullable(Name),
+    policyVersion: Nullable(Name),
+    fence: Nullable(Counter),
+    currentFence: Nullable(Counter),
+    leaseExpiresAt: Nullable(Millis),
+    records: Nullable(Type.Array(AuditRecordChangeSchema)),
+    effectKey: Nullable(Name),
+  },
+  CLOSED,
+);
+
+export const AuditPageSchema = Type.Object(
+  { items: Type.Array(AuditEntrySchema), nextAfterSeq: Nullable(Counter) },
+  CLOSED,
+);
+
+export const TokenCreatedSchema = Type.Object(
+  {
+    id: Name,
+    token: Type.String({ description: 'shown once; only its sha256 is stored' }),
+    tenant: Tenant,
+    role: Type.Union([Type.Literal('worker'), Type.Literal('operator')]),
+  },
+  CLOSED,
+);
+
+export const TokenDeletedSchema = Type.Object({ deleted: Type.Literal(true) }, CLOSED);
+
+export const HealthSchema = Type.Object({ ok: Type.Literal(true) }, CLOSED);
+
+export const ClockSchema = Type.Object({ now: Millis }, CLOSED);
+
+/** Named in the OpenAPI document's components, and referenced wherever they appear. */
+export const NAMED_ANSWER_SCHEMAS: Record<string, TSchema> = {
+  Grant: GrantSchema,
+  Scope: ScopeSchema,
+  Record: RecordSchema,
+  CommitCommitted: CommitCommittedSchema,
+  CommitRejected: CommitRejectedSchema,
+  Intent: IntentSchema,
+  AuditEntry: AuditEntrySchema,
+};

@@ -1,0 +1,89 @@
+/**
+ * Bearer tokens: 256 random bits, shown once, stored only as their sha256. Shared by the admin
+ * endpoint, `fencegate token create` and the first-run bootstrap of `fencegate serve`.
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { requireTenant } from '../core/validate.js';
+import { fail } from '../errors.js';
+import type { Store } from '../store/store.js';
+import type { TokenRecord, TokenRole } from '../types.js';
+import { MAX_LABEL_LENGTH } from './schemas/common.js';
+
+export const TOKEN_PREFIX = 'fg_';
+
+/**
+ * Tokens stored under this tenant are admin tokens. No tenant can be named like this (tenant names
+ * start with a lowercase letter or digit), so an admin token can never act for a tenant.
+ */
+export const ADMIN_TENANT = '_admin';
+
+export function generateToken(): string {
+  return TOKEN_PREFIX + randomBytes(32).toString('base64url');
+}
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+/** Compares two secrets in constant time (over their digests, so lengths may differ). */
+export function sameSecret(a: string, b: string): boolean {
+  const left = createHash('sha256').update(a).digest();
+  const right = createHash('sha256').update(b).digest();
+  return timingSafeEqual(left, right);
+}
+
+export interface IssueTokenRequest {
+  tenant: string;
+  role: TokenRole;
+  label?: string | undefined;
+}
+
+export interface IssuedToken {
+  record: TokenRecord;
+  /** The token itself: shown once, never stored. */
+  token: string;
+}
+
+export function validateTokenRequest(input: IssueTokenRequest): IssueTokenRequest {
+  requireTenant(input.tenant);
+  if (input.role !== 'worker' && input.role !== 'operator') {
+    fail('invalid_request', 'role must be worker or operator', { field: 'role' });
+  }
+  if (
+    input.label !== undefined &&
+    (typeof input.label !== 'string' || input.label.length > MAX_LABEL_LENGTH)
+  ) {
+    fail('invalid_request', `label must be a string of at most ${MAX_LABEL_LENGTH} characters`, {
+      field: 'label',
+    });
+  }
+  return input;
+}
+
+export async function issueToken(store: Store, request: IssueTokenRequest): Promise<IssuedToken> {
+  const { tenant, role, label } = validateTokenRequest(request);
+  return storeNewToken(store, tenant, role, label ?? null);
+}
+
+/** The admin token of a first run, kept in the store like any other token. */
+export async function issueAdminToken(store: Store, label: string): Promise<IssuedToken> {
+  // The role column is unused for admin tokens: the reserved tenant is what makes them admin.
+  return storeNewToken(store, ADMIN_TENANT, 'operator', label);
+}
+
+async function storeNewToken(
+  store: Store,
+  tenant: string,
+  role: TokenRole,
+  label: string | null,
+): Promise<IssuedToken> {
+  const token = generateToken();
+  const record = await store.createToken({
+    id: `tok_${randomBytes(9).toString('base64url')}`,
+    tenant,
+    role,
+    label,
+    hash: hashToken(token),
+  });
+  return { record, token };
+}
