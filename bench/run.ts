@@ -1,8 +1,10 @@
 /** `npm run bench -- <name> [flags]`: runs one benchmark and prints its figures. */
 import { parseArgs } from 'node:util';
+import { formatCutoverBench, runCutoverBench } from './cutover.js';
 import { runSqliteCommitBench } from './sqlite-commit.js';
 
-const USAGE = `usage: npm run bench -- commit [--store sqlite|postgres://…] [--seconds N] [--in-flight N]`;
+const USAGE = `usage: npm run bench -- commit [--store sqlite|postgres://…] [--seconds N] [--in-flight N]
+       npm run bench -- cutover`;
 
 async function main(argv: string[]): Promise<number> {
   const { positionals, values } = parseArgs({
@@ -23,6 +25,9 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       }
       break;
+    case 'cutover':
+      console.log(formatCutoverBench(await runCutoverBench()));
+      return 0;
     default:
       break;
   }

@@ -31,6 +31,7 @@ import type {
   ScopeState,
   TakeoverRequest,
 } from './types.js';
+import type { Violation } from './audit/violations.js';
 
 export interface FencegateApi {
   acquire(request: AcquireRequest): Promise<Grant>;
@@ -81,4 +82,13 @@ export interface FencegateOpsApi {
   cutoverReport(cutoverId: string): Promise<CutoverReport | null>;
   /** Worker: job lifecycle events from queues and workers. */
   recordJobEvents(events: JobEvent[]): Promise<void>;
+  /** Operator: replays this tenant's audit log and reports every broken invariant. */
+  verify(): Promise<VerifyReport>;
+}
+
+/** The answer of verify over any entry point: `GET /v1/verify`, `fencegate verify`, the library. */
+export interface VerifyReport {
+  ok: boolean;
+  checked: number;
+  violations: Violation[];
 }

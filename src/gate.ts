@@ -4,7 +4,8 @@
  * invalid input rejects the returned promise rather than throwing.
  */
 import { randomUUID } from 'node:crypto';
-import type { FencegateApi, FencegateOpsApi } from './api.js';
+import type { FencegateApi, FencegateOpsApi, VerifyReport } from './api.js';
+import { verifyStore } from './audit/verify.js';
 import type { Clock } from './core/clock.js';
 import { DEFAULT_LIMITS, type Limits } from './core/limits.js';
 import {
@@ -228,6 +229,11 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
 
   async recordJobEvents(events: JobEvent[]): Promise<void> {
     return await this.#ops().recordJobEvents(this.tenant, validateJobEvents({ events }));
+  }
+
+  async verify(): Promise<VerifyReport> {
+    const { ok, checked, violations } = await verifyStore(this.store, { tenant: this.tenant });
+    return { ok, checked, violations };
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,12 @@
 export { Fencegate, DEFAULT_TENANT, type FencegateOptions } from './gate.js';
-export type { FencegateApi } from './api.js';
+export type { FencegateApi, FencegateOpsApi, VerifyReport } from './api.js';
+export {
+  verifyHistory,
+  verifyStore,
+  type VerifyResult,
+  type Violation,
+  type ViolationKind,
+} from './audit/index.js';
 export {
   FencegateError,
   ERROR_CATALOG,
@@ -15,3 +22,4 @@ export { DEFAULT_LIMITS, type Limits } from './core/limits.js';
 export { openStore, DEFAULT_STORE_URL } from './store/open.js';
 export type { Store, StoreCapabilities } from './store/store.js';
 export type * from './types.js';
+export * from './dispatch/index.js';

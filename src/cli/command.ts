@@ -8,6 +8,8 @@ export interface CliIo {
   stdout(text: string): void;
   stderr(text: string): void;
   env: Record<string, string | undefined>;
+  /** Whether stderr is a terminal, for commands that draw a live progress line. */
+  stderrIsTTY?: boolean;
 }
 
 export interface FlagSpec {

@@ -13,12 +13,18 @@ import {
   type CliIo,
   type Command,
 } from './command.js';
+import { demoCommand } from './demo-command.js';
 import { serveCommand } from './serve.js';
 import { tokenCreateCommand } from './token-create.js';
 import { verifyCommand } from './verify-command.js';
 
 /** Every command. A new one is one file and one line here. */
-export const COMMANDS: readonly Command[] = [serveCommand, tokenCreateCommand, verifyCommand];
+export const COMMANDS: readonly Command[] = [
+  serveCommand,
+  tokenCreateCommand,
+  demoCommand,
+  verifyCommand,
+];
 
 export function usage(): string {
   const width = Math.max(...COMMANDS.map((command) => command.name.length));
@@ -95,5 +101,6 @@ function processIo(): CliIo {
     stdout: (text) => process.stdout.write(text),
     stderr: (text) => process.stderr.write(text),
     env: process.env,
+    stderrIsTTY: process.stderr.isTTY === true,
   };
 }

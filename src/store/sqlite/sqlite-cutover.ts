@@ -3,7 +3,7 @@
  * scope list is fixed then) and carried out in chunks, each scope's fence bump and its progress
  * mark in the same transaction, so a cutover resumed after a crash never bumps a scope twice.
  */
-import { auditEntry } from '../../core/audit-entry.js';
+import type Database from 'better-sqlite3';
 import { canonicalJson, sha256Hex } from '../../core/canonical.js';
 import { FencegateError } from '../../errors.js';
 import type {
@@ -15,12 +15,12 @@ import type {
   Policy,
   RegisterPolicyRequest,
 } from '../../types.js';
-import { appendAudit } from './sqlite-audit.js';
 import type { SqliteDatabase } from './sqlite-database.js';
 import type { LeaseContext } from './sqlite-leases.js';
-import type { ScopeRow } from './sqlite-rows.js';
 
 export const CUTOVER_CHUNK = 1000;
+
+type Statement = Database.Statement;
 
 interface PolicyRow {
   version: string;
@@ -81,12 +81,16 @@ export function listPolicies(db: SqliteDatabase, tenant: string): Policy[] {
   ).map(toPolicy);
 }
 
+/**
+ * What makes two cutover requests the same: the scope list as a set (an operator resuming a
+ * cutover may send it in another order), never the free-text reason.
+ */
 export function cutoverFingerprint(request: CutoverRequest): string {
   return sha256Hex(
     canonicalJson({
       toPolicy: request.toPolicy,
       holder: request.holder,
-      scopes: request.scopes ?? null,
+      scopes: request.scopes === undefined ? null : [...new Set(request.scopes)].sort(),
       prefix: request.prefix ?? null,
       leaseTtlMs: request.leaseTtlMs ?? null,
     }),
@@ -142,10 +146,10 @@ export function planCutover(
     ctx.now,
   );
   if (request.scopes !== undefined) {
-    const insert = db.prepare(
-      'INSERT OR IGNORE INTO cutover_scopes (tenant, cutover_id, scope, fence) VALUES (?, ?, ?, NULL)',
-    );
-    for (const scope of request.scopes) insert.run(ctx.tenant, request.cutoverId, scope);
+    db.prepare(
+      `INSERT OR IGNORE INTO cutover_scopes (tenant, cutover_id, scope, fence)
+       SELECT ?, ?, value, NULL FROM json_each(?)`,
+    ).run(ctx.tenant, request.cutoverId, JSON.stringify(request.scopes));
   } else {
     const prefix = request.prefix ?? '';
     db.prepare(
@@ -156,63 +160,101 @@ export function planCutover(
   }
 }
 
+/**
+ * The statements of a chunk, prepared once per connection. A chunk is a few set-based statements
+ * over the chunk's scope list (a JSON array), not four statements per scope: the per-statement
+ * overhead, not SQLite's work, was most of a cutover's time.
+ */
+interface ChunkStatements {
+  cutover: Statement;
+  pending: Statement;
+  createMissing: Statement;
+  bump: Statement;
+  mark: Statement;
+  audit: Statement;
+  complete: Statement;
+}
+
+const chunkStatements = new WeakMap<SqliteDatabase, ChunkStatements>();
+
+const IN_CHUNK = 'scope IN (SELECT value FROM json_each(@scopes))';
+
+function prepareChunk(db: SqliteDatabase): ChunkStatements {
+  let statements = chunkStatements.get(db);
+  if (statements !== undefined) return statements;
+  statements = {
+    cutover: db.prepare(
+      'SELECT to_policy, holder, lease_ttl_ms FROM cutovers WHERE tenant = ? AND cutover_id = ?',
+    ),
+    pending: db.prepare(
+      `SELECT COUNT(*) AS n, json_group_array(scope) AS scopes FROM (
+         SELECT scope FROM cutover_scopes WHERE tenant = ? AND cutover_id = ? AND fence IS NULL
+         ORDER BY scope LIMIT ?)`,
+    ),
+    // A listed scope that was never created starts at fence 0 here and gets fence 1 below.
+    createMissing: db.prepare(
+      `INSERT OR IGNORE INTO scopes (tenant, scope, fence, holder, lease_expires_at, policy_version,
+         status, updated_at)
+       SELECT @tenant, value, 0, NULL, NULL, NULL, 'active', @now FROM json_each(@scopes)`,
+    ),
+    bump: db.prepare(
+      `UPDATE scopes SET fence = fence + 1, holder = @holder, lease_expires_at = @leaseExpiresAt,
+         policy_version = @policyVersion, status = 'active', updated_at = @now
+       WHERE tenant = @tenant AND ${IN_CHUNK}`,
+    ),
+    mark: db.prepare(
+      `UPDATE cutover_scopes SET fence = (SELECT s.fence FROM scopes s
+         WHERE s.tenant = cutover_scopes.tenant AND s.scope = cutover_scopes.scope)
+       WHERE tenant = @tenant AND cutover_id = @cutoverId AND ${IN_CHUNK}`,
+    ),
+    // The same entry auditEntry() builds for a grant, one per scope, in scope order.
+    audit: db.prepare(
+      `INSERT INTO audit (at, tenant, scope, kind, outcome, reason, task_id, operation_id, holder,
+         policy_version, fence, current_fence, lease_expires_at, records, effect_key)
+       SELECT @now, tenant, scope, 'cutover', 'granted', @cutoverId, NULL, NULL, @holder,
+         @policyVersion, NULL, fence, @leaseExpiresAt, NULL, NULL
+       FROM cutover_scopes WHERE tenant = @tenant AND cutover_id = @cutoverId AND ${IN_CHUNK}
+       ORDER BY scope`,
+    ),
+    complete: db.prepare(
+      `UPDATE cutovers SET status = 'completed', completed_at = ?
+       WHERE tenant = ? AND cutover_id = ? AND status = 'running'`,
+    ),
+  };
+  chunkStatements.set(db, statements);
+  return statements;
+}
+
 /** Moves up to CUTOVER_CHUNK planned scopes; returns how many moved (0 when done). */
 export function moveCutoverChunk(db: SqliteDatabase, ctx: LeaseContext, cutoverId: string): number {
-  const cutover = db
-    .prepare(
-      'SELECT to_policy, holder, lease_ttl_ms FROM cutovers WHERE tenant = ? AND cutover_id = ?',
-    )
-    .get(ctx.tenant, cutoverId) as {
+  const statements = prepareChunk(db);
+  const cutover = statements.cutover.get(ctx.tenant, cutoverId) as {
     to_policy: string;
     holder: string;
     lease_ttl_ms: number | null;
   };
-  const pending = db
-    .prepare(
-      'SELECT scope FROM cutover_scopes WHERE tenant = ? AND cutover_id = ? AND fence IS NULL ORDER BY scope LIMIT ?',
-    )
-    .all(ctx.tenant, cutoverId, CUTOVER_CHUNK) as { scope: string }[];
-  const mark = db.prepare(
-    'UPDATE cutover_scopes SET fence = ? WHERE tenant = ? AND cutover_id = ? AND scope = ?',
-  );
-  const leaseExpiresAt = cutover.lease_ttl_ms === null ? null : ctx.now + cutover.lease_ttl_ms;
-  for (const { scope } of pending) {
-    const row = ctx.statements.getScope.get(ctx.tenant, scope) as ScopeRow | undefined;
-    const grant = {
-      tenant: ctx.tenant,
-      scope,
-      now: ctx.now,
-      fence: (row?.fence ?? 0) + 1,
-      holder: cutover.holder,
-      leaseExpiresAt,
-      policyVersion: cutover.to_policy,
-    };
-    if (row === undefined) ctx.statements.insertScope.run(grant);
-    else ctx.statements.updateAuthority.run(grant);
-    mark.run(grant.fence, ctx.tenant, cutoverId, scope);
-    appendAudit(
-      ctx.statements,
-      auditEntry({
-        at: ctx.now,
-        tenant: ctx.tenant,
-        scope,
-        kind: 'cutover',
-        outcome: 'granted',
-        reason: cutoverId,
-        holder: cutover.holder,
-        policyVersion: cutover.to_policy,
-        currentFence: grant.fence,
-        leaseExpiresAt,
-      }),
-    );
+  const pending = statements.pending.get(ctx.tenant, cutoverId, CUTOVER_CHUNK) as {
+    n: number;
+    scopes: string;
+  };
+  if (pending.n === 0) {
+    statements.complete.run(ctx.now, ctx.tenant, cutoverId);
+    return 0;
   }
-  if (pending.length === 0) {
-    db.prepare(
-      `UPDATE cutovers SET status = 'completed', completed_at = ?
-       WHERE tenant = ? AND cutover_id = ? AND status = 'running'`,
-    ).run(ctx.now, ctx.tenant, cutoverId);
-  }
-  return pending.length;
+  const params = {
+    tenant: ctx.tenant,
+    cutoverId,
+    scopes: pending.scopes,
+    now: ctx.now,
+    holder: cutover.holder,
+    policyVersion: cutover.to_policy,
+    leaseExpiresAt: cutover.lease_ttl_ms === null ? null : ctx.now + cutover.lease_ttl_ms,
+  };
+  statements.createMissing.run(params);
+  statements.bump.run(params);
+  statements.mark.run(params);
+  statements.audit.run(params);
+  return pending.n;
 }
 
 export function readCutover(

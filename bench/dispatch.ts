@@ -1,0 +1,212 @@
+/**
+ * Dispatch benchmark: intents per second delivered to a local webhook receiver, and the latency
+ * from commit to the delivered record, with 1 or 4 dispatchers on one SQLite file.
+ *
+ *   npx tsx bench/dispatch.ts [--seconds N]
+ *
+ * Two phases per run:
+ *  - throughput: a producer keeps a backlog of pending intents (16 per commit) and the dispatchers
+ *    drain it for `seconds`; intents/s = delivered outcomes recorded in that window / seconds.
+ *  - latency: a producer commits at half the measured throughput (at most 1,000/s) for `seconds`;
+ *    latency = store time of the delivered record - store time of the commit, per intent.
+ * The dispatchers run in this process (each with its own SQLite connection), as does the receiver
+ * (node:http, 200 with an id, deduplicating by Idempotency-Key); pollIntervalMs is 10 ms.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Dispatcher, webhookEffector } from '../src/dispatch/index.js';
+import { Fencegate } from '../src/gate.js';
+
+export interface DispatchBenchOptions {
+  /** Per phase. Default 3. */
+  seconds?: number;
+  dispatchers: 1 | 4;
+}
+
+export interface DispatchBenchResult {
+  dispatchers: number;
+  intentsPerSec: number;
+  /** The producer's rate in the latency phase. */
+  latencyRatePerSec: number;
+  latencySamples: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+const INTENTS_PER_COMMIT = 16;
+const BACKLOG = 2000;
+
+export async function runDispatchBench(
+  options: DispatchBenchOptions,
+): Promise<DispatchBenchResult> {
+  const seconds = options.seconds ?? 3;
+  const dir = mkdtempSync(join(tmpdir(), 'fencegate-bench-dispatch-'));
+  const receiver = await startReceiver();
+  const path = join(dir, 'dispatch.db');
+  const producer = await Fencegate.open({ store: `sqlite:${path}` });
+  const handles: Fencegate[] = [];
+  const dispatchers: Dispatcher[] = [];
+  try {
+    const effector = webhookEffector({
+      type: 'webhook',
+      url: receiver.url,
+      timeoutMs: 5000,
+      headers: {},
+    });
+    for (let i = 0; i < options.dispatchers; i++) {
+      const handle = await Fencegate.open({ store: `sqlite:${path}` });
+      handles.push(handle);
+      dispatchers.push(
+        new Dispatcher({
+          api: handle,
+          dispatcherId: `bench-${i}`,
+          effectors: { bench: effector },
+          pollIntervalMs: 10,
+          batchSize: 16,
+        }),
+      );
+    }
+    const grant = await producer.acquire({
+      scope: 'bench/dispatch',
+      holder: 'producer',
+      ttlMs: 3_600_000,
+    });
+    let seq = 0;
+    const commit = async (count: number): Promise<void> => {
+      const intents = Array.from({ length: count }, () => ({
+        effectKey: `bench-${++seq}`,
+        target: 'bench',
+        payload: { n: seq, text: 'a small payload for the receiver' },
+      }));
+      const result = await producer.commit({
+        scope: 'bench/dispatch',
+        fence: grant.fence,
+        operationId: `bench-op-${seq}`,
+        intents,
+      });
+      if (result.outcome !== 'committed') throw new Error(`commit rejected: ${result.error.code}`);
+    };
+    // Throughput: keep a backlog, measure what the dispatchers record in the window.
+    while (seq < BACKLOG) await commit(INTENTS_PER_COMMIT);
+    const delivered = (): number => dispatchers.reduce((n, d) => n + d.stats.outcomes.delivered, 0);
+    // The backlog from counters, not a query: the producer must not slow the store down.
+    const backlog = (): number => seq - delivered();
+    for (const d of dispatchers) d.start();
+    const start = performance.now();
+    const before = delivered();
+    const end = start + seconds * 1000;
+    while (performance.now() < end) {
+      if (backlog() < 1000) {
+        for (let i = 0; i < 8; i++) await commit(INTENTS_PER_COMMIT);
+      } else {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    }
+    const intentsPerSec = (delivered() - before) / ((performance.now() - start) / 1000);
+    await drain(producer);
+
+    // Latency: commit at a steady rate below capacity, then read each intent's timestamps.
+    const rate = Math.min(1000, Math.max(10, Math.floor(intentsPerSec / 2)));
+    const firstKey = seq + 1;
+    const tickMs = 10;
+    const latencyStart = performance.now();
+    let committed = 0;
+    while (performance.now() - latencyStart < seconds * 1000) {
+      const due = Math.floor(((performance.now() - latencyStart) / 1000) * rate) - committed;
+      if (due > 0) {
+        const count = Math.min(due, INTENTS_PER_COMMIT);
+        await commit(count);
+        committed += count;
+      }
+      await new Promise((resolve) => setTimeout(resolve, tickMs));
+    }
+    await drain(producer);
+    const latencies: number[] = [];
+    for (let key = firstKey; key <= seq; key++) {
+      const intent = await producer.getIntent(`bench-${key}`);
+      if (intent?.status === 'delivered') latencies.push(intent.updatedAt - intent.createdAt);
+    }
+    latencies.sort((a, b) => a - b);
+    const pick = (q: number): number =>
+      latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
+    return {
+      dispatchers: options.dispatchers,
+      intentsPerSec,
+      latencyRatePerSec: rate,
+      latencySamples: latencies.length,
+      p50Ms: pick(0.5),
+      p99Ms: pick(0.99),
+    };
+  } finally {
+    await Promise.all(dispatchers.map((d) => d.stop()));
+    for (const handle of handles) await handle.close();
+    await producer.close();
+    await receiver.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Waits until nothing is pending or claimed. */
+async function drain(gate: Fencegate): Promise<void> {
+  for (;;) {
+    const [pending, claimed] = await Promise.all([
+      gate.listIntents({ status: 'pending', limit: 1 }),
+      gate.listIntents({ status: 'claimed', limit: 1 }),
+    ]);
+    if (pending.items.length === 0 && claimed.items.length === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+async function startReceiver(): Promise<{ url: string; close(): Promise<void> }> {
+  const seen = new Map<string, string>();
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const key = String(req.headers['idempotency-key']);
+      let id = seen.get(key);
+      if (id === undefined) {
+        id = `rcpt-${seen.size + 1}`;
+        seen.set(key, id);
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ id }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export function formatDispatchResult(result: DispatchBenchResult): string {
+  return [
+    `dispatch, ${result.dispatchers} dispatcher${result.dispatchers === 1 ? ' ' : 's'}`.padEnd(26),
+    `${result.intentsPerSec.toFixed(0).padStart(6)} intents/s delivered`,
+    `  commit->delivered at ${result.latencyRatePerSec}/s:`,
+    `p50 ${result.p50Ms.toFixed(0)} ms  p99 ${result.p99Ms.toFixed(0)} ms  (${result.latencySamples} intents)`,
+  ].join(' ');
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { seconds: { type: 'string', default: '3' } } });
+  const seconds = Number(values.seconds);
+  for (const dispatchers of [1, 4] as const) {
+    console.log(formatDispatchResult(await runDispatchBench({ seconds, dispatchers })));
+  }
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  await main();
+}

@@ -1,0 +1,380 @@
+/**
+ * The durable dispatcher: claims due intents for the targets it has effectors for, delivers each
+ * under its effectKey, and records the outcome under the claim fence. The store decides who may
+ * complete: a dispatcher whose claim lapsed gets stale_claim and drops its outcome, so a paused
+ * dispatcher never overwrites a newer attempt's verdict.
+ */
+import { hostname } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import type { FencegateOpsApi } from '../api.js';
+import { NAME_PATTERN, NAME_RULE, TARGET_PATTERN, TARGET_RULE } from '../core/limits.js';
+import { fail, isFencegateError } from '../errors.js';
+import type { CompleteIntentRequest, Intent } from '../types.js';
+import { attemptIntent, describe, type AttemptVerdict } from './attempt.js';
+import { backoffDelay, normalizeBackoff, type Backoff, type BackoffOptions } from './backoff.js';
+import type { Effector } from './effector.js';
+import { silentLogger, type DispatcherLogger } from './logger.js';
+import {
+  DispatcherStats,
+  fanOutMetrics,
+  type DispatchOutcome,
+  type DispatcherMetrics,
+} from './metrics.js';
+
+/** The two calls a dispatcher needs: a Fencegate handle or the HTTP client. */
+export type DispatchApi = Pick<FencegateOpsApi, 'claimIntents' | 'completeIntent'>;
+
+export interface DispatcherOptions {
+  /** A tenant-bound Fencegate (or the HTTP client): the dispatcher serves that tenant's intents. */
+  api: DispatchApi;
+  /** Recorded on each claim and in the audit log. Default: `dispatcher-HOST-PID`. */
+  dispatcherId?: string;
+  /** One effector per target name; only intents for these targets are claimed. */
+  effectors: Record<string, Effector>;
+  /**
+   * How long a claim is exclusive. Must exceed the slowest delivery: the effector's signal fires
+   * shortly before it lapses. Default 30,000.
+   */
+  claimTtlMs?: number;
+  /** Intents claimed (and delivered concurrently) per round. Default 16. */
+  batchSize?: number;
+  /** The pause between rounds when nothing was due. Default 500. */
+  pollIntervalMs?: number;
+  backoff?: BackoffOptions;
+  /** Redeliveries after unknown outcomes (no lookup, or lookup not_found) before needs_attention. Default 3. */
+  maxUnknownRedeliveries?: number;
+  /** Attempts after which a retryable failure becomes final. Default: unlimited. */
+  maxAttempts?: number;
+  metrics?: DispatcherMetrics;
+  logger?: DispatcherLogger;
+  /** Milliseconds for latency samples. Default: performance.now(). */
+  clock?: { now(): number };
+  /** Waits between rounds; must resolve early when `signal` aborts. */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** [0, 1) for backoff jitter. Default Math.random. */
+  random?: () => number;
+}
+
+/** What one round did. */
+export interface RoundSummary {
+  claimed: number;
+  outcomes: Record<DispatchOutcome, number>;
+  /** Outcomes dropped because the claim was no longer current (stale_claim). */
+  staleCompletions: number;
+  /** Outcomes that could not be recorded for another reason; the claim lapses and is retried. */
+  completionErrors: number;
+}
+
+export const DEFAULT_CLAIM_TTL_MS = 30_000;
+export const DEFAULT_BATCH_SIZE = 16;
+export const DEFAULT_POLL_INTERVAL_MS = 500;
+export const DEFAULT_MAX_UNKNOWN_REDELIVERIES = 3;
+const MAX_TARGETS_PER_CLAIM = 256;
+/** Completions retried after store_unavailable / outcome_unknown, while the claim still holds. */
+const COMPLETION_TRIES = 3;
+
+export class Dispatcher {
+  readonly dispatcherId: string;
+  readonly targets: readonly string[];
+  /** Counters of this dispatcher since it was created. */
+  readonly stats = new DispatcherStats();
+  readonly #api: DispatchApi;
+  readonly #effectors: ReadonlyMap<string, Effector>;
+  readonly #claimTtlMs: number;
+  readonly #batchSize: number;
+  readonly #pollIntervalMs: number;
+  readonly #backoff: Backoff;
+  readonly #maxUnknownRedeliveries: number;
+  readonly #maxAttempts: number;
+  readonly #metrics: DispatcherMetrics;
+  readonly #logger: DispatcherLogger;
+  readonly #clock: { now(): number };
+  readonly #sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  readonly #random: () => number;
+  #loop: Promise<void> | null = null;
+  #stopping: AbortController | null = null;
+
+  constructor(options: DispatcherOptions) {
+    this.#api = options.api;
+    this.dispatcherId = options.dispatcherId ?? defaultDispatcherId();
+    if (!NAME_PATTERN.test(this.dispatcherId)) {
+      fail('invalid_request', `dispatcherId must be ${NAME_RULE}`, { field: 'dispatcherId' });
+    }
+    this.#effectors = new Map(Object.entries(options.effectors));
+    this.targets = [...this.#effectors.keys()];
+    if (this.targets.length === 0 || this.targets.length > MAX_TARGETS_PER_CLAIM) {
+      fail('invalid_request', `a dispatcher needs 1 to ${MAX_TARGETS_PER_CLAIM} effectors`, {
+        field: 'effectors',
+      });
+    }
+    for (const target of this.targets) {
+      if (!TARGET_PATTERN.test(target)) {
+        fail('invalid_request', `effector name "${target}" must be ${TARGET_RULE}`, {
+          field: 'effectors',
+        });
+      }
+    }
+    this.#claimTtlMs = integerOption(
+      options.claimTtlMs,
+      DEFAULT_CLAIM_TTL_MS,
+      'claimTtlMs',
+      100,
+      86_400_000,
+    );
+    this.#batchSize = integerOption(options.batchSize, DEFAULT_BATCH_SIZE, 'batchSize', 1, 1000);
+    this.#pollIntervalMs = integerOption(
+      options.pollIntervalMs,
+      DEFAULT_POLL_INTERVAL_MS,
+      'pollIntervalMs',
+      1,
+      3_600_000,
+    );
+    this.#backoff = normalizeBackoff(options.backoff);
+    this.#maxUnknownRedeliveries = integerOption(
+      options.maxUnknownRedeliveries,
+      DEFAULT_MAX_UNKNOWN_REDELIVERIES,
+      'maxUnknownRedeliveries',
+      0,
+      1_000_000,
+    );
+    this.#maxAttempts =
+      options.maxAttempts === undefined
+        ? Infinity
+        : integerOption(options.maxAttempts, 0, 'maxAttempts', 1, 1_000_000_000);
+    this.#metrics = fanOutMetrics(
+      options.metrics === undefined ? [this.stats] : [this.stats, options.metrics],
+    );
+    this.#logger = options.logger ?? silentLogger;
+    this.#clock = options.clock ?? performance;
+    this.#sleep = options.sleep ?? abortableSleep;
+    this.#random = options.random ?? Math.random;
+  }
+
+  /**
+   * One round: claims up to batchSize due intents, delivers them concurrently and records each
+   * outcome. Throws only when the claim itself fails (nothing was claimed then).
+   */
+  async runOnce(): Promise<RoundSummary> {
+    const intents = await this.#api.claimIntents({
+      dispatcher: this.dispatcherId,
+      ttlMs: this.#claimTtlMs,
+      limit: this.#batchSize,
+      targets: [...this.targets],
+    });
+    // The claim lapses claimTtlMs after the store granted it, which was before its answer
+    // arrived; the guard leaves room to record the outcome while the claim is still ours.
+    const deadline = AbortSignal.timeout(
+      Math.max(1, this.#claimTtlMs - Math.min(1000, Math.floor(this.#claimTtlMs / 5))),
+    );
+    const summary: RoundSummary = {
+      claimed: intents.length,
+      outcomes: {
+        delivered: 0,
+        reconciled: 0,
+        retry: 0,
+        failed: 0,
+        unknown: 0,
+        needs_attention: 0,
+      },
+      staleCompletions: 0,
+      completionErrors: 0,
+    };
+    await Promise.all(intents.map((intent) => this.#handle(intent, deadline, summary)));
+    return summary;
+  }
+
+  /** Runs rounds until stop(): back to back while intents are due, else every pollIntervalMs. */
+  start(): void {
+    if (this.#loop !== null) return;
+    const stopping = new AbortController();
+    this.#stopping = stopping;
+    this.#loop = this.#run(stopping.signal);
+  }
+
+  /** Stops claiming and resolves once the deliveries in flight are delivered and recorded. */
+  async stop(): Promise<void> {
+    this.#stopping?.abort();
+    const loop = this.#loop;
+    await loop;
+    if (this.#loop === loop) {
+      this.#loop = null;
+      this.#stopping = null;
+    }
+  }
+
+  get running(): boolean {
+    return this.#loop !== null;
+  }
+
+  async #run(signal: AbortSignal): Promise<void> {
+    let failures = 0;
+    while (!signal.aborted) {
+      let waitMs = this.#pollIntervalMs;
+      try {
+        const summary = await this.runOnce();
+        failures = 0;
+        // A full batch means more may be due: go again at once.
+        if (summary.claimed >= this.#batchSize) continue;
+      } catch (error) {
+        failures += 1;
+        const code = errorCode(error);
+        this.#metrics.error('claim', code);
+        this.#logger.error(
+          { dispatcher: this.dispatcherId, code, error: describe(error) },
+          'claiming intents failed; retrying',
+        );
+        waitMs = Math.max(waitMs, backoffDelay(this.#backoff, failures, this.#random));
+      }
+      if (!signal.aborted) await this.#sleep(waitMs, signal);
+    }
+  }
+
+  async #handle(intent: Intent, deadline: AbortSignal, summary: RoundSummary): Promise<void> {
+    const effector = this.#effectors.get(intent.target);
+    const verdict: AttemptVerdict =
+      effector === undefined
+        ? // The claim names our targets only; should a store answer otherwise, let another take it.
+          {
+            completion: {
+              outcome: 'failed',
+              retryable: true,
+              retryAfterMs: 0,
+              error: `dispatcher ${this.dispatcherId} has no effector for target ${intent.target}`,
+            },
+            outcome: 'retry',
+          }
+        : await attemptIntent(intent, effector, {
+            maxUnknownRedeliveries: this.#maxUnknownRedeliveries,
+            maxAttempts: this.#maxAttempts,
+            delay: (n) => backoffDelay(this.#backoff, n, this.#random),
+            signal: deadline,
+            now: () => this.#clock.now(),
+            onEffectorCall: (call, answer, ms) =>
+              this.#metrics.effectorLatency(intent.target, call, answer, ms),
+          });
+    await this.#complete(
+      intent,
+      { claimFence: intent.claimFence, ...verdict.completion },
+      verdict,
+      summary,
+      deadline,
+    );
+  }
+
+  async #complete(
+    intent: Intent,
+    request: CompleteIntentRequest,
+    verdict: AttemptVerdict,
+    summary: RoundSummary,
+    deadline: AbortSignal,
+  ): Promise<void> {
+    const fields = {
+      dispatcher: this.dispatcherId,
+      effectKey: intent.effectKey,
+      target: intent.target,
+      claimFence: intent.claimFence,
+      attempts: intent.attempts,
+    };
+    let earlierOutcomeUnknown = false;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.#api.completeIntent(intent.effectKey, request);
+        summary.outcomes[verdict.outcome] += 1;
+        this.#metrics.outcome(intent.target, verdict.outcome);
+        const logFields = {
+          ...fields,
+          outcome: verdict.outcome,
+          ...(request.error === undefined ? {} : { error: request.error }),
+        };
+        if (verdict.outcome === 'needs_attention' || verdict.outcome === 'failed') {
+          this.#logger.warn(logFields, `intent ${verdict.outcome}`);
+        } else {
+          this.#logger.info(logFields, `intent ${verdict.outcome}`);
+        }
+        return;
+      } catch (error) {
+        const code = errorCode(error);
+        if (code === 'stale_claim' && earlierOutcomeUnknown) {
+          // Our earlier try may have been recorded (then the claim is no longer open), or another
+          // dispatcher took the claim: either way the store holds a verdict we must not touch.
+          summary.completionErrors += 1;
+          this.#metrics.error('complete', 'outcome_unknown');
+          this.#logger.warn(
+            { ...fields, outcome: verdict.outcome },
+            'whether the outcome was recorded is unknown; the store holds the verdict',
+          );
+          return;
+        }
+        if (code === 'stale_claim') {
+          // Another dispatcher claimed the intent after ours lapsed: its attempt decides. Retrying
+          // would be refused again, and must never overwrite a newer verdict.
+          summary.staleCompletions += 1;
+          this.#metrics.staleCompletion(intent.target);
+          this.#logger.warn(
+            { ...fields, outcome: verdict.outcome },
+            'completion refused (stale_claim): the claim lapsed and another dispatcher took the intent; outcome dropped',
+          );
+          return;
+        }
+        const transient = code === 'store_unavailable' || code === 'outcome_unknown';
+        if (!transient || attempt >= COMPLETION_TRIES || deadline.aborted) {
+          // The claim lapses and the intent is claimed again; the next attempt reconciles.
+          summary.completionErrors += 1;
+          this.#metrics.error('complete', code);
+          this.#logger.error(
+            { ...fields, outcome: verdict.outcome, code, error: describe(error) },
+            'recording the outcome failed; the intent will be claimed again and reconciled',
+          );
+          return;
+        }
+        earlierOutcomeUnknown ||= code === 'outcome_unknown';
+        await this.#sleep(50 * attempt, new AbortController().signal);
+      }
+    }
+  }
+}
+
+function errorCode(error: unknown): string {
+  return isFencegateError(error) ? error.code : 'internal_error';
+}
+
+function integerOption(
+  value: number | undefined,
+  fallback: number,
+  field: string,
+  min: number,
+  max: number,
+): number {
+  const chosen = value ?? fallback;
+  if (!Number.isInteger(chosen) || chosen < min || chosen > max) {
+    fail('invalid_request', `${field} must be an integer from ${min} to ${max}`, { field });
+  }
+  return chosen;
+}
+
+function defaultDispatcherId(): string {
+  const host =
+    hostname()
+      .replace(/[^A-Za-z0-9._:/@-]/g, '-')
+      .slice(0, 200) || 'host';
+  return `dispatcher-${host}-${process.pid}`;
+}
+
+/** setTimeout that resolves at once when `signal` aborts. */
+export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) {
+      resolve();
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,170 @@
+/**
+ * The built-in webhook effector: POSTs an intent's payload as JSON to the one URL the operator
+ * configured for its target, with `Idempotency-Key: <effectKey>`. Nothing in an intent can choose
+ * the URL, and redirects are not followed, so no other address is ever called.
+ *
+ *   2xx                          delivered (providerRef from the answer's `providerRef` or `id`)
+ *   408, 409, 429, 5xx, network  failed, retryable (Retry-After honoured as a hint)
+ *   other 4xx, 3xx               failed, not retryable
+ *   no answer within timeoutMs   unknown: the receiver may have applied it
+ *
+ * Error texts name the status or the network error code only: never the payload, the URL or a
+ * header value.
+ */
+import type { Intent } from '../types.js';
+import type { DeliveryContext, DeliveryResult, Effector } from './effector.js';
+
+export interface WebhookTarget {
+  type: 'webhook';
+  /** http:// or https:// */
+  url: string;
+  /** Per attempt; a slower answer is an unknown outcome. */
+  timeoutMs: number;
+  /** Sent with every request (API keys, …); never logged. */
+  headers: Record<string, string>;
+}
+
+export interface WebhookEffectorOptions {
+  /** Defaults to the global fetch of Node 20. */
+  fetch?: typeof fetch;
+}
+
+/** A success answer's body is read up to this size to find a providerRef. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+const RETRYABLE_4XX = new Set([408, 409, 429]);
+
+export function webhookEffector(
+  target: WebhookTarget,
+  options: WebhookEffectorOptions = {},
+): Effector {
+  const doFetch = options.fetch ?? fetch;
+  const url = target.url;
+  const timeoutMs = target.timeoutMs;
+  const configured = { ...target.headers };
+  return {
+    async deliver(intent: Intent, context: DeliveryContext): Promise<DeliveryResult> {
+      const timeout = AbortSignal.timeout(timeoutMs);
+      const signal = AbortSignal.any([timeout, context.signal]);
+      const headers = new Headers(configured);
+      if (!headers.has('content-type')) headers.set('content-type', 'application/json');
+      // Set last: the effect's own key, whatever the configuration says.
+      headers.set('idempotency-key', context.effectKey);
+      let response: Response;
+      try {
+        response = await doFetch(url, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify(intent.payload ?? null),
+          signal,
+          redirect: 'manual',
+        });
+      } catch (error) {
+        if (timeout.aborted)
+          return { status: 'unknown', error: `no answer within ${timeoutMs} ms` };
+        if (context.signal.aborted) {
+          return { status: 'unknown', error: 'abandoned: the claim was about to lapse' };
+        }
+        return {
+          status: 'failed',
+          retryable: true,
+          error: `network error (${networkCode(error)})`,
+        };
+      }
+      const status = response.status;
+      if (status >= 200 && status < 300) {
+        const providerRef = await readProviderRef(response);
+        return providerRef === undefined
+          ? { status: 'delivered' }
+          : { status: 'delivered', providerRef };
+      }
+      await discard(response);
+      const error = `HTTP ${status}${response.statusText ? ` ${response.statusText}` : ''}`;
+      if (status >= 300 && status < 400) {
+        return {
+          status: 'failed',
+          retryable: false,
+          error: `${error}: redirects are not followed`,
+        };
+      }
+      if (status >= 400 && status < 500 && !RETRYABLE_4XX.has(status)) {
+        return { status: 'failed', retryable: false, error };
+      }
+      const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
+      return retryAfterMs === undefined
+        ? { status: 'failed', retryable: true, error }
+        : { status: 'failed', retryable: true, error, retryAfterMs };
+    },
+  };
+}
+
+/** The answer's `providerRef` or `id`, when it is JSON and has one; the effect is delivered either way. */
+async function readProviderRef(response: Response): Promise<string | undefined> {
+  let text: string;
+  try {
+    text = await readBounded(response);
+  } catch {
+    // The status already says delivered; a body cut short only costs the reference.
+    return undefined;
+  }
+  if (text.length === 0) return undefined;
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof body !== 'object' || body === null) return undefined;
+  const fields = body as Record<string, unknown>;
+  for (const candidate of [fields.providerRef, fields.id]) {
+    if (typeof candidate === 'string' && candidate.length > 0 && candidate.length <= 256) {
+      return candidate;
+    }
+    if (typeof candidate === 'number' && Number.isFinite(candidate)) return String(candidate);
+  }
+  return undefined;
+}
+
+async function readBounded(response: Response): Promise<string> {
+  if (response.body === null) return '';
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    size += value.byteLength;
+    if (size > MAX_ANSWER_BYTES) {
+      await reader.cancel();
+      return '';
+    }
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Frees the connection without reading an answer nobody needs. */
+async function discard(response: Response): Promise<void> {
+  try {
+    await response.body?.cancel();
+  } catch {
+    // Nothing to free.
+  }
+}
+
+function parseRetryAfter(value: string | null): number | undefined {
+  if (value === null) return undefined;
+  const trimmed = value.trim();
+  if (/^\d{1,9}$/.test(trimmed)) return Number(trimmed) * 1000;
+  return undefined;
+}
+
+/** The system error code (ECONNREFUSED, ECONNRESET, …) under fetch's TypeError, else its name. */
+function networkCode(error: unknown): string {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && code.length > 0) return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return error instanceof Error ? error.name : 'unknown';
+}

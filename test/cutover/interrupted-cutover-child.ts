@@ -1,0 +1,18 @@
+/**
+ * Runs one cutover against a SQLite file and is killed with SIGKILL part way through by
+ * interrupted-cutover.test.ts. Arguments: PATH CUTOVER_ID SCOPE_COUNT.
+ */
+import { Fencegate } from '../../src/gate.js';
+
+const [path, cutoverId, countText] = process.argv.slice(2);
+const count = Number(countText);
+const gate = await Fencegate.open({ store: `sqlite:${path}` });
+process.stdout.write('ready\n');
+await gate.cutover({
+  cutoverId: cutoverId!,
+  toPolicy: 'v8',
+  holder: 'controller-v8',
+  scopes: Array.from({ length: count }, (_, i) => `wf-${i}/memory`),
+});
+await gate.close();
+process.stdout.write('finished\n');
