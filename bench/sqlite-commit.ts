@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Fencegate } from '../src/gate.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
-import type { Synchronous } from '../src/store/sqlite/sqlite-database.js';
+import { WAL_AUTOCHECKPOINT_PAGES, type Synchronous } from '../src/store/sqlite/sqlite-database.js';
 import { formatStats, runConcurrent, runSequential, type RunStats } from './stats.js';
 
 const SCOPES = 64;
@@ -20,6 +20,7 @@ function rawSetup(path: string, synchronous: Synchronous): Database.Database {
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${synchronous}`);
+  db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
   db.exec(
     `CREATE TABLE IF NOT EXISTS memory (id TEXT PRIMARY KEY, value TEXT, rev INTEGER, fence INTEGER) WITHOUT ROWID`,
   );

@@ -20,6 +20,7 @@ export interface SqliteOpenOptions {
 }
 
 const DEFAULT_BUSY_TIMEOUT_MS = 10_000;
+export const WAL_AUTOCHECKPOINT_PAGES = 10_000;
 
 export function openDatabase(options: SqliteOpenOptions): SqliteDatabase {
   let db: SqliteDatabase;
@@ -35,6 +36,9 @@ export function openDatabase(options: SqliteOpenOptions): SqliteDatabase {
     db.pragma(`synchronous = ${options.synchronous ?? 'NORMAL'}`);
     db.pragma('foreign_keys = OFF');
     db.pragma('temp_store = MEMORY');
+    // Fold the WAL back every ~40 MiB rather than every ~4 MiB: each checkpoint fsyncs the
+    // database file, and a guarded commit writes several pages (record, outcome, audit).
+    db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
     migrate(db);
   } catch (error) {
     db.close();

@@ -248,24 +248,32 @@ export class SqliteStore implements FullStore {
   }
 
   /**
-   * Many commits in one transaction: each runs in its own savepoint (better-sqlite3 nests
-   * transactions as savepoints), so an unexpected failure of one rolls back only that one.
+   * Many commits in one transaction. A commit's checks and rejections never throw, so the batch
+   * runs them back to back; if one throws anyway (a fault, not a rejection), the whole batch rolls
+   * back and each commit runs again in a transaction of its own, so only that one fails.
    */
   #commitBatch(jobs: CommitJob[]): Settled<CommitResult>[] {
     if (this.#closed) throw storeUnavailable(new Error('the store is closed'));
-    return writeTransaction(this.#db, () =>
-      jobs.map((job): Settled<CommitResult> => {
+    try {
+      return writeTransaction(this.#db, () => jobs.map((job) => this.#settle(job)));
+    } catch (error) {
+      if (isFencegateError(error) || jobs.length === 1) throw error;
+      return jobs.map((job) => {
         try {
-          const ctx = { statements: this.#statements, tenant: job.tenant, now: this.#clock.now() };
-          const outcome = this.#db.transaction(() => commitInTransaction(ctx, job.request))();
-          return outcome instanceof FencegateError
-            ? { ok: false, error: outcome }
-            : { ok: true, value: outcome };
-        } catch (error) {
-          return { ok: false, error };
+          return writeTransaction(this.#db, () => this.#settle(job));
+        } catch (jobError) {
+          return { ok: false, error: jobError };
         }
-      }),
-    );
+      });
+    }
+  }
+
+  #settle(job: CommitJob): Settled<CommitResult> {
+    const ctx = { statements: this.#statements, tenant: job.tenant, now: this.#clock.now() };
+    const outcome = commitInTransaction(ctx, job.request);
+    return outcome instanceof FencegateError
+      ? { ok: false, error: outcome }
+      : { ok: true, value: outcome };
   }
 
   getOperation(tenant: string, operationId: string): Promise<CommitResult | null> {
