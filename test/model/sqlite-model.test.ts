@@ -5,7 +5,8 @@
  * FENCEGATE_MODEL_RUNS raises the run count; a failure prints FENCEGATE_MODEL_SEED and
  * FENCEGATE_MODEL_PATH to replay it.
  */
-import { afterAll, beforeAll, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { verifyStore } from '../../src/audit/verify.js';
 import { checkStoreAgainstModel, type ModelSubject } from '../../src/testing/index.js';
 import { createSqliteSubject, type SqliteSubject } from '../conformance/sqlite-subject.js';
 
@@ -17,6 +18,10 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  // The whole history the model runs left behind, every tenant, must verify.
+  const result = await verifyStore(store.gate.store);
+  expect(result.violations).toEqual([]);
+  expect(result.checked).toBeGreaterThan(0);
   await store.dispose();
 });
 

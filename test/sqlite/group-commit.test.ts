@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { verifyStore } from '../../src/audit/verify.js';
 import { Fencegate } from '../../src/gate.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
@@ -55,6 +56,7 @@ describe('SQLite group commit', () => {
     const [first, second] = await Promise.all([gate.commit(request), gate.commit(request)]);
     expect(first).toMatchObject({ outcome: 'committed', replayed: false });
     expect(second).toMatchObject({ outcome: 'committed', replayed: true });
+    expect((await verifyStore(gate.store)).violations).toEqual([]);
     await gate.close();
   });
 

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { verifyStore } from '../../src/audit/verify.js';
 import { Fencegate } from '../../src/gate.js';
 import type { AuditEntry } from '../../src/types.js';
 import { tempDir } from '../helpers/temp-dir.js';
@@ -75,6 +76,9 @@ describe('two OS processes on one SQLite file', () => {
       (e) => e.kind === 'commit' && e.outcome === 'committed' && e.operationId?.endsWith('-stale'),
     );
     expect(staleAccepted).toEqual([]);
+    const verified = await verifyStore(gate.store);
+    expect(verified.violations).toEqual([]);
+    expect(verified.checked).toBe(audit.length);
     await gate.close();
   });
 });
