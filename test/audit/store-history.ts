@@ -1,9 +1,6 @@
 /**
  * Builds a real audit history by driving a real SQLite store through the competing-worker
  * scenarios of ACCEPTANCE.md, then returns it with the handles the mutation tests tamper with.
- *
- * Intent delivery and cutover are not store operations yet: their entries are appended after the
- * store's history exactly as the conventions of types.ts (AuditEntry) describe them.
  */
 import { join } from 'node:path';
 import { expect } from 'vitest';
@@ -202,7 +199,7 @@ export async function driveStore(dir: string, file = 'history.db'): Promise<Stor
     'committed',
   );
 
-  // S3: a v7 worker, before the cutover to v8 is appended below.
+  // S3: a v7 worker, before the cutover to v8.
   const v7 = await gate.acquire({
     scope: S3,
     holder: 'v7-worker',
@@ -216,6 +213,46 @@ export async function driveStore(dir: string, file = 'history.db'): Promise<Stor
       operationId: 'v7-1',
       policyVersion: 'v7',
       writes: [{ name: 'summary', expectRevision: 0, value: 'v7' }],
+    }),
+    'committed',
+  );
+
+  // A dispatcher delivers email-1 in both tenants: one claim fence each, then the outcome.
+  for (const tenantGate of [gate, other]) {
+    const claimed = await tenantGate.claimIntents({ dispatcher: 'd-1', ttlMs: 5000, limit: 10 });
+    const email = claimed.find((intent) => intent.effectKey === 'email-1');
+    expect(email).toBeDefined();
+    await tenantGate.completeIntent('email-1', {
+      claimFence: email?.claimFence ?? 0,
+      outcome: 'delivered',
+    });
+  }
+
+  // S3: the cutover to v8; the paused v7 worker comes back late; the v8 controller commits.
+  await gate.registerPolicy({ version: 'v8', digest: 'sha256:v8' });
+  const cutover = await gate.cutover({
+    cutoverId: 'cutover-1',
+    toPolicy: 'v8',
+    holder: 'v8-controller',
+    scopes: [S3],
+  });
+  expectOutcome(
+    await gate.commit({
+      scope: S3,
+      fence: v7.fence,
+      operationId: 'v7-late',
+      policyVersion: 'v7',
+      writes: [{ name: 'summary', expectRevision: 1, value: 'v7 late' }],
+    }),
+    'stale_fence',
+  );
+  expectOutcome(
+    await gate.commit({
+      scope: S3,
+      fence: cutover.fences[0]?.fence ?? 0,
+      operationId: 'v8-1',
+      policyVersion: 'v8',
+      writes: [{ name: 'summary', expectRevision: 1, value: 'v8' }],
     }),
     'committed',
   );
@@ -269,54 +306,3 @@ export function append(entries: AuditEntry[], additions: Appended[]): AuditEntry
  * The parts of the history no store operation writes yet: a dispatcher claiming and delivering
  * email-1 (each tenant's), and a cutover of S3 to v8 followed by the v7 worker's late commit.
  */
-export function appendDispatchAndCutover(entries: AuditEntry[]): AuditEntry[] {
-  return append(entries, [
-    { scope: S1, kind: 'intent', outcome: 'claimed', effectKey: 'email-1' },
-    { scope: S1, kind: 'intent', outcome: 'delivered', effectKey: 'email-1' },
-    { tenant: OTHER_TENANT, scope: S1, kind: 'intent', outcome: 'claimed', effectKey: 'email-1' },
-    { tenant: OTHER_TENANT, scope: S1, kind: 'intent', outcome: 'delivered', effectKey: 'email-1' },
-    {
-      scope: S3,
-      kind: 'cutover',
-      outcome: 'granted',
-      holder: 'v8-controller',
-      policyVersion: 'v8',
-      currentFence: 2,
-      reason: 'cutover-1',
-    },
-    {
-      scope: S3,
-      kind: 'commit',
-      outcome: 'rejected',
-      reason: 'stale_fence',
-      operationId: 'v7-late',
-      holder: 'v8-controller',
-      policyVersion: 'v7',
-      fence: 1,
-      currentFence: 2,
-      records: [
-        {
-          name: 'summary',
-          expected: 1,
-          actual: 1,
-          resulting: null,
-          fingerprint: null,
-          deleted: false,
-        },
-      ],
-    },
-    {
-      scope: S3,
-      kind: 'commit',
-      outcome: 'committed',
-      operationId: 'v8-1',
-      holder: 'v8-controller',
-      policyVersion: 'v8',
-      fence: 2,
-      currentFence: 2,
-      records: [
-        { name: 'summary', expected: 1, actual: 1, resulting: 2, fingerprint: 'f', deleted: false },
-      ],
-    },
-  ]);
-}

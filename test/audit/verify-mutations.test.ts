@@ -10,7 +10,6 @@ import type { AuditEntry } from '../../src/types.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import {
   append,
-  appendDispatchAndCutover,
   driveStore,
   readAll,
   S1,
@@ -27,7 +26,7 @@ let valid: AuditEntry[];
 
 beforeAll(async () => {
   history = await driveStore(dir.path);
-  valid = appendDispatchAndCutover(await readAll(history.gate));
+  valid = await readAll(history.gate);
 });
 
 afterAll(async () => {
