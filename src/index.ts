@@ -23,3 +23,4 @@ export { openStore, DEFAULT_STORE_URL } from './store/open.js';
 export type { Store, StoreCapabilities } from './store/store.js';
 export type * from './types.js';
 export * from './dispatch/index.js';
+export * from './store/postgres/index.js';

@@ -1,18 +1,19 @@
 /** Opens a store from its URL: `sqlite:PATH`, `sqlite::memory:`, `postgres://…`. */
 import type { Clock } from '../core/clock.js';
 import { fail } from '../errors.js';
+import { PostgresStore } from './postgres/postgres-store.js';
+import { isPostgresUrl } from './postgres/postgres-url.js';
 import { SqliteStore } from './sqlite/sqlite-store.js';
 import type { Store } from './store.js';
 
 export interface OpenStoreOptions {
   clock?: Clock;
-  /** SQLite: batch concurrent commits into one transaction (the server turns this on). */
+  /** Batch concurrent commits into one store round trip (the server turns this on). */
   groupCommit?: boolean;
 }
 
 export const DEFAULT_STORE_URL = 'sqlite:./fencegate.db';
 
-// eslint-disable-next-line @typescript-eslint/require-await -- adapters other than SQLite open asynchronously
 export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<Store> {
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length);
@@ -20,9 +21,13 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
       fail('invalid_request', 'a sqlite store URL needs a path: sqlite:PATH or sqlite::memory:');
     return SqliteStore.open({ path, ...options });
   }
+  if (isPostgresUrl(url)) {
+    // The schema comes from `?schema=NAME` (default fencegate).
+    return PostgresStore.open({ url, ...options });
+  }
   return fail(
     'invalid_request',
-    `unsupported store URL ${redactUrl(url)}; use sqlite:PATH or sqlite::memory:`,
+    `unsupported store URL ${redactUrl(url)}; use sqlite:PATH, sqlite::memory: or postgres://…`,
   );
 }
 

@@ -1,0 +1,229 @@
+/**
+ * PostgreSQL commit benchmark: in one run, the hand-written guarded UPDATE of a user table (a
+ * prepared `UPDATE bench_memory … WHERE id = $2 AND revision = $3 AND fence = $4`, nothing else)
+ * against fencegate's commit (scope lock, fence, holder, lease and revision checks, stored outcome,
+ * audit entry), one function call per commit and with group commit (as the server runs it). Each
+ * uses a pool of the same size and keeps the same number of writes in flight, every in-flight lane
+ * writing its own row or scope. The three run interleaved for several rounds, so load from
+ * elsewhere on the host hits them alike; ratios are the medians of the per-round ratios.
+ *
+ *   tsx bench/postgres/commit.ts --store postgres://postgres@127.0.0.1:5432/test [--seconds 3]
+ *     [--rounds 3] [--in-flight 64] [--pool 16]
+ */
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { Fencegate } from '../../src/gate.js';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { redactPostgresUrl } from '../../src/store/postgres/postgres-url.js';
+import { formatStats, summarize, type RunStats } from '../stats.js';
+
+export interface PostgresCommitBenchOptions {
+  url: string;
+  /** Measured seconds per contender per round (default 3). */
+  seconds?: number;
+  /** Rounds of raw, single and group runs (default 3). */
+  rounds?: number;
+  inFlight?: number;
+  pool?: number;
+  /** Schema for the benchmark's tables (dropped and re-created). */
+  schema?: string;
+  log?: (line: string) => void;
+}
+
+const VALUE = { summary: 'compacted memory of the workflow', facts: ['a', 'b', 'c'], n: 0 };
+const WARM_UP_SECONDS = 0.5;
+
+type LaneOp = (lane: number, i: number) => Promise<void>;
+
+/** Keeps `lanes` calls in flight for `seconds`; lane k always writes its own row or scope k. */
+async function runLanes(seconds: number, lanes: number, op: LaneOp): Promise<RunStats> {
+  const latencies: number[] = [];
+  const start = process.hrtime.bigint();
+  const end = start + BigInt(Math.round(seconds * 1e9));
+  let counter = 0;
+  const lane = async (id: number): Promise<void> => {
+    while (process.hrtime.bigint() < end) {
+      const t0 = process.hrtime.bigint();
+      await op(id, counter++);
+      latencies.push(Number(process.hrtime.bigint() - t0));
+    }
+  };
+  await Promise.all(Array.from({ length: lanes }, (_, id) => lane(id)));
+  return summarize(latencies, Number(process.hrtime.bigint() - start));
+}
+
+async function rawContender(pool: pg.Pool, schema: string, lanes: number): Promise<LaneOp> {
+  await pool.query(`CREATE TABLE ${schema}.bench_memory (
+    id text PRIMARY KEY, value jsonb NOT NULL, revision bigint NOT NULL, fence bigint NOT NULL)
+    WITH (fillfactor = 80)`);
+  await pool.query(
+    `INSERT INTO ${schema}.bench_memory SELECT 'wf-' || i || '/memory', '{}', 0, 1 FROM generate_series(0, $1 - 1) i`,
+    [lanes],
+  );
+  const revisions = new Array<number>(lanes).fill(0);
+  return async (lane, i) => {
+    const revision = revisions[lane] ?? 0;
+    revisions[lane] = revision + 1;
+    const result = await pool.query({
+      name: 'bench_raw_update',
+      text: `UPDATE ${schema}.bench_memory SET value = $1, revision = revision + 1
+             WHERE id = $2 AND revision = $3 AND fence = $4`,
+      values: [JSON.stringify({ ...VALUE, n: i }), `wf-${lane}/memory`, revision, 1],
+    });
+    if (result.rowCount !== 1) throw new Error('the raw guarded update lost its guard');
+  };
+}
+
+async function guardedContender(gate: Fencegate, lanes: number, name: string): Promise<LaneOp> {
+  const fences: number[] = [];
+  for (let lane = 0; lane < lanes; lane++) {
+    const grant = await gate.acquire({
+      scope: `${name}-${lane}/memory`,
+      holder: 'bench',
+      ttlMs: 86_400_000,
+    });
+    fences.push(grant.fence);
+  }
+  const revisions = new Array<number>(lanes).fill(0);
+  return async (lane, i) => {
+    const revision = revisions[lane] ?? 0;
+    revisions[lane] = revision + 1;
+    const result = await gate.commit({
+      scope: `${name}-${lane}/memory`,
+      fence: fences[lane] ?? 0,
+      operationId: `bench-${name}-${lane}-${revision}`,
+      writes: [{ name: 'memory', expectRevision: revision, value: { ...VALUE, n: i } }],
+    });
+    if (result.outcome !== 'committed')
+      throw new Error(`fencegate rejected a fresh commit: ${result.error.code}`);
+  };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[middle] ?? 0)
+    : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+}
+
+export async function runPostgresCommitBench(
+  options: PostgresCommitBenchOptions,
+): Promise<Record<string, number>> {
+  const seconds = options.seconds ?? 3;
+  const rounds = options.rounds ?? 3;
+  const inFlight = options.inFlight ?? 64;
+  const poolSize = options.pool ?? 16;
+  const schema = options.schema ?? 'fencegate_bench';
+  const log = options.log ?? ((line: string) => console.log(line));
+
+  const pool = new pg.Pool({ connectionString: options.url, max: poolSize });
+  pool.on('error', () => undefined);
+  await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  await pool.query(`CREATE SCHEMA ${schema}`);
+  const single = await Fencegate.open({
+    store: await PostgresStore.open({ url: options.url, schema, pool: { max: poolSize } }),
+  });
+  const group = await Fencegate.open({
+    store: await PostgresStore.open({
+      url: options.url,
+      schema,
+      groupCommit: true,
+      pool: { max: poolSize },
+    }),
+  });
+  try {
+    log(
+      `PostgreSQL commit at ${redactPostgresUrl(options.url)}: pool ${poolSize}, ${inFlight} in flight, ` +
+        `${rounds} rounds of ${seconds} s each`,
+    );
+    const contenders: [string, LaneOp][] = [
+      ['raw guarded UPDATE (prepared)', await rawContender(pool, schema, inFlight)],
+      [
+        'fencegate commit (one call per commit)',
+        await guardedContender(single, inFlight, 'single'),
+      ],
+      ['fencegate commit (group commit)', await guardedContender(group, inFlight, 'group')],
+    ];
+    const results: RunStats[][] = contenders.map(() => []);
+    for (let round = 0; round < rounds; round++) {
+      for (const [index, [label, op]] of contenders.entries()) {
+        await runLanes(WARM_UP_SECONDS, inFlight, op);
+        const stats = await runLanes(seconds, inFlight, op);
+        results[index]?.push(stats);
+        log(`round ${round + 1}  ${formatStats(label, stats)}`);
+      }
+    }
+    const [raw, one, grouped] = results as [RunStats[], RunStats[], RunStats[]];
+    const pick = (runs: RunStats[], key: keyof RunStats): number =>
+      median(runs.map((run) => run[key]));
+    const ratio = median(grouped.map((run, i) => run.opsPerSec / (raw[i]?.opsPerSec ?? Infinity)));
+    const ratioSingle = median(
+      one.map((run, i) => run.opsPerSec / (raw[i]?.opsPerSec ?? Infinity)),
+    );
+    const figures = {
+      rawOpsPerSec: pick(raw, 'opsPerSec'),
+      rawP50Ms: pick(raw, 'p50Ms'),
+      rawP99Ms: pick(raw, 'p99Ms'),
+      singleOpsPerSec: pick(one, 'opsPerSec'),
+      singleP50Ms: pick(one, 'p50Ms'),
+      singleP99Ms: pick(one, 'p99Ms'),
+      guardedOpsPerSec: pick(grouped, 'opsPerSec'),
+      guardedP50Ms: pick(grouped, 'p50Ms'),
+      guardedP99Ms: pick(grouped, 'p99Ms'),
+      ratio,
+      ratioSingle,
+    };
+    log('medians:');
+    log(
+      `  raw guarded UPDATE                 ${figures.rawOpsPerSec.toFixed(0)} ops/s   p50 ${figures.rawP50Ms.toFixed(2)} ms   p99 ${figures.rawP99Ms.toFixed(2)} ms`,
+    );
+    log(
+      `  fencegate, one call per commit     ${figures.singleOpsPerSec.toFixed(0)} ops/s   p50 ${figures.singleP50Ms.toFixed(2)} ms   p99 ${figures.singleP99Ms.toFixed(2)} ms`,
+    );
+    log(
+      `  fencegate, group commit            ${figures.guardedOpsPerSec.toFixed(0)} ops/s   p50 ${figures.guardedP50Ms.toFixed(2)} ms   p99 ${figures.guardedP99Ms.toFixed(2)} ms`,
+    );
+    log(
+      `guarded/raw throughput ratio: ${ratio.toFixed(3)} with group commit, ${ratioSingle.toFixed(3)} one call per commit (target >= 0.85)`,
+    );
+    return figures;
+  } finally {
+    await single.close();
+    await group.close();
+    await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => undefined);
+    await pool.end();
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      store: { type: 'string' },
+      seconds: { type: 'string', default: '3' },
+      rounds: { type: 'string', default: '3' },
+      'in-flight': { type: 'string', default: '64' },
+      pool: { type: 'string', default: '16' },
+    },
+  });
+  if (values.store === undefined || !/^postgres(ql)?:\/\//.test(values.store)) {
+    console.error(
+      'usage: tsx bench/postgres/commit.ts --store postgres://… [--seconds N] [--rounds N] [--in-flight N] [--pool N]',
+    );
+    return 2;
+  }
+  await runPostgresCommitBench({
+    url: values.store,
+    seconds: Number(values.seconds),
+    rounds: Number(values.rounds),
+    inFlight: Number(values['in-flight']),
+    pool: Number(values.pool),
+  });
+  return 0;
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  process.exitCode = await main(process.argv.slice(2));
+}

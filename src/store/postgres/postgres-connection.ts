@@ -1,0 +1,138 @@
+/**
+ * The pool and the one way statements are run: take a connection, send one statement, map any
+ * failure to the catalog (see postgres-errors.ts). Serialization failures and deadlocks are
+ * retried here and never reach the caller; a statement pg refused to send on a broken pooled
+ * connection is sent again on a fresh one.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import type { PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
+import { classify, internalError, outcomeUnknown, storeUnavailable } from './postgres-errors.js';
+
+export interface PostgresPoolOptions {
+  /** Connections in the pool (default 16). */
+  max?: number;
+  /** Idle connections are closed after this long (default 30 s). */
+  idleTimeoutMillis?: number;
+  /** A connection attempt that takes longer is store_unavailable (default 5 s). */
+  connectionTimeoutMillis?: number;
+  /** Server-side statement_timeout for the store's statements, in ms (default none). */
+  statementTimeoutMillis?: number;
+  /** application_name shown in pg_stat_activity (default 'fencegate'). */
+  applicationName?: string;
+}
+
+export const DEFAULT_POOL: Required<Omit<PostgresPoolOptions, 'statementTimeoutMillis'>> = {
+  max: 16,
+  idleTimeoutMillis: 30_000,
+  connectionTimeoutMillis: 5_000,
+  applicationName: 'fencegate',
+};
+
+/** How a failure in flight is answered: mutations are in doubt, reads changed nothing. */
+export type StatementKind = { mutation: false } | { mutation: true; operationId?: string };
+
+const MAX_RETRIES = 64;
+const MAX_RESENDS = 2;
+
+export class PostgresConnection {
+  readonly pool: pg.Pool;
+  readonly target: string;
+  #closed = false;
+
+  constructor(connectionString: string, target: string, options: PostgresPoolOptions = {}) {
+    this.target = target;
+    this.pool = new pg.Pool({
+      connectionString,
+      max: options.max ?? DEFAULT_POOL.max,
+      idleTimeoutMillis: options.idleTimeoutMillis ?? DEFAULT_POOL.idleTimeoutMillis,
+      connectionTimeoutMillis:
+        options.connectionTimeoutMillis ?? DEFAULT_POOL.connectionTimeoutMillis,
+      application_name: options.applicationName ?? DEFAULT_POOL.applicationName,
+      ...(options.statementTimeoutMillis === undefined
+        ? {}
+        : { statement_timeout: options.statementTimeoutMillis }),
+    });
+    // A pooled connection that breaks while idle is dropped by the pool; without these listeners
+    // its 'error' event would crash the process.
+    this.pool.on('error', () => undefined);
+    this.pool.on('connect', (client) => {
+      client.on('error', () => undefined);
+    });
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  async #connect(): Promise<PoolClient> {
+    if (this.#closed) throw storeUnavailable(this.target, new Error('the store is closed'));
+    try {
+      return await this.pool.connect();
+    } catch (error) {
+      throw storeUnavailable(this.target, error);
+    }
+  }
+
+  /** Runs work on one pooled connection (migrations); any failure is store_unavailable. */
+  async withClient<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.#connect();
+    try {
+      const result = await work(client);
+      client.release();
+      return result;
+    } catch (error) {
+      client.release(true);
+      if (classify(error) === 'internal') throw internalError(this.target, error);
+      throw storeUnavailable(this.target, error);
+    }
+  }
+
+  async query<R extends QueryResultRow>(
+    kind: StatementKind,
+    config: QueryConfig,
+  ): Promise<QueryResult<R>> {
+    let retries = 0;
+    let resends = 0;
+    for (;;) {
+      const client = await this.#connect();
+      let failure: unknown;
+      try {
+        const result = await client.query<R>(config);
+        client.release();
+        return result;
+      } catch (error) {
+        failure = error;
+      }
+      const errorClass = classify(failure);
+      // A server error leaves the connection usable; anything else may have broken it.
+      client.release(
+        errorClass === 'retry' || errorClass === 'internal' || errorClass === 'unavailable'
+          ? undefined
+          : true,
+      );
+      switch (errorClass) {
+        case 'retry':
+          if (++retries > MAX_RETRIES) throw storeUnavailable(this.target, failure);
+          await sleep(Math.random() * Math.min(50, 2 ** retries));
+          continue;
+        case 'not_sent':
+          if (++resends > MAX_RESENDS) throw storeUnavailable(this.target, failure);
+          continue;
+        case 'unavailable':
+          throw storeUnavailable(this.target, failure);
+        case 'internal':
+          throw internalError(this.target, failure);
+        case 'in_doubt':
+          if (!kind.mutation) throw storeUnavailable(this.target, failure);
+          throw outcomeUnknown(this.target, failure, kind.operationId);
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.pool.end();
+  }
+}

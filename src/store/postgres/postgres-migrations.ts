@@ -1,0 +1,70 @@
+/**
+ * The PostgreSQL schema as data: an ordered list of SQL texts, applied at open in one transaction
+ * under an advisory lock (so processes opening the store together apply each migration once) and
+ * recorded in `<schema>.migrations`. Every object lives in the store's own schema; `@schema@` in
+ * the texts is replaced by its name. A migration is never edited once released: changes are new
+ * entries (CREATE OR REPLACE FUNCTION for function bodies).
+ */
+import type { PoolClient } from 'pg';
+import { AUDIT_SQL } from './postgres-sql-audit.js';
+import { COMMIT_SQL } from './postgres-sql-commit.js';
+import { FENCE_SQL } from './postgres-sql-fence.js';
+import { GROUP_COMMIT_SQL } from './postgres-sql-group-commit.js';
+import { LEASES_SQL } from './postgres-sql-leases.js';
+import { TABLES_SQL } from './postgres-sql-tables.js';
+
+export interface PostgresMigration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
+  { version: 1, name: 'authority, records, operations, intents, audit, tokens', sql: TABLES_SQL },
+  { version: 2, name: 'commit function', sql: COMMIT_SQL },
+  { version: 3, name: 'lease functions', sql: LEASES_SQL },
+  { version: 4, name: 'audit horizon', sql: AUDIT_SQL },
+  { version: 5, name: 'assert_fence for caller-owned tables', sql: FENCE_SQL },
+  { version: 6, name: 'group commit function', sql: GROUP_COMMIT_SQL },
+];
+
+/** Schema names are interpolated into SQL, so only plain lowercase identifiers are accepted. */
+export const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
+
+export function renderMigration(sql: string, schema: string): string {
+  return sql.replaceAll('@schema@', schema);
+}
+
+/** Applies the missing migrations; returns the versions applied now. */
+export async function migrate(client: PoolClient, schema: string): Promise<number[]> {
+  const applied: number[] = [];
+  await client.query('BEGIN');
+  try {
+    await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
+      `fencegate.migrate:${schema}`,
+    ]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${schema}.migrations (
+         version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
+    const { rows } = await client.query<{ version: number | null }>(
+      `SELECT max(version) AS version FROM ${schema}.migrations`,
+    );
+    const current = rows[0]?.version ?? 0;
+    for (const migration of POSTGRES_MIGRATIONS) {
+      if (migration.version <= current) continue;
+      await client.query(renderMigration(migration.sql, schema));
+      await client.query(`INSERT INTO ${schema}.migrations (version, name) VALUES ($1, $2)`, [
+        migration.version,
+        migration.name,
+      ]);
+      applied.push(migration.version);
+    }
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
+  return applied;
+}

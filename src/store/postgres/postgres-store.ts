@@ -1,0 +1,431 @@
+/**
+ * The PostgreSQL store. Every mutation is one call of a PL/pgSQL function installed by the
+ * migrations (one round trip, one transaction): the decision and its audit entries happen inside
+ * the database under row locks, never in this process, and nothing is cached here.
+ *
+ * Store time is the database clock (`clock_timestamp()`), so every process sharing the database
+ * judges leases by one clock. A test may inject a Clock: its now() is then passed to each
+ * statement instead.
+ */
+import type { Clock } from '../../core/clock.js';
+import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
+import type { NormalizedCommit } from '../../core/validate.js';
+import { FencegateError } from '../../errors.js';
+import type {
+  AcquireRequest,
+  AuditPage,
+  AuditQuery,
+  CancelRequest,
+  CancelResult,
+  CommitResult,
+  DeleteScopeResult,
+  Grant,
+  Intent,
+  ListIntentsQuery,
+  ListScopesQuery,
+  Page,
+  RecordState,
+  ReleaseRequest,
+  ReleaseResult,
+  RenewRequest,
+  ScopeState,
+  TakeoverRequest,
+  TokenRecord,
+} from '../../types.js';
+import type { Store, StoreCapabilities } from '../store.js';
+import {
+  batchOrder,
+  commitBatchStatement,
+  commitStatement,
+  inFieldOrder,
+  toCommitResult,
+  type CommitAnswer,
+} from './postgres-commit.js';
+import {
+  DEFAULT_POOL,
+  PostgresConnection,
+  type PostgresPoolOptions,
+  type StatementKind,
+} from './postgres-connection.js';
+import { throwIfRefused, toGrant, type Refusal } from './postgres-answers.js';
+import { PostgresGroupCommitter } from './postgres-group-commit.js';
+import { migrate } from './postgres-migrations.js';
+import { readAuditPage, readIntentPage } from './postgres-queries.js';
+import {
+  decodeCursor,
+  encodeCursor,
+  RECORD_COLUMNS,
+  SCOPE_COLUMNS,
+  TOKEN_COLUMNS,
+  toRecordState,
+  toScopeState,
+  toTokenRecord,
+  type IntentRow,
+  type RecordRow,
+  type ScopeRow,
+  type TokenRow,
+  INTENT_COLUMNS,
+  toIntent,
+} from './postgres-rows.js';
+import { DEFAULT_SCHEMA, parsePostgresUrl, requireSchema } from './postgres-url.js';
+
+export interface PostgresStoreOptions {
+  /** `postgres://user:password@host:port/database`, optionally `?schema=NAME`. */
+  url: string;
+  /** Tests only: replaces the database clock as store time. */
+  clock?: Clock;
+  /** The schema holding fencegate's tables and functions (default `fencegate`, or `?schema=`). */
+  schema?: string;
+  pool?: PostgresPoolOptions;
+  /**
+   * Batch concurrent commits into one transaction (the server turns this on). Semantics are
+   * unchanged; see postgres-group-commit.ts. `maxBatches` bounds the batches in flight (default a
+   * quarter of the pool): fewer, larger batches spend less database CPU per commit.
+   */
+  groupCommit?: boolean | { maxBatches?: number; maxBatchSize?: number };
+}
+
+const READ: StatementKind = { mutation: false };
+const MUTATION: StatementKind = { mutation: true };
+
+export class PostgresStore implements Store {
+  readonly kind = 'postgres';
+  readonly capabilities: StoreCapabilities;
+  readonly schema: string;
+  readonly #connection: PostgresConnection;
+  readonly #clock: Clock | undefined;
+  readonly #groupCommitter: PostgresGroupCommitter | null;
+
+  private constructor(
+    connection: PostgresConnection,
+    schema: string,
+    options: PostgresStoreOptions,
+  ) {
+    this.#connection = connection;
+    this.schema = schema;
+    this.#clock = options.clock;
+    const group = options.groupCommit;
+    this.capabilities = {
+      sharedAcrossProcesses: true,
+      groupCommit: group !== undefined && group !== false,
+    };
+    const settings = typeof group === 'object' ? group : {};
+    this.#groupCommitter = this.capabilities.groupCommit
+      ? new PostgresGroupCommitter(
+          {
+            single: (tenant, request) => this.#commitOne(tenant, request),
+            batch: (items) => this.#commitBatch(items),
+          },
+          connection.target,
+          settings.maxBatches ??
+            Math.max(1, Math.floor((options.pool?.max ?? DEFAULT_POOL.max) / 4)),
+          settings.maxBatchSize,
+        )
+      : null;
+  }
+
+  /** Connects, applies missing migrations, and returns the store; store_unavailable if unreachable. */
+  static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
+    const parsed = parsePostgresUrl(options.url);
+    const schema = requireSchema(options.schema ?? parsed.schema ?? DEFAULT_SCHEMA);
+    const connection = new PostgresConnection(parsed.connectionString, parsed.target, options.pool);
+    try {
+      await connection.withClient((client) => migrate(client, schema));
+    } catch (error) {
+      await connection.close();
+      throw error;
+    }
+    return new PostgresStore(connection, schema, options);
+  }
+
+  /** Where the store lives, without credentials (host:port/database). */
+  get target(): string {
+    return this.#connection.target;
+  }
+
+  /** Pool counters, for diagnostics and tests. */
+  poolStats(): { total: number; idle: number; waiting: number } {
+    const pool = this.#connection.pool;
+    return { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount };
+  }
+
+  /** The injected clock's time, or null to let each statement read the database clock. */
+  #now(): number | null {
+    return this.#clock === undefined ? null : this.#clock.now();
+  }
+
+  async #call<T>(kind: StatementKind, name: string, text: string, values: unknown[]): Promise<T> {
+    const result = await this.#connection.query<{ answer: T }>(kind, {
+      name: `fencegate_${name}_${this.schema}`,
+      text,
+      values,
+    });
+    return (result.rows[0] as { answer: T }).answer;
+  }
+
+  async #rows<R extends object>(text: string, values: unknown[], name?: string): Promise<R[]> {
+    const config =
+      name === undefined
+        ? { text, values }
+        : { name: `fencegate_${name}_${this.schema}`, text, values };
+    return (await this.#connection.query<R & Record<string, unknown>>(READ, config)).rows;
+  }
+
+  async now(): Promise<number> {
+    if (this.#clock !== undefined) return this.#clock.now();
+    return Number(
+      await this.#call<string>(READ, 'now', `SELECT ${this.schema}.db_now() AS answer`, []),
+    );
+  }
+
+  async acquire(tenant: string, request: AcquireRequest): Promise<Grant> {
+    return toGrant(
+      await this.#call(
+        MUTATION,
+        'acquire',
+        `SELECT ${this.schema}.acquire($1, $2, $3, $4, $5, $6) AS answer`,
+        [
+          tenant,
+          request.scope,
+          request.holder,
+          request.ttlMs,
+          request.policyVersion ?? null,
+          this.#now(),
+        ],
+      ),
+    );
+  }
+
+  async renew(tenant: string, request: RenewRequest): Promise<Grant> {
+    return toGrant(
+      await this.#call(
+        MUTATION,
+        'renew',
+        `SELECT ${this.schema}.renew($1, $2, $3, $4, $5, $6) AS answer`,
+        [tenant, request.scope, request.holder, request.fence, request.ttlMs, this.#now()],
+      ),
+    );
+  }
+
+  async release(tenant: string, request: ReleaseRequest): Promise<ReleaseResult> {
+    const answer = throwIfRefused(
+      await this.#call<ReleaseResult | Refusal>(
+        MUTATION,
+        'release',
+        `SELECT ${this.schema}.release($1, $2, $3, $4, $5) AS answer`,
+        [tenant, request.scope, request.holder, request.fence, this.#now()],
+      ),
+    );
+    return { released: true, alreadyReleased: answer.alreadyReleased };
+  }
+
+  async takeover(tenant: string, scope: string, request: TakeoverRequest): Promise<Grant> {
+    return toGrant(
+      await this.#call(
+        MUTATION,
+        'takeover',
+        `SELECT ${this.schema}.takeover($1, $2, $3, $4, $5, $6, $7) AS answer`,
+        [
+          tenant,
+          scope,
+          request.holder,
+          request.ttlMs ?? null,
+          request.policyVersion ?? null,
+          request.reason ?? null,
+          this.#now(),
+        ],
+      ),
+    );
+  }
+
+  async cancel(tenant: string, scope: string, request: CancelRequest): Promise<CancelResult> {
+    const answer = throwIfRefused(
+      await this.#call<CancelResult | Refusal>(
+        MUTATION,
+        'cancel',
+        `SELECT ${this.schema}.cancel($1, $2, $3, $4) AS answer`,
+        [tenant, scope, request.reason ?? null, this.#now()],
+      ),
+    );
+    return { fence: answer.fence, cancelledIntents: answer.cancelledIntents };
+  }
+
+  async deleteScope(
+    tenant: string,
+    scope: string,
+    request: CancelRequest,
+  ): Promise<DeleteScopeResult> {
+    const answer = throwIfRefused(
+      await this.#call<DeleteScopeResult | Refusal>(
+        MUTATION,
+        'delete_scope',
+        `SELECT ${this.schema}.delete_scope($1, $2, $3, $4) AS answer`,
+        [tenant, scope, request.reason ?? null, this.#now()],
+      ),
+    );
+    return { fence: answer.fence };
+  }
+
+  async getScope(tenant: string, scope: string): Promise<ScopeState | null> {
+    const rows = await this.#rows<ScopeRow>(
+      `SELECT ${SCOPE_COLUMNS} FROM ${this.schema}.scopes WHERE tenant = $1 AND scope = $2`,
+      [tenant, scope],
+      'get_scope',
+    );
+    const row = rows[0];
+    return row === undefined ? null : toScopeState(row);
+  }
+
+  async listScopes(tenant: string, query: ListScopesQuery): Promise<Page<ScopeState>> {
+    const limit = query.limit ?? DEFAULT_LIST_LIMIT;
+    const prefix = query.prefix ?? '';
+    const rows = await this.#rows<ScopeRow>(
+      `SELECT ${SCOPE_COLUMNS} FROM ${this.schema}.scopes
+       WHERE tenant = $1 AND scope > $2 AND scope >= $3 AND starts_with(scope, $3)
+       ORDER BY scope LIMIT $4`,
+      [tenant, decodeCursor(query.cursor), prefix, limit + 1],
+      'list_scopes',
+    );
+    const items = rows.slice(0, limit).map(toScopeState);
+    const last = items.at(-1);
+    return { items, nextCursor: rows.length > limit && last ? encodeCursor(last.scope) : null };
+  }
+
+  async getRecord(tenant: string, scope: string, name: string): Promise<RecordState> {
+    const rows = await this.#rows<RecordRow>(
+      `SELECT ${RECORD_COLUMNS} FROM ${this.schema}.records WHERE tenant = $1 AND scope = $2 AND name = $3`,
+      [tenant, scope, name],
+      'get_record',
+    );
+    return toRecordState(scope, name, rows[0]);
+  }
+
+  async listRecords(tenant: string, scope: string): Promise<RecordState[]> {
+    const rows = await this.#rows<RecordRow>(
+      `SELECT ${RECORD_COLUMNS} FROM ${this.schema}.records WHERE tenant = $1 AND scope = $2 ORDER BY name`,
+      [tenant, scope],
+      'list_records',
+    );
+    return rows.map((row) => toRecordState(scope, row.name, row));
+  }
+
+  commit(tenant: string, request: NormalizedCommit): Promise<CommitResult> {
+    if (this.#groupCommitter !== null) return this.#groupCommitter.submit(tenant, request);
+    return this.#commitOne(tenant, request);
+  }
+
+  async #commitOne(tenant: string, request: NormalizedCommit): Promise<CommitResult> {
+    const result = await this.#connection.query<{ answer: CommitAnswer }>(
+      { mutation: true, operationId: request.operationId },
+      commitStatement(this.schema, tenant, request, this.#now()),
+    );
+    return toCommitResult(request, (result.rows[0] as { answer: CommitAnswer }).answer);
+  }
+
+  async #commitBatch(
+    items: readonly { tenant: string; request: NormalizedCommit }[],
+  ): Promise<(CommitResult | FencegateError)[]> {
+    const ordered = batchOrder(items);
+    const result = await this.#connection.query<{ answer: CommitAnswer[] }>(
+      MUTATION,
+      commitBatchStatement(this.schema, ordered, this.#now()),
+    );
+    const answers = (result.rows[0] as { answer: CommitAnswer[] }).answer;
+    const byItem = new Map<object, CommitResult | FencegateError>();
+    ordered.forEach((item, i) => {
+      try {
+        byItem.set(item, toCommitResult(item.request, answers[i] as CommitAnswer));
+      } catch (error) {
+        if (!(error instanceof FencegateError)) throw error;
+        byItem.set(item, error);
+      }
+    });
+    return items.map(
+      (item) =>
+        byItem.get(item) ??
+        new FencegateError('internal_error', 'a group commit answered too few items'),
+    );
+  }
+
+  async getOperation(tenant: string, operationId: string): Promise<CommitResult | null> {
+    const rows = await this.#rows<{ outcome: CommitResult }>(
+      `SELECT outcome FROM ${this.schema}.operations WHERE tenant = $1 AND operation_id = $2`,
+      [tenant, operationId],
+      'get_operation',
+    );
+    const row = rows[0];
+    return row === undefined ? null : inFieldOrder(row.outcome);
+  }
+
+  listIntents(tenant: string, query: ListIntentsQuery): Promise<Page<Intent>> {
+    return readIntentPage(
+      (text, values) => this.#rows<IntentRow>(text, values),
+      this.schema,
+      tenant,
+      query,
+    );
+  }
+
+  async getIntent(tenant: string, effectKey: string): Promise<Intent | null> {
+    const rows = await this.#rows<IntentRow>(
+      `SELECT ${INTENT_COLUMNS} FROM ${this.schema}.intents WHERE tenant = $1 AND effect_key = $2`,
+      [tenant, effectKey],
+      'get_intent',
+    );
+    const row = rows[0];
+    return row === undefined ? null : toIntent(row);
+  }
+
+  readAudit(tenant: string | undefined, query: AuditQuery): Promise<AuditPage> {
+    return readAuditPage(
+      (text, values, name) => this.#rows(text, values, name),
+      this.schema,
+      tenant,
+      query,
+    );
+  }
+
+  async createToken(token: Omit<TokenRecord, 'createdAt'>): Promise<TokenRecord> {
+    const rows = await this.#connection.query<TokenRow>(MUTATION, {
+      text: `INSERT INTO ${this.schema}.tokens (${TOKEN_COLUMNS})
+             VALUES ($1, $2, $3, $4, $5, coalesce($6, ${this.schema}.db_now()))
+             RETURNING ${TOKEN_COLUMNS}`,
+      values: [token.id, token.tenant, token.role, token.label, token.hash, this.#now()],
+    });
+    return toTokenRecord(rows.rows[0] as TokenRow);
+  }
+
+  async findToken(hash: string): Promise<TokenRecord | null> {
+    const rows = await this.#rows<TokenRow>(
+      `SELECT ${TOKEN_COLUMNS} FROM ${this.schema}.tokens WHERE hash = $1`,
+      [hash],
+      'find_token',
+    );
+    const row = rows[0];
+    return row === undefined ? null : toTokenRecord(row);
+  }
+
+  async deleteToken(id: string): Promise<boolean> {
+    const result = await this.#connection.query(MUTATION, {
+      text: `DELETE FROM ${this.schema}.tokens WHERE id = $1`,
+      values: [id],
+    });
+    return (result.rowCount ?? 0) > 0;
+  }
+
+  async countTokens(): Promise<number> {
+    const rows = await this.#rows<{ n: number }>(
+      `SELECT count(*)::integer AS n FROM ${this.schema}.tokens`,
+      [],
+    );
+    return rows[0]?.n ?? 0;
+  }
+
+  async ping(): Promise<void> {
+    await this.#rows('SELECT 1', []);
+  }
+
+  close(): Promise<void> {
+    return this.#connection.close();
+  }
+}

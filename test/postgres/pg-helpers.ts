@@ -1,0 +1,66 @@
+/**
+ * Shared by the PostgreSQL test files: the database URL from the global setup, a schema of its own
+ * per test file (dropped at the end), and a plain pg client for looking behind the store.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { inject } from 'vitest';
+
+/** The URL the global setup found or started; throws its explanation when there is none. */
+export function pgUrl(): string {
+  const provided = inject('pgUrl');
+  if (typeof provided === 'string') return provided;
+  if (provided === null) {
+    throw new Error(inject('pgProblem') ?? 'no PostgreSQL could be found or started for the tests');
+  }
+  // Not run under the project's vitest setup.
+  const fromEnv = process.env.FENCEGATE_TEST_PG_URL;
+  if (fromEnv === undefined || fromEnv === '') throw new Error('FENCEGATE_TEST_PG_URL is not set');
+  return fromEnv;
+}
+
+/** A fresh schema name for one test file (or one test). */
+export function testSchema(label: string): string {
+  const clean = label
+    .toLowerCase()
+    .replace(/[^a-z0-9_]/g, '_')
+    .slice(0, 30);
+  return `fgt_${clean}_${randomBytes(4).toString('hex')}`;
+}
+
+export async function withClient<T>(
+  url: string,
+  work: (client: pg.Client) => Promise<T>,
+): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+export async function dropSchema(url: string, schema: string): Promise<void> {
+  await withClient(url, (client) => client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`));
+}
+
+/** Empties every fencegate table of a migrated schema (a fresh store without re-migrating). */
+export async function truncateSchema(url: string, schema: string): Promise<void> {
+  await withClient(url, (client) =>
+    client.query(
+      `TRUNCATE ${[
+        'scopes',
+        'records',
+        'record_deletions',
+        'operations',
+        'intents',
+        'audit',
+        'tokens',
+      ]
+        .map((table) => `${schema}.${table}`)
+        .join(', ')} RESTART IDENTITY`,
+    ),
+  );
+}

@@ -1,0 +1,418 @@
+/**
+ * PostgreSQL adapter cases the conformance suite cannot express: migrations, URLs and schemas,
+ * values stored as text, races between concurrent transactions (settled by row locks, never by
+ * timing), the audit horizon, the database clock, and the unreachable-server answer.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Fencegate } from '../../src/gate.js';
+import { isFencegateError } from '../../src/errors.js';
+import { openStore } from '../../src/store/open.js';
+import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/postgres-migrations.js';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { redactPostgresUrl } from '../../src/store/postgres/postgres-url.js';
+import { ManualClock } from '../../src/testing/manual-clock.js';
+import type { CommitResult } from '../../src/types.js';
+import { dropSchema, pgUrl, testSchema, withClient } from './pg-helpers.js';
+
+const schema = testSchema('store');
+let url: string;
+let clock: ManualClock;
+let gate: Fencegate;
+
+beforeAll(async () => {
+  url = pgUrl();
+  clock = new ManualClock();
+  gate = await Fencegate.open({ store: await PostgresStore.open({ url, schema, clock }) });
+});
+
+afterAll(async () => {
+  await gate.close();
+  await dropSchema(url, schema);
+});
+
+let counter = 0;
+function unique(prefix: string): string {
+  counter += 1;
+  return `${prefix}-${counter}`;
+}
+
+async function caught(call: Promise<unknown>): Promise<unknown> {
+  try {
+    await call;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected the call to fail');
+}
+
+/** Polls a condition on the database (not the wall clock) until it holds. */
+async function until(check: () => Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 2000; i++) {
+    if (await check()) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** Another session is blocked on a lock while running a statement that calls `fn` of this schema. */
+function someoneWaitsIn(fn: string): Promise<boolean> {
+  return withClient(url, async (client) => {
+    const { rows } = await client.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity
+       WHERE wait_event_type = 'Lock' AND position($1 in query) > 0`,
+      [`${schema}.${fn}(`],
+    );
+    return (rows[0]?.n ?? 0) > 0;
+  });
+}
+
+describe('opening', () => {
+  it('records every migration once, also when several processes open a new schema together', async () => {
+    const fresh = testSchema('open');
+    try {
+      const stores = await Promise.all(
+        [1, 2, 3].map(() => PostgresStore.open({ url, schema: fresh, pool: { max: 1 } })),
+      );
+      await Promise.all(stores.map((store) => store.close()));
+      const versions = await withClient(url, async (client) =>
+        (
+          await client.query<{ version: number }>(
+            `SELECT version FROM ${fresh}.migrations ORDER BY version`,
+          )
+        ).rows.map((row) => row.version),
+      );
+      expect(versions).toEqual(POSTGRES_MIGRATIONS.map((m) => m.version));
+    } finally {
+      await dropSchema(url, fresh);
+    }
+  });
+
+  it('takes the schema from ?schema= in the URL, and openStore opens postgres:// URLs', async () => {
+    const fresh = testSchema('url');
+    try {
+      const separator = url.includes('?') ? '&' : '?';
+      const store = await openStore(`${url}${separator}schema=${fresh}`);
+      expect(store.kind).toBe('postgres');
+      expect((store as PostgresStore).schema).toBe(fresh);
+      await store.acquire('default', { scope: 'u', holder: 'h', ttlMs: 1000 });
+      await store.close();
+      const count = await withClient(url, async (client) =>
+        Number(
+          (await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${fresh}.scopes`)).rows[0]
+            ?.n,
+        ),
+      );
+      expect(count).toBe(1);
+    } finally {
+      await dropSchema(url, fresh);
+    }
+  });
+
+  it('refuses a schema name that is not a plain identifier', async () => {
+    const error = await caught(PostgresStore.open({ url, schema: 'x; DROP TABLE y' }));
+    expect(isFencegateError(error) && error.code).toBe('invalid_request');
+  });
+
+  it('answers store_unavailable for an unreachable server, without the password', async () => {
+    const error = await caught(
+      PostgresStore.open({
+        url: 'postgres://fg:s3cret-pw@127.0.0.1:1/db',
+        pool: { connectionTimeoutMillis: 2000 },
+      }),
+    );
+    expect(isFencegateError(error) && error.code).toBe('store_unavailable');
+    expect(String((error as Error).message)).toContain('127.0.0.1:1/db');
+    expect(JSON.stringify(error)).not.toContain('s3cret');
+    expect(String((error as Error).message)).not.toContain('s3cret');
+  });
+
+  it('redacts passwords in URLs', () => {
+    expect(redactPostgresUrl('postgres://u:p@ss@h:5432/d')).toBe('postgres://u:***@h:5432/d');
+    expect(redactPostgresUrl('postgresql://h/d?password=x&sslmode=require')).toBe(
+      'postgresql://h/d?password=***&sslmode=require',
+    );
+  });
+});
+
+describe('values and time', () => {
+  it('reads a value back exactly: key order, NUL characters, unicode, large and small numbers', async () => {
+    const scope = unique('values');
+    const { fence } = await gate.acquire({ scope, holder: 'w', ttlMs: 60_000 });
+    const value = {
+      z: 1,
+      a: ['\u0000', 'é☃𝄞'],
+      n: 1e21,
+      f: 0.30000000000000004,
+      neg: -0,
+      nested: { b: null, a: true },
+    };
+    const result = await gate.commit({
+      scope,
+      fence,
+      operationId: unique('op'),
+      writes: [{ name: 'v', expectRevision: 0, value }],
+      intents: [{ effectKey: unique('k'), target: 'hook', payload: { '\u0000': 'x' } }],
+    });
+    expect(result.outcome).toBe('committed');
+    const read = await gate.getRecord(scope, 'v');
+    expect(JSON.stringify(read.value)).toBe(JSON.stringify(value));
+  });
+
+  it('judges leases by the database clock when no clock is injected', async () => {
+    const store = await PostgresStore.open({ url, schema });
+    try {
+      const before = await store.now();
+      const grant = await store.acquire('default', {
+        scope: unique('dbclock'),
+        holder: 'w',
+        ttlMs: 60_000,
+      });
+      const after = await store.now();
+      expect(grant.leaseExpiresAt).toBeGreaterThanOrEqual(before + 60_000);
+      expect(grant.leaseExpiresAt).toBeLessThanOrEqual(after + 60_000);
+      const dbNow = await withClient(url, async (client) =>
+        Number((await client.query<{ t: string }>(`SELECT ${schema}.db_now() AS t`)).rows[0]?.t),
+      );
+      expect(Math.abs(dbNow - after)).toBeLessThan(5_000);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('concurrent transactions', () => {
+  it('two commits that each read the record the other writes: never both commit (no write skew)', async () => {
+    for (let round = 0; round < 10; round++) {
+      const a = unique('skew-a');
+      const b = unique('skew-b');
+      const ga = await gate.acquire({ scope: a, holder: 'w', ttlMs: 60_000 });
+      const gb = await gate.acquire({ scope: b, holder: 'w', ttlMs: 60_000 });
+      const results = await Promise.all([
+        gate.commit({
+          scope: a,
+          fence: ga.fence,
+          operationId: unique('op'),
+          reads: [{ scope: b, name: 'r', revision: 0 }],
+          writes: [{ name: 'r', expectRevision: 0, value: 'a' }],
+        }),
+        gate.commit({
+          scope: b,
+          fence: gb.fence,
+          operationId: unique('op'),
+          reads: [{ scope: a, name: 'r', revision: 0 }],
+          writes: [{ name: 'r', expectRevision: 0, value: 'b' }],
+        }),
+      ]);
+      const outcomes = results
+        .map((r) => (r.outcome === 'committed' ? 'committed' : r.error.code))
+        .sort();
+      expect(outcomes).toEqual(['committed', 'stale_dependency']);
+    }
+  });
+
+  it('one operationId sent from two scopes at once: one outcome is stored, the other call conflicts', async () => {
+    for (let round = 0; round < 10; round++) {
+      const a = unique('opid-a');
+      const b = unique('opid-b');
+      const ga = await gate.acquire({ scope: a, holder: 'w', ttlMs: 60_000 });
+      const gb = await gate.acquire({ scope: b, holder: 'w', ttlMs: 60_000 });
+      const operationId = unique('shared-op');
+      const settled = await Promise.allSettled([
+        gate.commit({
+          scope: a,
+          fence: ga.fence,
+          operationId,
+          writes: [{ name: 'r', expectRevision: 0, value: 1 }],
+        }),
+        gate.commit({
+          scope: b,
+          fence: gb.fence,
+          operationId,
+          writes: [{ name: 'r', expectRevision: 0, value: 1 }],
+        }),
+      ]);
+      const fulfilled = settled.filter((s) => s.status === 'fulfilled');
+      const rejected = settled.filter((s) => s.status === 'rejected');
+      expect(fulfilled).toHaveLength(1);
+      expect(rejected).toHaveLength(1);
+      const reason: unknown = (rejected[0] as PromiseRejectedResult).reason;
+      expect(isFencegateError(reason) && reason.code).toBe('operation_id_conflict');
+      const stored = await gate.getOperation(operationId);
+      const winner = (fulfilled[0] as PromiseFulfilledResult<CommitResult>).value;
+      expect(stored).toEqual(winner);
+      const records = [await gate.getRecord(a, 'r'), await gate.getRecord(b, 'r')];
+      expect(records.filter((r) => r.exists)).toHaveLength(1);
+    }
+  });
+
+  it('the same request sent twice at once: applied once, answered once fresh and once replayed', async () => {
+    const scope = unique('dup');
+    const { fence } = await gate.acquire({ scope, holder: 'w', ttlMs: 60_000 });
+    const request = {
+      scope,
+      fence,
+      operationId: unique('op'),
+      writes: [{ name: 'r', expectRevision: 0, value: 1 }],
+    };
+    const results = await Promise.all([
+      gate.commit(request),
+      gate.commit(request),
+      gate.commit(request),
+    ]);
+    expect(results.map((r) => r.outcome)).toEqual(['committed', 'committed', 'committed']);
+    expect(results.filter((r) => !r.replayed)).toHaveLength(1);
+    expect((await gate.getRecord(scope, 'r')).revision).toBe(1);
+  });
+
+  it('one effectKey committed from two scopes at once: one commits, the other is duplicate_effect', async () => {
+    for (let round = 0; round < 10; round++) {
+      const a = unique('effect-a');
+      const b = unique('effect-b');
+      const ga = await gate.acquire({ scope: a, holder: 'w', ttlMs: 60_000 });
+      const gb = await gate.acquire({ scope: b, holder: 'w', ttlMs: 60_000 });
+      const effectKey = unique('effect');
+      const results = await Promise.all(
+        [ga, gb].map((grant) =>
+          gate.commit({
+            scope: grant.scope,
+            fence: grant.fence,
+            operationId: unique('op'),
+            writes: [{ name: 'r', expectRevision: 0, value: 1 }],
+            intents: [{ effectKey, target: 'hook', payload: {} }],
+          }),
+        ),
+      );
+      const outcomes = results
+        .map((r) => (r.outcome === 'committed' ? 'committed' : r.error.code))
+        .sort();
+      expect(outcomes).toEqual(['committed', 'duplicate_effect']);
+      const intent = await gate.getIntent(effectKey);
+      const winner = results.find((r) => r.outcome === 'committed');
+      expect(intent?.operationId).toBe(winner?.operationId);
+    }
+  });
+
+  it('32 writers of one record, each re-reading after a rejection: every increment lands exactly once', async () => {
+    const scope = unique('progress');
+    const { fence } = await gate.acquire({ scope, holder: 'w', ttlMs: 600_000 });
+    const writers = 32;
+    await Promise.all(
+      Array.from({ length: writers }, async (_, writer) => {
+        for (let attempt = 0; ; attempt++) {
+          const record = await gate.getRecord(scope, 'n');
+          const result = await gate.commit({
+            scope,
+            fence,
+            operationId: `${scope}-${writer}-${attempt}`,
+            reads: [{ name: 'n', revision: record.revision }],
+            writes: [
+              {
+                name: 'n',
+                expectRevision: record.revision,
+                value: ((record.value as number | null) ?? 0) + 1,
+              },
+            ],
+          });
+          if (result.outcome === 'committed') return;
+          expect(['stale_revision', 'stale_dependency']).toContain(result.error.code);
+        }
+      }),
+    );
+    const record = await gate.getRecord(scope, 'n');
+    expect(record.value).toBe(writers);
+    expect(record.revision).toBe(writers);
+  });
+
+  it('a takeover waits for a commit holding the scope row, and the commit is judged at its own fence', async () => {
+    const scope = unique('order');
+    const { fence } = await gate.acquire({ scope, holder: 'w', ttlMs: 60_000 });
+    await withClient(url, async (client) => {
+      // A commit in flight: the function ran inside an open transaction and holds the row lock.
+      await client.query('BEGIN');
+      const payload = JSON.stringify({
+        scope,
+        fence,
+        operationId: unique('op'),
+        taskId: null,
+        policyVersion: null,
+        reads: [],
+        writes: [{ name: 'r', expectRevision: 0, delete: false, value: '1', fingerprint: 'f' }],
+        intents: [],
+      });
+      const { rows } = await client.query<{ answer: CommitResult }>(
+        `SELECT ${schema}.commit($1, $2, $3, $4) AS answer`,
+        ['default', payload, clock.now(), 'fp'],
+      );
+      expect(rows[0]?.answer.outcome).toBe('committed');
+      const takeover = gate.takeover(scope, { holder: 'operator' });
+      await until(() => someoneWaitsIn('takeover'), 'the takeover to wait for the row lock');
+      await client.query('COMMIT');
+      expect((await takeover).fence).toBe(fence + 1);
+    });
+    const audit = (await gate.audit({ scope })).items.map((e) => [
+      e.kind,
+      e.outcome,
+      e.currentFence,
+    ]);
+    expect(audit).toEqual([
+      ['acquire', 'granted', fence],
+      ['commit', 'committed', fence],
+      ['takeover', 'granted', fence + 1],
+    ]);
+  });
+});
+
+describe('audit horizon', () => {
+  it('readAudit waits for a writer that already holds a seq, so paging never skips an entry', async () => {
+    const scope = unique('horizon');
+    await withClient(url, async (client) => {
+      await client.query('BEGIN');
+      await client.query(`SELECT ${schema}.acquire($1, $2, $3, $4, $5, $6)`, [
+        'default',
+        scope,
+        'w',
+        60_000,
+        null,
+        clock.now(),
+      ]);
+      // The acquire above holds a seq but has not committed; a later writer commits first.
+      const later = unique('horizon-later');
+      await gate.acquire({ scope: later, holder: 'w', ttlMs: 60_000 });
+      let answered = false;
+      const reading = gate.audit({ limit: 1000 }).then((page) => {
+        answered = true;
+        return page;
+      });
+      await until(
+        () => someoneWaitsIn('audit_horizon'),
+        'readAudit to wait for the in-flight writer',
+      );
+      expect(answered).toBe(false);
+      await client.query('COMMIT');
+      const page = await reading;
+      const scopes = page.items.map((e) => e.scope);
+      expect(scopes).toContain(scope);
+      expect(scopes.indexOf(scope)).toBeLessThan(scopes.indexOf(later));
+    });
+  });
+});
+
+describe('tokens', () => {
+  it('creates, finds, counts and deletes tokens (not tenant scoped)', async () => {
+    const store = gate.store;
+    const before = await store.countTokens();
+    const token = await store.createToken({
+      id: unique('tok'),
+      tenant: 'a',
+      role: 'operator',
+      label: 'ops',
+      hash: unique('hash'),
+    });
+    expect(token.createdAt).toBe(clock.now());
+    expect(await store.findToken(token.hash)).toEqual(token);
+    expect(await store.countTokens()).toBe(before + 1);
+    expect(await store.deleteToken(token.id)).toBe(true);
+    expect(await store.deleteToken(token.id)).toBe(false);
+    expect(await store.findToken(token.hash)).toBeNull();
+  });
+});
