@@ -5,6 +5,7 @@
  * tests that need large histories; every history it makes must verify with no violation.
  */
 import type { AuditEntry, AuditKind, AuditOutcome, AuditRecordChange } from '../types.js';
+import { seededRandom } from '../core/seeded-random.js';
 
 export interface SyntheticHistoryOptions {
   /** Entries to generate (the result may hold up to 3 more: an operation's entries stay together). */
@@ -37,20 +38,8 @@ interface ScopeModel {
   generation: number;
 }
 
-/** A small fast PRNG (mulberry32): the same seed gives the same history. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export function generateHistory(options: SyntheticHistoryOptions): AuditEntry[] {
-  const next = random(options.seed ?? 1);
+  const next = seededRandom(options.seed ?? 1);
   const tenants = options.tenants ?? 2;
   const scopesPerTenant = options.scopes ?? 1000;
   const recordCount = options.records ?? 4;

@@ -2,19 +2,9 @@
  * Deterministic randomness for the incident demo: the same seed always replays the same incident
  * (which workflows are affected, which facts version 7 drops), so a failing run can be repeated.
  */
-export type Random = () => number;
+import type { Random } from '../core/seeded-random.js';
 
-/** mulberry32: small, fast and good enough to pick workflows and facts; not for secrets. */
-export function seededRandom(seed: number): Random {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom, type Random } from '../core/seeded-random.js';
 
 /** One seed from several numbers, so each workflow has its own stream independent of the others. */
 export function mixSeed(...parts: number[]): number {

@@ -1,0 +1,14 @@
+/** Deterministic randomness for generated histories and the demo: the same seed, the same run. */
+export type Random = () => number;
+
+/** mulberry32: small, fast and good enough to pick workflows and facts; not for secrets. */
+export function seededRandom(seed: number): Random {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
