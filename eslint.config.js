@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '*.db*'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.tmp/**', '*.db*'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

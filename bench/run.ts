@@ -9,7 +9,7 @@ import { runSqliteCommitBench } from './sqlite-commit.js';
 const USAGE = `usage: npm run bench -- commit [--seconds N] [--in-flight N]
        npm run bench -- commit --store postgres://… [--seconds N]
        npm run bench -- dispatch [--seconds N]
-       npm run bench -- cutover
+       npm run bench -- cutover [--store postgres://…]
        npm run bench -- verify [--entries N] [--sqlite]`;
 
 async function main(argv: string[]): Promise<number> {
@@ -45,7 +45,7 @@ async function main(argv: string[]): Promise<number> {
       }
       return 0;
     case 'cutover':
-      console.log(formatCutoverBench(await runCutoverBench()));
+      console.log(formatCutoverBench(await runCutoverBench({ store: values.store })));
       return 0;
     default:
       console.error(USAGE);

@@ -60,6 +60,8 @@ export interface FencegateApi {
 
   /** Operator: this tenant's audit entries in seq order. */
   audit(query?: AuditQuery): Promise<AuditPage>;
+  /** Operator: replays this tenant's audit log and reports every broken invariant. */
+  verify(): Promise<VerifyReport>;
 
   close(): Promise<void>;
 }
@@ -82,8 +84,6 @@ export interface FencegateOpsApi {
   cutoverReport(cutoverId: string): Promise<CutoverReport | null>;
   /** Worker: job lifecycle events from queues and workers. */
   recordJobEvents(events: JobEvent[]): Promise<void>;
-  /** Operator: replays this tenant's audit log and reports every broken invariant. */
-  verify(): Promise<VerifyReport>;
 }
 
 /** The answer of verify over any entry point: `GET /v1/verify`, `fencegate verify`, the library. */

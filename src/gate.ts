@@ -22,7 +22,7 @@ import {
 } from './core/validate.js';
 import { validateAuditQuery } from './core/validate-audit.js';
 import { openStore } from './store/open.js';
-import type { DispatchCutoverStore, FullStore, Store } from './store/store.js';
+import type { Store } from './store/store.js';
 import { buildCutoverReport } from './cutover/report.js';
 import {
   validateClaim,
@@ -31,7 +31,6 @@ import {
   validateJobEvents,
   validatePolicy,
 } from './core/validate-ops.js';
-import { FencegateError } from './errors.js';
 import type {
   AcquireRequest,
   AuditPage,
@@ -181,23 +180,12 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
     return await this.store.readAudit(this.tenant, validateAuditQuery(query, this.limits));
   }
 
-  /** The store's dispatch and cutover half; every adapter of this release has it except PostgreSQL. */
-  #ops(): FullStore {
-    if (!isFullStore(this.store)) {
-      throw new FencegateError(
-        'invalid_request',
-        `the ${this.store.kind} store does not support dispatch, policies and cutovers yet`,
-      );
-    }
-    return this.store;
-  }
-
   async claimIntents(request: ClaimIntentsRequest): Promise<Intent[]> {
-    return await this.#ops().claimIntents(this.tenant, validateClaim(request, this.limits));
+    return await this.store.claimIntents(this.tenant, validateClaim(request, this.limits));
   }
 
   async completeIntent(effectKey: string, request: CompleteIntentRequest): Promise<Intent> {
-    return await this.#ops().completeIntent(
+    return await this.store.completeIntent(
       this.tenant,
       requireName(effectKey, 'effectKey'),
       validateComplete(request),
@@ -208,27 +196,27 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
     request: RegisterPolicyRequest,
     registeredBy: string | null = null,
   ): Promise<{ policy: Policy; created: boolean }> {
-    return await this.#ops().registerPolicy(this.tenant, validatePolicy(request), registeredBy);
+    return await this.store.registerPolicy(this.tenant, validatePolicy(request), registeredBy);
   }
 
   async listPolicies(): Promise<Policy[]> {
-    return await this.#ops().listPolicies(this.tenant);
+    return await this.store.listPolicies(this.tenant);
   }
 
   async cutover(request: CutoverRequest): Promise<CutoverResult> {
     const valid = validateCutover(request, this.limits);
-    return await this.#ops().cutover(this.tenant, {
+    return await this.store.cutover(this.tenant, {
       ...valid,
       cutoverId: valid.cutoverId ?? randomUUID(),
     });
   }
 
   async cutoverReport(cutoverId: string): Promise<CutoverReport | null> {
-    return await buildCutoverReport(this.#ops(), this.tenant, requireName(cutoverId, 'cutoverId'));
+    return await buildCutoverReport(this.store, this.tenant, requireName(cutoverId, 'cutoverId'));
   }
 
   async recordJobEvents(events: JobEvent[]): Promise<void> {
-    return await this.#ops().recordJobEvents(this.tenant, validateJobEvents({ events }));
+    return await this.store.recordJobEvents(this.tenant, validateJobEvents({ events }));
   }
 
   async verify(): Promise<VerifyReport> {
@@ -239,8 +227,4 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
   async close(): Promise<void> {
     if (this.#ownsStore) await this.store.close();
   }
-}
-
-function isFullStore(store: Store): store is FullStore {
-  return typeof (store as Partial<DispatchCutoverStore>).cutover === 'function';
 }

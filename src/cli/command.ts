@@ -15,9 +15,11 @@ export interface CliIo {
 export interface FlagSpec {
   type: 'string' | 'boolean';
   short?: string;
+  /** May be given several times; the value is then a list. */
+  multiple?: boolean;
 }
 
-export type FlagValues = Record<string, string | boolean | undefined>;
+export type FlagValues = Record<string, string | boolean | (string | boolean)[] | undefined>;
 
 export interface Command {
   /** The words that select the command, e.g. `token create`. */

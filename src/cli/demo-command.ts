@@ -122,13 +122,21 @@ async function demo(flags: FlagValues, io: DemoIo): Promise<number> {
   const seed = integerFlag(flags, 'seed', DEFAULT_SEED, 0, 0xffffffff);
   const gate = await openGate(url);
   try {
-    const result = await runIncidentDemo({
-      gate,
-      workflows,
-      jobs,
-      seed,
-      onProgress: progressPrinter(io),
-    });
+    let result: Awaited<ReturnType<typeof runIncidentDemo>>;
+    try {
+      result = await runIncidentDemo({
+        gate,
+        workflows,
+        jobs,
+        seed,
+        onProgress: progressPrinter(io),
+      });
+    } catch (error) {
+      // The scenario could not run (a store that already holds it, a store fault): exit 1,
+      // not a usage error, whichever entry point called.
+      io.stderr(`fencegate demo: ${error instanceof Error ? error.message : String(error)}\n`);
+      return EXIT_FAILURE;
+    }
     io.stdout(
       flags.json === true
         ? `${JSON.stringify({ storeUrl: redactUrl(url), ...result }, null, 2)}\n`

@@ -1,10 +1,16 @@
 /**
- * `fencegate serve`: runs the HTTP server until SIGTERM or SIGINT, then lets in-flight requests
- * finish and closes the store.
+ * `fencegate serve`: runs the HTTP server (and, with --dispatch, the dispatchers) until SIGTERM or
+ * SIGINT, then stops the dispatchers, lets in-flight requests finish and closes the store.
  */
+import { requireTenant } from '../core/validate.js';
 import { DEFAULT_STORE_URL, redactUrl } from '../store/open.js';
 import { createLogger } from '../server/logger.js';
-import { startServer, type FirstRunTokens } from '../server/start-server.js';
+import {
+  FIRST_RUN_TENANT,
+  startServer,
+  type FirstRunTokens,
+  type ServeDispatchOptions,
+} from '../server/start-server.js';
 import { ManualClock } from '../testing/manual-clock.js';
 import {
   EXIT_OK,
@@ -21,15 +27,23 @@ const MIN_ADMIN_TOKEN_LENGTH = 16;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 const USAGE = `Usage: fencegate serve [--store URL] [--host HOST] [--port PORT]
+                       [--dispatch --targets FILE [--dispatch-tenant T ...]]
 
 Runs the fencegate HTTP API. Prints "fencegate listening on http://HOST:PORT" once it
 accepts requests; exits cleanly on SIGTERM or SIGINT after in-flight requests finish.
 
 Options:
-  --store URL    sqlite:PATH, sqlite::memory: or postgres://…  (env FENCEGATE_STORE, default ${DEFAULT_STORE_URL})
-  --host HOST    address to listen on                           (env FENCEGATE_HOST, default ${DEFAULT_HOST})
-  --port PORT    port to listen on, 0 for any free port         (env FENCEGATE_PORT, default ${DEFAULT_PORT})
-  -h, --help     show this help
+  --store URL           sqlite:PATH, sqlite::memory: or postgres://…  (env FENCEGATE_STORE, default ${DEFAULT_STORE_URL})
+  --host HOST           address to listen on                           (env FENCEGATE_HOST, default ${DEFAULT_HOST})
+  --port PORT           port to listen on, 0 for any free port         (env FENCEGATE_PORT, default ${DEFAULT_PORT})
+  --dispatch            also run the dispatcher in this process: it delivers committed intents
+                        to the targets of --targets, with the effectKey as Idempotency-Key
+  --targets FILE        the delivery targets, the only URLs the dispatcher calls (needed by --dispatch):
+                          {"targets": {"crm-webhook": {"type": "webhook",
+                                       "url": "http://127.0.0.1:9000/hook", "timeoutMs": 5000}}}
+  --dispatch-tenant T   a tenant whose intents are dispatched; repeat for several
+                        (default "${FIRST_RUN_TENANT}", the first-run tenant)
+  -h, --help            show this help
 
 Environment:
   FENCEGATE_ADMIN_TOKEN   the admin token (at least ${MIN_ADMIN_TOKEN_LENGTH} characters); it only manages tokens.
@@ -42,7 +56,14 @@ export const serveCommand: Command = {
   name: 'serve',
   summary: 'run the HTTP API',
   usage: USAGE,
-  flags: { store: { type: 'string' }, host: { type: 'string' }, port: { type: 'string' } },
+  flags: {
+    store: { type: 'string' },
+    host: { type: 'string' },
+    port: { type: 'string' },
+    dispatch: { type: 'boolean' },
+    targets: { type: 'string' },
+    'dispatch-tenant': { type: 'string', multiple: true },
+  },
   run: serve,
 };
 
@@ -58,6 +79,7 @@ async function serve(flags: FlagValues, io: CliIo): Promise<number> {
     throw new UsageError(`FENCEGATE_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   }
   const testClock = testClockFrom(io);
+  const dispatch = dispatchFrom(flags);
 
   const running = await startServer({
     store,
@@ -66,14 +88,50 @@ async function serve(flags: FlagValues, io: CliIo): Promise<number> {
     logger: createLogger(level),
     ...(adminToken === undefined ? {} : { adminToken }),
     ...(testClock === undefined ? {} : { testClock }),
+    ...(dispatch === undefined ? {} : { dispatch }),
   });
   if (running.firstRun !== null) io.stdout(firstRunText(running.firstRun, running.url));
+  for (const [i, tenant] of (dispatch?.tenants ?? []).entries()) {
+    const targets = running.dispatchers[i]?.targets.join(', ') ?? '';
+    io.stdout(`fencegate dispatching intents of tenant ${tenant} to ${targets}\n`);
+  }
+  // The last startup line: once it is printed, requests are accepted and dispatchers run.
   io.stdout(`fencegate listening on ${running.url}\n`);
 
   await waitForSignal(io);
   await running.close();
   io.stderr(`fencegate: stopped; store ${redactUrl(store)} closed\n`);
   return EXIT_OK;
+}
+
+/** --dispatch, --targets and --dispatch-tenant, checked together. */
+function dispatchFrom(flags: FlagValues): ServeDispatchOptions | undefined {
+  const targets = flags.targets;
+  const tenants = dispatchTenants(flags);
+  if (flags.dispatch !== true) {
+    if (typeof targets === 'string' || tenants !== undefined) {
+      throw new UsageError('--targets and --dispatch-tenant need --dispatch');
+    }
+    return undefined;
+  }
+  if (typeof targets !== 'string' || targets === '') {
+    throw new UsageError('--dispatch needs --targets FILE, the delivery targets');
+  }
+  const chosen = tenants ?? [FIRST_RUN_TENANT];
+  for (const tenant of chosen) {
+    try {
+      requireTenant(tenant, '--dispatch-tenant');
+    } catch (error) {
+      throw new UsageError(error instanceof Error ? error.message : String(error));
+    }
+  }
+  return { targetsFile: targets, tenants: [...new Set(chosen)] };
+}
+
+function dispatchTenants(flags: FlagValues): string[] | undefined {
+  const value = flags['dispatch-tenant'];
+  if (value === undefined) return undefined;
+  return (Array.isArray(value) ? value : [value]).map(String);
 }
 
 function parsePort(text: string): number {

@@ -1,13 +1,17 @@
 /**
- * FencegateClient: the FencegateApi over HTTP. Code written against the library runs unchanged
- * against a fencegate server. Errors are the library's (same FencegateError, same codes).
+ * FencegateClient: the FencegateApi and FencegateOpsApi over HTTP. Code written against the
+ * library runs unchanged against a fencegate server, the Dispatcher included. Errors are the
+ * library's (same FencegateError, same codes).
  *
  * Retries are limited to what cannot do harm: any request that was never sent or that the server
- * answered with store_unavailable (nothing changed), reads after a lost connection, and commits,
- * which carry an operationId: after an unknown outcome or a lost reply the client reads the stored
- * outcome (getOperation) and only resends the same commit when the store has none.
+ * answered with store_unavailable (nothing changed); after a lost connection, reads and the writes
+ * that are idempotent by construction (complete, registerPolicy, cutover by its cutoverId, job
+ * events that carry `at`); and commits, which carry an operationId: after an unknown outcome or a
+ * lost reply the client reads the stored outcome (getOperation) and only resends the same commit
+ * when the store has none. Lease operations and claims are never resent after a lost reply.
  */
-import type { FencegateApi } from '../api.js';
+import { randomUUID } from 'node:crypto';
+import type { FencegateApi, FencegateOpsApi, VerifyReport } from '../api.js';
 import { requireName } from '../core/validate.js';
 import { FencegateError, isFencegateError } from '../errors.js';
 import type {
@@ -16,15 +20,23 @@ import type {
   AuditQuery,
   CancelRequest,
   CancelResult,
+  ClaimIntentsRequest,
   CommitRequest,
   CommitResult,
+  CompleteIntentRequest,
+  CutoverReport,
+  CutoverRequest,
+  CutoverResult,
   DeleteScopeResult,
   Grant,
   Intent,
+  JobEvent,
   ListIntentsQuery,
   ListScopesQuery,
   Page,
+  Policy,
   RecordState,
+  RegisterPolicyRequest,
   ReleaseRequest,
   ReleaseResult,
   RenewRequest,
@@ -44,12 +56,23 @@ import type {
   AcquireBody,
   AuditPageAnswer,
   CancelAnswer,
+  ClaimBody,
   CommitAnswer,
   CommitBody,
+  CompleteBody,
+  CutoverBody,
+  CutoverReportAnswer,
+  CutoverResultAnswer,
   DeleteScopeAnswer,
   GrantAnswer,
   IntentAnswer,
+  IntentListAnswer,
   IntentPageAnswer,
+  JobEventsAcceptedAnswer,
+  JobEventsBody,
+  PolicyAnswer,
+  PolicyBody,
+  PolicyListAnswer,
   RecordAnswer,
   RecordListAnswer,
   ReleaseAnswer,
@@ -58,6 +81,7 @@ import type {
   ScopeAnswer,
   ScopePageAnswer,
   TakeoverBody,
+  VerifyReportAnswer,
 } from './wire.js';
 
 export interface FencegateClientOptions {
@@ -71,11 +95,30 @@ export interface FencegateClientOptions {
   retries?: number;
 }
 
-type Kind = 'read' | 'write';
+/**
+ * How a request may be retried after its reply was lost: a read, or a write that is idempotent
+ * by construction, is sent again; any other write is not, since it may have taken effect.
+ */
+type Kind = 'read' | 'idempotent' | 'write';
+
+interface CallOptions {
+  /** The error for a lost reply of a `write` (default: a generic outcome_unknown). */
+  lost?: (reason: string) => FencegateError;
+  /**
+   * Rewrites a final error answered after an earlier attempt whose outcome is unknown (its reply
+   * was lost, or the server answered outcome_unknown or a gateway error).
+   */
+  afterLoss?: (error: FencegateError) => FencegateError;
+}
+
+interface Answer<T> {
+  status: number;
+  body: T;
+}
 
 const MAX_BACKOFF_MS = 1_000;
 
-export class FencegateClient implements FencegateApi {
+export class FencegateClient implements FencegateApi, FencegateOpsApi {
   readonly url: string;
   readonly #token: string;
   readonly #timeoutMs: number;
@@ -197,6 +240,111 @@ export class FencegateClient implements FencegateApi {
     return await this.#call<AuditPageAnswer>('read', 'GET', `/v1/audit${queryString(query)}`);
   }
 
+  /** Operator: GET /v1/verify, the replay of this tenant's audit log. */
+  async verify(): Promise<VerifyReport> {
+    return await this.#call<VerifyReportAnswer>('read', 'GET', '/v1/verify');
+  }
+
+  /**
+   * Claims due intents. Never resent after a lost reply: the server may have claimed intents that
+   * the caller never learns about. Those claims are not lost; they lapse after `ttlMs` and any
+   * dispatcher claims them again (reconciling first, since `attempts` counts the lost claim).
+   */
+  async claimIntents(request: ClaimIntentsRequest): Promise<Intent[]> {
+    const answer = await this.#call<IntentListAnswer>(
+      'write',
+      'POST',
+      '/v1/intents/claim',
+      request satisfies ClaimBody,
+      {
+        lost: (reason) =>
+          new FencegateError(
+            'outcome_unknown',
+            `the reply to a claim was lost (${reason}); any intents it claimed stay claimed until ttlMs passes, then they are claimed again`,
+            { dispatcher: request.dispatcher },
+          ),
+      },
+    );
+    return answer.items;
+  }
+
+  /**
+   * Records a delivery outcome. Resent after a lost reply or an outcome_unknown answer: the store
+   * applies an outcome only under the current claim fence, so a resend cannot apply it twice. When
+   * a resend is answered stale_claim, the earlier attempt may be the one that recorded it; the
+   * error says so (`details.afterLostReply: true`), and getIntent shows the recorded status.
+   */
+  async completeIntent(effectKey: string, request: CompleteIntentRequest): Promise<Intent> {
+    return await this.#call<IntentAnswer>(
+      'idempotent',
+      'POST',
+      `/v1/intents/${segment(effectKey, 'effectKey')}/complete`,
+      request satisfies CompleteBody,
+      {
+        afterLoss: (error) =>
+          error.code === 'stale_claim'
+            ? new FencegateError(
+                'stale_claim',
+                `${error.message}; an earlier attempt of this completion was sent and its reply lost, so it may be the one that recorded the outcome`,
+                { ...error.details, afterLostReply: true },
+              )
+            : error,
+      },
+    );
+  }
+
+  /**
+   * Registers a policy version: `created` is true for a 201, false for the same one again (200).
+   * Resent after a lost reply (a version is immutable); `created` is then false even when the lost
+   * attempt was the one that registered it.
+   */
+  async registerPolicy(
+    request: RegisterPolicyRequest,
+  ): Promise<{ policy: Policy; created: boolean }> {
+    const answer = await this.#send<PolicyAnswer>(
+      'idempotent',
+      'POST',
+      '/v1/policies',
+      request satisfies PolicyBody,
+    );
+    return { policy: answer.body, created: answer.status === 201 };
+  }
+
+  async listPolicies(): Promise<Policy[]> {
+    return (await this.#call<PolicyListAnswer>('read', 'GET', '/v1/policies')).items;
+  }
+
+  /**
+   * Runs a cutover. Without a cutoverId one is generated here, before the first attempt, so a
+   * resend after a lost reply is the same cutover (idempotent and resumable by its id).
+   */
+  async cutover(request: CutoverRequest): Promise<CutoverResult> {
+    const body: CutoverBody = { ...request, cutoverId: request.cutoverId ?? randomUUID() };
+    return await this.#call<CutoverResultAnswer>('idempotent', 'POST', '/v1/cutovers', body);
+  }
+
+  async cutoverReport(cutoverId: string): Promise<CutoverReport | null> {
+    return await orNull(
+      this.#call<CutoverReportAnswer>(
+        'read',
+        'GET',
+        `/v1/cutovers/${segment(cutoverId, 'cutoverId')}/report`,
+      ),
+      'not_found',
+    );
+  }
+
+  /**
+   * Records job events. Resent after a lost reply only when every event carries `at`: a job keeps
+   * the state of its latest event by `at`, so the same events again change nothing. Without `at`
+   * the store stamps its own time, and a late resend could hide a newer state.
+   */
+  async recordJobEvents(events: JobEvent[]): Promise<void> {
+    const kind: Kind = events.every((event) => event.at !== undefined) ? 'idempotent' : 'write';
+    const body: JobEventsBody = { events };
+    await this.#call<JobEventsAcceptedAnswer>(kind, 'POST', '/v1/jobs/events', body);
+  }
+
   /**
    * Sends the commit; a committed (200) or rejected (409) answer is returned as is. When the
    * outcome is unknown (outcome_unknown, a server fault, a lost connection or a timeout), the
@@ -211,7 +359,7 @@ export class FencegateClient implements FencegateApi {
       if (attempt > 0) await backoff(attempt);
       let reply: Reply;
       try {
-        reply = await this.#send('POST', '/v1/commit', body);
+        reply = await this.#exchange('POST', '/v1/commit', body);
       } catch (error) {
         if (!(error instanceof TransportError)) throw error;
         lastError = unreachable(this.url, error);
@@ -267,29 +415,55 @@ export class FencegateClient implements FencegateApi {
     return Promise.resolve();
   }
 
-  async #call<T>(kind: Kind, method: string, path: string, body?: unknown): Promise<T> {
+  async #call<T>(
+    kind: Kind,
+    method: string,
+    path: string,
+    body?: unknown,
+    options: CallOptions = {},
+  ): Promise<T> {
+    return (await this.#send<T>(kind, method, path, body, options)).body;
+  }
+
+  /** One request with the retries its kind allows; the success answer with its status. */
+  async #send<T>(
+    kind: Kind,
+    method: string,
+    path: string,
+    body?: unknown,
+    options: CallOptions = {},
+  ): Promise<Answer<T>> {
     let lastError: FencegateError | undefined;
+    // An earlier attempt may have taken effect: its reply was lost, or said only "unknown".
+    let uncertain = false;
     for (let attempt = 0; attempt <= this.#retries; attempt++) {
       if (attempt > 0) await backoff(attempt);
       let reply: Reply;
       try {
-        reply = await this.#send(method, path, body);
+        reply = await this.#exchange(method, path, body);
       } catch (error) {
         if (!(error instanceof TransportError)) throw error;
-        if (error.failure === 'lost' && kind === 'write') {
-          throw new FencegateError(
-            'outcome_unknown',
-            `the connection was lost after ${method} ${path} was sent (${error.message}); read the state to learn whether it took effect`,
-          );
+        if (error.failure === 'lost') {
+          if (kind === 'write') {
+            throw (
+              options.lost?.(error.message) ??
+              new FencegateError(
+                'outcome_unknown',
+                `the connection was lost after ${method} ${path} was sent (${error.message}); read the state to learn whether it took effect`,
+              )
+            );
+          }
+          uncertain = true;
         }
         lastError = unreachable(this.url, error);
         continue;
       }
-      if (isSuccess(reply)) return reply.body as T;
+      if (isSuccess(reply)) return { status: reply.status, body: reply.body as T };
       const error = errorFromReply(reply);
-      const retryable =
-        nothingChanged(reply) || (kind === 'read' && isUnavailableStatus(reply.status));
-      if (!retryable) throw error;
+      const unchanged = nothingChanged(reply);
+      const retryable = unchanged || (kind !== 'write' && isUnavailableStatus(reply.status));
+      if (!retryable) throw uncertain && options.afterLoss ? options.afterLoss(error) : error;
+      if (!unchanged) uncertain = true;
       lastError = error;
     }
     throw (
@@ -298,7 +472,7 @@ export class FencegateClient implements FencegateApi {
     );
   }
 
-  #send(method: string, path: string, body: unknown): Promise<Reply> {
+  #exchange(method: string, path: string, body: unknown): Promise<Reply> {
     return exchange(`${this.url}${path}`, {
       method,
       token: this.#token,

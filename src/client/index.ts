@@ -1,6 +1,7 @@
-/** fencegate/client: the FencegateApi over HTTP, with the library's error catalog. */
+/** fencegate/client: the FencegateApi and FencegateOpsApi over HTTP, with the library's errors. */
 export { FencegateClient, type FencegateClientOptions } from './client.js';
-export type { FencegateApi } from '../api.js';
+export type { FencegateApi, FencegateOpsApi, VerifyReport } from '../api.js';
+export type { Violation, ViolationKind } from '../audit/violations.js';
 export {
   FencegateError,
   ERROR_CATALOG,

@@ -4,10 +4,19 @@
  * build fails here instead of a client failing at run time.
  */
 import type { Static } from '@sinclair/typebox';
+import type { VerifyReport } from '../api.js';
 import type * as answers from '../server/schemas/answers.js';
 import type { RequestSchemas } from '../server/schemas/requests.js';
 import type {
   AcquireRequest,
+  ClaimIntentsRequest,
+  CompleteIntentRequest,
+  CutoverReport,
+  CutoverRequest,
+  CutoverResult,
+  JobEvent,
+  Policy,
+  RegisterPolicyRequest,
   AuditEntry,
   AuditPage,
   AuditQuery,
@@ -40,6 +49,11 @@ export type ListScopesParams = Static<RequestSchemas['ListScopesQuery']>;
 export type ListIntentsParams = Static<RequestSchemas['ListIntentsQuery']>;
 export type AuditParams = Static<RequestSchemas['AuditQuery']>;
 export type CreateTokenBody = Static<RequestSchemas['CreateTokenBody']>;
+export type ClaimBody = Static<RequestSchemas['ClaimBody']>;
+export type CompleteBody = Static<RequestSchemas['CompleteBody']>;
+export type PolicyBody = Static<RequestSchemas['PolicyBody']>;
+export type CutoverBody = Static<RequestSchemas['CutoverBody']>;
+export type JobEventsBody = Static<RequestSchemas['JobEventsBody']>;
 
 export type GrantAnswer = Static<typeof answers.GrantSchema>;
 export type ScopeAnswer = Static<typeof answers.ScopeSchema>;
@@ -57,6 +71,13 @@ export type IntentPageAnswer = Static<typeof answers.IntentPageSchema>;
 export type AuditEntryAnswer = Static<typeof answers.AuditEntrySchema>;
 export type AuditPageAnswer = Static<typeof answers.AuditPageSchema>;
 export type TokenCreatedAnswer = Static<typeof answers.TokenCreatedSchema>;
+export type IntentListAnswer = Static<typeof answers.IntentListSchema>;
+export type PolicyAnswer = Static<typeof answers.PolicySchema>;
+export type PolicyListAnswer = Static<typeof answers.PolicyListSchema>;
+export type CutoverResultAnswer = Static<typeof answers.CutoverResultSchema>;
+export type CutoverReportAnswer = Static<typeof answers.CutoverReportSchema>;
+export type JobEventsAcceptedAnswer = Static<typeof answers.JobEventsAcceptedSchema>;
+export type VerifyReportAnswer = Static<typeof answers.VerifyReportSchema>;
 export type ErrorAnswer = Static<typeof import('../server/schemas/common.js').ErrorBody>;
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -86,4 +107,15 @@ export type WireMatchesLibrary = [
   Assert<Same<IntentPageAnswer, Page<Intent>>>,
   Assert<Same<AuditEntryAnswer, AuditEntry>>,
   Assert<Same<AuditPageAnswer, AuditPage>>,
+  Assert<Same<ClaimBody, ClaimIntentsRequest>>,
+  Assert<Same<CompleteBody, CompleteIntentRequest>>,
+  Assert<Same<PolicyBody, RegisterPolicyRequest>>,
+  Assert<Same<CutoverBody, CutoverRequest>>,
+  Assert<Same<JobEventsBody['events'][number], JobEvent>>,
+  Assert<Same<IntentListAnswer, { items: Intent[] }>>,
+  Assert<Same<PolicyAnswer, Policy>>,
+  Assert<Same<PolicyListAnswer, { items: Policy[] }>>,
+  Assert<Same<CutoverResultAnswer, CutoverResult>>,
+  Assert<Same<CutoverReportAnswer, CutoverReport>>,
+  Assert<Same<VerifyReportAnswer, VerifyReport>>,
 ];

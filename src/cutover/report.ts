@@ -4,13 +4,13 @@
  * scope was moved. `staleAccepted` counts commits accepted on a moved scope with a fence older
  * than the one the cutover gave it; the fence rule makes it 0, and this report checks it.
  */
-import type { DispatchCutoverStore, Store } from '../store/store.js';
+import type { Store } from '../store/store.js';
 import { JOB_STATES, type CutoverReport, type JobState } from '../types.js';
 
 const AUDIT_PAGE = 5000;
 
 export async function buildCutoverReport(
-  store: Store & DispatchCutoverStore,
+  store: Store,
   tenant: string,
   cutoverId: string,
 ): Promise<CutoverReport | null> {

@@ -260,9 +260,8 @@ class Checker {
     const old = zeroByState();
     const controller = zeroByState();
     const offenders: string[] = [];
-    if (this.#view.jobs === null) offenders.push('the store has no jobs ledger');
-    const byId = new Map((this.#view.jobs ?? []).map((job) => [job.jobId, job]));
-    for (const job of this.#view.jobs ?? []) {
+    const byId = new Map(this.#view.jobs.map((job) => [job.jobId, job]));
+    for (const job of this.#view.jobs) {
       if (job.policyVersion === POLICY_V7.version) old[job.state] += 1;
       else if (job.policyVersion === POLICY_V8.version) controller[job.state] += 1;
     }

@@ -5,7 +5,6 @@
  */
 import { verifyStore } from '../audit/verify.js';
 import type { Fencegate } from '../gate.js';
-import type { DispatchCutoverStore } from '../store/store.js';
 import type {
   AuditEntry,
   AuditQuery,
@@ -30,8 +29,8 @@ export interface StoreView {
   scopes: Map<string, ScopeState>;
   /** Every workflow's memory record, by workflow number. */
   memory: RecordState[];
-  /** The jobs ledger for the affected scopes; null when the store has no ledger. */
-  jobs: JobRecord[] | null;
+  /** The jobs ledger for the affected scopes. */
+  jobs: JobRecord[];
   /** Stored outcomes of the retried v8 operations. */
   retriedOperations: (CommitResult | null)[];
   report: CutoverReport | null;
@@ -79,11 +78,6 @@ async function readScopes(gate: Fencegate): Promise<Map<string, ScopeState>> {
   return scopes;
 }
 
-function jobsLedger(gate: Fencegate): DispatchCutoverStore['listJobs'] | null {
-  const store = gate.store as Partial<DispatchCutoverStore>;
-  return typeof store.listJobs === 'function' ? store.listJobs.bind(gate.store) : null;
-}
-
 export async function loadStoreView(gate: Fencegate, plan: IncidentPlan): Promise<StoreView> {
   const cutovers = (await readAllAudit(gate, { kind: 'cutover' })).filter(
     (entry) => entry.reason === plan.cutoverId,
@@ -101,7 +95,6 @@ export async function loadStoreView(gate: Fencegate, plan: IncidentPlan): Promis
   for (let workflow = 0; workflow < plan.workflows; workflow++) {
     memory.push(await gate.getRecord(scopeOf(workflow), MEMORY));
   }
-  const listJobs = jobsLedger(gate);
   const retriedOperations: (CommitResult | null)[] = [];
   for (const workflow of plan.retried) {
     retriedOperations.push(await gate.getOperation(v8OperationId(workflow)));
@@ -114,13 +107,10 @@ export async function loadStoreView(gate: Fencegate, plan: IncidentPlan): Promis
     refusedAcquires,
     scopes: await readScopes(gate),
     memory,
-    jobs:
-      listJobs === null
-        ? null
-        : await listJobs(
-            gate.tenant,
-            plan.jobs.map((job) => job.scope),
-          ),
+    jobs: await gate.store.listJobs(
+      gate.tenant,
+      plan.jobs.map((job) => job.scope),
+    ),
     retriedOperations,
     report: await gate.cutoverReport(plan.cutoverId),
     verified: {

@@ -11,10 +11,12 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
+import type { Registry } from 'prom-client';
+import { createViolationCounter } from '../audit/violation-gauge.js';
 import { DEFAULT_LIMITS, type Limits } from '../core/limits.js';
 import { FencegateError } from '../errors.js';
 import { Fencegate } from '../gate.js';
-import type { DispatchCutoverStore, Store } from '../store/store.js';
+import type { Store } from '../store/store.js';
 import type { ManualClock } from '../testing/manual-clock.js';
 import { authenticate, authorize, type Principal } from './auth.js';
 import { toWireError } from './error-handler.js';
@@ -46,6 +48,11 @@ export interface ServerOptions {
   testClock?: ManualClock;
   /** Also export the process metrics of prom-client (CPU, memory, event loop). */
   processMetrics?: boolean;
+  /**
+   * The Prometheus registry GET /metrics renders; a fresh one when absent. Pass one to add other
+   * metrics to the same scrape (the dispatcher's, in `fencegate serve --dispatch`).
+   */
+  registry?: Registry;
 }
 
 export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
@@ -54,7 +61,10 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   const gate = await Fencegate.open({ store, limits });
   const metrics = new ServerMetrics({
     defaultMetrics: options.processMetrics === true,
-    ...intentCountsOf(store),
+    ...(options.registry === undefined ? {} : { registry: options.registry }),
+    intentCounts: (tenant) => store.countIntents(tenant),
+    // One verifier for the server's life: each scrape reads only the entries appended since.
+    violations: createViolationCounter(store),
   });
   const schemas = requestSchemas(limits);
   const files: RouteFile[] = [...ROUTE_FILES];
@@ -200,13 +210,6 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   }
 
   return app;
-}
-
-/** Stores that count intents per status feed the intents gauge; the others leave it out. */
-function intentCountsOf(store: Store): { intentCounts?: DispatchCutoverStore['countIntents'] } {
-  const counting = store as Store & Partial<Pick<DispatchCutoverStore, 'countIntents'>>;
-  const count = counting.countIntents;
-  return typeof count === 'function' ? { intentCounts: (tenant) => count.call(store, tenant) } : {};
 }
 
 function loggerOptions(logger: ServerOptions['logger']): {

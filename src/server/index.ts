@@ -10,6 +10,7 @@ export {
   FIRST_RUN_TENANT,
   type FirstRunTokens,
   type RunningServer,
+  type ServeDispatchOptions,
   type StartServerOptions,
 } from './start-server.js';
 export { issueToken, hashToken, type IssuedToken, type IssueTokenRequest } from './tokens.js';

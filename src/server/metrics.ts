@@ -20,7 +20,7 @@ const STALE_CODES = new Set([
 export type LeaseOperation = 'acquire' | 'renew' | 'release' | 'takeover' | 'cancel' | 'delete';
 
 export class ServerMetrics {
-  readonly registry = new Registry();
+  readonly registry: Registry;
   readonly #commits: Counter<'outcome' | 'reason'>;
   readonly #stale: Counter<'operation' | 'reason'>;
   readonly #leases: Counter<'operation' | 'outcome'>;
@@ -29,12 +29,31 @@ export class ServerMetrics {
   constructor(
     options: {
       defaultMetrics?: boolean;
+      /** Where the metrics go; a fresh Registry when absent. Dispatcher metrics may share it. */
+      registry?: Registry;
       /** Read at each scrape: intents per status across tenants. */
       intentCounts?: (tenant: undefined) => Promise<Partial<Record<IntentStatus, number>>>;
+      /** Read at each scrape: audit violations found so far (incremental, see audit/). */
+      violations?: () => Promise<number>;
     } = {},
   ) {
+    this.registry = options.registry ?? new Registry();
     const registers = [this.registry];
-    const { intentCounts } = options;
+    const { intentCounts, violations } = options;
+    if (violations !== undefined) {
+      new Gauge({
+        name: 'fencegate_verify_violations',
+        help: 'Invariant violations found in the audit log of every tenant (must be 0); read incrementally at scrape time.',
+        registers,
+        async collect() {
+          try {
+            this.set(await violations());
+          } catch {
+            // The count only grows, so the last value read stays true; /readyz shows the outage.
+          }
+        },
+      });
+    }
     if (intentCounts !== undefined) {
       new Gauge({
         name: 'fencegate_intents',

@@ -100,25 +100,6 @@ export interface Store {
   listIntents(tenant: string, query: ListIntentsQuery): Promise<Page<Intent>>;
   getIntent(tenant: string, effectKey: string): Promise<Intent | null>;
 
-  /** Audit entries in seq order; `tenant` undefined reads every tenant (verification). */
-  readAudit(tenant: string | undefined, query: AuditQuery): Promise<AuditPage>;
-
-  createToken(token: Omit<TokenRecord, 'createdAt'>): Promise<TokenRecord>;
-  findToken(hash: string): Promise<TokenRecord | null>;
-  /** true when a token was deleted. */
-  deleteToken(id: string): Promise<boolean>;
-  countTokens(): Promise<number>;
-
-  /** Throws store_unavailable when the store cannot be reached. */
-  ping(): Promise<void>;
-  close(): Promise<void>;
-}
-
-/**
- * Dispatch, policies, cutovers and jobs. Kept apart from Store while every adapter gains them;
- * the dispatcher, cutover and report code take a store that has both.
- */
-export interface DispatchCutoverStore {
   /**
    * Claims due intents: pending ones whose backoff has passed, unknown ones (reconciliation), and
    * claimed ones whose claim expired (a dispatcher died). Each claim moves the intent's claim
@@ -153,6 +134,17 @@ export interface DispatchCutoverStore {
   recordJobEvents(tenant: string, events: JobEvent[]): Promise<void>;
   /** The latest state of every job of the given scopes (all jobs when absent). */
   listJobs(tenant: string, scopes?: readonly string[]): Promise<JobRecord[]>;
-}
 
-export type FullStore = Store & DispatchCutoverStore;
+  /** Audit entries in seq order; `tenant` undefined reads every tenant (verification). */
+  readAudit(tenant: string | undefined, query: AuditQuery): Promise<AuditPage>;
+
+  createToken(token: Omit<TokenRecord, 'createdAt'>): Promise<TokenRecord>;
+  findToken(hash: string): Promise<TokenRecord | null>;
+  /** true when a token was deleted. */
+  deleteToken(id: string): Promise<boolean>;
+  countTokens(): Promise<number>;
+
+  /** Throws store_unavailable when the store cannot be reached. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

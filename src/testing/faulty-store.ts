@@ -17,12 +17,12 @@
  *  - `unavailable` (plan or `setUnavailable`): every call but close() throws store_unavailable.
  */
 import { FencegateError } from '../errors.js';
-import type { FullStore, Store } from '../store/store.js';
+import type { Store } from '../store/store.js';
 
-/** The methods of a store that can fail: every function member of the widest store interface. */
+/** The methods of a store that can fail: every function member of the Store interface. */
 export type StoreMethod = {
-  [K in keyof FullStore]: FullStore[K] extends (...args: never[]) => unknown ? K : never;
-}[keyof FullStore];
+  [K in keyof Store]: Store[K] extends (...args: never[]) => unknown ? K : never;
+}[keyof Store];
 
 export type Fault =
   | 'fail-before'
@@ -76,7 +76,7 @@ export interface FaultControls {
 }
 
 /** The wrapped store's own type with the fault controls. */
-export type FaultyStore<S extends Store = FullStore> = S & FaultControls;
+export type FaultyStore<S extends Store = Store> = S & FaultControls;
 
 interface ActiveRule {
   rule: FaultRule;

@@ -1,9 +1,10 @@
 /**
- * ACCEPTANCE.md B1-B5 (policy cutover) on real SQLite files. Each case drives a controlled
- * interleaving (the stale worker reads and computes, the cutover commits, then the worker
- * resumes) and inspects the store's records, scopes, audit log and report, not what a worker saw.
+ * ACCEPTANCE.md B1-B5 (policy cutover) on every store (real SQLite files, real PostgreSQL
+ * schemas). Each case drives a controlled interleaving (the stale worker reads and computes, the
+ * cutover commits, then the worker resumes) and inspects the store's records, scopes, audit log
+ * and report, not what a worker saw.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runIncidentDemo } from '../../src/demo/incident.js';
 import { planIncident, v7OperationId } from '../../src/demo/plan.js';
 import type { CommitRequest } from '../../src/types.js';
@@ -16,15 +17,14 @@ import {
   readAudit,
   registerPolicies,
   rejectionCode,
-  testDir,
 } from './cutover-helpers.js';
+import { STORE_BACKENDS, storeFactory } from '../postgres/store-backends.js';
 
-const dir = testDir();
-afterAll(() => dir.cleanup());
+describe.each(STORE_BACKENDS)('policy cutover acceptance on %s', (backend) => {
+  const stores = storeFactory(backend, 'cutover_acceptance');
 
-describe('policy cutover acceptance (SQLite)', () => {
   it('B1: the incident at 1,000 workflows and 60 jobs: no resumed v7 job lands, v8 commits everywhere', async () => {
-    const { gate, close } = await openStore(dir.file('b1.db'));
+    const { gate, close } = await openStore(stores);
     const seed = 11;
     const result = await runIncidentDemo({ gate, workflows: 1000, jobs: 60, seed });
     const plan = planIncident(seed, 1000, 60);
@@ -57,7 +57,7 @@ describe('policy cutover acceptance (SQLite)', () => {
   });
 
   it('B2: 100 delayed old-generation commits after the cutover: 0 accepted; live writes once', async () => {
-    const { gate, close } = await openStore(dir.file('b2.db'));
+    const { gate, close } = await openStore(stores);
     await registerPolicies(gate);
     const scopes = await createWorkflows(gate, 100);
     // The v7 workers hold their leases, read revision 1 and compute a candidate, then stall.
@@ -130,7 +130,7 @@ describe('policy cutover acceptance (SQLite)', () => {
   });
 
   it('B3: a rollback to v7 is a new cutover with a newer fence; no pre-cutover v7 token revives', async () => {
-    const { gate, close } = await openStore(dir.file('b3.db'));
+    const { gate, close } = await openStore(stores);
     await registerPolicies(gate);
     const [scope] = await createWorkflows(gate, 1);
     const v7 = await gate.acquire({
@@ -223,7 +223,7 @@ describe('policy cutover acceptance (SQLite)', () => {
   });
 
   it('B4: a v7 worker acquiring a fresh lease after the cutover gets policy_mismatch', async () => {
-    const { gate, close, clock } = await openStore(dir.file('b4.db'));
+    const { gate, close, clock } = await openStore(stores);
     await registerPolicies(gate);
     const [scope] = await createWorkflows(gate, 1);
     const v7 = await gate.acquire({
@@ -279,7 +279,7 @@ describe('policy cutover acceptance (SQLite)', () => {
   });
 
   it('B5: a job retried under the same operationId compacts once, audited once, answered replayed', async () => {
-    const { gate, close } = await openStore(dir.file('b5.db'));
+    const { gate, close } = await openStore(stores);
     await registerPolicies(gate);
     const scopes = await createWorkflows(gate, 2);
     const cutover = await gate.cutover({

@@ -1,12 +1,15 @@
-/** Shared setup for the cutover tests: a SQLite file per store, v7-pinned scopes, audit reads. */
+/**
+ * Shared setup for the cutover tests: a fresh store of the backend under test (a SQLite file or a
+ * PostgreSQL schema), v7-pinned scopes, audit reads.
+ */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { Fencegate } from '../../src/gate.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import type { AuditEntry, AuditQuery, CommitResult } from '../../src/types.js';
+import type { StoreFactory } from '../postgres/store-backends.js';
 
 export const V7 = { version: 'v7', digest: 'sha256:v7', description: 'compaction v7' };
 export const V8 = { version: 'v8', digest: 'sha256:v8', description: 'compaction v8' };
@@ -15,7 +18,8 @@ export const HOUR = 3_600_000;
 export interface TestStore {
   gate: Fencegate;
   clock: ManualClock;
-  path: string;
+  /** The store's URL, for other processes. */
+  url: string;
   close: () => Promise<void>;
 }
 
@@ -34,12 +38,14 @@ export function testDir(): TestDir {
   };
 }
 
-/** A gate on a SQLite file with group commit (as the server runs it) and a manual store clock. */
-export async function openStore(path: string, clock = new ManualClock()): Promise<TestStore> {
-  const gate = await Fencegate.open({
-    store: SqliteStore.open({ path, clock, groupCommit: true }),
-  });
-  return { gate, clock, path, close: () => gate.close() };
+/** A gate on a fresh store with group commit (as the server runs it) and a manual store clock. */
+export async function openStore(
+  stores: StoreFactory,
+  clock = new ManualClock(),
+): Promise<TestStore> {
+  const { store, url } = await stores.open({ clock, groupCommit: true });
+  const gate = await Fencegate.open({ store });
+  return { gate, clock, url, close: () => gate.close() };
 }
 
 export async function registerPolicies(gate: Fencegate): Promise<void> {

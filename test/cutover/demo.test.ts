@@ -1,19 +1,16 @@
 /**
- * `fencegate demo` at a small size on a real SQLite file: exit codes, output, and its invariants
- * re-checked from the store afterwards, including a tampered store that must fail them.
+ * `fencegate demo` at a small size on every store (a SQLite file, a PostgreSQL schema given by
+ * `?schema=`): exit codes, output, and its invariants re-checked from the store afterwards,
+ * including a tampered store that must fail them.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runDemo, DEMO_TENANT, type DemoIo } from '../../src/cli/demo-command.js';
 import type { IncidentDemoResult } from '../../src/demo/demo-types.js';
 import { checkIncident } from '../../src/demo/invariants.js';
 import { planIncident } from '../../src/demo/plan.js';
 import { loadStoreView } from '../../src/demo/store-view.js';
 import { Fencegate } from '../../src/gate.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { testDir } from './cutover-helpers.js';
-
-const dir = testDir();
-afterAll(() => dir.cleanup());
+import { STORE_BACKENDS, storeFactory } from '../postgres/store-backends.js';
 
 function captureIo(): DemoIo & { out: () => string; err: () => string } {
   let out = '';
@@ -31,19 +28,28 @@ function captureIo(): DemoIo & { out: () => string; err: () => string } {
 const SEED = 3;
 const WORKFLOWS = 400;
 const JOBS = 60;
-const path = dir.file('demo.db');
-const args = ['--store', `sqlite:${path}`, '--workflows', `${WORKFLOWS}`, '--jobs', `${JOBS}`];
 
-async function openDemoStore(): Promise<Fencegate> {
-  return Fencegate.open({ store: SqliteStore.open({ path }), tenant: DEMO_TENANT });
-}
+describe.each(STORE_BACKENDS)('fencegate demo on %s', (backend) => {
+  const stores = storeFactory(backend, 'cutover_demo');
+  /** A fresh, empty store for the demo to fill, by URL. */
+  let url = '';
+  const args = (): string[] => ['--store', url, '--workflows', `${WORKFLOWS}`, '--jobs', `${JOBS}`];
+  beforeAll(async () => {
+    const opened = await stores.open();
+    url = opened.url;
+    await opened.store.close();
+  });
 
-describe('fencegate demo', () => {
-  it('runs the incident on a SQLite file and exits 0 with every invariant holding', async () => {
+  async function openDemoStore(): Promise<Fencegate> {
+    return Fencegate.open({ store: await stores.reopen(url), tenant: DEMO_TENANT });
+  }
+
+  it('runs the incident and exits 0 with every invariant holding', async () => {
     const io = captureIo();
-    expect(await runDemo([...args, '--seed', `${SEED}`, '--json'], io)).toBe(0);
+    expect(await runDemo([...args(), '--seed', `${SEED}`, '--json'], io)).toBe(0);
     const result = JSON.parse(io.out()) as IncidentDemoResult & { storeUrl: string };
     expect(result.ok).toBe(true);
+    expect(result.tenant).toBe(DEMO_TENANT);
     expect(result.invariants.length).toBeGreaterThanOrEqual(10);
     expect(result.plan).toEqual({
       running: 8,
@@ -115,10 +121,12 @@ describe('fencegate demo', () => {
 
   it('refuses a store that already holds the demo and exits 1', async () => {
     const io = captureIo();
-    expect(await runDemo(args, io)).toBe(1);
+    expect(await runDemo(args(), io)).toBe(1);
     expect(io.err()).toMatch(/already holds workflow scopes.*fresh store/);
   });
+});
 
+describe('fencegate demo', () => {
   it('prints the table on the embedded store by default', async () => {
     const io = captureIo();
     expect(await runDemo(['--workflows', '200', '--jobs', '30', '--seed', '5'], io)).toBe(0);

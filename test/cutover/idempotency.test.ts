@@ -3,7 +3,7 @@
  * and never bumps twice, a cutoverId reused for another request is operation_id_conflict, and a
  * policy version never changes its digest. Nothing changes on any refusal.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Fencegate } from '../../src/gate.js';
 import {
   codeOf,
@@ -12,12 +12,9 @@ import {
   openStore,
   readAudit,
   registerPolicies,
-  testDir,
   V7,
 } from './cutover-helpers.js';
-
-const dir = testDir();
-afterAll(() => dir.cleanup());
+import { STORE_BACKENDS, storeFactory } from '../postgres/store-backends.js';
 
 /** Everything a refused or repeated request must leave as it was. */
 async function snapshot(gate: Fencegate) {
@@ -26,9 +23,11 @@ async function snapshot(gate: Fencegate) {
   return { scopes: scopes.items, auditEntries: audit.length, policies: await gate.listPolicies() };
 }
 
-describe('cutover idempotency and policy immutability', () => {
+describe.each(STORE_BACKENDS)('cutover idempotency and policy immutability on %s', (backend) => {
+  const stores = storeFactory(backend, 'cutover_idempotency');
+
   it('the same cutoverId twice returns the same fences and bumps nothing', async () => {
-    const { gate, close } = await openStore(dir.file('same-id.db'));
+    const { gate, close } = await openStore(stores);
     await registerPolicies(gate);
     const scopes = await createWorkflows(gate, 50);
     const request = { cutoverId: 'c-1', toPolicy: 'v8', holder: 'controller-v8', scopes };
@@ -49,7 +48,7 @@ describe('cutover idempotency and policy immutability', () => {
   });
 
   it('a different request under a used cutoverId is operation_id_conflict and changes nothing', async () => {
-    const { gate, close } = await openStore(dir.file('conflict.db'));
+    const { gate, close } = await openStore(stores);
     await registerPolicies(gate);
     const scopes = await createWorkflows(gate, 10);
     await gate.cutover({ cutoverId: 'c-1', toPolicy: 'v8', holder: 'controller-v8', scopes });
@@ -69,7 +68,7 @@ describe('cutover idempotency and policy immutability', () => {
   });
 
   it('a cutover to an unregistered policy is refused before anything is planned', async () => {
-    const { gate, close } = await openStore(dir.file('unregistered.db'));
+    const { gate, close } = await openStore(stores);
     await registerPolicies(gate);
     const scopes = await createWorkflows(gate, 3);
     const before = await snapshot(gate);
@@ -82,7 +81,7 @@ describe('cutover idempotency and policy immutability', () => {
   });
 
   it('a prefix cutover moves the active scopes under the prefix, once each', async () => {
-    const { gate, close } = await openStore(dir.file('prefix.db'));
+    const { gate, close } = await openStore(stores);
     await registerPolicies(gate);
     await createWorkflows(gate, 12);
     await gate.deleteScope('wf-11/memory');
@@ -100,7 +99,7 @@ describe('cutover idempotency and policy immutability', () => {
   });
 
   it('re-registering a policy version with another digest is policy_conflict; the same one is a no-op', async () => {
-    const { gate, close } = await openStore(dir.file('policies.db'));
+    const { gate, close } = await openStore(stores);
     const created = await gate.registerPolicy(V7);
     expect(created).toMatchObject({ created: true, policy: { version: 'v7', digest: V7.digest } });
     const again = await gate.registerPolicy(V7);

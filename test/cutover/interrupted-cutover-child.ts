@@ -1,12 +1,12 @@
 /**
- * Runs one cutover against a SQLite file and is killed with SIGKILL part way through by
- * interrupted-cutover.test.ts. Arguments: PATH CUTOVER_ID SCOPE_COUNT.
+ * Runs one cutover against a store and is killed with SIGKILL part way through by
+ * interrupted-cutover.test.ts. Arguments: STORE_URL CUTOVER_ID SCOPE_COUNT.
  */
 import { Fencegate } from '../../src/gate.js';
 
-const [path, cutoverId, countText] = process.argv.slice(2);
+const [url, cutoverId, countText] = process.argv.slice(2);
 const count = Number(countText);
-const gate = await Fencegate.open({ store: `sqlite:${path}` });
+const gate = await Fencegate.open({ store: url! });
 process.stdout.write('ready\n');
 await gate.cutover({
   cutoverId: cutoverId!,

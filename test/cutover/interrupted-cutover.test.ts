@@ -7,20 +7,18 @@
 import Database from 'better-sqlite3';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { afterAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
 import { verifyStore } from '../../src/audit/verify.js';
-import { systemClock } from '../../src/core/clock.js';
 import { Fencegate } from '../../src/gate.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { CutoverRequest, ScopeState } from '../../src/types.js';
 import {
-  countBy,
-  HOUR,
-  readAudit,
-  registerPolicies,
-  scopeName,
-  testDir,
-} from './cutover-helpers.js';
+  STORE_BACKENDS,
+  storeFactory,
+  type StoreBackend,
+  type StoreFactory,
+} from '../postgres/store-backends.js';
+import { countBy, HOUR, readAudit, registerPolicies, scopeName } from './cutover-helpers.js';
 
 const SCOPES = 5000;
 const CUTOVER_ID = 'resumable-v8';
@@ -32,42 +30,103 @@ const REQUEST: CutoverRequest = {
 };
 const CHILD = new URL('./interrupted-cutover-child.ts', import.meta.url).pathname;
 
-const dir = testDir();
-afterAll(() => dir.cleanup());
-
-/** Both stores run on the host clock: the child process and this one share store time. */
-function open(path: string): Promise<Fencegate> {
-  return Fencegate.open({
-    store: SqliteStore.open({ path, clock: systemClock, groupCommit: true }),
-  });
+/**
+ * A fresh store with SCOPES scopes pinned to v7, each held by a v7 worker at fence 1. The store
+ * runs on its own clock (the host's for SQLite, the database's for PostgreSQL), so the child
+ * process and this one share store time.
+ */
+async function prepare(stores: StoreFactory): Promise<{ gate: Fencegate; url: string }> {
+  const { store, url } = await stores.open({ groupCommit: true });
+  const gate = await Fencegate.open({ store });
+  await registerPolicies(gate);
+  for (let start = 0; start < SCOPES; start += 500) {
+    await Promise.all(
+      Array.from({ length: Math.min(500, SCOPES - start) }, (_, k) => start + k).map((i) =>
+        gate.acquire({
+          scope: scopeName(i),
+          holder: `v7-w${i % 16}`,
+          ttlMs: HOUR,
+          policyVersion: 'v7',
+        }),
+      ),
+    );
+  }
+  return { gate, url };
 }
 
-/** SCOPES scopes pinned to v7, each held by a v7 worker at fence 1. */
-async function prepare(path: string): Promise<void> {
-  const gate = await open(path);
-  await registerPolicies(gate);
-  for (let i = 0; i < SCOPES; i++) {
-    await gate.acquire({
-      scope: scopeName(i),
-      holder: `v7-w${i % 16}`,
-      ttlMs: HOUR,
-      policyVersion: 'v7',
-    });
+/** Reads the store behind the child's back: how many cutover entries are committed. */
+interface Watcher {
+  cutoverEntries(): Promise<number>;
+  /** Resolves once nothing the killed child sent can still commit. */
+  childGone(): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function watch(backend: StoreBackend, url: string): Promise<Watcher> {
+  if (backend === 'sqlite') {
+    const db = new Database(url.slice('sqlite:'.length), { readonly: true });
+    const moved = db.prepare("SELECT COUNT(*) AS n FROM audit WHERE kind = 'cutover'");
+    return {
+      cutoverEntries: () => Promise.resolve((moved.get() as { n: number }).n),
+      // A SQLite write is done when the process is gone.
+      childGone: () => Promise.resolve(),
+      close: () => {
+        db.close();
+        return Promise.resolve();
+      },
+    };
   }
-  await gate.close();
+  // The store's URL without fencegate's own parameter is the driver's.
+  const driverUrl = new URL(url);
+  const schema = driverUrl.searchParams.get('schema');
+  driverUrl.searchParams.delete('schema');
+  const client = new pg.Client({ connectionString: driverUrl.toString() });
+  client.on('error', () => undefined);
+  await client.connect();
+  return {
+    cutoverEntries: async () =>
+      (
+        await client.query<{ n: number }>(
+          `SELECT count(*)::integer AS n FROM ${schema}.audit WHERE kind = 'cutover'`,
+        )
+      ).rows[0]!.n,
+    // The server may still be running the chunk the child sent when it died: it either commits
+    // whole or rolls back, and only then does the backend go away.
+    childGone: async () => {
+      for (;;) {
+        const { rows } = await client.query<{ n: number }>(
+          'SELECT count(*)::integer AS n FROM pg_stat_activity WHERE application_name = $1',
+          [childApplication(url)],
+        );
+        if (rows[0]!.n === 0) return;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    },
+    close: () => client.end(),
+  };
+}
+
+/** Names the child's connections, so the test can wait until the server has let go of them. */
+function childApplication(url: string): string {
+  return `cutover-child-${new URL(url).searchParams.get('schema') ?? ''}`;
+}
+
+function withApplicationName(url: string): string {
+  const named = new URL(url);
+  named.searchParams.set('application_name', childApplication(url));
+  return named.toString();
 }
 
 /**
- * Starts the cutover in a child process and kills it as soon as the audit log shows a first
- * cutover entry. Returns how many cutover entries the file holds once the child is dead.
+ * Starts the cutover in a child process and kills it as soon as the store shows a first cutover
+ * entry. Returns how many cutover entries the store holds once the child is dead.
  */
-async function cutoverKilledMidway(path: string): Promise<number> {
-  const watcher = new Database(path, { readonly: true });
-  const moved = watcher.prepare("SELECT COUNT(*) AS n FROM audit WHERE kind = 'cutover'");
-  const count = (): number => (moved.get() as { n: number }).n;
+async function cutoverKilledMidway(backend: StoreBackend, url: string): Promise<number> {
+  const watcher = await watch(backend, url);
+  const childUrl = backend === 'postgres' ? withApplicationName(url) : url;
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', CHILD, path, CUTOVER_ID, String(SCOPES)],
+    ['--import', 'tsx', CHILD, childUrl, CUTOVER_ID, String(SCOPES)],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
     },
@@ -77,7 +136,7 @@ async function cutoverKilledMidway(path: string): Promise<number> {
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   try {
     while (child.exitCode === null && child.signalCode === null) {
-      if (count() > 0) {
+      if ((await watcher.cutoverEntries()) > 0) {
         child.kill('SIGKILL');
         break;
       }
@@ -85,9 +144,10 @@ async function cutoverKilledMidway(path: string): Promise<number> {
     }
     const [code, signal] = (await exited) as [number | null, string | null];
     if (signal !== 'SIGKILL' && code !== 0) throw new Error(`cutover child failed: ${stderr}`);
-    return count();
+    await watcher.childGone();
+    return await watcher.cutoverEntries();
   } finally {
-    watcher.close();
+    await watcher.close();
   }
 }
 
@@ -117,24 +177,26 @@ async function allScopes(gate: Fencegate): Promise<ReturnType<typeof authority>[
   return scopes;
 }
 
-describe('an interrupted cutover', () => {
+describe.each(STORE_BACKENDS)('an interrupted cutover on %s', (backend) => {
+  const stores = storeFactory(backend, 'cutover_interrupted');
+
   it('killed with SIGKILL mid-way, resumes under its cutoverId to the uninterrupted result', async () => {
     // A cutover that finishes before the kill lands proves nothing; try again on a fresh store.
-    let path = '';
+    let gate: Fencegate | null = null;
     let movedAtKill = SCOPES;
     for (let attempt = 0; attempt < 5 && movedAtKill === SCOPES; attempt++) {
-      path = dir.file(`interrupted-${attempt}.db`);
-      await prepare(path);
-      movedAtKill = await cutoverKilledMidway(path);
+      await gate?.close();
+      const prepared = await prepare(stores);
+      gate = prepared.gate;
+      movedAtKill = await cutoverKilledMidway(backend, prepared.url);
     }
     expect(movedAtKill).toBeGreaterThan(0);
     expect(movedAtKill).toBeLessThan(SCOPES);
+    if (gate === null) throw new Error('no store was prepared');
 
-    const gate = await open(path);
-    const store = gate.store as SqliteStore;
     // The crash left a consistent prefix: each moved scope has its bump, its progress mark and its
     // audit entry, and nothing else moved.
-    const partial = await store.getCutover(gate.tenant, CUTOVER_ID);
+    const partial = await gate.store.getCutover(gate.tenant, CUTOVER_ID);
     expect(partial).toMatchObject({ status: 'running', planned: SCOPES });
     expect(partial?.fences).toHaveLength(movedAtKill);
     const before = await allScopes(gate);
@@ -151,9 +213,7 @@ describe('an interrupted cutover', () => {
 
     const resumed = await gate.cutover(REQUEST);
 
-    const referencePath = dir.file('reference.db');
-    await prepare(referencePath);
-    const reference = await open(referencePath);
+    const { gate: reference } = await prepare(stores);
     const uninterrupted = await reference.cutover(REQUEST);
 
     expect(resumed.scopes).toBe(SCOPES);

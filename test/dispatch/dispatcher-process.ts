@@ -1,18 +1,19 @@
 /**
  * One dispatcher process for multi-process.test.ts: runs the targets-file dispatcher on a shared
- * SQLite file (system time) until every intent is delivered, then prints its counters as JSON.
+ * store (its own clock: the host's for SQLite, the database's for PostgreSQL) until every intent
+ * is delivered, then prints its counters as JSON.
  *
- *   node --import tsx dispatcher-process.ts DB_PATH TARGETS_FILE DISPATCHER_ID TOTAL
+ *   node --import tsx dispatcher-process.ts STORE_URL TARGETS_FILE DISPATCHER_ID TOTAL
  */
 import { startDispatcherFromTargets } from '../../src/dispatch/index.js';
 import { Fencegate } from '../../src/gate.js';
 
-const [path, targetsFile, dispatcherId, totalText] = process.argv.slice(2);
-if (path === undefined || targetsFile === undefined || dispatcherId === undefined) {
-  throw new Error('usage: dispatcher-process.ts DB_PATH TARGETS_FILE DISPATCHER_ID TOTAL');
+const [url, targetsFile, dispatcherId, totalText] = process.argv.slice(2);
+if (url === undefined || targetsFile === undefined || dispatcherId === undefined) {
+  throw new Error('usage: dispatcher-process.ts STORE_URL TARGETS_FILE DISPATCHER_ID TOTAL');
 }
 const total = Number(totalText);
-const gate = await Fencegate.open({ store: `sqlite:${path}` });
+const gate = await Fencegate.open({ store: url });
 const running = await startDispatcherFromTargets({
   api: gate,
   targetsFile,

@@ -1,26 +1,29 @@
-/** Shared setup for the dispatch tests: a Fencegate on a real SQLite file, intents, waiting. */
-import { join } from 'node:path';
+/**
+ * Shared setup for the dispatch tests: a Fencegate on a fresh store of the backend under test (a
+ * real SQLite file or a real PostgreSQL schema), intents, waiting.
+ */
 import type { Effector } from '../../src/dispatch/index.js';
 import { Fencegate } from '../../src/gate.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { Store } from '../../src/store/store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import type { IntentRequest, IntentStatus } from '../../src/types.js';
+import type { StoreFactory } from '../postgres/store-backends.js';
 
 export interface TestGate {
   gate: Fencegate;
-  store: SqliteStore;
+  store: Store;
   clock: ManualClock;
-  path: string;
+  /** The store's URL, for other processes. */
+  url: string;
 }
 
 let counter = 0;
 
-/** A Fencegate on a fresh SQLite file whose store time moves only by `clock`. */
-export async function openGate(dir: string, clock = new ManualClock()): Promise<TestGate> {
-  const path = join(dir, `dispatch-${process.pid}-${++counter}.db`);
-  const store = SqliteStore.open({ path, clock });
+/** A Fencegate on a fresh store whose store time moves only by `clock`. */
+export async function openGate(stores: StoreFactory, clock = new ManualClock()): Promise<TestGate> {
+  const { store, url } = await stores.open({ clock });
   const gate = await Fencegate.open({ store });
-  return { gate, store, clock, path };
+  return { gate, store, clock, url };
 }
 
 /** Acquires `scope` and commits `intents` in one commit; returns the grant's fence. */

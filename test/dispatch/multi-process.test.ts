@@ -1,9 +1,10 @@
 /**
- * Two dispatcher processes and one paused in-process dispatcher on one SQLite file. The paused one
- * claims, stops before delivering until its claim lapsed and the others delivered everything, then
- * sends anyway (a process frozen past its deadline): the receiver still applies every effect
- * exactly once, and the paused dispatcher's completions are refused with stale_claim.
- * Processes on one file share system time, so claim ttls are short real durations here.
+ * Two dispatcher processes and one paused in-process dispatcher on one store, on every store (a
+ * SQLite file, a PostgreSQL schema). The paused one claims, stops before delivering until its
+ * claim lapsed and the others delivered everything, then sends anyway (a process frozen past its
+ * deadline): the receiver still applies every effect exactly once, and the paused dispatcher's
+ * completions are refused with stale_claim. The processes share store time (the host clock for a
+ * SQLite file, the database clock for PostgreSQL), so claim ttls are short real durations here.
  */
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -14,6 +15,7 @@ import { verifyStore } from '../../src/audit/verify.js';
 import { Dispatcher, webhookEffector, type DispatchOutcome } from '../../src/dispatch/index.js';
 import { Fencegate } from '../../src/gate.js';
 import { tempDir } from '../helpers/temp-dir.js';
+import { STORE_BACKENDS, storeFactory } from '../postgres/store-backends.js';
 import { commitIntents, intentsFor, pausingEffector } from './helpers.js';
 import { Receiver } from './receiver.js';
 
@@ -28,14 +30,16 @@ interface ChildReport {
   deliveries: number;
 }
 
-describe('dispatchers in several processes on one SQLite file', () => {
+describe.each(STORE_BACKENDS)('dispatchers in several processes on one %s store', (backend) => {
+  const stores = storeFactory(backend, 'dispatch_multi_process');
+
   it('apply every effect exactly once; a paused dispatcher completion is stale_claim', async () => {
-    const path = join(dir.path, 'multi.db');
-    const gate = await Fencegate.open({ store: `sqlite:${path}` });
+    const { store, url: storeUrl } = await stores.open();
+    const gate = await Fencegate.open({ store });
     const receiver = await Receiver.start();
     try {
       const url = receiver.url();
-      const targetsFile = join(dir.path, 'targets.json');
+      const targetsFile = join(dir.path, `targets-${backend}.json`);
       writeFileSync(
         targetsFile,
         JSON.stringify({ targets: { crm: { type: 'webhook', url, timeoutMs: 500 } } }),
@@ -74,7 +78,7 @@ describe('dispatchers in several processes on one SQLite file', () => {
         ['process-1', 'process-2'].map((id) =>
           run(
             process.execPath,
-            ['--import', 'tsx', script, path, targetsFile, id, String(keys.length)],
+            ['--import', 'tsx', script, storeUrl, targetsFile, id, String(keys.length)],
             {
               timeout: 30_000,
             },

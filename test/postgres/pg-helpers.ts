@@ -58,6 +58,10 @@ export async function truncateSchema(url: string, schema: string): Promise<void>
         'intents',
         'audit',
         'tokens',
+        'policies',
+        'cutovers',
+        'cutover_scopes',
+        'jobs',
       ]
         .map((table) => `${schema}.${table}`)
         .join(', ')} RESTART IDENTITY`,

@@ -1,7 +1,7 @@
 /**
  * The HTTP API against HTTP-API.md: answers match their schemas, errors are the one error body with
  * the documented status, the OpenAPI document covers every route, metrics and health work, and an
- * unexpected fault is a 500 without internals.
+ * unexpected fault is a 500 without internals. Every test ends with a verify of the audit history.
  */
 import { Writable } from 'node:stream';
 import type { TSchema } from '@sinclair/typebox';
@@ -14,7 +14,7 @@ import { REDACTED_PATHS } from '../../src/server/logger.js';
 import * as answers from '../../src/server/schemas/answers.js';
 import { ErrorBody } from '../../src/server/schemas/common.js';
 import { faultyStore } from '../../src/testing/faulty-store.js';
-import { errorOf, serverFixture, type ServerFixture } from './fixture.js';
+import { errorOf, expectHistoryValid, serverFixture, type ServerFixture } from './fixture.js';
 
 const SCOPE = 'wf-1/memory';
 const PATH = `/v1/scopes/${encodeURIComponent(SCOPE)}`;
@@ -36,7 +36,12 @@ function expectError(response: LightMyRequestResponse, code: keyof typeof ERROR_
 
 let fx: ServerFixture;
 afterEach(async () => {
-  await fx.close();
+  try {
+    // Whatever a test sent, the store's history must still prove every invariant.
+    await expectHistoryValid(fx);
+  } finally {
+    await fx.close();
+  }
 });
 
 describe('the API end to end through the HTTP stack', () => {
@@ -463,7 +468,15 @@ describe('operations endpoints', () => {
       'get /v1/operations/{operationId}',
       'get /v1/intents',
       'get /v1/intents/{effectKey}',
+      'post /v1/intents/claim',
+      'post /v1/intents/{effectKey}/complete',
+      'post /v1/policies',
+      'get /v1/policies',
+      'post /v1/cutovers',
+      'get /v1/cutovers/{cutoverId}/report',
+      'post /v1/jobs/events',
       'get /v1/audit',
+      'get /v1/verify',
       'post /v1/admin/tokens',
       'delete /v1/admin/tokens/{id}',
       'get /healthz',

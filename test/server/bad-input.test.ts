@@ -4,13 +4,15 @@
  * valid request). The server must answer with a documented 4xx code whose message names the field,
  * never a 5xx, and change nothing: scopes, records, intents, audit and tokens are compared before
  * and after every request. Junk that is schema-valid (unknown cursors, odd prefixes) on read
- * endpoints is sent too: any answer but a 5xx, and nothing changes.
+ * endpoints is sent too: any answer but a 5xx, and nothing changes. The run ends with a verify of
+ * the audit history: 0 violations.
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NAME_PATTERN, TARGET_PATTERN, TENANT_PATTERN } from '../../src/core/limits.js';
 import { ERROR_CATALOG, isErrorCode } from '../../src/errors.js';
-import { ADMIN_TOKEN, serverFixture, type ServerFixture } from './fixture.js';
+import { JOB_STATES } from '../../src/types.js';
+import { ADMIN_TOKEN, expectHistoryValid, serverFixture, type ServerFixture } from './fixture.js';
 
 const RUNS = 1_200;
 const TENANT = 'tenant-a';
@@ -45,11 +47,17 @@ const badNameString = fc.oneof(
     .map(([a, bad, b]) => `${a}${bad}${b}`),
 );
 
+/** Keys the JSON parser refuses wherever they appear (prototype pollution). */
+const ODD_KEY_IN_JSON = /"(__proto__|constructor|prototype)":/;
+
 function leaf(valid: (value: unknown) => boolean, extraBad: fc.Arbitrary<unknown>[] = []): Spec {
   return {
     kind: 'leaf',
     valid,
-    bad: fc.oneof(fc.jsonValue(), ...extraBad).filter((value) => !valid(value)),
+    bad: fc
+      .oneof(fc.jsonValue(), ...extraBad)
+      // A nested __proto__ key is refused by the JSON parser before the field is named.
+      .filter((value) => !valid(value) && !ODD_KEY_IN_JSON.test(JSON.stringify(value) ?? '')),
   };
 }
 
@@ -79,6 +87,22 @@ const REASON = leaf(
   [fc.constant('r'.repeat(1025))],
 );
 const LABEL = leaf((v) => typeof v === 'string' && v.length <= 256, [fc.constant('l'.repeat(257))]);
+const LIST_LIMIT = leaf((v) => isInt(v, 1, 1000), [...badNumbers, fc.constantFrom(0, 1001)]);
+const BOOLEAN = leaf((v) => typeof v === 'boolean');
+const OUTCOME = leaf(
+  (v) => v === 'delivered' || v === 'failed' || v === 'unknown' || v === 'needs_attention',
+  [fc.constantFrom('done', 'Delivered', 'pending', '')],
+);
+const RETRY_AFTER = leaf((v) => isInt(v, 0, 86_400_000), [...badNumbers, fc.constant(86_400_001)]);
+const TEXT_256 = leaf(
+  (v) => typeof v === 'string' && v.length <= 256,
+  [fc.constant('t'.repeat(257))],
+);
+const JOB_STATE = leaf(
+  (v) => typeof v === 'string' && (JOB_STATES as readonly string[]).includes(v),
+  [fc.constantFrom('done', 'Queued', 'pending', '')],
+);
+const ATTEMPT = leaf((v) => isInt(v, 0, 1_000_000), [...badNumbers, fc.constant(1_000_001)]);
 const ROLE = leaf(
   (v) => v === 'worker' || v === 'operator',
   [fc.constantFrom('admin', 'Worker', '')],
@@ -236,6 +260,130 @@ const ENDPOINTS: Endpoint[] = [
         intents: [{ effectKey: 'fx-fuzz', target: 'crm', payload: { n: 1 } }],
       },
     },
+  },
+  {
+    method: 'POST',
+    path: '/v1/intents/claim',
+    token: 'operator',
+    body: {
+      spec: obj({
+        dispatcher: req(NAME),
+        ttlMs: req(TTL),
+        limit: req(LIST_LIMIT),
+        targets: opt({ kind: 'array', max: 256, item: TARGET }),
+      }),
+      valid: { dispatcher: 'd-fuzz', ttlMs: 1_000, limit: 5, targets: ['crm'] },
+    },
+  },
+  {
+    method: 'POST',
+    path: '/v1/intents/{effectKey}/complete',
+    token: 'operator',
+    params: { effectKey: 'fx-seed' },
+    body: {
+      spec: obj({
+        claimFence: req(COUNTER),
+        outcome: req(OUTCOME),
+        retryable: opt(BOOLEAN),
+        retryAfterMs: opt(RETRY_AFTER),
+        providerRef: opt(TEXT_256),
+        error: opt(REASON),
+      }),
+      valid: {
+        claimFence: 1,
+        outcome: 'failed',
+        retryable: true,
+        retryAfterMs: 100,
+        providerRef: 'p-1',
+        error: 'status 503',
+      },
+    },
+  },
+  {
+    method: 'POST',
+    path: '/v1/policies',
+    token: 'operator',
+    body: {
+      spec: obj({ version: req(NAME), digest: opt(TEXT_256), description: opt(REASON) }),
+      valid: { version: 'v-fuzz', digest: 'sha256:ff', description: 'fuzz' },
+    },
+  },
+  {
+    method: 'POST',
+    path: '/v1/cutovers',
+    token: 'operator',
+    body: {
+      spec: obj({
+        cutoverId: opt(NAME),
+        toPolicy: req(NAME),
+        holder: req(NAME),
+        scopes: opt({ kind: 'array', max: 100_000, item: NAME }),
+        prefix: opt(NAME),
+        leaseTtlMs: opt(TTL),
+        reason: opt(REASON),
+      }),
+      valid: {
+        cutoverId: 'co-fuzz',
+        toPolicy: 'v1',
+        holder: 'controller',
+        scopes: [SCOPE],
+        leaseTtlMs: 1_000,
+        reason: 'fuzz',
+      },
+    },
+  },
+  {
+    method: 'POST',
+    path: '/v1/jobs/events',
+    token: 'operator',
+    body: {
+      spec: obj({
+        events: req({
+          kind: 'array',
+          max: 1000,
+          item: obj({
+            jobId: req(NAME),
+            scope: req(NAME),
+            policyVersion: req(NAME),
+            fence: req(COUNTER),
+            state: req(JOB_STATE),
+            attempt: req(ATTEMPT),
+            at: opt(COUNTER),
+          }),
+        }),
+      }),
+      valid: {
+        events: [
+          {
+            jobId: 'job-fuzz',
+            scope: SCOPE,
+            policyVersion: 'v1',
+            fence: 1,
+            state: 'running',
+            attempt: 1,
+            at: 1,
+          },
+        ],
+      },
+    },
+  },
+  {
+    method: 'GET',
+    path: '/v1/cutovers/{cutoverId}/report',
+    token: 'operator',
+    params: { cutoverId: 'co-seed' },
+  },
+  {
+    method: 'GET',
+    path: '/v1/verify',
+    token: 'operator',
+    junkQuery: fc.record({ check: fc.string({ maxLength: 20 }) }),
+  },
+  {
+    method: 'GET',
+    path: '/v1/policies',
+    token: 'operator',
+    junkQuery: fc.record({ version: fc.string({ maxLength: 20 }) }),
   },
   {
     method: 'POST',
@@ -408,10 +556,14 @@ function mutationsOf(
         .string({ minLength: 1, maxLength: 12 })
         .filter((key) => !allowed.includes(key) && !ODD_KEYS.has(key))
         .chain((key) =>
-          fc.jsonValue().map((extra) => ({
-            value: setAt(root, path, (current) => ({ ...(current as object), [key]: extra })),
-            names: key,
-          })),
+          fc
+            .jsonValue()
+            // A nested __proto__ key is refused by the JSON parser before the field is named.
+            .filter((extra) => !ODD_KEY_IN_JSON.test(JSON.stringify(extra)))
+            .map((extra) => ({
+              value: setAt(root, path, (current) => ({ ...(current as object), [key]: extra })),
+              names: key,
+            })),
         ),
     );
     out.push(
@@ -616,7 +768,11 @@ async function snapshot(): Promise<string> {
   const intents = await fx.store.listIntents(TENANT, { limit: 1000 });
   const audit = await fx.store.readAudit(undefined, { limit: 1000 });
   const tokens = await fx.store.countTokens();
-  return JSON.stringify({ scopes, records, intents, audit, tokens });
+  const ops = fx.store;
+  const policies = await ops.listPolicies(TENANT);
+  const jobs = await ops.listJobs(TENANT);
+  const cutover = await ops.getCutover(TENANT, 'co-seed');
+  return JSON.stringify({ scopes, records, intents, audit, tokens, policies, jobs, cutover });
 }
 
 beforeAll(async () => {
@@ -634,10 +790,46 @@ beforeAll(async () => {
     intents: [{ effectKey: 'fx-seed', target: 'crm', payload: {} }],
   });
   expect(committed.statusCode).toBe(200);
+  // Something for every new endpoint to refuse to change: a policy, a cutover, a job, a claim.
+  const setup: [string, unknown, number][] = [
+    ['/v1/policies', { version: 'v1' }, 201],
+    ['/v1/policies', { version: 'v2' }, 201],
+    [
+      '/v1/jobs/events',
+      {
+        events: [
+          {
+            jobId: 'job-seed',
+            scope: SCOPE,
+            policyVersion: 'v1',
+            fence: 1,
+            state: 'queued',
+            attempt: 0,
+          },
+        ],
+      },
+      202,
+    ],
+    [
+      '/v1/cutovers',
+      { cutoverId: 'co-seed', toPolicy: 'v2', holder: 'controller', prefix: 'seeded-' },
+      200,
+    ],
+    ['/v1/intents/claim', { dispatcher: 'd-seed', ttlMs: 60_000, limit: 10 }, 200],
+  ];
+  for (const [url, body, status] of setup) {
+    expect((await fx.send('POST', url, token, body)).statusCode, url).toBe(status);
+  }
 });
 
 afterAll(async () => {
-  await fx.close();
+  try {
+    const verify = await fx.send('GET', '/v1/verify', fx.tokens.operatorA);
+    expect(verify.json()).toMatchObject({ ok: true, violations: [] });
+    await expectHistoryValid(fx);
+  } finally {
+    await fx.close();
+  }
 });
 
 describe('bad input, generated', () => {

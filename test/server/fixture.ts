@@ -2,14 +2,20 @@
  * An in-process server on a real in-memory SQLite store with a manual clock, and tokens for two
  * tenants in both roles. Requests go through fastify.inject: the whole HTTP stack without sockets.
  */
+import type { TSchema } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type {
   FastifyBaseLogger,
   FastifyInstance,
   InjectOptions,
   LightMyRequestResponse,
 } from 'fastify';
+import { expect } from 'vitest';
+import { verifyStore } from '../../src/audit/verify.js';
+import { ERROR_CATALOG, type ErrorCode } from '../../src/errors.js';
 import { buildServer, type ServerLimits } from '../../src/server/build-server.js';
-import { issueToken } from '../../src/server/tokens.js';
+import { ErrorBody } from '../../src/server/schemas/common.js';
+import { hashToken, issueToken } from '../../src/server/tokens.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
@@ -44,11 +50,13 @@ export interface FixtureOptions {
   wrapStore?: (store: Store) => Store;
   logger?: FastifyBaseLogger;
   limits?: Partial<ServerLimits>;
+  /** A SQLite file instead of an in-memory store (for tests that open it a second time). */
+  path?: string;
 }
 
 export async function serverFixture(options: FixtureOptions = {}): Promise<ServerFixture> {
   const clock = new ManualClock();
-  const inner = SqliteStore.open({ path: ':memory:', clock });
+  const inner = SqliteStore.open({ path: options.path ?? ':memory:', clock });
   const store = options.wrapStore?.(inner) ?? inner;
   const app = await buildServer({
     store,
@@ -97,4 +105,39 @@ export function errorOf(response: LightMyRequestResponse): {
   details: unknown;
 } {
   return response.json<{ error: { code: string; message: string; details: unknown } }>().error;
+}
+
+/** Checks the status and that the body matches the answer schema; returns the body. */
+export function expectShape(
+  response: LightMyRequestResponse,
+  status: number,
+  schema: TSchema,
+): unknown {
+  expect({ status: response.statusCode, body: response.body.slice(0, 500) }).toMatchObject({
+    status,
+  });
+  const body = response.json<unknown>();
+  const checker = TypeCompiler.Compile(schema);
+  expect([...checker.Errors(body)].map((e) => `${e.path}: ${e.message}`)).toEqual([]);
+  return body;
+}
+
+/** Checks an error answer: the one error body, with the catalog status of `code`. */
+export function expectError(response: LightMyRequestResponse, code: ErrorCode): void {
+  expectShape(response, ERROR_CATALOG[code].httpStatus, ErrorBody);
+  expect(errorOf(response).code).toBe(code);
+}
+
+/** The id the store keeps for a token (what the server records as registeredBy). */
+export async function tokenIdOf(fx: ServerFixture, token: string): Promise<string> {
+  const record = await fx.store.findToken(hashToken(token));
+  if (record === null) throw new Error('unknown token');
+  return record.id;
+}
+
+/** Every tenant's audit history must verify with no violation: the end of each HTTP test. */
+export async function expectHistoryValid(fx: ServerFixture): Promise<void> {
+  const result = await verifyStore(fx.store);
+  expect(result.violations).toEqual([]);
+  expect(result.ok).toBe(true);
 }

@@ -1,7 +1,7 @@
-/** The tenant's audit log, for operators. */
+/** The tenant's audit log and its verification, for operators. */
 import { validateAuditQuery } from '../../core/validate-audit.js';
 import { ok, route, type RouteFile } from '../route.js';
-import { AuditPageSchema } from '../schemas/answers.js';
+import { AuditPageSchema, VerifyReportSchema } from '../schemas/answers.js';
 
 export const auditRoutes: RouteFile = (s, limits) => [
   route({
@@ -14,5 +14,20 @@ export const auditRoutes: RouteFile = (s, limits) => [
     explain: { querystring: (value) => validateAuditQuery(value, limits) },
     responses: { 200: { description: 'a page of entries', schema: AuditPageSchema } },
     handler: async ({ query }, ctx) => ok(await ctx.tenantApi().audit(query)),
+  }),
+  route({
+    method: 'GET',
+    url: '/v1/verify',
+    auth: 'operator',
+    tag: 'audit',
+    summary:
+      "Replay the tenant's audit log and report every broken fencing, lease, revision or delivery invariant",
+    responses: {
+      200: {
+        description: 'the verification; ok is false when a violation was found',
+        schema: VerifyReportSchema,
+      },
+    },
+    handler: async (_input, ctx) => ok(await ctx.tenantApi().verify()),
   }),
 ];

@@ -3,9 +3,12 @@ import type { RouteFile } from '../route.js';
 import { adminTokenRoutes } from './admin-tokens.js';
 import { auditRoutes } from './audit.js';
 import { commitRoutes } from './commit.js';
+import { cutoverRoutes } from './cutovers.js';
 import { healthRoutes } from './health.js';
 import { intentRoutes } from './intents.js';
+import { jobRoutes } from './jobs.js';
 import { leaseRoutes } from './leases.js';
+import { policyRoutes } from './policies.js';
 import { recordRoutes } from './records.js';
 import { scopeRoutes } from './scopes.js';
 
@@ -15,6 +18,9 @@ export const ROUTE_FILES: readonly RouteFile[] = [
   recordRoutes,
   commitRoutes,
   intentRoutes,
+  policyRoutes,
+  cutoverRoutes,
+  jobRoutes,
   auditRoutes,
   adminTokenRoutes,
   healthRoutes,

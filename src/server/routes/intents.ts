@@ -1,8 +1,16 @@
-/** Intent reads. Claim and complete join this file when the dispatcher API lands. */
+/**
+ * Intents: the reads, and the dispatcher's claim and complete. Claim and complete are worker
+ * endpoints, so a dispatcher runs with a worker token of the tenant it serves.
+ */
 import { requireName, validateListIntents } from '../../core/validate.js';
+import { validateClaim, validateComplete } from '../../core/validate-ops.js';
 import { FencegateError } from '../../errors.js';
 import { ok, route, type RouteFile } from '../route.js';
-import { IntentPageSchema, IntentSchema } from '../schemas/answers.js';
+import { IntentListSchema, IntentPageSchema, IntentSchema } from '../schemas/answers.js';
+
+function explainIntentParams(value: unknown): void {
+  requireName((value as { effectKey?: unknown } | null)?.effectKey, 'effectKey');
+}
 
 export const intentRoutes: RouteFile = (s, limits) => [
   route({
@@ -23,9 +31,7 @@ export const intentRoutes: RouteFile = (s, limits) => [
     tag: 'intents',
     summary: 'One intent by its effect key',
     params: s.IntentParams,
-    explain: {
-      params: (value) => requireName((value as { effectKey?: unknown }).effectKey, 'effectKey'),
-    },
+    explain: { params: explainIntentParams },
     responses: { 200: { description: 'the intent', schema: IntentSchema } },
     errors: ['not_found'],
     handler: async ({ params }, ctx) => {
@@ -37,5 +43,33 @@ export const intentRoutes: RouteFile = (s, limits) => [
       }
       return ok(intent);
     },
+  }),
+  route({
+    method: 'POST',
+    url: '/v1/intents/claim',
+    auth: 'worker',
+    tag: 'intents',
+    summary:
+      'Claim due intents (pending past backoff, unknown to reconcile, claims that lapsed) under a new claim fence each',
+    body: s.ClaimBody,
+    explain: { body: (value) => validateClaim(value, limits) },
+    responses: {
+      200: { description: 'the claimed intents, possibly none', schema: IntentListSchema },
+    },
+    handler: async ({ body }, ctx) => ok({ items: await ctx.tenantApi().claimIntents(body) }),
+  }),
+  route({
+    method: 'POST',
+    url: '/v1/intents/:effectKey/complete',
+    auth: 'worker',
+    tag: 'intents',
+    summary: "Record a claimed intent's delivery outcome under its current claim fence",
+    params: s.IntentParams,
+    body: s.CompleteBody,
+    explain: { params: explainIntentParams, body: (value) => validateComplete(value) },
+    responses: { 200: { description: 'the intent after the outcome', schema: IntentSchema } },
+    errors: ['stale_claim', 'not_found'],
+    handler: async ({ params, body }, ctx) =>
+      ok(await ctx.tenantApi().completeIntent(params.effectKey, body)),
   }),
 ];

@@ -1,7 +1,8 @@
 /** Answer bodies of the HTTP API (HTTP-API.md), one schema per shape. */
 import { Type, type TSchema } from '@sinclair/typebox';
+import { VIOLATION_KINDS, type ViolationKind } from '../../audit/violations.js';
 import { COMMIT_REJECTION_CODES } from '../../errors.js';
-import { AUDIT_KINDS, INTENT_STATUSES } from '../../types.js';
+import { AUDIT_KINDS, INTENT_STATUSES, JOB_STATES } from '../../types.js';
 import { CLOSED, Counter, Millis, Name, Nullable, Target, Tenant } from './common.js';
 
 export const IntentStatusSchema = Type.Union(INTENT_STATUSES.map((status) => Type.Literal(status)));
@@ -136,6 +137,8 @@ export function PageSchema<T extends TSchema>(item: T) {
 
 export const ScopePageSchema = PageSchema(ScopeSchema);
 export const IntentPageSchema = PageSchema(IntentSchema);
+/** The intents a claim took, each with its new claimFence. */
+export const IntentListSchema = Type.Object({ items: Type.Array(IntentSchema) }, CLOSED);
 export const RecordListSchema = Type.Object({ items: Type.Array(RecordSchema) }, CLOSED);
 
 export const AuditRecordChangeSchema = Type.Object(
@@ -193,6 +196,97 @@ export const HealthSchema = Type.Object({ ok: Type.Literal(true) }, CLOSED);
 
 export const ClockSchema = Type.Object({ now: Millis }, CLOSED);
 
+export const PolicySchema = Type.Object(
+  {
+    version: Name,
+    digest: Nullable(Type.String()),
+    description: Nullable(Type.String()),
+    registeredBy: Nullable(Type.String({ description: 'the id of the token that registered it' })),
+    registeredAt: Millis,
+  },
+  CLOSED,
+);
+
+export const PolicyListSchema = Type.Object({ items: Type.Array(PolicySchema) }, CLOSED);
+
+const ScopeFence = Type.Object({ scope: Name, fence: Counter }, CLOSED);
+
+export const CutoverResultSchema = Type.Object(
+  {
+    cutoverId: Name,
+    toPolicy: Name,
+    scopes: Counter,
+    fences: Type.Array(ScopeFence, { description: 'the fence each moved scope got' }),
+  },
+  CLOSED,
+);
+
+export const JobStateSchema = Type.Union(JOB_STATES.map((state) => Type.Literal(state)));
+
+export const CutoverReportSchema = Type.Object(
+  {
+    cutoverId: Name,
+    toPolicy: Name,
+    holder: Name,
+    status: Type.Union([Type.Literal('running'), Type.Literal('completed')]),
+    scopes: Counter,
+    startedAt: Millis,
+    completedAt: Nullable(Millis),
+    oldJobs: Type.Object(
+      {
+        total: Counter,
+        byState: Type.Object(
+          Object.fromEntries(JOB_STATES.map((state) => [state, Counter])) as Record<
+            (typeof JOB_STATES)[number],
+            typeof Counter
+          >,
+          CLOSED,
+        ),
+      },
+      CLOSED,
+    ),
+    staleAttempts: Counter,
+    staleAccepted: Type.Integer({
+      minimum: 0,
+      description: 'stale attempts that were accepted after the cutover: must be 0',
+    }),
+    staleRejectedByReason: Type.Record(Type.String(), Counter),
+    liveCommits: Counter,
+  },
+  CLOSED,
+);
+
+export const JobEventsAcceptedSchema = Type.Object({ accepted: Counter }, CLOSED);
+
+const ViolationKindSchema = Type.Union(
+  (Object.keys(VIOLATION_KINDS) as ViolationKind[]).map((kind) => Type.Literal(kind)),
+);
+const Evidence = Type.Union([Type.Number(), Type.String(), Type.Null()]);
+
+export const ViolationSchema = Type.Object(
+  {
+    seq: Counter,
+    tenant: Type.String(),
+    scope: Nullable(Type.String()),
+    kind: ViolationKindSchema,
+    expected: Evidence,
+    found: Evidence,
+    message: Type.String(),
+    record: Type.Optional(Type.String()),
+    effectKey: Type.Optional(Type.String()),
+  },
+  CLOSED,
+);
+
+export const VerifyReportSchema = Type.Object(
+  {
+    ok: Type.Boolean({ description: 'true when the history has no violation' }),
+    checked: Counter,
+    violations: Type.Array(ViolationSchema),
+  },
+  CLOSED,
+);
+
 /** Named in the OpenAPI document's components, and referenced wherever they appear. */
 export const NAMED_ANSWER_SCHEMAS: Record<string, TSchema> = {
   Grant: GrantSchema,
@@ -202,4 +296,8 @@ export const NAMED_ANSWER_SCHEMAS: Record<string, TSchema> = {
   CommitRejected: CommitRejectedSchema,
   Intent: IntentSchema,
   AuditEntry: AuditEntrySchema,
+  Policy: PolicySchema,
+  CutoverResult: CutoverResultSchema,
+  CutoverReport: CutoverReportSchema,
+  Violation: ViolationSchema,
 };

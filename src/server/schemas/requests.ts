@@ -5,12 +5,19 @@
  */
 import { Type } from '@sinclair/typebox';
 import { NAME_PATTERN, NAME_RULE, type Limits } from '../../core/limits.js';
-import { AuditKindSchema, AuditOutcomeSchema, IntentStatusSchema } from './answers.js';
+import {
+  AuditKindSchema,
+  AuditOutcomeSchema,
+  IntentStatusSchema,
+  JobStateSchema,
+} from './answers.js';
 import {
   CLOSED,
   Counter,
   Cursor,
+  MAX_COUNTER,
   MAX_LABEL_LENGTH,
+  MAX_REASON_LENGTH,
   Name,
   Reason,
   Target,
@@ -19,6 +26,15 @@ import {
 
 /** The largest single step of the test clock: ten years. */
 export const MAX_CLOCK_STEP_MS = 10 * 365 * 86_400_000;
+
+/** The bounds below are those of core/validate-ops.ts, which explains a refusal. */
+const MAX_CLAIM_TARGETS = 256;
+const MAX_RETRY_AFTER_MS = 86_400_000;
+const MAX_PROVIDER_REF_LENGTH = 256;
+const MAX_DIGEST_LENGTH = 256;
+const MAX_SCOPES_PER_CUTOVER = 100_000;
+const MAX_JOB_EVENTS = 1000;
+const MAX_JOB_ATTEMPT = 1_000_000;
 
 export function requestSchemas(limits: Limits) {
   const ttl = Type.Integer({ minimum: limits.minTtlMs, maximum: limits.maxTtlMs });
@@ -115,6 +131,76 @@ export function requestSchemas(limits: Limits) {
     },
     CLOSED,
   );
+  const ClaimBody = Type.Object(
+    {
+      dispatcher: Name,
+      ttlMs: ttl,
+      limit: listLimit,
+      targets: Type.Optional(Type.Array(Target, { minItems: 1, maxItems: MAX_CLAIM_TARGETS })),
+    },
+    CLOSED,
+  );
+  const CompleteBody = Type.Object(
+    {
+      claimFence: Counter,
+      outcome: Type.Union([
+        Type.Literal('delivered'),
+        Type.Literal('failed'),
+        Type.Literal('unknown'),
+        Type.Literal('needs_attention'),
+      ]),
+      retryable: Type.Optional(Type.Boolean()),
+      retryAfterMs: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_RETRY_AFTER_MS })),
+      providerRef: Type.Optional(Type.String({ maxLength: MAX_PROVIDER_REF_LENGTH })),
+      error: Type.Optional(Type.String({ maxLength: MAX_REASON_LENGTH })),
+    },
+    CLOSED,
+  );
+  const PolicyBody = Type.Object(
+    {
+      version: Name,
+      digest: Type.Optional(Type.String({ maxLength: MAX_DIGEST_LENGTH })),
+      description: Type.Optional(Type.String({ maxLength: MAX_REASON_LENGTH })),
+    },
+    CLOSED,
+  );
+  const CutoverBody = Type.Object(
+    {
+      cutoverId: Type.Optional(Name),
+      toPolicy: Name,
+      holder: Name,
+      scopes: Type.Optional(
+        Type.Array(Name, {
+          minItems: 1,
+          maxItems: MAX_SCOPES_PER_CUTOVER,
+          description: 'send exactly one of scopes or prefix',
+        }),
+      ),
+      prefix: Type.Optional(Name),
+      leaseTtlMs: Type.Optional(ttl),
+      reason: Type.Optional(Reason()),
+    },
+    CLOSED,
+  );
+  const JobEvent = Type.Object(
+    {
+      jobId: Name,
+      scope: Name,
+      policyVersion: Name,
+      fence: Counter,
+      state: JobStateSchema,
+      attempt: Type.Integer({ minimum: 0, maximum: MAX_JOB_ATTEMPT }),
+      at: Type.Optional(
+        Type.Integer({ minimum: 0, maximum: MAX_COUNTER, description: 'store time when absent' }),
+      ),
+    },
+    CLOSED,
+  );
+  const JobEventsBody = Type.Object(
+    { events: Type.Array(JobEvent, { minItems: 1, maxItems: MAX_JOB_EVENTS }) },
+    CLOSED,
+  );
+
   const AdvanceClockBody = Type.Object(
     { advanceMs: Type.Integer({ minimum: 0, maximum: MAX_CLOCK_STEP_MS }) },
     CLOSED,
@@ -130,12 +216,18 @@ export function requestSchemas(limits: Limits) {
     ListScopesQuery,
     ListIntentsQuery,
     AuditQuery,
+    ClaimBody,
+    CompleteBody,
+    PolicyBody,
+    CutoverBody,
+    JobEventsBody,
     CreateTokenBody,
     AdvanceClockBody,
     ScopeParams: Type.Object({ scope: Name }, CLOSED),
     RecordParams: Type.Object({ scope: Name, name: Name }, CLOSED),
     OperationParams: Type.Object({ operationId: Name }, CLOSED),
     IntentParams: Type.Object({ effectKey: Name }, CLOSED),
+    CutoverParams: Type.Object({ cutoverId: Name }, CLOSED),
     TokenParams: Type.Object({ id: Name }, CLOSED),
   };
 }

@@ -8,6 +8,8 @@
 import type { PoolClient } from 'pg';
 import { AUDIT_SQL } from './postgres-sql-audit.js';
 import { COMMIT_SQL } from './postgres-sql-commit.js';
+import { CUTOVER_SQL } from './postgres-sql-cutover.js';
+import { DISPATCH_SQL } from './postgres-sql-dispatch.js';
 import { FENCE_SQL } from './postgres-sql-fence.js';
 import { GROUP_COMMIT_SQL } from './postgres-sql-group-commit.js';
 import { LEASES_SQL } from './postgres-sql-leases.js';
@@ -26,6 +28,8 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { version: 4, name: 'audit horizon', sql: AUDIT_SQL },
   { version: 5, name: 'assert_fence for caller-owned tables', sql: FENCE_SQL },
   { version: 6, name: 'group commit function', sql: GROUP_COMMIT_SQL },
+  { version: 7, name: 'intent claims and completions', sql: DISPATCH_SQL },
+  { version: 8, name: 'policies, cutovers, jobs ledger', sql: CUTOVER_SQL },
 ];
 
 /** Schema names are interpolated into SQL, so only plain lowercase identifiers are accepted. */

@@ -1,6 +1,7 @@
 /**
  * Row shapes of the PostgreSQL tables and their mapping to the public types. bigint columns arrive
- * as strings from the driver; every counter fits a double exactly (validation caps them at 2^53).
+ * as strings from the driver, and as numbers inside a function's jsonb answer (a row passed
+ * through to_jsonb); every counter fits a double exactly (validation caps them at 2^53).
  */
 import type {
   AuditEntry,
@@ -15,7 +16,7 @@ import type {
   TokenRole,
 } from '../../types.js';
 
-type BigintText = string;
+type BigintText = string | number;
 
 export interface ScopeRow {
   scope: string;

@@ -1,7 +1,8 @@
 /**
  * The PostgreSQL store. Every mutation is one call of a PL/pgSQL function installed by the
- * migrations (one round trip, one transaction): the decision and its audit entries happen inside
- * the database under row locks, never in this process, and nothing is cached here.
+ * migrations (one round trip, one transaction; a cutover is one call to plan it and one per chunk,
+ * see postgres-cutover.ts): the decision and its audit entries happen inside the database under
+ * row locks, never in this process, and nothing is cached here.
  *
  * Store time is the database clock (`clock_timestamp()`), so every process sharing the database
  * judges leases by one clock. A test may inject a Clock: its now() is then passed to each
@@ -17,14 +18,24 @@ import type {
   AuditQuery,
   CancelRequest,
   CancelResult,
+  ClaimIntentsRequest,
   CommitResult,
+  CompleteIntentRequest,
+  CutoverRecord,
+  CutoverRequest,
+  CutoverResult,
   DeleteScopeResult,
   Grant,
   Intent,
+  IntentStatus,
+  JobEvent,
+  JobRecord,
   ListIntentsQuery,
   ListScopesQuery,
   Page,
+  Policy,
   RecordState,
+  RegisterPolicyRequest,
   ReleaseRequest,
   ReleaseResult,
   RenewRequest,
@@ -48,6 +59,16 @@ import {
   type StatementKind,
 } from './postgres-connection.js';
 import { throwIfRefused, toGrant, type Refusal } from './postgres-answers.js';
+import { MUTATION, READ, type PostgresCalls } from './postgres-calls.js';
+import {
+  listJobs,
+  listPolicies,
+  readCutover,
+  recordJobEvents,
+  registerPolicy,
+  runCutover,
+} from './postgres-cutover.js';
+import { claimIntents, completeIntent, countIntents } from './postgres-dispatch.js';
 import { PostgresGroupCommitter } from './postgres-group-commit.js';
 import { migrate } from './postgres-migrations.js';
 import { readAuditPage, readIntentPage } from './postgres-queries.js';
@@ -85,9 +106,6 @@ export interface PostgresStoreOptions {
   groupCommit?: boolean | { maxBatches?: number; maxBatchSize?: number };
 }
 
-const READ: StatementKind = { mutation: false };
-const MUTATION: StatementKind = { mutation: true };
-
 export class PostgresStore implements Store {
   readonly kind = 'postgres';
   readonly capabilities: StoreCapabilities;
@@ -95,6 +113,8 @@ export class PostgresStore implements Store {
   readonly #connection: PostgresConnection;
   readonly #clock: Clock | undefined;
   readonly #groupCommitter: PostgresGroupCommitter | null;
+  /** The store as the dispatch and cutover modules call it. */
+  readonly #calls: PostgresCalls;
 
   private constructor(
     connection: PostgresConnection,
@@ -104,6 +124,12 @@ export class PostgresStore implements Store {
     this.#connection = connection;
     this.schema = schema;
     this.#clock = options.clock;
+    this.#calls = {
+      schema,
+      now: () => this.#now(),
+      call: (kind, name, text, values) => this.#call(kind, name, text, values),
+      rows: (text, values, name) => this.#rows(text, values, name),
+    };
     const group = options.groupCommit;
     this.capabilities = {
       sharedAcrossProcesses: true,
@@ -374,6 +400,51 @@ export class PostgresStore implements Store {
     );
     const row = rows[0];
     return row === undefined ? null : toIntent(row);
+  }
+
+  claimIntents(tenant: string, request: ClaimIntentsRequest): Promise<Intent[]> {
+    return claimIntents(this.#calls, tenant, request);
+  }
+
+  completeIntent(
+    tenant: string,
+    effectKey: string,
+    request: CompleteIntentRequest,
+  ): Promise<Intent> {
+    return completeIntent(this.#calls, tenant, effectKey, request);
+  }
+
+  countIntents(tenant: string | undefined): Promise<Partial<Record<IntentStatus, number>>> {
+    return countIntents(this.#calls, tenant);
+  }
+
+  registerPolicy(
+    tenant: string,
+    request: RegisterPolicyRequest,
+    registeredBy: string | null,
+  ): Promise<{ policy: Policy; created: boolean }> {
+    return registerPolicy(this.#calls, tenant, request, registeredBy);
+  }
+
+  listPolicies(tenant: string): Promise<Policy[]> {
+    return listPolicies(this.#calls, tenant);
+  }
+
+  /** One call to plan, then one per chunk: other writers run between the chunks. */
+  cutover(tenant: string, request: CutoverRequest & { cutoverId: string }): Promise<CutoverResult> {
+    return runCutover(this.#calls, tenant, request);
+  }
+
+  getCutover(tenant: string, cutoverId: string): Promise<CutoverRecord | null> {
+    return readCutover(this.#calls, tenant, cutoverId);
+  }
+
+  recordJobEvents(tenant: string, events: JobEvent[]): Promise<void> {
+    return recordJobEvents(this.#calls, tenant, events);
+  }
+
+  listJobs(tenant: string, scopes?: readonly string[]): Promise<JobRecord[]> {
+    return listJobs(this.#calls, tenant, scopes);
   }
 
   readAudit(tenant: string | undefined, query: AuditQuery): Promise<AuditPage> {

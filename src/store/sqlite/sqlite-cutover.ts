@@ -4,7 +4,7 @@
  * mark in the same transaction, so a cutover resumed after a crash never bumps a scope twice.
  */
 import type Database from 'better-sqlite3';
-import { canonicalJson, sha256Hex } from '../../core/canonical.js';
+import { CUTOVER_CHUNK, cutoverFingerprint } from '../../cutover/plan.js';
 import { FencegateError } from '../../errors.js';
 import type {
   CutoverRecord,
@@ -17,8 +17,6 @@ import type {
 } from '../../types.js';
 import type { SqliteDatabase } from './sqlite-database.js';
 import type { LeaseContext } from './sqlite-leases.js';
-
-export const CUTOVER_CHUNK = 1000;
 
 type Statement = Database.Statement;
 
@@ -79,22 +77,6 @@ export function listPolicies(db: SqliteDatabase, tenant: string): Policy[] {
       .prepare('SELECT * FROM policies WHERE tenant = ? ORDER BY registered_at, version')
       .all(tenant) as PolicyRow[]
   ).map(toPolicy);
-}
-
-/**
- * What makes two cutover requests the same: the scope list as a set (an operator resuming a
- * cutover may send it in another order), never the free-text reason.
- */
-export function cutoverFingerprint(request: CutoverRequest): string {
-  return sha256Hex(
-    canonicalJson({
-      toPolicy: request.toPolicy,
-      holder: request.holder,
-      scopes: request.scopes === undefined ? null : [...new Set(request.scopes)].sort(),
-      prefix: request.prefix ?? null,
-      leaseTtlMs: request.leaseTtlMs ?? null,
-    }),
-  );
 }
 
 /** Plans the cutover, or checks that a cutover with this id is the same request. */

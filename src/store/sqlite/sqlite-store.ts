@@ -40,7 +40,7 @@ import type {
   TokenRecord,
 } from '../../types.js';
 import { GroupCommitter, type Settled } from '../group-commit.js';
-import type { FullStore, StoreCapabilities } from '../store.js';
+import type { Store, StoreCapabilities } from '../store.js';
 import { commitInTransaction } from './sqlite-commit.js';
 import {
   openDatabase,
@@ -99,7 +99,7 @@ interface CommitJob {
   request: NormalizedCommit;
 }
 
-export class SqliteStore implements FullStore {
+export class SqliteStore implements Store {
   readonly kind = 'sqlite';
   readonly capabilities: StoreCapabilities;
   readonly #db: SqliteDatabase;

@@ -2,7 +2,7 @@
  * What the conformance suite runs against. The subject is tenant-bound (FencegateApi), not a raw
  * Store, so the same suite runs over the library facade and over HTTP.
  */
-import { afterEach, beforeEach } from 'vitest';
+import { afterEach, beforeEach, expect } from 'vitest';
 import type { FencegateApi } from '../../api.js';
 
 export interface ConformanceSubject {
@@ -55,7 +55,11 @@ export class SubjectFixture {
     };
   }
 
-  /** Registers the hooks; call inside the suite's describe. */
+  /**
+   * Registers the hooks; call inside the suite's describe. After every test, before the subject is
+   * destroyed, both tenants' audit histories are verified: whatever a case did, the store must
+   * have kept every invariant (over HTTP this runs GET /v1/verify through the client).
+   */
   install(): void {
     beforeEach(async () => {
       this.#current = await this.options.createStore();
@@ -63,7 +67,19 @@ export class SubjectFixture {
     afterEach(async () => {
       const subject = this.#current;
       this.#current = null;
-      if (subject !== null) await this.options.destroyStore(subject);
+      if (subject === null) return;
+      try {
+        for (const [tenant, api] of [
+          ['gate', subject.gate],
+          ['other', subject.other],
+        ] as const) {
+          const report = await api.verify();
+          expect(report.violations, `verify of the ${tenant} tenant after the test`).toEqual([]);
+          expect(report.ok).toBe(true);
+        }
+      } finally {
+        await this.options.destroyStore(subject);
+      }
     });
   }
 

@@ -1,0 +1,217 @@
+/**
+ * Policies, cutovers and the jobs ledger on PostgreSQL (functions in postgres-sql-cutover.ts). A
+ * cutover is one call to plan it, then one call per chunk until none is left: each call is its own
+ * transaction, so an interrupted cutover resumes where it stopped and other writers run between
+ * the chunks.
+ */
+import type {
+  CutoverRecord,
+  CutoverRequest,
+  CutoverResult,
+  JobEvent,
+  JobRecord,
+  JobState,
+  Policy,
+  RegisterPolicyRequest,
+} from '../../types.js';
+// What makes two cutover requests the same is one rule for every adapter.
+import { CUTOVER_CHUNK, cutoverFingerprint } from '../../cutover/plan.js';
+import { throwIfRefused, type Refusal } from './postgres-answers.js';
+import { MUTATION, type PostgresCalls } from './postgres-calls.js';
+
+type Bigint = string | number;
+
+interface PolicyRow {
+  version: string;
+  digest: string | null;
+  description: string | null;
+  registered_by: string | null;
+  registered_at: Bigint;
+}
+
+function toPolicy(row: PolicyRow): Policy {
+  return {
+    version: row.version,
+    digest: row.digest,
+    description: row.description,
+    registeredBy: row.registered_by,
+    registeredAt: Number(row.registered_at),
+  };
+}
+
+export async function registerPolicy(
+  db: PostgresCalls,
+  tenant: string,
+  request: RegisterPolicyRequest,
+  registeredBy: string | null,
+): Promise<{ policy: Policy; created: boolean }> {
+  const answer = throwIfRefused(
+    await db.call<{ policy: PolicyRow; created: boolean } | Refusal>(
+      MUTATION,
+      'register_policy',
+      `SELECT ${db.schema}.register_policy($1, $2, $3, $4, $5, $6) AS answer`,
+      [
+        tenant,
+        request.version,
+        request.digest ?? null,
+        request.description ?? null,
+        registeredBy,
+        db.now(),
+      ],
+    ),
+  );
+  return { policy: toPolicy(answer.policy), created: answer.created };
+}
+
+export async function listPolicies(db: PostgresCalls, tenant: string): Promise<Policy[]> {
+  const rows = await db.rows<PolicyRow>(
+    `SELECT version, digest, description, registered_by, registered_at FROM ${db.schema}.policies
+     WHERE tenant = $1 ORDER BY registered_at, version`,
+    [tenant],
+    'list_policies',
+  );
+  return rows.map(toPolicy);
+}
+
+export async function runCutover(
+  db: PostgresCalls,
+  tenant: string,
+  request: CutoverRequest & { cutoverId: string },
+): Promise<CutoverResult> {
+  throwIfRefused(
+    await db.call<Record<string, never> | Refusal>(
+      MUTATION,
+      'plan_cutover',
+      `SELECT ${db.schema}.plan_cutover($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) AS answer`,
+      [
+        tenant,
+        request.cutoverId,
+        cutoverFingerprint(request),
+        request.toPolicy,
+        request.holder,
+        request.leaseTtlMs ?? null,
+        request.reason ?? null,
+        request.scopes ?? null,
+        request.scopes === undefined ? (request.prefix ?? '') : null,
+        db.now(),
+      ],
+    ),
+  );
+  while (
+    (await db.call<number>(
+      MUTATION,
+      'cutover_chunk',
+      `SELECT ${db.schema}.cutover_chunk($1, $2, $3, $4) AS answer`,
+      [tenant, request.cutoverId, CUTOVER_CHUNK, db.now()],
+    )) > 0
+  ) {
+    // The next chunk is its own transaction: writers waiting for these scopes go first.
+  }
+  const record = await readCutover(db, tenant, request.cutoverId);
+  if (record === null) throw new Error('a planned cutover disappeared');
+  return {
+    cutoverId: record.cutoverId,
+    toPolicy: record.toPolicy,
+    scopes: record.fences.length,
+    fences: record.fences,
+  };
+}
+
+interface CutoverRow {
+  cutover_id: string;
+  to_policy: string;
+  holder: string;
+  status: 'running' | 'completed';
+  started_at: Bigint;
+  completed_at: Bigint | null;
+  start_seq: Bigint;
+  planned: number;
+  /** [scope, fence] of every moved scope, in scope order. */
+  fences: [string, number][];
+}
+
+/** The cutover and its progress, read in one statement (one snapshot). */
+export async function readCutover(
+  db: PostgresCalls,
+  tenant: string,
+  cutoverId: string,
+): Promise<CutoverRecord | null> {
+  const [row] = await db.rows<CutoverRow>(
+    `SELECT c.cutover_id, c.to_policy, c.holder, c.status, c.started_at, c.completed_at,
+       c.start_seq,
+       (SELECT count(*)::integer FROM ${db.schema}.cutover_scopes s
+         WHERE s.tenant = c.tenant AND s.cutover_id = c.cutover_id) AS planned,
+       (SELECT coalesce(jsonb_agg(jsonb_build_array(s.scope, s.fence) ORDER BY s.scope), '[]')
+          FROM ${db.schema}.cutover_scopes s
+         WHERE s.tenant = c.tenant AND s.cutover_id = c.cutover_id AND s.fence IS NOT NULL)
+         AS fences
+     FROM ${db.schema}.cutovers c WHERE c.tenant = $1 AND c.cutover_id = $2`,
+    [tenant, cutoverId],
+    'get_cutover',
+  );
+  if (row === undefined) return null;
+  return {
+    cutoverId: row.cutover_id,
+    toPolicy: row.to_policy,
+    holder: row.holder,
+    status: row.status,
+    startedAt: Number(row.started_at),
+    completedAt: row.completed_at === null ? null : Number(row.completed_at),
+    startSeq: Number(row.start_seq),
+    fences: row.fences.map(([scope, fence]) => ({ scope, fence })),
+    planned: row.planned,
+  };
+}
+
+export async function recordJobEvents(
+  db: PostgresCalls,
+  tenant: string,
+  events: JobEvent[],
+): Promise<void> {
+  await db.call<number>(
+    MUTATION,
+    'record_job_events',
+    `SELECT ${db.schema}.record_job_events($1, $2, $3) AS answer`,
+    [tenant, JSON.stringify(events), db.now()],
+  );
+}
+
+interface JobRow {
+  job_id: string;
+  scope: string;
+  policy_version: string;
+  fence: Bigint;
+  state: JobState;
+  attempt: number;
+  at: Bigint;
+}
+
+export async function listJobs(
+  db: PostgresCalls,
+  tenant: string,
+  scopes?: readonly string[],
+): Promise<JobRecord[]> {
+  const columns = 'job_id, scope, policy_version, fence, state, attempt, at';
+  const rows =
+    scopes === undefined
+      ? await db.rows<JobRow>(
+          `SELECT ${columns} FROM ${db.schema}.jobs WHERE tenant = $1 ORDER BY job_id`,
+          [tenant],
+          'list_jobs_all',
+        )
+      : await db.rows<JobRow>(
+          `SELECT ${columns} FROM ${db.schema}.jobs WHERE tenant = $1 AND scope = ANY ($2)
+           ORDER BY job_id`,
+          [tenant, scopes],
+          'list_jobs',
+        );
+  return rows.map((row) => ({
+    jobId: row.job_id,
+    scope: row.scope,
+    policyVersion: row.policy_version,
+    fence: Number(row.fence),
+    state: row.state,
+    attempt: row.attempt,
+    at: Number(row.at),
+  }));
+}

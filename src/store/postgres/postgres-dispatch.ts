@@ -1,0 +1,74 @@
+/**
+ * Intent claims and completions on PostgreSQL: one call of `<schema>.claim_intents` or
+ * `<schema>.complete_intent` each (postgres-sql-dispatch.ts), decided inside the database.
+ */
+import type {
+  ClaimIntentsRequest,
+  CompleteIntentRequest,
+  Intent,
+  IntentStatus,
+} from '../../types.js';
+import { throwIfRefused, type Refusal } from './postgres-answers.js';
+import { MUTATION, type PostgresCalls } from './postgres-calls.js';
+import { toIntent, type IntentRow } from './postgres-rows.js';
+
+export async function claimIntents(
+  db: PostgresCalls,
+  tenant: string,
+  request: ClaimIntentsRequest,
+): Promise<Intent[]> {
+  const rows = await db.call<IntentRow[]>(
+    MUTATION,
+    'claim_intents',
+    `SELECT ${db.schema}.claim_intents($1, $2, $3, $4, $5, $6) AS answer`,
+    [tenant, request.dispatcher, request.ttlMs, request.limit, request.targets ?? null, db.now()],
+  );
+  return rows.map(toIntent);
+}
+
+export async function completeIntent(
+  db: PostgresCalls,
+  tenant: string,
+  effectKey: string,
+  request: CompleteIntentRequest,
+): Promise<Intent> {
+  const answer = throwIfRefused(
+    await db.call<{ intent: IntentRow } | Refusal>(
+      MUTATION,
+      'complete_intent',
+      `SELECT ${db.schema}.complete_intent($1, $2, $3, $4, $5, $6, $7, $8, $9) AS answer`,
+      [
+        tenant,
+        effectKey,
+        request.claimFence,
+        request.outcome,
+        request.retryable ?? null,
+        request.retryAfterMs ?? null,
+        request.providerRef ?? null,
+        request.error ?? null,
+        db.now(),
+      ],
+    ),
+  );
+  return toIntent(answer.intent);
+}
+
+export async function countIntents(
+  db: PostgresCalls,
+  tenant: string | undefined,
+): Promise<Partial<Record<IntentStatus, number>>> {
+  const rows =
+    tenant === undefined
+      ? await db.rows<{ status: IntentStatus; n: number }>(
+          `SELECT status, count(*)::integer AS n FROM ${db.schema}.intents GROUP BY status`,
+          [],
+          'count_intents_all',
+        )
+      : await db.rows<{ status: IntentStatus; n: number }>(
+          `SELECT status, count(*)::integer AS n FROM ${db.schema}.intents WHERE tenant = $1
+           GROUP BY status`,
+          [tenant],
+          'count_intents',
+        );
+  return Object.fromEntries(rows.map((row) => [row.status, row.n]));
+}

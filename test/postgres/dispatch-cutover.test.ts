@@ -1,0 +1,525 @@
+/**
+ * PostgreSQL cases of dispatch, cutovers and the jobs ledger that the every-store suites cannot
+ * express: races between concurrent transactions, each decided by row locks and shown by holding
+ * one side open in a transaction of its own (never by timing), concurrent dispatchers on separate
+ * pools, the migration from a schema created before these functions existed, and the database
+ * clock.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyStore } from '../../src/audit/verify.js';
+import { Fencegate } from '../../src/gate.js';
+import {
+  POSTGRES_MIGRATIONS,
+  renderMigration,
+} from '../../src/store/postgres/postgres-migrations.js';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { cutoverFingerprint } from '../../src/cutover/plan.js';
+import { ManualClock } from '../../src/testing/manual-clock.js';
+import type { AuditEntry, AuditQuery, CommitRequest, Intent } from '../../src/types.js';
+import { dropSchema, pgUrl, testSchema, withClient } from './pg-helpers.js';
+
+const schema = testSchema('dispatch_cutover');
+let url: string;
+let clock: ManualClock;
+let store: PostgresStore;
+let gate: Fencegate;
+
+beforeAll(async () => {
+  url = pgUrl();
+  clock = new ManualClock();
+  store = await PostgresStore.open({ url, schema, clock });
+  gate = await Fencegate.open({ store });
+  await gate.registerPolicy({ version: 'v7' });
+  await gate.registerPolicy({ version: 'v8' });
+});
+
+afterAll(async () => {
+  await gate.close();
+  await dropSchema(url, schema);
+});
+
+let counter = 0;
+function unique(prefix: string): string {
+  counter += 1;
+  return `${prefix}-${counter}`;
+}
+
+/** Polls the database (not the wall clock) until a condition holds. */
+async function until(check: () => Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 2000; i++) {
+    if (await check()) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** Another session is blocked on a lock while running a statement that calls `fn` of this schema. */
+function someoneWaitsIn(fn: string): Promise<boolean> {
+  return withClient(url, async (client) => {
+    const { rows } = await client.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity
+       WHERE wait_event_type = 'Lock' AND position($1 in query) > 0`,
+      [`${schema}.${fn}(`],
+    );
+    return (rows[0]?.n ?? 0) > 0;
+  });
+}
+
+async function readAudit(
+  query: Omit<AuditQuery, 'limit' | 'afterSeq'> = {},
+): Promise<AuditEntry[]> {
+  const entries: AuditEntry[] = [];
+  let afterSeq = 0;
+  for (;;) {
+    const page = await gate.audit({ ...query, afterSeq, limit: 1000 });
+    entries.push(...page.items);
+    if (page.nextAfterSeq === null) return entries;
+    afterSeq = page.nextAfterSeq;
+  }
+}
+
+/** Commits intents `keys` on a new scope; returns the scope. */
+async function commitIntents(keys: string[], target = 'crm'): Promise<string> {
+  const scope = unique('wf');
+  const grant = await gate.acquire({ scope, holder: 'worker', ttlMs: 3_600_000 });
+  const result = await gate.commit({
+    scope,
+    fence: grant.fence,
+    operationId: unique('op'),
+    intents: keys.map((effectKey) => ({ effectKey, target, payload: { effectKey } })),
+  });
+  expect(result.outcome).toBe('committed');
+  return scope;
+}
+
+/** Calls a store function in `client`'s open transaction. */
+async function callIn<T>(
+  client: { query: (text: string, values: unknown[]) => Promise<{ rows: { answer: T }[] }> },
+  fn: string,
+  args: unknown[],
+): Promise<T> {
+  const placeholders = args.map((_, i) => `$${i + 1}`).join(', ');
+  const { rows } = await client.query(`SELECT ${schema}.${fn}(${placeholders}) AS answer`, args);
+  return rows[0]!.answer;
+}
+
+describe('claims', () => {
+  it('skip intents another claim holds, without waiting for it', async () => {
+    const keys = ['skip-a', 'skip-b', 'skip-c', 'skip-d'];
+    await commitIntents(keys, 'skip');
+    await withClient(url, async (client) => {
+      await client.query('BEGIN');
+      const held = await callIn<{ effect_key: string }[]>(client, 'claim_intents', [
+        'default',
+        'held',
+        30_000,
+        2,
+        ['skip'],
+        clock.now(),
+      ]);
+      expect(held.map((i) => i.effect_key)).toEqual(['skip-a', 'skip-b']);
+      // The open claim holds a and b: another dispatcher gets c and d at once, not a and b.
+      const other = await gate.claimIntents({
+        dispatcher: 'other',
+        ttlMs: 30_000,
+        limit: 10,
+        targets: ['skip'],
+      });
+      expect(other.map((i) => i.effectKey)).toEqual(['skip-c', 'skip-d']);
+      await client.query('COMMIT');
+    });
+    const claimed = await Promise.all(keys.map((key) => gate.getIntent(key)));
+    expect(claimed.map((i) => [i?.claimedBy, i?.claimFence])).toEqual([
+      ['held', 1],
+      ['held', 1],
+      ['other', 1],
+      ['other', 1],
+    ]);
+  });
+
+  it('four dispatchers on their own pools claim 300 intents together: each exactly once', async () => {
+    const keys = Array.from({ length: 300 }, (_, i) => `many-${String(i).padStart(3, '0')}`);
+    for (let i = 0; i < keys.length; i += 15) await commitIntents(keys.slice(i, i + 15), 'many');
+    const pools = await Promise.all(
+      [1, 2, 3, 4].map(() => PostgresStore.open({ url, schema, clock, pool: { max: 4 } })),
+    );
+    try {
+      const claims = await Promise.all(
+        pools.map(async (pool, d) => {
+          const mine: Intent[] = [];
+          // Several claims in flight per dispatcher, until nothing is left.
+          await Promise.all(
+            [0, 1, 2].map(async () => {
+              for (;;) {
+                const batch = await pool.claimIntents('default', {
+                  dispatcher: `d${d}`,
+                  ttlMs: 60_000,
+                  limit: 7,
+                  targets: ['many'],
+                });
+                if (batch.length === 0) return;
+                mine.push(...batch);
+              }
+            }),
+          );
+          return mine;
+        }),
+      );
+      const all = claims.flat().map((i) => i.effectKey);
+      expect(all).toHaveLength(keys.length);
+      expect(new Set(all)).toEqual(new Set(keys));
+      expect(claims.flat().every((i) => i.claimFence === 1 && i.attempts === 1)).toBe(true);
+      const entries = (await readAudit({ kind: 'intent', outcome: 'claimed' })).filter((e) =>
+        e.effectKey?.startsWith('many-'),
+      );
+      expect(entries).toHaveLength(keys.length);
+      for (const entry of entries) {
+        const owner = claims.findIndex((c) => c.some((i) => i.effectKey === entry.effectKey));
+        expect(entry.holder).toBe(`d${owner}`);
+      }
+    } finally {
+      await Promise.all(pools.map((pool) => pool.close()));
+    }
+  });
+
+  it('a completion in flight holds the intent: a claim of the expired claim skips it', async () => {
+    await commitIntents(['late-1'], 'late');
+    const [claimed] = await gate.claimIntents({
+      dispatcher: 'first',
+      ttlMs: 1000,
+      limit: 1,
+      targets: ['late'],
+    });
+    clock.advance(1000);
+    await withClient(url, async (client) => {
+      await client.query('BEGIN');
+      const answer = await callIn<{ intent: { status: string } }>(client, 'complete_intent', [
+        'default',
+        'late-1',
+        claimed!.claimFence,
+        'delivered',
+        null,
+        null,
+        'ref-1',
+        null,
+        clock.now(),
+      ]);
+      expect(answer.intent.status).toBe('delivered');
+      expect(
+        await gate.claimIntents({ dispatcher: 'second', ttlMs: 1000, limit: 1, targets: ['late'] }),
+      ).toEqual([]);
+      await client.query('COMMIT');
+    });
+    // Committed delivered: nothing is due any more, and the first claim's outcome stands.
+    expect(
+      await gate.claimIntents({ dispatcher: 'second', ttlMs: 1000, limit: 1, targets: ['late'] }),
+    ).toEqual([]);
+    expect(await gate.getIntent('late-1')).toMatchObject({
+      status: 'delivered',
+      claimFence: 1,
+      providerRef: 'ref-1',
+    });
+  });
+
+  it('cancel waits for a claim in flight, then finds nothing pending', async () => {
+    const scope = await commitIntents(['race-1'], 'race');
+    await withClient(url, async (client) => {
+      await client.query('BEGIN');
+      await callIn(client, 'claim_intents', ['default', 'd', 30_000, 1, ['race'], clock.now()]);
+      const cancelling = gate.cancel(scope);
+      await until(() => someoneWaitsIn('cancel'), 'the cancel to wait for the intent row');
+      await client.query('COMMIT');
+      expect(await cancelling).toMatchObject({ cancelledIntents: 0 });
+    });
+    expect(await gate.getIntent('race-1')).toMatchObject({ status: 'claimed', claimedBy: 'd' });
+    const audit = (await gate.audit({ scope })).items.map((e) => `${e.kind} ${e.outcome}`);
+    expect(audit).toEqual([
+      'acquire granted',
+      'commit committed',
+      'intent pending',
+      'intent claimed',
+      'cancel ok',
+    ]);
+  });
+
+  it('a claim skips an intent a cancel in flight holds, and finds it cancelled afterwards', async () => {
+    const scope = await commitIntents(['race-2'], 'race2');
+    await withClient(url, async (client) => {
+      await client.query('BEGIN');
+      await callIn(client, 'cancel', ['default', scope, null, clock.now()]);
+      expect(
+        await gate.claimIntents({ dispatcher: 'd', ttlMs: 1000, limit: 5, targets: ['race2'] }),
+      ).toEqual([]);
+      await client.query('COMMIT');
+    });
+    expect(
+      await gate.claimIntents({ dispatcher: 'd', ttlMs: 1000, limit: 5, targets: ['race2'] }),
+    ).toEqual([]);
+    expect(await gate.getIntent('race-2')).toMatchObject({ status: 'cancelled', attempts: 0 });
+  });
+
+  it('claims by the database clock when no clock is injected', async () => {
+    const plain = await PostgresStore.open({ url, schema });
+    try {
+      const scope = unique('dbclock');
+      const grant = await plain.acquire('clock', { scope, holder: 'w', ttlMs: 60_000 });
+      await plain.commit('clock', {
+        scope,
+        fence: grant.fence,
+        operationId: unique('op'),
+        reads: [],
+        writes: [],
+        intents: [{ effectKey: 'clock-1', target: 't', payload: {} }],
+      });
+      const before = await plain.now();
+      const [intent] = await plain.claimIntents('clock', {
+        dispatcher: 'd',
+        ttlMs: 5000,
+        limit: 1,
+      });
+      const after = await plain.now();
+      expect(intent!.claimExpiresAt! - 5000).toBeGreaterThanOrEqual(before);
+      expect(intent!.claimExpiresAt! - 5000).toBeLessThanOrEqual(after);
+    } finally {
+      await plain.close();
+    }
+  });
+});
+
+describe('cutovers', () => {
+  function scopesOf(prefix: string, count: number): string[] {
+    return Array.from({ length: count }, (_, i) => `${prefix}-${String(i).padStart(2, '0')}`);
+  }
+
+  async function pinToV7(scopes: string[]): Promise<void> {
+    for (const scope of scopes) {
+      await gate.acquire({ scope, holder: 'v7-worker', ttlMs: 3_600_000, policyVersion: 'v7' });
+    }
+  }
+
+  it('two callers resuming one cutover at once: the second waits for the chunk in flight, then moves the rest; each scope once', async () => {
+    const scopes = scopesOf(unique('both'), 10);
+    await pinToV7(scopes);
+    const cutoverId = unique('both-cutover');
+    const request = { cutoverId, toPolicy: 'v8', holder: 'controller-v8', scopes };
+    await withClient(url, async (client) => {
+      await client.query('BEGIN');
+      // The same plan the store makes (same fingerprint), and a first chunk of 4, held open.
+      await callIn(client, 'plan_cutover', [
+        'default',
+        cutoverId,
+        cutoverFingerprint(request),
+        'v8',
+        'controller-v8',
+        null,
+        null,
+        scopes,
+        null,
+        clock.now(),
+      ]);
+      expect(await callIn(client, 'cutover_chunk', ['default', cutoverId, 4, clock.now()])).toBe(4);
+      await client.query('COMMIT');
+      await client.query('BEGIN');
+      expect(await callIn(client, 'cutover_chunk', ['default', cutoverId, 4, clock.now()])).toBe(4);
+      const resumed = gate.cutover(request);
+      await until(() => someoneWaitsIn('cutover_chunk'), 'the resume to wait for the chunk');
+      await client.query('COMMIT');
+      const result = await resumed;
+      expect(result.fences).toEqual(scopes.map((scope) => ({ scope, fence: 2 })));
+    });
+    const entries = (await readAudit({ kind: 'cutover' })).filter((e) => e.reason === cutoverId);
+    expect(entries.map((e) => e.scope)).toEqual(scopes);
+    expect(await gate.cutoverReport(cutoverId)).toMatchObject({
+      status: 'completed',
+      scopes: 10,
+    });
+  });
+
+  it('a chunk waits for a commit holding a scope row; the commit lands first, a later stale one is refused', async () => {
+    const scopes = scopesOf(unique('held'), 3);
+    await pinToV7(scopes);
+    const target = scopes[1]!;
+    const fence = (await gate.getScope(target))!.fence;
+    const cutoverId = unique('held-cutover');
+    await withClient(url, async (client) => {
+      await client.query('BEGIN');
+      const payload = JSON.stringify({
+        scope: target,
+        fence,
+        operationId: unique('v7-op'),
+        taskId: null,
+        policyVersion: 'v7',
+        reads: [],
+        writes: [
+          { name: 'memory', expectRevision: 0, delete: false, value: '1', fingerprint: 'f' },
+        ],
+        intents: [],
+      });
+      const answer = await callIn<{ outcome: string }>(client, 'commit', [
+        'default',
+        payload,
+        clock.now(),
+        'fp',
+      ]);
+      expect(answer.outcome).toBe('committed');
+      const cutover = gate.cutover({ cutoverId, toPolicy: 'v8', holder: 'ctl', scopes });
+      await until(() => someoneWaitsIn('cutover_chunk'), 'the chunk to wait for the scope row');
+      await client.query('COMMIT');
+      expect((await cutover).fences.map((f) => f.fence)).toEqual([2, 2, 2]);
+    });
+    const late: CommitRequest = {
+      scope: target,
+      fence,
+      operationId: unique('v7-late'),
+      policyVersion: 'v7',
+      writes: [{ name: 'memory', expectRevision: 1, value: 2 }],
+    };
+    expect(await gate.commit(late)).toMatchObject({
+      outcome: 'rejected',
+      error: { code: 'stale_fence', details: { currentFence: 2 } },
+    });
+    const audit = (await gate.audit({ scope: target })).items.map(
+      (e) => `${e.kind} ${e.outcome} ${e.currentFence}`,
+    );
+    expect(audit).toEqual([
+      'acquire granted 1',
+      'commit committed 1',
+      'cutover granted 2',
+      'commit rejected 2',
+    ]);
+    expect(await gate.cutoverReport(cutoverId)).toMatchObject({
+      staleAttempts: 1,
+      staleAccepted: 0,
+    });
+  });
+
+  it('commits racing a 3,000-scope cutover: each is either before its scope moved or refused', async () => {
+    const prefix = unique('racing');
+    const scopes = Array.from({ length: 3000 }, (_, i) => `${prefix}-${i}`);
+    for (let i = 0; i < scopes.length; i += 500) {
+      await Promise.all(
+        scopes
+          .slice(i, i + 500)
+          .map((scope) =>
+            gate.acquire({ scope, holder: 'v7', ttlMs: 3_600_000, policyVersion: 'v7' }),
+          ),
+      );
+    }
+    const cutoverId = unique('racing-cutover');
+    const writers = await PostgresStore.open({ url, schema, clock, pool: { max: 6 } });
+    try {
+      const racing = scopes.filter((_, i) => i % 10 === 0);
+      const [, results] = await Promise.all([
+        gate.cutover({ cutoverId, toPolicy: 'v8', holder: 'ctl', scopes }),
+        Promise.all(
+          racing.map((scope) =>
+            writers.commit('default', {
+              scope,
+              fence: 1,
+              operationId: `${cutoverId}-${scope}`,
+              policyVersion: 'v7',
+              reads: [],
+              writes: [],
+              intents: [],
+            }),
+          ),
+        ),
+      ]);
+      const audit = await readAudit();
+      const movedAt = new Map(
+        audit.filter((e) => e.kind === 'cutover').map((e) => [e.scope, e.seq] as const),
+      );
+      racing.forEach((scope, i) => {
+        const entry = audit.find((e) => e.kind === 'commit' && e.scope === scope)!;
+        const before = entry.seq < movedAt.get(scope)!;
+        expect(results[i]!.outcome).toBe(before ? 'committed' : 'rejected');
+        expect(entry.outcome).toBe(before ? 'committed' : 'rejected');
+      });
+      expect(await gate.cutoverReport(cutoverId)).toMatchObject({
+        status: 'completed',
+        scopes: 3000,
+        staleAccepted: 0,
+      });
+      expect((await verifyStore(store, { tenant: 'default' })).ok).toBe(true);
+    } finally {
+      await writers.close();
+    }
+  });
+});
+
+describe('jobs ledger', () => {
+  it('of several events of one job in one call, the latest wins, equally late ones the last sent', async () => {
+    const scope = unique('jobs');
+    const event = (state: 'queued' | 'reserved' | 'running' | 'failed', at?: number) => ({
+      jobId: `${scope}-job`,
+      scope,
+      policyVersion: 'v7',
+      fence: 1,
+      state,
+      attempt: 1,
+      ...(at === undefined ? {} : { at }),
+    });
+    await gate.recordJobEvents([event('queued', 10), event('running', 30), event('reserved', 20)]);
+    expect((await store.listJobs('default', [scope]))[0]).toMatchObject({ state: 'running' });
+    await gate.recordJobEvents([event('failed', 30), event('queued', 5)]);
+    expect((await store.listJobs('default', [scope]))[0]).toMatchObject({
+      state: 'failed',
+      at: 30,
+    });
+    // Without `at`, an event is stamped with store time.
+    await gate.recordJobEvents([event('reserved')]);
+    expect((await store.listJobs('default', [scope]))[0]).toMatchObject({
+      state: 'reserved',
+      at: clock.now(),
+    });
+  });
+});
+
+describe('migrating a schema created before dispatch and cutovers', () => {
+  it('applies the new migrations on open and keeps the data', async () => {
+    const old = testSchema('upgrade');
+    try {
+      await withClient(url, async (client) => {
+        await client.query(`CREATE SCHEMA ${old}`);
+        await client.query(
+          `CREATE TABLE ${old}.migrations (version integer PRIMARY KEY, name text NOT NULL,
+             applied_at timestamptz NOT NULL DEFAULT now())`,
+        );
+        for (const migration of POSTGRES_MIGRATIONS.filter((m) => m.version <= 6)) {
+          await client.query(renderMigration(migration.sql, old));
+          await client.query(`INSERT INTO ${old}.migrations (version, name) VALUES ($1, $2)`, [
+            migration.version,
+            migration.name,
+          ]);
+        }
+        await client.query(`SELECT ${old}.acquire('default', 'kept', 'w', 60000, 'v7', 1000)`);
+      });
+      const upgraded = await Fencegate.open({
+        store: await PostgresStore.open({ url, schema: old, clock }),
+      });
+      try {
+        expect(await upgraded.getScope('kept')).toMatchObject({ fence: 1, policyVersion: 'v7' });
+        await upgraded.registerPolicy({ version: 'v8' });
+        const result = await upgraded.cutover({
+          cutoverId: 'after-upgrade',
+          toPolicy: 'v8',
+          holder: 'ctl',
+          scopes: ['kept'],
+        });
+        expect(result.fences).toEqual([{ scope: 'kept', fence: 2 }]);
+        const versions = await withClient(url, async (client) =>
+          (
+            await client.query<{ version: number }>(
+              `SELECT version FROM ${old}.migrations ORDER BY version`,
+            )
+          ).rows.map((row) => row.version),
+        );
+        expect(versions).toEqual(POSTGRES_MIGRATIONS.map((m) => m.version));
+      } finally {
+        await upgraded.close();
+      }
+    } finally {
+      await dropSchema(url, old);
+    }
+  });
+});

@@ -1,0 +1,80 @@
+/**
+ * The store conformance suite, unchanged, through FencegateClient against real `fencegate serve`
+ * processes: two servers on one store, both with a manual store clock (test-only), behaving as
+ * one. Each test gets fresh tenants, which are empty namespaces of the same store.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll } from 'vitest';
+import { FencegateClient } from '../../src/client/index.js';
+import { defineStoreConformanceSuite } from '../../src/testing/index.js';
+import { startServe, type ServerProcess } from '../e2e/cli-process.js';
+
+export interface HttpConformanceOptions {
+  name: string;
+  /** The store URL both servers open; called once, before they start. */
+  storeUrl(): string | Promise<string>;
+  /** Runs after both servers stopped. */
+  cleanup(): void | Promise<void>;
+}
+
+export function defineHttpConformanceSuite(options: HttpConformanceOptions): void {
+  const adminToken = `test-admin-${randomBytes(16).toString('hex')}`;
+  let first: ServerProcess;
+  let second: ServerProcess;
+  let tenants = 0;
+
+  beforeAll(async () => {
+    const env = { FENCEGATE_TEST_CLOCK: 'manual', FENCEGATE_ADMIN_TOKEN: adminToken };
+    const store = await options.storeUrl();
+    first = await startServe(['--port', '0', '--store', store], env);
+    second = await startServe(['--port', '0', '--store', store], env);
+  });
+
+  afterAll(async () => {
+    await Promise.all([first?.stop(), second?.stop()]);
+    await options.cleanup();
+  });
+
+  async function admin(server: ServerProcess, path: string, body: unknown): Promise<unknown> {
+    const response = await fetch(`${server.url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const answer = await response.json();
+    if (!response.ok) throw new Error(`${path}: ${response.status} ${JSON.stringify(answer)}`);
+    return answer;
+  }
+
+  async function operatorToken(tenant: string): Promise<string> {
+    const answer = (await admin(first, '/v1/admin/tokens', { tenant, role: 'operator' })) as {
+      token: string;
+    };
+    return answer.token;
+  }
+
+  defineStoreConformanceSuite({
+    name: options.name,
+    capabilities: { sharedAcrossProcesses: true, exactLeaseExpiry: true },
+    async createStore() {
+      tenants += 1;
+      const [tokenA, tokenB] = await Promise.all([
+        operatorToken(`t${tenants}-a`),
+        operatorToken(`t${tenants}-b`),
+      ]);
+      return {
+        gate: new FencegateClient({ url: first.url, token: tokenA }),
+        other: new FencegateClient({ url: first.url, token: tokenB }),
+        // Both servers run their own manual clock; they start equal and move together.
+        advanceClock: async (ms: number) => {
+          await Promise.all(
+            [first, second].map((server) => admin(server, '/v1/test/clock', { advanceMs: ms })),
+          );
+        },
+        connectAgain: () =>
+          Promise.resolve(new FencegateClient({ url: second.url, token: tokenA })),
+      };
+    },
+    destroyStore: (subject) => subject.gate.close(),
+  });
+}
