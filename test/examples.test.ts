@@ -2,10 +2,11 @@
 import { execFile } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 
 const run = promisify(execFile);
 const examplesDir = new URL('../examples/', import.meta.url);
+const pgUrl = inject('pgUrl');
 const examples = readdirSync(examplesDir).filter((file) => file.endsWith('.ts'));
 
 describe('examples', () => {
@@ -20,7 +21,11 @@ describe('examples', () => {
         ['--import', 'tsx', new URL(file, examplesDir).pathname],
         {
           timeout: 60_000,
-          env: process.env,
+          // The PostgreSQL example runs on the database the test setup found or started.
+          env: {
+            ...process.env,
+            ...(typeof pgUrl === 'string' ? { FENCEGATE_PG_URL: pgUrl } : {}),
+          },
         },
       );
       expect(stdout.length).toBeGreaterThan(0);
