@@ -7,9 +7,16 @@
  * writing its own row or scope. The three run interleaved for several rounds, so load from
  * elsewhere on the host hits them alike; ratios are the medians of the per-round ratios.
  *
+ * After the rounds, PostgreSQL's pgbench (when installed) runs the same UPDATE of the same table
+ * from 16 connections as an outside reference for what the database gives a plain C client here.
+ * Its guard is `WHERE id = … AND fence = 1`: pgbench cannot know each row's current revision.
+ *
  *   tsx bench/postgres/commit.ts --store postgres://postgres@127.0.0.1:5432/test [--seconds 3]
- *     [--rounds 3] [--in-flight 64] [--pool 16]
+ *     [--rounds 3] [--in-flight 64] [--pool 16] [--pgbench-seconds N (0 skips pgbench)]
  */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -17,6 +24,7 @@ import { Fencegate } from '../../src/gate.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { redactPostgresUrl } from '../../src/store/postgres/postgres-url.js';
 import { formatStats, summarize, type RunStats } from '../stats.js';
+import { findPgbench, runPgbench, type PgbenchRun } from './pgbench.js';
 
 export interface PostgresCommitBenchOptions {
   url: string;
@@ -28,7 +36,27 @@ export interface PostgresCommitBenchOptions {
   pool?: number;
   /** Schema for the benchmark's tables (dropped and re-created). */
   schema?: string;
+  /** pgbench's run length in seconds (default seconds × rounds); 0 skips pgbench. */
+  pgbenchSeconds?: number;
   log?: (line: string) => void;
+}
+
+export interface PostgresCommitFigures {
+  rawOpsPerSec: number;
+  rawP50Ms: number;
+  rawP99Ms: number;
+  singleOpsPerSec: number;
+  singleP50Ms: number;
+  singleP99Ms: number;
+  guardedOpsPerSec: number;
+  guardedP50Ms: number;
+  guardedP99Ms: number;
+  /** guarded (group commit) / raw, median of the per-round ratios. */
+  ratio: number;
+  ratioSingle: number;
+  /** pgbench's tps on the same table, or null when pgbench was skipped or absent. */
+  pgbenchTps: number | null;
+  pgbenchLatencyAvgMs: number | null;
 }
 
 const VALUE = { summary: 'compacted memory of the workflow', facts: ['a', 'b', 'c'], n: 0 };
@@ -100,6 +128,85 @@ async function guardedContender(gate: Fencegate, lanes: number, name: string): P
   };
 }
 
+const PGBENCH_CLIENTS = 16;
+const PGBENCH_THREADS = 2;
+
+/**
+ * The raw contender's UPDATE for pgbench, on the same table and rows. Client c writes rows c,
+ * c + 16, c + 32, … only, so with 16 or more rows no two connections ever wait on one row (as no
+ * two lanes do in process). The guard is `fence = 1` without the revision: pgbench cannot know a row's revision.
+ */
+function pgbenchScript(schema: string, rows: number): string {
+  const spread = Math.max(1, Math.floor(rows / PGBENCH_CLIENTS));
+  const value = JSON.stringify({ ...VALUE, n: 0 }).replace(/"n":0}$/, '"n":');
+  return [
+    `\\set id (:client_id + ${PGBENCH_CLIENTS} * random(0, ${spread - 1})) % ${rows}`,
+    '\\set n random(0, 1000000000)',
+    `UPDATE ${schema}.bench_memory SET value = ('${value}' || :n || '}')::jsonb, revision = revision + 1 ` +
+      `WHERE id = 'wf-' || :id || '/memory' AND fence = 1;`,
+    '',
+  ].join('\n');
+}
+
+/** Runs pgbench after the rounds; null (with a line saying why) when it is absent or fails. */
+async function pgbenchReference(
+  pool: pg.Pool,
+  options: { url: string; schema: string; rows: number; seconds: number },
+  log: (line: string) => void,
+): Promise<PgbenchRun | null> {
+  if (options.seconds <= 0) {
+    log('pgbench: skipped (--pgbench-seconds 0)');
+    return null;
+  }
+  const binary = findPgbench();
+  if (binary === null) {
+    log(
+      'pgbench: not found (install it or set PGBENCH=/path/to/pgbench); outside reference skipped',
+    );
+    return null;
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'fencegate-pgbench-'));
+  try {
+    const scriptPath = join(dir, 'guarded-update.sql');
+    await writeFile(scriptPath, pgbenchScript(options.schema, options.rows));
+    const revisions = async (): Promise<number> => {
+      const { rows } = await pool.query<{ total: string }>(
+        `SELECT sum(revision)::text AS total FROM ${options.schema}.bench_memory`,
+      );
+      return Number(rows[0]?.total ?? 0);
+    };
+    const before = await revisions();
+    const result = await runPgbench({
+      binary,
+      url: options.url,
+      scriptPath,
+      clients: PGBENCH_CLIENTS,
+      threads: PGBENCH_THREADS,
+      seconds: options.seconds,
+    });
+    const written = (await revisions()) - before;
+    log(
+      `pgbench ${result.version} after the rounds: -c ${PGBENCH_CLIENTS} -j ${PGBENCH_THREADS} -T ${options.seconds} -M prepared, ` +
+        `the same UPDATE of bench_memory guarded by WHERE id = … AND fence = 1 ` +
+        `(no revision check: pgbench cannot know a row's revision)`,
+    );
+    log(
+      `  ${result.tps.toFixed(0)} tps, latency average ${result.latencyAverageMs.toFixed(3)} ms, ` +
+        `${result.transactions} transactions, ${result.failed} failed, ${written} rows updated`,
+    );
+    if (written !== result.transactions) {
+      log('  warning: not every pgbench UPDATE matched its row; its tps is not comparable');
+    }
+    return result;
+  } catch (error) {
+    const reason = error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error);
+    log(`pgbench: failed (${reason}); outside reference skipped`);
+    return null;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
@@ -110,9 +217,10 @@ function median(values: number[]): number {
 
 export async function runPostgresCommitBench(
   options: PostgresCommitBenchOptions,
-): Promise<Record<string, number>> {
+): Promise<PostgresCommitFigures> {
   const seconds = options.seconds ?? 3;
   const rounds = options.rounds ?? 3;
+  const pgbenchSeconds = options.pgbenchSeconds ?? Math.max(1, Math.round(seconds * rounds));
   const inFlight = options.inFlight ?? 64;
   const poolSize = options.pool ?? 16;
   const schema = options.schema ?? 'fencegate_bench';
@@ -162,7 +270,12 @@ export async function runPostgresCommitBench(
     const ratioSingle = median(
       one.map((run, i) => run.opsPerSec / (raw[i]?.opsPerSec ?? Infinity)),
     );
-    const figures = {
+    const reference = await pgbenchReference(
+      pool,
+      { url: options.url, schema, rows: inFlight, seconds: pgbenchSeconds },
+      log,
+    );
+    const figures: PostgresCommitFigures = {
       rawOpsPerSec: pick(raw, 'opsPerSec'),
       rawP50Ms: pick(raw, 'p50Ms'),
       rawP99Ms: pick(raw, 'p99Ms'),
@@ -174,6 +287,8 @@ export async function runPostgresCommitBench(
       guardedP99Ms: pick(grouped, 'p99Ms'),
       ratio,
       ratioSingle,
+      pgbenchTps: reference?.tps ?? null,
+      pgbenchLatencyAvgMs: reference?.latencyAverageMs ?? null,
     };
     log('medians:');
     log(
@@ -186,8 +301,21 @@ export async function runPostgresCommitBench(
       `  fencegate, group commit            ${figures.guardedOpsPerSec.toFixed(0)} ops/s   p50 ${figures.guardedP50Ms.toFixed(2)} ms   p99 ${figures.guardedP99Ms.toFixed(2)} ms`,
     );
     log(
+      reference === null
+        ? '  pgbench (outside reference)       skipped'
+        : `  pgbench, same UPDATE, 16 clients   ${reference.tps.toFixed(0)} tps     latency average ${reference.latencyAverageMs.toFixed(2)} ms (guard: fence = 1, no revision)`,
+    );
+    log(
       `guarded/raw throughput ratio: ${ratio.toFixed(3)} with group commit, ${ratioSingle.toFixed(3)} one call per commit (target >= 0.85)`,
     );
+    if (reference !== null) {
+      log(
+        `against pgbench: raw ${(figures.rawOpsPerSec / reference.tps).toFixed(3)}, ` +
+          `fencegate group commit ${(figures.guardedOpsPerSec / reference.tps).toFixed(3)}, ` +
+          `one call per commit ${(figures.singleOpsPerSec / reference.tps).toFixed(3)}`,
+      );
+    }
+    log(JSON.stringify(figures));
     return figures;
   } finally {
     await single.close();
@@ -206,11 +334,12 @@ async function main(argv: string[]): Promise<number> {
       rounds: { type: 'string', default: '3' },
       'in-flight': { type: 'string', default: '64' },
       pool: { type: 'string', default: '16' },
+      'pgbench-seconds': { type: 'string' },
     },
   });
   if (values.store === undefined || !/^postgres(ql)?:\/\//.test(values.store)) {
     console.error(
-      'usage: tsx bench/postgres/commit.ts --store postgres://… [--seconds N] [--rounds N] [--in-flight N] [--pool N]',
+      'usage: tsx bench/postgres/commit.ts --store postgres://… [--seconds N] [--rounds N] [--in-flight N] [--pool N] [--pgbench-seconds N]',
     );
     return 2;
   }
@@ -220,6 +349,8 @@ async function main(argv: string[]): Promise<number> {
     rounds: Number(values.rounds),
     inFlight: Number(values['in-flight']),
     pool: Number(values.pool),
+    pgbenchSeconds:
+      values['pgbench-seconds'] === undefined ? undefined : Number(values['pgbench-seconds']),
   });
   return 0;
 }

@@ -1,17 +1,14 @@
 /**
  * Bring your own table: a caller-owned `workflow_memory` table (the guard of the 002 seed) updated
  * in the caller's own transaction after `assert_fence`. The current holder's update commits; a
- * stale worker's update never lands; a takeover cannot slip between a check and its commit.
+ * stale worker's update never lands; a takeover cannot slip between a check and its commit. The
+ * same through a real Kysely transaction: own-table-kysely.test.ts.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isFencegateError, type ErrorCode } from '../../src/errors.js';
 import { Fencegate } from '../../src/gate.js';
-import {
-  assertFence,
-  assertFenceKysely,
-  type KyselySqlTag,
-} from '../../src/store/postgres/assert-fence.js';
+import { assertFence } from '../../src/store/postgres/assert-fence.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import { dropSchema, pgUrl, testSchema } from './pg-helpers.js';
@@ -229,60 +226,6 @@ describe('assert_fence in the caller transaction', () => {
       client.release();
     }
     expect((await memory(workflowId)).revision).toBe(0);
-  });
-});
-
-/** A stand-in with the shape of Kysely's `sql` tag (Kysely is not a dependency), running on pg. */
-function kyselyLikeSql(): KyselySqlTag<pg.ClientBase> {
-  class Identifier {
-    constructor(readonly text: string) {}
-  }
-  const tag = (fragments: TemplateStringsArray, ...parameters: unknown[]) => {
-    const values: unknown[] = [];
-    let text = fragments[0] ?? '';
-    parameters.forEach((parameter, i) => {
-      text += parameter instanceof Identifier ? parameter.text : `$${values.push(parameter)}`;
-      text += fragments[i + 1] ?? '';
-    });
-    return { execute: (executor: pg.ClientBase) => executor.query(text, values) };
-  };
-  return Object.assign(tag, {
-    id: (...ids: readonly string[]) => new Identifier(ids.map((id) => `"${id}"`).join('.')),
-  });
-}
-
-describe('the Kysely shim', () => {
-  it('passes for the holder and throws the catalog error for a stale fence', async () => {
-    const { scope } = await workflow();
-    const grant = await gate.acquire({ scope, holder: 'w', ttlMs: 60_000 });
-    await gate.takeover(scope, { holder: 'operator', ttlMs: 60_000 });
-    const sql = kyselyLikeSql();
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
-      await assertFenceKysely(sql, client, {
-        tenant: TENANT,
-        scope,
-        fence: grant.fence + 1,
-        schema,
-        now: clock.now(),
-      });
-      await client.query('COMMIT');
-      await client.query('BEGIN');
-      await failsWith(
-        assertFenceKysely(sql, client, {
-          tenant: TENANT,
-          scope,
-          fence: grant.fence,
-          schema,
-          now: clock.now(),
-        }),
-        'stale_fence',
-      );
-      await client.query('ROLLBACK');
-    } finally {
-      client.release();
-    }
   });
 });
 

@@ -102,7 +102,8 @@ export async function assertFence(client: SqlQueryable, input: AssertFenceInput)
 /**
  * The part of Kysely's `sql` tag this shim needs: a template tag whose builders execute against an
  * executor (a Kysely instance or transaction), and `sql.id` for the schema-qualified function
- * name. Kysely's own `sql` satisfies it; Kysely is not a dependency of fencegate.
+ * name. Kysely's own `sql` with a `Kysely` or `Transaction` satisfies it (the tests run it with
+ * Kysely 0.28); Kysely is not a dependency of fencegate and nothing here imports it.
  */
 export interface KyselySqlTag<Executor> {
   (
