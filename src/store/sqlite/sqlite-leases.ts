@@ -187,18 +187,20 @@ export function takeoverScope(ctx: LeaseContext, scope: string, request: Takeove
   return { scope, ...decision.value, reacquired: false };
 }
 
+/** Cancel and delete act on an existing, active scope; anything else is refused and audited. */
+function loadActiveScope(ctx: LeaseContext, kind: 'cancel' | 'delete', scope: string): ScopeRow {
+  const row = loadScope(ctx, scope);
+  const error = checkActive(scope, scopeSnapshot(row));
+  if (error !== null) refuse(ctx, kind, scope, error, { currentFence: row?.fence ?? null });
+  return row as ScopeRow;
+}
+
 export function cancelScope(
   ctx: LeaseContext,
   scope: string,
   reason: string | undefined,
 ): CancelResult {
-  const row = loadScope(ctx, scope);
-  const error = checkActive(scope, scopeSnapshot(row));
-  if (error !== null || row === undefined) {
-    return refuse(ctx, 'cancel', scope, error as FencegateError, {
-      currentFence: row?.fence ?? null,
-    });
-  }
+  const row = loadActiveScope(ctx, 'cancel', scope);
   const fence = row.fence + 1;
   ctx.statements.updateAuthority.run({
     tenant: ctx.tenant,
@@ -246,13 +248,7 @@ export function deleteScope(
   scope: string,
   reason: string | undefined,
 ): DeleteScopeResult {
-  const row = loadScope(ctx, scope);
-  const error = checkActive(scope, scopeSnapshot(row));
-  if (error !== null || row === undefined) {
-    return refuse(ctx, 'delete', scope, error as FencegateError, {
-      currentFence: row?.fence ?? null,
-    });
-  }
+  const row = loadActiveScope(ctx, 'delete', scope);
   const fence = row.fence + 1;
   ctx.statements.markDeleted.run({ tenant: ctx.tenant, scope, fence, now: ctx.now });
   const live = ctx.statements.listLiveRecordNames.all(ctx.tenant, scope) as {
