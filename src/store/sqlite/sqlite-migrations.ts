@@ -167,4 +167,12 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 4,
+    name: 'audit without a scope index',
+    // Every commit appends an audit row; a (tenant, scope, seq) index put one more B-tree page
+    // in every commit's WAL frames (about a quarter of the commit's cost). Reading one scope's
+    // entries scans from afterSeq instead, which operators can afford and commits cannot.
+    sql: `DROP INDEX IF EXISTS audit_by_scope;`,
+  },
 ];
