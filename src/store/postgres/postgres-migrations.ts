@@ -30,6 +30,13 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { version: 6, name: 'group commit function', sql: GROUP_COMMIT_SQL },
   { version: 7, name: 'intent claims and completions', sql: DISPATCH_SQL },
   { version: 8, name: 'policies, cutovers, jobs ledger', sql: CUTOVER_SQL },
+  // Every commit appends an audit row; a per-scope index made each append maintain one more
+  // B-tree. Reading one scope's entries scans from afterSeq instead (an operator's query).
+  {
+    version: 9,
+    name: 'audit without a scope index',
+    sql: 'DROP INDEX IF EXISTS @schema@.audit_by_scope;',
+  },
 ];
 
 /** Schema names are interpolated into SQL, so only plain lowercase identifiers are accepted. */
