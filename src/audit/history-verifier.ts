@@ -198,18 +198,28 @@ export class HistoryVerifier {
     };
   }
 
+  /** Reports a transition accepted on a deleted scope; true when it did. */
+  #reportIfDeleted(
+    entry: AuditEntry,
+    scope: ScopeTrack,
+    what = `a ${entry.kind} was accepted`,
+  ): boolean {
+    if (!scope.deleted) return false;
+    this.#report(
+      entry,
+      'accepted_on_deleted_scope',
+      'active',
+      'deleted',
+      `${what} on a deleted scope`,
+    );
+    return true;
+  }
+
   // --- entry kinds ---------------------------------------------------------------------------
 
   #acquire(entry: AuditEntry, scope: ScopeTrack): void {
-    if (scope.deleted) {
-      this.#report(
-        entry,
-        'accepted_on_deleted_scope',
-        'active',
-        'deleted',
-        'an acquire was granted on a deleted scope',
-      );
-    } else if (
+    if (
+      !this.#reportIfDeleted(entry, scope, 'an acquire was granted') &&
       scope.holder !== null &&
       scope.holder !== entry.holder &&
       (scope.leaseExpiresAt === null || scope.leaseExpiresAt > entry.at)
@@ -228,15 +238,7 @@ export class HistoryVerifier {
   }
 
   #reacquire(entry: AuditEntry, scope: ScopeTrack): void {
-    if (scope.deleted) {
-      this.#report(
-        entry,
-        'accepted_on_deleted_scope',
-        'active',
-        'deleted',
-        'an acquire was answered on a deleted scope',
-      );
-    }
+    this.#reportIfDeleted(entry, scope, 'an acquire was answered');
     if (scope.holder !== entry.holder) {
       this.#report(
         entry,
@@ -254,15 +256,11 @@ export class HistoryVerifier {
 
   #renew(entry: AuditEntry, scope: ScopeTrack): void {
     const current = this.#checkPresentedFence(entry, scope, 'stale_lease_op_accepted');
-    if (scope.deleted) {
-      this.#report(
-        entry,
-        'accepted_on_deleted_scope',
-        'active',
-        'deleted',
-        'a renew was accepted on a deleted scope',
-      );
-    } else if (current && (scope.holder === null || scope.holder !== entry.holder)) {
+    if (
+      !this.#reportIfDeleted(entry, scope) &&
+      current &&
+      (scope.holder === null || scope.holder !== entry.holder)
+    ) {
       this.#report(
         entry,
         'lease_op_by_non_holder',
@@ -279,15 +277,7 @@ export class HistoryVerifier {
 
   #release(entry: AuditEntry, scope: ScopeTrack): void {
     this.#checkPresentedFence(entry, scope, 'stale_lease_op_accepted');
-    if (scope.deleted) {
-      this.#report(
-        entry,
-        'accepted_on_deleted_scope',
-        'active',
-        'deleted',
-        'a release was accepted on a deleted scope',
-      );
-    }
+    this.#reportIfDeleted(entry, scope);
     this.#keepFence(entry, scope);
     scope.holder = null;
     scope.leaseExpiresAt = null;
@@ -305,15 +295,7 @@ export class HistoryVerifier {
   }
 
   #revoke(entry: AuditEntry, scope: ScopeTrack, isDelete: boolean): void {
-    if (scope.deleted) {
-      this.#report(
-        entry,
-        'accepted_on_deleted_scope',
-        'active',
-        'deleted',
-        `a ${entry.kind} was accepted on a deleted scope`,
-      );
-    }
+    this.#reportIfDeleted(entry, scope);
     this.#moveFence(entry, scope);
     scope.holder = null;
     scope.leaseExpiresAt = null;
@@ -325,15 +307,7 @@ export class HistoryVerifier {
 
   #commit(entry: AuditEntry, scope: ScopeTrack): void {
     const current = this.#checkPresentedFence(entry, scope, 'stale_commit_accepted');
-    if (scope.deleted) {
-      this.#report(
-        entry,
-        'accepted_on_deleted_scope',
-        'active',
-        'deleted',
-        'a commit was accepted on a deleted scope',
-      );
-    } else if (current) {
+    if (!this.#reportIfDeleted(entry, scope) && current) {
       // With a stale fence the holder and lease of the current generation say nothing about the
       // commit's own authority (nor does their policy): the fence violation is the whole story.
       this.#checkLiveHolder(entry, scope);
