@@ -31,6 +31,8 @@ export interface CutoverRecord {
   fences: { scope: string; fence: number }[];
   /** How many scopes the cutover covers, moved or not. */
   planned: number;
+  /** Scopes its step found deleted and left as they were (only a takeover re-creates a scope). */
+  skipped: string[];
 }
 
 export interface JobRecord {
@@ -387,6 +389,8 @@ export interface CutoverResult {
   toPolicy: string;
   scopes: number;
   fences: { scope: string; fence: number }[];
+  /** Listed or planned scopes found deleted at their step: not moved, not re-created. */
+  skipped: string[];
 }
 
 export type JobState = 'queued' | 'reserved' | 'running' | 'succeeded' | 'failed' | 'retrying';
@@ -428,4 +432,6 @@ export interface CutoverReport {
   staleRejectedByReason: Record<string, number>;
   /** Commits accepted after the cutover under its generation or a newer one. */
   liveCommits: number;
+  /** Scopes the cutover found deleted and did not move. */
+  skipped: string[];
 }

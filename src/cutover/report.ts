@@ -74,5 +74,6 @@ export async function buildCutoverReport(
     staleAccepted,
     staleRejectedByReason,
     liveCommits,
+    skipped: cutover.skipped,
   };
 }

@@ -320,6 +320,7 @@ describe('cutovers (operator) and job events (worker)', () => {
         { scope: 's-1', fence: 2 },
         { scope: 's-2', fence: 2 },
       ],
+      skipped: [],
     });
     // The same cutover again moves nothing twice.
     expect((await f.send('POST', '/v1/cutovers', op, request)).json()).toEqual(result);

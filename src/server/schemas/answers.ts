@@ -217,6 +217,9 @@ export const CutoverResultSchema = Type.Object(
     toPolicy: Name,
     scopes: Counter,
     fences: Type.Array(ScopeFence, { description: 'the fence each moved scope got' }),
+    skipped: Type.Array(Name, {
+      description: 'scopes found deleted: not moved (only a takeover re-creates a scope)',
+    }),
   },
   CLOSED,
 );
@@ -252,6 +255,7 @@ export const CutoverReportSchema = Type.Object(
     }),
     staleRejectedByReason: Type.Record(Type.String(), Counter),
     liveCommits: Counter,
+    skipped: Type.Array(Name, { description: 'scopes the cutover found deleted and did not move' }),
   },
   CLOSED,
 );

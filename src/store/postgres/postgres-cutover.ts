@@ -114,6 +114,7 @@ export async function runCutover(
     toPolicy: record.toPolicy,
     scopes: record.fences.length,
     fences: record.fences,
+    skipped: record.skipped,
   };
 }
 
@@ -128,6 +129,8 @@ interface CutoverRow {
   planned: number;
   /** [scope, fence] of every moved scope, in scope order. */
   fences: [string, number][];
+  /** Scopes found deleted at their step, in scope order. */
+  skipped: string[];
 }
 
 /** The cutover and its progress, read in one statement (one snapshot). */
@@ -143,8 +146,11 @@ export async function readCutover(
          WHERE s.tenant = c.tenant AND s.cutover_id = c.cutover_id) AS planned,
        (SELECT coalesce(jsonb_agg(jsonb_build_array(s.scope, s.fence) ORDER BY s.scope), '[]')
           FROM ${db.schema}.cutover_scopes s
-         WHERE s.tenant = c.tenant AND s.cutover_id = c.cutover_id AND s.fence IS NOT NULL)
-         AS fences
+         WHERE s.tenant = c.tenant AND s.cutover_id = c.cutover_id AND s.fence IS NOT NULL
+           AND NOT s.skipped) AS fences,
+       (SELECT coalesce(jsonb_agg(s.scope ORDER BY s.scope), '[]')
+          FROM ${db.schema}.cutover_scopes s
+         WHERE s.tenant = c.tenant AND s.cutover_id = c.cutover_id AND s.skipped) AS skipped
      FROM ${db.schema}.cutovers c WHERE c.tenant = $1 AND c.cutover_id = $2`,
     [tenant, cutoverId],
     'get_cutover',
@@ -160,6 +166,7 @@ export async function readCutover(
     startSeq: Number(row.start_seq),
     fences: row.fences.map(([scope, fence]) => ({ scope, fence })),
     planned: row.planned,
+    skipped: row.skipped,
   };
 }
 

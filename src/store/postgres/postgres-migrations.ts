@@ -9,6 +9,7 @@ import type { PoolClient } from 'pg';
 import { AUDIT_SQL } from './postgres-sql-audit.js';
 import { COMMIT_SQL } from './postgres-sql-commit.js';
 import { CUTOVER_SQL } from './postgres-sql-cutover.js';
+import { CUTOVER_SKIP_SQL } from './postgres-sql-cutover-skip.js';
 import { DISPATCH_SQL } from './postgres-sql-dispatch.js';
 import { FENCE_SQL } from './postgres-sql-fence.js';
 import { GROUP_COMMIT_SQL } from './postgres-sql-group-commit.js';
@@ -37,6 +38,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     name: 'audit without a scope index',
     sql: 'DROP INDEX IF EXISTS @schema@.audit_by_scope;',
   },
+  { version: 10, name: 'cutovers skip deleted scopes', sql: CUTOVER_SKIP_SQL },
 ];
 
 /** Schema names are interpolated into SQL, so only plain lowercase identifiers are accepted. */

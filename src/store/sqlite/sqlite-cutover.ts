@@ -151,6 +151,7 @@ interface ChunkStatements {
   cutover: Statement;
   pending: Statement;
   createMissing: Statement;
+  skipDeleted: Statement;
   bump: Statement;
   mark: Statement;
   audit: Statement;
@@ -179,15 +180,23 @@ function prepareChunk(db: SqliteDatabase): ChunkStatements {
          status, updated_at)
        SELECT @tenant, value, 0, NULL, NULL, NULL, 'active', @now FROM json_each(@scopes)`,
     ),
+    // Only a takeover re-creates a deleted scope: the cutover leaves it, marked skipped.
+    skipDeleted: db.prepare(
+      `UPDATE cutover_scopes SET skipped = 1, fence = (SELECT s.fence FROM scopes s
+         WHERE s.tenant = cutover_scopes.tenant AND s.scope = cutover_scopes.scope)
+       WHERE tenant = @tenant AND cutover_id = @cutoverId AND ${IN_CHUNK}
+         AND EXISTS (SELECT 1 FROM scopes s WHERE s.tenant = cutover_scopes.tenant
+           AND s.scope = cutover_scopes.scope AND s.status = 'deleted')`,
+    ),
     bump: db.prepare(
       `UPDATE scopes SET fence = fence + 1, holder = @holder, lease_expires_at = @leaseExpiresAt,
-         policy_version = @policyVersion, status = 'active', updated_at = @now
-       WHERE tenant = @tenant AND ${IN_CHUNK}`,
+         policy_version = @policyVersion, updated_at = @now
+       WHERE tenant = @tenant AND status = 'active' AND ${IN_CHUNK}`,
     ),
     mark: db.prepare(
       `UPDATE cutover_scopes SET fence = (SELECT s.fence FROM scopes s
          WHERE s.tenant = cutover_scopes.tenant AND s.scope = cutover_scopes.scope)
-       WHERE tenant = @tenant AND cutover_id = @cutoverId AND ${IN_CHUNK}`,
+       WHERE tenant = @tenant AND cutover_id = @cutoverId AND skipped = 0 AND ${IN_CHUNK}`,
     ),
     // The same entry auditEntry() builds for a grant, one per scope, in scope order.
     audit: db.prepare(
@@ -195,7 +204,8 @@ function prepareChunk(db: SqliteDatabase): ChunkStatements {
          policy_version, fence, current_fence, lease_expires_at, records, effect_key)
        SELECT @now, tenant, scope, 'cutover', 'granted', @cutoverId, NULL, NULL, @holder,
          @policyVersion, NULL, fence, @leaseExpiresAt, NULL, NULL
-       FROM cutover_scopes WHERE tenant = @tenant AND cutover_id = @cutoverId AND ${IN_CHUNK}
+       FROM cutover_scopes
+       WHERE tenant = @tenant AND cutover_id = @cutoverId AND skipped = 0 AND ${IN_CHUNK}
        ORDER BY scope`,
     ),
     complete: db.prepare(
@@ -233,6 +243,7 @@ export function moveCutoverChunk(db: SqliteDatabase, ctx: LeaseContext, cutoverI
     leaseExpiresAt: cutover.lease_ttl_ms === null ? null : ctx.now + cutover.lease_ttl_ms,
   };
   statements.createMissing.run(params);
+  statements.skipDeleted.run(params);
   statements.bump.run(params);
   statements.mark.run(params);
   statements.audit.run(params);
@@ -263,9 +274,10 @@ export function readCutover(
   if (row === undefined) return null;
   const scopes = db
     .prepare(
-      'SELECT scope, fence FROM cutover_scopes WHERE tenant = ? AND cutover_id = ? ORDER BY scope',
+      `SELECT scope, fence, skipped FROM cutover_scopes WHERE tenant = ? AND cutover_id = ?
+       ORDER BY scope`,
     )
-    .all(tenant, cutoverId) as { scope: string; fence: number | null }[];
+    .all(tenant, cutoverId) as { scope: string; fence: number | null; skipped: 0 | 1 }[];
   return {
     cutoverId: row.cutover_id,
     toPolicy: row.to_policy,
@@ -274,8 +286,11 @@ export function readCutover(
     startedAt: row.started_at,
     completedAt: row.completed_at,
     startSeq: row.start_seq,
-    fences: scopes.flatMap((s) => (s.fence === null ? [] : [{ scope: s.scope, fence: s.fence }])),
+    fences: scopes.flatMap((s) =>
+      s.fence === null || s.skipped === 1 ? [] : [{ scope: s.scope, fence: s.fence }],
+    ),
     planned: scopes.length,
+    skipped: scopes.flatMap((s) => (s.skipped === 1 ? [s.scope] : [])),
   };
 }
 

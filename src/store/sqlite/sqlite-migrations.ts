@@ -175,4 +175,10 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
     // entries scans from afterSeq instead, which operators can afford and commits cannot.
     sql: `DROP INDEX IF EXISTS audit_by_scope;`,
   },
+  {
+    version: 5,
+    name: 'cutover scopes skipped as deleted',
+    // A skipped scope gets its (deleted) fence in cutover_scopes so it is no longer pending.
+    sql: `ALTER TABLE cutover_scopes ADD COLUMN skipped INTEGER NOT NULL DEFAULT 0;`,
+  },
 ];

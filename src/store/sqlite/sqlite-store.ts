@@ -346,6 +346,7 @@ export class SqliteStore implements Store {
       toPolicy: record.toPolicy,
       scopes: record.fences.length,
       fences: record.fences,
+      skipped: record.skipped,
     };
   }
 

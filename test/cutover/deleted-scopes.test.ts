@@ -1,0 +1,63 @@
+/**
+ * Only a takeover re-creates a deleted scope. A cutover step finds the scope deleted (deleted
+ * before the cutover, or between its planning and its step): it leaves the scope as it is, and the
+ * cutover's answer and report list it as skipped.
+ */
+import { describe, expect, it } from 'vitest';
+import { STORE_BACKENDS, storeFactory } from '../postgres/store-backends.js';
+import { createWorkflows, openStore, readAudit, registerPolicies } from './cutover-helpers.js';
+
+describe.each(STORE_BACKENDS)('a cutover and deleted scopes on %s', (backend) => {
+  const stores = storeFactory(backend, 'cutover_deleted');
+
+  it('skips a listed scope that was deleted, leaves it deleted and lists it', async () => {
+    const { gate, close } = await openStore(stores);
+    await registerPolicies(gate);
+    const scopes = await createWorkflows(gate, 3);
+    const [kept, deleted, other] = scopes as [string, string, string];
+    const deletion = await gate.deleteScope(deleted, { reason: 'workflow removed' });
+    const before = await gate.getScope(deleted);
+    expect(before).toMatchObject({ status: 'deleted', fence: deletion.fence });
+
+    const result = await gate.cutover({
+      cutoverId: 'c-deleted',
+      toPolicy: 'v8',
+      holder: 'controller-v8',
+      scopes: [kept, deleted, other],
+    });
+
+    expect(result.fences.map((f) => f.scope)).toEqual([kept, other]);
+    expect(result.scopes).toBe(2);
+    expect(result.skipped).toEqual([deleted]);
+    // Untouched: still deleted, same fence, no holder, no policy change.
+    expect(await gate.getScope(deleted)).toEqual(before);
+    const cutoverEntries = await readAudit(gate, { kind: 'cutover' });
+    expect(cutoverEntries.map((e) => e.scope)).toEqual([kept, other]);
+    const report = await gate.cutoverReport('c-deleted');
+    expect(report).toMatchObject({ status: 'completed', scopes: 3, skipped: [deleted] });
+    // Resumed or repeated, the answer is the same and still moves nothing.
+    const again = await gate.cutover({
+      cutoverId: 'c-deleted',
+      toPolicy: 'v8',
+      holder: 'controller-v8',
+      scopes: [kept, deleted, other],
+    });
+    expect(again).toEqual(result);
+    expect(await gate.getScope(deleted)).toEqual(before);
+    expect(await gate.verify()).toMatchObject({ ok: true, violations: [] });
+    await close();
+  });
+
+  it('a takeover still re-creates the scope the cutover skipped', async () => {
+    const { gate, close } = await openStore(stores);
+    await registerPolicies(gate);
+    const [scope] = (await createWorkflows(gate, 1)) as [string];
+    const deletion = await gate.deleteScope(scope);
+    const result = await gate.cutover({ toPolicy: 'v8', holder: 'controller-v8', scopes: [scope] });
+    expect(result).toMatchObject({ scopes: 0, fences: [], skipped: [scope] });
+    const grant = await gate.takeover(scope, { holder: 'op' });
+    expect(grant.fence).toBe(deletion.fence + 1);
+    expect(await gate.getScope(scope)).toMatchObject({ status: 'active', holder: 'op' });
+    await close();
+  });
+});
