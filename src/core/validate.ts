@@ -15,6 +15,7 @@ import type {
 } from '../types.js';
 import { INTENT_STATUSES } from '../types.js';
 import { rememberValueJson } from './prepared-value.js';
+import { childPath, failBigint, isUnsafeInteger, unsafeIntegerError } from './safe-integers.js';
 import {
   DEFAULT_LIMITS,
   NAME_PATTERN,
@@ -122,26 +123,31 @@ export function requireJsonValue(value: unknown, field: string, limits: Limits):
 
 const MAX_DEPTH = 64;
 
-function assertJson(value: unknown, field: string, depth: number): void {
+/** `path` names the value being checked (`writes[0].value.items[2]`), for the message. */
+function assertJson(value: unknown, path: string, depth: number): void {
   if (depth > MAX_DEPTH)
-    fail('invalid_request', `${field} nests deeper than ${MAX_DEPTH}`, { field });
+    fail('invalid_request', `${path} nests deeper than ${MAX_DEPTH}`, { field: path });
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return;
   if (typeof value === 'number') {
     if (!Number.isFinite(value))
-      fail('invalid_request', `${field} holds a non-finite number`, { field });
+      fail('invalid_request', `${path} holds a non-finite number`, { field: path });
+    if (isUnsafeInteger(value)) throw unsafeIntegerError(path, String(BigInt(value)));
     return;
   }
+  if (typeof value === 'bigint') failBigint(path);
   if (Array.isArray(value)) {
-    for (const item of value) assertJson(item, field, depth + 1);
+    for (let i = 0; i < value.length; i++) assertJson(value[i], childPath(path, i), depth + 1);
     return;
   }
   // A plain object: its prototype, not its (possibly user-named) "constructor" key, says so.
   const prototype: unknown = isObject(value) ? Object.getPrototypeOf(value) : undefined;
   if (prototype === Object.prototype || prototype === null) {
-    for (const item of Object.values(value as Obj)) assertJson(item, field, depth + 1);
+    for (const [key, item] of Object.entries(value as Obj)) {
+      assertJson(item, childPath(path, key), depth + 1);
+    }
     return;
   }
-  fail('invalid_request', `${field} must be a JSON value`, { field });
+  fail('invalid_request', `${path} must be a JSON value`, { field: path });
 }
 
 export function validateAcquire(input: unknown, limits: Limits = DEFAULT_LIMITS): AcquireRequest {

@@ -22,6 +22,7 @@ import { authenticate, authorize, type Principal } from './auth.js';
 import { toWireError } from './error-handler.js';
 import { createLogger } from './logger.js';
 import { ServerMetrics } from './metrics.js';
+import { useExactJsonParser } from './json-body.js';
 import { buildOpenApiDocument } from './openapi.js';
 import type { AnyRoute, RouteContext, RouteFile } from './route.js';
 import { ROUTE_FILES } from './routes/index.js';
@@ -93,6 +94,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   }) as unknown as FastifyInstance;
 
   app.removeContentTypeParser('text/plain');
+  useExactJsonParser(app);
   app.setValidatorCompiler(createValidatorCompiler(findRoute));
 
   const principals = new WeakMap<FastifyRequest, Principal>();

@@ -143,6 +143,16 @@ const CASES: [string, Call, ErrorCode][] = [
     'invalid_request',
   ],
   [
+    'commit: a value holding an integer beyond 2^53 - 1 (it would be rounded)',
+    commit({ writes: [{ name: 'doc', expectRevision: 1, value: { amount: 2 ** 53 + 2 } }] }),
+    'invalid_request',
+  ],
+  [
+    'commit: an intent payload holding an integer below -(2^53 - 1)',
+    commit({ intents: [{ effectKey: 'fx-1', target: 'crm', payload: [1, -(2 ** 60)] }] }),
+    'invalid_request',
+  ],
+  [
     'commit: a value over 256 KiB',
     commit({ writes: [{ name: 'doc', expectRevision: 1, value: oversized }] }),
     'payload_too_large',
