@@ -24,6 +24,7 @@ import { Fencegate } from '../src/gate.js';
 import { PostgresStore } from '../src/store/postgres/postgres-store.js';
 import { parsePostgresUrl } from '../src/store/postgres/postgres-url.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import { DEFAULT_SYNCHRONOUS } from '../src/store/sqlite/sqlite-database.js';
 
 export interface CutoverBenchOptions {
   /** 'sqlite' (a temp file, the default) or a `postgres://…` URL. */
@@ -67,7 +68,7 @@ function scopeNames(count: number): string[] {
 function rawDatabase(path: string): Database.Database {
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
+  db.pragma(`synchronous = ${DEFAULT_SYNCHRONOUS}`);
   db.pragma('foreign_keys = OFF');
   db.pragma('temp_store = MEMORY');
   return db;

@@ -14,8 +14,9 @@ import {
   runIncidentDemo,
 } from '../demo/incident.js';
 import { Fencegate } from '../gate.js';
-import { redactUrl } from '../store/open.js';
-import { SqliteStore } from '../store/sqlite/sqlite-store.js';
+import { isFencegateError } from '../errors.js';
+import { openStore, redactUrl } from '../store/open.js';
+import { isSqliteUrl } from '../store/sqlite/sqlite-url.js';
 import {
   EXIT_FAILURE,
   EXIT_OK,
@@ -104,15 +105,17 @@ function integerFlag(flags: FlagValues, name: string, fallback: number, min: num
 }
 
 async function openGate(url: string): Promise<Fencegate> {
-  if (url.startsWith('sqlite:')) {
-    const path = url.slice('sqlite:'.length);
-    if (path === '')
-      throw new UsageError('a sqlite store URL needs a path: sqlite:PATH or sqlite::memory:');
-    // Group commit: the demo's concurrent commits share transactions, as they do in the server.
-    const store = SqliteStore.open({ path, groupCommit: true });
-    return Fencegate.open({ store, tenant: DEMO_TENANT });
+  // Group commit: the demo's concurrent commits share transactions, as they do in the server.
+  let store;
+  try {
+    store = await openStore(url, { groupCommit: isSqliteUrl(url) });
+  } catch (error) {
+    if (isFencegateError(error) && error.code === 'invalid_request') {
+      throw new UsageError(error.message);
+    }
+    throw error;
   }
-  return Fencegate.open({ store: url, tenant: DEMO_TENANT });
+  return Fencegate.open({ store, tenant: DEMO_TENANT });
 }
 
 async function demo(flags: FlagValues, io: DemoIo): Promise<number> {

@@ -10,6 +10,7 @@ import { requireTenant } from '../core/validate.js';
 import { isFencegateError } from '../errors.js';
 import { DEFAULT_STORE_URL, openStore, redactUrl } from '../store/open.js';
 import type { Store } from '../store/store.js';
+import { isSqliteUrl, parseSqliteUrl } from '../store/sqlite/sqlite-url.js';
 import {
   EXIT_FAILURE,
   EXIT_OK,
@@ -117,9 +118,9 @@ async function verify(flags: FlagValues, io: CliIo): Promise<number> {
  * mistyped path must be an error instead.
  */
 function requireExistingSqliteFile(url: string): void {
-  if (!url.startsWith('sqlite:')) return;
-  const path = url.slice('sqlite:'.length);
-  if (path === ':memory:' || path === '') return;
+  if (!isSqliteUrl(url) || url === 'sqlite:') return;
+  const { path } = usage(() => parseSqliteUrl(url));
+  if (path === ':memory:') return;
   if (!existsSync(path)) throw new UsageError(`no store at ${path}`);
 }
 

@@ -7,7 +7,11 @@
  */
 import type { CommitRejection } from '../types.js';
 import { canonicalJson, sha256Hex } from './canonical.js';
-import { valueFingerprint } from './prepared-value.js';
+import {
+  knownRequestFingerprint,
+  rememberRequestFingerprint,
+  valueFingerprint,
+} from './prepared-value.js';
 import type { NormalizedCommit } from './validate.js';
 
 export interface ScopeSnapshot {
@@ -176,9 +180,11 @@ function reject(
 
 /**
  * The request fingerprint stored with an operation's outcome: the same operationId with another
- * request is operation_id_conflict, with the same request a replay.
+ * request is operation_id_conflict, with the same request a replay. Taken once, at validation.
  */
 export function requestFingerprint(request: NormalizedCommit): string {
+  const known = knownRequestFingerprint(request);
+  if (known !== undefined) return known;
   const { operationId: _operationId, writes, ...rest } = request;
   // Values enter through their fingerprints, so each value is canonicalized once per request.
   const writeKeys = writes.map((write) =>
@@ -186,5 +192,7 @@ export function requestFingerprint(request: NormalizedCommit): string {
       ? write
       : { name: write.name, expectRevision: write.expectRevision, value: valueFingerprint(write) },
   );
-  return sha256Hex(canonicalJson({ ...rest, writes: writeKeys }));
+  const hash = sha256Hex(canonicalJson({ ...rest, writes: writeKeys }));
+  rememberRequestFingerprint(request, hash);
+  return hash;
 }

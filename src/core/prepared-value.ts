@@ -1,35 +1,56 @@
 /**
- * The JSON text and fingerprint of a written value, computed once per request: validation needs
- * the size, the store the text, the request fingerprint and the record the hash. Memoized by the
- * write object itself so the normalized request keeps its public shape.
+ * What a commit request carries, taken once at the call: each written value's JSON text and
+ * fingerprint, each intent payload's JSON text, and the request fingerprint. Validation takes
+ * them, so a caller that changes its objects before commit() resolves (a group commit runs on a
+ * later turn of the event loop) changes nothing that is stored, fingerprinted or compared.
+ * Memoized by the request's own objects so the normalized request keeps its public shape.
  */
 import { fingerprint } from './canonical.js';
 
 interface PreparedValue {
   json: string;
-  fingerprint: string | undefined;
+  fingerprint: string;
 }
 
-const prepared = new WeakMap<object, PreparedValue>();
+const preparedValues = new WeakMap<object, PreparedValue>();
+const preparedPayloads = new WeakMap<object, string>();
+const requestFingerprints = new WeakMap<object, string>();
 
-export function rememberValueJson(write: object, json: string): void {
-  prepared.set(write, { json, fingerprint: undefined });
+/** Takes the snapshot of a written value: its JSON text (already made) and its fingerprint. */
+export function rememberValueJson(write: { value: unknown }, json: string): void {
+  preparedValues.set(write, { json, fingerprint: fingerprint(write.value) });
+}
+
+export function rememberPayloadJson(intent: object, json: string): void {
+  preparedPayloads.set(intent, json);
+}
+
+export function rememberRequestFingerprint(request: object, hash: string): void {
+  requestFingerprints.set(request, hash);
+}
+
+/** A request built without validation (a test's hand-made request) is read as it is now. */
+function prepared(write: { value: unknown }): PreparedValue {
+  let known = preparedValues.get(write);
+  if (known === undefined) {
+    known = { json: JSON.stringify(write.value), fingerprint: fingerprint(write.value) };
+    preparedValues.set(write, known);
+  }
+  return known;
 }
 
 export function valueJson(write: { value: unknown }): string {
-  const known = prepared.get(write);
-  if (known !== undefined) return known.json;
-  const json = JSON.stringify(write.value);
-  prepared.set(write, { json, fingerprint: undefined });
-  return json;
+  return prepared(write).json;
 }
 
 export function valueFingerprint(write: { value: unknown }): string {
-  let known = prepared.get(write);
-  if (known === undefined) {
-    known = { json: JSON.stringify(write.value), fingerprint: undefined };
-    prepared.set(write, known);
-  }
-  known.fingerprint ??= fingerprint(write.value);
-  return known.fingerprint;
+  return prepared(write).fingerprint;
+}
+
+export function payloadJson(intent: { payload: unknown }): string {
+  return preparedPayloads.get(intent) ?? JSON.stringify(intent.payload);
+}
+
+export function knownRequestFingerprint(request: object): string | undefined {
+  return requestFingerprints.get(request);
 }

@@ -14,7 +14,8 @@ import type {
   TakeoverRequest,
 } from '../types.js';
 import { INTENT_STATUSES } from '../types.js';
-import { rememberValueJson } from './prepared-value.js';
+import { rememberPayloadJson, rememberValueJson } from './prepared-value.js';
+import { requestFingerprint } from './commit-check.js';
 import { childPath, failBigint, isUnsafeInteger, unsafeIntegerError } from './safe-integers.js';
 import {
   DEFAULT_LIMITS,
@@ -336,9 +337,13 @@ export function validateCommit(input: unknown, limits: Limits = DEFAULT_LIMITS):
         field: `${field}.target`,
       });
     }
-    requireJsonValue(intent.payload, `${field}.payload`, limits);
-    request.intents.push({ effectKey, target: intent.target, payload: intent.payload });
+    const payloadJson = requireJsonValue(intent.payload, `${field}.payload`, limits);
+    const normalized = { effectKey, target: intent.target, payload: intent.payload };
+    rememberPayloadJson(normalized, payloadJson);
+    request.intents.push(normalized);
   });
+  // Everything the store compares or stores is taken now, not when the commit runs.
+  requestFingerprint(request);
   return request;
 }
 

@@ -1,9 +1,10 @@
-/** Opens a store from its URL: `sqlite:PATH`, `sqlite::memory:`, `postgres://…`. */
+/** Opens a store from its URL: `sqlite:PATH[?synchronous=normal]`, `sqlite::memory:`, `postgres://…`. */
 import type { Clock } from '../core/clock.js';
 import { fail } from '../errors.js';
 import { PostgresStore } from './postgres/postgres-store.js';
 import { isPostgresUrl } from './postgres/postgres-url.js';
 import { SqliteStore } from './sqlite/sqlite-store.js';
+import { isSqliteUrl, parseSqliteUrl } from './sqlite/sqlite-url.js';
 import type { Store } from './store.js';
 
 export interface OpenStoreOptions {
@@ -15,11 +16,13 @@ export interface OpenStoreOptions {
 export const DEFAULT_STORE_URL = 'sqlite:./fencegate.db';
 
 export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<Store> {
-  if (url.startsWith('sqlite:')) {
-    const path = url.slice('sqlite:'.length);
-    if (path === '')
-      fail('invalid_request', 'a sqlite store URL needs a path: sqlite:PATH or sqlite::memory:');
-    return SqliteStore.open({ path, ...options });
+  if (isSqliteUrl(url)) {
+    const { path, synchronous } = parseSqliteUrl(url);
+    return SqliteStore.open({
+      path,
+      ...options,
+      ...(synchronous === undefined ? {} : { synchronous }),
+    });
   }
   if (isPostgresUrl(url)) {
     // The schema comes from `?schema=NAME` (default fencegate).

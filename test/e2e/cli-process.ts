@@ -44,12 +44,17 @@ export interface ServerProcess {
 
 const LISTENING = /^fencegate listening on (http:\/\/\S+)$/m;
 
-/** Starts `fencegate serve` with the given flags and resolves once it prints its startup line. */
+/**
+ * Starts `fencegate serve` with the given flags and resolves once it prints its startup line.
+ * `launcher` runs node under another program (e.g. `['strace', '-f', …]`).
+ */
 export async function startServe(
   args: string[],
   env: Record<string, string> = {},
+  launcher: string[] = [],
 ): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve', ...args], {
+  const [command, ...prefix] = [...launcher, process.execPath];
+  const child = spawn(command, [...prefix, BIN, 'serve', ...args], {
     env: { ...process.env, FENCEGATE_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -7,6 +7,7 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fingerprint } from '../../src/core/canonical.js';
 import { isFencegateError } from '../../src/errors.js';
 import { Fencegate } from '../../src/gate.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
@@ -121,6 +122,35 @@ describe('group commit', () => {
     ).toBe(1);
     expect((await gate.getRecord(a.scope, 'r')).value).toBe(`one-${n}`);
     expect((await gate.getRecord(b.scope, 'r')).value).toBe('dep');
+  });
+
+  it('stores a queued commit value and payload as they were at the call', async () => {
+    const a = await grant('snap');
+    const b = await grant('snap');
+    const value = { step: 1 };
+    const payload = { to: 'x' };
+    // The blocker takes the only batch slot, so the second commit waits in the queue.
+    const blocker = settle({
+      scope: b.scope,
+      fence: b.fence,
+      operationId: `snap-blk-${n}`,
+      writes: [{ name: 'r', expectRevision: 0, value: 0 }],
+    });
+    const queued = settle({
+      scope: a.scope,
+      fence: a.fence,
+      operationId: `snap-${n}`,
+      writes: [{ name: 'r', expectRevision: 0, value }],
+      intents: [{ effectKey: `snap-fx-${n}`, target: 't', payload }],
+    });
+    value.step = 2;
+    payload.to = 'y';
+    expect((await Promise.all([blocker, queued])).map(summary)).toEqual(['committed', 'committed']);
+    expect(await gate.getRecord(a.scope, 'r')).toMatchObject({
+      value: { step: 1 },
+      fingerprint: fingerprint({ step: 1 }),
+    });
+    expect((await gate.getIntent(`snap-fx-${n}`))?.payload).toEqual({ to: 'x' });
   });
 
   it('judges cross-scope dependencies inside a batch in order', async () => {

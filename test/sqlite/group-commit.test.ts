@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { verifyStore } from '../../src/audit/verify.js';
+import { fingerprint } from '../../src/core/canonical.js';
 import { Fencegate } from '../../src/gate.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
@@ -57,6 +58,41 @@ describe('SQLite group commit', () => {
     expect(first).toMatchObject({ outcome: 'committed', replayed: false });
     expect(second).toMatchObject({ outcome: 'committed', replayed: true });
     expect((await verifyStore(gate.store)).violations).toEqual([]);
+    await gate.close();
+  });
+
+  it('stores a value and a payload as they were at the call, not as the caller later changed them', async () => {
+    const store = SqliteStore.open({ path: join(dir.path, 'snapshot.db'), groupCommit: true });
+    const gate = await Fencegate.open({ store });
+    const grant = await gate.acquire({ scope: 'snap', holder: 'w', ttlMs: 60_000 });
+    const value = { step: 1, tags: ['a'] };
+    const payload = { to: 'x' };
+    const pending = gate.commit({
+      scope: 'snap',
+      fence: grant.fence,
+      operationId: 'snap-1',
+      writes: [{ name: 'r', expectRevision: 0, value }],
+      intents: [{ effectKey: 'snap-effect', target: 't', payload }],
+    });
+    // The caller reuses its objects before the commit resolves (the batch runs on a later turn).
+    value.step = 2;
+    value.tags.push('b');
+    payload.to = 'y';
+    const result = await pending;
+    const expected = fingerprint({ step: 1, tags: ['a'] });
+    expect(result.outcome === 'committed' && result.records[0]?.fingerprint).toBe(expected);
+    const record = await gate.getRecord('snap', 'r');
+    expect(record).toMatchObject({ value: { step: 1, tags: ['a'] }, fingerprint: expected });
+    expect((await gate.getIntent('snap-effect'))?.payload).toEqual({ to: 'x' });
+    // The same request again is a replay: its fingerprint was taken at the first call too.
+    const again = await gate.commit({
+      scope: 'snap',
+      fence: grant.fence,
+      operationId: 'snap-1',
+      writes: [{ name: 'r', expectRevision: 0, value: { step: 1, tags: ['a'] } }],
+      intents: [{ effectKey: 'snap-effect', target: 't', payload: { to: 'x' } }],
+    });
+    expect(again.replayed).toBe(true);
     await gate.close();
   });
 

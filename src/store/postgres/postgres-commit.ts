@@ -2,8 +2,8 @@
  * A commit on PostgreSQL: the request is prepared here (fingerprints, values as JSON text) and
  * decided by one call of `<schema>.commit(...)` (postgres-sql-commit.ts).
  */
-import { fingerprint } from '../../core/canonical.js';
 import { requestFingerprint } from '../../core/commit-check.js';
+import { payloadJson, valueFingerprint, valueJson } from '../../core/prepared-value.js';
 import type { NormalizedCommit } from '../../core/validate.js';
 import { FencegateError } from '../../errors.js';
 import type { CommitResult } from '../../types.js';
@@ -47,14 +47,14 @@ export function commitPayload(request: NormalizedCommit): CommitPayload {
             name: write.name,
             expectRevision: write.expectRevision,
             delete: false,
-            value: JSON.stringify(write.value),
-            fingerprint: fingerprint(write.value),
+            value: valueJson(write),
+            fingerprint: valueFingerprint(write),
           },
     ),
     intents: request.intents.map((intent) => ({
       effectKey: intent.effectKey,
       target: intent.target,
-      payload: JSON.stringify(intent.payload),
+      payload: payloadJson(intent),
     })),
   };
 }

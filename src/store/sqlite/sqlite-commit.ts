@@ -4,7 +4,7 @@
  * and by the group committer, which runs many of these in one transaction.
  */
 import { auditEntry } from '../../core/audit-entry.js';
-import { valueFingerprint, valueJson } from '../../core/prepared-value.js';
+import { payloadJson, valueFingerprint, valueJson } from '../../core/prepared-value.js';
 import { checkCommit, requestFingerprint, type RecordSnapshot } from '../../core/commit-check.js';
 import type { NormalizedCommit } from '../../core/validate.js';
 import { FencegateError } from '../../errors.js';
@@ -192,7 +192,7 @@ export function commitInTransaction(
       effectKey: intent.effectKey,
       scope: request.scope,
       target: intent.target,
-      payload: JSON.stringify(intent.payload),
+      payload: payloadJson(intent),
       fence: request.fence,
       operationId: request.operationId,
       now,

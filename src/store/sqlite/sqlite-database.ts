@@ -12,6 +12,13 @@ export type SqliteDatabase = Database.Database;
 
 export type Synchronous = 'OFF' | 'NORMAL' | 'FULL';
 
+/**
+ * FULL: the WAL is synced at every commit, so an acknowledged grant or commit survives an OS crash
+ * or power loss. NORMAL syncs only at checkpoints and may lose the last acknowledged transactions
+ * then; with group commit one sync serves a whole batch, so FULL costs little.
+ */
+export const DEFAULT_SYNCHRONOUS: Synchronous = 'FULL';
+
 export interface SqliteOpenOptions {
   path: string;
   /** How long a writer waits for another process's write lock before store_unavailable. */
@@ -33,7 +40,7 @@ export function openDatabase(options: SqliteOpenOptions): SqliteDatabase {
   }
   try {
     db.pragma('journal_mode = WAL');
-    db.pragma(`synchronous = ${options.synchronous ?? 'NORMAL'}`);
+    db.pragma(`synchronous = ${options.synchronous ?? DEFAULT_SYNCHRONOUS}`);
     db.pragma('foreign_keys = OFF');
     db.pragma('temp_store = MEMORY');
     // Fold the WAL back every ~40 MiB rather than every ~4 MiB: each checkpoint fsyncs the
@@ -45,6 +52,14 @@ export function openDatabase(options: SqliteOpenOptions): SqliteDatabase {
     throw storeUnavailable(error);
   }
   return db;
+}
+
+const SYNCHRONOUS_LEVELS: readonly Synchronous[] = ['OFF', 'NORMAL', 'FULL'];
+
+/** The synchronous mode in force on this connection, read back from SQLite. */
+export function synchronousOf(db: SqliteDatabase): Synchronous | 'EXTRA' {
+  const level = db.pragma('synchronous', { simple: true }) as number;
+  return SYNCHRONOUS_LEVELS[level] ?? 'EXTRA';
 }
 
 function migrate(db: SqliteDatabase): void {

@@ -46,6 +46,7 @@ import {
   openDatabase,
   read,
   storeUnavailable,
+  synchronousOf,
   writeTransaction,
   type SqliteDatabase,
   type Synchronous,
@@ -132,6 +133,11 @@ export class SqliteStore implements Store {
 
   now(): Promise<number> {
     return Promise.resolve(this.#clock.now());
+  }
+
+  /** The durability mode in force on the store's connection (FULL unless the URL opted out). */
+  synchronous(): Promise<Synchronous | 'EXTRA'> {
+    return this.#read(() => synchronousOf(this.#db));
   }
 
   /** Runs a write transaction; store time is read after the write lock is held. */
