@@ -11,6 +11,7 @@ import {
 import { TARGET_PATTERN, TARGET_RULE, type Limits } from './limits.js';
 import {
   optionalName,
+  optionalText,
   requireFence,
   requireInteger,
   requireName,
@@ -23,11 +24,7 @@ const MAX_SCOPES_PER_CUTOVER = 100_000;
 const MAX_JOB_EVENTS = 1000;
 
 function optionalString(value: unknown, field: string, max = MAX_TEXT): string | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value.length > max) {
-    fail('invalid_request', `${field} must be a string of at most ${max} characters`, { field });
-  }
-  return value;
+  return optionalText(value, field, max);
 }
 
 export function validateClaim(input: unknown, limits: Limits): ClaimIntentsRequest {

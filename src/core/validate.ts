@@ -85,12 +85,24 @@ export function requireTtl(value: unknown, limits: Limits, field = 'ttlMs'): num
   return requireInteger(value, field, limits.minTtlMs, limits.maxTtlMs);
 }
 
-function optionalText(value: unknown, field: string, maxLength: number): string | undefined {
+/** Text from outside (a receiver's answer, an effector's error) made storable: NUL becomes U+FFFD. */
+export function withoutNul(text: string): string {
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
+}
+
+/**
+ * Free text a caller attaches (a reason, a description, a label, an error, a provider reference):
+ * any characters but NUL, which PostgreSQL cannot store in text, up to `maxLength`.
+ */
+export function optionalText(value: unknown, field: string, maxLength: number): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || value.length > maxLength) {
     fail('invalid_request', `${field} must be a string of at most ${maxLength} characters`, {
       field,
     });
+  }
+  if (value.includes('\u0000')) {
+    fail('invalid_request', `${field} must not contain NUL characters (U+0000)`, { field });
   }
   return value;
 }

@@ -3,6 +3,7 @@
  * the provider, deliver under the intent's effectKey, and turn the answer into the completion the
  * store records. Never throws: an effector that throws or answers nonsense counts as `unknown`.
  */
+import { withoutNul } from '../core/validate.js';
 import type { CompleteIntentRequest, Intent } from '../types.js';
 import type { DeliveryResult, Effector, LookupResult } from './effector.js';
 import type { DispatchOutcome, EffectorAnswer, EffectorCall } from './metrics.js';
@@ -41,7 +42,7 @@ export async function attemptIntent(
   // A crashed or paused dispatcher may have delivered before its claim lapsed, and an unknown
   // outcome may have been applied: either way the provider may already have the effect.
   const mayHaveBeenDelivered = intent.unknownOutcomes > 0 || intent.attempts > 1;
-  const exhausted = intent.unknownOutcomes > ctx.maxUnknownRedeliveries;
+  const exhausted = exhaustion(intent, ctx);
 
   if (mayHaveBeenDelivered && effector.lookup !== undefined) {
     const found = await lookup(intent.effectKey, effector, ctx);
@@ -51,14 +52,14 @@ export async function attemptIntent(
         outcome: 'reconciled',
       };
     }
-    if (exhausted) {
-      return giveUp(intent, `the provider's lookup answered ${found.status}`);
+    if (exhausted !== null) {
+      return giveUp(intent, `${exhausted}; the provider's lookup answered ${found.status}`);
     }
     if (found.status === 'unknown') {
       return unknownVerdict(intent, ctx, `lookup: ${found.error ?? 'no verdict'}`);
     }
-  } else if (exhausted) {
-    return giveUp(intent, 'the target has no lookup to reconcile with');
+  } else if (exhausted !== null) {
+    return giveUp(intent, `${exhausted}; the target has no lookup to reconcile with`);
   }
 
   const result = await deliver(intent, effector, ctx);
@@ -110,13 +111,26 @@ function unknownVerdict(intent: Intent, ctx: AttemptContext, error: string): Att
   };
 }
 
+/**
+ * Why the intent may not be delivered again, or null. Every retry path is bounded: unknown
+ * outcomes by maxUnknownRedeliveries, claims by maxAttempts. A claim beyond maxAttempts means an
+ * earlier attempt's outcome was never recorded (the failures that were recorded end at
+ * maxAttempts), so whether the effect happened is unknown.
+ */
+function exhaustion(intent: Intent, ctx: AttemptContext): string | null {
+  if (intent.unknownOutcomes > ctx.maxUnknownRedeliveries) {
+    return `no verdict after ${intent.unknownOutcomes} unknown outcomes`;
+  }
+  if (intent.attempts > ctx.maxAttempts) {
+    return `claimed ${intent.attempts} times (maxAttempts ${ctx.maxAttempts}) without a recorded verdict`;
+  }
+  return null;
+}
+
 function giveUp(intent: Intent, why: string): AttemptVerdict {
   const last = intent.lastError === null ? '' : `; last error: ${intent.lastError}`;
   return {
-    completion: {
-      outcome: 'needs_attention',
-      error: clip(`no verdict after ${intent.unknownOutcomes} unknown outcomes; ${why}${last}`),
-    },
+    completion: { outcome: 'needs_attention', error: clip(`${why}${last}`) },
     outcome: 'needs_attention',
   };
 }
@@ -216,7 +230,7 @@ function withProviderRef(
     providerRef.length > 0 &&
     providerRef.length <= MAX_PROVIDER_REF_LENGTH
   ) {
-    completion.providerRef = providerRef;
+    completion.providerRef = withoutNul(providerRef);
   }
   return completion;
 }
@@ -226,8 +240,12 @@ function retryDelay(backoffMs: number, hintMs: number | undefined): number {
   return Math.round(Math.min(hintMs, MAX_RETRY_HINT_MS));
 }
 
+/** An error text as the store takes it: at most MAX_ERROR_LENGTH characters, no NUL. */
 export function clip(text: string): string {
-  return text.length <= MAX_ERROR_LENGTH ? text : `${text.slice(0, MAX_ERROR_LENGTH - 1)}…`;
+  const storable = withoutNul(text);
+  return storable.length <= MAX_ERROR_LENGTH
+    ? storable
+    : `${storable.slice(0, MAX_ERROR_LENGTH - 1)}…`;
 }
 
 export function describe(error: unknown): string {

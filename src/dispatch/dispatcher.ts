@@ -43,7 +43,11 @@ export interface DispatcherOptions {
   backoff?: BackoffOptions;
   /** Redeliveries after unknown outcomes (no lookup, or lookup not_found) before needs_attention. Default 3. */
   maxUnknownRedeliveries?: number;
-  /** Attempts after which a retryable failure becomes final. Default: unlimited. */
+  /**
+   * Claims after which an intent is not delivered again: a retryable failure at this attempt is
+   * final (`failed`), and a claim beyond it (earlier outcomes were never recorded) ends
+   * `needs_attention`. Default 100.
+   */
   maxAttempts?: number;
   metrics?: DispatcherMetrics;
   logger?: DispatcherLogger;
@@ -69,6 +73,7 @@ export const DEFAULT_CLAIM_TTL_MS = 30_000;
 export const DEFAULT_BATCH_SIZE = 16;
 export const DEFAULT_POLL_INTERVAL_MS = 500;
 export const DEFAULT_MAX_UNKNOWN_REDELIVERIES = 3;
+export const DEFAULT_MAX_ATTEMPTS = 100;
 const MAX_TARGETS_PER_CLAIM = 256;
 /** Completions retried after store_unavailable / outcome_unknown, while the claim still holds. */
 const COMPLETION_TRIES = 3;
@@ -137,10 +142,13 @@ export class Dispatcher {
       0,
       1_000_000,
     );
-    this.#maxAttempts =
-      options.maxAttempts === undefined
-        ? Infinity
-        : integerOption(options.maxAttempts, 0, 'maxAttempts', 1, 1_000_000_000);
+    this.#maxAttempts = integerOption(
+      options.maxAttempts,
+      DEFAULT_MAX_ATTEMPTS,
+      'maxAttempts',
+      1,
+      1_000_000_000,
+    );
     this.#metrics = fanOutMetrics(
       options.metrics === undefined ? [this.stats] : [this.stats, options.metrics],
     );
@@ -276,9 +284,10 @@ export class Dispatcher {
       attempts: intent.attempts,
     };
     let earlierOutcomeUnknown = false;
+    let completion = request;
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.#api.completeIntent(intent.effectKey, request);
+        await this.#api.completeIntent(intent.effectKey, completion);
         summary.outcomes[verdict.outcome] += 1;
         this.#metrics.outcome(intent.target, verdict.outcome);
         const logFields = {
@@ -317,6 +326,16 @@ export class Dispatcher {
           return;
         }
         const transient = code === 'store_unavailable' || code === 'outcome_unknown';
+        if (!transient && completion === request && !deadline.aborted) {
+          // The store refused what the provider or effector said (its text): the verdict is
+          // recorded without it rather than lost, which would send the intent again.
+          this.#logger.warn(
+            { ...fields, outcome: verdict.outcome, code },
+            "the store refused the outcome's text; recording the outcome without it",
+          );
+          completion = withoutText(request);
+          continue;
+        }
         if (!transient || attempt >= COMPLETION_TRIES || deadline.aborted) {
           // The claim lapses and the intent is claimed again; the next attempt reconciles.
           summary.completionErrors += 1;
@@ -332,6 +351,14 @@ export class Dispatcher {
       }
     }
   }
+}
+
+/** The completion's verdict alone: no providerRef, and a fixed error text. */
+function withoutText(request: CompleteIntentRequest): CompleteIntentRequest {
+  const { providerRef: _providerRef, error, ...verdict } = request;
+  return error === undefined
+    ? verdict
+    : { ...verdict, error: 'the error text was not storable and was dropped' };
 }
 
 function errorCode(error: unknown): string {

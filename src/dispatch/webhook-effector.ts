@@ -4,9 +4,11 @@
  * the URL, and redirects are not followed, so no other address is ever called.
  *
  *   2xx                          delivered (providerRef from the answer's `providerRef` or `id`)
- *   408, 409, 429, 5xx, network  failed, retryable (Retry-After honoured as a hint)
+ *   408, 409, 429, 5xx           failed, retryable (Retry-After honoured as a hint)
+ *   no connection made           failed, retryable (refused, no such host, TLS refused)
  *   other 4xx, 3xx               failed, not retryable
  *   no answer within timeoutMs   unknown: the receiver may have applied it
+ *   connection lost otherwise    unknown: the request may have been sent and applied
  *
  * Error texts name the status or the network error code only: never the payload, the URL or a
  * header value.
@@ -32,6 +34,24 @@ export interface WebhookEffectorOptions {
 /** A success answer's body is read up to this size to find a providerRef. */
 const MAX_ANSWER_BYTES = 64 * 1024;
 const RETRYABLE_4XX = new Set([408, 409, 429]);
+/**
+ * Network errors raised before a connection carried any byte of the request. Any other error
+ * (a reset, a socket closed by the peer) may come after the receiver read the request.
+ */
+const NOT_SENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ENETUNREACH',
+  'EHOSTUNREACH',
+  'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'CERT_HAS_EXPIRED',
+]);
 
 export function webhookEffector(
   target: WebhookTarget,
@@ -64,11 +84,12 @@ export function webhookEffector(
         if (context.signal.aborted) {
           return { status: 'unknown', error: 'abandoned: the claim was about to lapse' };
         }
-        return {
-          status: 'failed',
-          retryable: true,
-          error: `network error (${networkCode(error)})`,
-        };
+        const code = networkCode(error);
+        // Only a connection that was never made proves nothing was sent.
+        if (NOT_SENT_CODES.has(code)) {
+          return { status: 'failed', retryable: true, error: `network error (${code})` };
+        }
+        return { status: 'unknown', error: `connection lost after sending (${code})` };
       }
       const status = response.status;
       if (status >= 200 && status < 300) {

@@ -3,7 +3,7 @@
  * endpoint, `fencegate token create` and the first-run bootstrap of `fencegate serve`.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { requireTenant } from '../core/validate.js';
+import { optionalText, requireTenant } from '../core/validate.js';
 import { fail } from '../errors.js';
 import type { Store } from '../store/store.js';
 import type { TokenRecord, TokenRole } from '../types.js';
@@ -49,14 +49,7 @@ export function validateTokenRequest(input: IssueTokenRequest): IssueTokenReques
   if (input.role !== 'worker' && input.role !== 'operator') {
     fail('invalid_request', 'role must be worker or operator', { field: 'role' });
   }
-  if (
-    input.label !== undefined &&
-    (typeof input.label !== 'string' || input.label.length > MAX_LABEL_LENGTH)
-  ) {
-    fail('invalid_request', `label must be a string of at most ${MAX_LABEL_LENGTH} characters`, {
-      field: 'label',
-    });
-  }
+  optionalText(input.label, 'label', MAX_LABEL_LENGTH);
   return input;
 }
 

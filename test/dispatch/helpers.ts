@@ -2,7 +2,13 @@
  * Shared setup for the dispatch tests: a Fencegate on a fresh store of the backend under test (a
  * real SQLite file or a real PostgreSQL schema), intents, waiting.
  */
-import type { Effector } from '../../src/dispatch/index.js';
+import {
+  Dispatcher,
+  effectorsFromTargets,
+  parseTargets,
+  type DispatcherOptions,
+  type Effector,
+} from '../../src/dispatch/index.js';
 import { Fencegate } from '../../src/gate.js';
 import type { Store } from '../../src/store/store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
@@ -101,4 +107,28 @@ export function pausingEffector(inner: Effector): {
 /** The same intent shape for many keys. */
 export function intentsFor(keys: string[], target: string): IntentRequest[] {
   return keys.map((effectKey, i) => ({ effectKey, target, payload: { n: i, note: 'payload' } }));
+}
+
+/** One webhook effector for target `crm` at `url`. */
+export function webhookTo(url: string, timeoutMs = 2000): Record<string, Effector> {
+  return effectorsFromTargets(
+    parseTargets({ targets: { crm: { type: 'webhook', url, timeoutMs } } }),
+  );
+}
+
+/** A dispatcher for rounds driven by the test (runOnce): no jitter, no real sleeping. */
+export function roundDispatcher(
+  api: DispatcherOptions['api'],
+  effectors: Record<string, Effector>,
+  extra: Partial<DispatcherOptions> = {},
+): Dispatcher {
+  return new Dispatcher({
+    api,
+    dispatcherId: 'dispatcher-1',
+    effectors,
+    claimTtlMs: 30_000,
+    backoff: { initialMs: 1000, maxMs: 4000, jitter: 0 },
+    sleep: () => Promise.resolve(),
+    ...extra,
+  });
 }

@@ -1,4 +1,6 @@
 /** The webhook effector against a real HTTP receiver: what it sends and how it reads answers. */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { webhookEffector, type DeliveryResult } from '../../src/dispatch/index.js';
 import type { Intent } from '../../src/types.js';
@@ -179,5 +181,39 @@ describe('webhook effector', () => {
     }
     expect(receiver.requests.map((r) => r.key)).toEqual(['a', 'b', 'a']);
     expect([...receiver.effects.keys()]).toEqual(['a', 'b']);
+  });
+
+  it('a connection closed after the request was sent is unknown, never failed', async () => {
+    // The receiver reads the whole request (it may have acted on it), then drops the socket.
+    const bodies: string[] = [];
+    const server: Server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        bodies.push(Buffer.concat(chunks).toString('utf8'));
+        res.socket?.destroy();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanups.push(
+      () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    );
+    const effector = webhookEffector({
+      type: 'webhook',
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+      timeoutMs: 2000,
+      headers: {},
+    });
+    const result = await effector.deliver(intent('key-4'), {
+      effectKey: 'key-4',
+      signal: new AbortController().signal,
+    });
+    expect(bodies).toEqual([JSON.stringify({ order: 42, note: 'secret-payload' })]);
+    expect(result.status).toBe('unknown');
+    expect((result as { error: string }).error).toMatch(/^connection lost after sending \(/);
   });
 });

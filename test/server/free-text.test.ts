@@ -1,0 +1,177 @@
+/**
+ * Free text (reasons, descriptions, labels, completion errors and provider references) may hold any
+ * character but NUL, which PostgreSQL cannot store. On every store a NUL is refused with
+ * invalid_request naming the field, and nothing changes.
+ */
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildServer } from '../../src/server/build-server.js';
+import { issueToken } from '../../src/server/tokens.js';
+import type { Store } from '../../src/store/store.js';
+import { STORE_BACKENDS, storeFactory } from '../postgres/store-backends.js';
+
+const ADMIN = 'admin-token-for-free-text-tests';
+const NUL = 'before\u0000after';
+
+interface Case {
+  name: string;
+  method: 'POST';
+  url: string;
+  token: 'operator' | 'admin';
+  body: Record<string, unknown>;
+  field: string;
+}
+
+function cases(claimFence: number): Case[] {
+  return [
+    {
+      name: 'takeover reason',
+      method: 'POST',
+      url: '/v1/scopes/wf-1%2Fmemory/takeover',
+      token: 'operator',
+      body: { holder: 'ops', reason: NUL },
+      field: 'reason',
+    },
+    {
+      name: 'cancel reason',
+      method: 'POST',
+      url: '/v1/scopes/wf-1%2Fmemory/cancel',
+      token: 'operator',
+      body: { reason: NUL },
+      field: 'reason',
+    },
+    {
+      name: 'policy description',
+      method: 'POST',
+      url: '/v1/policies',
+      token: 'operator',
+      body: { version: 'v2', description: NUL },
+      field: 'description',
+    },
+    {
+      name: 'policy digest',
+      method: 'POST',
+      url: '/v1/policies',
+      token: 'operator',
+      body: { version: 'v3', digest: NUL },
+      field: 'digest',
+    },
+    {
+      name: 'cutover reason',
+      method: 'POST',
+      url: '/v1/cutovers',
+      token: 'operator',
+      body: { toPolicy: 'v1', holder: 'controller', scopes: ['wf-1/memory'], reason: NUL },
+      field: 'reason',
+    },
+    {
+      name: 'token label',
+      method: 'POST',
+      url: '/v1/admin/tokens',
+      token: 'admin',
+      body: { tenant: 'acme', role: 'worker', label: NUL },
+      field: 'label',
+    },
+    {
+      name: 'completion error',
+      method: 'POST',
+      url: '/v1/intents/notify-1/complete',
+      token: 'operator',
+      body: { claimFence, outcome: 'failed', retryable: true, error: NUL },
+      field: 'error',
+    },
+    {
+      name: 'completion providerRef',
+      method: 'POST',
+      url: '/v1/intents/notify-1/complete',
+      token: 'operator',
+      body: { claimFence, outcome: 'delivered', providerRef: NUL },
+      field: 'providerRef',
+    },
+  ];
+}
+
+describe.each(STORE_BACKENDS)('NUL in free text on %s', (backend) => {
+  const stores = storeFactory(backend, 'free_text');
+  let store: Store;
+  let app: FastifyInstance;
+  let operator: string;
+  let claimFence: number;
+
+  const send = (method: 'POST' | 'GET', url: string, token: string, body?: unknown) =>
+    app.inject({
+      method,
+      url,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+    });
+
+  beforeAll(async () => {
+    ({ store } = await stores.open());
+    app = await buildServer({ store, adminToken: ADMIN });
+    operator = (await issueToken(store, { tenant: 'acme', role: 'operator' })).token;
+    const grant = (
+      await send('POST', '/v1/leases/acquire', operator, {
+        scope: 'wf-1/memory',
+        holder: 'w1',
+        ttlMs: 60_000,
+      })
+    ).json<{ fence: number }>();
+    const committed = await send('POST', '/v1/commit', operator, {
+      scope: 'wf-1/memory',
+      fence: grant.fence,
+      operationId: 'op-1',
+      intents: [{ effectKey: 'notify-1', target: 'crm', payload: { text: NUL } }],
+    });
+    expect(committed.statusCode).toBe(200);
+    expect((await send('POST', '/v1/policies', operator, { version: 'v1' })).statusCode).toBe(201);
+    const claimed = await send('POST', '/v1/intents/claim', operator, {
+      dispatcher: 'd1',
+      ttlMs: 60_000,
+      limit: 10,
+    });
+    claimFence = claimed.json<{ items: { claimFence: number }[] }>().items[0]!.claimFence;
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await store?.close();
+  });
+
+  it('a JSON value may hold NUL: values and payloads are JSON, not free text', async () => {
+    const intent = await send('GET', '/v1/intents/notify-1', operator);
+    expect(intent.json<{ payload: unknown }>().payload).toEqual({ text: NUL });
+  });
+
+  it.each(cases(0).map((c) => [c.name, c] as const))(
+    '%s: invalid_request naming the field, nothing changed',
+    async (_name, shape) => {
+      const request = cases(claimFence).find((c) => c.name === shape.name)!;
+      const auditBefore = await store.readAudit(undefined, { limit: 1000 });
+      const tokensBefore = await store.countTokens();
+      const response = await send(
+        request.method,
+        request.url,
+        request.token === 'admin' ? ADMIN : operator,
+        request.body,
+      );
+      expect({ status: response.statusCode, body: response.json<unknown>() }).toMatchObject({
+        status: 400,
+        body: {
+          error: {
+            code: 'invalid_request',
+            message: expect.stringContaining(request.field) as unknown,
+            details: { field: request.field },
+          },
+        },
+      });
+      expect(await store.readAudit(undefined, { limit: 1000 })).toEqual(auditBefore);
+      expect(await store.countTokens()).toBe(tokensBefore);
+      const intent = await send('GET', '/v1/intents/notify-1', operator);
+      expect(intent.json<{ status: string; claimFence: number }>()).toMatchObject({
+        status: 'claimed',
+        claimFence,
+      });
+    },
+  );
+});
