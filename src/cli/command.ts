@@ -28,6 +28,8 @@ export interface Command {
   /** The full --help text. */
   usage: string;
   flags: Record<string, FlagSpec>;
+  /** Names of the required positional arguments, in order; their values land in FlagValues. */
+  positionals?: readonly string[];
   run(flags: FlagValues, io: CliIo): Promise<number>;
 }
 
@@ -40,18 +42,33 @@ export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 
-export function parseFlags(args: string[], flags: Record<string, FlagSpec>): FlagValues {
+export function parseFlags(
+  args: string[],
+  flags: Record<string, FlagSpec>,
+  positionals: readonly string[] = [],
+): FlagValues {
+  let parsed: { values: FlagValues; positionals: string[] };
   try {
-    const { values } = parseArgs({
+    parsed = parseArgs({
       args,
       options: { ...flags, help: { type: 'boolean', short: 'h' } },
-      allowPositionals: false,
+      allowPositionals: positionals.length > 0,
       strict: true,
     });
-    return values;
   } catch (error) {
     throw new UsageError(error instanceof Error ? error.message : String(error));
   }
+  const values: FlagValues = { ...parsed.values };
+  if (values.help === true) return values;
+  if (parsed.positionals.length !== positionals.length) {
+    throw new UsageError(
+      positionals.length === 0
+        ? `unexpected argument "${parsed.positionals[0]}"`
+        : `expected ${positionals.map((name) => name.toUpperCase()).join(' ')}`,
+    );
+  }
+  positionals.forEach((name, i) => (values[name] = parsed.positionals[i]));
+  return values;
 }
 
 /** A string flag, else an environment variable, else the default. */

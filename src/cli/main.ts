@@ -16,12 +16,15 @@ import {
 import { demoCommand } from './demo-command.js';
 import { serveCommand } from './serve.js';
 import { tokenCreateCommand } from './token-create.js';
+import { tokenListCommand, tokenRevokeCommand } from './token-manage.js';
 import { verifyCommand } from './verify-command.js';
 
 /** Every command. A new one is one file and one line here. */
 export const COMMANDS: readonly Command[] = [
   serveCommand,
   tokenCreateCommand,
+  tokenListCommand,
+  tokenRevokeCommand,
   demoCommand,
   verifyCommand,
 ];
@@ -67,7 +70,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
   }
   const args = argv.slice(command.name.split(' ').length);
   try {
-    const flags = parseFlags(args, command.flags);
+    const flags = parseFlags(args, command.flags, command.positionals);
     if (flags.help === true) {
       io.stdout(command.usage);
       return EXIT_OK;

@@ -23,7 +23,7 @@ import type { Store } from '../store/store.js';
 import type { ManualClock } from '../testing/manual-clock.js';
 import { buildServer, type ServerLimits } from './build-server.js';
 import { createLogger } from './logger.js';
-import { issueAdminToken, issueToken } from './tokens.js';
+import { newAdminToken, newToken } from './tokens.js';
 
 /** `fencegate serve --dispatch`: dispatchers in the server process, on the server's store. */
 export interface ServeDispatchOptions {
@@ -54,7 +54,10 @@ export interface StartServerOptions {
 /** Tokens created because the store had none and no admin token was configured. */
 export interface FirstRunTokens {
   adminToken: string;
+  /** The ids, for `fencegate token revoke ID`. */
+  adminTokenId: string;
   operatorToken: string;
+  operatorTokenId: string;
   operatorTenant: string;
 }
 
@@ -183,18 +186,26 @@ function dispatcherLogger(logger: StartServerOptions['logger'], tenant: string):
   return base.child({ component: 'dispatcher', tenant });
 }
 
-/** On a store without any token, and without a configured admin token, nobody could log in. */
-async function createFirstRunTokens(store: Store): Promise<FirstRunTokens | null> {
+/**
+ * On a store without any token, and without a configured admin token, nobody could log in: an
+ * admin and an operator token are created, in one step that only the first of several servers
+ * starting at once on the empty store takes. null when the store had tokens.
+ */
+export async function createFirstRunTokens(store: Store): Promise<FirstRunTokens | null> {
   if ((await store.countTokens()) > 0) return null;
-  const admin = await issueAdminToken(store, 'first-run admin token');
-  const operator = await issueToken(store, {
+  const admin = newAdminToken('first-run admin token');
+  const operator = newToken({
     tenant: FIRST_RUN_TENANT,
     role: 'operator',
     label: 'first-run operator token',
   });
+  const created = await store.createTokensIfNone([admin.record, operator.record]);
+  if (created === null) return null;
   return {
     adminToken: admin.token,
+    adminTokenId: admin.record.id,
     operatorToken: operator.token,
+    operatorTokenId: operator.record.id,
     operatorTenant: FIRST_RUN_TENANT,
   };
 }

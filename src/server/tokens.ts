@@ -54,29 +54,62 @@ export function validateTokenRequest(input: IssueTokenRequest): IssueTokenReques
 }
 
 export async function issueToken(store: Store, request: IssueTokenRequest): Promise<IssuedToken> {
-  const { tenant, role, label } = validateTokenRequest(request);
-  return storeNewToken(store, tenant, role, label ?? null);
+  const { token, record } = newToken(request);
+  return { record: await store.createToken(record), token };
 }
 
-/** The admin token of a first run, kept in the store like any other token. */
+/** Stores a new admin token. */
 export async function issueAdminToken(store: Store, label: string): Promise<IssuedToken> {
-  // The role column is unused for admin tokens: the reserved tenant is what makes them admin.
-  return storeNewToken(store, ADMIN_TENANT, 'operator', label);
+  const { token, record } = newAdminToken(label);
+  return { record: await store.createToken(record), token };
 }
 
-async function storeNewToken(
-  store: Store,
-  tenant: string,
-  role: TokenRole,
-  label: string | null,
-): Promise<IssuedToken> {
+/** A new token and the record to store for it (not stored yet). */
+export interface NewToken {
+  record: Omit<TokenRecord, 'createdAt'>;
+  token: string;
+}
+
+export function newToken(request: IssueTokenRequest): NewToken {
+  const { tenant, role, label } = validateTokenRequest(request);
+  return tokenRecord(tenant, role, label ?? null);
+}
+
+/** An admin token (first run), kept in the store like any other token. */
+export function newAdminToken(label: string): NewToken {
+  // The role column is unused for admin tokens: the reserved tenant is what makes them admin.
+  return tokenRecord(ADMIN_TENANT, 'operator', label);
+}
+
+/** What a token listing shows: never the token or its hash. Admin tokens show role `admin`. */
+export interface TokenSummary {
+  id: string;
+  tenant: string;
+  role: TokenRole | 'admin';
+  label: string | null;
+  createdAt: number;
+}
+
+export function summarizeToken(record: TokenRecord): TokenSummary {
+  return {
+    id: record.id,
+    tenant: record.tenant,
+    role: record.tenant === ADMIN_TENANT ? 'admin' : record.role,
+    label: record.label,
+    createdAt: record.createdAt,
+  };
+}
+
+function tokenRecord(tenant: string, role: TokenRole, label: string | null): NewToken {
   const token = generateToken();
-  const record = await store.createToken({
-    id: `tok_${randomBytes(9).toString('base64url')}`,
-    tenant,
-    role,
-    label,
-    hash: hashToken(token),
-  });
-  return { record, token };
+  return {
+    record: {
+      id: `tok_${randomBytes(9).toString('base64url')}`,
+      tenant,
+      role,
+      label,
+      hash: hashToken(token),
+    },
+    token,
+  };
 }

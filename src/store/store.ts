@@ -143,6 +143,13 @@ export interface Store {
   /** true when a token was deleted. */
   deleteToken(id: string): Promise<boolean>;
   countTokens(): Promise<number>;
+  /** Every token (one tenant's when `tenant` is given), oldest first. */
+  listTokens(tenant?: string): Promise<TokenRecord[]>;
+  /**
+   * Stores `tokens` only if the store holds no token at all, atomically: of several processes
+   * bootstrapping one empty store at once, exactly one gets the records, the others null.
+   */
+  createTokensIfNone(tokens: Omit<TokenRecord, 'createdAt'>[]): Promise<TokenRecord[] | null>;
 
   /** Throws store_unavailable when the store cannot be reached. */
   ping(): Promise<void>;

@@ -478,6 +478,7 @@ describe('operations endpoints', () => {
       'get /v1/audit',
       'get /v1/verify',
       'post /v1/admin/tokens',
+      'get /v1/admin/tokens',
       'delete /v1/admin/tokens/{id}',
       'get /healthz',
       'get /readyz',

@@ -395,6 +395,13 @@ const ENDPOINTS: Endpoint[] = [
     },
   },
   {
+    method: 'GET',
+    path: '/v1/admin/tokens',
+    token: 'admin',
+    query: { tenant: { bad: fc.constantFrom('Acme', '_admin', '-x', '', 'a b') } },
+    junkQuery: fc.record({ tenant: fc.stringMatching(/^[a-z]{1,10}$/) }),
+  },
+  {
     method: 'DELETE',
     path: '/v1/admin/tokens/{id}',
     token: 'admin',

@@ -1,9 +1,14 @@
 /** Token management: the only thing the admin token may do. */
-import { requireName, requireObject } from '../../core/validate.js';
+import { requireName, requireObject, requireTenant } from '../../core/validate.js';
 import { FencegateError } from '../../errors.js';
 import { ok, route, type RouteFile } from '../route.js';
-import { TokenCreatedSchema, TokenDeletedSchema } from '../schemas/answers.js';
-import { issueToken, validateTokenRequest, type IssueTokenRequest } from '../tokens.js';
+import { TokenCreatedSchema, TokenDeletedSchema, TokenListSchema } from '../schemas/answers.js';
+import {
+  issueToken,
+  summarizeToken,
+  validateTokenRequest,
+  type IssueTokenRequest,
+} from '../tokens.js';
 
 function explainTokenBody(value: unknown): void {
   requireObject(value, 'body', ['tenant', 'role', 'label']);
@@ -23,6 +28,26 @@ export const adminTokenRoutes: RouteFile = (s) => [
     handler: async ({ body }, ctx) => {
       const { record, token } = await issueToken(ctx.store, body);
       return ok({ id: record.id, token, tenant: record.tenant, role: record.role }, 201);
+    },
+  }),
+  route({
+    method: 'GET',
+    url: '/v1/admin/tokens',
+    auth: 'admin',
+    tag: 'admin',
+    summary: 'List tokens (one tenant with ?tenant=): ids, never a token or its hash',
+    querystring: s.ListTokensQuery,
+    explain: {
+      querystring: (value) => {
+        requireObject(value, 'query', ['tenant']);
+        const { tenant } = value as { tenant?: unknown };
+        if (tenant !== undefined) requireTenant(tenant, 'tenant');
+      },
+    },
+    responses: { 200: { description: 'the tokens, oldest first', schema: TokenListSchema } },
+    handler: async ({ query }, ctx) => {
+      const tokens = await ctx.store.listTokens(query.tenant);
+      return ok({ items: tokens.map(summarizeToken) });
     },
   }),
   route({

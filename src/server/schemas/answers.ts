@@ -192,6 +192,28 @@ export const TokenCreatedSchema = Type.Object(
 
 export const TokenDeletedSchema = Type.Object({ deleted: Type.Literal(true) }, CLOSED);
 
+export const TokenListSchema = Type.Object(
+  {
+    items: Type.Array(
+      Type.Object(
+        {
+          id: Name,
+          tenant: Type.String({ description: 'the tenant, or _admin for an admin token' }),
+          role: Type.Union([
+            Type.Literal('worker'),
+            Type.Literal('operator'),
+            Type.Literal('admin'),
+          ]),
+          label: Nullable(Type.String()),
+          createdAt: Millis,
+        },
+        CLOSED,
+      ),
+    ),
+  },
+  CLOSED,
+);
+
 export const HealthSchema = Type.Object({ ok: Type.Literal(true) }, CLOSED);
 
 export const ClockSchema = Type.Object({ now: Millis }, CLOSED);

@@ -229,6 +229,7 @@ export function requestSchemas(limits: Limits) {
     IntentParams: Type.Object({ effectKey: Name }, CLOSED),
     CutoverParams: Type.Object({ cutoverId: Name }, CLOSED),
     TokenParams: Type.Object({ id: Name }, CLOSED),
+    ListTokensQuery: Type.Object({ tenant: Type.Optional(Tenant) }, CLOSED),
   };
 }
 

@@ -466,6 +466,48 @@ export class PostgresStore implements Store {
     return toTokenRecord(rows.rows[0] as TokenRow);
   }
 
+  async createTokensIfNone(
+    tokens: Omit<TokenRecord, 'createdAt'>[],
+  ): Promise<TokenRecord[] | null> {
+    return this.#connection.withClient(async (client) => {
+      await client.query('BEGIN');
+      try {
+        // Conflicts with itself and with inserts, not with reads: one bootstrap at a time.
+        await client.query(`LOCK TABLE ${this.schema}.tokens IN SHARE ROW EXCLUSIVE MODE`);
+        const existing = await client.query(`SELECT 1 FROM ${this.schema}.tokens LIMIT 1`);
+        if ((existing.rowCount ?? 0) > 0) {
+          await client.query('ROLLBACK');
+          return null;
+        }
+        const created: TokenRecord[] = [];
+        for (const token of tokens) {
+          const rows = await client.query<TokenRow>({
+            text: `INSERT INTO ${this.schema}.tokens (${TOKEN_COLUMNS})
+                   VALUES ($1, $2, $3, $4, $5, coalesce($6, ${this.schema}.db_now()))
+                   RETURNING ${TOKEN_COLUMNS}`,
+            values: [token.id, token.tenant, token.role, token.label, token.hash, this.#now()],
+          });
+          created.push(toTokenRecord(rows.rows[0] as TokenRow));
+        }
+        await client.query('COMMIT');
+        return created;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+    });
+  }
+
+  async listTokens(tenant?: string): Promise<TokenRecord[]> {
+    const rows = await this.#rows<TokenRow>(
+      `SELECT ${TOKEN_COLUMNS} FROM ${this.schema}.tokens
+       WHERE $1::text IS NULL OR tenant = $1 ORDER BY created_at, id`,
+      [tenant ?? null],
+      'list_tokens',
+    );
+    return rows.map(toTokenRecord);
+  }
+
   async findToken(hash: string): Promise<TokenRecord | null> {
     const rows = await this.#rows<TokenRow>(
       `SELECT ${TOKEN_COLUMNS} FROM ${this.schema}.tokens WHERE hash = $1`,

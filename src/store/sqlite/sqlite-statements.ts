@@ -38,6 +38,8 @@ export class SqliteStatements {
   readonly findToken: Stmt;
   readonly deleteToken: Stmt;
   readonly countTokens: Stmt;
+  readonly listTokens: Stmt;
+  readonly listTenantTokens: Stmt;
 
   constructor(db: SqliteDatabase) {
     this.getScope = db.prepare(
@@ -148,5 +150,12 @@ export class SqliteStatements {
     );
     this.deleteToken = db.prepare(`DELETE FROM tokens WHERE id = ?`);
     this.countTokens = db.prepare(`SELECT COUNT(*) AS n FROM tokens`);
+    this.listTokens = db.prepare(
+      `SELECT id, tenant, role, label, hash, created_at FROM tokens ORDER BY created_at, id`,
+    );
+    this.listTenantTokens = db.prepare(
+      `SELECT id, tenant, role, label, hash, created_at FROM tokens WHERE tenant = ?
+       ORDER BY created_at, id`,
+    );
   }
 }

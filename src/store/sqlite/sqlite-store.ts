@@ -373,19 +373,38 @@ export class SqliteStore implements Store {
   }
 
   createToken(token: Omit<TokenRecord, 'createdAt'>): Promise<TokenRecord> {
+    return this.#run(() => writeTransaction(this.#db, () => this.#insertToken(token)));
+  }
+
+  createTokensIfNone(tokens: Omit<TokenRecord, 'createdAt'>[]): Promise<TokenRecord[] | null> {
+    // The write lock is taken before the count: another process's bootstrap waits for ours.
     return this.#run(() =>
       writeTransaction(this.#db, () => {
-        const createdAt = this.#clock.now();
-        this.#statements.insertToken.run(
-          token.id,
-          token.tenant,
-          token.role,
-          token.label,
-          token.hash,
-          createdAt,
-        );
-        return { ...token, createdAt };
+        if ((this.#statements.countTokens.get() as { n: number }).n > 0) return null;
+        return tokens.map((token) => this.#insertToken(token));
       }),
+    );
+  }
+
+  #insertToken(token: Omit<TokenRecord, 'createdAt'>): TokenRecord {
+    const createdAt = this.#clock.now();
+    this.#statements.insertToken.run(
+      token.id,
+      token.tenant,
+      token.role,
+      token.label,
+      token.hash,
+      createdAt,
+    );
+    return { ...token, createdAt };
+  }
+
+  listTokens(tenant?: string): Promise<TokenRecord[]> {
+    return this.#read(() =>
+      (tenant === undefined
+        ? (this.#statements.listTokens.all() as TokenRow[])
+        : (this.#statements.listTenantTokens.all(tenant) as TokenRow[])
+      ).map(toTokenRecord),
     );
   }
 
