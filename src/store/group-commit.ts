@@ -6,6 +6,9 @@
  */
 export type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
+/** Settlements now, or later when the batch had to wait (for a lock held by another process). */
+export type BatchRun<O> = Settled<O>[] | Promise<Settled<O>[]>;
+
 interface Waiter<I, O> {
   item: I;
   resolve: (value: O) => void;
@@ -13,13 +16,13 @@ interface Waiter<I, O> {
 }
 
 export class GroupCommitter<I, O> {
-  readonly #runBatch: (items: I[]) => Settled<O>[];
+  readonly #runBatch: (items: I[]) => BatchRun<O>;
   readonly #maxBatch: number;
   #queue: Waiter<I, O>[] = [];
   #scheduled = false;
 
   /** `runBatch` answers one settlement per item, in order; if it throws, every item fails. */
-  constructor(runBatch: (items: I[]) => Settled<O>[], maxBatch = 512) {
+  constructor(runBatch: (items: I[]) => BatchRun<O>, maxBatch = 512) {
     this.#runBatch = runBatch;
     this.#maxBatch = maxBatch;
   }
@@ -35,23 +38,41 @@ export class GroupCommitter<I, O> {
     });
   }
 
+  /** Runs the queued batches in order; only one flush runs at a time (#scheduled stays set). */
   #flush(): void {
-    this.#scheduled = false;
     while (this.#queue.length > 0) {
       const batch = this.#queue.splice(0, this.#maxBatch);
-      let settled: Settled<O>[];
+      let run: BatchRun<O>;
       try {
-        settled = this.#runBatch(batch.map((waiter) => waiter.item));
+        run = this.#runBatch(batch.map((waiter) => waiter.item));
       } catch (error) {
         for (const waiter of batch) waiter.reject(error);
         continue;
       }
-      batch.forEach((waiter, i) => {
-        const outcome = settled[i];
-        if (outcome === undefined) waiter.reject(new Error('group commit lost an answer'));
-        else if (outcome.ok) waiter.resolve(outcome.value);
-        else waiter.reject(outcome.error);
-      });
+      if (run instanceof Promise) {
+        // The batch waits without blocking the event loop; commits arriving meanwhile queue up
+        // and run after it, in order.
+        void run
+          .then(
+            (settled) => settle(batch, settled),
+            (error: unknown) => {
+              for (const waiter of batch) waiter.reject(error);
+            },
+          )
+          .finally(() => this.#flush());
+        return;
+      }
+      settle(batch, run);
     }
+    this.#scheduled = false;
   }
+}
+
+function settle<I, O>(batch: Waiter<I, O>[], settled: Settled<O>[]): void {
+  batch.forEach((waiter, i) => {
+    const outcome = settled[i];
+    if (outcome === undefined) waiter.reject(new Error('group commit lost an answer'));
+    else if (outcome.ok) waiter.resolve(outcome.value);
+    else waiter.reject(outcome.error);
+  });
 }

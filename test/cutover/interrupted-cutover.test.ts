@@ -11,6 +11,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { verifyStore } from '../../src/audit/verify.js';
 import { Fencegate } from '../../src/gate.js';
+import { parseSqliteUrl } from '../../src/store/sqlite/sqlite-url.js';
 import type { CutoverRequest, ScopeState } from '../../src/types.js';
 import {
   STORE_BACKENDS,
@@ -64,7 +65,7 @@ interface Watcher {
 
 async function watch(backend: StoreBackend, url: string): Promise<Watcher> {
   if (backend === 'sqlite') {
-    const db = new Database(url.slice('sqlite:'.length), { readonly: true });
+    const db = new Database(parseSqliteUrl(url).path, { readonly: true });
     const moved = db.prepare("SELECT COUNT(*) AS n FROM audit WHERE kind = 'cutover'");
     return {
       cutoverEntries: () => Promise.resolve((moved.get() as { n: number }).n),

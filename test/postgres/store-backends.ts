@@ -58,10 +58,12 @@ function sqliteFactory(label: string): StoreFactory {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   return {
     backend: 'sqlite',
+    // These suites test behaviour, not durability (test/e2e/sqlite-durability.test.ts does): a
+    // sync per acquire would only make their thousands of grants slow.
     open: (options = {}) => {
       const path = join(dir, `store-${++count}.db`);
-      const store = SqliteStore.open({ path, ...options });
-      return Promise.resolve({ store, url: `sqlite:${path}` });
+      const store = SqliteStore.open({ path, synchronous: 'NORMAL', ...options });
+      return Promise.resolve({ store, url: `sqlite:${path}?synchronous=normal` });
     },
     reopen: (url, options = {}) => openStore(url, options),
   };

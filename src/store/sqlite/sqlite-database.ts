@@ -6,6 +6,7 @@
  */
 import Database from 'better-sqlite3';
 import { FencegateError } from '../../errors.js';
+import { BUSY_SLICE_MS } from './sqlite-busy.js';
 import { SQLITE_MIGRATIONS } from './sqlite-migrations.js';
 
 export type SqliteDatabase = Database.Database;
@@ -21,12 +22,15 @@ export const DEFAULT_SYNCHRONOUS: Synchronous = 'FULL';
 
 export interface SqliteOpenOptions {
   path: string;
-  /** How long a writer waits for another process's write lock before store_unavailable. */
+  /**
+   * How long opening waits for another process's lock. Afterwards the connection waits only
+   * BUSY_SLICE_MS per attempt; the store retries from the event loop (sqlite-busy.ts).
+   */
   busyTimeoutMs?: number;
   synchronous?: Synchronous;
 }
 
-const DEFAULT_BUSY_TIMEOUT_MS = 10_000;
+export const DEFAULT_BUSY_TIMEOUT_MS = 10_000;
 export const WAL_AUTOCHECKPOINT_PAGES = 10_000;
 
 export function openDatabase(options: SqliteOpenOptions): SqliteDatabase {
@@ -47,6 +51,7 @@ export function openDatabase(options: SqliteOpenOptions): SqliteDatabase {
     // database file, and a guarded commit writes several pages (record, outcome, audit).
     db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
     migrate(db);
+    db.pragma(`busy_timeout = ${BUSY_SLICE_MS}`);
   } catch (error) {
     db.close();
     throw storeUnavailable(error);

@@ -1,8 +1,9 @@
 /**
  * The embedded SQLite store. better-sqlite3 is synchronous, so each method runs its whole
  * transaction before returning; the async signatures are the Store interface's. Several processes
- * may share one file: writes take the write lock up front (BEGIN IMMEDIATE) and wait for it up to
- * the busy timeout, after which the answer is store_unavailable with nothing changed.
+ * may share one file: writes take the write lock up front (BEGIN IMMEDIATE); while another process
+ * holds it, the store waits from the event loop (sqlite-busy.ts), never blocking the process, up
+ * to the busy timeout, after which the answer is store_unavailable with nothing changed.
  */
 import { systemClock, type Clock } from '../../core/clock.js';
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
@@ -43,6 +44,7 @@ import { GroupCommitter, type Settled } from '../group-commit.js';
 import type { Store, StoreCapabilities } from '../store.js';
 import { commitInTransaction } from './sqlite-commit.js';
 import {
+  DEFAULT_BUSY_TIMEOUT_MS,
   openDatabase,
   read,
   storeUnavailable,
@@ -84,12 +86,14 @@ import {
   type TokenRow,
 } from './sqlite-rows.js';
 import { SqliteStatements } from './sqlite-statements.js';
+import { isBusy, retryWhileBusy } from './sqlite-busy.js';
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:' for a private in-memory store. */
   path: string;
   clock?: Clock;
   synchronous?: Synchronous;
+  /** How long an operation waits for another process's write lock (default 10 s). */
   busyTimeoutMs?: number;
   /** Batch concurrent commits into one transaction (the server turns this on). */
   groupCommit?: boolean;
@@ -106,6 +110,7 @@ export class SqliteStore implements Store {
   readonly #db: SqliteDatabase;
   readonly #statements: SqliteStatements;
   readonly #clock: Clock;
+  readonly #busyTimeoutMs: number;
   readonly #groupCommitter: GroupCommitter<CommitJob, CommitResult> | null;
   #closed = false;
 
@@ -113,6 +118,7 @@ export class SqliteStore implements Store {
     this.#db = db;
     this.#statements = new SqliteStatements(db);
     this.#clock = options.clock ?? systemClock;
+    this.#busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
     const shared = options.path !== ':memory:';
     this.capabilities = {
       sharedAcrossProcesses: shared,
@@ -153,13 +159,12 @@ export class SqliteStore implements Store {
     return this.#run(() => read(work));
   }
 
+  /** Runs `work` now, or, while another process holds the lock, later from the event loop. */
   #run<T>(work: () => T): Promise<T> {
-    if (this.#closed) return Promise.reject(storeUnavailable(new Error('the store is closed')));
-    try {
-      return Promise.resolve(work());
-    } catch (error) {
-      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
-    }
+    return retryWhileBusy(() => {
+      if (this.#closed) throw storeUnavailable(new Error('the store is closed'));
+      return work();
+    }, this.#busyTimeoutMs);
   }
 
   acquire(tenant: string, request: AcquireRequest): Promise<Grant> {
@@ -253,12 +258,22 @@ export class SqliteStore implements Store {
     return outcome;
   }
 
+  /** One batch now, or, while another process holds the write lock, later from the event loop. */
+  #commitBatch(jobs: CommitJob[]): Settled<CommitResult>[] | Promise<Settled<CommitResult>[]> {
+    try {
+      return this.#commitBatchNow(jobs);
+    } catch (error) {
+      if (!isBusy(error)) throw error;
+      return retryWhileBusy(() => this.#commitBatchNow(jobs), this.#busyTimeoutMs);
+    }
+  }
+
   /**
    * Many commits in one transaction. A commit's checks and rejections never throw, so the batch
    * runs them back to back; if one throws anyway (a fault, not a rejection), the whole batch rolls
    * back and each commit runs again in a transaction of its own, so only that one fails.
    */
-  #commitBatch(jobs: CommitJob[]): Settled<CommitResult>[] {
+  #commitBatchNow(jobs: CommitJob[]): Settled<CommitResult>[] {
     if (this.#closed) throw storeUnavailable(new Error('the store is closed'));
     try {
       return writeTransaction(this.#db, () => jobs.map((job) => this.#settle(job)));

@@ -1,0 +1,121 @@
+/**
+ * While another process holds the SQLite file's write lock, a write waits for it from the event
+ * loop: timers, renewals and requests of this process go on, the write proceeds once the lock is
+ * free, and past the busy timeout it is answered store_unavailable with nothing changed.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Fencegate } from '../../src/gate.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { tempDir } from '../helpers/temp-dir.js';
+
+const dir = tempDir();
+afterAll(() => dir.cleanup());
+
+const TICK_MS = 10;
+
+/** Starts a process that holds the write lock until release() is called. */
+async function holdWriteLock(path: string): Promise<{ release(): Promise<void> }> {
+  const holder: ChildProcess = spawn(
+    process.execPath,
+    ['--import', 'tsx', new URL('./lock-holder.ts', import.meta.url).pathname, path],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  const [line] = (await once(holder.stdout!, 'data')) as [Buffer];
+  expect(line.toString()).toBe('locked\n');
+  return {
+    async release() {
+      const exited = once(holder, 'exit');
+      holder.stdin!.end('release\n');
+      await exited;
+    },
+  };
+}
+
+/** The longest gap between ticks of a TICK_MS interval while `work` runs. */
+async function longestStall<T>(work: () => Promise<T>): Promise<{ stall: number; result: T }> {
+  let last = performance.now();
+  let stall = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    stall = Math.max(stall, now - last);
+    last = now;
+  }, TICK_MS);
+  try {
+    const result = await work();
+    stall = Math.max(stall, performance.now() - last);
+    return { stall, result };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+async function openGate(name: string, options: { groupCommit: boolean; busyTimeoutMs: number }) {
+  const path = join(dir.path, `${name}.db`);
+  const gate = await Fencegate.open({ store: SqliteStore.open({ path, ...options }) });
+  const grant = await gate.acquire({ scope: 's', holder: 'w', ttlMs: 60_000 });
+  return { gate, grant, path };
+}
+
+describe.each([false, true])(
+  'a SQLite write behind another process (group commit %s)',
+  (groupCommit) => {
+    it('keeps the event loop turning while it waits, then commits once the lock is free', async () => {
+      const { gate, grant, path } = await openGate(`wait-${groupCommit}`, {
+        groupCommit,
+        busyTimeoutMs: 10_000,
+      });
+      const lock = await holdWriteLock(path);
+      const releasing = new Promise<void>((resolve) => setTimeout(resolve, 600)).then(() =>
+        lock.release(),
+      );
+      const { stall, result } = await longestStall(() =>
+        gate.commit({
+          scope: 's',
+          fence: grant.fence,
+          operationId: 'behind-the-lock',
+          writes: [{ name: 'r', expectRevision: 0, value: 1 }],
+        }),
+      );
+      await releasing;
+      expect(result.outcome).toBe('committed');
+      // A synchronous busy wait would stall the loop for the whole 600 ms hold.
+      expect(stall).toBeLessThan(300);
+      await gate.close();
+    });
+
+    it('answers store_unavailable past the busy timeout, with nothing changed, without freezing', async () => {
+      const { gate, grant, path } = await openGate(`timeout-${groupCommit}`, {
+        groupCommit,
+        busyTimeoutMs: 800,
+      });
+      const lock = await holdWriteLock(path);
+      try {
+        const started = performance.now();
+        const { stall, result } = await longestStall(() =>
+          gate
+            .commit({
+              scope: 's',
+              fence: grant.fence,
+              operationId: 'gives-up',
+              writes: [{ name: 'r', expectRevision: 0, value: 1 }],
+            })
+            .then(
+              () => 'committed',
+              (error: unknown) => (error as { code?: string }).code,
+            ),
+        );
+        expect(result).toBe('store_unavailable');
+        expect(performance.now() - started).toBeGreaterThanOrEqual(800);
+        expect(stall).toBeLessThan(400);
+      } finally {
+        await lock.release();
+      }
+      expect(await gate.getOperation('gives-up')).toBeNull();
+      expect((await gate.getRecord('s', 'r')).exists).toBe(false);
+      await gate.close();
+    });
+  },
+);
