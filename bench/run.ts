@@ -5,12 +5,14 @@ import { parseArgs } from 'node:util';
 import { formatCutoverBench, runCutoverBench } from './cutover.js';
 import { formatDispatchResult, runDispatchBench } from './dispatch.js';
 import { runSqliteCommitBench } from './sqlite-commit.js';
+import { formatWalPages, runWalPagesBench } from './sqlite-wal-pages.js';
 
 const USAGE = `usage: npm run bench -- commit [--seconds N] [--in-flight N]
        npm run bench -- commit --store postgres://… [--seconds N]
        npm run bench -- dispatch [--seconds N]
        npm run bench -- cutover [--store postgres://…]
-       npm run bench -- verify [--entries N] [--sqlite]`;
+       npm run bench -- verify [--entries N] [--sqlite]
+       npm run bench -- wal-pages`;
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
@@ -46,6 +48,9 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     case 'cutover':
       console.log(formatCutoverBench(await runCutoverBench({ store: values.store })));
+      return 0;
+    case 'wal-pages':
+      console.log(formatWalPages(await runWalPagesBench()));
       return 0;
     default:
       console.error(USAGE);

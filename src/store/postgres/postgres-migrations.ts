@@ -39,6 +39,13 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     sql: 'DROP INDEX IF EXISTS @schema@.audit_by_scope;',
   },
   { version: 10, name: 'cutovers skip deleted scopes', sql: CUTOVER_SKIP_SQL },
+  // Without it, one tenant's audit page (the audit endpoint, verify) walked the primary key past
+  // every other tenant's rows. Keys append at the right edge of each tenant's range.
+  {
+    version: 11,
+    name: 'audit by tenant',
+    sql: 'CREATE INDEX IF NOT EXISTS audit_by_tenant ON @schema@.audit (tenant, seq);',
+  },
 ];
 
 /** Schema names are interpolated into SQL, so only plain lowercase identifiers are accepted. */

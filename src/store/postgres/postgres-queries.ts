@@ -54,25 +54,39 @@ export async function readAuditPage(
   tenant: string | undefined,
   query: AuditQuery,
 ): Promise<AuditPage> {
-  const limit = Math.min(query.limit ?? DEFAULT_LIST_LIMIT, MAX_AUDIT_PAGE);
   const [horizonRow] = await read<{ horizon: string }>(
     `SELECT ${schema}.audit_horizon() AS horizon`,
     [],
     'audit_horizon',
   );
   const horizon = Number(horizonRow?.horizon ?? 0);
+  const { text, values, limit } = auditPageStatement(schema, tenant, query, horizon);
+  const rows = await read<AuditRow>(text, values);
+  const items = rows.slice(0, limit).map(toAuditEntry);
+  const last = items.at(-1);
+  return { items, nextAfterSeq: rows.length > limit && last ? last.seq : null };
+}
+
+/** The statement of one audit page below `horizon`; exported so a test can EXPLAIN it. */
+export function auditPageStatement(
+  schema: string,
+  tenant: string | undefined,
+  query: AuditQuery,
+  horizon: number,
+): { text: string; values: unknown[]; limit: number } {
+  const limit = Math.min(query.limit ?? DEFAULT_LIST_LIMIT, MAX_AUDIT_PAGE);
+  // With a tenant, audit_by_tenant (tenant, seq) serves the range in seq order: the read costs
+  // the tenant's own entries, however many other tenants have.
   const values: unknown[] = [query.afterSeq ?? 0, horizon];
   const where = ['seq > $1', 'seq <= $2'];
   if (tenant !== undefined) where.push(`tenant = $${values.push(tenant)}`);
   if (query.scope !== undefined) where.push(`scope = $${values.push(query.scope)}`);
   if (query.kind !== undefined) where.push(`kind = $${values.push(query.kind)}`);
   if (query.outcome !== undefined) where.push(`outcome = $${values.push(query.outcome)}`);
-  const rows = await read<AuditRow>(
-    `SELECT ${AUDIT_COLUMNS} FROM ${schema}.audit WHERE ${where.join(' AND ')}
+  return {
+    text: `SELECT ${AUDIT_COLUMNS} FROM ${schema}.audit WHERE ${where.join(' AND ')}
      ORDER BY seq LIMIT $${values.push(limit + 1)}`,
     values,
-  );
-  const items = rows.slice(0, limit).map(toAuditEntry);
-  const last = items.at(-1);
-  return { items, nextAfterSeq: rows.length > limit && last ? last.seq : null };
+    limit,
+  };
 }

@@ -181,4 +181,12 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
     // A skipped scope gets its (deleted) fence in cutover_scopes so it is no longer pending.
     sql: `ALTER TABLE cutover_scopes ADD COLUMN skipped INTEGER NOT NULL DEFAULT 0;`,
   },
+  {
+    version: 6,
+    name: 'audit by tenant',
+    // Without it, reading one tenant's entries (the audit endpoint, verify) walked every tenant's
+    // rows. Each entry's key is appended at the right edge of its tenant's range, so a group
+    // commit batch dirties one more page, not one per commit (BENCHMARKS.md has the cost).
+    sql: `CREATE INDEX IF NOT EXISTS audit_by_tenant ON audit (tenant, seq);`,
+  },
 ];

@@ -40,27 +40,40 @@ export function readIntentPage(
 
 const MAX_AUDIT_PAGE = 10_000;
 
-export function readAuditPage(
-  db: SqliteDatabase,
+/** The statement of one audit page; exported so a test can ask SQLite for its plan. */
+export function auditPageStatement(
   tenant: string | undefined,
   query: AuditQuery,
-): AuditPage {
+): { sql: string; params: Record<string, string | number | null>; limit: number } {
   const limit = Math.min(query.limit ?? DEFAULT_LIST_LIMIT, MAX_AUDIT_PAGE);
+  // With a tenant, audit_by_tenant (tenant, seq) serves the range in seq order: the read costs
+  // the tenant's own entries, however many other tenants have.
   const where = ['seq > @afterSeq'];
   if (tenant !== undefined) where.push('tenant = @tenant');
   if (query.scope !== undefined) where.push('scope = @scope');
   if (query.kind !== undefined) where.push('kind = @kind');
   if (query.outcome !== undefined) where.push('outcome = @outcome');
-  const rows = db
-    .prepare(`SELECT * FROM audit WHERE ${where.join(' AND ')} ORDER BY seq LIMIT @limit`)
-    .all({
+  return {
+    sql: `SELECT * FROM audit WHERE ${where.join(' AND ')} ORDER BY seq LIMIT @limit`,
+    params: {
       afterSeq: query.afterSeq ?? 0,
       tenant: tenant ?? null,
       scope: query.scope ?? null,
       kind: query.kind ?? null,
       outcome: query.outcome ?? null,
       limit: limit + 1,
-    }) as AuditRow[];
+    },
+    limit,
+  };
+}
+
+export function readAuditPage(
+  db: SqliteDatabase,
+  tenant: string | undefined,
+  query: AuditQuery,
+): AuditPage {
+  const { sql, params, limit } = auditPageStatement(tenant, query);
+  const rows = db.prepare(sql).all(params) as AuditRow[];
   const items = rows.slice(0, limit).map(toAuditEntry);
   const last = items.at(-1);
   return { items, nextAfterSeq: rows.length > limit && last ? last.seq : null };
