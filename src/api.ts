@@ -20,6 +20,7 @@ import type {
   Intent,
   JobEvent,
   ListIntentsQuery,
+  ListRecordsQuery,
   ListScopesQuery,
   Page,
   Policy,
@@ -49,6 +50,8 @@ export interface FencegateApi {
   listScopes(query?: ListScopesQuery): Promise<Page<ScopeState>>;
   getRecord(scope: string, name: string): Promise<RecordState>;
   listRecords(scope: string): Promise<RecordState[]>;
+  /** One page of the scope's records in name or revision order; never reads the whole scope. */
+  listRecordsPage(scope: string, query?: ListRecordsQuery): Promise<Page<RecordState>>;
 
   /** Returns the committed or rejected outcome; throws only for errors outside the check order. */
   commit(request: CommitRequest): Promise<CommitResult>;

@@ -21,6 +21,7 @@ import {
   validateTakeover,
 } from './core/validate.js';
 import { validateAuditQuery } from './core/validate-audit.js';
+import { validateListRecords } from './core/record-page.js';
 import { openStore } from './store/open.js';
 import type { Store } from './store/store.js';
 import { buildCutoverReport } from './cutover/report.js';
@@ -49,6 +50,7 @@ import type {
   Intent,
   JobEvent,
   ListIntentsQuery,
+  ListRecordsQuery,
   ListScopesQuery,
   Page,
   Policy,
@@ -158,6 +160,14 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
 
   async listRecords(scope: string): Promise<RecordState[]> {
     return await this.store.listRecords(this.tenant, requireName(scope, 'scope'));
+  }
+
+  async listRecordsPage(scope: string, query: ListRecordsQuery = {}): Promise<Page<RecordState>> {
+    return await this.store.listRecordsPage(
+      this.tenant,
+      requireName(scope, 'scope'),
+      validateListRecords(query, this.limits),
+    );
   }
 
   async commit(request: CommitRequest): Promise<CommitResult> {

@@ -435,3 +435,20 @@ export interface CutoverReport {
   /** Scopes the cutover found deleted and did not move. */
   skipped: string[];
 }
+
+/**
+ * One page of a scope's records (existing ones and tombstones). `order` 'name' (the default) walks
+ * the name index; 'revision' sorts by each record's revision, ties broken by name. `after` is a
+ * record name the page starts past, in the listing's direction (name order only): with
+ * `direction: 'desc'` it lists the names before it.
+ */
+export interface ListRecordsQuery {
+  prefix?: string;
+  order?: RecordOrder;
+  direction?: 'asc' | 'desc';
+  after?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+export type RecordOrder = 'name' | 'revision';

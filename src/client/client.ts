@@ -12,6 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FencegateApi, FencegateOpsApi, VerifyReport } from '../api.js';
+import { DEFAULT_LIST_LIMIT } from '../core/limits.js';
 import { requireName } from '../core/validate.js';
 import { FencegateError, isFencegateError } from '../errors.js';
 import type {
@@ -32,6 +33,7 @@ import type {
   Intent,
   JobEvent,
   ListIntentsQuery,
+  ListRecordsQuery,
   ListScopesQuery,
   Page,
   Policy,
@@ -212,6 +214,16 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
       `/v1/scopes/${segment(scope, 'scope')}/records`,
     );
     return answer.items;
+  }
+
+  async listRecordsPage(scope: string, query: ListRecordsQuery = {}): Promise<Page<RecordState>> {
+    // A page always names its limit, so the server never answers with the whole scope.
+    const paged = { ...query, limit: query.limit ?? DEFAULT_LIST_LIMIT };
+    return await this.#call<RecordListAnswer>(
+      'read',
+      'GET',
+      `/v1/scopes/${segment(scope, 'scope')}/records${queryString(paged)}`,
+    );
   }
 
   async getOperation(operationId: string): Promise<CommitResult | null> {

@@ -29,6 +29,7 @@ import type {
   Grant,
   Intent,
   ListIntentsQuery,
+  ListRecordsQuery,
   ListScopesQuery,
   Page,
   RecordState,
@@ -47,6 +48,7 @@ export type ReasonBody = Static<RequestSchemas['ReasonBody']>;
 export type CommitBody = Static<RequestSchemas['CommitBody']>;
 export type ListScopesParams = Static<RequestSchemas['ListScopesQuery']>;
 export type ListIntentsParams = Static<RequestSchemas['ListIntentsQuery']>;
+export type ListRecordsParams = Static<RequestSchemas['ListRecordsQuery']>;
 export type AuditParams = Static<RequestSchemas['AuditQuery']>;
 export type CreateTokenBody = Static<RequestSchemas['CreateTokenBody']>;
 export type ClaimBody = Static<RequestSchemas['ClaimBody']>;
@@ -93,6 +95,8 @@ export type WireMatchesLibrary = [
   Assert<Same<CommitBody, CommitRequest>>,
   Assert<Same<ListScopesParams, ListScopesQuery>>,
   Assert<Same<ListIntentsParams, ListIntentsQuery>>,
+  Assert<Same<ListRecordsParams, ListRecordsQuery>>,
+  Assert<Same<RecordListAnswer, Page<RecordState>>>,
   Assert<Same<AuditParams, AuditQuery>>,
   Assert<Same<GrantAnswer, Grant>>,
   Assert<Same<ScopeAnswer, ScopeState>>,

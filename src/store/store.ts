@@ -34,6 +34,7 @@ import type {
   JobEvent,
   JobRecord,
   ListIntentsQuery,
+  ListRecordsQuery,
   ListScopesQuery,
   Page,
   Policy,
@@ -86,6 +87,16 @@ export interface Store {
   getRecord(tenant: string, scope: string, name: string): Promise<RecordState>;
   /** Every record of the scope that exists or has a tombstone, ordered by name. */
   listRecords(tenant: string, scope: string): Promise<RecordState[]>;
+  /**
+   * One page of the scope's records (existing ones and tombstones) in name or revision order,
+   * either direction, optionally only names with a prefix. Reads at most `limit` + 1 rows however
+   * many records the scope holds.
+   */
+  listRecordsPage(
+    tenant: string,
+    scope: string,
+    query: ListRecordsQuery,
+  ): Promise<Page<RecordState>>;
 
   /**
    * The commit boundary: replay check, then checks 2 to 9 of SEMANTICS.md in order, then the

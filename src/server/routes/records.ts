@@ -1,4 +1,5 @@
 /** Record reads: what a writer reads before it commits. */
+import { validateListRecords } from '../../core/record-page.js';
 import { requireName } from '../../core/validate.js';
 import { ok, route, type RouteFile } from '../route.js';
 import { RecordListSchema, RecordSchema } from '../schemas/answers.js';
@@ -9,7 +10,7 @@ function explainRecordParams(value: unknown): void {
   requireName((value as { name?: unknown }).name, 'name');
 }
 
-export const recordRoutes: RouteFile = (s) => [
+export const recordRoutes: RouteFile = (s, limits) => [
   route({
     method: 'GET',
     url: '/v1/scopes/:scope/records/:name',
@@ -27,11 +28,21 @@ export const recordRoutes: RouteFile = (s) => [
     url: '/v1/scopes/:scope/records',
     auth: 'worker',
     tag: 'records',
-    summary: 'Every record of the scope that exists or has a tombstone, ordered by name',
+    summary:
+      'Records of the scope that exist or have a tombstone: all of them by name, or with any ' +
+      'query parameter one page (prefix, order name or revision, direction, after, limit, cursor)',
     params: s.ScopeParams,
-    explain: { params: explainScopeParams },
+    querystring: s.ListRecordsQuery,
+    explain: {
+      params: explainScopeParams,
+      querystring: (value) => validateListRecords(value, limits),
+    },
     responses: { 200: { description: 'the records', schema: RecordListSchema } },
-    handler: async ({ params }, ctx) =>
-      ok({ items: await ctx.tenantApi().listRecords(params.scope) }),
+    handler: async ({ params, query }, ctx) =>
+      ok(
+        Object.keys(query).length === 0
+          ? { items: await ctx.tenantApi().listRecords(params.scope), nextCursor: null }
+          : await ctx.tenantApi().listRecordsPage(params.scope, query),
+      ),
   }),
 ];

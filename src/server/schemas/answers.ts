@@ -139,7 +139,8 @@ export const ScopePageSchema = PageSchema(ScopeSchema);
 export const IntentPageSchema = PageSchema(IntentSchema);
 /** The intents a claim took, each with its new claimFence. */
 export const IntentListSchema = Type.Object({ items: Type.Array(IntentSchema) }, CLOSED);
-export const RecordListSchema = Type.Object({ items: Type.Array(RecordSchema) }, CLOSED);
+/** `nextCursor` is null when the listing was not paged (no query) or its last page was read. */
+export const RecordListSchema = PageSchema(RecordSchema);
 
 export const AuditRecordChangeSchema = Type.Object(
   {

@@ -89,15 +89,16 @@ export function requestSchemas(limits: Limits) {
     CLOSED,
   );
 
+  const NamePrefix = Type.Optional(
+    Type.String({
+      pattern: `^$|${NAME_PATTERN.source}`,
+      maxLength: 256,
+      description: `empty, or ${NAME_RULE}`,
+    }),
+  );
   const ListScopesQuery = Type.Object(
     {
-      prefix: Type.Optional(
-        Type.String({
-          pattern: `^$|${NAME_PATTERN.source}`,
-          maxLength: 256,
-          description: `empty, or ${NAME_RULE}`,
-        }),
-      ),
+      prefix: NamePrefix,
       limit: Type.Optional(listLimit),
       cursor: Type.Optional(Cursor()),
     },
@@ -107,6 +108,17 @@ export function requestSchemas(limits: Limits) {
     {
       scope: Type.Optional(Name),
       status: Type.Optional(IntentStatusSchema),
+      limit: Type.Optional(listLimit),
+      cursor: Type.Optional(Cursor()),
+    },
+    CLOSED,
+  );
+  const ListRecordsQuery = Type.Object(
+    {
+      prefix: NamePrefix,
+      order: Type.Optional(Type.Union([Type.Literal('name'), Type.Literal('revision')])),
+      direction: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])),
+      after: Type.Optional(Name),
       limit: Type.Optional(listLimit),
       cursor: Type.Optional(Cursor()),
     },
@@ -216,6 +228,7 @@ export function requestSchemas(limits: Limits) {
     ListScopesQuery,
     ListIntentsQuery,
     AuditQuery,
+    ListRecordsQuery,
     ClaimBody,
     CompleteBody,
     PolicyBody,

@@ -3,16 +3,29 @@
  * paging as the other adapters: intents by effectKey with an opaque cursor, audit by seq.
  */
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
-import type { AuditPage, AuditQuery, Intent, ListIntentsQuery, Page } from '../../types.js';
+import { recordPage, resolveRecordPage } from '../../core/record-page.js';
+import type {
+  AuditPage,
+  AuditQuery,
+  Intent,
+  ListIntentsQuery,
+  ListRecordsQuery,
+  Page,
+  RecordState,
+} from '../../types.js';
+import { recordPageClauses } from '../record-page-sql.js';
 import {
   AUDIT_COLUMNS,
   decodeCursor,
   encodeCursor,
   INTENT_COLUMNS,
+  RECORD_COLUMNS,
   toAuditEntry,
   toIntent,
+  toRecordState,
   type AuditRow,
   type IntentRow,
+  type RecordRow,
 } from './postgres-rows.js';
 
 export type RowReader = <R extends object>(
@@ -89,4 +102,26 @@ export function auditPageStatement(
     values,
     limit,
   };
+}
+
+export async function readRecordPage(
+  read: (text: string, values: unknown[]) => Promise<RecordRow[]>,
+  schema: string,
+  tenant: string,
+  scope: string,
+  query: ListRecordsQuery,
+): Promise<Page<RecordState>> {
+  const page = resolveRecordPage(query);
+  const values: unknown[] = [tenant, scope];
+  const clauses = recordPageClauses(page, (value) => `$${values.push(value)}`);
+  const rows = await read(
+    `SELECT ${RECORD_COLUMNS} FROM ${schema}.records
+     WHERE tenant = $1 AND scope = $2 AND ${clauses.where}
+     ORDER BY ${clauses.orderBy} LIMIT ${clauses.limit}`,
+    values,
+  );
+  return recordPage(
+    rows.map((row) => toRecordState(scope, row.name, row)),
+    page,
+  );
 }

@@ -31,6 +31,7 @@ import type {
   JobEvent,
   JobRecord,
   ListIntentsQuery,
+  ListRecordsQuery,
   ListScopesQuery,
   Page,
   Policy,
@@ -71,7 +72,7 @@ import {
 import { claimIntents, completeIntent, countIntents } from './postgres-dispatch.js';
 import { PostgresGroupCommitter } from './postgres-group-commit.js';
 import { migrate } from './postgres-migrations.js';
-import { readAuditPage, readIntentPage } from './postgres-queries.js';
+import { readAuditPage, readIntentPage, readRecordPage } from './postgres-queries.js';
 import {
   decodeCursor,
   encodeCursor,
@@ -333,6 +334,20 @@ export class PostgresStore implements Store {
       'list_records',
     );
     return rows.map((row) => toRecordState(scope, row.name, row));
+  }
+
+  listRecordsPage(
+    tenant: string,
+    scope: string,
+    query: ListRecordsQuery,
+  ): Promise<Page<RecordState>> {
+    return readRecordPage(
+      (text, values) => this.#rows<RecordRow>(text, values),
+      this.schema,
+      tenant,
+      scope,
+      query,
+    );
   }
 
   commit(tenant: string, request: NormalizedCommit): Promise<CommitResult> {

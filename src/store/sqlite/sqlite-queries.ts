@@ -1,6 +1,16 @@
 /** Filtered list reads (intents, audit) whose WHERE clause depends on the filters given. */
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
-import type { AuditPage, AuditQuery, Intent, ListIntentsQuery, Page } from '../../types.js';
+import { recordPage, resolveRecordPage } from '../../core/record-page.js';
+import type {
+  AuditPage,
+  AuditQuery,
+  Intent,
+  ListIntentsQuery,
+  ListRecordsQuery,
+  Page,
+  RecordState,
+} from '../../types.js';
+import { recordPageClauses } from '../record-page-sql.js';
 import type { SqliteDatabase } from './sqlite-database.js';
 import {
   decodeCursor,
@@ -8,8 +18,10 @@ import {
   INTENT_COLUMNS,
   toAuditEntry,
   toIntent,
+  toRecordState,
   type AuditRow,
   type IntentRow,
+  type RecordRow,
 } from './sqlite-rows.js';
 
 export function readIntentPage(
@@ -77,4 +89,29 @@ export function readAuditPage(
   const items = rows.slice(0, limit).map(toAuditEntry);
   const last = items.at(-1);
   return { items, nextAfterSeq: rows.length > limit && last ? last.seq : null };
+}
+
+export function readRecordPage(
+  db: SqliteDatabase,
+  tenant: string,
+  scope: string,
+  query: ListRecordsQuery,
+): Page<RecordState> {
+  const page = resolveRecordPage(query);
+  const values: unknown[] = [tenant, scope];
+  const clauses = recordPageClauses(page, (value) => {
+    values.push(value);
+    return '?';
+  });
+  const rows = db
+    .prepare(
+      `SELECT name, present, value, revision, incarnation, fingerprint, updated_at
+       FROM records WHERE tenant = ? AND scope = ? AND ${clauses.where}
+       ORDER BY ${clauses.orderBy} LIMIT ${clauses.limit}`,
+    )
+    .all(...values) as RecordRow[];
+  return recordPage(
+    rows.map((row) => toRecordState(scope, row.name, row)),
+    page,
+  );
 }

@@ -28,6 +28,7 @@ import type {
   JobEvent,
   JobRecord,
   ListIntentsQuery,
+  ListRecordsQuery,
   ListScopesQuery,
   Page,
   Policy,
@@ -72,7 +73,7 @@ import {
   registerPolicy,
 } from './sqlite-cutover.js';
 import { claimIntents, completeIntent, countIntents } from './sqlite-dispatch.js';
-import { readAuditPage, readIntentPage } from './sqlite-queries.js';
+import { readAuditPage, readIntentPage, readRecordPage } from './sqlite-queries.js';
 import {
   decodeCursor,
   encodeCursor,
@@ -249,6 +250,14 @@ export class SqliteStore implements Store {
         toRecordState(scope, row.name, row),
       ),
     );
+  }
+
+  listRecordsPage(
+    tenant: string,
+    scope: string,
+    query: ListRecordsQuery,
+  ): Promise<Page<RecordState>> {
+    return this.#read(() => readRecordPage(this.#db, tenant, scope, query));
   }
 
   async commit(tenant: string, request: NormalizedCommit): Promise<CommitResult> {

@@ -17,6 +17,7 @@ import { isolationCases } from './isolation.js';
 import { leaseCases } from './leases.js';
 import { operatorCases } from './operator.js';
 import { recordCases } from './records.js';
+import { recordPageCases } from './record-pages.js';
 import { rejectionCases } from './rejections.js';
 import { sharedStoreCases } from './shared-store.js';
 import { SubjectFixture, type StoreConformanceOptions } from './subject.js';
@@ -40,5 +41,6 @@ export function defineStoreConformanceSuite(options: StoreConformanceOptions): v
     isolationCases(fixture);
     validationCases(fixture);
     sharedStoreCases(fixture);
+    recordPageCases(fixture);
   });
 }

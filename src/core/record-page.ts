@@ -1,0 +1,127 @@
+/**
+ * Paging through a scope's records: query validation and the cursor, shared by every adapter so a
+ * cursor from one entry point reads the same on another. A cursor names the last record of a page
+ * (and its revision, in revision order), so a page never re-reads what an earlier one returned and
+ * never loads the scope's other records.
+ */
+import { fail } from '../errors.js';
+import { DEFAULT_LIMITS, DEFAULT_LIST_LIMIT, type Limits } from './limits.js';
+import { requireInteger, requireName, requireObject } from './validate.js';
+import type { ListRecordsQuery, Page, RecordOrder, RecordState } from '../types.js';
+
+const ORDERS: readonly RecordOrder[] = ['name', 'revision'];
+const DIRECTIONS = ['asc', 'desc'] as const;
+const MAX_CURSOR_LENGTH = 1024;
+
+/** Where a page starts: past this name (and, in revision order, this revision). */
+export interface RecordPosition {
+  name: string;
+  revision: number;
+}
+
+/** A validated query with every default filled in, ready for an adapter's SQL. */
+export interface RecordPageQuery {
+  prefix: string;
+  order: RecordOrder;
+  descending: boolean;
+  /** null: the page starts at the first record in the listing's direction. */
+  position: RecordPosition | null;
+  limit: number;
+}
+
+export function validateListRecords(
+  input: unknown,
+  limits: Limits = DEFAULT_LIMITS,
+): ListRecordsQuery {
+  const query = requireObject(input ?? {}, 'query', [
+    'prefix',
+    'order',
+    'direction',
+    'after',
+    'limit',
+    'cursor',
+  ]);
+  const result: ListRecordsQuery = {};
+  if (query.prefix !== undefined && query.prefix !== '') {
+    result.prefix = requireName(query.prefix, 'prefix');
+  }
+  if (query.order !== undefined) {
+    if (!ORDERS.includes(query.order as RecordOrder)) {
+      fail('invalid_request', `order must be one of ${ORDERS.join(', ')}`, { field: 'order' });
+    }
+    result.order = query.order as RecordOrder;
+  }
+  if (query.direction !== undefined) {
+    if (!DIRECTIONS.includes(query.direction as 'asc')) {
+      fail('invalid_request', 'direction must be asc or desc', { field: 'direction' });
+    }
+    result.direction = query.direction as 'asc' | 'desc';
+  }
+  if (query.after !== undefined) {
+    if (result.order === 'revision') {
+      fail('invalid_request', 'after applies to name order only; page revision order by cursor', {
+        field: 'after',
+      });
+    }
+    result.after = requireName(query.after, 'after');
+  }
+  if (query.limit !== undefined) {
+    result.limit = requireInteger(query.limit, 'limit', 1, limits.maxListLimit);
+  }
+  if (query.cursor !== undefined) {
+    if (typeof query.cursor !== 'string' || query.cursor.length > MAX_CURSOR_LENGTH) {
+      fail('invalid_request', 'cursor must be a nextCursor from an earlier page', {
+        field: 'cursor',
+      });
+    }
+    decodeRecordCursor(query.cursor, result.order ?? 'name');
+    result.cursor = query.cursor;
+  }
+  return result;
+}
+
+/** Fills in the defaults of a validated query; the cursor, when present, wins over `after`. */
+export function resolveRecordPage(query: ListRecordsQuery): RecordPageQuery {
+  const order = query.order ?? 'name';
+  let position: RecordPosition | null = null;
+  if (query.cursor !== undefined) position = decodeRecordCursor(query.cursor, order);
+  else if (query.after !== undefined) position = { name: query.after, revision: 0 };
+  return {
+    prefix: query.prefix ?? '',
+    order,
+    descending: query.direction === 'desc',
+    position,
+    limit: query.limit ?? DEFAULT_LIST_LIMIT,
+  };
+}
+
+/** Every name is below U+FFFF, so prefix + U+FFFF bounds the names that start with prefix. */
+export function prefixEnd(prefix: string): string {
+  return `${prefix}\uffff`;
+}
+
+/** Cuts the one extra row an adapter fetched to learn whether another page follows. */
+export function recordPage(records: RecordState[], query: RecordPageQuery): Page<RecordState> {
+  const items = records.slice(0, query.limit);
+  const last = items.at(-1);
+  const more = records.length > query.limit && last !== undefined;
+  return { items, nextCursor: more ? encodeRecordCursor(last, query.order) : null };
+}
+
+function encodeRecordCursor(record: RecordState, order: RecordOrder): string {
+  const key = order === 'name' ? `n:${record.name}` : `r:${record.revision}:${record.name}`;
+  return Buffer.from(key, 'utf8').toString('base64url');
+}
+
+function decodeRecordCursor(cursor: string, order: RecordOrder): RecordPosition {
+  const key = Buffer.from(cursor, 'base64url').toString('utf8');
+  const match = order === 'name' ? /^n:(.+)$/s.exec(key) : /^r:(\d{1,16}):(.+)$/s.exec(key);
+  if (match === null) {
+    fail('invalid_request', `cursor is not a nextCursor of a listing in ${order} order`, {
+      field: 'cursor',
+    });
+  }
+  return order === 'name'
+    ? { name: match[1] ?? '', revision: 0 }
+    : { name: match[2] ?? '', revision: Number(match[1]) };
+}

@@ -1,0 +1,163 @@
+/**
+ * Holding a fencegate lease for as long as a piece of work runs: acquiring it (waiting out another
+ * holder's lease when asked to), renewing it, and an AbortSignal that fires when authority is
+ * lost: a renewal refused (a takeover or cutover moved the fence), or the lease running out
+ * without one. The store still decides every commit; the signal only tells the work to stop
+ * early instead of learning it from a rejection.
+ */
+import type { FencegateApi } from '../api.js';
+import { FencegateError, isFencegateError } from '../errors.js';
+import type { Grant } from '../types.js';
+
+/** Codes of a renewal that mean the lease is gone for good. */
+const LOST = new Set(['stale_fence', 'not_holder', 'scope_deleted', 'scope_not_found']);
+
+export interface LeaseRequest {
+  scope: string;
+  holder: string;
+  ttlMs: number;
+  policyVersion?: string;
+}
+
+export class HeldLease {
+  readonly #gate: FencegateApi;
+  readonly #request: LeaseRequest;
+  readonly #controller = new AbortController();
+  #grant: Grant;
+  #expiryTimer: NodeJS.Timeout | undefined;
+
+  constructor(gate: FencegateApi, request: LeaseRequest, grant: Grant, grantedAt: number) {
+    this.#gate = gate;
+    this.#request = request;
+    this.#grant = grant;
+    this.#armExpiry(grantedAt);
+  }
+
+  get fence(): number {
+    return this.#grant.fence;
+  }
+
+  get grant(): Grant {
+    return this.#grant;
+  }
+
+  /** Aborts when authority is lost; its reason is the FencegateError that said so. */
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  get lost(): boolean {
+    return this.#controller.signal.aborted;
+  }
+
+  /**
+   * Extends the lease by ttlMs. A refusal that means the lease is gone aborts the signal and is
+   * thrown; a store that cannot be reached is thrown without aborting (the lease may still hold).
+   */
+  async renew(): Promise<void> {
+    if (this.lost) return;
+    const sentAt = Date.now();
+    try {
+      this.#grant = await this.#gate.renew({
+        scope: this.#request.scope,
+        holder: this.#request.holder,
+        fence: this.#grant.fence,
+        ttlMs: this.#request.ttlMs,
+      });
+      this.#armExpiry(sentAt);
+    } catch (error) {
+      if (isFencegateError(error) && LOST.has(error.code)) this.lose(error);
+      throw error;
+    }
+  }
+
+  /** Gives the lease up early (the fence stays; the next grant moves it). */
+  async release(): Promise<void> {
+    this.#stopTimer();
+    if (this.lost) return;
+    this.lose(new FencegateError('authority_revoked', 'the lease was released'));
+    await this.#gate.release({
+      scope: this.#request.scope,
+      holder: this.#request.holder,
+      fence: this.#grant.fence,
+    });
+  }
+
+  /** Marks authority as lost: the signal aborts and renewals stop. */
+  lose(reason: FencegateError): void {
+    this.#stopTimer();
+    if (!this.#controller.signal.aborted) this.#controller.abort(reason);
+  }
+
+  /**
+   * The store judges expiry by its own clock; this local timer only aborts the signal once the
+   * lease must have run out, measured from when the grant or renewal was sent (so never late).
+   */
+  #armExpiry(sentAt: number): void {
+    this.#stopTimer();
+    if (this.#grant.leaseExpiresAt === null) return;
+    const remaining = sentAt + this.#request.ttlMs - Date.now();
+    this.#expiryTimer = setTimeout(
+      () => {
+        this.lose(
+          new FencegateError('lease_expired', `the lease on ${this.#request.scope} ran out`, {
+            scope: this.#request.scope,
+          }),
+        );
+      },
+      Math.max(0, remaining),
+    );
+    this.#expiryTimer.unref();
+  }
+
+  #stopTimer(): void {
+    if (this.#expiryTimer !== undefined) clearTimeout(this.#expiryTimer);
+    this.#expiryTimer = undefined;
+  }
+}
+
+export interface AcquireOptions {
+  /** Wait out another holder's live lease (retrying at its expiry) instead of failing lease_held. */
+  wait?: boolean;
+  /** Stops the wait. */
+  signal?: AbortSignal;
+}
+
+/** The shortest pause between two acquire attempts while another holder's lease runs out. */
+const MIN_WAIT_MS = 25;
+
+export async function acquireLease(
+  gate: FencegateApi,
+  request: LeaseRequest,
+  options: AcquireOptions = {},
+): Promise<HeldLease> {
+  for (;;) {
+    options.signal?.throwIfAborted();
+    const sentAt = Date.now();
+    try {
+      const grant = await gate.acquire(request);
+      return new HeldLease(gate, request, grant, sentAt);
+    } catch (error) {
+      if (!options.wait || !isFencegateError(error) || error.code !== 'lease_held') throw error;
+      // leaseExpiresAt is store time; the local clock may differ, so this only paces the retries.
+      const expiresAt = Number(error.details.leaseExpiresAt ?? 0);
+      const pause = Math.min(Math.max(expiresAt - Date.now(), MIN_WAIT_MS), request.ttlMs);
+      await sleep(pause, options.signal);
+    }
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      signal?.removeEventListener('abort', aborted);
+      resolve();
+    }
+    function aborted(): void {
+      clearTimeout(timer);
+      reject(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
+    }
+    signal?.addEventListener('abort', aborted, { once: true });
+  });
+}

@@ -1,0 +1,96 @@
+/**
+ * A real LangGraph StateGraph on FencedCheckpointSaver: an operator takes the thread over while a
+ * run is inside a node. The old run's next write is refused `stale_fence` and its invoke rejects
+ * with that error; the new run, given the takeover's fence, continues from the last checkpoint the
+ * old run committed. Once for each durability mode.
+ */
+import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Fencegate } from '../../src/gate.js';
+import { FencedCheckpointSaver } from '../../src/integrations/langgraph/index.js';
+import { PausePoints } from '../../src/testing/index.js';
+
+const State = Annotation.Root({
+  steps: Annotation<string[]>({ reducer: (done, next) => done.concat(next), default: () => [] }),
+});
+
+/** plan → act → report; `act` waits at a pause point in the first run. */
+function buildGraph(saver: FencedCheckpointSaver, run: string, points?: PausePoints) {
+  return new StateGraph(State)
+    .addNode('plan', () => ({ steps: [`plan by ${run}`] }))
+    .addNode('act', async () => {
+      if (points !== undefined) await points.reach(`${run}:act`);
+      return { steps: [`act by ${run}`] };
+    })
+    .addNode('report', () => ({ steps: [`report by ${run}`] }))
+    .addEdge(START, 'plan')
+    .addEdge('plan', 'act')
+    .addEdge('act', 'report')
+    .addEdge('report', END)
+    .compile({ checkpointer: saver });
+}
+
+describe('LangGraph StateGraph taken over mid-run', () => {
+  let gate: Fencegate;
+
+  beforeEach(async () => {
+    gate = await Fencegate.open({ store: 'sqlite::memory:' });
+  });
+
+  afterEach(async () => {
+    expect((await gate.verify()).violations).toEqual([]);
+    await gate.close();
+  });
+
+  for (const durability of ['sync', 'async', 'exit'] as const) {
+    it(`rejects the superseded run and resumes under the new fence (durability ${durability})`, async () => {
+      const points = new PausePoints();
+      const thread = `thread-${durability}`;
+      const first = new FencedCheckpointSaver({ gate, holder: 'run-1' });
+      const scope = first.scopeFor(thread);
+      // With 'exit' nothing is written before the end of the run, so the run takes its fence up
+      // front; otherwise the saver acquires the thread on the run's first write.
+      const own =
+        durability === 'exit'
+          ? { fence: (await gate.acquire({ scope, holder: 'run-1', ttlMs: 60_000 })).fence }
+          : {};
+      const oldRun = buildGraph(first, 'run-1', points).invoke(
+        { steps: ['input'] },
+        { configurable: { thread_id: thread, ...own }, durability },
+      );
+      await points.waitUntilReached('run-1:act', oldRun);
+      const oldFence = (await gate.getScope(scope))?.fence;
+
+      const grant = await gate.takeover(scope, { holder: 'run-2', reason: 'stuck agent' });
+      expect(grant.fence).toBe((oldFence ?? 0) + 1);
+      points.release('run-1:act');
+      await expect(oldRun).rejects.toMatchObject({
+        code: 'stale_fence',
+        details: { currentFence: grant.fence },
+      });
+
+      const second = new FencedCheckpointSaver({ gate, holder: 'run-2' });
+      // With 'exit' the old run committed nothing, so the new run starts the thread over.
+      const restart = durability === 'exit';
+      const resumed = await buildGraph(second, 'run-2').invoke(
+        restart ? { steps: ['input'] } : null,
+        {
+          configurable: { thread_id: thread, fence: grant.fence },
+          durability,
+        },
+      );
+      const expected = restart
+        ? ['input', 'plan by run-2', 'act by run-2', 'report by run-2']
+        : ['input', 'plan by run-1', 'act by run-2', 'report by run-2'];
+      expect(resumed.steps).toEqual(expected);
+
+      const state = await buildGraph(second, 'reader').getState({
+        configurable: { thread_id: thread },
+      });
+      expect(state.values).toEqual({ steps: expected });
+      expect((state.values as { steps: string[] }).steps).not.toContain('act by run-1');
+      await first.close();
+      await second.close();
+    });
+  }
+});
