@@ -429,3 +429,22 @@ export interface CutoverReport {
   /** Commits accepted after the cutover under its generation or a newer one. */
   liveCommits: number;
 }
+
+/** One cutover in the operator's list, newest first: how far it got. */
+export interface CutoverSummary {
+  cutoverId: string;
+  toPolicy: string;
+  holder: string;
+  /** How many scopes the cutover covers. */
+  scopes: number;
+  /** How many of them it has moved so far. */
+  moved: number;
+  startedAt: number;
+  /** null while the cutover is running (or was interrupted and not resumed yet). */
+  finishedAt: number | null;
+}
+
+export interface ListCutoversQuery {
+  limit?: number;
+  cursor?: string;
+}

@@ -27,10 +27,12 @@ import type {
   CutoverReport,
   CutoverRequest,
   CutoverResult,
+  CutoverSummary,
   DeleteScopeResult,
   Grant,
   Intent,
   JobEvent,
+  ListCutoversQuery,
   ListIntentsQuery,
   ListScopesQuery,
   Page,
@@ -61,6 +63,7 @@ import type {
   CommitBody,
   CompleteBody,
   CutoverBody,
+  CutoverPageAnswer,
   CutoverReportAnswer,
   CutoverResultAnswer,
   DeleteScopeAnswer,
@@ -332,6 +335,10 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
       ),
       'not_found',
     );
+  }
+
+  async listCutovers(query: ListCutoversQuery = {}): Promise<Page<CutoverSummary>> {
+    return await this.#call<CutoverPageAnswer>('read', 'GET', `/v1/cutovers${queryString(query)}`);
   }
 
   /**

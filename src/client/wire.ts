@@ -14,6 +14,7 @@ import type {
   CutoverReport,
   CutoverRequest,
   CutoverResult,
+  CutoverSummary,
   JobEvent,
   Policy,
   RegisterPolicyRequest,
@@ -28,6 +29,7 @@ import type {
   DeleteScopeResult,
   Grant,
   Intent,
+  ListCutoversQuery,
   ListIntentsQuery,
   ListScopesQuery,
   Page,
@@ -47,6 +49,7 @@ export type ReasonBody = Static<RequestSchemas['ReasonBody']>;
 export type CommitBody = Static<RequestSchemas['CommitBody']>;
 export type ListScopesParams = Static<RequestSchemas['ListScopesQuery']>;
 export type ListIntentsParams = Static<RequestSchemas['ListIntentsQuery']>;
+export type ListCutoversParams = Static<RequestSchemas['ListCutoversQuery']>;
 export type AuditParams = Static<RequestSchemas['AuditQuery']>;
 export type CreateTokenBody = Static<RequestSchemas['CreateTokenBody']>;
 export type ClaimBody = Static<RequestSchemas['ClaimBody']>;
@@ -75,6 +78,7 @@ export type IntentListAnswer = Static<typeof answers.IntentListSchema>;
 export type PolicyAnswer = Static<typeof answers.PolicySchema>;
 export type PolicyListAnswer = Static<typeof answers.PolicyListSchema>;
 export type CutoverResultAnswer = Static<typeof answers.CutoverResultSchema>;
+export type CutoverPageAnswer = Static<typeof answers.CutoverPageSchema>;
 export type CutoverReportAnswer = Static<typeof answers.CutoverReportSchema>;
 export type JobEventsAcceptedAnswer = Static<typeof answers.JobEventsAcceptedSchema>;
 export type VerifyReportAnswer = Static<typeof answers.VerifyReportSchema>;
@@ -118,4 +122,6 @@ export type WireMatchesLibrary = [
   Assert<Same<CutoverResultAnswer, CutoverResult>>,
   Assert<Same<CutoverReportAnswer, CutoverReport>>,
   Assert<Same<VerifyReportAnswer, VerifyReport>>,
+  Assert<Same<ListCutoversParams, ListCutoversQuery>>,
+  Assert<Same<CutoverPageAnswer, Page<CutoverSummary>>>,
 ];

@@ -474,6 +474,7 @@ describe('operations endpoints', () => {
       'get /v1/policies',
       'post /v1/cutovers',
       'get /v1/cutovers/{cutoverId}/report',
+      'get /v1/cutovers',
       'post /v1/jobs/events',
       'get /v1/audit',
       'get /v1/verify',

@@ -20,6 +20,7 @@ import type {
   CutoverRecord,
   CutoverRequest,
   CutoverResult,
+  CutoverSummary,
   DeleteScopeResult,
   Grant,
   Intent,
@@ -27,6 +28,7 @@ import type {
   JobEvent,
   JobRecord,
   ListIntentsQuery,
+  ListCutoversQuery,
   ListScopesQuery,
   Page,
   Policy,
@@ -60,6 +62,7 @@ import {
   type LeaseContext,
 } from './sqlite-leases.js';
 import {
+  listCutovers,
   listJobs,
   listPolicies,
   moveCutoverChunk,
@@ -351,6 +354,10 @@ export class SqliteStore implements Store {
 
   getCutover(tenant: string, cutoverId: string): Promise<CutoverRecord | null> {
     return this.#read(() => readCutover(this.#db, tenant, cutoverId));
+  }
+
+  listCutovers(tenant: string, query: ListCutoversQuery): Promise<Page<CutoverSummary>> {
+    return this.#read(() => listCutovers(this.#db, tenant, query));
   }
 
   recordJobEvents(tenant: string, events: JobEvent[]): Promise<void> {
