@@ -489,7 +489,8 @@ describe('operations endpoints', () => {
       Object.keys(methods).map((method) => `${method} ${path}`),
     );
     expect(documented.sort()).toEqual([...expected].sort());
-    expect(doc).toContain('/v1/test/clock');
+    // Registered, under the dashboard's GET / in Fastify's route tree, but never documented.
+    expect(doc).toContain('v1/test/clock');
     expect(documented.some((entry) => entry.includes('/v1/test'))).toBe(false);
     const commit = openapi.paths['/v1/commit']?.post;
     expect(Object.keys(commit?.responses ?? {}).sort()).toEqual(
