@@ -15,10 +15,12 @@ import type {
   CutoverReport,
   CutoverRequest,
   CutoverResult,
+  CutoverSummary,
   DeleteScopeResult,
   Grant,
   Intent,
   JobEvent,
+  ListCutoversQuery,
   ListIntentsQuery,
   ListRecordsQuery,
   ListScopesQuery,
@@ -85,6 +87,8 @@ export interface FencegateOpsApi {
   cutover(request: CutoverRequest): Promise<CutoverResult>;
   /** Operator: the drain-and-reconcile report; null for an unknown cutoverId. */
   cutoverReport(cutoverId: string): Promise<CutoverReport | null>;
+  /** Operator: the tenant's cutovers, newest first, with how many scopes each has moved. */
+  listCutovers(query?: ListCutoversQuery): Promise<Page<CutoverSummary>>;
   /** Worker: job lifecycle events from queues and workers. */
   recordJobEvents(events: JobEvent[]): Promise<void>;
 }

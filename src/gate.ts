@@ -13,6 +13,7 @@ import {
   requireTenant,
   validateAcquire,
   validateCommit,
+  validateListCutovers,
   validateListIntents,
   validateListScopes,
   validateReason,
@@ -45,10 +46,12 @@ import type {
   CutoverReport,
   CutoverRequest,
   CutoverResult,
+  CutoverSummary,
   DeleteScopeResult,
   Grant,
   Intent,
   JobEvent,
+  ListCutoversQuery,
   ListIntentsQuery,
   ListRecordsQuery,
   ListScopesQuery,
@@ -223,6 +226,10 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
 
   async cutoverReport(cutoverId: string): Promise<CutoverReport | null> {
     return await buildCutoverReport(this.store, this.tenant, requireName(cutoverId, 'cutoverId'));
+  }
+
+  async listCutovers(query: ListCutoversQuery = {}): Promise<Page<CutoverSummary>> {
+    return await this.store.listCutovers(this.tenant, validateListCutovers(query, this.limits));
   }
 
   async recordJobEvents(events: JobEvent[]): Promise<void> {

@@ -452,3 +452,21 @@ export interface ListRecordsQuery {
 }
 
 export type RecordOrder = 'name' | 'revision';
+/** One cutover in the operator's list, newest first: how far it got. */
+export interface CutoverSummary {
+  cutoverId: string;
+  toPolicy: string;
+  holder: string;
+  /** How many scopes the cutover covers. */
+  scopes: number;
+  /** How many of them it has moved so far. */
+  moved: number;
+  startedAt: number;
+  /** null while the cutover is running (or was interrupted and not resumed yet). */
+  finishedAt: number | null;
+}
+
+export interface ListCutoversQuery {
+  limit?: number;
+  cursor?: string;
+}

@@ -28,10 +28,12 @@ import type {
   CutoverReport,
   CutoverRequest,
   CutoverResult,
+  CutoverSummary,
   DeleteScopeResult,
   Grant,
   Intent,
   JobEvent,
+  ListCutoversQuery,
   ListIntentsQuery,
   ListRecordsQuery,
   ListScopesQuery,
@@ -63,6 +65,7 @@ import type {
   CommitBody,
   CompleteBody,
   CutoverBody,
+  CutoverPageAnswer,
   CutoverReportAnswer,
   CutoverResultAnswer,
   DeleteScopeAnswer,
@@ -344,6 +347,10 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
       ),
       'not_found',
     );
+  }
+
+  async listCutovers(query: ListCutoversQuery = {}): Promise<Page<CutoverSummary>> {
+    return await this.#call<CutoverPageAnswer>('read', 'GET', `/v1/cutovers${queryString(query)}`);
   }
 
   /**

@@ -14,6 +14,7 @@ import type {
   CutoverReport,
   CutoverRequest,
   CutoverResult,
+  CutoverSummary,
   JobEvent,
   Policy,
   RegisterPolicyRequest,
@@ -28,6 +29,7 @@ import type {
   DeleteScopeResult,
   Grant,
   Intent,
+  ListCutoversQuery,
   ListIntentsQuery,
   ListRecordsQuery,
   ListScopesQuery,
@@ -49,6 +51,7 @@ export type CommitBody = Static<RequestSchemas['CommitBody']>;
 export type ListScopesParams = Static<RequestSchemas['ListScopesQuery']>;
 export type ListIntentsParams = Static<RequestSchemas['ListIntentsQuery']>;
 export type ListRecordsParams = Static<RequestSchemas['ListRecordsQuery']>;
+export type ListCutoversParams = Static<RequestSchemas['ListCutoversQuery']>;
 export type AuditParams = Static<RequestSchemas['AuditQuery']>;
 export type CreateTokenBody = Static<RequestSchemas['CreateTokenBody']>;
 export type ClaimBody = Static<RequestSchemas['ClaimBody']>;
@@ -77,6 +80,7 @@ export type IntentListAnswer = Static<typeof answers.IntentListSchema>;
 export type PolicyAnswer = Static<typeof answers.PolicySchema>;
 export type PolicyListAnswer = Static<typeof answers.PolicyListSchema>;
 export type CutoverResultAnswer = Static<typeof answers.CutoverResultSchema>;
+export type CutoverPageAnswer = Static<typeof answers.CutoverPageSchema>;
 export type CutoverReportAnswer = Static<typeof answers.CutoverReportSchema>;
 export type JobEventsAcceptedAnswer = Static<typeof answers.JobEventsAcceptedSchema>;
 export type VerifyReportAnswer = Static<typeof answers.VerifyReportSchema>;
@@ -122,4 +126,6 @@ export type WireMatchesLibrary = [
   Assert<Same<CutoverResultAnswer, CutoverResult>>,
   Assert<Same<CutoverReportAnswer, CutoverReport>>,
   Assert<Same<VerifyReportAnswer, VerifyReport>>,
+  Assert<Same<ListCutoversParams, ListCutoversQuery>>,
+  Assert<Same<CutoverPageAnswer, Page<CutoverSummary>>>,
 ];

@@ -7,6 +7,7 @@ import { fail } from '../errors.js';
 import type {
   AcquireRequest,
   CommitRequest,
+  ListCutoversQuery,
   ListIntentsQuery,
   ListScopesQuery,
   ReleaseRequest,
@@ -14,6 +15,7 @@ import type {
   TakeoverRequest,
 } from '../types.js';
 import { INTENT_STATUSES } from '../types.js';
+import { decodeCutoverCursor } from './cutover-cursor.js';
 import { rememberPayloadJson, rememberValueJson } from './prepared-value.js';
 import { requestFingerprint } from './commit-check.js';
 import { childPath, failBigint, isUnsafeInteger, unsafeIntegerError } from './safe-integers.js';
@@ -364,4 +366,20 @@ export interface NormalizedCommit extends CommitRequest {
   reads: { scope: string; name: string; revision: number }[];
   writes: NonNullable<CommitRequest['writes']>;
   intents: NonNullable<CommitRequest['intents']>;
+}
+
+export function validateListCutovers(
+  input: unknown,
+  limits: Limits = DEFAULT_LIMITS,
+): ListCutoversQuery {
+  const query = requireObject(input ?? {}, 'query', ['limit', 'cursor']);
+  const result: ListCutoversQuery = {};
+  const limit = optionalLimit(query.limit, limits);
+  if (limit !== undefined) result.limit = limit;
+  const cursor = optionalCursor(query.cursor);
+  if (cursor !== undefined) {
+    decodeCutoverCursor(cursor);
+    result.cursor = cursor;
+  }
+  return result;
 }

@@ -28,6 +28,7 @@ import type { AnyRoute, RouteContext, RouteFile } from './route.js';
 import { ROUTE_FILES } from './routes/index.js';
 import { testClockRoutes } from './routes/test-clock.js';
 import { requestSchemas } from './schemas/requests.js';
+import { dashboardRoutes } from './ui/routes.js';
 import { createValidatorCompiler } from './validation.js';
 import { packageVersion } from './version.js';
 
@@ -195,6 +196,8 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
       },
     });
   }
+
+  await app.register(dashboardRoutes({ store, gate, adminToken: options.adminToken }));
 
   function routeContext(request: FastifyRequest, principal: Principal | null): RouteContext {
     return {

@@ -27,12 +27,14 @@ import type {
   CutoverRecord,
   CutoverRequest,
   CutoverResult,
+  CutoverSummary,
   DeleteScopeResult,
   Grant,
   Intent,
   IntentStatus,
   JobEvent,
   JobRecord,
+  ListCutoversQuery,
   ListIntentsQuery,
   ListRecordsQuery,
   ListScopesQuery,
@@ -141,6 +143,11 @@ export interface Store {
    */
   cutover(tenant: string, request: CutoverRequest & { cutoverId: string }): Promise<CutoverResult>;
   getCutover(tenant: string, cutoverId: string): Promise<CutoverRecord | null>;
+  /**
+   * The tenant's cutovers, newest first (by startedAt, then cutoverId), with how many scopes each
+   * covers and has moved. The cursor is the one of core/cutover-cursor.ts.
+   */
+  listCutovers(tenant: string, query: ListCutoversQuery): Promise<Page<CutoverSummary>>;
   /** Records job lifecycle events; a job keeps its latest state. */
   recordJobEvents(tenant: string, events: JobEvent[]): Promise<void>;
   /** The latest state of every job of the given scopes (all jobs when absent). */

@@ -211,6 +211,14 @@ describe.each(STORE_BACKENDS)('an interrupted cutover on %s', (backend) => {
       status: 'running',
       scopes: SCOPES,
     });
+    expect((await gate.listCutovers()).items).toEqual([
+      expect.objectContaining({
+        cutoverId: CUTOVER_ID,
+        scopes: SCOPES,
+        moved: movedAtKill,
+        finishedAt: null,
+      }),
+    ]);
 
     const resumed = await gate.cutover(REQUEST);
 

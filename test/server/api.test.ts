@@ -474,6 +474,7 @@ describe('operations endpoints', () => {
       'get /v1/policies',
       'post /v1/cutovers',
       'get /v1/cutovers/{cutoverId}/report',
+      'get /v1/cutovers',
       'post /v1/jobs/events',
       'get /v1/audit',
       'get /v1/verify',
@@ -489,7 +490,8 @@ describe('operations endpoints', () => {
       Object.keys(methods).map((method) => `${method} ${path}`),
     );
     expect(documented.sort()).toEqual([...expected].sort());
-    expect(doc).toContain('/v1/test/clock');
+    // Registered, under the dashboard's GET / in Fastify's route tree, but never documented.
+    expect(doc).toContain('v1/test/clock');
     expect(documented.some((entry) => entry.includes('/v1/test'))).toBe(false);
     const commit = openapi.paths['/v1/commit']?.post;
     expect(Object.keys(commit?.responses ?? {}).sort()).toEqual(

@@ -62,6 +62,7 @@ describe('authentication and roles', () => {
         'DELETE /v1/scopes/x1',
         'GET /v1/audit',
         'GET /v1/cutovers/x1/report',
+        'GET /v1/cutovers',
         'GET /v1/policies',
         'GET /v1/verify',
         'POST /v1/cutovers',

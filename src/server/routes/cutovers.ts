@@ -1,9 +1,10 @@
 /** Policy cutovers and their drain-and-reconcile reports. Operator endpoints. */
 import { requireName } from '../../core/validate.js';
+import { validateListCutovers } from '../../core/validate.js';
 import { validateCutover } from '../../core/validate-ops.js';
 import { FencegateError } from '../../errors.js';
 import { ok, route, type RouteFile } from '../route.js';
-import { CutoverReportSchema, CutoverResultSchema } from '../schemas/answers.js';
+import { CutoverPageSchema, CutoverReportSchema, CutoverResultSchema } from '../schemas/answers.js';
 
 export const cutoverRoutes: RouteFile = (s, limits) => [
   route({
@@ -24,6 +25,17 @@ export const cutoverRoutes: RouteFile = (s, limits) => [
     // invalid_request also answers a policy that is not registered.
     errors: ['operation_id_conflict'],
     handler: async ({ body }, ctx) => ok(await ctx.tenantApi().cutover(body)),
+  }),
+  route({
+    method: 'GET',
+    url: '/v1/cutovers',
+    auth: 'operator',
+    tag: 'cutovers',
+    summary: 'Cutovers of the tenant, newest first, with how many scopes each has moved',
+    querystring: s.ListCutoversQuery,
+    explain: { querystring: (value) => validateListCutovers(value, limits) },
+    responses: { 200: { description: 'a page of cutovers', schema: CutoverPageSchema } },
+    handler: async ({ query }, ctx) => ok(await ctx.tenantApi().listCutovers(query)),
   }),
   route({
     method: 'GET',

@@ -247,6 +247,21 @@ export const CutoverResultSchema = Type.Object(
   CLOSED,
 );
 
+export const CutoverSummarySchema = Type.Object(
+  {
+    cutoverId: Name,
+    toPolicy: Name,
+    holder: Name,
+    scopes: Type.Integer({ minimum: 0, description: 'how many scopes the cutover covers' }),
+    moved: Type.Integer({ minimum: 0, description: 'how many of them it has moved' }),
+    startedAt: Millis,
+    finishedAt: Nullable(Millis),
+  },
+  CLOSED,
+);
+
+export const CutoverPageSchema = PageSchema(CutoverSummarySchema);
+
 export const JobStateSchema = Type.Union(JOB_STATES.map((state) => Type.Literal(state)));
 
 export const CutoverReportSchema = Type.Object(
@@ -326,5 +341,6 @@ export const NAMED_ANSWER_SCHEMAS: Record<string, TSchema> = {
   Policy: PolicySchema,
   CutoverResult: CutoverResultSchema,
   CutoverReport: CutoverReportSchema,
+  CutoverSummary: CutoverSummarySchema,
   Violation: ViolationSchema,
 };

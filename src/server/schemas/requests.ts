@@ -124,6 +124,10 @@ export function requestSchemas(limits: Limits) {
     },
     CLOSED,
   );
+  const ListCutoversQuery = Type.Object(
+    { limit: Type.Optional(listLimit), cursor: Type.Optional(Cursor()) },
+    CLOSED,
+  );
   const AuditQuery = Type.Object(
     {
       scope: Type.Optional(Name),
@@ -227,6 +231,7 @@ export function requestSchemas(limits: Limits) {
     CommitBody,
     ListScopesQuery,
     ListIntentsQuery,
+    ListCutoversQuery,
     AuditQuery,
     ListRecordsQuery,
     ClaimBody,

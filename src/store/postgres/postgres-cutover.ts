@@ -8,14 +8,20 @@ import type {
   CutoverRecord,
   CutoverRequest,
   CutoverResult,
+  CutoverSummary,
   JobEvent,
   JobRecord,
   JobState,
+  ListCutoversQuery,
+  Page,
   Policy,
   RegisterPolicyRequest,
 } from '../../types.js';
 // What makes two cutover requests the same is one rule for every adapter.
 import { CUTOVER_CHUNK, cutoverFingerprint } from '../../cutover/plan.js';
+import { decodeCutoverCursor } from '../../core/cutover-cursor.js';
+import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
+import { cutoverPage, cutoverSummaryColumns, type CutoverSummaryRow } from '../cutover-list.js';
 import { throwIfRefused, type Refusal } from './postgres-answers.js';
 import { MUTATION, type PostgresCalls } from './postgres-calls.js';
 
@@ -168,6 +174,23 @@ export async function readCutover(
     planned: row.planned,
     skipped: row.skipped,
   };
+}
+
+export async function listCutovers(
+  db: PostgresCalls,
+  tenant: string,
+  query: ListCutoversQuery,
+): Promise<Page<CutoverSummary>> {
+  const limit = query.limit ?? DEFAULT_LIST_LIMIT;
+  const after = decodeCutoverCursor(query.cursor);
+  const rows = await db.rows<CutoverSummaryRow>(
+    `SELECT ${cutoverSummaryColumns(`${db.schema}.cutover_scopes`)} FROM ${db.schema}.cutovers c
+     WHERE c.tenant = $1 AND ($2::bigint IS NULL OR (c.started_at, c.cutover_id) < ($2, $3))
+     ORDER BY c.started_at DESC, c.cutover_id DESC LIMIT $4`,
+    [tenant, after?.startedAt ?? null, after?.cutoverId ?? '', limit + 1],
+    after === null ? 'list_cutovers' : 'list_cutovers_after',
+  );
+  return cutoverPage(rows, limit);
 }
 
 export async function recordJobEvents(

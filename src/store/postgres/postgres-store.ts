@@ -24,6 +24,7 @@ import type {
   CutoverRecord,
   CutoverRequest,
   CutoverResult,
+  CutoverSummary,
   DeleteScopeResult,
   Grant,
   Intent,
@@ -32,6 +33,7 @@ import type {
   JobRecord,
   ListIntentsQuery,
   ListRecordsQuery,
+  ListCutoversQuery,
   ListScopesQuery,
   Page,
   Policy,
@@ -62,6 +64,7 @@ import {
 import { throwIfRefused, toGrant, type Refusal } from './postgres-answers.js';
 import { MUTATION, READ, type PostgresCalls } from './postgres-calls.js';
 import {
+  listCutovers,
   listJobs,
   listPolicies,
   readCutover,
@@ -452,6 +455,10 @@ export class PostgresStore implements Store {
 
   getCutover(tenant: string, cutoverId: string): Promise<CutoverRecord | null> {
     return readCutover(this.#calls, tenant, cutoverId);
+  }
+
+  listCutovers(tenant: string, query: ListCutoversQuery): Promise<Page<CutoverSummary>> {
+    return listCutovers(this.#calls, tenant, query);
   }
 
   recordJobEvents(tenant: string, events: JobEvent[]): Promise<void> {

@@ -4,17 +4,23 @@
  * mark in the same transaction, so a cutover resumed after a crash never bumps a scope twice.
  */
 import type Database from 'better-sqlite3';
+import { decodeCutoverCursor } from '../../core/cutover-cursor.js';
+import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
 import { CUTOVER_CHUNK, cutoverFingerprint } from '../../cutover/plan.js';
 import { FencegateError } from '../../errors.js';
 import type {
   CutoverRecord,
   CutoverRequest,
+  CutoverSummary,
   JobEvent,
   JobRecord,
   JobState,
+  ListCutoversQuery,
+  Page,
   Policy,
   RegisterPolicyRequest,
 } from '../../types.js';
+import { cutoverPage, cutoverSummaryColumns, type CutoverSummaryRow } from '../cutover-list.js';
 import type { SqliteDatabase } from './sqlite-database.js';
 import type { LeaseContext } from './sqlite-leases.js';
 
@@ -292,6 +298,29 @@ export function readCutover(
     planned: scopes.length,
     skipped: scopes.flatMap((s) => (s.skipped === 1 ? [s.scope] : [])),
   };
+}
+
+export function listCutovers(
+  db: SqliteDatabase,
+  tenant: string,
+  query: ListCutoversQuery,
+): Page<CutoverSummary> {
+  const limit = query.limit ?? DEFAULT_LIST_LIMIT;
+  const after = decodeCutoverCursor(query.cursor);
+  const rows = db
+    .prepare(
+      `SELECT ${cutoverSummaryColumns('cutover_scopes')} FROM cutovers c
+       WHERE c.tenant = @tenant AND (@startedAt IS NULL OR c.started_at < @startedAt
+         OR (c.started_at = @startedAt AND c.cutover_id < @cutoverId))
+       ORDER BY c.started_at DESC, c.cutover_id DESC LIMIT @limit`,
+    )
+    .all({
+      tenant,
+      startedAt: after?.startedAt ?? null,
+      cutoverId: after?.cutoverId ?? null,
+      limit: limit + 1,
+    }) as CutoverSummaryRow[];
+  return cutoverPage(rows, limit);
 }
 
 export function recordJobEvents(db: SqliteDatabase, ctx: LeaseContext, events: JobEvent[]): void {

@@ -21,6 +21,7 @@ import type {
   CutoverRecord,
   CutoverRequest,
   CutoverResult,
+  CutoverSummary,
   DeleteScopeResult,
   Grant,
   Intent,
@@ -29,6 +30,7 @@ import type {
   JobRecord,
   ListIntentsQuery,
   ListRecordsQuery,
+  ListCutoversQuery,
   ListScopesQuery,
   Page,
   Policy,
@@ -64,6 +66,7 @@ import {
   type LeaseContext,
 } from './sqlite-leases.js';
 import {
+  listCutovers,
   listJobs,
   listPolicies,
   moveCutoverChunk,
@@ -382,6 +385,10 @@ export class SqliteStore implements Store {
 
   getCutover(tenant: string, cutoverId: string): Promise<CutoverRecord | null> {
     return this.#read(() => readCutover(this.#db, tenant, cutoverId));
+  }
+
+  listCutovers(tenant: string, query: ListCutoversQuery): Promise<Page<CutoverSummary>> {
+    return this.#read(() => listCutovers(this.#db, tenant, query));
   }
 
   recordJobEvents(tenant: string, events: JobEvent[]): Promise<void> {

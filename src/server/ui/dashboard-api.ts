@@ -1,0 +1,12 @@
+/**
+ * What the dashboard reads, and nothing else: a slice of the public API (FencegateApi and
+ * FencegateOpsApi), which the library bound to the signed-in tenant and FencegateClient (what the
+ * CLI and every HTTP caller use) both implement. The dashboard is read-only by construction.
+ */
+import type { FencegateApi, FencegateOpsApi } from '../../api.js';
+
+export type DashboardApi = Pick<
+  FencegateApi,
+  'listScopes' | 'getScope' | 'listRecords' | 'listIntents' | 'audit' | 'verify'
+> &
+  Pick<FencegateOpsApi, 'listCutovers' | 'cutoverReport'>;

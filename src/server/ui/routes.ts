@@ -1,0 +1,258 @@
+/**
+ * The operator dashboard under /ui: sign-in and sign-out, the page of panels, one fragment URL per
+ * panel (what the page polls), a page per scope, and its two assets. Every answer carries a strict
+ * Content-Security-Policy. Registered as an encapsulated plugin: its form parser and headers do not
+ * reach the JSON API, and its routes are not part of the API's OpenAPI document.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isFencegateError } from '../../errors.js';
+import type { Fencegate } from '../../gate.js';
+import type { Store } from '../../store/store.js';
+import { ActivityCounters } from './activity.js';
+import { DASHBOARD_CSS, DASHBOARD_JS } from './assets.js';
+import { clearedSessionCookie, readSessionCookie, sessionCookie } from './cookies.js';
+import type { DashboardApi } from './dashboard-api.js';
+import { toHtmlString, withQuery, type Html } from './html.js';
+import { activityPanel } from './panels/activity.js';
+import { cutoversPanel } from './panels/cutovers.js';
+import { intentsPanel } from './panels/intents.js';
+import { scopeDetail } from './panels/scope-page.js';
+import { scopesPanel, type ScopesQuery } from './panels/scopes.js';
+import { verifyPanel } from './panels/verify.js';
+import {
+  dashboardPage,
+  errorFragment,
+  errorPage,
+  scopePage,
+  signInPage,
+  type PanelSpec,
+} from './pages.js';
+import { DashboardSessions, SESSION_TTL_MS, type Session } from './sessions.js';
+import { operatorSession } from './sign-in.js';
+
+export interface DashboardOptions {
+  store: Store;
+  /** The server's library facade; each request gets its signed-in tenant's handle. */
+  gate: Fencegate;
+  adminToken?: string | undefined;
+  /** How often the page refreshes its panels, in ms (verify: five times less often). */
+  pollMs?: number;
+}
+
+const DEFAULT_POLL_MS = 2000;
+const MAX_SIGN_IN_BODY = 4096;
+
+export const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self'",
+  "connect-src 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+].join('; ');
+
+type Panel = (api: DashboardApi, query: ScopesQuery, now: number, tenant: string) => Promise<Html>;
+
+export function dashboardRoutes(options: DashboardOptions) {
+  const { store, gate } = options;
+  const sessions = new DashboardSessions(store);
+  const activity = new ActivityCounters();
+  const pollMs = options.pollMs ?? DEFAULT_POLL_MS;
+
+  const panels: Record<string, { title: string; every: number; render: Panel }> = {
+    scopes: {
+      title: 'Scopes',
+      every: pollMs,
+      render: (api, query, now) => scopesPanel(api, query, now),
+    },
+    activity: {
+      title: 'Commits and rejections per minute',
+      every: pollMs,
+      render: async (api, _query, now, tenant) =>
+        activityPanel(await activity.forTenant(tenant).refresh(api, now)),
+    },
+    intents: { title: 'Intents', every: pollMs, render: (api) => intentsPanel(api) },
+    cutovers: { title: 'Cutovers', every: pollMs, render: (api) => cutoversPanel(api) },
+    verify: { title: 'Verify', every: pollMs * 5, render: (api) => verifyPanel(api) },
+  };
+
+  async function sessionOf(request: FastifyRequest): Promise<Session | null> {
+    return sessions.find(readSessionCookie(request.headers.cookie));
+  }
+
+  function send(reply: FastifyReply, status: number, page: Html): FastifyReply {
+    return reply.code(status).type('text/html; charset=utf-8').send(toHtmlString(page));
+  }
+
+  /** A refusal of the API, shown as text in a panel, with its catalog status. */
+  function refusal(reply: FastifyReply, error: unknown): FastifyReply {
+    if (!isFencegateError(error)) throw error;
+    return send(reply, error.httpStatus, errorFragment(error.code, error.message));
+  }
+
+  return function dashboard(
+    app: FastifyInstance,
+    _options: unknown,
+    done: (error?: Error) => void,
+  ): void {
+    app.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'string', bodyLimit: MAX_SIGN_IN_BODY },
+      (_request, body, done) => {
+        done(null, Object.fromEntries(new URLSearchParams(body as string)));
+      },
+    );
+
+    app.addHook('onSend', (request, reply, payload, done) => {
+      void reply.header('content-security-policy', CONTENT_SECURITY_POLICY);
+      void reply.header('x-content-type-options', 'nosniff');
+      void reply.header('referrer-policy', 'no-referrer');
+      void reply.header('x-frame-options', 'DENY');
+      if (!request.url.startsWith('/ui/assets/')) void reply.header('cache-control', 'no-store');
+      done(null, payload);
+    });
+
+    // A page, not a JSON error body: a store that cannot be reached shows no data (fail closed).
+    app.setErrorHandler((error, request, reply) => {
+      if (isFencegateError(error)) {
+        return send(reply, error.httpStatus, errorPage(error.code, error.message));
+      }
+      request.log.error({ err: error }, 'unexpected error');
+      return send(reply, 500, errorPage('internal_error', `logged under request id ${request.id}`));
+    });
+
+    app.get('/', (_request, reply) => reply.redirect('/ui', 302));
+
+    app.get('/ui', async (request, reply) => {
+      const session = await sessionOf(request);
+      if (session === null) return send(reply, 200, signInPage(null));
+      const query = scopesQuery(request.query);
+      const api = gate.forTenant(session.tenant);
+      const now = await store.now();
+      const specs: PanelSpec[] = [];
+      for (const [name, panel] of Object.entries(panels)) {
+        let body: Html;
+        try {
+          body = await panel.render(api, query, now, session.tenant);
+        } catch (error) {
+          if (!isFencegateError(error)) throw error;
+          body = errorFragment(error.code, error.message);
+        }
+        specs.push({
+          name,
+          title: panel.title,
+          every: panel.every,
+          src: withQuery(`/ui/panels/${name}`, name === 'scopes' ? { ...query } : {}),
+          body,
+        });
+      }
+      return send(reply, 200, dashboardPage(session.tenant, query, specs));
+    });
+
+    app.get<{ Params: { panel: string } }>('/ui/panels/:panel', async (request, reply) => {
+      const panel = panels[request.params.panel];
+      if (panel === undefined || !Object.hasOwn(panels, request.params.panel)) {
+        return send(reply, 404, errorFragment('not_found', 'no such panel'));
+      }
+      const session = await sessionOf(request);
+      if (session === null) return send(reply, 401, errorFragment('unauthorized', 'signed out'));
+      try {
+        const api = gate.forTenant(session.tenant);
+        const body = await panel.render(
+          api,
+          scopesQuery(request.query),
+          await store.now(),
+          session.tenant,
+        );
+        return send(reply, 200, body);
+      } catch (error) {
+        return refusal(reply, error);
+      }
+    });
+
+    app.get<{ Params: { scope: string } }>('/ui/scopes/:scope', async (request, reply) => {
+      const session = await sessionOf(request);
+      if (session === null) return reply.redirect('/ui', 303);
+      const name = request.params.scope;
+      let body: Html;
+      try {
+        body = await scopeDetail(gate.forTenant(session.tenant), name, await store.now());
+      } catch (error) {
+        if (!isFencegateError(error)) throw error;
+        body = errorFragment(error.code, error.message);
+      }
+      return send(reply, 200, scopePage(session.tenant, name, body));
+    });
+
+    app.post('/ui/sign-in', async (request, reply) => {
+      if (!sameOrigin(request))
+        return send(reply, 403, signInPage("sign in from this server's own page"));
+      const form = (request.body ?? {}) as Record<string, unknown>;
+      try {
+        const session = await operatorSession(form.token, store, options.adminToken);
+        const id = sessions.open(session);
+        void reply.header(
+          'set-cookie',
+          sessionCookie(id, SESSION_TTL_MS / 1000, request.protocol === 'https'),
+        );
+        return reply.redirect('/ui', 303);
+      } catch (error) {
+        if (!isFencegateError(error)) throw error;
+        return send(reply, error.httpStatus, signInPage(error.message));
+      }
+    });
+
+    app.post('/ui/sign-out', (request, reply) => {
+      if (!sameOrigin(request)) return send(reply, 403, signInPage(null));
+      sessions.close(readSessionCookie(request.headers.cookie));
+      void reply.header('set-cookie', clearedSessionCookie(request.protocol === 'https'));
+      return reply.redirect('/ui', 303);
+    });
+
+    app.get('/ui/assets/dashboard.js', (_request, reply) =>
+      reply
+        .type('text/javascript; charset=utf-8')
+        .header('cache-control', 'max-age=300')
+        .send(DASHBOARD_JS),
+    );
+    app.get('/ui/assets/dashboard.css', (_request, reply) =>
+      reply
+        .type('text/css; charset=utf-8')
+        .header('cache-control', 'max-age=300')
+        .send(DASHBOARD_CSS),
+    );
+    done();
+  };
+}
+
+/** The first value of a query parameter, when it is a string. */
+function param(query: unknown, name: string): string | undefined {
+  const value = (query as Record<string, unknown> | null)?.[name];
+  const first = Array.isArray(value) ? (value[0] as unknown) : value;
+  return typeof first === 'string' && first !== '' ? first : undefined;
+}
+
+function scopesQuery(query: unknown): ScopesQuery {
+  const prefix = param(query, 'prefix');
+  const cursor = param(query, 'cursor');
+  return {
+    ...(prefix === undefined ? {} : { prefix }),
+    ...(cursor === undefined ? {} : { cursor }),
+  };
+}
+
+/**
+ * A form post from another site's page is refused even before SameSite does its part: a browser
+ * sends Origin on every POST, and it must be this server.
+ */
+function sameOrigin(request: FastifyRequest): boolean {
+  const origin = request.headers.origin;
+  if (origin === undefined) return true;
+  try {
+    return new URL(origin).host === request.headers.host;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,236 @@
+/**
+ * The dashboard over HTTP, without a browser: sign-in with an operator token only, the session
+ * cookie's attributes, the tenant it is bound to, sign-out, a deleted token ending its sessions,
+ * a strict Content-Security-Policy, hostile names and values shown as text and linked only as
+ * encoded path segments, failing closed when the store is unreachable, and the token never in a
+ * page, a URL or a log line. The JSON API keeps refusing form bodies.
+ */
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { REDACTED_PATHS } from '../../src/server/logger.js';
+import { pathSegment } from '../../src/server/ui/html.js';
+import { faultyStore, type FaultyStore } from '../../src/testing/faulty-store.js';
+import { ADMIN_TOKEN, serverFixture, type ServerFixture } from '../server/fixture.js';
+
+let fx: ServerFixture | undefined;
+afterEach(async () => {
+  await fx?.close();
+  fx = undefined;
+});
+
+const HOSTILE_SCOPES = ['javascript:x', '//evil.invalid/@x', 'x/../../v1/admin/tokens'];
+const HOSTILE_TEXT = '<img src=x onerror=alert(1)>';
+
+function form(fields: Record<string, string>): string {
+  return new URLSearchParams(fields).toString();
+}
+
+async function signIn(f: ServerFixture, token: string, headers: Record<string, string> = {}) {
+  return f.app.inject({
+    method: 'POST',
+    url: '/ui/sign-in',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    payload: form({ token }),
+  });
+}
+
+async function sessionCookieOf(f: ServerFixture, token: string): Promise<string> {
+  const response = await signIn(f, token);
+  expect(response.statusCode).toBe(303);
+  const cookie = String(response.headers['set-cookie']);
+  return cookie.split(';')[0] ?? '';
+}
+
+function get(f: ServerFixture, url: string, cookie?: string) {
+  return f.app.inject({ method: 'GET', url, headers: cookie === undefined ? {} : { cookie } });
+}
+
+describe('the dashboard', () => {
+  it('leads / to /ui and signs in with an operator token only; the cookie is HttpOnly, SameSite=Strict', async () => {
+    const lines: string[] = [];
+    const logger = pino(
+      { redact: REDACTED_PATHS },
+      new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          lines.push(chunk.toString());
+          done();
+        },
+      }),
+    );
+    const f = (fx = await serverFixture({ logger }));
+    const root = await get(f, '/');
+    expect(root.statusCode).toBe(302);
+    expect(root.headers.location).toBe('/ui');
+
+    const page = await get(f, '/ui');
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toContain('text/html');
+    expect(page.body).toContain('name="token"');
+    expect(page.headers['content-security-policy']).toBe(
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    );
+
+    for (const [token, status, message] of [
+      [f.tokens.workerA, 403, 'needs an operator token'],
+      [ADMIN_TOKEN, 403, 'only manages tokens'],
+      ['fg_not-a-token', 401, 'unknown token'],
+      ['', 401, 'paste an operator token'],
+    ] as const) {
+      const refused = await signIn(f, token);
+      expect(refused.statusCode, token).toBe(status);
+      expect(refused.body).toContain(message);
+      expect(refused.headers['set-cookie']).toBeUndefined();
+      if (token !== '') expect(refused.body).not.toContain(token);
+    }
+
+    const accepted = await signIn(f, f.tokens.operatorA);
+    expect(accepted.statusCode).toBe(303);
+    expect(accepted.headers.location).toBe('/ui');
+    const cookie = String(accepted.headers['set-cookie']);
+    expect(cookie).toMatch(/^fencegate_session=[A-Za-z0-9_-]{43}; /);
+    expect(cookie).toContain('HttpOnly');
+    expect(cookie).toContain('SameSite=Strict');
+    expect(cookie).toContain('Path=/ui');
+    expect(cookie).not.toContain(f.tokens.operatorA);
+
+    const signedIn = await get(f, '/ui', cookie.split(';')[0]);
+    expect(signedIn.body).toContain('tenant <b>tenant-a</b>');
+    expect(signedIn.body).not.toContain(f.tokens.operatorA);
+    for (const token of Object.values(f.tokens)) {
+      expect(lines.join('')).not.toContain(token);
+    }
+    expect(lines.join('')).not.toContain(ADMIN_TOKEN);
+    expect(lines.some((line) => line.includes('"route":"/ui/sign-in"'))).toBe(true);
+  });
+
+  it('shows only the signed-in tenant, and ends the session on sign-out and when its token is deleted', async () => {
+    const f = (fx = await serverFixture());
+    const worker = async (token: string, scope: string) => {
+      const answer = await f.send('POST', '/v1/leases/acquire', token, {
+        scope,
+        holder: 'w1',
+        ttlMs: 60_000,
+      });
+      expect(answer.statusCode).toBe(200);
+    };
+    await worker(f.tokens.workerA, 'alpha-scope');
+    await worker(f.tokens.workerB, 'bravo-scope');
+    const cookie = await sessionCookieOf(f, f.tokens.operatorA);
+    const panel = await get(f, '/ui/panels/scopes', cookie);
+    expect(panel.statusCode).toBe(200);
+    expect(panel.body).toContain('alpha-scope');
+    expect(panel.body).not.toContain('bravo-scope');
+    expect((await get(f, '/ui/panels/scopes')).statusCode).toBe(401);
+    expect((await get(f, '/ui/panels/nope', cookie)).statusCode).toBe(404);
+    expect((await get(f, '/ui/panels/constructor', cookie)).statusCode).toBe(404);
+
+    const out = await f.app.inject({ method: 'POST', url: '/ui/sign-out', headers: { cookie } });
+    expect(out.statusCode).toBe(303);
+    expect(String(out.headers['set-cookie'])).toContain('Max-Age=0');
+    expect((await get(f, '/ui/panels/scopes', cookie)).statusCode).toBe(401);
+
+    // A second session, then its token is deleted through the admin endpoint.
+    const again = await sessionCookieOf(f, f.tokens.operatorA);
+    expect((await get(f, '/ui/panels/scopes', again)).statusCode).toBe(200);
+    const record = await f.store.findToken(
+      (await import('../../src/server/tokens.js')).hashToken(f.tokens.operatorA),
+    );
+    const deleted = await f.send('DELETE', `/v1/admin/tokens/${record?.id}`, ADMIN_TOKEN);
+    expect(deleted.statusCode).toBe(200);
+    expect((await get(f, '/ui/panels/scopes', again)).statusCode).toBe(401);
+    expect((await get(f, '/ui', again)).body).toContain('name="token"');
+  });
+
+  it('renders hostile names and values as text and links names only as encoded path segments', async () => {
+    const f = (fx = await serverFixture());
+    for (const scope of HOSTILE_SCOPES) {
+      const grant = await f.send('POST', '/v1/leases/acquire', f.tokens.workerA, {
+        scope,
+        holder: 'w1',
+        ttlMs: 60_000,
+      });
+      expect(grant.statusCode).toBe(200);
+      const commit = await f.send('POST', '/v1/commit', f.tokens.workerA, {
+        scope,
+        fence: 1,
+        operationId: `op-${HOSTILE_SCOPES.indexOf(scope)}`,
+        writes: [{ name: 'note', expectRevision: 0, value: { text: HOSTILE_TEXT } }],
+        intents: [
+          {
+            effectKey: `fx-${HOSTILE_SCOPES.indexOf(scope)}`,
+            target: 'crm',
+            payload: { html: HOSTILE_TEXT },
+          },
+        ],
+      });
+      expect(commit.statusCode).toBe(200);
+    }
+    const cookie = await sessionCookieOf(f, f.tokens.operatorA);
+    const page = await get(f, '/ui', cookie);
+    expect(page.statusCode).toBe(200);
+    expect(page.body).not.toContain('<img');
+    expect(page.body).toContain('&lt;img src=x onerror=alert(1)&gt;');
+    const hrefs = [...page.body.matchAll(/href="([^"]*)"/g)].map((m) => m[1]);
+    expect(hrefs).toContain('/ui/scopes/javascript%3Ax');
+    expect(hrefs).toContain('/ui/scopes/%2F%2Fevil.invalid%2F%40x');
+    expect(hrefs).toContain('/ui/scopes/x%2F..%2F..%2Fv1%2Fadmin%2Ftokens');
+    for (const href of hrefs) expect(href).toMatch(/^\/ui(\/|\?|$)/);
+    // Names cannot be `.` or `..`, which a URL parser would resolve away even encoded; were one
+    // ever shown, it would get no link.
+    expect(pathSegment('..')).toBeNull();
+    expect(pathSegment('.')).toBeNull();
+
+    const detail = await get(f, '/ui/scopes/x%2F..%2F..%2Fv1%2Fadmin%2Ftokens', cookie);
+    expect(detail.statusCode).toBe(200);
+    expect(detail.body).toContain('x/../../v1/admin/tokens');
+    expect(detail.body).toContain('&lt;img src=x onerror=alert(1)&gt;');
+    expect(detail.body).not.toContain('<img');
+
+    const filtered = await get(f, '/ui/panels/scopes?prefix=%2F%2Fevil', cookie);
+    expect(filtered.body).toContain('//evil.invalid/@x');
+    expect(filtered.body).not.toContain('javascript:x');
+    const bad = await get(f, '/ui/panels/scopes?prefix=%3Cb%3E', cookie);
+    expect(bad.statusCode).toBe(400);
+    expect(bad.body).toContain('invalid_request');
+    expect(bad.body).not.toContain('<b>>');
+  });
+
+  it('fails closed when the store is unreachable, and refuses a sign-in posted from another site', async () => {
+    let faults: FaultyStore | undefined;
+    const f = (fx = await serverFixture({
+      wrapStore: (store) => (faults = faultyStore(store)),
+    }));
+    const cookie = await sessionCookieOf(f, f.tokens.operatorA);
+    const foreign = await signIn(f, f.tokens.operatorA, { origin: 'http://evil.invalid' });
+    expect(foreign.statusCode).toBe(403);
+    expect(foreign.headers['set-cookie']).toBeUndefined();
+
+    faults?.setUnavailable(true);
+    const panel = await get(f, '/ui/panels/scopes', cookie);
+    expect(panel.statusCode).toBe(503);
+    expect(panel.body).toContain('store_unavailable');
+    const page = await get(f, '/ui', cookie);
+    expect(page.statusCode).toBe(503);
+    expect(page.headers['content-type']).toContain('text/html');
+    expect(page.body).toContain('store_unavailable');
+    expect(page.body).not.toContain('tenant-a');
+    faults?.setUnavailable(false);
+    expect((await get(f, '/ui/panels/scopes', cookie)).statusCode).toBe(200);
+  });
+
+  it('leaves the JSON API as it was: a form body is 415', async () => {
+    const f = (fx = await serverFixture());
+    const response = await f.app.inject({
+      method: 'POST',
+      url: '/v1/leases/acquire',
+      headers: {
+        authorization: `Bearer ${f.tokens.workerA}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      payload: form({ scope: 's', holder: 'h', ttlMs: '1000' }),
+    });
+    expect(response.statusCode).toBe(415);
+    expect(response.json()).toMatchObject({ error: { code: 'unsupported_media_type' } });
+  });
+});
