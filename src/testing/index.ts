@@ -1,7 +1,9 @@
 /**
  * fencegate/testing: the public test kit. A manual store clock, pause points and scheduler-driven
  * interleavings to control the order of competing workers without sleeps, a fault-injecting Store
- * wrapper, the store conformance suite (vitest) and the model-based check every adapter runs.
+ * wrapper and the model-based check every adapter runs. It needs no test framework: the helpers
+ * built on fast-check (exploreInterleavings, checkStoreAgainstModel) load it when they run, and
+ * the vitest conformance suite is fencegate/testing/vitest.
  */
 export { ManualClock } from './manual-clock.js';
 export { PausePoints, PausePointError, NO_PAUSE } from './pause-points.js';
@@ -11,6 +13,7 @@ export {
   InterleavedStepError,
   type ExploreOptions,
   type InterleavingScenario,
+  type InterleavingScheduler,
   type InterleavingTrace,
   type WorkerStep,
   type Workers,
@@ -25,13 +28,6 @@ export {
   type FaultyStore,
   type StoreMethod,
 } from './faulty-store.js';
-export {
-  defineStoreConformanceSuite,
-  type ConformanceCapabilities,
-  type ConformanceSubject,
-  type StoreConformanceOptions,
-} from './conformance/index.js';
-export { auditAfter, tenantState, type TenantState } from './conformance/helpers.js';
 export {
   checkStoreAgainstModel,
   type ModelCheckOptions,

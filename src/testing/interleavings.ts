@@ -13,8 +13,8 @@
  *     teardown: async (ctx) => ctx.gate.close(),
  *   }, { numRuns: 50 });
  */
-import fc from 'fast-check';
-import { assertProperty } from './property.js';
+import type { Parameters, Scheduler } from 'fast-check';
+import { loadWithFastCheck } from './optional-peer.js';
 
 export type WorkerStep = (() => Promise<unknown>) | { label: string; run: () => Promise<unknown> };
 
@@ -24,6 +24,17 @@ export type Workers = Record<string, readonly WorkerStep[]>;
 export interface InterleavingTrace {
   /** `worker:label` of every step, in the order they ran. */
   readonly order: readonly string[];
+}
+
+/**
+ * What runInterleaved needs of a scheduler: fast-check's `fc.scheduler()` (the one
+ * exploreInterleavings passes) has this shape.
+ */
+export interface InterleavingScheduler {
+  scheduleSequence(sequence: { label: string; builder: () => Promise<unknown> }[]): {
+    task: Promise<unknown>;
+  };
+  waitFor<T>(task: Promise<T>): Promise<T>;
 }
 
 export class InterleavedStepError extends Error {
@@ -36,7 +47,7 @@ export class InterleavedStepError extends Error {
  * rejection catches it itself and records what it saw.
  */
 export async function runInterleaved(
-  scheduler: fc.Scheduler,
+  scheduler: InterleavingScheduler,
   workers: Workers,
 ): Promise<InterleavingTrace> {
   const order: string[] = [];
@@ -91,7 +102,11 @@ export async function exploreInterleavings<Ctx>(
   scenario: InterleavingScenario<Ctx>,
   options: ExploreOptions = {},
 ): Promise<void> {
-  const parameters: fc.Parameters<[fc.Scheduler]> = { numRuns: options.numRuns ?? 25 };
+  const { fc, assertProperty } = await loadWithFastCheck(
+    () => import('./property.js'),
+    'exploreInterleavings',
+  );
+  const parameters: Parameters<[Scheduler]> = { numRuns: options.numRuns ?? 25 };
   if (options.seed !== undefined) parameters.seed = options.seed;
   if (options.path !== undefined) parameters.path = options.path;
   const property = fc.asyncProperty(fc.scheduler(), async (scheduler) => {

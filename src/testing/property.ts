@@ -4,6 +4,9 @@
  */
 import fc from 'fast-check';
 
+/** fast-check itself, for the callers that load this module only when they run. */
+export { fc };
+
 export async function assertProperty<Ts extends [unknown, ...unknown[]]>(
   property: fc.IAsyncProperty<Ts>,
   parameters: fc.Parameters<Ts>,

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Fencegate } from '../../src/gate.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import type { ConformanceSubject } from '../../src/testing/index.js';
+import type { ConformanceSubject } from '../../src/testing/vitest/index.js';
 import { ManualClock } from '../../src/testing/index.js';
 
 export interface SqliteSubject extends ConformanceSubject {

@@ -1,5 +1,5 @@
 /** The store conformance suite on PostgreSQL: its own schema, emptied for every test, and a manual store clock. */
-import { defineStoreConformanceSuite } from '../../src/testing/index.js';
+import { defineStoreConformanceSuite } from '../../src/testing/vitest/index.js';
 import { postgresSubjects } from './pg-subject.js';
 
 const subjects = postgresSubjects('conformance');

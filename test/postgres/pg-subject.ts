@@ -6,7 +6,7 @@
 import { afterAll } from 'vitest';
 import { Fencegate } from '../../src/gate.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
-import type { ConformanceSubject } from '../../src/testing/index.js';
+import type { ConformanceSubject } from '../../src/testing/vitest/index.js';
 import { ManualClock } from '../../src/testing/index.js';
 import { dropSchema, pgUrl, testSchema, truncateSchema } from './pg-helpers.js';
 

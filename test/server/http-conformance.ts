@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll } from 'vitest';
 import { FencegateClient } from '../../src/client/index.js';
-import { defineStoreConformanceSuite } from '../../src/testing/index.js';
+import { defineStoreConformanceSuite } from '../../src/testing/vitest/index.js';
 import { startServe, type ServerProcess } from '../e2e/cli-process.js';
 
 export interface HttpConformanceOptions {

@@ -1,6 +1,6 @@
 /** The PostgreSQL adapter's public surface. */
 export { PostgresStore, type PostgresStoreOptions } from './postgres-store.js';
-export type { PostgresPoolOptions } from './postgres-connection.js';
+export type { PostgresPoolOptions } from './postgres-pool-options.js';
 export {
   assertFence,
   assertFenceKysely,

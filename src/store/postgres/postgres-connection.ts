@@ -8,26 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 import { classify, internalError, outcomeUnknown, storeUnavailable } from './postgres-errors.js';
-
-export interface PostgresPoolOptions {
-  /** Connections in the pool (default 16). */
-  max?: number;
-  /** Idle connections are closed after this long (default 30 s). */
-  idleTimeoutMillis?: number;
-  /** A connection attempt that takes longer is store_unavailable (default 5 s). */
-  connectionTimeoutMillis?: number;
-  /** Server-side statement_timeout for the store's statements, in ms (default none). */
-  statementTimeoutMillis?: number;
-  /** application_name shown in pg_stat_activity (default 'fencegate'). */
-  applicationName?: string;
-}
-
-export const DEFAULT_POOL: Required<Omit<PostgresPoolOptions, 'statementTimeoutMillis'>> = {
-  max: 16,
-  idleTimeoutMillis: 30_000,
-  connectionTimeoutMillis: 5_000,
-  applicationName: 'fencegate',
-};
+import { DEFAULT_POOL, type PostgresPoolOptions } from './postgres-pool-options.js';
 
 /** How a failure in flight is answered: mutations are in doubt, reads changed nothing. */
 export type StatementKind = { mutation: false } | { mutation: true; operationId?: string };

@@ -5,7 +5,6 @@
  * the texts is replaced by its name. A migration is never edited once released: changes are new
  * entries (CREATE OR REPLACE FUNCTION for function bodies).
  */
-import type { PoolClient } from 'pg';
 import { AUDIT_SQL } from './postgres-sql-audit.js';
 import { COMMIT_SQL } from './postgres-sql-commit.js';
 import { CUTOVER_SQL } from './postgres-sql-cutover.js';
@@ -53,38 +52,4 @@ export const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
 
 export function renderMigration(sql: string, schema: string): string {
   return sql.replaceAll('@schema@', schema);
-}
-
-/** Applies the missing migrations; returns the versions applied now. */
-export async function migrate(client: PoolClient, schema: string): Promise<number[]> {
-  const applied: number[] = [];
-  await client.query('BEGIN');
-  try {
-    await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
-      `fencegate.migrate:${schema}`,
-    ]);
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
-    await client.query(
-      `CREATE TABLE IF NOT EXISTS ${schema}.migrations (
-         version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
-    );
-    const { rows } = await client.query<{ version: number | null }>(
-      `SELECT max(version) AS version FROM ${schema}.migrations`,
-    );
-    const current = rows[0]?.version ?? 0;
-    for (const migration of POSTGRES_MIGRATIONS) {
-      if (migration.version <= current) continue;
-      await client.query(renderMigration(migration.sql, schema));
-      await client.query(`INSERT INTO ${schema}.migrations (version, name) VALUES ($1, $2)`, [
-        migration.version,
-        migration.name,
-      ]);
-      applied.push(migration.version);
-    }
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  }
-  return applied;
 }

@@ -55,12 +55,8 @@ import {
   toCommitResult,
   type CommitAnswer,
 } from './postgres-commit.js';
-import {
-  DEFAULT_POOL,
-  PostgresConnection,
-  type PostgresPoolOptions,
-  type StatementKind,
-} from './postgres-connection.js';
+import { PostgresConnection, type StatementKind } from './postgres-connection.js';
+import { DEFAULT_POOL, type PostgresPoolOptions } from './postgres-pool-options.js';
 import { throwIfRefused, toGrant, type Refusal } from './postgres-answers.js';
 import { MUTATION, READ, type PostgresCalls } from './postgres-calls.js';
 import {
@@ -74,7 +70,7 @@ import {
 } from './postgres-cutover.js';
 import { claimIntents, completeIntent, countIntents } from './postgres-dispatch.js';
 import { PostgresGroupCommitter } from './postgres-group-commit.js';
-import { migrate } from './postgres-migrations.js';
+import { migrate } from './postgres-migrate.js';
 import { readAuditPage, readIntentPage, readRecordPage } from './postgres-queries.js';
 import {
   decodeCursor,

@@ -4,7 +4,7 @@
  * clock jumps. Every command runs against the model and the store and compares the answers and
  * the touched scope's state.
  */
-import fc from 'fast-check';
+import type { AsyncCommand } from 'fast-check';
 import type { FencegateApi } from '../../api.js';
 import type { CommitResult, Grant, RecordState } from '../../types.js';
 import { compareAnswer, diverge, matchesRefusal, same, settle } from './compare.js';
@@ -19,11 +19,6 @@ export const WORKERS = ['w0', 'w1', 'w2'] as const;
 export const SCOPES = ['m/s0', 'm/s1'] as const;
 export const NAMES = ['r0', 'r1'] as const;
 export const TASKS_PER_WORKER = 2;
-/** Most workers run the current policy; a few name an old one or none. */
-const ACQUIRE_POLICIES = ['v1', 'v1', 'v1', 'v1', 'v1', 'v1', 'v2', null] as const;
-const COMMIT_POLICIES = [null, null, null, 'v1', 'v1', 'v2'] as const;
-const TTLS = [500, 5_000] as const;
-const CLOCK_JUMPS = [1, 250, 499, 500, 2_000, 6_000] as const;
 
 /**
  * What one worker believes: the fences it was granted, the revisions each of its tasks read (two
@@ -49,7 +44,7 @@ export interface RealWorld {
   advanceClock(ms: number): Promise<void>;
 }
 
-export type ModelCommand = fc.AsyncCommand<ModelWorld, RealWorld, false>;
+export type ModelCommand = AsyncCommand<ModelWorld, RealWorld, false>;
 
 const key = (scope: string, name: string): string => `${scope}/${name}`;
 
@@ -147,7 +142,7 @@ abstract class Command implements ModelCommand {
   abstract toString(): string;
 }
 
-class Acquire extends Command {
+export class Acquire extends Command {
   constructor(
     readonly w: number,
     readonly scope: string,
@@ -176,7 +171,7 @@ class Acquire extends Command {
   }
 }
 
-class Renew extends Command {
+export class Renew extends Command {
   constructor(
     readonly w: number,
     readonly scope: string,
@@ -199,7 +194,7 @@ class Renew extends Command {
   }
 }
 
-class Release extends Command {
+export class Release extends Command {
   constructor(
     readonly w: number,
     readonly scope: string,
@@ -219,7 +214,7 @@ class Release extends Command {
   }
 }
 
-class Takeover extends Command {
+export class Takeover extends Command {
   constructor(
     readonly w: number,
     readonly scope: string,
@@ -247,7 +242,7 @@ class Takeover extends Command {
   }
 }
 
-class Cancel extends Command {
+export class Cancel extends Command {
   constructor(readonly scope: string) {
     super();
   }
@@ -262,7 +257,7 @@ class Cancel extends Command {
   }
 }
 
-class DeleteScope extends Command {
+export class DeleteScope extends Command {
   constructor(readonly scope: string) {
     super();
   }
@@ -277,7 +272,7 @@ class DeleteScope extends Command {
   }
 }
 
-class Read extends Command {
+export class Read extends Command {
   constructor(
     readonly w: number,
     readonly task: number,
@@ -346,7 +341,7 @@ function compareCommit(what: string, expected: ModelCommitOutcome, actual: Commi
   );
 }
 
-class Commit extends Command {
+export class Commit extends Command {
   constructor(
     readonly w: number,
     readonly scope: string,
@@ -430,7 +425,7 @@ class Commit extends Command {
 }
 
 /** Sends the worker's last commit again: the stored outcome comes back, replayed. */
-class Retry extends Command {
+export class Retry extends Command {
   constructor(readonly w: number) {
     super();
   }
@@ -459,7 +454,7 @@ class Retry extends Command {
 }
 
 /** Reuses the worker's last operationId for another request: operation_id_conflict. */
-class Conflict extends Command {
+export class Conflict extends Command {
   constructor(readonly w: number) {
     super();
   }
@@ -481,7 +476,7 @@ class Conflict extends Command {
   }
 }
 
-class AdvanceClock extends Command {
+export class AdvanceClock extends Command {
   constructor(readonly ms: number) {
     super();
   }
@@ -492,98 +487,4 @@ class AdvanceClock extends Command {
   toString(): string {
     return `advanceClock(${this.ms})`;
   }
-}
-
-const workerArb = fc.integer({ min: 0, max: WORKERS.length - 1 });
-const scopeArb = fc.constantFrom(...SCOPES);
-const nameArb = fc.constantFrom(...NAMES);
-const taskArb = fc.integer({ min: 0, max: TASKS_PER_WORKER - 1 });
-const acquirePolicyArb = fc.constantFrom(...ACQUIRE_POLICIES);
-const policyArb = fc.constantFrom('v1', 'v2');
-const ttlArb = fc.constantFrom(...TTLS);
-
-/** `value` in `weight` of `weight + nullWeight` cases, else null. */
-function sometimes<T>(
-  value: fc.Arbitrary<T>,
-  weight: number,
-  nullWeight: number,
-): fc.Arbitrary<T | null> {
-  return fc.oneof(
-    { arbitrary: value, weight },
-    { arbitrary: fc.constant(null), weight: nullWeight },
-  );
-}
-
-const commitSpecArb: fc.Arbitrary<CommitSpec> = fc.record({
-  ownScope: fc.integer({ min: 0, max: 9 }).map((n) => n > 0),
-  task: taskArb,
-  writes: fc.uniqueArray(fc.record({ name: nameArb, remove: fc.boolean() }), {
-    selector: (write) => write.name,
-    maxLength: NAMES.length,
-  }),
-  dependency: sometimes(fc.record({ scope: scopeArb, name: nameArb }), 1, 3),
-  effect: sometimes(fc.integer({ min: 0, max: 5 }), 1, 2),
-  policy: fc.constantFrom(...COMMIT_POLICIES),
-});
-
-/** Every command, weighted toward commits and the lease transitions that make them stale. */
-export function commandArbitrary(): fc.Arbitrary<ModelCommand> {
-  const command = (weight: number, arbitrary: fc.Arbitrary<ModelCommand>) => ({
-    weight,
-    arbitrary,
-  });
-  return fc.oneof(
-    command(
-      8,
-      fc
-        .tuple(workerArb, scopeArb, ttlArb, acquirePolicyArb)
-        .map(([w, scope, ttl, policy]) => new Acquire(w, scope, ttl, policy)),
-    ),
-    command(
-      4,
-      fc.tuple(workerArb, scopeArb, ttlArb).map(([w, scope, ttl]) => new Renew(w, scope, ttl)),
-    ),
-    command(
-      2,
-      fc.tuple(workerArb, scopeArb).map(([w, scope]) => new Release(w, scope)),
-    ),
-    command(
-      3,
-      fc
-        .tuple(workerArb, scopeArb, fc.option(ttlArb), fc.option(policyArb, { freq: 4 }))
-        .map(([w, scope, ttl, policy]) => new Takeover(w, scope, ttl, policy)),
-    ),
-    command(
-      2,
-      scopeArb.map((scope) => new Cancel(scope)),
-    ),
-    command(
-      1,
-      scopeArb.map((scope) => new DeleteScope(scope)),
-    ),
-    command(
-      8,
-      fc
-        .tuple(workerArb, taskArb, scopeArb, nameArb)
-        .map(([w, task, scope, name]) => new Read(w, task, scope, name)),
-    ),
-    command(
-      12,
-      fc
-        .tuple(workerArb, scopeArb, commitSpecArb)
-        .map(([w, scope, spec]) => new Commit(w, scope, spec)),
-    ),
-    command(
-      2,
-      workerArb.map((w) => new Retry(w)),
-    ),
-    command(
-      1,
-      workerArb.map((w) => new Conflict(w)),
-    ),
-    command(
-      4,
-      fc.constantFrom(...CLOCK_JUMPS).map((ms) => new AdvanceClock(ms)),
-    ),
-  );
 }

@@ -9,20 +9,19 @@
  * FENCEGATE_MODEL_PATH (printed by a failure). The store clock must be a manual clock that
  * advanceClock moves exactly, and leases must expire exactly at store time + ttlMs.
  */
-import fc from 'fast-check';
+import type { AsyncCommand, Parameters } from 'fast-check';
 import type { FencegateApi } from '../../api.js';
 import type { AuditEntry, Intent } from '../../types.js';
 import {
   SCOPES,
   TASKS_PER_WORKER,
   WORKERS,
-  commandArbitrary,
   compareScope,
   type ModelWorld,
   type RealWorld,
 } from './commands.js';
 import { diverge, same } from './compare.js';
-import { assertProperty } from '../property.js';
+import { loadWithFastCheck } from '../optional-peer.js';
 import { SemanticsModel } from './semantics-model.js';
 
 export { ModelDivergence } from './compare.js';
@@ -160,6 +159,10 @@ export async function checkStoreAgainstModel<S extends ModelSubject>(
   const path = options.path ?? process.env.FENCEGATE_MODEL_PATH;
   options.onSeed?.(seed);
 
+  const [{ fc, commandArbitrary }, { assertProperty }] = await loadWithFastCheck(
+    () => Promise.all([import('./arbitraries.js'), import('../property.js')]),
+    'checkStoreAgainstModel',
+  );
   const property = fc.asyncProperty(
     fc.commands([commandArbitrary()], { maxCommands: options.maxCommands ?? 80, size: 'max' }),
     async (commands) => {
@@ -187,7 +190,7 @@ export async function checkStoreAgainstModel<S extends ModelSubject>(
       }
     },
   );
-  const parameters: fc.Parameters<[Iterable<fc.AsyncCommand<ModelWorld, RealWorld, false>>]> = {
+  const parameters: Parameters<[Iterable<AsyncCommand<ModelWorld, RealWorld, false>>]> = {
     numRuns,
     seed,
   };

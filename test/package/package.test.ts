@@ -1,0 +1,127 @@
+/**
+ * The package as a user gets it: `npm pack` of the built tree, installed into fresh projects from
+ * the local npm cache. One project has only what `npm install fencegate` brings (no optional
+ * peers); the other adds every peer, so each subpath of "exports" (read from package.json, the
+ * integration subpaths included) imports and type-checks.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/temp-dir.js';
+import {
+  ROOT,
+  installConsumer,
+  pack,
+  projectPackage,
+  run,
+  typecheck,
+  type Packed,
+} from './consumer.js';
+
+const CORE = ['fencegate', 'fencegate/client', 'fencegate/server', 'fencegate/testing'];
+const manifest = projectPackage();
+const everySubpath = Object.keys(manifest.exports).map((key) =>
+  key === '.' ? 'fencegate' : `fencegate/${key.slice(2)}`,
+);
+const peers = Object.keys(manifest.peerDependencies ?? {});
+
+const work = tempDir('fencegate-package-');
+const bare = join(work.path, 'bare');
+const full = join(work.path, 'full');
+let packed: Packed;
+
+beforeAll(async () => {
+  packed = await pack(work.path);
+  await run('mkdir', [bare, full]);
+  await Promise.all([
+    installConsumer(bare, packed.tarball, ['@types/node']),
+    installConsumer(full, packed.tarball, ['@types/node', ...peers]),
+  ]);
+}, 240_000);
+
+afterAll(() => work.cleanup());
+
+async function importAll(dir: string, specifiers: string[]): Promise<Record<string, string[]>> {
+  const script = `
+    const out = {};
+    for (const s of ${JSON.stringify(specifiers)}) out[s] = Object.keys(await import(s));
+    console.log(JSON.stringify(out));`;
+  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: dir,
+  });
+  return JSON.parse(stdout) as Record<string, string[]>;
+}
+
+function writeTypeUse(dir: string, specifiers: string[]): string {
+  const lines = specifiers.map((s, i) => `import * as m${i} from '${s}';`);
+  lines.push(`export const modules = [${specifiers.map((_, i) => `m${i}`).join(', ')}];`);
+  writeFileSync(join(dir, 'use.ts'), `${lines.join('\n')}\n`);
+  return 'use.ts';
+}
+
+describe('the packed package', () => {
+  it('holds the built library, its docs and bin, and no tests, sources or source maps', () => {
+    const paths = packed.files.map((file) => file.path);
+    expect(paths).toContain('bin/fencegate.js');
+    expect(paths).toContain('dist/index.js');
+    expect(paths).toContain('dist/index.d.ts');
+    expect(paths).toContain('README.md');
+    expect(paths.filter((path) => /\.map$|\.test\.|^test\/|^src\/|\.png$/.test(path))).toEqual([]);
+    console.log(
+      `fencegate package: ${packed.files.length} files, ${(packed.size / 1024).toFixed(1)} kB packed, ${(packed.unpackedSize / 1024).toFixed(1)} kB unpacked`,
+    );
+  });
+
+  it('imports fencegate, client, server and the framework-free test kit without any optional peer', async () => {
+    const modules = await importAll(bare, CORE);
+    expect(modules['fencegate']).toContain('Fencegate');
+    expect(modules['fencegate/client']).toContain('FencegateClient');
+    expect(modules['fencegate/server']).toContain('startServer');
+    expect(modules['fencegate/testing']).toEqual(
+      expect.arrayContaining(['ManualClock', 'PausePoints', 'faultyStore', 'runInterleaved']),
+    );
+    expect(modules['fencegate/testing']).not.toContain('defineStoreConformanceSuite');
+  });
+
+  it('says which peer to install when a fast-check helper runs without it', async () => {
+    const script = `
+      import { ManualClock, PausePoints, exploreInterleavings } from 'fencegate/testing';
+      const clock = new ManualClock(5); clock.advance(10);
+      new PausePoints();
+      await exploreInterleavings({ setup: async () => ({}), workers: () => ({}), check: () => {} })
+        .then(() => console.log('ran'), (e) => console.log(clock.now() + ' ' + e.message));`;
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: bare,
+    });
+    expect(stdout).toMatch(
+      /^15 exploreInterleavings needs fast-check.*npm install --save-dev fast-check/,
+    );
+  });
+
+  it('imports every subpath of "exports" once the optional peers are installed', async () => {
+    const modules = await importAll(full, everySubpath);
+    for (const specifier of everySubpath) expect(modules[specifier]?.length).toBeGreaterThan(0);
+    expect(modules['fencegate/testing/vitest']).toContain('defineStoreConformanceSuite');
+  });
+
+  for (const resolution of ['node16', 'bundler'] as const) {
+    it(`type-checks strictly with moduleResolution ${resolution}, library types included`, async () => {
+      await typecheck(bare, [writeTypeUse(bare, CORE)], resolution);
+      // The peers' subpaths; the core ones were checked above, without peers.
+      const withPeers = everySubpath.filter((specifier) => !CORE.includes(specifier));
+      await typecheck(full, [writeTypeUse(full, withPeers)], resolution);
+    }, 120_000);
+  }
+
+  it('runs `npx fencegate --help`', async () => {
+    const { stdout } = await run('npx', ['--offline', 'fencegate', '--help'], { cwd: bare });
+    expect(stdout).toContain('fencegate serve');
+  }, 60_000);
+
+  it('passes `npm publish --dry-run`', async () => {
+    const { stdout, stderr } = await run('npm', ['publish', '--dry-run', '--offline'], {
+      cwd: ROOT,
+    });
+    expect(`${stdout}${stderr}`).toContain(`+ fencegate@${manifest.version}`);
+  }, 60_000);
+});
