@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { formatCutoverBench, runCutoverBench } from './cutover.js';
 import { formatDispatchResult, runDispatchBench } from './dispatch.js';
+import { runHttpBench } from './http.js';
 import { runSqliteCommitBench } from './sqlite-commit.js';
 import { formatWalPages, runWalPagesBench } from './sqlite-wal-pages.js';
 
@@ -12,7 +13,8 @@ const USAGE = `usage: npm run bench -- commit [--seconds N] [--in-flight N]
        npm run bench -- dispatch [--seconds N]
        npm run bench -- cutover [--store postgres://…]
        npm run bench -- verify [--entries N] [--sqlite]
-       npm run bench -- wal-pages`;
+       npm run bench -- wal-pages
+       npm run bench -- http [--seconds N] [--connections N] [--profile DIR]`;
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
@@ -30,6 +32,8 @@ async function main(argv: string[]): Promise<number> {
       store: { type: 'string', default: 'sqlite' },
       seconds: { type: 'string', default: '3' },
       'in-flight': { type: 'string', default: '64' },
+      connections: { type: 'string', default: '64' },
+      profile: { type: 'string' },
     },
   });
   const seconds = Number(values.seconds);
@@ -45,6 +49,13 @@ async function main(argv: string[]): Promise<number> {
       for (const dispatchers of [1, 4] as const) {
         console.log(formatDispatchResult(await runDispatchBench({ seconds, dispatchers })));
       }
+      return 0;
+    case 'http':
+      await runHttpBench({
+        seconds: values.seconds === '3' ? 5 : seconds,
+        connections: Number(values.connections),
+        ...(values.profile === undefined ? {} : { profileDir: values.profile }),
+      });
       return 0;
     case 'cutover':
       console.log(formatCutoverBench(await runCutoverBench({ store: values.store })));

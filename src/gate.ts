@@ -23,6 +23,7 @@ import {
 } from './core/validate.js';
 import { validateAuditQuery } from './core/validate-audit.js';
 import { validateListRecords } from './core/record-page.js';
+import { announceIntents, onIntents } from './store/intent-signal.js';
 import { openStore } from './store/open.js';
 import type { Store } from './store/store.js';
 import { buildCutoverReport } from './cutover/report.js';
@@ -174,7 +175,40 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
   }
 
   async commit(request: CommitRequest): Promise<CommitResult> {
-    return await this.store.commit(this.tenant, validateCommit(request, this.limits));
+    const valid = validateCommit(request, this.limits);
+    const result = await this.store.commit(this.tenant, valid);
+    if (result.outcome === 'committed' && !result.replayed && valid.intents.length > 0) {
+      announceIntents(this.store, this.tenant);
+    }
+    return result;
+  }
+
+  /**
+   * Calls `listener` when intents of this tenant are committed: through any handle on this store
+   * in this process, and, on a store that carries the news across processes (PostgreSQL), by any
+   * process. Returns the function that stops it. A dispatcher uses it to wake without polling.
+   */
+  watchIntents(listener: () => void): () => void {
+    const tenant = this.tenant;
+    const forTenant = (committed: string): void => {
+      if (committed === tenant) listener();
+    };
+    const stopLocal = onIntents(this.store, forTenant);
+    let stopRemote: (() => Promise<void>) | undefined;
+    let stopped = false;
+    // Best effort: while the watch cannot be set up, the dispatcher's poll still finds the work.
+    this.store.watchIntents?.(forTenant).then(
+      (stop) => {
+        if (stopped) void stop();
+        else stopRemote = stop;
+      },
+      () => undefined,
+    );
+    return () => {
+      stopped = true;
+      stopLocal();
+      void stopRemote?.();
+    };
   }
 
   async getOperation(operationId: string): Promise<CommitResult | null> {

@@ -14,6 +14,7 @@ import { attemptIntent, describe, type AttemptVerdict } from './attempt.js';
 import { backoffDelay, normalizeBackoff, type Backoff, type BackoffOptions } from './backoff.js';
 import type { Effector } from './effector.js';
 import { silentLogger, type DispatcherLogger } from './logger.js';
+import { WakeUp, type IntentWakeSource } from './wake.js';
 import {
   DispatcherStats,
   fanOutMetrics,
@@ -21,8 +22,12 @@ import {
   type DispatcherMetrics,
 } from './metrics.js';
 
-/** The two calls a dispatcher needs: a Fencegate handle or the HTTP client. */
-export type DispatchApi = Pick<FencegateOpsApi, 'claimIntents' | 'completeIntent'>;
+/**
+ * The two calls a dispatcher needs: a Fencegate handle or the HTTP client. An API that can also
+ * watch for committed intents (a Fencegate handle) wakes the dispatcher without waiting for a poll.
+ */
+export type DispatchApi = Pick<FencegateOpsApi, 'claimIntents' | 'completeIntent'> &
+  Partial<IntentWakeSource>;
 
 export interface DispatcherOptions {
   /** A tenant-bound Fencegate (or the HTTP client): the dispatcher serves that tenant's intents. */
@@ -38,7 +43,10 @@ export interface DispatcherOptions {
   claimTtlMs?: number;
   /** Intents claimed (and delivered concurrently) per round. Default 16. */
   batchSize?: number;
-  /** The pause between rounds when nothing was due. Default 500. */
+  /**
+   * The pause between rounds when nothing was due. Default 500. An API that watches for committed
+   * intents ends the pause as they are committed, so this is only the safety net then.
+   */
   pollIntervalMs?: number;
   backoff?: BackoffOptions;
   /** Redeliveries after unknown outcomes (no lookup, or lookup not_found) before needs_attention. Default 3. */
@@ -98,6 +106,8 @@ export class Dispatcher {
   readonly #random: () => number;
   #loop: Promise<void> | null = null;
   #stopping: AbortController | null = null;
+  readonly #wake = new WakeUp();
+  #unwatch: (() => void) | null = null;
 
   constructor(options: DispatcherOptions) {
     this.#api = options.api;
@@ -196,12 +206,15 @@ export class Dispatcher {
     if (this.#loop !== null) return;
     const stopping = new AbortController();
     this.#stopping = stopping;
+    this.#unwatch = this.#api.watchIntents?.(() => this.#wake.notify()) ?? null;
     this.#loop = this.#run(stopping.signal);
   }
 
   /** Stops claiming and resolves once the deliveries in flight are delivered and recorded. */
   async stop(): Promise<void> {
     this.#stopping?.abort();
+    this.#unwatch?.();
+    this.#unwatch = null;
     const loop = this.#loop;
     await loop;
     if (this.#loop === loop) {
@@ -219,10 +232,13 @@ export class Dispatcher {
     while (!signal.aborted) {
       let waitMs = this.#pollIntervalMs;
       try {
+        this.#wake.roundStarts();
         const summary = await this.runOnce();
         failures = 0;
         // A full batch means more may be due: go again at once.
         if (summary.claimed >= this.#batchSize) continue;
+        if (!signal.aborted) await this.#wake.sleep(waitMs, signal, this.#sleep);
+        continue;
       } catch (error) {
         failures += 1;
         const code = errorCode(error);

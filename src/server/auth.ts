@@ -1,7 +1,7 @@
 /**
- * Who is calling: the bearer token is looked up by its hash on every request (no cache, so a
- * deleted token stops working at once) and checked against the route's requirement. The tenant
- * always comes from the token, never from the request.
+ * Who is calling: the bearer token is looked up by its hash (through the server's TokenCache,
+ * which honours revocation) and checked against the route's requirement. The tenant always comes
+ * from the token, never from the request.
  */
 import { FencegateError } from '../errors.js';
 import type { Store } from '../store/store.js';
@@ -17,7 +17,7 @@ const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i;
 
 export async function authenticate(
   authorization: string | undefined,
-  store: Store,
+  store: Pick<Store, 'findToken'>,
   adminToken: string | undefined,
 ): Promise<Principal> {
   if (authorization === undefined || authorization === '') {

@@ -30,6 +30,7 @@ import { testClockRoutes } from './routes/test-clock.js';
 import { requestSchemas } from './schemas/requests.js';
 import { dashboardRoutes } from './ui/routes.js';
 import { createValidatorCompiler } from './validation.js';
+import { DEFAULT_TOKEN_CACHE_TTL_MS, TokenCache } from './token-cache.js';
 import { packageVersion } from './version.js';
 
 export interface ServerLimits extends Limits {
@@ -55,6 +56,11 @@ export interface ServerOptions {
    * metrics to the same scrape (the dispatcher's, in `fencegate serve --dispatch`).
    */
   registry?: Registry;
+  /**
+   * How long a looked-up token is trusted before the store is read again (0: never). A token
+   * deleted through this server stops working at once; one deleted elsewhere, within this bound.
+   */
+  tokenCacheTtlMs?: number;
 }
 
 export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
@@ -99,6 +105,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   app.setValidatorCompiler(createValidatorCompiler(findRoute));
 
   const principals = new WeakMap<FastifyRequest, Principal>();
+  const tokens = new TokenCache(store, options.tokenCacheTtlMs ?? DEFAULT_TOKEN_CACHE_TTL_MS);
   let closing = false;
   app.addHook('preClose', (done) => {
     closing = true;
@@ -116,7 +123,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     }
     const spec = findRoute(request.method, request.routeOptions.url);
     if (spec === undefined || spec.auth === 'public') return;
-    const principal = await authenticate(request.headers.authorization, store, options.adminToken);
+    const principal = await authenticate(request.headers.authorization, tokens, options.adminToken);
     authorize(spec.auth, principal);
     principals.set(request, principal);
   });
@@ -125,6 +132,16 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   // shutdown open.
   app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) void reply.header('connection', 'close');
+    done(null, payload);
+  });
+
+  // Admin endpoints only manage tokens: once one has changed something, no cached lookup may
+  // outlive it. Before the answer is sent, so the caller never sees a revoked token still work.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (request.method !== 'GET' && reply.statusCode < 400) {
+      if (findRoute(request.method, request.routeOptions.url)?.auth === 'admin')
+        tokens.invalidate();
+    }
     done(null, payload);
   });
 

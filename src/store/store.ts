@@ -171,5 +171,11 @@ export interface Store {
 
   /** Throws store_unavailable when the store cannot be reached. */
   ping(): Promise<void>;
+  /**
+   * Optional: calls `listener` with the tenant whenever intents are committed, by any process
+   * (PostgreSQL: LISTEN/NOTIFY). Resolves once listening, with the function that stops it. In one
+   * process the library announces commits itself (store/intent-signal.ts).
+   */
+  watchIntents?(listener: (tenant: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }

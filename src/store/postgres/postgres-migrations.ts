@@ -12,6 +12,7 @@ import { CUTOVER_SKIP_SQL } from './postgres-sql-cutover-skip.js';
 import { DISPATCH_SQL } from './postgres-sql-dispatch.js';
 import { FENCE_SQL } from './postgres-sql-fence.js';
 import { GROUP_COMMIT_SQL } from './postgres-sql-group-commit.js';
+import { INTENT_NOTIFY_SQL } from './postgres-sql-intent-notify.js';
 import { LEASES_SQL } from './postgres-sql-leases.js';
 import { TABLES_SQL } from './postgres-sql-tables.js';
 
@@ -45,6 +46,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     name: 'audit by tenant',
     sql: 'CREATE INDEX IF NOT EXISTS audit_by_tenant ON @schema@.audit (tenant, seq);',
   },
+  { version: 12, name: 'intent notifications', sql: INTENT_NOTIFY_SQL },
 ];
 
 /** Schema names are interpolated into SQL, so only plain lowercase identifiers are accepted. */

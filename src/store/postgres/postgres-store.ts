@@ -70,6 +70,7 @@ import {
 } from './postgres-cutover.js';
 import { claimIntents, completeIntent, countIntents } from './postgres-dispatch.js';
 import { PostgresGroupCommitter } from './postgres-group-commit.js';
+import { listenForIntents } from './postgres-intent-listener.js';
 import { migrate } from './postgres-migrate.js';
 import { readAuditPage, readIntentPage, readRecordPage } from './postgres-queries.js';
 import {
@@ -554,6 +555,12 @@ export class PostgresStore implements Store {
 
   async ping(): Promise<void> {
     await this.#rows('SELECT 1', []);
+  }
+
+  /** LISTEN on its own connection: see postgres-intent-listener.ts. */
+  watchIntents(listener: (tenant: string) => void): Promise<() => Promise<void>> {
+    if (this.#connection.closed) return Promise.reject(new Error('the store is closed'));
+    return listenForIntents(this.#connection.pool.options, this.schema, listener);
   }
 
   close(): Promise<void> {

@@ -1,0 +1,176 @@
+/**
+ * HTTP benchmark: `POST /v1/commit` (a distinct record and operationId per request, over 64
+ * scopes) against the same server's no-op route (`GET /healthz`), 64 connections, with the load
+ * generator (autocannon) in this process and the server in a child process with its default
+ * settings (JSON logs at info to a file, group commit on a durable SQLite file, metrics). Then
+ * the same two routes on the hand-written reference (bare Fastify + one guarded SQLite
+ * transaction per request, bench/http/bare-server.ts), in the same run.
+ *
+ *   npm run bench -- http [--seconds N] [--connections N] [--profile DIR]
+ *
+ * `--profile DIR` writes the fencegate server's V8 CPU profile there (`node --cpu-prof`);
+ * `npx tsx bench/profile-summary.ts FILE` sums it by component.
+ * The last line printed is one JSON object with `ratio` (commit/no-op ops/s) and both p99s.
+ */
+import { fork } from 'node:child_process';
+import { mkdtempSync, openSync, closeSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runLoad, type LoadResult } from './http/load.js';
+import type { ServerReady } from './http/server-process.js';
+
+export interface HttpBenchOptions {
+  seconds: number;
+  connections: number;
+  profileDir?: string;
+}
+
+const SERVER_SCRIPT = fileURLToPath(new URL('./http/server-process.ts', import.meta.url));
+
+export async function runHttpBench(options: HttpBenchOptions): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'fencegate-bench-http-'));
+  const servers: ChildServer[] = [];
+  try {
+    servers.push(await startChild('fencegate', dir, options));
+    servers.push(await startChild('bare', dir, options));
+    const [fencegate, bare] = servers as [ChildServer, ChildServer];
+    const load = { connections: options.connections, seconds: options.seconds };
+    // Warm-up: JIT, connections, the first WAL pages.
+    for (const server of servers) {
+      await runLoad(server.ready.url, NOOP, { ...load, seconds: 1 });
+      await runLoad(server.ready.url, commitRequest(server.ready, `${server.mode}-warm`), {
+        ...load,
+        seconds: 1,
+      });
+    }
+    // Interleaved rounds, so a change in the machine's load hits every series alike.
+    const runs = { fgNoop: [], fgCommit: [], bareNoop: [], bareCommit: [] } as Record<
+      'fgNoop' | 'fgCommit' | 'bareNoop' | 'bareCommit',
+      LoadResult[]
+    >;
+    for (let round = 0; round < ROUNDS; round++) {
+      runs.fgNoop.push(await runLoad(fencegate.ready.url, NOOP, load));
+      runs.fgCommit.push(
+        await runLoad(fencegate.ready.url, commitRequest(fencegate.ready, `fg-${round}`), load),
+      );
+      runs.bareNoop.push(await runLoad(bare.ready.url, NOOP, load));
+      runs.bareCommit.push(
+        await runLoad(bare.ready.url, commitRequest(bare.ready, `bare-${round}`), load),
+      );
+    }
+    const fgNoop = median(runs.fgNoop);
+    const fgCommit = median(runs.fgCommit);
+    const bareNoop = median(runs.bareNoop);
+    const bareCommit = median(runs.bareCommit);
+    const line = (label: string, result: LoadResult): string =>
+      `${label.padEnd(46)} ${result.requestsPerSec.toFixed(0).padStart(7)} req/s   p50 ${result.p50Ms.toFixed(1)} ms   p99 ${result.p99Ms.toFixed(1)} ms   failures ${result.failures}`;
+    console.log(`${ROUNDS} interleaved rounds of ${options.seconds} s, medians:`);
+    console.log(line('fencegate GET /healthz (no-op)', fgNoop));
+    console.log(line('fencegate POST /v1/commit', fgCommit));
+    console.log(line('bare Fastify GET /healthz (no-op)', bareNoop));
+    console.log(line('bare Fastify + guarded SQLite POST /v1/commit', bareCommit));
+    const ratio = fgCommit.requestsPerSec / fgNoop.requestsPerSec;
+    const bareRatio = bareCommit.requestsPerSec / bareNoop.requestsPerSec;
+    console.log(
+      `commit/no-op: fencegate ${ratio.toFixed(2)} (target >= 0.50), bare ${bareRatio.toFixed(2)}; ` +
+        `commit p99: fencegate ${fgCommit.p99Ms} ms, bare ${bareCommit.p99Ms} ms`,
+    );
+    console.log(
+      JSON.stringify({
+        bench: 'http',
+        connections: options.connections,
+        seconds: options.seconds,
+        rounds: ROUNDS,
+        ratio: round(ratio),
+        commitPerSec: Math.round(fgCommit.requestsPerSec),
+        noopPerSec: Math.round(fgNoop.requestsPerSec),
+        commitP99Ms: fgCommit.p99Ms,
+        noopP99Ms: fgNoop.p99Ms,
+        bareRatio: round(bareRatio),
+        bareCommitPerSec: Math.round(bareCommit.requestsPerSec),
+        bareNoopPerSec: Math.round(bareNoop.requestsPerSec),
+        bareCommitP99Ms: bareCommit.p99Ms,
+        failures: [...runs.fgNoop, ...runs.fgCommit].reduce((n, r) => n + r.failures, 0),
+      }),
+    );
+  } finally {
+    for (const server of servers) await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const ROUNDS = 3;
+const NOOP = { method: 'GET' as const, path: '/healthz' };
+
+interface ChildServer {
+  mode: 'fencegate' | 'bare';
+  ready: ServerReady;
+  stop(): Promise<void>;
+}
+
+async function startChild(
+  mode: 'fencegate' | 'bare',
+  dir: string,
+  options: HttpBenchOptions,
+): Promise<ChildServer> {
+  const log = openSync(join(dir, `${mode}.log`), 'w');
+  const profiling = mode === 'fencegate' && options.profileDir !== undefined;
+  const child = fork(SERVER_SCRIPT, [mode, dir], {
+    execArgv: [
+      '--import',
+      'tsx',
+      ...(profiling ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : []),
+    ],
+    stdio: ['ignore', log, 'inherit', 'ipc'],
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const stop = async (): Promise<void> => {
+    child.kill('SIGTERM');
+    await exited;
+    closeSync(log);
+  };
+  try {
+    const ready = await new Promise<ServerReady>((resolve, reject) => {
+      child.once('message', (message) => resolve(message as ServerReady));
+      child.once('exit', (code) => reject(new Error(`the ${mode} server exited (${code})`)));
+    });
+    return { mode, ready, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** The run with the median rate. */
+function median(results: LoadResult[]): LoadResult {
+  const sorted = [...results].sort((a, b) => a.requestsPerSec - b.requestsPerSec);
+  const middle = sorted[Math.floor(sorted.length / 2)];
+  if (middle === undefined) throw new Error('no runs');
+  return middle;
+}
+
+function commitRequest(ready: ServerReady, run: string) {
+  let n = 0;
+  return {
+    method: 'POST' as const,
+    path: '/v1/commit',
+    headers: { authorization: `Bearer ${ready.token}`, 'content-type': 'application/json' },
+    body: (): string => {
+      n += 1;
+      const target = ready.scopes[n % ready.scopes.length] ?? { scope: '', fence: 0 };
+      return JSON.stringify({
+        scope: target.scope,
+        fence: target.fence,
+        operationId: `${run}-op-${n}`,
+        writes: [
+          { name: `${run}-r-${n}`, expectRevision: 0, value: { n, text: 'a small record value' } },
+        ],
+      });
+    },
+  };
+}
+
+function round(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}

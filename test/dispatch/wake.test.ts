@@ -1,0 +1,161 @@
+/**
+ * Dispatch without polling: with a poll interval of a minute, an intent committed while the
+ * dispatcher sleeps is delivered within the test's timeout, because the commit wakes it; news
+ * arriving during a round start the next round at once. Deliveries reuse connections.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Dispatcher } from '../../src/dispatch/dispatcher.js';
+import { webhookEffector } from '../../src/dispatch/webhook-effector.js';
+import { WakeUp } from '../../src/dispatch/wake.js';
+import { Fencegate } from '../../src/gate.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { MINUTE, observedSleep, sleepyDispatcher } from './sleepy-dispatcher.js';
+import { Receiver } from './receiver.js';
+
+describe('the dispatcher wakes on committed intents', () => {
+  const cleanups: (() => Promise<void> | void)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  async function setUp() {
+    const store = SqliteStore.open({ path: ':memory:' });
+    const base = await Fencegate.open({ store });
+    cleanups.push(() => base.close());
+    const worker = base.forTenant('acme');
+    const receiver = await Receiver.start();
+    cleanups.push(() => receiver.close());
+    const naps = observedSleep();
+    const dispatcher = sleepyDispatcher(base.forTenant('acme'), receiver.url(), naps, 'waker');
+    cleanups.push(() => dispatcher.stop());
+    const grant = await worker.acquire({ scope: 'orders/1', holder: 'w', ttlMs: MINUTE });
+    let n = 0;
+    const commitIntents = async (count: number) => {
+      const result = await worker.commit({
+        scope: 'orders/1',
+        fence: grant.fence,
+        operationId: `op-${++n}`,
+        intents: Array.from({ length: count }, (_, i) => ({
+          effectKey: `effect-${n}-${i}`,
+          target: 'hook',
+          payload: { n, i },
+        })),
+      });
+      expect(result.outcome).toBe('committed');
+    };
+    return { dispatcher, receiver, naps, commitIntents, worker };
+  }
+
+  it('delivers an intent committed while it sleeps a one-minute poll interval', async () => {
+    const { dispatcher, receiver, naps, commitIntents } = await setUp();
+    const asleep = naps.nextNap();
+    dispatcher.start();
+    await asleep;
+    expect(naps.naps).toEqual([MINUTE]);
+    await commitIntents(1);
+    await receiver.waitForRequests(1);
+    expect(receiver.requests[0]?.key).toBe('effect-1-0');
+    // It went back to sleep after the round the commit started, without a poll in between.
+    await naps.nextNap();
+    expect(naps.naps).toEqual([MINUTE, MINUTE]);
+    expect((await waitForStatus(dispatcher, 1)).outcomes.delivered).toBe(1);
+  }, 10_000);
+
+  it('ignores commits without intents and commits of other tenants', async () => {
+    const { dispatcher, receiver, naps, worker } = await setUp();
+    const asleep = naps.nextNap();
+    dispatcher.start();
+    await asleep;
+    const grant = await worker.acquire({ scope: 'orders/2', holder: 'w', ttlMs: MINUTE });
+    await worker.commit({
+      scope: 'orders/2',
+      fence: grant.fence,
+      operationId: 'no-intents',
+      writes: [{ name: 'a', expectRevision: 0, value: 1 }],
+    });
+    const other = worker.forTenant('other');
+    const otherGrant = await other.acquire({ scope: 's', holder: 'w', ttlMs: MINUTE });
+    await other.commit({
+      scope: 's',
+      fence: otherGrant.fence,
+      operationId: 'other-tenant',
+      intents: [{ effectKey: 'e', target: 'hook', payload: 1 }],
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(naps.naps).toEqual([MINUTE]);
+    expect(receiver.requests).toEqual([]);
+  });
+
+  it('news during a round start the next round without sleeping', async () => {
+    const wake = new WakeUp();
+    let slept = 0;
+    const sleep = (ms: number) => {
+      slept += ms;
+      return Promise.resolve();
+    };
+    wake.roundStarts();
+    wake.notify();
+    await wake.sleep(MINUTE, new AbortController().signal, sleep);
+    expect(slept).toBe(0);
+    wake.roundStarts();
+    await wake.sleep(5, new AbortController().signal, sleep);
+    expect(slept).toBe(5);
+  });
+});
+
+describe('connections to receivers', () => {
+  let server: Server | undefined;
+  afterEach(async () => {
+    server?.closeAllConnections();
+    await new Promise((resolve) => server?.close(resolve));
+  });
+
+  it('are kept alive and reused across deliveries', async () => {
+    let connections = 0;
+    let requests = 0;
+    server = createServer((req, res) => {
+      requests += 1;
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+    });
+    server.on('connection', () => (connections += 1));
+    await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+    const effector = webhookEffector({ type: 'webhook', url, timeoutMs: 5000, headers: {} });
+    const controller = new AbortController();
+    // Four at a time, 40 in all: as a dispatcher with a batch of 4 delivers them.
+    for (let round = 0; round < 10; round++) {
+      const results = await Promise.all(
+        Array.from({ length: 4 }, (_, i) =>
+          effector.deliver(
+            {
+              effectKey: `k-${round}-${i}`,
+              target: 'hook',
+              payload: { round, i },
+            } as Parameters<typeof effector.deliver>[0],
+            { effectKey: `k-${round}-${i}`, signal: controller.signal },
+          ),
+        ),
+      );
+      expect(results.map((r) => r.status)).toEqual([
+        'delivered',
+        'delivered',
+        'delivered',
+        'delivered',
+      ]);
+    }
+    expect(requests).toBe(40);
+    // Without reuse, 40. A connection is returned to the pool just after its answer is read, so
+    // a round may start before all four are back and open one more; never one per request.
+    expect(connections).toBeLessThanOrEqual(12);
+  });
+});
+
+async function waitForStatus(dispatcher: Dispatcher, delivered: number) {
+  while (dispatcher.stats.outcomes.delivered < delivered) {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  return dispatcher.stats;
+}
