@@ -8,6 +8,7 @@
 import type { PoolClient } from 'pg';
 import { AUDIT_SQL } from './postgres-sql-audit.js';
 import { COMMIT_SQL } from './postgres-sql-commit.js';
+import { COMMIT_READS_SQL } from './postgres-sql-commit-reads.js';
 import { CUTOVER_SQL } from './postgres-sql-cutover.js';
 import { CUTOVER_SKIP_SQL } from './postgres-sql-cutover-skip.js';
 import { DISPATCH_SQL } from './postgres-sql-dispatch.js';
@@ -46,6 +47,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     name: 'audit by tenant',
     sql: 'CREATE INDEX IF NOT EXISTS audit_by_tenant ON @schema@.audit (tenant, seq);',
   },
+  { version: 12, name: "audit of a commit's dependency reads", sql: COMMIT_READS_SQL },
 ];
 
 /** Schema names are interpolated into SQL, so only plain lowercase identifiers are accepted. */
