@@ -307,6 +307,16 @@ export interface AuditEntry {
   leaseExpiresAt: number | null;
   records: AuditRecordChange[] | null;
   effectKey: string | null;
+  /** A commit's dependency reads as checked; null for other entries and commits without reads. */
+  reads: AuditReadCheck[] | null;
+}
+
+/** One dependency read of a commit: the revision the caller read, and the record's at the check. */
+export interface AuditReadCheck {
+  scope: string;
+  name: string;
+  expected: number;
+  actual: number;
 }
 
 export interface AuditQuery {

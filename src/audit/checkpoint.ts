@@ -6,6 +6,7 @@
  */
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { fail } from '../errors.js';
+import { isAttemptCheckpoint, type AttemptCheckpoint } from './delivery-attempts.js';
 
 export const CHECKPOINT_VERSION = 1;
 
@@ -43,6 +44,8 @@ export interface VerifyCheckpoint {
   violations: number;
   scopes: ScopeCheckpoint[];
   delivered: DeliveredCheckpoint[];
+  /** Delivery attempts per intent (absent in checkpoints made before they were followed). */
+  attempts?: AttemptCheckpoint[];
 }
 
 export function emptyCheckpoint(tenant: string | null = null): VerifyCheckpoint {
@@ -54,6 +57,7 @@ export function emptyCheckpoint(tenant: string | null = null): VerifyCheckpoint 
     violations: 0,
     scopes: [],
     delivered: [],
+    attempts: [],
   };
 }
 
@@ -97,6 +101,12 @@ export function parseCheckpoint(value: unknown): VerifyCheckpoint {
     invalid('scopes are malformed');
   if (!Array.isArray(data.delivered) || !data.delivered.every(isDeliveredCheckpoint)) {
     invalid('delivered effects are malformed');
+  }
+  if (
+    data.attempts !== undefined &&
+    (!Array.isArray(data.attempts) || !data.attempts.every(isAttemptCheckpoint))
+  ) {
+    invalid('delivery attempts are malformed');
   }
   return data as unknown as VerifyCheckpoint;
 }

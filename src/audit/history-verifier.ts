@@ -18,6 +18,7 @@ import {
   type ScopeCheckpoint,
   type VerifyCheckpoint,
 } from './checkpoint.js';
+import { DeliveryAttempts } from './delivery-attempts.js';
 import type { Violation, ViolationKind } from './violations.js';
 
 /** An intent entry carries the intent's new status, or 'rejected' for a refused transition. */
@@ -51,6 +52,7 @@ export class HistoryVerifier {
   readonly #scopes = new Map<string, Map<string, ScopeTrack>>();
   /** tenant -> effectKey -> seq of its delivery. */
   readonly #delivered = new Map<string, Map<string, number>>();
+  readonly #attempts = new DeliveryAttempts();
   #lastSeq = Number.NEGATIVE_INFINITY;
   #totalChecked = 0;
   #totalViolations = 0;
@@ -195,6 +197,7 @@ export class HistoryVerifier {
       violations: this.#totalViolations,
       scopes,
       delivered,
+      attempts: this.#attempts.checkpoint(),
     };
   }
 
@@ -314,7 +317,43 @@ export class HistoryVerifier {
       this.#checkPolicyKept(entry, scope);
     }
     this.#keepFence(entry, scope);
+    // Dependencies first: a read of a record this commit also writes read its previous revision.
+    this.#checkReads(entry, true);
     this.#applyWrites(entry, scope);
+  }
+
+  /**
+   * A commit's dependency reads against the replayed revisions: an accepted commit must have read
+   * every dependency at its current revision, and any commit entry must report the revision the
+   * history gives it (`actual`).
+   */
+  #checkReads(entry: AuditEntry, accepted: boolean): void {
+    const reads = entry.reads;
+    if (reads === null) return;
+    for (let i = 0; i < reads.length; i++) {
+      const read = reads[i]!;
+      const current = this.#find(entry.tenant, read.scope)?.records.get(read.name) ?? 0;
+      const label = `${read.scope}/${read.name}`;
+      if (accepted && read.expected !== current) {
+        this.#report(
+          entry,
+          'stale_dependency_accepted',
+          current,
+          read.expected,
+          `a commit that read dependency ${label} at revision ${read.expected} was accepted; it was at revision ${current}`,
+          read.name,
+        );
+      } else if (read.actual !== current) {
+        this.#report(
+          entry,
+          'dependency_mismatch',
+          current,
+          read.actual,
+          `the entry reports dependency ${label} at revision ${read.actual}; the history has it at ${current}`,
+          read.name,
+        );
+      }
+    }
   }
 
   /** An accepted commit needs a holder whose lease is unexpired at the entry's store time. */
@@ -350,7 +389,9 @@ export class HistoryVerifier {
   }
 
   #rejected(entry: AuditEntry, scopeName: string): void {
-    // A rejection changes nothing; it only has to agree with the fence in force.
+    // A rejection changes nothing; it only has to agree with the fence in force (and with the
+    // revisions of the dependencies it names).
+    if (entry.kind === 'commit') this.#checkReads(entry, false);
     const current = entry.currentFence;
     if (current === null) return;
     const scope = this.#find(entry.tenant, scopeName);
@@ -377,15 +418,41 @@ export class HistoryVerifier {
   }
 
   #intent(entry: AuditEntry): void {
-    if (entry.outcome !== 'delivered') {
-      if (!INTENT_OUTCOMES.has(entry.outcome)) this.#badOutcome(entry);
+    const outcome = entry.outcome;
+    if (!INTENT_OUTCOMES.has(outcome)) {
+      this.#badOutcome(entry);
       return;
     }
     const effectKey = entry.effectKey;
+    if (outcome === 'rejected' || outcome === 'cancelled') return;
     if (effectKey === null) {
-      this.#malformed(entry, 'a delivered intent entry names no effectKey');
+      this.#malformed(entry, `a ${outcome} intent entry names no effectKey`);
       return;
     }
+    if (outcome === 'claimed') {
+      if (entry.fence === null) this.#malformed(entry, 'a claimed intent entry has no claim fence');
+      else this.#attempts.claimed(entry, effectKey, entry.fence);
+      return;
+    }
+    // A pending entry without a claim fence is the intent's creation by its commit; with one, a
+    // retryable failure returning it to pending. Every other outcome ends an attempt.
+    if (outcome === 'pending' && entry.fence === null) {
+      this.#attempts.created(entry, effectKey);
+      return;
+    }
+    const completion = this.#attempts.completed(entry, effectKey, entry.fence);
+    if (!completion.ok) {
+      this.#report(
+        entry,
+        'delivery_without_attempt',
+        completion.expectedClaimFence,
+        entry.fence,
+        completion.message,
+        undefined,
+        effectKey,
+      );
+    }
+    if (outcome !== 'delivered') return;
     let keys = this.#delivered.get(entry.tenant);
     if (keys === undefined) {
       keys = new Map();
@@ -650,6 +717,7 @@ export class HistoryVerifier {
       scope.cutoverFence = cutoverFence;
       for (const [record, revision] of records) scope.records.set(record, revision);
     }
+    this.#attempts.restore(checkpoint.attempts ?? []);
     for (const [tenant, effectKey, seq] of checkpoint.delivered) {
       let keys = this.#delivered.get(tenant);
       if (keys === undefined) {

@@ -86,6 +86,7 @@ export function generateHistory(options: SyntheticHistoryOptions): AuditEntry[] 
       leaseExpiresAt: m.leaseExpiresAt,
       records: null,
       effectKey: null,
+      reads: null,
     };
     out.push(e);
     return e;
@@ -173,8 +174,13 @@ export function generateHistory(options: SyntheticHistoryOptions): AuditEntry[] 
         entry(m, 'acquire', 'ok');
         continue;
       }
-      entry(m, 'intent', 'claimed').effectKey = effectKey;
-      entry(m, 'intent', 'delivered').effectKey = effectKey;
+      // The first attempt: claim fence 1, delivered under it.
+      const claim = entry(m, 'intent', 'claimed');
+      claim.effectKey = effectKey;
+      claim.fence = 1;
+      const delivery = entry(m, 'intent', 'delivered');
+      delivery.effectKey = effectKey;
+      delivery.fence = 1;
     } else if (r < 0.84) {
       const fence = m.fence;
       m.holder = null;

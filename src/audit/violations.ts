@@ -33,6 +33,12 @@ export const VIOLATION_KINDS = {
   revision_skipped: 'An accepted write produced a revision more than one above the previous one.',
   revision_reused: 'An accepted write produced a revision the record already had or had before.',
   effect_delivered_twice: 'An effect key was delivered a second time.',
+  stale_dependency_accepted:
+    "A commit was accepted although a dependency it read was not at the record's current revision.",
+  dependency_mismatch:
+    'A commit entry reports a revision of a dependency other than the one the history gives the record.',
+  delivery_without_attempt:
+    'A delivery outcome of an intent was recorded with no open audited attempt (claim) for it: more deliveries than attempts.',
   malformed_entry:
     'An entry lacks a field its kind and outcome require, or has an unknown kind or outcome.',
 } as const;

@@ -18,6 +18,7 @@ export function auditEntry(fields: Required & Partial<NewAuditEntry>): NewAuditE
     leaseExpiresAt: null,
     records: null,
     effectKey: null,
+    reads: null,
     ...fields,
   };
 }

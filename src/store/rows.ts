@@ -7,6 +7,7 @@ import type {
   AuditEntry,
   AuditKind,
   AuditOutcome,
+  AuditReadCheck,
   AuditRecordChange,
   Intent,
   IntentStatus,
@@ -66,6 +67,8 @@ export interface AuditRow {
   /** JSON text (SQLite) or already parsed (PostgreSQL jsonb). */
   records: string | AuditRecordChange[] | null;
   effect_key: string | null;
+  /** JSON text (SQLite) or already parsed (PostgreSQL jsonb). */
+  reads: string | AuditReadCheck[] | null;
 }
 
 export interface TokenRow {
@@ -176,6 +179,7 @@ export function toAuditEntry(row: AuditRow): AuditEntry {
         ? (JSON.parse(row.records) as AuditRecordChange[])
         : row.records,
     effectKey: row.effect_key,
+    reads: typeof row.reads === 'string' ? (JSON.parse(row.reads) as AuditReadCheck[]) : row.reads,
   };
 }
 

@@ -217,6 +217,30 @@ export async function driveStore(dir: string, file = 'history.db'): Promise<Stor
     'committed',
   );
 
+  // S3 depends on S1's summary (revision 8 after d-2): a fresh read commits, a stale one not.
+  expectOutcome(
+    await gate.commit({
+      scope: S3,
+      fence: v7.fence,
+      operationId: 'v7-dep',
+      policyVersion: 'v7',
+      reads: [{ scope: S1, name: 'summary', revision: 8 }],
+      writes: [{ name: 'facts', expectRevision: 0, value: ['fresh'] }],
+    }),
+    'committed',
+  );
+  expectOutcome(
+    await gate.commit({
+      scope: S3,
+      fence: v7.fence,
+      operationId: 'v7-dep-stale',
+      policyVersion: 'v7',
+      reads: [{ scope: S1, name: 'summary', revision: 7 }],
+      writes: [{ name: 'facts', expectRevision: 1, value: ['stale'] }],
+    }),
+    'stale_dependency',
+  );
+
   // A dispatcher delivers email-1 in both tenants: one claim fence each, then the outcome.
   for (const tenantGate of [gate, other]) {
     const claimed = await tenantGate.claimIntents({ dispatcher: 'd-1', ttlMs: 5000, limit: 10 });
@@ -296,6 +320,7 @@ export function append(entries: AuditEntry[], additions: Appended[]): AuditEntry
       leaseExpiresAt: null,
       records: null,
       effectKey: null,
+      reads: null,
       ...addition,
     });
   }

@@ -39,7 +39,10 @@ export function acceptCommit(entry: AuditEntry): void {
   }
 }
 
-/** Later writes of one record continue from a revision `delta` away from the real one. */
+/**
+ * Later writes of one record continue from a revision `delta` away from the real one, and later
+ * reads of it (dependencies of commits in any scope) saw that revision.
+ */
 export function shiftRecord(
   entries: AuditEntry[],
   afterIndex: number,
@@ -48,7 +51,13 @@ export function shiftRecord(
 ): void {
   for (let i = afterIndex + 1; i < entries.length; i++) {
     const entry = entries[i]!;
-    if (entry.tenant !== at.tenant || entry.scope !== at.scope || entry.records === null) continue;
+    if (entry.tenant !== at.tenant) continue;
+    for (const read of entry.reads ?? []) {
+      if (read.scope !== at.scope || read.name !== at.name) continue;
+      read.expected += delta;
+      read.actual += delta;
+    }
+    if (entry.scope !== at.scope || entry.records === null) continue;
     for (const record of entry.records) {
       if (record.name !== at.name) continue;
       record.actual += delta;

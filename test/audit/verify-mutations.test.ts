@@ -105,6 +105,7 @@ describe('verify on a real store history', () => {
     const t = copy(valid);
     const i = commitIndex(t, 'd-2');
     t[i]!.records![0]!.resulting = 9;
+    shiftRecord(t, i, { tenant: TENANT, scope: S1, name: 'summary' }, 1);
     const result = verifyHistory(t);
     expect(result.violations.map(({ kind, seq }) => ({ kind, seq }))).toEqual([
       { kind: 'revision_skipped', seq: t[i]!.seq },
@@ -137,18 +138,93 @@ describe('verify on a real store history', () => {
 
   it('reports a doubly delivered effect, per tenant', () => {
     const delivered = valid.find((e) => e.tenant === TENANT && e.outcome === 'delivered')!;
+    // A second attempt (claim fence 2) delivering it again.
     const t = append(valid, [
       {
         tenant: TENANT,
         scope: delivered.scope,
         kind: 'intent',
+        outcome: 'claimed',
+        holder: 'd-2',
+        fence: 2,
+        effectKey: 'email-1',
+      },
+      {
+        tenant: TENANT,
+        scope: delivered.scope,
+        kind: 'intent',
         outcome: 'delivered',
+        holder: 'd-2',
+        fence: 2,
         effectKey: 'email-1',
       },
     ]);
     expect(found(t)).toEqual([{ kind: 'effect_delivered_twice', seq: t.at(-1)!.seq }]);
     const result = verifyHistory(t);
     expect(result.violations[0]).toMatchObject({ effectKey: 'email-1', found: delivered.seq });
+  });
+
+  it('the history audits each commit dependency with the revision it had at the check', () => {
+    const fresh = valid[commitIndex(valid, 'v7-dep')]!;
+    const stale = valid[commitIndex(valid, 'v7-dep-stale')]!;
+    expect(fresh.reads).toEqual([{ scope: S1, name: 'summary', expected: 8, actual: 8 }]);
+    expect(stale).toMatchObject({
+      outcome: 'rejected',
+      reason: 'stale_dependency',
+      reads: [{ scope: S1, name: 'summary', expected: 7, actual: 8 }],
+    });
+    expect(valid[commitIndex(valid, 'a-1')]!.reads).toBeNull();
+  });
+
+  it('reports a commit accepted with a stale dependency', () => {
+    const t = copy(valid);
+    const i = commitIndex(t, 'v7-dep-stale');
+    acceptCommit(t[i]!);
+    shiftRecord(t, i, { tenant: TENANT, scope: S3, name: 'facts' }, 1);
+    const result = verifyHistory(t);
+    expect(result.violations.map(({ kind, seq }) => ({ kind, seq }))).toEqual([
+      { kind: 'stale_dependency_accepted', seq: t[i]!.seq },
+    ]);
+    expect(result.violations[0]).toMatchObject({ record: 'summary', expected: 8, found: 7 });
+  });
+
+  it('reports a dependency revision the history does not give the record', () => {
+    const t = copy(valid);
+    const i = commitIndex(t, 'v7-dep');
+    t[i]!.reads![0]!.actual = 5;
+    expect(found(t)).toEqual([{ kind: 'dependency_mismatch', seq: t[i]!.seq }]);
+    // On a rejection too: it must report the revision in force.
+    const r = copy(valid);
+    const j = commitIndex(r, 'v7-dep-stale');
+    r[j]!.reads![0]!.actual = 9;
+    expect(found(r)).toEqual([{ kind: 'dependency_mismatch', seq: r[j]!.seq }]);
+  });
+
+  it('reports a delivery outcome no audited attempt produced (more deliveries than attempts)', () => {
+    const delivered = valid.find((e) => e.tenant === TENANT && e.outcome === 'delivered')!;
+    expect(delivered).toMatchObject({ effectKey: 'email-1', fence: 1 });
+    // The attempt already ended delivered; a second outcome for the same claim fence.
+    const again = append(valid, [
+      {
+        tenant: TENANT,
+        scope: delivered.scope,
+        kind: 'intent',
+        outcome: 'failed',
+        holder: 'd-1',
+        fence: 1,
+        effectKey: 'email-1',
+      },
+    ]);
+    expect(found(again)).toEqual([{ kind: 'delivery_without_attempt', seq: again.at(-1)!.seq }]);
+    // An outcome whose claim was never audited (the claim entry is missing).
+    const t = copy(valid).filter(
+      (e) => !(e.tenant === TENANT && e.outcome === 'claimed' && e.effectKey === 'email-1'),
+    );
+    const result = verifyHistory(t);
+    expect(result.violations.map(({ kind, seq }) => ({ kind, seq }))).toEqual([
+      { kind: 'delivery_without_attempt', seq: delivered.seq },
+    ]);
+    expect(result.violations[0]).toMatchObject({ effectKey: 'email-1', expected: 0, found: 1 });
   });
 
   it('reports a commit accepted after the lease expired', () => {

@@ -141,7 +141,9 @@ describe('values and time', () => {
     const value = {
       z: 1,
       a: ['\u0000', 'é☃𝄞'],
-      n: 1e21,
+      // The largest integer a value may hold (beyond it a number would be rounded: refused).
+      n: Number.MAX_SAFE_INTEGER,
+      tiny: 5e-324,
       f: 0.30000000000000004,
       neg: -0,
       nested: { b: null, a: true },

@@ -172,6 +172,12 @@ export const AuditEntrySchema = Type.Object(
     leaseExpiresAt: Nullable(Millis),
     records: Nullable(Type.Array(AuditRecordChangeSchema)),
     effectKey: Nullable(Name),
+    reads: Nullable(
+      Type.Array(
+        Type.Object({ scope: Name, name: Name, expected: Counter, actual: Counter }, CLOSED),
+        { description: "a commit's dependency reads: the revision read and the one checked" },
+      ),
+    ),
   },
   CLOSED,
 );

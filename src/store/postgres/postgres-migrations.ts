@@ -7,6 +7,7 @@
  */
 import { AUDIT_SQL } from './postgres-sql-audit.js';
 import { COMMIT_SQL } from './postgres-sql-commit.js';
+import { COMMIT_READS_SQL } from './postgres-sql-commit-reads.js';
 import { CUTOVER_SQL } from './postgres-sql-cutover.js';
 import { CUTOVER_SKIP_SQL } from './postgres-sql-cutover-skip.js';
 import { DISPATCH_SQL } from './postgres-sql-dispatch.js';
@@ -47,6 +48,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     sql: 'CREATE INDEX IF NOT EXISTS audit_by_tenant ON @schema@.audit (tenant, seq);',
   },
   { version: 12, name: 'intent notifications', sql: INTENT_NOTIFY_SQL },
+  { version: 13, name: "audit of a commit's dependency reads", sql: COMMIT_READS_SQL },
 ];
 
 /** Schema names are interpolated into SQL, so only plain lowercase identifiers are accepted. */

@@ -19,5 +19,6 @@ export function appendAudit(statements: SqliteStatements, entry: NewAuditEntry):
     entry.leaseExpiresAt,
     entry.records === null ? null : JSON.stringify(entry.records),
     entry.effectKey,
+    entry.reads === null ? null : JSON.stringify(entry.reads),
   );
 }

@@ -9,6 +9,7 @@ import { checkCommit, requestFingerprint, type RecordSnapshot } from '../../core
 import type { NormalizedCommit } from '../../core/validate.js';
 import { FencegateError } from '../../errors.js';
 import type {
+  AuditReadCheck,
   AuditRecordChange,
   CommitCommitted,
   CommitRejected,
@@ -30,6 +31,20 @@ export interface CommitContext {
  * Returns the outcome, or an operation_id_conflict error to throw once the transaction is over
  * (throwing inside would roll back the audit entry of the conflict).
  */
+/** Every dependency with the revision it had at the check (cached lookups), or null for none. */
+function auditReads(
+  request: NormalizedCommit,
+  record: (scope: string, name: string) => RecordSnapshot,
+): AuditReadCheck[] | null {
+  if (request.reads.length === 0) return null;
+  return request.reads.map((read) => ({
+    scope: read.scope,
+    name: read.name,
+    expected: read.revision,
+    actual: record(read.scope, read.name).revision,
+  }));
+}
+
 export function commitInTransaction(
   ctx: CommitContext,
   request: NormalizedCommit,
@@ -98,6 +113,7 @@ export function commitInTransaction(
     fence: request.fence,
     currentFence: scopeRow?.fence ?? null,
     leaseExpiresAt: scopeRow?.lease_expires_at ?? null,
+    reads: auditReads(request, record),
   };
 
   if (rejection !== null) {

@@ -189,4 +189,9 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
     // commit batch dirties one more page, not one per commit (BENCHMARKS.md has the cost).
     sql: `CREATE INDEX IF NOT EXISTS audit_by_tenant ON audit (tenant, seq);`,
   },
+  {
+    version: 7,
+    name: "audit of a commit's dependency reads",
+    sql: `ALTER TABLE audit ADD COLUMN reads TEXT;`,
+  },
 ];

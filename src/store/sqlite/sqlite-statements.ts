@@ -138,8 +138,8 @@ export class SqliteStatements {
     // Positional parameters: this runs on every commit, and binding by name costs twice as much.
     this.appendAudit = db.prepare(
       `INSERT INTO audit (at, tenant, scope, kind, outcome, reason, task_id, operation_id, holder,
-         policy_version, fence, current_fence, lease_expires_at, records, effect_key)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         policy_version, fence, current_fence, lease_expires_at, records, effect_key, reads)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
 
     this.insertToken = db.prepare(

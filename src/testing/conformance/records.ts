@@ -210,6 +210,59 @@ export function recordCases(fx: SubjectFixture): void {
       expect(committed.records).toHaveLength(1);
     });
 
+    it("audits a commit's dependency reads with the revision each had at the check", async () => {
+      const { gate } = fx.subject;
+      const ids = new OperationIds();
+      const policy = await acquire(gate, 'tenant/policy', 'admin');
+      await put(gate, policy, 'rules', 0, { strict: true }, ids.next());
+      await put(gate, policy, 'rules', 1, { strict: false }, ids.next());
+      const grant = await acquire(gate, SCOPE, 'w1');
+      const seq = await lastSeq(gate);
+      const reads = [
+        { scope: 'tenant/policy', name: 'rules', revision: 2 },
+        { name: 'doc', revision: 0 },
+      ];
+      expectCommitted(
+        await gate.commit({
+          scope: SCOPE,
+          fence: grant.fence,
+          operationId: 'op-fresh',
+          reads,
+          writes: [{ name: 'doc', expectRevision: 0, value: 'read, then written' }],
+        }),
+      );
+      // Read at revision 1: stale; every dependency is audited, the stale one and the fresh one.
+      const stale = await gate.commit({
+        scope: SCOPE,
+        fence: grant.fence,
+        operationId: 'op-stale',
+        reads: [
+          { scope: 'tenant/policy', name: 'rules', revision: 1 },
+          { name: 'doc', revision: 1 },
+        ],
+      });
+      expect(stale).toMatchObject({ outcome: 'rejected', error: { code: 'stale_dependency' } });
+      const [fresh, refused] = (await auditAfter(gate, seq)).filter((e) => e.kind === 'commit');
+      expect(fresh).toMatchObject({
+        operationId: 'op-fresh',
+        reads: [
+          { scope: 'tenant/policy', name: 'rules', expected: 2, actual: 2 },
+          // The commit's own record, read before its write.
+          { scope: SCOPE, name: 'doc', expected: 0, actual: 0 },
+        ],
+      });
+      expect(refused).toMatchObject({
+        operationId: 'op-stale',
+        reason: 'stale_dependency',
+        reads: [
+          { scope: 'tenant/policy', name: 'rules', expected: 1, actual: 2 },
+          { scope: SCOPE, name: 'doc', expected: 1, actual: 1 },
+        ],
+      });
+      const noReads = (await auditAfter(gate)).find((e) => e.kind === 'commit' && e.reads === null);
+      expect(noReads).toBeDefined();
+    });
+
     it('applies all writes of a commit or none', async () => {
       const { gate } = fx.subject;
       const ids = new OperationIds();
