@@ -6,6 +6,7 @@
  * entries (CREATE OR REPLACE FUNCTION for function bodies).
  */
 import type { PoolClient } from 'pg';
+import { AFTER_LOCKS_SQL } from './postgres-sql-after-locks.js';
 import { AUDIT_SQL } from './postgres-sql-audit.js';
 import { COMMIT_SQL } from './postgres-sql-commit.js';
 import { CUTOVER_SQL } from './postgres-sql-cutover.js';
@@ -36,6 +37,11 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     version: 9,
     name: 'audit without a scope index',
     sql: 'DROP INDEX IF EXISTS @schema@.audit_by_scope;',
+  },
+  {
+    version: 10,
+    name: 'store time read after the scope locks; abandoned operations',
+    sql: AFTER_LOCKS_SQL,
   },
 ];
 

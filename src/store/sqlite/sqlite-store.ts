@@ -10,6 +10,7 @@ import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
 import type { NormalizedCommit } from '../../core/validate.js';
 import { FencegateError, isFencegateError } from '../../errors.js';
 import type {
+  AbandonRequest,
   AcquireRequest,
   AuditPage,
   AuditQuery,
@@ -42,6 +43,7 @@ import type {
 } from '../../types.js';
 import { GroupCommitter, type Settled } from '../group-commit.js';
 import type { Store, StoreCapabilities } from '../store.js';
+import { abandonInTransaction } from './sqlite-abandon.js';
 import { commitInTransaction } from './sqlite-commit.js';
 import {
   DEFAULT_BUSY_TIMEOUT_MS,
@@ -303,6 +305,14 @@ export class SqliteStore implements Store {
         { outcome: string } | undefined;
       return row === undefined ? null : (JSON.parse(row.outcome) as CommitResult);
     });
+  }
+
+  abandonOperation(
+    tenant: string,
+    operationId: string,
+    request: AbandonRequest,
+  ): Promise<CommitResult> {
+    return this.#write(tenant, (ctx) => abandonInTransaction(ctx, operationId, request));
   }
 
   listIntents(tenant: string, query: ListIntentsQuery): Promise<Page<Intent>> {

@@ -12,6 +12,7 @@
  * Cases are skipped by capability only. Each test gets a fresh subject.
  */
 import { describe } from 'vitest';
+import { abandonCases } from './abandon.js';
 import { acceptanceCases } from './acceptance.js';
 import { isolationCases } from './isolation.js';
 import { leaseCases } from './leases.js';
@@ -40,5 +41,6 @@ export function defineStoreConformanceSuite(options: StoreConformanceOptions): v
     isolationCases(fixture);
     validationCases(fixture);
     sharedStoreCases(fixture);
+    abandonCases(fixture);
   });
 }
