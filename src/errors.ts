@@ -143,7 +143,7 @@ export const ERROR_CATALOG = {
     httpStatus: 503,
     retryable: true,
     description:
-      'The store failed after the commit was sent; read getOperation(operationId) for the outcome.',
+      'The store failed after the commit was sent; getOperation(operationId) reads the outcome, abandonOperation(operationId) settles it.',
   },
 } as const satisfies Record<string, ErrorSpec>;
 

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Fencegate } from '../../src/gate.js';
 import { assertFence } from '../../src/store/postgres/assert-fence.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
-import type { CommitResult } from '../../src/types.js';
+import { expectAgreement } from '../helpers/abandon-agreement.js';
 import {
   dropSchema,
   pgUrl,
@@ -125,33 +125,6 @@ describe('store time after the locks', () => {
     expect(await checking).toBe('lease_expired');
   });
 });
-
-/** Whether the abandon answer and the store agree, and what the commit itself was answered. */
-async function expectAgreement(
-  client: Fencegate,
-  scope: string,
-  operationId: string,
-  abandon: CommitResult,
-  commit: CommitResult,
-): Promise<'committed' | 'abandoned'> {
-  const record = await client.getRecord(scope, operationId);
-  const stored = await client.getOperation(operationId);
-  if (abandon.outcome === 'committed') {
-    expect(commit).toEqual({ ...abandon, replayed: commit.replayed });
-    expect(record.exists).toBe(true);
-    expect(stored).toEqual(abandon);
-    return 'committed';
-  }
-  expect(abandon.error.code).toBe('operation_abandoned');
-  expect(commit).toEqual({ ...abandon, replayed: true });
-  expect(record.exists).toBe(false);
-  expect(stored).toEqual(abandon);
-  const committed = (await client.audit({ kind: 'commit', outcome: 'committed' })).items.filter(
-    (e) => e.operationId === operationId,
-  );
-  expect(committed).toEqual([]);
-  return 'abandoned';
-}
 
 describe.each([
   ['one at a time', () => gate],
