@@ -104,7 +104,10 @@ describe.each([false, true])(
             })
             .then(
               () => 'committed',
-              (error: unknown) => (error as { code?: string }).code,
+              (error: unknown) => {
+                expect((error as Error).message).toContain('write lock');
+                return (error as { code?: string }).code;
+              },
             ),
         );
         expect(result).toBe('store_unavailable');
