@@ -145,8 +145,10 @@ describe('SQLite durability, counted from outside the server', () => {
     const traced = await startTraced('full', '');
     try {
       const { alone, leases, load } = await workload(traced);
-      expect(alone.afterEach).toEqual(Array.from({ length: ONE_AT_A_TIME }, (_, i) => i + 1));
-      expect(alone.transactions).toBe(ONE_AT_A_TIME);
+      // Each answer came after a sync of its own; one sync per transaction.
+      alone.afterEach.forEach((syncs, i) => expect(syncs).toBeGreaterThanOrEqual(i + 1));
+      expect(alone.syncs).toBe(alone.transactions);
+      expect(alone.transactions).toBeGreaterThanOrEqual(ONE_AT_A_TIME);
       // Every batch is one transaction and one sync, and concurrent commits share batches.
       expect(load.syncs).toBe(load.transactions);
       expect(load.transactions).toBeGreaterThanOrEqual(WAVES);
@@ -164,7 +166,7 @@ describe('SQLite durability, counted from outside the server', () => {
     const traced = await startTraced('normal', '?synchronous=normal');
     try {
       const { alone, load } = await workload(traced);
-      expect(alone.transactions).toBe(ONE_AT_A_TIME);
+      expect(alone.transactions).toBeGreaterThanOrEqual(ONE_AT_A_TIME);
       expect(alone.syncs).toBe(0);
       expect(load.transactions).toBeGreaterThanOrEqual(WAVES);
       expect(load.syncs).toBe(0);
