@@ -3,14 +3,13 @@
  * commits, a peer process abandons (and holds the write lock when a case needs both in flight). In
  * every order, abandon's answer and the store agree.
  */
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Fencegate } from '../../src/gate.js';
 import type { CommitResult, Grant } from '../../src/types.js';
 import { expectAgreement } from '../helpers/abandon-agreement.js';
 import { tempDir } from '../helpers/temp-dir.js';
+import { startPeer, type Peer } from './peer-process.js';
 
 const dir = tempDir();
 const path = join(dir.path, 'shared.db');
@@ -18,43 +17,10 @@ let gate: Fencegate;
 let grant: Grant;
 let peer: Peer;
 
-interface Peer {
-  /** Sends a command; resolves with its answer line. */
-  send(command: string): Promise<{ done: string; result?: CommitResult }>;
-  stop(): Promise<void>;
-}
-
-function startPeer(): Peer {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', new URL('./sqlite-peer.ts', import.meta.url).pathname, path],
-    { stdio: ['pipe', 'pipe', 'inherit'] },
-  );
-  const waiting = new Map<string, ((line: { done: string; result?: CommitResult }) => void)[]>();
-  createInterface({ input: child.stdout }).on('line', (text) => {
-    const line = JSON.parse(text) as { done: string; result?: CommitResult };
-    waiting.get(line.done)?.shift()?.(line);
-  });
-  return {
-    send(command) {
-      const name = command.split(' ')[0]!;
-      return new Promise((resolve) => {
-        waiting.set(name, [...(waiting.get(name) ?? []), resolve]);
-        child.stdin.write(`${command}\n`);
-      });
-    },
-    async stop() {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.stdin.end();
-      await exited;
-    },
-  };
-}
-
 beforeAll(async () => {
   gate = await Fencegate.open({ store: `sqlite:${path}` });
   grant = await gate.acquire({ scope: 'race', holder: 'w', ttlMs: 3_600_000 });
-  peer = startPeer();
+  peer = startPeer(path);
 });
 
 afterAll(async () => {

@@ -2,7 +2,8 @@
  * Another process on a SQLite file, driven line by line over stdin: `lock` (BEGIN IMMEDIATE on a
  * raw connection), `unlock` (COMMIT), `abandon OPERATION_ID` (through its own store). Each command
  * answers one JSON line on stdout: `{"done": COMMAND, "result"?: …}`. An abandon behind the lock
- * answers once it got the lock; the peer keeps reading commands meanwhile.
+ * answers once it got the lock; the peer keeps reading commands meanwhile. At the end of its input
+ * it commits a lock it still holds and exits.
  */
 import Database from 'better-sqlite3';
 import { createInterface } from 'node:readline';
@@ -25,5 +26,6 @@ for await (const line of createInterface({ input: process.stdin })) {
     void gate.abandonOperation(argument!).then((result) => answer({ done: 'abandon', result }));
   }
 }
+if (raw.inTransaction) raw.exec('COMMIT');
 raw.close();
 await gate.close();
