@@ -3,6 +3,7 @@
  * (FencegateClient). Code written against it runs unchanged in-process or over the wire.
  */
 import type {
+  AbandonRequest,
   AcquireRequest,
   AuditPage,
   AuditQuery,
@@ -57,8 +58,16 @@ export interface FencegateApi {
 
   /** Returns the committed or rejected outcome; throws only for errors outside the check order. */
   commit(request: CommitRequest): Promise<CommitResult>;
-  /** null when the operation is absent: nothing happened and the operationId may be retried. */
+  /**
+   * null when the operation is absent: nothing has happened *yet* (a commit with that id may still
+   * be in flight); the operationId may be retried, but absent does not mean "did not happen".
+   */
   getOperation(operationId: string): Promise<CommitResult | null>;
+  /**
+   * Settles an operation: its stored outcome, or else the stored rejection operation_abandoned,
+   * after which no commit with that operationId ever applies. The way to conclude "not applied".
+   */
+  abandonOperation(operationId: string, request?: AbandonRequest): Promise<CommitResult>;
 
   listIntents(query?: ListIntentsQuery): Promise<Page<Intent>>;
   getIntent(effectKey: string): Promise<Intent | null>;

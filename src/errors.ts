@@ -97,6 +97,12 @@ export const ERROR_CATALOG = {
     retryable: false,
     description: "An intent's effectKey already exists.",
   },
+  operation_abandoned: {
+    httpStatus: 409,
+    retryable: false,
+    description:
+      'The operationId was abandoned: no commit with it ever applies; a new attempt needs a new operationId.',
+  },
   policy_conflict: {
     httpStatus: 409,
     retryable: false,
@@ -137,13 +143,13 @@ export const ERROR_CATALOG = {
     httpStatus: 503,
     retryable: true,
     description:
-      'The store failed after the commit was sent; read getOperation(operationId) for the outcome.',
+      'The store failed after the commit was sent; getOperation(operationId) reads the outcome, abandonOperation(operationId) settles it.',
   },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;
 
-/** The codes a commit can be rejected with (stored under its operationId), in check order. */
+/** The codes a commit can be rejected with (stored under its operationId), checks in order. */
 export const COMMIT_REJECTION_CODES = [
   'scope_not_found',
   'scope_deleted',
@@ -155,6 +161,8 @@ export const COMMIT_REJECTION_CODES = [
   'stale_revision',
   'incarnation_changed',
   'duplicate_effect',
+  // Not a check: the outcome abandonOperation stores, answered to every commit with that id.
+  'operation_abandoned',
 ] as const satisfies readonly ErrorCode[];
 
 export type CommitRejectionCode = (typeof COMMIT_REJECTION_CODES)[number];

@@ -35,6 +35,7 @@ import {
   validatePolicy,
 } from './core/validate-ops.js';
 import type {
+  AbandonRequest,
   AcquireRequest,
   AuditPage,
   AuditQuery,
@@ -213,6 +214,14 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
 
   async getOperation(operationId: string): Promise<CommitResult | null> {
     return await this.store.getOperation(this.tenant, requireName(operationId, 'operationId'));
+  }
+
+  async abandonOperation(operationId: string, request: AbandonRequest = {}): Promise<CommitResult> {
+    return await this.store.abandonOperation(
+      this.tenant,
+      requireName(operationId, 'operationId'),
+      validateReason(request),
+    );
   }
 
   async listIntents(query: ListIntentsQuery = {}): Promise<Page<Intent>> {

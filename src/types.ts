@@ -105,6 +105,11 @@ export interface CancelRequest {
   reason?: string;
 }
 
+/** abandonOperation's body: why the caller gives the operation up (audited with it). */
+export interface AbandonRequest {
+  reason?: string;
+}
+
 export interface CancelResult {
   fence: number;
   cancelledIntents: number;

@@ -8,7 +8,8 @@
  * that are idempotent by construction (complete, registerPolicy, cutover by its cutoverId, job
  * events that carry `at`); and commits, which carry an operationId: after an unknown outcome or a
  * lost reply the client reads the stored outcome (getOperation) and only resends the same commit
- * when the store has none. Lease operations and claims are never resent after a lost reply.
+ * when the store has none yet; if it stays unknown, abandonOperation settles it. Lease operations
+ * and claims are never resent after a lost reply.
  */
 import { randomUUID } from 'node:crypto';
 import type { FencegateApi, FencegateOpsApi, VerifyReport } from '../api.js';
@@ -16,6 +17,7 @@ import { DEFAULT_LIST_LIMIT } from '../core/limits.js';
 import { requireName } from '../core/validate.js';
 import { FencegateError, isFencegateError } from '../errors.js';
 import type {
+  AbandonRequest,
   AcquireRequest,
   AuditPage,
   AuditQuery,
@@ -81,6 +83,7 @@ import type {
   RecordAnswer,
   RecordListAnswer,
   ReleaseAnswer,
+  ReasonBody,
   ReleaseBody,
   RenewBody,
   ScopeAnswer,
@@ -240,6 +243,16 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
     );
   }
 
+  /** Resent after a lost reply: a second abandon answers the outcome the first one settled. */
+  async abandonOperation(operationId: string, request: AbandonRequest = {}): Promise<CommitResult> {
+    return await this.#call<CommitAnswer>(
+      'idempotent',
+      'POST',
+      `/v1/operations/${segment(operationId, 'operationId')}/abandon`,
+      request satisfies ReasonBody,
+    );
+  }
+
   async listIntents(query: ListIntentsQuery = {}): Promise<Page<Intent>> {
     return await this.#call<IntentPageAnswer>('read', 'GET', `/v1/intents${queryString(query)}`);
   }
@@ -367,8 +380,11 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
   /**
    * Sends the commit; a committed (200) or rejected (409) answer is returned as is. When the
    * outcome is unknown (outcome_unknown, a server fault, a lost connection or a timeout), the
-   * stored outcome decides: committed or rejected is returned, absent means nothing happened and
-   * the same commit is sent again. Still unknown after the retries: outcome_unknown.
+   * stored outcome decides: committed or rejected is returned; absent means nothing has happened
+   * yet, and the same commit is sent again. Still unknown after the retries, the client settles it
+   * with abandonOperation: the answer is then the commit's stored outcome if it landed meanwhile,
+   * or the rejection operation_abandoned, after which it never applies (a new attempt needs a new
+   * operationId). Only when even that cannot reach the server: outcome_unknown.
    */
   async commit(request: CommitRequest): Promise<CommitResult> {
     const body: CommitBody = request;
@@ -403,9 +419,11 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
       if (stored !== undefined && stored !== null) return stored;
     }
     if (unknown !== undefined) {
+      const settled = await this.#settle(request.operationId);
+      if (settled !== undefined) return settled;
       throw new FencegateError(
         'outcome_unknown',
-        `the outcome of commit ${request.operationId} is unknown (${unknown}); read getOperation('${request.operationId}') or send the same commit again`,
+        `the outcome of commit ${request.operationId} is unknown (${unknown}); settle it with abandonOperation('${request.operationId}') or send the same commit again`,
         { operationId: request.operationId },
       );
     }
@@ -417,17 +435,12 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
 
   /** The stored outcome, null when absent, undefined when it cannot be read right now. */
   async #storedOutcome(operationId: string): Promise<CommitResult | null | undefined> {
-    try {
-      return await this.getOperation(operationId);
-    } catch (error) {
-      if (
-        isFencegateError(error) &&
-        (error.code === 'store_unavailable' || error.code === 'internal_error')
-      ) {
-        return undefined;
-      }
-      throw error;
-    }
+    return await unlessUnreachable(this.getOperation(operationId));
+  }
+
+  /** The settled outcome (abandonOperation), undefined when the server cannot settle it now. */
+  async #settle(operationId: string): Promise<CommitResult | undefined> {
+    return await unlessUnreachable(this.abandonOperation(operationId));
   }
 
   close(): Promise<void> {
@@ -563,4 +576,21 @@ function backoff(attempt: number): Promise<void> {
   const ceiling = Math.min(MAX_BACKOFF_MS, 25 * 2 ** attempt);
   const ms = ceiling / 2 + Math.random() * (ceiling / 2);
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** The answer, or undefined when the server or its store cannot be reached right now. */
+async function unlessUnreachable<T>(answer: Promise<T>): Promise<T | undefined> {
+  try {
+    return await answer;
+  } catch (error) {
+    if (
+      isFencegateError(error) &&
+      (error.code === 'store_unavailable' ||
+        error.code === 'internal_error' ||
+        error.code === 'outcome_unknown')
+    ) {
+      return undefined;
+    }
+    throw error;
+  }
 }

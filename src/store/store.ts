@@ -16,6 +16,7 @@
  */
 import type { NormalizedCommit } from '../core/validate.js';
 import type {
+  AbandonRequest,
   AcquireRequest,
   AuditPage,
   AuditQuery,
@@ -109,6 +110,16 @@ export interface Store {
   commit(tenant: string, request: NormalizedCommit): Promise<CommitResult>;
   /** The stored outcome exactly as first answered (`replayed: false`), or null when absent. */
   getOperation(tenant: string, operationId: string): Promise<CommitResult | null>;
+  /**
+   * Settles an operationId: its stored outcome when there is one, otherwise, atomically, the stored
+   * and audited rejection operation_abandoned (core/abandon.ts), after which no commit with that
+   * operationId applies, not even one already in flight.
+   */
+  abandonOperation(
+    tenant: string,
+    operationId: string,
+    request: AbandonRequest,
+  ): Promise<CommitResult>;
 
   listIntents(tenant: string, query: ListIntentsQuery): Promise<Page<Intent>>;
   getIntent(tenant: string, effectKey: string): Promise<Intent | null>;

@@ -215,7 +215,7 @@ describe('FencegateClient over a real server', () => {
     ]);
   });
 
-  it('reports outcome_unknown when the outcome stays unknown after every retry', async () => {
+  it('reports outcome_unknown when the outcome stays unknown after every retry and cannot be settled', async () => {
     const h = await start();
     const client = h.client({ retries: 2 });
     await client.acquire({ scope: SCOPE, holder: 'w1', ttlMs: 10_000 });
@@ -223,10 +223,62 @@ describe('FencegateClient over a real server', () => {
     h.store.inject({ method: 'commit', fault: 'lose-reply' });
     h.store.inject({ method: 'commit', fault: 'fail-before', times: Infinity });
     h.store.inject({ method: 'getOperation', fault: 'fail-before', times: Infinity });
+    h.store.inject({ method: 'abandonOperation', fault: 'fail-before', times: Infinity });
     const error = await failure(client.commit(write(1, 'op-dark', 'v1')));
     expect(error).toMatchObject({ code: 'outcome_unknown', details: { operationId: 'op-dark' } });
+    expect(error.message).toContain("abandonOperation('op-dark')");
     h.store.heal();
     expect(await client.getOperation('op-dark')).toMatchObject({ outcome: 'committed' });
+  });
+
+  it('settles an outcome that stays unknown with abandonOperation: the commit that landed is answered', async () => {
+    const h = await start();
+    const client = h.client({ retries: 1 });
+    await client.acquire({ scope: SCOPE, holder: 'w1', ttlMs: 10_000 });
+    h.store.inject({ method: 'commit', fault: 'lose-reply' });
+    h.store.inject({ method: 'commit', fault: 'fail-before', times: Infinity });
+    h.store.inject({ method: 'getOperation', fault: 'fail-before', times: Infinity });
+    expect(await client.commit(write(1, 'op-landed', 'v1'))).toMatchObject({
+      outcome: 'committed',
+      operationId: 'op-landed',
+    });
+    expect(await committedCount(h, 'op-landed')).toBe(1);
+  });
+
+  it('settles a commit still in flight as operation_abandoned, and the commit then never applies', async () => {
+    const h = await start();
+    const client = h.client({ retries: 1, timeoutMs: 200 });
+    await client.acquire({ scope: SCOPE, holder: 'w1', ttlMs: 10_000 });
+    // Each commit reaches the store late: the client times out and settles the outcome first.
+    let late = 0;
+    h.store.inject({
+      method: 'commit',
+      fault: {
+        delay: {
+          until: () =>
+            new Promise<void>((resolve) => setTimeout(resolve, 600)).then(() => {
+              late += 1;
+            }),
+        },
+      },
+      times: 2,
+    });
+    const answer = await client.commit(write(1, 'op-in-flight', 'v1'));
+    expect(answer).toMatchObject({
+      outcome: 'rejected',
+      operationId: 'op-in-flight',
+      replayed: false,
+      error: { code: 'operation_abandoned' },
+    });
+    expect(late).toBeLessThan(2);
+    // The two commits the client sent reach the store now, after the abandonment: neither applies.
+    while (late < 2) await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await committedCount(h, 'op-in-flight')).toBe(0);
+    expect((await h.inner.getRecord(TENANT, SCOPE, 'doc')).exists).toBe(false);
+    expect(await h.inner.getOperation(TENANT, 'op-in-flight')).toEqual(answer);
+    // The connections of the requests the client gave up on are not closed by the client.
+    h.app.server.closeAllConnections();
   });
 
   it('does not resend a lease operation whose reply was lost, and says the outcome is unknown', async () => {

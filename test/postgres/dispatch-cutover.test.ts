@@ -16,7 +16,14 @@ import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { cutoverFingerprint } from '../../src/cutover/plan.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import type { AuditEntry, AuditQuery, CommitRequest, Intent } from '../../src/types.js';
-import { dropSchema, pgUrl, testSchema, withClient } from './pg-helpers.js';
+import {
+  dropSchema,
+  pgUrl,
+  someoneWaitsIn,
+  testSchema,
+  untilDatabase,
+  withClient,
+} from './pg-helpers.js';
 
 const schema = testSchema('dispatch_cutover');
 let url: string;
@@ -42,27 +49,6 @@ let counter = 0;
 function unique(prefix: string): string {
   counter += 1;
   return `${prefix}-${counter}`;
-}
-
-/** Polls the database (not the wall clock) until a condition holds. */
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 2000; i++) {
-    if (await check()) return;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-/** Another session is blocked on a lock while running a statement that calls `fn` of this schema. */
-function someoneWaitsIn(fn: string): Promise<boolean> {
-  return withClient(url, async (client) => {
-    const { rows } = await client.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM pg_stat_activity
-       WHERE wait_event_type = 'Lock' AND position($1 in query) > 0`,
-      [`${schema}.${fn}(`],
-    );
-    return (rows[0]?.n ?? 0) > 0;
-  });
 }
 
 async function readAudit(
@@ -227,7 +213,10 @@ describe('claims', () => {
       await client.query('BEGIN');
       await callIn(client, 'claim_intents', ['default', 'd', 30_000, 1, ['race'], clock.now()]);
       const cancelling = gate.cancel(scope);
-      await until(() => someoneWaitsIn('cancel'), 'the cancel to wait for the intent row');
+      await untilDatabase(
+        () => someoneWaitsIn(url, schema, 'cancel'),
+        'the cancel to wait for the intent row',
+      );
       await client.query('COMMIT');
       expect(await cancelling).toMatchObject({ cancelledIntents: 0 });
     });
@@ -322,7 +311,10 @@ describe('cutovers', () => {
       await client.query('BEGIN');
       expect(await callIn(client, 'cutover_chunk', ['default', cutoverId, 4, clock.now()])).toBe(4);
       const resumed = gate.cutover(request);
-      await until(() => someoneWaitsIn('cutover_chunk'), 'the resume to wait for the chunk');
+      await untilDatabase(
+        () => someoneWaitsIn(url, schema, 'cutover_chunk'),
+        'the resume to wait for the chunk',
+      );
       await client.query('COMMIT');
       const result = await resumed;
       expect(result.fences).toEqual(scopes.map((scope) => ({ scope, fence: 2 })));
@@ -363,7 +355,10 @@ describe('cutovers', () => {
       ]);
       expect(answer.outcome).toBe('committed');
       const cutover = gate.cutover({ cutoverId, toPolicy: 'v8', holder: 'ctl', scopes });
-      await until(() => someoneWaitsIn('cutover_chunk'), 'the chunk to wait for the scope row');
+      await untilDatabase(
+        () => someoneWaitsIn(url, schema, 'cutover_chunk'),
+        'the chunk to wait for the scope row',
+      );
       await client.query('COMMIT');
       expect((await cutover).fences.map((f) => f.fence)).toEqual([2, 2, 2]);
     });

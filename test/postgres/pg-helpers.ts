@@ -68,3 +68,24 @@ export async function truncateSchema(url: string, schema: string): Promise<void>
     ),
   );
 }
+
+/** Polls the database (not the wall clock) until `check` holds. */
+export async function untilDatabase(check: () => Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 2000; i++) {
+    if (await check()) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** Some session is blocked on a lock while running a statement that calls `fn` of `schema`. */
+export function someoneWaitsIn(url: string, schema: string, fn: string): Promise<boolean> {
+  return withClient(url, async (client) => {
+    const { rows } = await client.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity
+       WHERE wait_event_type = 'Lock' AND position($1 in query) > 0`,
+      [`${schema}.${fn}(`],
+    );
+    return (rows[0]?.n ?? 0) > 0;
+  });
+}

@@ -12,7 +12,14 @@ import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { redactPostgresUrl } from '../../src/store/postgres/postgres-url.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import type { CommitResult } from '../../src/types.js';
-import { dropSchema, pgUrl, testSchema, withClient } from './pg-helpers.js';
+import {
+  dropSchema,
+  pgUrl,
+  someoneWaitsIn,
+  testSchema,
+  untilDatabase,
+  withClient,
+} from './pg-helpers.js';
 
 const schema = testSchema('store');
 let url: string;
@@ -43,27 +50,6 @@ async function caught(call: Promise<unknown>): Promise<unknown> {
     return error;
   }
   throw new Error('expected the call to fail');
-}
-
-/** Polls a condition on the database (not the wall clock) until it holds. */
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 2000; i++) {
-    if (await check()) return;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-/** Another session is blocked on a lock while running a statement that calls `fn` of this schema. */
-function someoneWaitsIn(fn: string): Promise<boolean> {
-  return withClient(url, async (client) => {
-    const { rows } = await client.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM pg_stat_activity
-       WHERE wait_event_type = 'Lock' AND position($1 in query) > 0`,
-      [`${schema}.${fn}(`],
-    );
-    return (rows[0]?.n ?? 0) > 0;
-  });
 }
 
 describe('opening', () => {
@@ -347,7 +333,10 @@ describe('concurrent transactions', () => {
       );
       expect(rows[0]?.answer.outcome).toBe('committed');
       const takeover = gate.takeover(scope, { holder: 'operator' });
-      await until(() => someoneWaitsIn('takeover'), 'the takeover to wait for the row lock');
+      await untilDatabase(
+        () => someoneWaitsIn(url, schema, 'takeover'),
+        'the takeover to wait for the row lock',
+      );
       await client.query('COMMIT');
       expect((await takeover).fence).toBe(fence + 1);
     });
@@ -385,8 +374,8 @@ describe('audit horizon', () => {
         answered = true;
         return page;
       });
-      await until(
-        () => someoneWaitsIn('audit_horizon'),
+      await untilDatabase(
+        () => someoneWaitsIn(url, schema, 'audit_horizon'),
         'readAudit to wait for the in-flight writer',
       );
       expect(answered).toBe(false);

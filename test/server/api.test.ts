@@ -466,6 +466,7 @@ describe('operations endpoints', () => {
       'get /v1/scopes/{scope}/records/{name}',
       'post /v1/commit',
       'get /v1/operations/{operationId}',
+      'post /v1/operations/{operationId}/abandon',
       'get /v1/intents',
       'get /v1/intents/{effectKey}',
       'post /v1/intents/claim',

@@ -3,35 +3,23 @@
  * loop: timers, renewals and requests of this process go on, the write proceeds once the lock is
  * free, and past the busy timeout it is answered store_unavailable with nothing changed.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Fencegate } from '../../src/gate.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { tempDir } from '../helpers/temp-dir.js';
+import { startPeer } from './peer-process.js';
 
 const dir = tempDir();
 afterAll(() => dir.cleanup());
 
 const TICK_MS = 10;
 
-/** Starts a process that holds the write lock until release() is called. */
+/** Another process takes the write lock and holds it until release() is called. */
 async function holdWriteLock(path: string): Promise<{ release(): Promise<void> }> {
-  const holder: ChildProcess = spawn(
-    process.execPath,
-    ['--import', 'tsx', new URL('./lock-holder.ts', import.meta.url).pathname, path],
-    { stdio: ['pipe', 'pipe', 'inherit'] },
-  );
-  const [line] = (await once(holder.stdout!, 'data')) as [Buffer];
-  expect(line.toString()).toBe('locked\n');
-  return {
-    async release() {
-      const exited = once(holder, 'exit');
-      holder.stdin!.end('release\n');
-      await exited;
-    },
-  };
+  const peer = startPeer(path);
+  await peer.send('lock');
+  return { release: () => peer.stop() };
 }
 
 /** The longest gap between ticks of a TICK_MS interval while `work` runs. */
@@ -104,7 +92,10 @@ describe.each([false, true])(
             })
             .then(
               () => 'committed',
-              (error: unknown) => (error as { code?: string }).code,
+              (error: unknown) => {
+                expect((error as Error).message).toContain('write lock');
+                return (error as { code?: string }).code;
+              },
             ),
         );
         expect(result).toBe('store_unavailable');

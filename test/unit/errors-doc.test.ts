@@ -38,6 +38,7 @@ describe('error catalog', () => {
       'payload_too_large',
       'unsupported_media_type',
       'operation_id_conflict',
+      'operation_abandoned',
       'store_unavailable',
       'outcome_unknown',
     ];

@@ -1,5 +1,5 @@
 /** The commit boundary and the stored outcomes behind it. */
-import { requireName, validateCommit } from '../../core/validate.js';
+import { requireName, validateCommit, validateReason } from '../../core/validate.js';
 import { FencegateError, isFencegateError } from '../../errors.js';
 import { ok, route, type RouteFile } from '../route.js';
 import {
@@ -60,5 +60,29 @@ export const commitRoutes: RouteFile = (s, limits) => [
       }
       return ok(outcome);
     },
+  }),
+  route({
+    method: 'POST',
+    url: '/v1/operations/:operationId/abandon',
+    auth: 'worker',
+    tag: 'commit',
+    summary:
+      'Settle an operationId: its stored outcome, or else the stored rejection operation_abandoned; no commit with it applies afterwards',
+    params: s.OperationParams,
+    body: s.ReasonBody,
+    bodyOptional: true,
+    explain: {
+      params: (value) =>
+        requireName((value as { operationId?: unknown }).operationId, 'operationId'),
+      body: (value) => validateReason(value),
+    },
+    responses: {
+      200: {
+        description: 'the stored outcome: committed, rejected, or rejected operation_abandoned',
+        schema: CommitResultSchema,
+      },
+    },
+    handler: async ({ params, body }, ctx) =>
+      ok(await ctx.tenantApi().abandonOperation(params.operationId, body)),
   }),
 ];

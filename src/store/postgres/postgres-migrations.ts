@@ -5,6 +5,7 @@
  * the texts is replaced by its name. A migration is never edited once released: changes are new
  * entries (CREATE OR REPLACE FUNCTION for function bodies).
  */
+import { AFTER_LOCKS_SQL } from './postgres-sql-after-locks.js';
 import { AUDIT_SQL } from './postgres-sql-audit.js';
 import { COMMIT_SQL } from './postgres-sql-commit.js';
 import { COMMIT_READS_SQL } from './postgres-sql-commit-reads.js';
@@ -49,6 +50,11 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   },
   { version: 12, name: 'intent notifications', sql: INTENT_NOTIFY_SQL },
   { version: 13, name: "audit of a commit's dependency reads", sql: COMMIT_READS_SQL },
+  {
+    version: 14,
+    name: 'store time read after the scope locks; abandoned operations',
+    sql: AFTER_LOCKS_SQL,
+  },
 ];
 
 /** Schema names are interpolated into SQL, so only plain lowercase identifiers are accepted. */

@@ -13,6 +13,7 @@ import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
 import type { NormalizedCommit } from '../../core/validate.js';
 import { FencegateError } from '../../errors.js';
 import type {
+  AbandonRequest,
   AcquireRequest,
   AuditPage,
   AuditQuery,
@@ -396,6 +397,21 @@ export class PostgresStore implements Store {
     );
     const row = rows[0];
     return row === undefined ? null : inFieldOrder(row.outcome);
+  }
+
+  /** One call of `abandon_operation` (postgres-sql-after-locks.ts); sending it again is harmless. */
+  async abandonOperation(
+    tenant: string,
+    operationId: string,
+    request: AbandonRequest,
+  ): Promise<CommitResult> {
+    const answer = await this.#call<CommitResult>(
+      { mutation: true, operationId },
+      'abandon_operation',
+      `SELECT ${this.schema}.abandon_operation($1, $2, $3, $4) AS answer`,
+      [tenant, operationId, request.reason ?? null, this.#now()],
+    );
+    return inFieldOrder(answer);
   }
 
   listIntents(tenant: string, query: ListIntentsQuery): Promise<Page<Intent>> {

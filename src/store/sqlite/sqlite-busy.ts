@@ -5,7 +5,7 @@
  * still finds the file locked is retried from the event loop with growing pauses, bounded by the
  * store's busy timeout in total; past it the answer is store_unavailable, with nothing changed.
  */
-import { isFencegateError } from '../../errors.js';
+import { FencegateError, isFencegateError } from '../../errors.js';
 
 /** The longest SQLite may block the event loop in one attempt. */
 export const BUSY_SLICE_MS = 2;
@@ -24,8 +24,8 @@ function pause(ms: number): Promise<void> {
 }
 
 /**
- * Runs `attempt` until it does not fail busy, or until `budgetMs` has passed; the last error is
- * thrown then. `attempt` must change nothing when it fails busy (a transaction that could not
+ * Runs `attempt` until it does not fail busy, or until `budgetMs` has passed: store_unavailable
+ * then. `attempt` must change nothing when it fails busy (a transaction that could not
  * begin, or that SQLite rolled back).
  */
 export async function retryWhileBusy<T>(attempt: () => T, budgetMs: number): Promise<T> {
@@ -35,8 +35,16 @@ export async function retryWhileBusy<T>(attempt: () => T, budgetMs: number): Pro
     try {
       return attempt();
     } catch (error) {
+      if (!isBusy(error)) throw error;
       const left = deadline - Date.now();
-      if (!isBusy(error) || left <= 0) throw error;
+      if (left <= 0) {
+        throw new FencegateError(
+          'store_unavailable',
+          `another process held the SQLite file's write lock for more than ${budgetMs} ms; nothing was changed, retry`,
+          {},
+          { cause: (error as FencegateError).cause },
+        );
+      }
       // Jitter, so processes that met at the lock do not retry in step.
       await pause(Math.min(left, wait / 2 + Math.random() * (wait / 2)));
       wait = Math.min(wait * 2, LONGEST_PAUSE_MS);

@@ -3,6 +3,7 @@
  * core/commit-check.ts, then the mutation, the stored outcome and the audit entries. Used alone
  * and by the group committer, which runs many of these in one transaction.
  */
+import { storedOutcomeAnswers } from '../../core/abandon.js';
 import { auditEntry } from '../../core/audit-entry.js';
 import { payloadJson, valueFingerprint, valueJson } from '../../core/prepared-value.js';
 import { checkCommit, requestFingerprint, type RecordSnapshot } from '../../core/commit-check.js';
@@ -54,7 +55,7 @@ export function commitInTransaction(
   const stored = statements.getOperation.get(tenant, request.operationId) as
     { request_fingerprint: string; outcome: string } | undefined;
   if (stored !== undefined) {
-    if (stored.request_fingerprint === requestHash) {
+    if (storedOutcomeAnswers(stored.request_fingerprint, requestHash)) {
       return { ...(JSON.parse(stored.outcome) as CommitResult), replayed: true };
     }
     appendAudit(

@@ -10,6 +10,7 @@ import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
 import type { NormalizedCommit } from '../../core/validate.js';
 import { FencegateError, isFencegateError } from '../../errors.js';
 import type {
+  AbandonRequest,
   AcquireRequest,
   AuditPage,
   AuditQuery,
@@ -45,6 +46,7 @@ import type {
 } from '../../types.js';
 import { GroupCommitter, type Settled } from '../group-commit.js';
 import type { Store, StoreCapabilities } from '../store.js';
+import { abandonInTransaction } from './sqlite-abandon.js';
 import { commitInTransaction } from './sqlite-commit.js';
 import {
   DEFAULT_BUSY_TIMEOUT_MS,
@@ -99,13 +101,29 @@ export interface SqliteStoreOptions {
   synchronous?: Synchronous;
   /** How long an operation waits for another process's write lock (default 10 s). */
   busyTimeoutMs?: number;
-  /** Batch concurrent commits into one transaction (the server turns this on). */
+  /**
+   * Batch concurrent commits and lease operations into one transaction, one sync of the log for
+   * the batch (the server turns this on).
+   */
   groupCommit?: boolean;
 }
 
-interface CommitJob {
+/** One write of a batch: its work settles (a refusal is an answer), it never throws one. */
+interface WriteJob {
   tenant: string;
-  request: NormalizedCommit;
+  work: (ctx: LeaseContext) => Settled<unknown>;
+}
+
+/** The work of an audited write: a catalog error it throws is its answer, not a fault. */
+function settled<T>(work: (ctx: LeaseContext) => T): (ctx: LeaseContext) => Settled<T> {
+  return (ctx) => {
+    try {
+      return { ok: true, value: work(ctx) };
+    } catch (error) {
+      if (isFencegateError(error)) return { ok: false, error };
+      throw error;
+    }
+  };
 }
 
 export class SqliteStore implements Store {
@@ -115,7 +133,7 @@ export class SqliteStore implements Store {
   readonly #statements: SqliteStatements;
   readonly #clock: Clock;
   readonly #busyTimeoutMs: number;
-  readonly #groupCommitter: GroupCommitter<CommitJob, CommitResult> | null;
+  readonly #groupCommitter: GroupCommitter<WriteJob, unknown> | null;
   #closed = false;
 
   private constructor(db: SqliteDatabase, options: SqliteStoreOptions) {
@@ -200,14 +218,10 @@ export class SqliteStore implements Store {
    * the error instead of throwing it, so the transaction commits, and it is thrown afterwards.
    */
   async #writeAudited<T>(tenant: string, work: (ctx: LeaseContext) => T): Promise<T> {
-    const outcome = await this.#write(tenant, (ctx): Settled<T> => {
-      try {
-        return { ok: true, value: work(ctx) };
-      } catch (error) {
-        if (isFencegateError(error)) return { ok: false, error };
-        throw error;
-      }
-    });
+    if (this.#groupCommitter !== null) {
+      return (await this.#groupCommitter.submit({ tenant, work: settled(work) })) as T;
+    }
+    const outcome = await this.#write(tenant, settled(work));
     if (!outcome.ok) throw outcome.error;
     return outcome.value;
   }
@@ -264,14 +278,22 @@ export class SqliteStore implements Store {
   }
 
   async commit(tenant: string, request: NormalizedCommit): Promise<CommitResult> {
-    if (this.#groupCommitter !== null) return this.#groupCommitter.submit({ tenant, request });
+    if (this.#groupCommitter !== null) {
+      const work = (ctx: LeaseContext): Settled<unknown> => {
+        const outcome = commitInTransaction(ctx, request);
+        return outcome instanceof FencegateError
+          ? { ok: false, error: outcome }
+          : { ok: true, value: outcome };
+      };
+      return (await this.#groupCommitter.submit({ tenant, work })) as CommitResult;
+    }
     const outcome = await this.#write(tenant, (ctx) => commitInTransaction(ctx, request));
     if (outcome instanceof FencegateError) throw outcome;
     return outcome;
   }
 
   /** One batch now, or, while another process holds the write lock, later from the event loop. */
-  #commitBatch(jobs: CommitJob[]): Settled<CommitResult>[] | Promise<Settled<CommitResult>[]> {
+  #commitBatch(jobs: WriteJob[]): Settled<unknown>[] | Promise<Settled<unknown>[]> {
     try {
       return this.#commitBatchNow(jobs);
     } catch (error) {
@@ -281,11 +303,12 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Many commits in one transaction. A commit's checks and rejections never throw, so the batch
-   * runs them back to back; if one throws anyway (a fault, not a rejection), the whole batch rolls
-   * back and each commit runs again in a transaction of its own, so only that one fails.
+   * Many writes in one transaction. A write's checks and refusals never throw, so the batch runs
+   * them back to back, each on its own store time; if one throws anyway (a fault, not a refusal),
+   * the whole batch rolls back and each write runs again in a transaction of its own, so only that
+   * one fails.
    */
-  #commitBatchNow(jobs: CommitJob[]): Settled<CommitResult>[] {
+  #commitBatchNow(jobs: WriteJob[]): Settled<unknown>[] {
     if (this.#closed) throw storeUnavailable(new Error('the store is closed'));
     try {
       return writeTransaction(this.#db, () => jobs.map((job) => this.#settle(job)));
@@ -301,12 +324,8 @@ export class SqliteStore implements Store {
     }
   }
 
-  #settle(job: CommitJob): Settled<CommitResult> {
-    const ctx = { statements: this.#statements, tenant: job.tenant, now: this.#clock.now() };
-    const outcome = commitInTransaction(ctx, job.request);
-    return outcome instanceof FencegateError
-      ? { ok: false, error: outcome }
-      : { ok: true, value: outcome };
+  #settle(job: WriteJob): Settled<unknown> {
+    return job.work({ statements: this.#statements, tenant: job.tenant, now: this.#clock.now() });
   }
 
   getOperation(tenant: string, operationId: string): Promise<CommitResult | null> {
@@ -315,6 +334,14 @@ export class SqliteStore implements Store {
         { outcome: string } | undefined;
       return row === undefined ? null : (JSON.parse(row.outcome) as CommitResult);
     });
+  }
+
+  abandonOperation(
+    tenant: string,
+    operationId: string,
+    request: AbandonRequest,
+  ): Promise<CommitResult> {
+    return this.#write(tenant, (ctx) => abandonInTransaction(ctx, operationId, request));
   }
 
   listIntents(tenant: string, query: ListIntentsQuery): Promise<Page<Intent>> {

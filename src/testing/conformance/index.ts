@@ -12,6 +12,7 @@
  * Cases are skipped by capability only. Each test gets a fresh subject.
  */
 import { describe } from 'vitest';
+import { abandonCases } from './abandon.js';
 import { acceptanceCases } from './acceptance.js';
 import { isolationCases } from './isolation.js';
 import { leaseCases } from './leases.js';
@@ -42,5 +43,6 @@ export function defineStoreConformanceSuite(options: StoreConformanceOptions): v
     validationCases(fixture);
     sharedStoreCases(fixture);
     recordPageCases(fixture);
+    abandonCases(fixture);
   });
 }

@@ -33,6 +33,7 @@ export function rejectionCases(fx: SubjectFixture): void {
         'stale_revision',
         'incarnation_changed',
         'duplicate_effect',
+        'operation_abandoned',
       ]);
     });
 

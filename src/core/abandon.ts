@@ -1,0 +1,32 @@
+/**
+ * Abandoning an operation (SEMANTICS.md, "Unknown outcomes"): when an operationId has no stored
+ * outcome, abandonOperation stores this rejection under it. From then on every commit with that
+ * operationId, whatever its request, in flight or later, is answered this stored outcome as a
+ * replay and changes nothing. A stored outcome is never replaced, so an abandon that comes after
+ * the commit answers the commit's outcome instead.
+ */
+import type { CommitRejected } from '../types.js';
+
+/** Stored as the request fingerprint of an abandoned operation: no request has this hash. */
+export const ABANDONED_FINGERPRINT = 'abandoned';
+
+export function abandonedOutcome(operationId: string, reason: string | undefined): CommitRejected {
+  return {
+    outcome: 'rejected',
+    operationId,
+    replayed: false,
+    error: {
+      code: 'operation_abandoned',
+      message: `operation ${operationId} was abandoned: no commit with this operationId applies; retry under a new operationId`,
+      details: reason === undefined ? { operationId } : { operationId, reason },
+    },
+  };
+}
+
+/** Whether a stored outcome answers a commit whose request has `requestFingerprint`. */
+export function storedOutcomeAnswers(
+  storedFingerprint: string,
+  requestFingerprint: string,
+): boolean {
+  return storedFingerprint === requestFingerprint || storedFingerprint === ABANDONED_FINGERPRINT;
+}
