@@ -42,6 +42,11 @@ class ScopeTrack {
 export interface HistoryVerifierOptions {
   /** Violations kept with their details; beyond it they are only counted. Default 1000. */
   maxViolations?: number;
+  /**
+   * Delivered effects remembered for the double-delivery check; beyond it the oldest are
+   * forgotten, so a long-lived verifier's memory does not grow with the log. Default: all.
+   */
+  maxDeliveredEffects?: number;
 }
 
 export const DEFAULT_MAX_VIOLATIONS = 1000;
@@ -49,6 +54,8 @@ export const DEFAULT_MAX_VIOLATIONS = 1000;
 export class HistoryVerifier {
   readonly #tenant: string | null;
   readonly #maxViolations: number;
+  readonly #maxDelivered: number;
+  #deliveredCount = 0;
   readonly #scopes = new Map<string, Map<string, ScopeTrack>>();
   /** tenant -> effectKey -> seq of its delivery. */
   readonly #delivered = new Map<string, Map<string, number>>();
@@ -66,6 +73,7 @@ export class HistoryVerifier {
 
   constructor(checkpoint?: VerifyCheckpoint, options: HistoryVerifierOptions = {}) {
     this.#maxViolations = options.maxViolations ?? DEFAULT_MAX_VIOLATIONS;
+    this.#maxDelivered = options.maxDeliveredEffects ?? Number.POSITIVE_INFINITY;
     this.#tenant = checkpoint?.tenant ?? null;
     if (checkpoint !== undefined) this.#restore(checkpoint);
   }
@@ -472,6 +480,11 @@ export class HistoryVerifier {
       return;
     }
     keys.set(effectKey, entry.seq);
+    if (++this.#deliveredCount > this.#maxDelivered) {
+      // Maps keep insertion order: the first key is this tenant's oldest delivery.
+      keys.delete(keys.keys().next().value!);
+      this.#deliveredCount--;
+    }
   }
 
   // --- shared checks -------------------------------------------------------------------------
@@ -725,6 +738,7 @@ export class HistoryVerifier {
         this.#delivered.set(tenant, keys);
       }
       keys.set(effectKey, seq);
+      this.#deliveredCount++;
     }
   }
 }

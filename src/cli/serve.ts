@@ -6,9 +6,9 @@ import { requireTenant } from '../core/validate.js';
 import { DEFAULT_STORE_URL, redactUrl } from '../store/open.js';
 import { createLogger } from '../server/logger.js';
 import {
-  FIRST_RUN_TENANT,
   startServer,
   type FirstRunTokens,
+  type RunningDispatch,
   type ServeDispatchOptions,
 } from '../server/start-server.js';
 import { ManualClock } from '../testing/manual-clock.js';
@@ -40,9 +40,11 @@ Options:
                         to the targets of --targets, with the effectKey as Idempotency-Key
   --targets FILE        the delivery targets, the only URLs the dispatcher calls (needed by --dispatch):
                           {"targets": {"crm-webhook": {"type": "webhook",
-                                       "url": "http://127.0.0.1:9000/hook", "timeoutMs": 5000}}}
-  --dispatch-tenant T   a tenant whose intents are dispatched; repeat for several
-                        (default "${FIRST_RUN_TENANT}", the first-run tenant)
+                                       "url": "http://127.0.0.1:9000/hook", "timeoutMs": 5000,
+                                       "tenants": ["acme"]}}}
+                        a target's "tenants" lists who may use it (default: every tenant)
+  --dispatch-tenant T   only dispatch the intents of this tenant; repeat for several
+                        (default: every tenant, including tenants created later)
   -h, --help            show this help
 
 Environment:
@@ -91,9 +93,11 @@ async function serve(flags: FlagValues, io: CliIo): Promise<number> {
     ...(dispatch === undefined ? {} : { dispatch }),
   });
   if (running.firstRun !== null) io.stdout(firstRunText(running.firstRun, running.url));
-  for (const [i, tenant] of (dispatch?.tenants ?? []).entries()) {
-    const targets = running.dispatchers[i]?.targets.join(', ') ?? '';
-    io.stdout(`fencegate dispatching intents of tenant ${tenant} to ${targets}\n`);
+  if (running.dispatch !== null) io.stdout(dispatchText(running.dispatch));
+  for (const target of running.dispatch?.openToEveryTenant ?? []) {
+    io.stderr(
+      `fencegate: warning: target ${target} has no "tenants" list: intents of every tenant may use it\n`,
+    );
   }
   // The last startup line: once it is printed, requests are accepted and dispatchers run.
   io.stdout(`fencegate listening on ${running.url}\n`);
@@ -117,15 +121,15 @@ function dispatchFrom(flags: FlagValues): ServeDispatchOptions | undefined {
   if (typeof targets !== 'string' || targets === '') {
     throw new UsageError('--dispatch needs --targets FILE, the delivery targets');
   }
-  const chosen = tenants ?? [FIRST_RUN_TENANT];
-  for (const tenant of chosen) {
+  if (tenants === undefined) return { targetsFile: targets };
+  for (const tenant of tenants) {
     try {
       requireTenant(tenant, '--dispatch-tenant');
     } catch (error) {
       throw new UsageError(error instanceof Error ? error.message : String(error));
     }
   }
-  return { targetsFile: targets, tenants: [...new Set(chosen)] };
+  return { targetsFile: targets, tenants: [...new Set(tenants)] };
 }
 
 function dispatchTenants(flags: FlagValues): string[] | undefined {
@@ -161,6 +165,16 @@ function testClockFrom(io: CliIo): ManualClock | undefined {
     'fencegate: FENCEGATE_TEST_CLOCK=manual -- store time moves only by POST /v1/test/clock. For tests only.\n',
   );
   return new ManualClock();
+}
+
+function dispatchText(dispatch: RunningDispatch): string {
+  const targets = dispatch.targets.join(', ');
+  if (dispatch.tenants === 'every') {
+    return `fencegate dispatching intents of every tenant to ${targets}\n`;
+  }
+  return dispatch.tenants
+    .map((tenant) => `fencegate dispatching intents of tenant ${tenant} to ${targets}\n`)
+    .join('');
 }
 
 function firstRunText(tokens: FirstRunTokens, url: string): string {

@@ -37,6 +37,12 @@ export interface DispatcherOptions {
   /** One effector per target name; only intents for these targets are claimed. */
   effectors: Record<string, Effector>;
   /**
+   * Whether the tenant this dispatcher serves may use `target` (a target's `tenants` list). An
+   * intent for a target it may not use is never delivered: it ends `failed` with lastError
+   * `target_not_allowed`. Default: every target may be used.
+   */
+  targetAllowed?: (target: string) => boolean;
+  /**
    * How long a claim is exclusive. Must exceed the slowest delivery: the effector's signal fires
    * shortly before it lapses. Default 30,000.
    */
@@ -82,6 +88,8 @@ export const DEFAULT_BATCH_SIZE = 16;
 export const DEFAULT_POLL_INTERVAL_MS = 500;
 export const DEFAULT_MAX_UNKNOWN_REDELIVERIES = 3;
 export const DEFAULT_MAX_ATTEMPTS = 100;
+/** lastError of an intent whose tenant may not use its target. */
+export const TARGET_NOT_ALLOWED = 'target_not_allowed';
 const MAX_TARGETS_PER_CLAIM = 256;
 /** Completions retried after store_unavailable / outcome_unknown, while the claim still holds. */
 const COMPLETION_TRIES = 3;
@@ -93,6 +101,7 @@ export class Dispatcher {
   readonly stats = new DispatcherStats();
   readonly #api: DispatchApi;
   readonly #effectors: ReadonlyMap<string, Effector>;
+  readonly #targetAllowed: (target: string) => boolean;
   readonly #claimTtlMs: number;
   readonly #batchSize: number;
   readonly #pollIntervalMs: number;
@@ -116,6 +125,7 @@ export class Dispatcher {
       fail('invalid_request', `dispatcherId must be ${NAME_RULE}`, { field: 'dispatcherId' });
     }
     this.#effectors = new Map(Object.entries(options.effectors));
+    this.#targetAllowed = options.targetAllowed ?? (() => true);
     this.targets = [...this.#effectors.keys()];
     if (this.targets.length === 0 || this.targets.length > MAX_TARGETS_PER_CLAIM) {
       fail('invalid_request', `a dispatcher needs 1 to ${MAX_TARGETS_PER_CLAIM} effectors`, {
@@ -255,8 +265,13 @@ export class Dispatcher {
 
   async #handle(intent: Intent, deadline: AbortSignal, summary: RoundSummary): Promise<void> {
     const effector = this.#effectors.get(intent.target);
-    const verdict: AttemptVerdict =
-      effector === undefined
+    const verdict: AttemptVerdict = !this.#targetAllowed(intent.target)
+      ? // Another tenant's target (its URL, its credentials): never sent.
+        {
+          completion: { outcome: 'failed', retryable: false, error: TARGET_NOT_ALLOWED },
+          outcome: 'failed',
+        }
+      : effector === undefined
         ? // The claim names our targets only; should a store answer otherwise, let another take it.
           {
             completion: {

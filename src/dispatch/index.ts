@@ -9,6 +9,8 @@ export {
   DEFAULT_CLAIM_TTL_MS,
   DEFAULT_MAX_UNKNOWN_REDELIVERIES,
   DEFAULT_POLL_INTERVAL_MS,
+  DEFAULT_MAX_ATTEMPTS,
+  TARGET_NOT_ALLOWED,
   type DispatchApi,
   type DispatcherOptions,
   type RoundSummary,
@@ -52,6 +54,8 @@ export {
   effectorsFromTargets,
   loadTargets,
   parseTargets,
+  targetAllows,
+  targetsOpenToEveryTenant,
   type TargetConfig,
   type TargetsConfig,
 } from './targets.js';

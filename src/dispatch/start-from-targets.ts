@@ -11,11 +11,21 @@ import {
 } from './dispatcher.js';
 import type { DispatcherLogger } from './logger.js';
 import type { DispatcherMetrics } from './metrics.js';
-import { effectorsFromTargets, loadTargets } from './targets.js';
+import {
+  effectorsFromTargets,
+  loadTargets,
+  targetAllows,
+  targetsOpenToEveryTenant,
+} from './targets.js';
 
 export interface StartFromTargetsOptions {
   /** A tenant-bound Fencegate (or the HTTP client); one dispatcher serves one tenant. */
   api: DispatchApi;
+  /**
+   * The tenant `api` acts for, checked against the targets' `tenants` lists. Taken from a
+   * Fencegate handle when absent; needed with the HTTP client when a target has a tenants list.
+   */
+  tenant?: string;
   targetsFile: string;
   dispatcherId?: string;
   logger?: DispatcherLogger;
@@ -50,11 +60,24 @@ export async function startDispatcherFromTargets(
       { field: 'claimTtlMs' },
     );
   }
+  const tenant = options.tenant ?? tenantOf(options.api);
+  const restricted = Object.keys(config.targets).length > targetsOpenToEveryTenant(config).length;
+  if (tenant === undefined && restricted) {
+    // Without the tenant, a target reserved for one tenant could carry another's intents.
+    fail(
+      'invalid_request',
+      `${options.targetsFile}: a target has a tenants list; the dispatcher needs the tenant it serves`,
+      { field: 'tenant' },
+    );
+  }
   const dispatcher = new Dispatcher({
     ...options.tuning,
     claimTtlMs,
     api: options.api,
     effectors: effectorsFromTargets(config),
+    ...(tenant === undefined
+      ? {}
+      : { targetAllowed: (target: string) => targetAllows(config, target, tenant) }),
     ...(options.dispatcherId === undefined ? {} : { dispatcherId: options.dispatcherId }),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
     ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
@@ -70,4 +93,10 @@ export async function startDispatcherFromTargets(
     targets: dispatcher.targets,
     stop: () => (stopped ??= dispatcher.stop()),
   };
+}
+
+/** The tenant of a Fencegate handle; undefined for an API that does not say (the HTTP client). */
+function tenantOf(api: DispatchApi): string | undefined {
+  const tenant = (api as { tenant?: unknown }).tenant;
+  return typeof tenant === 'string' ? tenant : undefined;
 }

@@ -2,12 +2,15 @@
  * The operator's targets file: the only URLs a dispatcher will ever call.
  *
  *   {"targets": {"crm-webhook": {"type": "webhook", "url": "http://127.0.0.1:9000/hook",
- *                                "timeoutMs": 5000, "headers": {"x-api-key": "…"}}}}
+ *                                "timeoutMs": 5000, "headers": {"x-api-key": "…"},
+ *                                "tenants": ["acme"]}}}
+ *
+ * `tenants` names the tenants whose intents may use the target; without it, every tenant may.
  *
  * Validation errors name the file and the field, never a header value.
  */
 import { readFile } from 'node:fs/promises';
-import { TARGET_PATTERN, TARGET_RULE } from '../core/limits.js';
+import { TARGET_PATTERN, TARGET_RULE, TENANT_PATTERN, TENANT_RULE } from '../core/limits.js';
 import { FencegateError } from '../errors.js';
 import type { Effector } from './effector.js';
 import {
@@ -16,7 +19,10 @@ import {
   type WebhookTarget,
 } from './webhook-effector.js';
 
-export type TargetConfig = WebhookTarget;
+export type TargetConfig = WebhookTarget & {
+  /** The tenants whose intents may use this target; absent: every tenant. */
+  tenants?: readonly string[];
+};
 
 export interface TargetsConfig {
   targets: Record<string, TargetConfig>;
@@ -81,7 +87,7 @@ export function parseTargets(json: unknown, source = 'targets'): TargetsConfig {
     const at = `targets.${name}`;
     if (!TARGET_PATTERN.test(name)) problem(at, `is not a valid target name (${TARGET_RULE})`);
     const target = objectOf(value, at, problem);
-    onlyKeys(target, ['type', 'url', 'timeoutMs', 'headers'], at, problem);
+    onlyKeys(target, ['type', 'url', 'timeoutMs', 'headers', 'tenants'], at, problem);
     if (target.type !== 'webhook')
       problem(`${at}.type`, 'must be "webhook" (the only type so far)');
     targets[name] = {
@@ -90,8 +96,25 @@ export function parseTargets(json: unknown, source = 'targets'): TargetsConfig {
       timeoutMs: timeoutOf(target.timeoutMs, `${at}.timeoutMs`, problem),
       headers: headersOf(target.headers, `${at}.headers`, problem),
     };
+    if (target.tenants !== undefined) {
+      targets[name].tenants = tenantsOf(target.tenants, `${at}.tenants`, problem);
+    }
   }
   return { targets };
+}
+
+/** Whether `tenant`'s intents may use `target` of the file (false for a target it lacks). */
+export function targetAllows(config: TargetsConfig, target: string, tenant: string): boolean {
+  const found = Object.hasOwn(config.targets, target) ? config.targets[target] : undefined;
+  if (found === undefined) return false;
+  return found.tenants === undefined || found.tenants.includes(tenant);
+}
+
+/** The targets without a tenants list: every tenant's intents may use them. */
+export function targetsOpenToEveryTenant(config: TargetsConfig): string[] {
+  return Object.entries(config.targets)
+    .filter(([, target]) => target.tenants === undefined)
+    .map(([name]) => name);
 }
 
 /** One effector per target of the file. */
@@ -160,6 +183,19 @@ function timeoutOf(value: unknown, field: string, problem: Problem): number {
     );
   }
   return value;
+}
+
+function tenantsOf(value: unknown, field: string, problem: Problem): string[] {
+  if (!Array.isArray(value) || value.length === 0 || value.length > MAX_TARGETS) {
+    return problem(field, `must be a list of 1 to ${MAX_TARGETS} tenant names`);
+  }
+  value.forEach((tenant, i) => {
+    if (typeof tenant !== 'string' || !TENANT_PATTERN.test(tenant)) {
+      problem(`${field}[${i}]`, `must be a tenant name (${TENANT_RULE})`);
+    }
+  });
+  if (new Set(value).size !== value.length) problem(field, 'names a tenant twice');
+  return [...(value as string[])];
 }
 
 function headersOf(value: unknown, field: string, problem: Problem): Record<string, string> {

@@ -12,9 +12,8 @@ import Fastify, {
   type FastifyRequest,
 } from 'fastify';
 import type { Registry } from 'prom-client';
-import { createViolationCounter } from '../audit/violation-gauge.js';
 import { DEFAULT_LIMITS, type Limits } from '../core/limits.js';
-import { FencegateError } from '../errors.js';
+import { FencegateError, isFencegateError } from '../errors.js';
 import { Fencegate } from '../gate.js';
 import type { Store } from '../store/store.js';
 import type { ManualClock } from '../testing/manual-clock.js';
@@ -23,6 +22,7 @@ import { toWireError } from './error-handler.js';
 import { createLogger } from './logger.js';
 import { ServerMetrics } from './metrics.js';
 import { useExactJsonParser } from './json-body.js';
+import { StoreGauges, type StoreGaugesOptions } from './store-gauges.js';
 import { buildOpenApiDocument } from './openapi.js';
 import type { AnyRoute, RouteContext, RouteFile } from './route.js';
 import { ROUTE_FILES } from './routes/index.js';
@@ -61,18 +61,29 @@ export interface ServerOptions {
    * deleted through this server stops working at once; one deleted elsewhere, within this bound.
    */
   tokenCacheTtlMs?: number;
+  /** How often the store's gauges (intents, audit violations) are refreshed in the background. */
+  storeGauges?: StoreGaugesOptions;
 }
 
 export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
   const limits: ServerLimits = { ...DEFAULT_SERVER_LIMITS, ...options.limits };
   const { store } = options;
   const gate = await Fencegate.open({ store, limits });
+  // Refreshed in the background from the verifier's checkpoint; a scrape only reads them.
+  const storeGauges = new StoreGauges(store, {
+    onError: (error) => {
+      // The gauges keep their last values; /readyz reports the store's outage.
+      app.log.warn(
+        { code: isFencegateError(error) ? error.code : 'internal_error' },
+        'refreshing the store gauges failed; retrying',
+      );
+    },
+    ...options.storeGauges,
+  });
   const metrics = new ServerMetrics({
     defaultMetrics: options.processMetrics === true,
     ...(options.registry === undefined ? {} : { registry: options.registry }),
-    intentCounts: (tenant) => store.countIntents(tenant),
-    // One verifier for the server's life: each scrape reads only the entries appended since.
-    violations: createViolationCounter(store),
+    storeGauges,
   });
   const schemas = requestSchemas(limits);
   const files: RouteFile[] = [...ROUTE_FILES];
@@ -109,6 +120,12 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   let closing = false;
   app.addHook('preClose', (done) => {
     closing = true;
+    done();
+  });
+  // Before the store closes: a refresh in progress reads from it.
+  app.addHook('onClose', async () => storeGauges.stop());
+  app.addHook('onReady', (done) => {
+    storeGauges.start();
     done();
   });
 

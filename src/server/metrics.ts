@@ -3,7 +3,8 @@
  * process (tests) do not share counters. Labels never carry tenants, scopes, tokens or values.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { INTENT_STATUSES, type CommitResult, type IntentStatus } from '../types.js';
+import { INTENT_STATUSES, type CommitResult } from '../types.js';
+import type { StoreGauges } from './store-gauges.js';
 
 /** Rejections that mean the caller acted on an outdated view of authority or state. */
 const STALE_CODES = new Set([
@@ -31,43 +32,52 @@ export class ServerMetrics {
       defaultMetrics?: boolean;
       /** Where the metrics go; a fresh Registry when absent. Dispatcher metrics may share it. */
       registry?: Registry;
-      /** Read at each scrape: intents per status across tenants. */
-      intentCounts?: (tenant: undefined) => Promise<Partial<Record<IntentStatus, number>>>;
-      /** Read at each scrape: audit violations found so far (incremental, see audit/). */
-      violations?: () => Promise<number>;
+      /**
+       * The store's gauges, refreshed in the background: a scrape reads their last values and
+       * does no store work.
+       */
+      storeGauges?: StoreGauges;
     } = {},
   ) {
     this.registry = options.registry ?? new Registry();
     const registers = [this.registry];
-    const { intentCounts, violations } = options;
-    if (violations !== undefined) {
+    const gauges = options.storeGauges;
+    if (gauges !== undefined) {
+      const verifier = gauges.verifier;
       new Gauge({
         name: 'fencegate_verify_violations',
-        help: 'Invariant violations found in the audit log of every tenant (must be 0); read incrementally at scrape time.',
+        help: 'Invariant violations found in the audit log of every tenant (must be 0), verified in the background.',
         registers,
-        async collect() {
-          try {
-            this.set(await violations());
-          } catch {
-            // The count only grows, so the last value read stays true; /readyz shows the outage.
-          }
+        collect() {
+          this.set(verifier.violations);
         },
       });
-    }
-    if (intentCounts !== undefined) {
+      new Gauge({
+        name: 'fencegate_verify_checked_entries',
+        help: 'Audit entries of every tenant verified so far by the background verifier.',
+        registers,
+        collect() {
+          this.set(verifier.checked);
+        },
+      });
+      new Gauge({
+        name: 'fencegate_verify_last_run_timestamp_seconds',
+        help: 'When the background verifier last reached the end of the audit log (0: not yet).',
+        registers,
+        collect() {
+          this.set((verifier.lastRunAt ?? 0) / 1000);
+        },
+      });
       new Gauge({
         name: 'fencegate_intents',
-        help: 'Intents by status, read from the store at scrape time.',
+        help: 'Intents by status, counted in the background.',
         labelNames: ['status'],
         registers,
-        async collect() {
-          try {
-            const counts = await intentCounts(undefined);
-            for (const status of INTENT_STATUSES) this.set({ status }, counts[status] ?? 0);
-          } catch {
-            // An unreachable store shows in /readyz; the scrape still answers the other metrics.
-            this.reset();
-          }
+        collect() {
+          const counts = gauges.intents;
+          // Before the first count the series are absent rather than a false 0.
+          if (counts === null) return;
+          for (const status of INTENT_STATUSES) this.set({ status }, counts[status] ?? 0);
         },
       });
     }

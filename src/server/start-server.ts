@@ -1,6 +1,6 @@
 /**
  * Opens the store, prepares first-run tokens, builds the server, starts listening and, with
- * `dispatch`, runs one dispatcher per tenant in the same process. Closing the running server stops
+ * `dispatch`, runs one dispatcher per tenant in the same process (every tenant by default). Closing the running server stops
  * the dispatchers first (they finish recording in-flight deliveries), then lets in-flight requests
  * finish, then closes the store.
  */
@@ -15,7 +15,8 @@ import {
   type RunningDispatcher,
   type StartFromTargetsOptions,
 } from '../dispatch/start-from-targets.js';
-import { loadTargets } from '../dispatch/targets.js';
+import { loadTargets, targetsOpenToEveryTenant, type TargetsConfig } from '../dispatch/targets.js';
+import { TenantDispatch } from '../dispatch/tenant-dispatch.js';
 import { fail } from '../errors.js';
 import { Fencegate } from '../gate.js';
 import { openStore } from '../store/open.js';
@@ -29,8 +30,13 @@ import { newAdminToken, newToken } from './tokens.js';
 export interface ServeDispatchOptions {
   /** The operator's targets file: the only URLs the dispatchers call (docs/dispatch.md). */
   targetsFile: string;
-  /** One dispatcher per tenant. */
-  tenants: readonly string[];
+  /**
+   * Only these tenants (one dispatcher each). Absent: every tenant, including tenants that appear
+   * after start (see TenantDispatch).
+   */
+  tenants?: readonly string[];
+  /** How often tenants with intents are looked for when every tenant is served. Default 1000. */
+  discoverIntervalMs?: number;
   /** Recorded on claims; default dispatcher-HOST-PID. */
   dispatcherId?: string;
   /** Claim lease, batch size, poll interval, backoff… over the defaults. */
@@ -67,8 +73,8 @@ export interface RunningServer {
   /** http://HOST:PORT, with the port actually bound. */
   url: string;
   firstRun: FirstRunTokens | null;
-  /** The dispatchers started by `dispatch`, one per tenant (empty without it). */
-  dispatchers: readonly RunningDispatcher[];
+  /** What `dispatch` runs; null without it. */
+  dispatch: RunningDispatch | null;
   /**
    * Stops the dispatchers (in-flight deliveries are recorded), stops accepting requests, lets
    * in-flight ones finish, closes the store. Idempotent.
@@ -76,17 +82,32 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** The dispatch of `fencegate serve --dispatch`, as the startup lines describe it. */
+export interface RunningDispatch {
+  /** The tenants served, or 'every' (discovered while running). */
+  tenants: readonly string[] | 'every';
+  /** The targets of the file. */
+  targets: readonly string[];
+  /** The targets without a tenants list: every tenant's intents may use them. */
+  openToEveryTenant: readonly string[];
+  /** The dispatchers running now, by tenant. */
+  dispatchers: ReadonlyMap<string, RunningDispatcher>;
+}
+
 export const FIRST_RUN_TENANT = 'dev';
 
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const { dispatch } = options;
+  let targets: TargetsConfig | undefined;
   if (dispatch !== undefined) {
     // A bad targets file or tenant is refused before anything is opened or bound.
-    await loadTargets(dispatch.targetsFile);
-    if (dispatch.tenants.length === 0) {
-      fail('invalid_request', 'dispatch needs at least one tenant', { field: 'tenants' });
+    targets = await loadTargets(dispatch.targetsFile);
+    if (dispatch.tenants?.length === 0) {
+      fail('invalid_request', 'dispatch needs at least one tenant, or none for every tenant', {
+        field: 'tenants',
+      });
     }
-    for (const tenant of dispatch.tenants) requireTenant(tenant);
+    for (const tenant of dispatch.tenants ?? []) requireTenant(tenant);
   }
   // Concurrent requests share one durable transaction through the store's group commit.
   const store = await openStore(options.store, {
@@ -94,7 +115,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     ...(options.testClock === undefined ? {} : { clock: options.testClock }),
   });
   let app: FastifyInstance | undefined;
-  const dispatchers: RunningDispatcher[] = [];
+  let tenantDispatch: TenantDispatch | undefined;
   try {
     const firstRun = options.adminToken === undefined ? await createFirstRunTokens(store) : null;
     // One registry for the server's and the dispatchers' metrics: one scrape shows both.
@@ -110,24 +131,31 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     });
     await app.listen({ host: options.host, port: options.port });
     const url = `http://${urlHost(options.host)}:${boundPort(app, options.port)}`;
-    if (dispatch !== undefined) {
-      dispatchers.push(
-        ...(await startDispatchers(store, dispatch, registry, options.logger, options.limits)),
-      );
+    if (dispatch !== undefined && targets !== undefined) {
+      tenantDispatch = await startDispatch(store, dispatch, registry, options);
     }
     const running = app;
+    const dispatching = tenantDispatch;
     let closed: Promise<void> | undefined;
     return {
       app,
       store,
       url,
       firstRun,
-      dispatchers,
+      dispatch:
+        dispatch === undefined || targets === undefined || dispatching === undefined
+          ? null
+          : {
+              tenants: dispatch.tenants ?? 'every',
+              targets: Object.keys(targets.targets),
+              openToEveryTenant: targetsOpenToEveryTenant(targets),
+              dispatchers: dispatching.dispatchers,
+            },
       close: () =>
         (closed ??= (async () => {
           try {
             // Before the store closes: a dispatcher records its in-flight outcomes through it.
-            await stopAll(dispatchers);
+            await dispatching?.stop();
           } finally {
             try {
               await running.close();
@@ -138,52 +166,51 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         })()),
     };
   } catch (error) {
-    await stopAll(dispatchers);
+    await tenantDispatch?.stop();
     await app?.close();
     await store.close();
     throw error;
   }
 }
 
-async function startDispatchers(
+async function startDispatch(
   store: Store,
   dispatch: ServeDispatchOptions,
   registry: Registry,
-  logger: StartServerOptions['logger'],
-  limits: Partial<ServerLimits> | undefined,
-): Promise<RunningDispatcher[]> {
+  options: StartServerOptions,
+): Promise<TenantDispatch> {
   // A handle on the server's store; never closed here, since the server owns the store.
-  const base = await Fencegate.open({ store, limits: { ...DEFAULT_LIMITS, ...limits } });
+  const base = await Fencegate.open({ store, limits: { ...DEFAULT_LIMITS, ...options.limits } });
   const metrics = new PromDispatcherMetrics(registry);
-  const started: RunningDispatcher[] = [];
-  try {
-    for (const tenant of dispatch.tenants) {
-      started.push(
-        await startDispatcherFromTargets({
-          api: base.forTenant(tenant),
-          targetsFile: dispatch.targetsFile,
-          ...(dispatch.dispatcherId === undefined ? {} : { dispatcherId: dispatch.dispatcherId }),
-          logger: dispatcherLogger(logger, tenant),
-          metrics,
-          ...(dispatch.tuning === undefined ? {} : { tuning: dispatch.tuning }),
-        }),
-      );
-    }
-  } catch (error) {
-    await stopAll(started);
-    throw error;
-  }
-  return started;
+  return TenantDispatch.start({
+    startTenant: (tenant) =>
+      startDispatcherFromTargets({
+        api: base.forTenant(tenant),
+        tenant,
+        targetsFile: dispatch.targetsFile,
+        ...(dispatch.dispatcherId === undefined ? {} : { dispatcherId: dispatch.dispatcherId }),
+        logger: dispatcherLogger(options.logger, tenant),
+        metrics,
+        ...(dispatch.tuning === undefined ? {} : { tuning: dispatch.tuning }),
+      }),
+    openTenants: () => store.listTenantsWithOpenIntents(),
+    ...(dispatch.tenants === undefined ? {} : { tenants: dispatch.tenants }),
+    ...(dispatch.discoverIntervalMs === undefined
+      ? {}
+      : { discoverIntervalMs: dispatch.discoverIntervalMs }),
+    logger: dispatcherLogger(options.logger, undefined),
+  });
 }
 
-async function stopAll(dispatchers: readonly RunningDispatcher[]): Promise<void> {
-  await Promise.all(dispatchers.map((running) => running.stop()));
-}
-
-function dispatcherLogger(logger: StartServerOptions['logger'], tenant: string): DispatcherLogger {
+function dispatcherLogger(
+  logger: StartServerOptions['logger'],
+  tenant: string | undefined,
+): DispatcherLogger {
   if (logger === undefined || logger === false) return silentLogger;
   const base = logger === true ? createLogger() : logger;
-  return base.child({ component: 'dispatcher', tenant });
+  return base.child(
+    tenant === undefined ? { component: 'dispatcher' } : { component: 'dispatcher', tenant },
+  );
 }
 
 /**

@@ -136,6 +136,11 @@ export interface Store {
     effectKey: string,
     request: CompleteIntentRequest,
   ): Promise<Intent>;
+  /**
+   * The tenants that have intents still to deliver or reconcile (pending, claimed or unknown), in
+   * name order: what a dispatcher serving every tenant claims from.
+   */
+  listTenantsWithOpenIntents(): Promise<string[]>;
   /** Intents per status, for metrics; every tenant when `tenant` is undefined. */
   countIntents(tenant: string | undefined): Promise<Partial<Record<IntentStatus, number>>>;
 

@@ -187,6 +187,46 @@ describe('fencegate serve --dispatch', () => {
     }
   });
 
+  it('without --dispatch-tenant delivers the intents of every tenant, also one created after start', async () => {
+    const receiver = await Receiver.start();
+    cleanups.push(() => receiver.close());
+    const dir = workDir();
+    const targets = writeTargets(dir, {
+      targets: {
+        'crm-webhook': { type: 'webhook', url: receiver.url, tenants: ['acme'] },
+        audit: { type: 'webhook', url: receiver.url },
+      },
+    });
+    const admin = 'admin-token-for-every-tenant-0123';
+    const server = await startServe(
+      ['--port', '0', '--store', `sqlite:${join(dir, 'fencegate.db')}`, '--dispatch'].concat([
+        '--targets',
+        targets,
+      ]),
+      { FENCEGATE_ADMIN_TOKEN: admin },
+    );
+    servers.push(server);
+    const { stdout, stderr } = server.output();
+    expect(stdout).toContain('fencegate dispatching intents of every tenant to crm-webhook, audit');
+    expect(stderr).toContain('target audit has no "tenants" list');
+    expect(stderr).not.toContain('target crm-webhook has no');
+
+    // Tenant acme exists only from now on: the admin creates its first token.
+    const created = await fetch(`${server.url}/v1/admin/tokens`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ tenant: 'acme', role: 'worker' }),
+    });
+    expect(created.status).toBe(201);
+    const { token } = (await created.json()) as { token: string };
+    const acme = new FencegateClient({ url: server.url, token });
+    await commitIntent(acme, 'notify-acme-later');
+    await receiver.waitFor(1);
+    expect(receiver.deliveries.map((delivery) => delivery.key)).toEqual(['notify-acme-later']);
+    while ((await acme.getIntent('notify-acme-later'))?.status !== 'delivered') await delay(20);
+    expect(await server.stop('SIGTERM')).toBe(0);
+  });
+
   it('refuses dispatch flags and targets files that are wrong, naming the file and the field, with exit 2', async () => {
     const dir = workDir();
     const store = `sqlite:${join(dir, 'fencegate.db')}`;

@@ -15,6 +15,7 @@ import { verifyStore } from '../../src/audit/verify.js';
 import { ERROR_CATALOG, type ErrorCode } from '../../src/errors.js';
 import { buildServer, type ServerLimits } from '../../src/server/build-server.js';
 import { ErrorBody } from '../../src/server/schemas/common.js';
+import type { StoreGaugesOptions } from '../../src/server/store-gauges.js';
 import { hashToken, issueToken } from '../../src/server/tokens.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
@@ -52,6 +53,8 @@ export interface FixtureOptions {
   limits?: Partial<ServerLimits>;
   /** A SQLite file instead of an in-memory store (for tests that open it a second time). */
   path?: string;
+  /** How often /metrics' store gauges are refreshed in the background. */
+  storeGauges?: StoreGaugesOptions;
 }
 
 export async function serverFixture(options: FixtureOptions = {}): Promise<ServerFixture> {
@@ -64,6 +67,7 @@ export async function serverFixture(options: FixtureOptions = {}): Promise<Serve
     testClock: clock,
     ...(options.logger === undefined ? {} : { logger: options.logger }),
     ...(options.limits === undefined ? {} : { limits: options.limits }),
+    ...(options.storeGauges === undefined ? {} : { storeGauges: options.storeGauges }),
   });
   const token = async (tenant: string, role: 'worker' | 'operator') =>
     (await issueToken(inner, { tenant, role })).token;

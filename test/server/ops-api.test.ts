@@ -504,7 +504,7 @@ describe('verify and its gauge', () => {
   it('reports a stale commit written as accepted into the audit log, to its tenant only', async () => {
     const dir = tempDir('fencegate-verify-http-');
     const path = join(dir.path, 'store.db');
-    const f = await serverFixture({ path });
+    const f = await serverFixture({ path, storeGauges: { intervalMs: 20 } });
     try {
       await commitIntents(f, [['fx-1', 'crm']]);
       const stale = await f.send('POST', '/v1/commit', f.tokens.workerA, {
@@ -541,8 +541,12 @@ describe('verify and its gauge', () => {
       expect((await f.send('GET', '/v1/verify', f.tokens.operatorB)).json()).toMatchObject({
         ok: true,
       });
-      const metrics = (await f.send('GET', '/metrics', null)).body;
-      expect(metrics).toMatch(/^fencegate_verify_violations 1$/m);
+      // The gauge is refreshed in the background: the scrape shows it once a refresh ran.
+      let metrics = '';
+      while (!/^fencegate_verify_violations 1$/m.test(metrics)) {
+        metrics = (await f.send('GET', '/metrics', null)).body;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
       expect(metrics).not.toContain('tenant-a');
     } finally {
       await f.close();

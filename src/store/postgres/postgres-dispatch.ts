@@ -72,3 +72,23 @@ export async function countIntents(
         );
   return Object.fromEntries(rows.map((row) => [row.status, row.n]));
 }
+
+/**
+ * Tenants with open intents, by a loose index scan: one index probe per tenant (the next tenant
+ * name, then whether it has an open intent), not a scan of every intent ever delivered.
+ */
+export async function listTenantsWithOpenIntents(db: PostgresCalls): Promise<string[]> {
+  const rows = await db.rows<{ tenant: string }>(
+    `WITH RECURSIVE tenants(tenant) AS (
+       SELECT min(tenant) FROM ${db.schema}.intents
+       UNION ALL
+       SELECT (SELECT min(i.tenant) FROM ${db.schema}.intents i WHERE i.tenant > t.tenant)
+       FROM tenants t WHERE t.tenant IS NOT NULL)
+     SELECT tenant FROM tenants WHERE tenant IS NOT NULL AND EXISTS (
+       SELECT 1 FROM ${db.schema}.intents i WHERE i.tenant = tenants.tenant
+         AND i.status IN ('pending', 'claimed', 'unknown'))`,
+    [],
+    'open_intent_tenants',
+  );
+  return rows.map((row) => row.tenant);
+}

@@ -69,7 +69,12 @@ import {
   registerPolicy,
   runCutover,
 } from './postgres-cutover.js';
-import { claimIntents, completeIntent, countIntents } from './postgres-dispatch.js';
+import {
+  claimIntents,
+  completeIntent,
+  countIntents,
+  listTenantsWithOpenIntents,
+} from './postgres-dispatch.js';
 import { PostgresGroupCommitter } from './postgres-group-commit.js';
 import { listenForIntents } from './postgres-intent-listener.js';
 import { migrate } from './postgres-migrate.js';
@@ -443,6 +448,10 @@ export class PostgresStore implements Store {
     request: CompleteIntentRequest,
   ): Promise<Intent> {
     return completeIntent(this.#calls, tenant, effectKey, request);
+  }
+
+  listTenantsWithOpenIntents(): Promise<string[]> {
+    return listTenantsWithOpenIntents(this.#calls);
   }
 
   countIntents(tenant: string | undefined): Promise<Partial<Record<IntentStatus, number>>> {

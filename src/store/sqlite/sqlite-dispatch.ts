@@ -167,3 +167,23 @@ export function countIntents(
     .all(...(tenant === undefined ? [] : [tenant])) as { status: IntentStatus; n: number }[];
   return Object.fromEntries(rows.map((row) => [row.status, row.n]));
 }
+
+/**
+ * Tenants with open intents, by a loose index scan: one index probe per tenant (the next tenant
+ * name, then whether it has an open intent), not a scan of every intent ever delivered.
+ */
+export function listTenantsWithOpenIntents(db: SqliteDatabase): string[] {
+  const rows = db
+    .prepare(
+      `WITH RECURSIVE tenants(tenant) AS (
+         SELECT min(tenant) FROM intents
+         UNION ALL
+         SELECT (SELECT min(tenant) FROM intents WHERE tenant > tenants.tenant) FROM tenants
+         WHERE tenants.tenant IS NOT NULL)
+       SELECT tenant FROM tenants WHERE tenant IS NOT NULL AND EXISTS (
+         SELECT 1 FROM intents i WHERE i.tenant = tenants.tenant
+           AND i.status IN ('pending', 'claimed', 'unknown'))`,
+    )
+    .all() as { tenant: string }[];
+  return rows.map((row) => row.tenant);
+}

@@ -77,7 +77,12 @@ import {
   recordJobEvents,
   registerPolicy,
 } from './sqlite-cutover.js';
-import { claimIntents, completeIntent, countIntents } from './sqlite-dispatch.js';
+import {
+  claimIntents,
+  completeIntent,
+  countIntents,
+  listTenantsWithOpenIntents,
+} from './sqlite-dispatch.js';
 import { readAuditPage, readIntentPage, readRecordPage } from './sqlite-queries.js';
 import {
   decodeCursor,
@@ -369,6 +374,10 @@ export class SqliteStore implements Store {
     );
     if (outcome instanceof FencegateError) throw outcome;
     return outcome;
+  }
+
+  listTenantsWithOpenIntents(): Promise<string[]> {
+    return this.#read(() => listTenantsWithOpenIntents(this.#db));
   }
 
   countIntents(tenant: string | undefined): Promise<Partial<Record<IntentStatus, number>>> {

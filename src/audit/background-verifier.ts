@@ -1,0 +1,85 @@
+/**
+ * Verification in the background for a server's metrics: each run (on the server's interval, see
+ * server/store-gauges.ts) reads the audit entries appended since the last one (its checkpoint is
+ * its last seq) and keeps the totals, so reading the gauges costs no store work. Its memory
+ * follows the scopes and records it tracks and at most `maxDeliveredEffects` delivered effect
+ * keys, not the length of the log.
+ */
+import type { Store } from '../store/store.js';
+import { emptyCheckpoint } from './checkpoint.js';
+import { HistoryVerifier } from './history-verifier.js';
+import { readInto } from './verify.js';
+
+export interface BackgroundVerifierOptions {
+  /** Delivered effects remembered for the double-delivery check. Default 100,000. */
+  maxDeliveredEffects?: number;
+  /** Entries read per store call. Default 1000, so one run never holds a large page. */
+  pageSize?: number;
+  /** Told when a run fails (the store is unreachable); the next run continues from the last seq. */
+  onError?: (error: unknown) => void;
+}
+
+export const DEFAULT_MAX_DELIVERED_EFFECTS = 100_000;
+
+export class BackgroundVerifier {
+  readonly #store: Store;
+  readonly #verifier: HistoryVerifier;
+  readonly #pageSize: number;
+  readonly #onError: (error: unknown) => void;
+  #running: Promise<void> | null = null;
+  #lastRunAt: number | null = null;
+
+  constructor(store: Store, options: BackgroundVerifierOptions = {}) {
+    this.#store = store;
+    // Only counts are needed for gauges; details of violations are not kept.
+    this.#verifier = new HistoryVerifier(emptyCheckpoint(null), {
+      maxViolations: 0,
+      maxDeliveredEffects: options.maxDeliveredEffects ?? DEFAULT_MAX_DELIVERED_EFFECTS,
+    });
+    this.#pageSize = options.pageSize ?? 1000;
+    this.#onError = options.onError ?? (() => undefined);
+  }
+
+  /** Violations found in the history verified so far (must be 0). */
+  get violations(): number {
+    return this.#verifier.totalViolations;
+  }
+
+  /** Entries verified so far. */
+  get checked(): number {
+    return this.#verifier.totalChecked;
+  }
+
+  /** seq of the last entry verified, or null. */
+  get lastSeq(): number | null {
+    return this.#verifier.lastSeq;
+  }
+
+  /** When the last run that reached the end of the log finished (ms since the epoch), or null. */
+  get lastRunAt(): number | null {
+    return this.#lastRunAt;
+  }
+
+  /** What the verifier holds: scopes, record revisions and delivered effects it remembers. */
+  get trackedState(): { scopes: number; records: number; deliveredEffects: number } {
+    const checkpoint = this.#verifier.checkpoint();
+    return {
+      scopes: checkpoint.scopes.length,
+      records: checkpoint.scopes.reduce((sum, scope) => sum + scope[8].length, 0),
+      deliveredEffects: checkpoint.delivered.length,
+    };
+  }
+
+  /** Reads and verifies the entries appended since the last run. Concurrent calls share one run. */
+  runOnce(): Promise<void> {
+    this.#running ??= readInto(this.#store, this.#verifier, undefined, this.#pageSize)
+      .then(() => {
+        this.#lastRunAt = Date.now();
+      })
+      .catch((error: unknown) => this.#onError(error))
+      .finally(() => {
+        this.#running = null;
+      });
+    return this.#running;
+  }
+}

@@ -1,0 +1,137 @@
+/**
+ * /metrics needs no token, so a scrape must cost the store nothing: the store's gauges (intents by
+ * status, audit violations) are refreshed in the background from the verifier's checkpoint and a
+ * scrape only reads them. On every store: scrapes make no store call; on PostgreSQL a scrape
+ * answers while the audit horizon lock is held elsewhere. The background verifier's state follows
+ * the scopes and records, and a bounded number of delivered effects, not the log's length.
+ */
+import type { FastifyInstance } from 'fastify';
+import { afterEach, describe, expect, it } from 'vitest';
+import { BackgroundVerifier } from '../../src/audit/background-verifier.js';
+import { Fencegate } from '../../src/gate.js';
+import { buildServer } from '../../src/server/build-server.js';
+import type { Store } from '../../src/store/store.js';
+import { faultyStore } from '../../src/testing/faulty-store.js';
+import { withClient } from '../postgres/pg-helpers.js';
+import { STORE_BACKENDS, storeFactory } from '../postgres/store-backends.js';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function scrape(app: FastifyInstance): Promise<string> {
+  const response = await app.inject({ method: 'GET', url: '/metrics' });
+  expect(response.statusCode).toBe(200);
+  return response.body;
+}
+
+/** A server whose store gauges refresh once, at start (the next refresh is an hour away). */
+async function metricsServer(store: Store): Promise<FastifyInstance> {
+  const app = await buildServer({
+    store,
+    adminToken: 'admin-token-for-metrics-tests',
+    storeGauges: { intervalMs: 3_600_000 },
+  });
+  cleanups.push(() => app.close());
+  await app.ready();
+  return app;
+}
+
+let unique = 0;
+
+/** `commits` writes of one record of one scope, carrying `intents` intents, all delivered. */
+async function history(gate: Fencegate, commits: number, intents: number): Promise<void> {
+  const grant = await gate.acquire({ scope: 'wf-1', holder: 'w1', ttlMs: 3_600_000 });
+  let n = 0;
+  for (let i = 0; i < commits; i++) {
+    const batch = Math.min(16, Math.max(0, intents - n));
+    n += batch;
+    const { revision } = await gate.getRecord('wf-1', 'summary');
+    const result = await gate.commit({
+      scope: 'wf-1',
+      fence: grant.fence,
+      operationId: `op-${++unique}`,
+      writes: [{ name: 'summary', expectRevision: revision, value: { i } }],
+      intents: Array.from({ length: batch }, () => ({
+        effectKey: `fx-${++unique}`,
+        target: 'crm',
+        payload: {},
+      })),
+    });
+    expect(result.outcome).toBe('committed');
+  }
+  for (;;) {
+    const claimed = await gate.claimIntents({ dispatcher: 'd1', ttlMs: 60_000, limit: 1000 });
+    if (claimed.length === 0) break;
+    for (const intent of claimed) {
+      await gate.completeIntent(intent.effectKey, {
+        claimFence: intent.claimFence,
+        outcome: 'delivered',
+      });
+    }
+  }
+}
+
+describe.each(STORE_BACKENDS)('/metrics on %s', (backend) => {
+  const stores = storeFactory(backend, 'metrics_scrape');
+
+  it('a scrape reads gauges refreshed in the background and makes no store call', async () => {
+    const { store: inner } = await stores.open();
+    cleanups.push(() => inner.close());
+    const gate = await Fencegate.open({ store: inner });
+    await history(gate, 3, 5);
+    const store = faultyStore(inner);
+    const app = await metricsServer(store);
+    let text = await scrape(app);
+    while (!/^fencegate_verify_checked_entries [1-9]/m.test(text)) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      text = await scrape(app);
+    }
+    expect(text).toMatch(/^fencegate_verify_violations 0$/m);
+    expect(text).toMatch(/^fencegate_intents\{status="delivered"\} 5$/m);
+    const before = store.calls.length;
+    for (let i = 0; i < 5; i++) await scrape(app);
+    expect(store.calls.slice(before)).toEqual([]);
+  });
+
+  it('the background verifier stays bounded as the log grows', async () => {
+    const { store } = await stores.open();
+    cleanups.push(() => store.close());
+    const gate = await Fencegate.open({ store });
+    const verifier = new BackgroundVerifier(store, { maxDeliveredEffects: 20 });
+    await history(gate, 10, 60);
+    await verifier.runOnce();
+    const first = verifier.trackedState;
+    expect(first).toEqual({ scopes: 1, records: 1, deliveredEffects: 20 });
+    const checkedFirst = verifier.checked;
+    // Three times the log: the same scope and record, more delivered effects.
+    await history(gate, 30, 120);
+    await verifier.runOnce();
+    expect(verifier.checked).toBeGreaterThan(checkedFirst * 2);
+    expect(verifier.trackedState).toEqual(first);
+    expect(verifier.violations).toBe(0);
+  });
+
+  if (backend === 'postgres') {
+    it('a scrape answers while the audit horizon lock is held: it takes no lock', async () => {
+      const { store, url } = await stores.open();
+      cleanups.push(() => store.close());
+      const app = await metricsServer(store);
+      const schema = new URL(url).searchParams.get('schema')!;
+      await withClient(url, async (client) => {
+        // A writer in flight holds the audit lock shared: audit_horizon() waits for it.
+        await client.query('BEGIN');
+        await client.query(
+          `SELECT pg_advisory_xact_lock_shared(hashtextextended('fencegate.audit:${schema}', 0))`,
+        );
+        const answered = await Promise.race([
+          scrape(app).then(() => 'answered'),
+          new Promise((resolve) => setTimeout(() => resolve('blocked'), 5000)),
+        ]);
+        await client.query('ROLLBACK');
+        expect(answered).toBe('answered');
+      });
+    });
+  }
+});
