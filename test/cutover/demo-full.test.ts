@@ -1,10 +1,9 @@
 /**
  * The incident demo at its full default size (10,000 workflows, 600 jobs) on every store with
- * group commit (a SQLite file, a PostgreSQL schema). It runs in a few seconds; the bound below
- * keeps it honest about the 30 s budget.
+ * group commit (a SQLite file, a PostgreSQL schema). How long it takes is a benchmark's question
+ * (`npm run demo` prints it; BENCHMARKS.md has the figures), not a timed assertion here.
  */
 import { describe, expect, it } from 'vitest';
-import { performance } from 'node:perf_hooks';
 import { runIncidentDemo } from '../../src/demo/incident.js';
 import { Fencegate } from '../../src/gate.js';
 import { STORE_BACKENDS, storeFactory } from '../postgres/store-backends.js';
@@ -12,36 +11,29 @@ import { STORE_BACKENDS, storeFactory } from '../postgres/store-backends.js';
 describe.each(STORE_BACKENDS)('incident demo at full size on %s', (backend) => {
   const stores = storeFactory(backend, 'cutover_demo_full');
 
-  it(
-    '10,000 workflows, 600 v7 jobs: every invariant holds, in under 30 s',
-    { timeout: 60_000 },
-    async () => {
-      const { store } = await stores.open({ groupCommit: true });
-      const gate = await Fencegate.open({ store, tenant: 'demo' });
-      const start = performance.now();
-      const result = await runIncidentDemo({ gate });
-      const seconds = (performance.now() - start) / 1000;
-      await gate.close();
+  it('10,000 workflows, 600 v7 jobs: every invariant holds', { timeout: 60_000 }, async () => {
+    const { store } = await stores.open({ groupCommit: true });
+    const gate = await Fencegate.open({ store, tenant: 'demo' });
+    const result = await runIncidentDemo({ gate });
+    await gate.close();
 
-      expect(result.invariants.filter((i) => !i.ok)).toEqual([]);
-      expect(result.plan).toMatchObject({
-        running: 80,
-        reserved: 120,
-        queued: 400,
-        resumed: 30,
-        delayed: 100,
-      });
-      expect(result.jobsAtCutover).toMatchObject({ running: 80, reserved: 120, queued: 400 });
-      expect(result.store.resumed).toEqual({ attempted: 30, accepted: 0, rejected: 30 });
-      expect(result.store.delayed).toEqual({ attempted: 100, accepted: 0, rejected: 100 });
-      expect(result.report).toMatchObject({
-        scopes: 600,
-        staleAttempts: 130,
-        staleAccepted: 0,
-        liveCommits: 600,
-      });
-      expect(result.store.unaffected).toEqual({ untouched: 9400, total: 9400 });
-      expect(seconds).toBeLessThan(30);
-    },
-  );
+    expect(result.invariants.filter((i) => !i.ok)).toEqual([]);
+    expect(result.plan).toMatchObject({
+      running: 80,
+      reserved: 120,
+      queued: 400,
+      resumed: 30,
+      delayed: 100,
+    });
+    expect(result.jobsAtCutover).toMatchObject({ running: 80, reserved: 120, queued: 400 });
+    expect(result.store.resumed).toEqual({ attempted: 30, accepted: 0, rejected: 30 });
+    expect(result.store.delayed).toEqual({ attempted: 100, accepted: 0, rejected: 100 });
+    expect(result.report).toMatchObject({
+      scopes: 600,
+      staleAttempts: 130,
+      staleAccepted: 0,
+      liveCommits: 600,
+    });
+    expect(result.store.unaffected).toEqual({ untouched: 9400, total: 9400 });
+  });
 });
