@@ -9,6 +9,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REDACTED_PATHS } from '../../src/server/logger.js';
+import { hashToken } from '../../src/server/tokens.js';
 import { pathSegment } from '../../src/server/ui/html.js';
 import { faultyStore, type FaultyStore } from '../../src/testing/faulty-store.js';
 import { ADMIN_TOKEN, serverFixture, type ServerFixture } from '../server/fixture.js';
@@ -133,9 +134,7 @@ describe('the dashboard', () => {
     // A second session, then its token is deleted through the admin endpoint.
     const again = await sessionCookieOf(f, f.tokens.operatorA);
     expect((await get(f, '/ui/panels/scopes', again)).statusCode).toBe(200);
-    const record = await f.store.findToken(
-      (await import('../../src/server/tokens.js')).hashToken(f.tokens.operatorA),
-    );
+    const record = await f.store.findToken(hashToken(f.tokens.operatorA));
     const deleted = await f.send('DELETE', `/v1/admin/tokens/${record?.id}`, ADMIN_TOKEN);
     expect(deleted.statusCode).toBe(200);
     expect((await get(f, '/ui/panels/scopes', again)).statusCode).toBe(401);
