@@ -195,6 +195,10 @@ describe('the dashboard in chromium', () => {
       .toBe('1500 / 1500 scopes moved');
     expect(await card.locator('header').textContent()).toContain('completed');
     expect(await card.locator('.stale-accepted .big').textContent()).toBe('0');
+    expect(await page.locator('#panel-cutovers .policies .description').textContent()).toBe(
+      HOSTILE,
+    );
+    expect(await page.locator('#panel-cutovers img').count()).toBe(0);
     await shot(page, 'cutovers', 'cutovers');
 
     await expect
