@@ -51,7 +51,8 @@ Environment:
   FENCEGATE_ADMIN_TOKEN   the admin token (at least ${MIN_ADMIN_TOKEN_LENGTH} characters); it only manages tokens.
                           Without it, a store that has no tokens yet gets a first-run admin
                           token and an operator token for tenant "dev", printed once.
-  FENCEGATE_LOG_LEVEL     ${LOG_LEVELS.join(', ')} (default info); logs are JSON lines on stdout.
+  FENCEGATE_LOG_LEVEL     ${LOG_LEVELS.join(', ')} (default info); logs are JSON lines on stdout,
+                          readable lines when stdout is a terminal.
 `;
 
 export const serveCommand: Command = {
@@ -191,6 +192,7 @@ function firstRunText(tokens: FirstRunTokens, url: string): string {
     '',
     'Try:',
     `  curl -s -H "Authorization: Bearer ${tokens.operatorToken}" ${url}/v1/scopes`,
+    `Dashboard: ${url}/ui (sign in with the operator token)`,
     '',
     '',
   ].join('\n');

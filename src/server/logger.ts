@@ -1,8 +1,11 @@
 /**
  * The server's pino logger: JSON lines, never a token or a value. Request logs carry method, path,
- * status and timing; the Authorization header is redacted wherever it could appear.
+ * status and timing; the Authorization header and cookies are redacted wherever they could appear.
+ * On a terminal (`npm start`) the same records are printed as readable lines by pino-pretty; when
+ * stdout is a pipe or a file, collectors get the JSON.
  */
 import { pino, type Logger } from 'pino';
+import pinoPretty from 'pino-pretty';
 
 export const REDACTED_PATHS = [
   'req.headers.authorization',
@@ -15,5 +18,16 @@ export function createLogger(
   level = 'info',
   destination: NodeJS.WritableStream = process.stdout,
 ): Logger {
-  return pino({ level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, destination);
+  const options = { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } };
+  if ((destination as { isTTY?: boolean }).isTTY !== true) return pino(options, destination);
+  return pino(
+    options,
+    pinoPretty({
+      destination,
+      sync: true,
+      colorize: destination === process.stdout && pinoPretty.isColorSupported,
+      translateTime: 'SYS:HH:MM:ss.l',
+      ignore: 'pid,hostname',
+    }),
+  );
 }

@@ -64,6 +64,9 @@ describe('fencegate serve', () => {
     expect(stdout).toContain(
       `curl -s -H "Authorization: Bearer ${operator}" ${server.url}/v1/scopes`,
     );
+    expect(stdout).toContain(`Dashboard: ${server.url}/ui (sign in with the operator token)`);
+    const root = await fetch(`${server.url}/`, { redirect: 'manual' });
+    expect([root.status, root.headers.get('location')]).toEqual([302, '/ui']);
 
     expect(await call(server, 'GET', '/v1/scopes', operator)).toEqual({
       status: 200,

@@ -9,6 +9,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REDACTED_PATHS } from '../../src/server/logger.js';
+import { hashToken } from '../../src/server/tokens.js';
 import { pathSegment } from '../../src/server/ui/html.js';
 import { faultyStore, type FaultyStore } from '../../src/testing/faulty-store.js';
 import { ADMIN_TOKEN, serverFixture, type ServerFixture } from '../server/fixture.js';
@@ -133,9 +134,7 @@ describe('the dashboard', () => {
     // A second session, then its token is deleted through the admin endpoint.
     const again = await sessionCookieOf(f, f.tokens.operatorA);
     expect((await get(f, '/ui/panels/scopes', again)).statusCode).toBe(200);
-    const record = await f.store.findToken(
-      (await import('../../src/server/tokens.js')).hashToken(f.tokens.operatorA),
-    );
+    const record = await f.store.findToken(hashToken(f.tokens.operatorA));
     const deleted = await f.send('DELETE', `/v1/admin/tokens/${record?.id}`, ADMIN_TOKEN);
     expect(deleted.statusCode).toBe(200);
     expect((await get(f, '/ui/panels/scopes', again)).statusCode).toBe(401);
@@ -166,10 +165,18 @@ describe('the dashboard', () => {
       });
       expect(commit.statusCode).toBe(200);
     }
+    const policy = await f.send('POST', '/v1/policies', f.tokens.operatorA, {
+      version: 'v1',
+      description: HOSTILE_TEXT,
+    });
+    expect(policy.statusCode).toBe(201);
     const cookie = await sessionCookieOf(f, f.tokens.operatorA);
     const page = await get(f, '/ui', cookie);
     expect(page.statusCode).toBe(200);
     expect(page.body).not.toContain('<img');
+    expect(page.body).toContain(
+      '<span class="description">&lt;img src=x onerror=alert(1)&gt;</span>',
+    );
     expect(page.body).toContain('&lt;img src=x onerror=alert(1)&gt;');
     const hrefs = [...page.body.matchAll(/href="([^"]*)"/g)].map((m) => m[1]);
     expect(hrefs).toContain('/ui/scopes/javascript%3Ax');
@@ -194,6 +201,45 @@ describe('the dashboard', () => {
     expect(bad.statusCode).toBe(400);
     expect(bad.body).toContain('invalid_request');
     expect(bad.body).not.toContain('<b>>');
+  });
+
+  it('counts commits and rejected commits per minute by reason, reading only new audit entries', async () => {
+    const f = (fx = await serverFixture());
+    const cookie = await sessionCookieOf(f, f.tokens.operatorA);
+    const acquire = await f.send('POST', '/v1/leases/acquire', f.tokens.workerA, {
+      scope: 'wf-1',
+      holder: 'w1',
+      ttlMs: 60_000,
+    });
+    expect(acquire.statusCode).toBe(200);
+    const commit = (operationId: string, fence: number, expectRevision = 0) =>
+      f.send('POST', '/v1/commit', f.tokens.workerA, {
+        scope: 'wf-1',
+        fence,
+        operationId,
+        writes: [{ name: 'doc', expectRevision, value: operationId }],
+      });
+    expect((await commit('op-1', 1)).statusCode).toBe(200);
+    const before = await get(f, '/ui/panels/activity', cookie);
+    expect(before.body).not.toContain('stale_fence');
+    const takeover = await f.send('POST', '/v1/scopes/wf-1/takeover', f.tokens.operatorA, {
+      holder: 'op',
+    });
+    expect(takeover.statusCode).toBe(200);
+    expect((await commit('op-2', 1)).statusCode).toBe(409);
+    expect((await commit('op-3', 1)).statusCode).toBe(409);
+    expect((await commit('op-4', 2, 5)).statusCode).toBe(409);
+    const after = await get(f, '/ui/panels/activity', cookie);
+    const cells = [...after.body.matchAll(/data-reason="([a-z_]+)">\s*(\d+)\s*</g)].filter(
+      (match) => match[2] !== '0',
+    );
+    expect(cells.map((match) => [match[1], Number(match[2])])).toEqual([
+      ['stale_fence', 2],
+      ['stale_revision', 1],
+    ]);
+    // Read again: nothing is counted twice.
+    const again = await get(f, '/ui/panels/activity', cookie);
+    expect(again.body).toBe(after.body);
   });
 
   it('fails closed when the store is unreachable, and refuses a sign-in posted from another site', async () => {

@@ -9,4 +9,4 @@ export type DashboardApi = Pick<
   FencegateApi,
   'listScopes' | 'getScope' | 'listRecords' | 'listIntents' | 'audit' | 'verify'
 > &
-  Pick<FencegateOpsApi, 'listCutovers' | 'cutoverReport'>;
+  Pick<FencegateOpsApi, 'listCutovers' | 'cutoverReport' | 'listPolicies'>;

@@ -10,7 +10,7 @@ function frame(title: string, body: Html): Html {
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="referrer" content="no-referrer" />
+        <meta name="referrer" content="same-origin" />
         <title>${title}</title>
         <link rel="stylesheet" href="/ui/assets/dashboard.css?v=${ASSET_VERSION}" />
         <script src="/ui/assets/dashboard.js?v=${ASSET_VERSION}" defer></script>

@@ -108,7 +108,8 @@ export function dashboardRoutes(options: DashboardOptions) {
     app.addHook('onSend', (request, reply, payload, done) => {
       void reply.header('content-security-policy', CONTENT_SECURITY_POLICY);
       void reply.header('x-content-type-options', 'nosniff');
-      void reply.header('referrer-policy', 'no-referrer');
+      // same-origin, not no-referrer: with no-referrer a browser posts forms with `Origin: null`.
+      void reply.header('referrer-policy', 'same-origin');
       void reply.header('x-frame-options', 'DENY');
       if (!request.url.startsWith('/ui/assets/')) void reply.header('cache-control', 'no-store');
       done(null, payload);

@@ -1,5 +1,5 @@
 /** Cutovers, newest first, with their progress and drain-and-reconcile report. */
-import type { CutoverReport, CutoverSummary } from '../../../types.js';
+import type { CutoverReport, CutoverSummary, Policy } from '../../../types.js';
 import type { DashboardApi } from '../dashboard-api.js';
 import { html, type Html } from '../html.js';
 import { timeText } from './format.js';
@@ -53,10 +53,25 @@ function cutoverCard(cutover: CutoverSummary, report: CutoverReport | null): Htm
   </article>`;
 }
 
+function policyList(policies: readonly Policy[]): Html {
+  if (policies.length === 0) return html`<p class="muted">no policies registered</p>`;
+  return html`<p class="policies">
+    policies:
+    ${policies.map(
+      (policy, i) =>
+        html`${i > 0 ? ' · ' : ''}<b>${policy.version}</b>${policy.description === null ? '' : html` <span class="description">${policy.description}</span>`}`,
+    )}
+  </p>`;
+}
+
 export async function cutoversPanel(api: DashboardApi): Promise<Html> {
-  const page = await api.listCutovers({ limit: CUTOVERS_SHOWN });
-  if (page.items.length === 0) return html`<p class="muted">no cutovers</p>`;
+  const [page, policies] = await Promise.all([
+    api.listCutovers({ limit: CUTOVERS_SHOWN }),
+    api.listPolicies(),
+  ]);
   const reports = await Promise.all(page.items.map((c) => api.cutoverReport(c.cutoverId)));
-  return html`${page.items.map((cutover, i) => cutoverCard(cutover, reports[i] ?? null))}
+  return html`${policyList(policies)}
+  ${page.items.length === 0 ? html`<p class="muted">no cutovers</p>` : null}
+  ${page.items.map((cutover, i) => cutoverCard(cutover, reports[i] ?? null))}
   ${page.nextCursor === null ? null : html`<p class="muted">older cutovers: GET /v1/cutovers</p>`}`;
 }
