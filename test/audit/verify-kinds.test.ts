@@ -413,6 +413,69 @@ describe('verify, violation kinds on hand-built histories', () => {
     );
   });
 
+  it('stale_dependency_accepted and dependency_mismatch', () => {
+    const commitReading = (expected: number, actual: number): Step => ({
+      at: T0 + 2,
+      scope: S,
+      kind: 'commit',
+      outcome: 'committed',
+      holder: 'w1',
+      fence: 1,
+      currentFence: 1,
+      records: [],
+      reads: [{ scope: S, name: 'r', expected, actual }],
+    });
+    expect(kindsOf(then(commitReading(1, 1)))).toEqual([]);
+    expectOnly(then(commitReading(0, 0)), 'stale_dependency_accepted');
+    expectOnly(then(commitReading(1, 2)), 'dependency_mismatch');
+    // A dependency in another scope the history never wrote is at revision 0.
+    expectOnly(
+      then({
+        ...commitReading(1, 1),
+        reads: [{ scope: 'wf/2', name: 'x', expected: 0, actual: 3 }],
+      }),
+      'dependency_mismatch',
+    );
+  });
+
+  it('delivery_without_attempt, and re-deliveries under rising claim fences are fine', () => {
+    const intent = (outcome: AuditEntry['outcome'], fence: number | null): Step => ({
+      scope: S,
+      kind: 'intent',
+      outcome,
+      fence,
+      currentFence: fence === null ? 1 : null,
+      holder: fence === null ? null : 'd-1',
+      effectKey: 'k',
+    });
+    // Created, attempt 1 ends unknown, attempt 2 delivers: one delivery, two attempts.
+    const redelivered = then(
+      intent('pending', null),
+      intent('claimed', 1),
+      intent('unknown', 1),
+      intent('claimed', 2),
+      intent('delivered', 2),
+    );
+    expect(kindsOf(redelivered)).toEqual([]);
+    expectOnly(
+      then(intent('pending', null), intent('delivered', null)),
+      'delivery_without_attempt',
+    );
+    expectOnly(
+      then(intent('pending', null), intent('claimed', 1), intent('failed', 2)),
+      'delivery_without_attempt',
+    );
+    expectOnly(
+      then(
+        intent('pending', null),
+        intent('claimed', 1),
+        intent('pending', 1),
+        intent('failed', 1),
+      ),
+      'delivery_without_attempt',
+    );
+  });
+
   it('keeps at most maxViolations details but counts them all', () => {
     const steps = Array.from({ length: 50 }, (): Step => ({
       scope: S,

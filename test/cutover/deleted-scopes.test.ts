@@ -3,9 +3,51 @@
  * before the cutover, or between its planning and its step): it leaves the scope as it is, and the
  * cutover's answer and report list it as skipped.
  */
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { STORE_BACKENDS, storeFactory } from '../postgres/store-backends.js';
+import { cutoverFingerprint } from '../../src/cutover/plan.js';
+import { planCutover } from '../../src/store/sqlite/sqlite-cutover.js';
+import { SqliteStatements } from '../../src/store/sqlite/sqlite-statements.js';
+import type { CutoverRequest } from '../../src/types.js';
+import { withClient } from '../postgres/pg-helpers.js';
+import { STORE_BACKENDS, storeFactory, type StoreBackend } from '../postgres/store-backends.js';
 import { createWorkflows, openStore, readAudit, registerPolicies } from './cutover-helpers.js';
+
+/**
+ * Plans a cutover behind the store's back, as a cutover interrupted right after its planning
+ * leaves it: the next call with the same cutoverId resumes it and moves the scopes.
+ */
+async function planOnly(
+  backend: StoreBackend,
+  url: string,
+  tenant: string,
+  request: CutoverRequest & { cutoverId: string },
+  now: number,
+): Promise<void> {
+  if (backend === 'sqlite') {
+    const db = new Database(url.slice('sqlite:'.length));
+    const ctx = { statements: new SqliteStatements(db), tenant, now };
+    db.transaction(() => planCutover(db, ctx, request))();
+    db.close();
+    return;
+  }
+  const schema = new URL(url).searchParams.get('schema');
+  const { rows } = await withClient(url, (client) =>
+    client.query<{ answer: Record<string, unknown> }>(
+      `SELECT ${schema}.plan_cutover($1, $2, $3, $4, $5, NULL, NULL, NULL, $6, $7) AS answer`,
+      [
+        tenant,
+        request.cutoverId,
+        cutoverFingerprint(request),
+        request.toPolicy,
+        request.holder,
+        request.prefix,
+        now,
+      ],
+    ),
+  );
+  expect(rows[0]?.answer).toEqual({});
+}
 
 describe.each(STORE_BACKENDS)('a cutover and deleted scopes on %s', (backend) => {
   const stores = storeFactory(backend, 'cutover_deleted');
@@ -45,6 +87,34 @@ describe.each(STORE_BACKENDS)('a cutover and deleted scopes on %s', (backend) =>
     expect(again).toEqual(result);
     expect(await gate.getScope(deleted)).toEqual(before);
     expect(await gate.verify()).toMatchObject({ ok: true, violations: [] });
+    await close();
+  });
+
+  it('skips a scope deleted after the cutover was planned (an interrupted cutover resumed)', async () => {
+    const { gate, clock, url, close } = await openStore(stores);
+    await registerPolicies(gate);
+    const [first, deleted, last] = (await createWorkflows(gate, 3)) as [string, string, string];
+    const request = {
+      cutoverId: 'c-prefix',
+      toPolicy: 'v8',
+      holder: 'controller-v8',
+      prefix: 'wf-',
+    };
+    await planOnly(backend, url, gate.tenant, request, clock.now());
+    // Planned while active; deleted before the step that would move it.
+    await gate.deleteScope(deleted, { reason: 'workflow removed' });
+    const before = await gate.getScope(deleted);
+
+    const result = await gate.cutover(request);
+    expect(result.fences.map((f) => f.scope)).toEqual([first, last]);
+    expect(result.skipped).toEqual([deleted]);
+    expect(await gate.getScope(deleted)).toEqual(before);
+    expect(await gate.cutoverReport('c-prefix')).toMatchObject({
+      status: 'completed',
+      scopes: 3,
+      skipped: [deleted],
+    });
+    expect(await gate.verify()).toMatchObject({ ok: true });
     await close();
   });
 
