@@ -2,7 +2,8 @@
 import { execFile } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { findOrStartRedis, type RedisService } from './integrations/redis-service.js';
 
 const run = promisify(execFile);
 const examplesDir = new URL('../examples/', import.meta.url);
@@ -10,6 +11,15 @@ const pgUrl = inject('pgUrl');
 const examples = readdirSync(examplesDir).filter((file) => file.endsWith('.ts'));
 
 describe('examples', () => {
+  // The BullMQ example runs on the Redis the tests find or start.
+  let redis: RedisService;
+  beforeAll(async () => {
+    redis = await findOrStartRedis();
+  });
+  afterAll(async () => {
+    await redis.stop();
+  });
+
   it('exist', () => {
     expect(examples.length).toBeGreaterThan(0);
   });
@@ -25,6 +35,7 @@ describe('examples', () => {
           env: {
             ...process.env,
             ...(typeof pgUrl === 'string' ? { FENCEGATE_PG_URL: pgUrl } : {}),
+            FENCEGATE_REDIS_URL: `redis://${redis.host}:${redis.port}`,
           },
         },
       );

@@ -9,10 +9,24 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Fencegate } from '../../src/gate.js';
 import { FencedCheckpointSaver } from '../../src/integrations/langgraph/index.js';
 import { PausePoints } from '../../src/testing/index.js';
+import { startHttpGate } from './http-gate.js';
 
 const State = Annotation.Root({
   steps: Annotation<string[]>({ reducer: (done, next) => done.concat(next), default: () => [] }),
 });
+
+/**
+ * Waits until the checkpoint after `plan` is stored: with durability 'async' it is written while
+ * `act` already runs, and the takeover must come after it for the resume to start there.
+ */
+async function planCommitted(saver: FencedCheckpointSaver, thread: string): Promise<void> {
+  await expect
+    .poll(async () => {
+      const tuple = await saver.getTuple({ configurable: { thread_id: thread } });
+      return (tuple?.checkpoint.channel_values as { steps?: string[] } | undefined)?.steps;
+    })
+    .toContain('plan by run-1');
+}
 
 /** plan → act → report; `act` waits at a pause point in the first run. */
 function buildGraph(saver: FencedCheckpointSaver, run: string, points?: PausePoints) {
@@ -59,6 +73,7 @@ describe('LangGraph StateGraph taken over mid-run', () => {
         { configurable: { thread_id: thread, ...own }, durability },
       );
       await points.waitUntilReached('run-1:act', oldRun);
+      if (durability !== 'exit') await planCommitted(first, thread);
       const oldFence = (await gate.getScope(scope))?.fence;
 
       const grant = await gate.takeover(scope, { holder: 'run-2', reason: 'stuck agent' });
@@ -93,4 +108,45 @@ describe('LangGraph StateGraph taken over mid-run', () => {
       await second.close();
     });
   }
+});
+
+describe('FencedCheckpointSaver over HTTP with a worker token', () => {
+  it('commits under the fence, is superseded by an operator takeover, and may not delete threads', async () => {
+    const gate = await Fencegate.open({ store: 'sqlite::memory:' });
+    const http = await startHttpGate(gate.store, gate.tenant);
+    try {
+      const points = new PausePoints();
+      const first = new FencedCheckpointSaver({ gate: http.worker, holder: 'run-1' });
+      const oldRun = buildGraph(first, 'run-1', points).invoke(
+        { steps: ['input'] },
+        { configurable: { thread_id: 'remote' } },
+      );
+      await points.waitUntilReached('run-1:act', oldRun);
+      await planCommitted(first, 'remote');
+      const grant = await http.operator.takeover(first.scopeFor('remote'), { holder: 'run-2' });
+      points.release('run-1:act');
+      await expect(oldRun).rejects.toMatchObject({ code: 'stale_fence' });
+
+      const second = new FencedCheckpointSaver({
+        gate: http.worker,
+        holder: 'run-2',
+        operatorGate: http.operator,
+      });
+      const resumed = await buildGraph(second, 'run-2').invoke(null, {
+        configurable: { thread_id: 'remote', fence: grant.fence },
+      });
+      expect(resumed.steps).toEqual(['input', 'plan by run-1', 'act by run-2', 'report by run-2']);
+
+      // Erasing a thread's history is an operator's decision, not a worker's.
+      await expect(first.deleteThread('remote')).rejects.toMatchObject({ code: 'forbidden' });
+      await second.deleteThread('remote');
+      expect(await second.getTuple({ configurable: { thread_id: 'remote' } })).toBeUndefined();
+      expect((await gate.verify()).violations).toEqual([]);
+      await first.close();
+      await second.close();
+    } finally {
+      await http.close();
+      await gate.close();
+    }
+  });
 });

@@ -1,0 +1,220 @@
+/**
+ * fencedProcessor: a BullMQ processor whose every run holds the job's fencegate scope for exactly
+ * as long as it holds BullMQ's lock on the job.
+ *
+ * BullMQ renews a job's lock every half lockDuration; when a renewal fails it emits
+ * `lockRenewalFailed` and lets the processor run on, and its stalled checker hands the job to
+ * another worker: the job runs twice ("at least once"). Here each run acquires the job's scope (a
+ * new fence) and renews that lease only when BullMQ reports the lock renewed (`locksRenewed`), so
+ * a run whose lock lapsed also loses its lease, `ctx.signal` aborts, and its commits are refused
+ * `lease_expired`, then `stale_fence` once the next run has acquired. The next run waits out the
+ * old lease (`lease_held` says until when) before it acquires.
+ */
+import type { Job, Processor } from 'bullmq';
+import type { FencegateApi, FencegateOpsApi } from '../../api.js';
+import { FencegateError } from '../../errors.js';
+import type { CommitRequest, CommitResult } from '../../types.js';
+import { acquireLease, type HeldLease } from '../lease-keeper.js';
+import { escapeName } from '../name-escape.js';
+import { ledgerJobId, recordJobState, type RunGeneration } from './job-ledger.js';
+
+/** What a fenced run needs of fencegate: a Fencegate, or a FencegateClient with a worker token. */
+export type FencedGate = FencegateApi & Pick<FencegateOpsApi, 'recordJobEvents'>;
+
+export interface FencedProcessorOptions<D = unknown, R = unknown, N extends string = string> {
+  /** The scope a job works on: the unit of authority its run holds. */
+  scope: (job: Job<D, R, N>) => string;
+  /** The lease; default the worker's lockDuration, so both lapse together. */
+  ttlMs?: number;
+  /** Pins the scope's policy on first acquire and labels the ledger events. */
+  policyVersion?: string;
+}
+
+/** A commit of the run: scope and fence are the run's; operationId names it within the run. */
+export type FencedCommit = Omit<CommitRequest, 'scope' | 'fence' | 'operationId'> & {
+  operationId?: string;
+};
+
+export interface FencedJobContext {
+  scope: string;
+  fence: number;
+  /** Aborts when the run loses authority: its lock or its lease is gone. */
+  signal: AbortSignal;
+  /**
+   * Commits under the run's fence. The stored operationId is the job's, the fence's and this
+   * commit's (its `operationId`, or its position in the run), so a lost reply retried replays
+   * while a stale run's refusal never blocks the next run.
+   */
+  commit(request: FencedCommit): Promise<CommitResult>;
+}
+
+/** The part of a BullMQ Worker the processor listens to; BullMQ calls processors with it as `this`. */
+interface LockEvents {
+  opts: { lockDuration?: number };
+  on(event: 'locksRenewed', listener: (data: { jobIds: string[] }) => void): unknown;
+  on(event: 'lockRenewalFailed', listener: (jobIds: string[]) => void): unknown;
+  off(event: string, listener: (...args: never[]) => void): unknown;
+}
+
+const AUTHORITY_LOST = new Set(['stale_fence', 'lease_expired', 'authority_revoked']);
+
+export function fencedProcessor<D = unknown, R = unknown, N extends string = string>(
+  gate: FencedGate,
+  options: FencedProcessorOptions<D, R, N>,
+  fn: (job: Job<D, R, N>, ctx: FencedJobContext) => Promise<R>,
+): Processor<D, R, N> {
+  // A function, not an arrow: BullMQ calls `this.processFn(job, token)` on the Worker.
+  return async function fenced(this: unknown, job: Job<D, R, N>, token?: string): Promise<R> {
+    const worker = lockEvents(this);
+    const run = new FencedRun(gate, worker, job, token ?? '', options);
+    try {
+      await run.start();
+    } catch (error) {
+      run.stop();
+      throw error;
+    }
+    let result: R;
+    try {
+      await run.record('running');
+      result = await fn(job, run.context());
+    } catch (error) {
+      const retrying = job.attemptsMade + 1 < (job.opts.attempts ?? 1);
+      await run.finish(retrying ? 'retrying' : 'failed').catch(() => undefined);
+      throw error;
+    }
+    await run.finish('succeeded');
+    return result;
+  };
+}
+
+class FencedRun<D, R, N extends string> {
+  readonly #lockLost = new AbortController();
+  #lease: HeldLease | null = null;
+  #generation: RunGeneration | null = null;
+  #commits = 0;
+
+  constructor(
+    private readonly gate: FencedGate,
+    private readonly worker: LockEvents,
+    private readonly job: Job<D, R, N>,
+    private readonly token: string,
+    private readonly options: FencedProcessorOptions<D, R, N>,
+  ) {}
+
+  readonly #onRenewed = (data: { jobIds: string[] }): void => {
+    if (this.#lease === null || !data.jobIds.includes(this.job.id ?? '')) return;
+    // A refusal aborts the lease's signal itself; an unreachable store leaves it to expire.
+    this.#lease.renew().catch(() => undefined);
+  };
+
+  readonly #onRenewalFailed = (jobIds: string[]): void => {
+    if (!jobIds.includes(this.job.id ?? '')) return;
+    const lost = new FencegateError(
+      'authority_revoked',
+      `BullMQ lost the lock of job ${this.job.id ?? ''}; this run no longer owns it`,
+      { scope: this.options.scope(this.job) },
+    );
+    this.#lockLost.abort(lost);
+    this.#lease?.lose(lost);
+  };
+
+  async start(): Promise<void> {
+    this.worker.on('locksRenewed', this.#onRenewed);
+    this.worker.on('lockRenewalFailed', this.#onRenewalFailed);
+    const scope = this.options.scope(this.job);
+    const ttlMs = this.options.ttlMs ?? this.worker.opts.lockDuration ?? 30_000;
+    this.#lease = await acquireLease(
+      this.gate,
+      {
+        scope,
+        holder: `bullmq:${ledgerJobId(this.job)}:${escapeName(this.token)}`.slice(0, 256),
+        ttlMs,
+        ...(this.options.policyVersion === undefined
+          ? {}
+          : { policyVersion: this.options.policyVersion }),
+      },
+      { wait: true, signal: this.#lockLost.signal },
+    );
+    this.#generation = {
+      scope,
+      fence: this.#lease.fence,
+      policyVersion: this.#lease.grant.policyVersion ?? this.options.policyVersion ?? null,
+    };
+    await this.record('reserved');
+  }
+
+  context(): FencedJobContext {
+    const lease = this.#requireLease();
+    const scope = this.options.scope(this.job);
+    return {
+      scope,
+      fence: lease.fence,
+      signal: lease.signal,
+      commit: async (request) => {
+        this.#commits += 1;
+        const key = request.operationId ?? String(this.#commits);
+        const result = await this.gate.commit({
+          ...request,
+          scope,
+          fence: lease.fence,
+          operationId: `bullmq:${ledgerJobId(this.job)}:${lease.fence}:${key}`.slice(0, 256),
+        });
+        if (result.outcome === 'rejected' && AUTHORITY_LOST.has(result.error.code)) {
+          lease.lose(
+            new FencegateError(result.error.code, result.error.message, result.error.details),
+          );
+        }
+        return result;
+      },
+    };
+  }
+
+  async record(state: 'reserved' | 'running'): Promise<void> {
+    if (this.#generation !== null)
+      await recordJobState(this.gate, this.job, this.#generation, state);
+  }
+
+  /**
+   * Records the final state and gives the lease back. A run that lost authority records nothing:
+   * the job belongs to its successor (or to a cutover's controller) now, and the ledger keeps the
+   * state the run was in when it lost it.
+   */
+  async finish(state: 'succeeded' | 'failed' | 'retrying'): Promise<void> {
+    try {
+      if (this.#generation !== null && this.#lease?.lost !== true) {
+        await recordJobState(this.gate, this.job, this.#generation, state);
+      }
+      // A release that fails (the store is unreachable, the scope was taken over) changes
+      // nothing a caller could act on: the lease lapses at its expiry all the same.
+      await this.#lease?.release().catch(() => undefined);
+    } finally {
+      this.stop();
+    }
+  }
+
+  stop(): void {
+    this.worker.off('locksRenewed', this.#onRenewed);
+    this.worker.off('lockRenewalFailed', this.#onRenewalFailed);
+    this.#lease?.lose(new FencegateError('authority_revoked', 'the run has ended'));
+  }
+
+  #requireLease(): HeldLease {
+    if (this.#lease === null) throw new Error('the run has not acquired its scope');
+    return this.#lease;
+  }
+}
+
+function lockEvents(worker: unknown): LockEvents {
+  const candidate = worker as Partial<LockEvents> | undefined;
+  if (
+    typeof candidate?.on !== 'function' ||
+    typeof candidate.off !== 'function' ||
+    typeof candidate.opts !== 'object'
+  ) {
+    throw new Error(
+      'fencedProcessor must be passed to new Worker(queue, processor, options) as it is: ' +
+        'BullMQ calls it with the worker, whose lock events keep the lease',
+    );
+  }
+  return candidate as LockEvents;
+}

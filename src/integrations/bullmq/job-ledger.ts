@@ -1,0 +1,68 @@
+/**
+ * BullMQ job lifecycle in the jobs ledger, so a cutover report counts a queue's jobs by the state
+ * they were last in. A job's ledger id is `<queue>/<job id>` (escaped): job ids repeat across
+ * queues. Events are recorded only for runs that know their policy version (pinned on the scope or
+ * given in the options): the ledger exists for cutovers, which move scopes between policies.
+ */
+import type { Job } from 'bullmq';
+import type { FencegateOpsApi } from '../../api.js';
+import type { JobState } from '../../types.js';
+import { escapeName } from '../name-escape.js';
+
+export type JobLedger = Pick<FencegateOpsApi, 'recordJobEvents'>;
+
+export function ledgerJobId(job: Pick<Job, 'queueName' | 'id'>): string {
+  return `${escapeName(job.queueName)}/${escapeName(job.id ?? '')}`;
+}
+
+export interface RunGeneration {
+  scope: string;
+  fence: number;
+  policyVersion: string | null;
+}
+
+export async function recordJobState(
+  ledger: JobLedger,
+  job: Job,
+  run: RunGeneration,
+  state: JobState,
+): Promise<void> {
+  if (run.policyVersion === null) return;
+  await ledger.recordJobEvents([
+    {
+      jobId: ledgerJobId(job),
+      scope: run.scope,
+      policyVersion: run.policyVersion,
+      fence: run.fence,
+      state,
+      attempt: Math.max(1, job.attemptsStarted),
+    },
+  ]);
+}
+
+/**
+ * Records jobs just added to a queue as `queued`, under the current fence of their scope (0 for a
+ * scope never granted): the generation they were issued under.
+ */
+export async function recordQueuedJobs(
+  gate: JobLedger & { getScope(scope: string): Promise<{ fence: number } | null> },
+  jobs: readonly Job[],
+  options: { scope: (job: Job) => string; policyVersion: string },
+): Promise<void> {
+  if (jobs.length === 0) return;
+  const events = await Promise.all(
+    jobs.map(async (job) => {
+      const scope = options.scope(job);
+      const current = await gate.getScope(scope);
+      return {
+        jobId: ledgerJobId(job),
+        scope,
+        policyVersion: options.policyVersion,
+        fence: current?.fence ?? 0,
+        state: 'queued' as const,
+        attempt: Math.max(1, job.attemptsStarted),
+      };
+    }),
+  );
+  await gate.recordJobEvents(events);
+}

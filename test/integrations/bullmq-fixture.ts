@@ -1,0 +1,73 @@
+/**
+ * What the BullMQ tests share: the Redis they run on, connections to it, a queue per test with
+ * its keys removed afterwards, and a fencegate store on a temp SQLite file (real clock: BullMQ's
+ * lock and the lease both run on time).
+ */
+import { randomBytes } from 'node:crypto';
+import { Queue, type IRedisClient, type Worker } from 'bullmq';
+import { afterEach, beforeEach } from 'vitest';
+import { Fencegate } from '../../src/gate.js';
+import { bullmqConnection } from '../helpers/resp-redis.js';
+import { tempDir } from '../helpers/temp-dir.js';
+import { findOrStartRedis, type RedisService } from './redis-service.js';
+
+export class BullmqFixture {
+  gate!: Fencegate;
+  queue!: Queue;
+  readonly queueName = `fencegate-${randomBytes(4).toString('hex')}`;
+  #redis!: RedisService;
+  #dir = tempDir('fencegate-bullmq-');
+  #connections: IRedisClient[] = [];
+  #workers: Worker[] = [];
+
+  async start(): Promise<void> {
+    this.#redis = await findOrStartRedis();
+    this.gate = await Fencegate.open({ store: `sqlite:${this.#dir.path}/store.db` });
+    this.queue = new Queue(this.queueName, { connection: this.connection() });
+  }
+
+  /** A connection of its own, as a worker in another process would have. */
+  connection(): IRedisClient {
+    const connection = bullmqConnection(this.#redis.host, this.#redis.port);
+    this.#connections.push(connection);
+    return connection;
+  }
+
+  /** Closed at stop, before the connections. */
+  track<W extends Worker>(worker: W): W {
+    this.#workers.push(worker);
+    return worker;
+  }
+
+  async stop(): Promise<void> {
+    for (const worker of this.#workers) await worker.close(true);
+    await this.queue.obliterate({ force: true });
+    await this.queue.close();
+    for (const connection of this.#connections) await connection.quit().catch(() => undefined);
+    await this.gate.close();
+    this.#dir.cleanup();
+    await this.#redis.stop();
+  }
+}
+
+/** The job data of the tests: a workflow whose memory scope the job works on. */
+export interface WorkflowJob {
+  workflow: string;
+}
+
+/** Registers a fresh fixture per test (call inside a describe); the getter reads the current one. */
+export function useBullmqFixture(): () => BullmqFixture {
+  let current: BullmqFixture | null = null;
+  beforeEach(async () => {
+    current = new BullmqFixture();
+    await current.start();
+  });
+  afterEach(async () => {
+    await current?.stop();
+    current = null;
+  });
+  return () => {
+    if (current === null) throw new Error('the BullMQ fixture exists only inside a test');
+    return current;
+  };
+}

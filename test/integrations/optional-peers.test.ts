@@ -1,0 +1,57 @@
+/**
+ * BullMQ and LangGraph are optional peers: importing fencegate (or its client, server and testing
+ * kit) must not load them. A child process refuses to resolve either; the langgraph entry point,
+ * which does need its peer, shows that the refusal works. Runs against dist/ like a user would.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+/** Module hooks for the child: resolving an optional peer dependency fails loudly. */
+const DENY_PEERS = `
+  export async function resolve(specifier, context, next) {
+    if (/^(bullmq|@langchain\\/)/.test(specifier)) {
+      throw new Error('optional peer loaded: ' + specifier);
+    }
+    return next(specifier, context);
+  }`;
+const hooks = `data:text/javascript,${encodeURIComponent(
+  `import { register } from 'node:module';
+   register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(DENY_PEERS)}`)});`,
+)}`;
+
+async function importWithoutPeers(entry: string): Promise<string> {
+  const { stdout } = await run(
+    process.execPath,
+    [
+      '--import',
+      hooks,
+      '--input-type=module',
+      '-e',
+      `const m = await import(${JSON.stringify(entry)}); console.log(Object.keys(m).length);`,
+    ],
+    { cwd: new URL('../../', import.meta.url).pathname },
+  );
+  return stdout.trim();
+}
+
+describe('optional peer dependencies', () => {
+  for (const entry of [
+    'fencegate',
+    'fencegate/client',
+    'fencegate/server',
+    'fencegate/testing',
+    'fencegate/bullmq',
+  ]) {
+    it(`importing ${entry} loads neither bullmq nor @langchain`, async () => {
+      expect(Number(await importWithoutPeers(entry))).toBeGreaterThan(0);
+    });
+  }
+
+  it('the refusal is real: fencegate/langgraph needs its peer and fails without it', async () => {
+    await expect(importWithoutPeers('fencegate/langgraph')).rejects.toThrow(
+      /optional peer loaded: @langchain\//,
+    );
+  });
+});

@@ -1,0 +1,74 @@
+/**
+ * The Redis the BullMQ tests run against: FENCEGATE_TEST_REDIS_URL when set, else the server on
+ * 127.0.0.1:6379, else a throwaway redis-server started on a free loopback port (no persistence),
+ * stopped when the test file ends.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createConnection, createServer } from 'node:net';
+
+export interface RedisService {
+  host: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+function answersPing(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host, port });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(1_000, () => done(false));
+    socket.on('error', () => done(false));
+    socket.on('connect', () => socket.write('PING\r\n'));
+    socket.on('data', (data) => done(data.toString().startsWith('+PONG')));
+  });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+export async function findOrStartRedis(): Promise<RedisService> {
+  const fromEnv = process.env.FENCEGATE_TEST_REDIS_URL;
+  if (fromEnv !== undefined && fromEnv !== '') {
+    const url = new URL(fromEnv);
+    const port = Number(url.port || 6379);
+    if (!(await answersPing(url.hostname, port))) throw new Error(`no Redis answers at ${fromEnv}`);
+    return { host: url.hostname, port, stop: () => Promise.resolve() };
+  }
+  if (await answersPing('127.0.0.1', 6379)) {
+    return { host: '127.0.0.1', port: 6379, stop: () => Promise.resolve() };
+  }
+  const port = await freePort();
+  const child: ChildProcess = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: 'ignore' },
+  );
+  const started = Date.now();
+  while (!(await answersPing('127.0.0.1', port))) {
+    if (child.exitCode !== null || Date.now() - started > 10_000) {
+      child.kill();
+      throw new Error('redis-server could not be started (is it installed?)');
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return {
+    host: '127.0.0.1',
+    port,
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill();
+      }),
+  };
+}
