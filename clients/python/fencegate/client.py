@@ -270,7 +270,9 @@ class Client:
         provider_ref: Optional[str] = None,
         error: Optional[str] = None,
     ) -> JsonObject:
-        """Records a delivery outcome; applied only under the current claim fence, so resent."""
+        """Records a delivery outcome; applied only under the current claim fence, so resent after
+        a lost reply. A resend answered ``stale_claim`` says ``details["afterLostReply"]``: the
+        lost attempt may be the one that recorded it (``get_intent`` shows the status)."""
         body = _body(
             claim_fence=claim_fence,
             outcome=outcome,
@@ -402,6 +404,8 @@ class Client:
     ) -> Reply:
         """One request with the retries its kind allows; the success reply."""
         last: FencegateError = StoreUnavailableError(f"could not reach {self.base_url}")
+        # An earlier attempt may have taken effect: its reply was lost, or said only "unknown".
+        uncertain = False
         for attempt in range(self.retries + 1 if retry else 1):
             _backoff(attempt)
             try:
@@ -413,6 +417,7 @@ class Client:
                         "read the state to learn whether it took effect",
                         {"method": method, "path": path},
                     ) from None
+                uncertain = uncertain or error.failure == LOST
                 last = self._unreachable(error)
                 continue
             if 200 <= reply.status < 300:
@@ -420,7 +425,11 @@ class Client:
             failure = _error_from(reply)
             unchanged = failure.code == "store_unavailable"
             if not (unchanged or (kind != WRITE and reply.status in (502, 503, 504))):
+                if uncertain and failure.code == "stale_claim":
+                    # The lost attempt may be the one that recorded the outcome.
+                    failure.details["afterLostReply"] = True
                 raise failure
+            uncertain = uncertain or not unchanged
             last = failure
         raise last
 

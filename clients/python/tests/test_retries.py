@@ -46,6 +46,23 @@ def test_an_acquire_whose_reply_was_lost_is_not_sent_again(proxy, tenant):
     assert tenant.operator().get_scope("wf-r2/memory").holder == "w"
 
 
+def test_a_completion_whose_reply_was_lost_is_sent_again_and_says_so(proxy, tenant):
+    worker = tenant.worker()
+    grant = worker.acquire("wf-r8/memory", holder="w", ttl_ms=30_000)
+    intent = fencegate.Intent("r8-effect", "crm", {"n": 1})
+    assert worker.commit("wf-r8/memory", grant.fence, "r8", intents=[intent]).committed
+    [claimed] = worker.claim_intents(dispatcher="d", ttl_ms=30_000, limit=1)
+    proxy.faults = [DROP_REPLY]
+    # The lost attempt recorded it; the resend's claim fence is no longer current.
+    with pytest.raises(fencegate.StaleClaimError) as refused:
+        via(proxy, tenant).complete_intent(
+            "r8-effect", claim_fence=claimed["claimFence"], outcome="delivered"
+        )
+    assert refused.value.details["afterLostReply"] is True
+    assert len(proxy.seen) == 2
+    assert worker.get_intent("r8-effect")["status"] == "delivered"
+
+
 def test_an_unreachable_server_is_store_unavailable(tenant):
     client = fencegate.Client("http://127.0.0.1:9", tenant.worker_token, retries=1)
     with pytest.raises(fencegate.StoreUnavailableError):
