@@ -131,7 +131,15 @@ export async function installConsumer(
   const lock = lockPackages();
   const own = projectPackage();
   const versions = Object.fromEntries(
-    extra.map((name) => [name, lock[`node_modules/${name}`]?.version ?? 'missing']),
+    extra.map((name) => {
+      const version = lock[`node_modules/${name}`]?.version;
+      if (version === undefined) {
+        throw new Error(
+          `${name} is not in package-lock.json: add it to devDependencies so it installs offline`,
+        );
+      }
+      return [name, version];
+    }),
   );
   const dependencies = { fencegate: `file:${tarball}`, ...versions };
   const packages: Record<string, LockEntry> = {

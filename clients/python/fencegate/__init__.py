@@ -1,0 +1,59 @@
+"""fencegate for Python: fencing tokens, leases and revision checks at the commit boundary, over
+the fencegate HTTP API. Standard library only.
+
+    import fencegate
+
+    client = fencegate.Client("http://127.0.0.1:7420", token)
+    grant = client.acquire("wf-1/memory", holder="worker-7", ttl_ms=30_000)
+    record = client.get_record("wf-1/memory", "summary")
+    result = client.commit(
+        scope="wf-1/memory", fence=grant.fence, operation_id="op-1",
+        writes=[fencegate.Write("summary", expect_revision=record.revision, value="...")],
+    )
+    if result.outcome == "rejected":
+        print(result.error.code)        # stale_fence, stale_revision, ...
+"""
+
+from ._base import FencegateError
+from .client import Client
+from .errors import *  # noqa: F401,F403  one class per catalog code
+from .errors import ERROR_CLASSES
+from .lease import LeaseKeeper
+from .models import (
+    CancelResult,
+    CommitError,
+    CommitResult,
+    CommittedRecord,
+    Grant,
+    Intent,
+    Page,
+    Read,
+    RecordState,
+    ReleaseResult,
+    ScopeState,
+    VerifyReport,
+    Write,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CancelResult",
+    "Client",
+    "CommitError",
+    "CommitResult",
+    "CommittedRecord",
+    "ERROR_CLASSES",
+    "FencegateError",
+    "Grant",
+    "Intent",
+    "LeaseKeeper",
+    "Page",
+    "Read",
+    "RecordState",
+    "ReleaseResult",
+    "ScopeState",
+    "VerifyReport",
+    "Write",
+    *(cls.__name__ for cls in ERROR_CLASSES.values()),
+]

@@ -1,0 +1,152 @@
+"""LeaseKeeper: holds a lease, renews it in the background, signals when it is lost, and commits
+with the fence it was granted.
+
+The keeper's view is a hint, never the authority: a commit always carries the fence and the store
+decides. A paused or frozen process cannot renew, its lease lapses, and when it wakes its commit
+is rejected ``stale_fence`` however sure it was. What the keeper adds is an early signal, so a
+worker can stop working on a scope it no longer owns (``lost``, ``on_lost``, ``check()``).
+"""
+
+import threading
+import time
+from typing import Callable, Iterable, Optional
+
+from ._base import FencegateError
+from .client import Client
+from .errors import LeaseExpiredError
+from .models import CommitPart, CommitResult, Grant
+
+#: Refusals of a renew that mean authority is gone for good.
+LOST_CODES = frozenset(
+    {"stale_fence", "not_holder", "authority_revoked", "scope_deleted", "scope_not_found"}
+)
+
+
+class LeaseKeeper:
+    """Acquire, keep and release one lease.
+
+    >>> with LeaseKeeper(client, "wf-1/memory", "worker-7", ttl_ms=30_000) as lease:
+    ...     record = client.get_record(lease.scope, "summary")
+    ...     lease.check()                  # raises if the lease is known to be lost
+    ...     result = lease.commit("op-1", writes=[Write("summary", record.revision, "...")])
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        scope: str,
+        holder: str,
+        ttl_ms: int,
+        policy_version: Optional[str] = None,
+        renew_every: Optional[float] = None,
+        on_lost: Optional[Callable[[FencegateError], None]] = None,
+    ) -> None:
+        """``renew_every`` in seconds, a third of the ttl by default; ``on_lost`` is called once,
+        from the renewing thread, with the error that ended the lease."""
+        self.client = client
+        self.scope = scope
+        self.holder = holder
+        self.ttl_ms = ttl_ms
+        self.policy_version = policy_version
+        self.renew_every = renew_every if renew_every is not None else ttl_ms / 3000.0
+        self.on_lost = on_lost
+        self.lost = threading.Event()
+        self.loss: Optional[FencegateError] = None
+        self._grant: Optional[Grant] = None
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+        self._lock = threading.Lock()
+
+    @property
+    def grant(self) -> Grant:
+        if self._grant is None:
+            raise RuntimeError("the lease was not acquired: call start() or use `with`")
+        return self._grant
+
+    @property
+    def fence(self) -> int:
+        return self.grant.fence
+
+    def start(self) -> Grant:
+        """Acquires the lease (refusals such as ``lease_held`` raise) and starts renewing it."""
+        grant = self.client.acquire(self.scope, self.holder, self.ttl_ms, self.policy_version)
+        self._grant = grant
+        self._thread = threading.Thread(
+            target=self._renew_loop, name=f"fencegate-lease:{self.scope}", daemon=True
+        )
+        self._thread.start()
+        return grant
+
+    def stop(self, release: bool = True) -> None:
+        """Stops renewing and, unless the lease was lost, releases it."""
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join()
+        if release and self._grant is not None and not self.lost.is_set():
+            try:
+                self.client.release(self.scope, self.holder, self._grant.fence)
+            except FencegateError:
+                pass  # unreleased, the lease simply runs out
+
+    def __enter__(self) -> "LeaseKeeper":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def check(self) -> None:
+        """Raises the error that ended the lease, if the keeper knows it ended."""
+        if self.loss is not None:
+            raise self.loss
+
+    def commit(
+        self,
+        operation_id: str,
+        writes: Iterable[CommitPart] = (),
+        reads: Iterable[CommitPart] = (),
+        intents: Iterable[CommitPart] = (),
+        task_id: Optional[str] = None,
+    ) -> CommitResult:
+        """A commit on this scope carrying the granted fence (and policy version, if any)."""
+        grant = self.grant
+        return self.client.commit(
+            scope=self.scope,
+            fence=grant.fence,
+            operation_id=operation_id,
+            writes=writes,
+            reads=reads,
+            intents=intents,
+            task_id=task_id,
+            policy_version=grant.policy_version,
+        )
+
+    def _renew_loop(self) -> None:
+        last_renewed = time.monotonic()
+        while not self._stop.wait(self.renew_every):
+            try:
+                self._grant = self.client.renew(self.scope, self.holder, self.fence, self.ttl_ms)
+                last_renewed = time.monotonic()
+            except FencegateError as error:
+                if error.code in LOST_CODES:
+                    self._lose(error)
+                    return
+                # Unavailable or unknown: try again, unless the lease has surely run out by now.
+                if time.monotonic() - last_renewed >= self.ttl_ms / 1000.0:
+                    self._lose(
+                        LeaseExpiredError(
+                            f"the lease on {self.scope} could not be renewed within its ttl "
+                            f"({error})",
+                            {"scope": self.scope},
+                        )
+                    )
+                    return
+
+    def _lose(self, error: FencegateError) -> None:
+        with self._lock:
+            if self.lost.is_set():
+                return
+            self.loss = error
+            self.lost.set()
+        if self.on_lost is not None:
+            self.on_lost(error)

@@ -1,0 +1,198 @@
+"""What the server answers, as typed values with snake_case fields (the wire is camelCase).
+
+Request parts (reads, writes, intents) are small dataclasses too; plain dicts with the same keys,
+in snake_case or camelCase, are accepted wherever they are.
+"""
+
+import re
+from dataclasses import dataclass, field, fields
+from typing import Any, Dict, List, Mapping, Optional, Type, TypeVar, Union
+
+JsonObject = Dict[str, Any]
+
+T = TypeVar("T")
+
+_CAMEL = re.compile(r"([A-Z])")
+
+
+def snake(name: str) -> str:
+    """``leaseExpiresAt`` -> ``lease_expires_at``."""
+    return _CAMEL.sub(lambda m: "_" + m.group(1).lower(), name)
+
+
+def camel(name: str) -> str:
+    """``lease_expires_at`` -> ``leaseExpiresAt``."""
+    head, *rest = name.split("_")
+    return head + "".join(word[:1].upper() + word[1:] for word in rest)
+
+
+def from_wire(cls: Type[T], answer: Mapping[str, Any]) -> T:
+    """Builds ``cls`` from a wire object; fields a newer server adds are ignored."""
+    known = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+    values = {snake(key): value for key, value in answer.items() if snake(key) in known}
+    return cls(**values)
+
+
+@dataclass(frozen=True)
+class Grant:
+    scope: str
+    fence: int
+    holder: str
+    lease_expires_at: Optional[int]
+    policy_version: Optional[str]
+    reacquired: bool = False
+
+
+@dataclass(frozen=True)
+class ScopeState:
+    scope: str
+    fence: int
+    holder: Optional[str]
+    lease_expires_at: Optional[int]
+    policy_version: Optional[str]
+    status: str
+    updated_at: int
+
+
+@dataclass(frozen=True)
+class RecordState:
+    scope: str
+    name: str
+    exists: bool
+    value: Any
+    revision: int
+    incarnation: int
+    fingerprint: Optional[str]
+    updated_at: Optional[int]
+
+
+@dataclass(frozen=True)
+class ReleaseResult:
+    released: bool
+    already_released: bool
+
+
+@dataclass(frozen=True)
+class CancelResult:
+    fence: int
+    cancelled_intents: int
+
+
+@dataclass(frozen=True)
+class CommitError:
+    """Why a commit was rejected: ``code`` is a rejection code of the catalog."""
+
+    code: str
+    message: str
+    details: JsonObject = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CommittedRecord:
+    name: str
+    revision: int
+    incarnation: int
+    fingerprint: Optional[str]
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    """The answer to a commit: ``outcome`` is ``committed`` or ``rejected`` (then ``error``)."""
+
+    outcome: str
+    operation_id: str
+    replayed: bool
+    scope: Optional[str] = None
+    fence: Optional[int] = None
+    records: List[CommittedRecord] = field(default_factory=list)
+    intents: List[JsonObject] = field(default_factory=list)
+    error: Optional[CommitError] = None
+
+    @property
+    def committed(self) -> bool:
+        return self.outcome == "committed"
+
+    @staticmethod
+    def from_answer(answer: Mapping[str, Any]) -> "CommitResult":
+        error = answer.get("error")
+        return CommitResult(
+            outcome=answer["outcome"],
+            operation_id=answer["operationId"],
+            replayed=bool(answer.get("replayed", False)),
+            scope=answer.get("scope"),
+            fence=answer.get("fence"),
+            records=[from_wire(CommittedRecord, r) for r in answer.get("records") or []],
+            intents=list(answer.get("intents") or []),
+            error=None
+            if error is None
+            else CommitError(
+                code=error["code"],
+                message=error.get("message", error["code"]),
+                details=dict(error.get("details") or {}),
+            ),
+        )
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    ok: bool
+    checked: int
+    violations: List[JsonObject]
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of a list; ``next_cursor`` is None on the last page."""
+
+    items: List[Any]
+    next_cursor: Optional[str]
+
+
+@dataclass(frozen=True)
+class Read:
+    """A dependency of a commit: the record must still be at ``revision``."""
+
+    name: str
+    revision: int
+    scope: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Write:
+    """A record write: a new ``value``, or ``delete=True``, on the revision that was read."""
+
+    name: str
+    expect_revision: int
+    value: Any = None
+    delete: bool = False
+
+
+@dataclass(frozen=True)
+class Intent:
+    """An external effect to dispatch once the commit is stored (the transactional outbox)."""
+
+    effect_key: str
+    target: str
+    payload: Any
+
+
+CommitPart = Union[Read, Write, Intent, Mapping[str, Any]]
+
+
+def part_to_wire(part: CommitPart) -> JsonObject:
+    """A read, write or intent as the wire wants it; values and payloads are left untouched."""
+    if isinstance(part, Write):
+        out: JsonObject = {"name": part.name, "expectRevision": part.expect_revision}
+        if part.delete:
+            out["delete"] = True
+        else:
+            out["value"] = part.value
+        return out
+    if isinstance(part, Read):
+        read: JsonObject = {"name": part.name, "revision": part.revision}
+        if part.scope is not None:
+            read["scope"] = part.scope
+        return read
+    if isinstance(part, Intent):
+        return {"effectKey": part.effect_key, "target": part.target, "payload": part.payload}
+    return {camel(key): value for key, value in part.items()}

@@ -1,0 +1,136 @@
+"""A real `fencegate serve` for the tests: started once per session on a fresh SQLite file with a
+manual store clock (moved by the admin-only test route), and a fresh tenant per test."""
+
+import json
+import os
+import re
+import secrets
+import subprocess
+import sys
+import tempfile
+import threading
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, List
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[2]
+sys.path.insert(0, str(HERE.parent))
+
+import fencegate  # noqa: E402
+
+BIN = ROOT / "bin" / "fencegate.js"
+NODE = os.environ.get("FENCEGATE_NODE", "node")
+
+
+@dataclass
+class Server:
+    url: str
+    admin_token: str
+    output: List[str]
+
+    def advance_clock(self, ms: int) -> int:
+        """Moves the store's clock (leases expire by store time)."""
+        request = urllib.request.Request(
+            self.url + "/v1/test/clock",
+            data=json.dumps({"advanceMs": ms}).encode(),
+            method="POST",
+            headers={
+                "authorization": f"Bearer {self.admin_token}",
+                "content-type": "application/json",
+            },
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return int(json.loads(response.read())["now"])
+
+
+@dataclass
+class Tenant:
+    name: str
+    worker_token: str
+    operator_token: str
+    server: Server
+
+    def worker(self) -> fencegate.Client:
+        return fencegate.Client(self.server.url, self.worker_token)
+
+    def operator(self) -> fencegate.Client:
+        return fencegate.Client(self.server.url, self.operator_token)
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[Server]:
+    if not (ROOT / "dist" / "cli" / "main.js").exists():
+        pytest.fail("dist/ is missing: run `npm run build` in the repository first")
+    admin = "adm_" + secrets.token_urlsafe(24)
+    with tempfile.TemporaryDirectory(prefix="fencegate-py-") as work:
+        env = {
+            **os.environ,
+            "FENCEGATE_ADMIN_TOKEN": admin,
+            "FENCEGATE_TEST_CLOCK": "manual",
+            "FENCEGATE_LOG_LEVEL": "warn",
+        }
+        child = subprocess.Popen(
+            [NODE, str(BIN), "serve", "--store", f"sqlite:{work}/store.db", "--port", "0"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        output: List[str] = []
+        url = None
+        assert child.stdout is not None
+        for line in child.stdout:
+            output.append(line)
+            found = re.search(r"fencegate listening on (http://\S+)", line)
+            if found:
+                url = found.group(1)
+                break
+        if url is None:
+            child.wait()
+            pytest.fail("fencegate serve did not start:\n" + "".join(output))
+        # Keep draining its output so the server never blocks on a full pipe.
+        drain = threading.Thread(target=lambda: output.extend(child.stdout or []), daemon=True)
+        drain.start()
+        try:
+            yield Server(url=url, admin_token=admin, output=output)
+        finally:
+            child.terminate()
+            child.wait(timeout=30)
+
+
+@pytest.fixture
+def admin(server: Server) -> fencegate.Client:
+    return fencegate.Client(server.url, server.admin_token)
+
+
+@pytest.fixture
+def tenant(server: Server, admin: fencegate.Client) -> Tenant:
+    name = "py-" + secrets.token_hex(6)
+    worker = admin.create_token(tenant=name, role="worker", label="pytest worker")
+    operator = admin.create_token(tenant=name, role="operator", label="pytest operator")
+    return Tenant(name, worker["token"], operator["token"], server)
+
+
+def skip_without_route(server: Server, method: str, path: str) -> None:
+    """Skips a test that needs a route this server does not have yet (404 without a token)."""
+    request = urllib.request.Request(
+        server.url + path,
+        data=b"{}" if method != "GET" else None,
+        method=method,
+        headers={"content-type": "application/json"},
+    )
+    try:
+        urllib.request.urlopen(request, timeout=10).close()
+    except urllib.error.HTTPError as error:
+        if error.code == 404:
+            pytest.skip(f"this server has no {method} {path} route yet")
+
+
+@pytest.fixture
+def abandon_route(server: Server) -> None:
+    skip_without_route(server, "POST", "/v1/operations/probe/abandon")

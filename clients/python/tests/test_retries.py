@@ -1,0 +1,119 @@
+"""The retry rules of FencegateClient, through a proxy that loses exchanges: reads are sent again,
+lease operations never are, and a commit whose outcome is unknown is settled by abandon."""
+
+import pytest
+
+import fencegate
+from fencegate import Write
+from fault_proxy import DROP_REPLY, DROP_REQUEST, FaultProxy
+
+
+@pytest.fixture
+def proxy(server):
+    proxy = FaultProxy(server.url)
+    yield proxy
+    proxy.close()
+
+
+def via(proxy, tenant):
+    return fencegate.Client(proxy.url, tenant.worker_token, timeout=10, retries=3)
+
+
+def commit_through(proxy, tenant, name, fault, **options):
+    """Acquires wf-NAME/memory, then commits through the proxy with `fault` on the commit."""
+    scope = f"wf-{name}/memory"
+    grant = tenant.worker().acquire(scope, holder="w", ttl_ms=30_000)
+    proxy.faults = [fault]
+    return scope, grant, via(proxy, tenant).commit(
+        scope, grant.fence, name, writes=[Write("summary", 0, "v")], **options
+    )
+
+
+def test_a_read_whose_reply_was_lost_is_sent_again(proxy, tenant):
+    proxy.faults = [DROP_REPLY]
+    record = via(proxy, tenant).get_record("wf-r1/memory", "summary")
+    assert record.revision == 0
+    assert len(proxy.seen) == 2
+
+
+def test_an_acquire_whose_reply_was_lost_is_not_sent_again(proxy, tenant):
+    proxy.faults = [DROP_REPLY]
+    with pytest.raises(fencegate.OutcomeUnknownError) as unknown:
+        via(proxy, tenant).acquire("wf-r2/memory", holder="w", ttl_ms=30_000)
+    assert unknown.value.retryable is True
+    assert len(proxy.seen) == 1
+    # It did take effect: the store is the one that knows.
+    assert tenant.operator().get_scope("wf-r2/memory").holder == "w"
+
+
+def test_a_completion_whose_reply_was_lost_is_sent_again_and_says_so(proxy, tenant):
+    worker = tenant.worker()
+    grant = worker.acquire("wf-r8/memory", holder="w", ttl_ms=30_000)
+    intent = fencegate.Intent("r8-effect", "crm", {"n": 1})
+    assert worker.commit("wf-r8/memory", grant.fence, "r8", intents=[intent]).committed
+    [claimed] = worker.claim_intents(dispatcher="d", ttl_ms=30_000, limit=1)
+    proxy.faults = [DROP_REPLY]
+    # The lost attempt recorded it; the resend's claim fence is no longer current.
+    with pytest.raises(fencegate.StaleClaimError) as refused:
+        via(proxy, tenant).complete_intent(
+            "r8-effect", claim_fence=claimed["claimFence"], outcome="delivered"
+        )
+    assert refused.value.details["afterLostReply"] is True
+    assert len(proxy.seen) == 2
+    assert worker.get_intent("r8-effect")["status"] == "delivered"
+
+
+def test_an_unreachable_server_is_store_unavailable(tenant):
+    client = fencegate.Client("http://127.0.0.1:9", tenant.worker_token, retries=1)
+    with pytest.raises(fencegate.StoreUnavailableError):
+        client.get_record("wf-r3/memory", "summary")
+    with pytest.raises(fencegate.StoreUnavailableError):
+        client.commit("wf-r3/memory", 1, "r3", writes=[Write("summary", 0, 1)])
+
+
+def test_an_unknown_commit_can_be_left_unsettled_and_read_back(proxy, tenant):
+    worker = tenant.worker()
+    with pytest.raises(fencegate.OutcomeUnknownError) as unknown:
+        commit_through(proxy, tenant, "r4", DROP_REPLY, settle_unknown=False)
+    assert unknown.value.details == {"operationId": "r4"}
+    grant = worker.get_scope("wf-r4/memory")
+    stored = worker.get_operation("r4")
+    assert stored is not None and stored.outcome == "committed"
+    again = worker.commit("wf-r4/memory", grant.fence, "r4", writes=[Write("summary", 0, "v")])
+    assert again.outcome == "committed" and again.replayed is True
+
+
+def test_a_commit_whose_reply_was_lost_is_settled_as_committed(proxy, tenant, abandon_route):
+    scope, _, result = commit_through(proxy, tenant, "r5", DROP_REPLY)
+    assert result.outcome == "committed"
+    assert [line.split()[1] for line in proxy.seen] == ["/v1/commit", "/v1/operations/r5/abandon"]
+    record = tenant.worker().get_record(scope, "summary")
+    assert (record.value, record.revision) == ("v", 1)
+
+
+def test_a_commit_that_never_arrived_is_settled_as_abandoned_for_good(
+    proxy, tenant, abandon_route
+):
+    worker = tenant.worker()
+    _, grant, result = commit_through(proxy, tenant, "r6", DROP_REQUEST)
+    assert result.outcome == "rejected"
+    assert result.error is not None and result.error.code == "operation_abandoned"
+    late = worker.commit("wf-r6/memory", grant.fence, "r6", writes=[Write("summary", 0, "v")])
+    assert late.outcome == "rejected" and late.replayed is True
+    assert late.error is not None and late.error.code == "operation_abandoned"
+    assert worker.get_record("wf-r6/memory", "summary").exists is False
+
+
+def test_bad_input_is_refused_before_it_is_sent(tenant):
+    with pytest.raises(fencegate.InvalidRequestError) as refused:
+        tenant.worker().get_record("..", "summary")
+    assert refused.value.details == {"field": "scope"}
+    with pytest.raises(fencegate.InvalidRequestError) as answered:
+        tenant.worker().acquire("wf-r7/memory", holder="w", ttl_ms=5)
+    assert "ttlMs" in answered.value.message
+
+
+def test_a_worker_token_on_an_operator_endpoint_is_forbidden(tenant):
+    with pytest.raises(fencegate.ForbiddenError) as refused:
+        tenant.worker().verify()
+    assert refused.value.code == "forbidden" and refused.value.http_status == 403
