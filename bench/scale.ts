@@ -66,7 +66,12 @@ function bulkLoad(path: string, scopes: number): number {
   return (performance.now() - started) / 1000;
 }
 
-async function commitRate(path: string, scopes: number, seconds: number): Promise<RunStats> {
+async function commitRate(
+  path: string,
+  scopes: number,
+  seconds: number,
+  run: string,
+): Promise<RunStats> {
   const store = SqliteStore.open({ path, groupCommit: true });
   const gate = await Fencegate.open({ store });
   try {
@@ -80,8 +85,8 @@ async function commitRate(path: string, scopes: number, seconds: number): Promis
       const result = await gate.commit({
         scope,
         fence: FENCE,
-        operationId: `scale-${i}`,
-        writes: [{ name: `new-${i}`, expectRevision: 0, value: { ...VALUE, n: i } }],
+        operationId: `${run}-${i}`,
+        writes: [{ name: `${run}-${i}`, expectRevision: 0, value: { ...VALUE, n: i } }],
       });
       if (result.outcome !== 'committed') throw new Error(`rejected: ${result.error.code}`);
     };
@@ -194,8 +199,10 @@ export async function runScaleBench(options: ScaleBenchOptions): Promise<void> {
     const small: RunStats[] = [];
     const large: RunStats[] = [];
     for (let round = 0; round < 2; round++) {
-      small.push(await commitRate(smallPath, SMALL_SCOPES, options.seconds));
-      large.push(await commitRate(largePath, options.largeScopes, options.seconds));
+      small.push(await commitRate(smallPath, SMALL_SCOPES, options.seconds, `small-${round}`));
+      large.push(
+        await commitRate(largePath, options.largeScopes, options.seconds, `large-${round}`),
+      );
     }
     const best = (runs: RunStats[]): number => Math.max(...runs.map((r) => r.opsPerSec));
     const scaleRatio = best(large) / best(small);

@@ -14,6 +14,7 @@ import {
   type Command,
 } from './command.js';
 import { demoCommand } from './demo-command.js';
+import { retentionCommand } from './retention-command.js';
 import { serveCommand } from './serve.js';
 import { tokenCreateCommand } from './token-create.js';
 import { verifyCommand } from './verify-command.js';
@@ -24,6 +25,7 @@ export const COMMANDS: readonly Command[] = [
   tokenCreateCommand,
   demoCommand,
   verifyCommand,
+  retentionCommand,
 ];
 
 export function usage(): string {

@@ -71,6 +71,7 @@ import {
 import { claimIntents, completeIntent, countIntents } from './postgres-dispatch.js';
 import { PostgresGroupCommitter } from './postgres-group-commit.js';
 import { listenForIntents } from './postgres-intent-listener.js';
+import { auditPrunedThrough, pruneAudit, pruneOperations } from './postgres-retention.js';
 import { migrate } from './postgres-migrations.js';
 import { readAuditPage, readIntentPage } from './postgres-queries.js';
 import {
@@ -495,6 +496,18 @@ export class PostgresStore implements Store {
 
   async ping(): Promise<void> {
     await this.#rows('SELECT 1', []);
+  }
+
+  pruneOperations(createdBefore: number): Promise<number> {
+    return pruneOperations(this.#calls, createdBefore);
+  }
+
+  pruneAudit(throughSeq: number): Promise<number> {
+    return pruneAudit(this.#calls, throughSeq);
+  }
+
+  auditPrunedThrough(): Promise<number> {
+    return auditPrunedThrough(this.#calls);
   }
 
   /** LISTEN on its own connection: see postgres-intent-listener.ts. */

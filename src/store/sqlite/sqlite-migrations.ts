@@ -2,6 +2,8 @@
  * The SQLite schema as data: an ordered list applied at open inside one write transaction and
  * recorded in `fencegate_migrations`, so several processes opening one file agree on it.
  */
+import { SQLITE_RETENTION_MIGRATION } from './sqlite-retention.js';
+
 export interface Migration {
   version: number;
   name: string;
@@ -175,4 +177,5 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
     // entries scans from afterSeq instead, which operators can afford and commits cannot.
     sql: `DROP INDEX IF EXISTS audit_by_scope;`,
   },
+  { version: 5, name: 'audit retention mark', sql: SQLITE_RETENTION_MIGRATION },
 ];
