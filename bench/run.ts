@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { formatCutoverBench, runCutoverBench } from './cutover.js';
 import { formatDispatchResult, runDispatchBench } from './dispatch.js';
 import { runHttpBench } from './http.js';
+import { runScaleBench } from './scale.js';
 import { runSqliteCommitBench } from './sqlite-commit.js';
 import { formatWalPages, runWalPagesBench } from './sqlite-wal-pages.js';
 
@@ -14,7 +15,8 @@ const USAGE = `usage: npm run bench -- commit [--seconds N] [--in-flight N]
        npm run bench -- cutover [--store postgres://…]
        npm run bench -- verify [--entries N] [--sqlite]
        npm run bench -- wal-pages
-       npm run bench -- http [--seconds N] [--connections N] [--profile DIR]`;
+       npm run bench -- http [--seconds N] [--connections N] [--profile DIR]
+       npm run bench -- scale [--seconds N] [--scopes N] [--memory-seconds N]`;
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
@@ -34,6 +36,8 @@ async function main(argv: string[]): Promise<number> {
       'in-flight': { type: 'string', default: '64' },
       connections: { type: 'string', default: '64' },
       profile: { type: 'string' },
+      scopes: { type: 'string', default: '1000000' },
+      'memory-seconds': { type: 'string', default: '600' },
     },
   });
   const seconds = Number(values.seconds);
@@ -45,16 +49,35 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       }
       return runPostgres(values.store, seconds, inFlight);
-    case 'dispatch':
+    case 'dispatch': {
+      const results = [];
       for (const dispatchers of [1, 4] as const) {
-        console.log(formatDispatchResult(await runDispatchBench({ seconds, dispatchers })));
+        const result = await runDispatchBench({ seconds, dispatchers });
+        console.log(formatDispatchResult(result));
+        results.push({
+          dispatchers,
+          intentsPerSec: Math.round(result.intentsPerSec),
+          rawPostsPerSec: Math.round(result.rawPostsPerSec),
+          ratio: Math.round((1000 * result.intentsPerSec) / result.rawPostsPerSec) / 1000,
+          p50Ms: result.p50Ms,
+          p99Ms: result.p99Ms,
+        });
       }
+      console.log(JSON.stringify({ bench: 'dispatch', results }));
       return 0;
+    }
     case 'http':
       await runHttpBench({
         seconds: values.seconds === '3' ? 5 : seconds,
         connections: Number(values.connections),
         ...(values.profile === undefined ? {} : { profileDir: values.profile }),
+      });
+      return 0;
+    case 'scale':
+      await runScaleBench({
+        seconds,
+        largeScopes: Number(values.scopes),
+        memorySeconds: Number(values['memory-seconds']),
       });
       return 0;
     case 'cutover':

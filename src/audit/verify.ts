@@ -72,6 +72,13 @@ export async function verifyStore(
       `the checkpoint was made for ${describeTenant(checkpoint.tenant)}; this run verifies ${describeTenant(tenant)}`,
     );
   }
+  const pruned = (await store.auditPrunedThrough?.()) ?? 0;
+  if (pruned > (checkpoint.lastSeq ?? 0)) {
+    fail(
+      'invalid_request',
+      `audit entries through seq ${pruned} were pruned after they verified; continue from the checkpoint that covered them (fencegate verify --checkpoint FILE)`,
+    );
+  }
   const verifier = new HistoryVerifier(checkpoint, options);
   await readInto(store, verifier, options.tenant, options.pageSize ?? DEFAULT_PAGE_SIZE);
   return resultOf(verifier);

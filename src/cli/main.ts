@@ -14,6 +14,7 @@ import {
   type Command,
 } from './command.js';
 import { demoCommand } from './demo-command.js';
+import { retentionCommand } from './retention-command.js';
 import { serveCommand } from './serve.js';
 import { tokenCreateCommand } from './token-create.js';
 import { tokenListCommand, tokenRevokeCommand } from './token-manage.js';
@@ -27,6 +28,7 @@ export const COMMANDS: readonly Command[] = [
   tokenRevokeCommand,
   demoCommand,
   verifyCommand,
+  retentionCommand,
 ];
 
 export function usage(): string {

@@ -15,6 +15,7 @@
  */
 import type { Intent } from '../types.js';
 import type { DeliveryContext, DeliveryResult, Effector } from './effector.js';
+import { keepAliveFetch } from './keep-alive-fetch.js';
 
 export interface WebhookTarget {
   type: 'webhook';
@@ -27,7 +28,7 @@ export interface WebhookTarget {
 }
 
 export interface WebhookEffectorOptions {
-  /** Defaults to the global fetch of Node 20. */
+  /** Defaults to keepAliveFetch: node:http with keep-alive connections to each receiver. */
   fetch?: typeof fetch;
 }
 
@@ -57,7 +58,7 @@ export function webhookEffector(
   target: WebhookTarget,
   options: WebhookEffectorOptions = {},
 ): Effector {
-  const doFetch = options.fetch ?? fetch;
+  const doFetch = options.fetch ?? keepAliveFetch;
   const url = target.url;
   const timeoutMs = target.timeoutMs;
   const configured = { ...target.headers };

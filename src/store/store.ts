@@ -193,5 +193,14 @@ export interface Store {
    * process the library announces commits itself (store/intent-signal.ts).
    */
   watchIntents?(listener: (tenant: string) => void): Promise<() => Promise<void>>;
+  /**
+   * Retention (see retention/retention.ts, which decides what may go): deletes the stored outcomes
+   * created before `createdBefore` (store time, ms) in short transactions; the number deleted.
+   */
+  pruneOperations?(createdBefore: number): Promise<number>;
+  /** Deletes audit entries with seq <= throughSeq, first recording that the log starts after it. */
+  pruneAudit?(throughSeq: number): Promise<number>;
+  /** The highest seq pruned from the audit log; 0 when nothing was. */
+  auditPrunedThrough?(): Promise<number>;
   close(): Promise<void>;
 }

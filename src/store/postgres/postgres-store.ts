@@ -77,6 +77,7 @@ import {
 } from './postgres-dispatch.js';
 import { PostgresGroupCommitter } from './postgres-group-commit.js';
 import { listenForIntents } from './postgres-intent-listener.js';
+import { auditPrunedThrough, pruneAudit, pruneOperations } from './postgres-retention.js';
 import { migrate } from './postgres-migrate.js';
 import { readAuditPage, readIntentPage, readRecordPage } from './postgres-queries.js';
 import {
@@ -580,6 +581,18 @@ export class PostgresStore implements Store {
 
   async ping(): Promise<void> {
     await this.#rows('SELECT 1', []);
+  }
+
+  pruneOperations(createdBefore: number): Promise<number> {
+    return pruneOperations(this.#calls, createdBefore);
+  }
+
+  pruneAudit(throughSeq: number): Promise<number> {
+    return pruneAudit(this.#calls, throughSeq);
+  }
+
+  auditPrunedThrough(): Promise<number> {
+    return auditPrunedThrough(this.#calls);
   }
 
   /** LISTEN on its own connection: see postgres-intent-listener.ts. */

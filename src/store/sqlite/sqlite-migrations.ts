@@ -2,6 +2,8 @@
  * The SQLite schema as data: an ordered list applied at open inside one write transaction and
  * recorded in `fencegate_migrations`, so several processes opening one file agree on it.
  */
+import { SQLITE_RETENTION_MIGRATION } from './sqlite-retention.js';
+
 export interface Migration {
   version: number;
   name: string;
@@ -194,4 +196,5 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
     name: "audit of a commit's dependency reads",
     sql: `ALTER TABLE audit ADD COLUMN reads TEXT;`,
   },
+  { version: 8, name: 'audit retention mark', sql: SQLITE_RETENTION_MIGRATION },
 ];

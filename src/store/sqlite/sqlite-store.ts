@@ -98,6 +98,7 @@ import {
 } from './sqlite-rows.js';
 import { SqliteStatements } from './sqlite-statements.js';
 import { isBusy, retryWhileBusy } from './sqlite-busy.js';
+import { auditPrunedThrough, pruneAudit, pruneOperations } from './sqlite-retention.js';
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:' for a private in-memory store. */
@@ -496,6 +497,18 @@ export class SqliteStore implements Store {
     return this.#read(() => {
       this.#db.prepare('SELECT 1').get();
     });
+  }
+
+  pruneOperations(createdBefore: number): Promise<number> {
+    return this.#run(() => pruneOperations(this.#db, createdBefore));
+  }
+
+  pruneAudit(throughSeq: number): Promise<number> {
+    return this.#run(() => pruneAudit(this.#db, throughSeq));
+  }
+
+  auditPrunedThrough(): Promise<number> {
+    return this.#run(() => auditPrunedThrough(this.#db));
   }
 
   close(): Promise<void> {

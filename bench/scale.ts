@@ -1,0 +1,244 @@
+/**
+ * Cost as the work grows (SQLite file, group commit, through the library):
+ *  - commits/s with 1,000,000 scopes and 10,000,000 records against 1,000 scopes and 10,000
+ *    records. The large store is bulk-loaded with raw SQL (a recursive CTE, journal off), then
+ *    fencegate commits a new record into a random scope; the small one the same way.
+ *  - a healthy writer's commits/s while other workers send as many stale-fence commits (50 % of
+ *    the traffic) against the same writer alone, on the same file;
+ *  - server memory: `fencegate` server process under commit load over HTTP (64 connections) for
+ *    `--memory-seconds` (600 by default), RSS sampled every 10 s.
+ *
+ *   npm run bench -- scale [--seconds N] [--scopes N] [--memory-seconds N]
+ */
+import Database from 'better-sqlite3';
+import { fork } from 'node:child_process';
+import { mkdtempSync, openSync, closeSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Fencegate } from '../src/gate.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import { runLoad } from './http/load.js';
+import type { ServerReady } from './http/server-process.js';
+import { runConcurrent, type RunStats } from './stats.js';
+
+export interface ScaleBenchOptions {
+  seconds: number;
+  /** Scopes of the large store (records: ten per scope). Default 1,000,000. */
+  largeScopes: number;
+  memorySeconds: number;
+}
+
+const SMALL_SCOPES = 1000;
+const RECORDS_PER_SCOPE = 10;
+const IN_FLIGHT = 64;
+const HOLDER = 'bench';
+const FENCE = 1;
+const VALUE = { summary: 'compacted memory of the workflow', n: 0 };
+
+/** Creates the store's schema, then fills scopes and records with raw SQL. */
+function bulkLoad(path: string, scopes: number): number {
+  const started = performance.now();
+  SqliteStore.open({ path })
+    .close()
+    .catch(() => undefined);
+  const db = new Database(path);
+  db.pragma('journal_mode = DELETE');
+  db.pragma('journal_mode = OFF');
+  db.pragma('synchronous = OFF');
+  db.pragma('cache_size = -262144');
+  const far = Date.now() + 30 * 86_400_000;
+  db.exec('BEGIN');
+  db.prepare(
+    `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?)
+     INSERT INTO scopes (tenant, scope, fence, holder, lease_expires_at, policy_version, status, updated_at)
+     SELECT 'default', printf('s/%08d', i), ${FENCE}, '${HOLDER}', ${far}, NULL, 'active', 0 FROM n`,
+  ).run(scopes);
+  db.prepare(
+    `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?)
+     INSERT INTO records (tenant, scope, name, present, value, revision, incarnation, fingerprint, updated_at)
+     SELECT 'default', printf('s/%08d', i / ${RECORDS_PER_SCOPE}), printf('r-%d', i % ${RECORDS_PER_SCOPE}),
+            1, '{"n":0}', 1, 1, NULL, 0 FROM n`,
+  ).run(scopes * RECORDS_PER_SCOPE);
+  db.exec('COMMIT');
+  db.pragma('journal_mode = WAL');
+  db.close();
+  return (performance.now() - started) / 1000;
+}
+
+async function commitRate(
+  path: string,
+  scopes: number,
+  seconds: number,
+  run: string,
+): Promise<RunStats> {
+  const store = SqliteStore.open({ path, groupCommit: true });
+  const gate = await Fencegate.open({ store });
+  try {
+    let seed = 12345;
+    const random = (): number => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
+    const commit = async (i: number): Promise<void> => {
+      const scope = `s/${String(Math.floor(random() * scopes)).padStart(8, '0')}`;
+      const result = await gate.commit({
+        scope,
+        fence: FENCE,
+        operationId: `${run}-${i}`,
+        writes: [{ name: `${run}-${i}`, expectRevision: 0, value: { ...VALUE, n: i } }],
+      });
+      if (result.outcome !== 'committed') throw new Error(`rejected: ${result.error.code}`);
+    };
+    await runConcurrent(1, IN_FLIGHT, (i) => commit(-1 - i));
+    return await runConcurrent(seconds, IN_FLIGHT, commit);
+  } finally {
+    await gate.close();
+  }
+}
+
+/** Healthy commits/s alone, then with as many stale-fence commits in flight beside them. */
+async function staleTraffic(path: string, seconds: number) {
+  const store = SqliteStore.open({ path, groupCommit: true });
+  const gate = await Fencegate.open({ store });
+  try {
+    const healthy = async (i: number): Promise<void> => {
+      const result = await gate.commit({
+        scope: `s/${String(i % SMALL_SCOPES).padStart(8, '0')}`,
+        fence: FENCE,
+        operationId: `healthy-${i}-${Math.random()}`,
+        writes: [{ name: `h-${i}-${Math.random()}`, expectRevision: 0, value: VALUE }],
+      });
+      if (result.outcome !== 'committed') throw new Error(`rejected: ${result.error.code}`);
+    };
+    const stale = async (i: number): Promise<void> => {
+      const result = await gate.commit({
+        scope: `s/${String(i % SMALL_SCOPES).padStart(8, '0')}`,
+        fence: FENCE + 1,
+        operationId: `stale-${i}-${Math.random()}`,
+        writes: [{ name: `x-${i}`, expectRevision: 0, value: VALUE }],
+      });
+      if (result.outcome !== 'rejected') throw new Error('a stale commit was accepted');
+    };
+    const half = IN_FLIGHT / 2;
+    const alone = await runConcurrent(seconds, half, healthy);
+    const [withStale] = await Promise.all([
+      runConcurrent(seconds, half, healthy),
+      runConcurrent(seconds, half, stale),
+    ]);
+    return { alone, withStale };
+  } finally {
+    await gate.close();
+  }
+}
+
+/** RSS of a server process under commit load, every 10 s. */
+async function serverMemory(dir: string, seconds: number) {
+  const script = fileURLToPath(new URL('./http/server-process.ts', import.meta.url));
+  const log = openSync(join(dir, 'memory-server.log'), 'w');
+  const child = fork(script, ['fencegate', dir], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', log, 'inherit', 'ipc'],
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  try {
+    const ready = await new Promise<ServerReady>((resolve) =>
+      child.once('message', (m) => resolve(m as ServerReady)),
+    );
+    const rss = (): number => {
+      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+      return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+    };
+    const samples: number[] = [];
+    let n = 0;
+    const body = (): string => {
+      n += 1;
+      const target = ready.scopes[n % ready.scopes.length] ?? { scope: '', fence: 0 };
+      return JSON.stringify({
+        scope: target.scope,
+        fence: target.fence,
+        operationId: `mem-${n}`,
+        writes: [{ name: `m-${n}`, expectRevision: 0, value: VALUE }],
+      });
+    };
+    let requests = 0;
+    for (let elapsed = 0; elapsed < seconds; elapsed += 10) {
+      const result = await runLoad(
+        ready.url,
+        {
+          method: 'POST',
+          path: '/v1/commit',
+          headers: { authorization: `Bearer ${ready.token}`, 'content-type': 'application/json' },
+          body,
+        },
+        { connections: IN_FLIGHT, seconds: Math.min(10, seconds - elapsed) },
+      );
+      requests += result.total;
+      samples.push(rss());
+    }
+    return { samples, requests };
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+    closeSync(log);
+  }
+}
+
+export async function runScaleBench(options: ScaleBenchOptions): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'fencegate-bench-scale-'));
+  try {
+    const smallPath = join(dir, 'small.db');
+    const largePath = join(dir, 'large.db');
+    bulkLoad(smallPath, SMALL_SCOPES);
+    const buildSeconds = bulkLoad(largePath, options.largeScopes);
+    const records = options.largeScopes * RECORDS_PER_SCOPE;
+    console.log(
+      `bulk load: ${options.largeScopes.toLocaleString('en')} scopes and ${records.toLocaleString('en')} records in ${buildSeconds.toFixed(1)} s`,
+    );
+    // Interleaved, small first, so both see the machine alike.
+    const small: RunStats[] = [];
+    const large: RunStats[] = [];
+    for (let round = 0; round < 2; round++) {
+      small.push(await commitRate(smallPath, SMALL_SCOPES, options.seconds, `small-${round}`));
+      large.push(
+        await commitRate(largePath, options.largeScopes, options.seconds, `large-${round}`),
+      );
+    }
+    const best = (runs: RunStats[]): number => Math.max(...runs.map((r) => r.opsPerSec));
+    const scaleRatio = best(large) / best(small);
+    console.log(
+      `commits/s at ${SMALL_SCOPES.toLocaleString('en')} scopes: ${best(small).toFixed(0)}; at ${options.largeScopes.toLocaleString('en')} scopes / ${records.toLocaleString('en')} records: ${best(large).toFixed(0)}; ratio ${scaleRatio.toFixed(2)} (target >= 0.9)`,
+    );
+    const stale = await staleTraffic(smallPath, options.seconds);
+    const staleRatio = stale.withStale.opsPerSec / stale.alone.opsPerSec;
+    console.log(
+      `healthy writer (32 in flight): alone ${stale.alone.opsPerSec.toFixed(0)}/s, with 32 stale-fence commits in flight beside it ${stale.withStale.opsPerSec.toFixed(0)}/s; ratio ${staleRatio.toFixed(2)} (target >= 0.9)`,
+    );
+    const memory = await serverMemory(dir, options.memorySeconds);
+    const first = memory.samples[0] ?? 0;
+    const last = memory.samples.at(-1) ?? 0;
+    console.log(
+      `server RSS over ${options.memorySeconds} s and ${memory.requests.toLocaleString('en')} commits: ${memory.samples.map((mb) => mb.toFixed(0)).join(' ')} MiB`,
+    );
+    console.log(
+      JSON.stringify({
+        bench: 'scale',
+        largeScopes: options.largeScopes,
+        largeRecords: records,
+        bulkLoadSeconds: Math.round(buildSeconds * 10) / 10,
+        smallCommitsPerSec: Math.round(best(small)),
+        largeCommitsPerSec: Math.round(best(large)),
+        scaleRatio: Math.round(scaleRatio * 1000) / 1000,
+        healthyAlonePerSec: Math.round(stale.alone.opsPerSec),
+        healthyWithStalePerSec: Math.round(stale.withStale.opsPerSec),
+        staleRatio: Math.round(staleRatio * 1000) / 1000,
+        memorySeconds: options.memorySeconds,
+        rssFirstMiB: Math.round(first),
+        rssLastMiB: Math.round(last),
+        rssMaxMiB: Math.round(Math.max(...memory.samples)),
+      }),
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

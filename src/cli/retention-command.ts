@@ -1,0 +1,97 @@
+/**
+ * `fencegate retention`: deletes stored outcomes older than a window and audit entries below a
+ * verified checkpoint (optionally exported first), on a store opened directly; a running server's
+ * store works too. Run it from cron, or let `fencegate serve --keep-outcomes` prune outcomes.
+ */
+import { loadCheckpoint } from '../audit/checkpoint.js';
+import { applyRetention } from '../retention/retention.js';
+import { parseDuration } from '../retention/duration.js';
+import { DEFAULT_STORE_URL, openStore, redactUrl } from '../store/open.js';
+import {
+  EXIT_OK,
+  stringOption,
+  UsageError,
+  type CliIo,
+  type Command,
+  type FlagValues,
+} from './command.js';
+
+const USAGE = `Usage: fencegate retention [--store URL] [--keep-outcomes DURATION]
+                           [--checkpoint FILE [--export FILE]]
+
+Deletes what a store no longer needs to keep, in short transactions while it serves:
+
+  --keep-outcomes DURATION  delete stored commit outcomes older than DURATION (e.g. 7d, 12h, 30m).
+                            A commit that repeats such an operationId is a new operation: its
+                            checks run again (docs/semantics.md, Retention).
+  --checkpoint FILE         delete audit entries through the last seq of this verify checkpoint
+                            (fencegate verify --checkpoint FILE, every tenant, no violation);
+                            verify continues from it afterwards
+  --export FILE             append those audit entries to FILE as JSON lines first
+  --store URL               store URL (env FENCEGATE_STORE, default ${DEFAULT_STORE_URL})
+  -h, --help                show this help
+`;
+
+export const retentionCommand: Command = {
+  name: 'retention',
+  summary: 'delete old stored outcomes and verified audit entries',
+  usage: USAGE,
+  flags: {
+    store: { type: 'string' },
+    'keep-outcomes': { type: 'string' },
+    checkpoint: { type: 'string' },
+    export: { type: 'string' },
+  },
+  run: retention,
+};
+
+async function retention(flags: FlagValues, io: CliIo): Promise<number> {
+  const url = stringOption(flags, 'store', io.env, 'FENCEGATE_STORE', DEFAULT_STORE_URL);
+  const keep = flags['keep-outcomes'];
+  const checkpointPath = flags.checkpoint;
+  const exportFile = flags.export;
+  if (typeof keep !== 'string' && typeof checkpointPath !== 'string') {
+    throw new UsageError(
+      'say what to delete: --keep-outcomes DURATION, --checkpoint FILE, or both',
+    );
+  }
+  if (typeof exportFile === 'string' && typeof checkpointPath !== 'string') {
+    throw new UsageError('--export needs --checkpoint: it exports the entries that are pruned');
+  }
+  const outcomeRetentionMs =
+    typeof keep === 'string' ? usage(() => parseDuration(keep)) : undefined;
+  const auditCheckpoint =
+    typeof checkpointPath === 'string' ? await existingCheckpoint(checkpointPath) : undefined;
+  const store = await openStore(url);
+  try {
+    const result = await applyRetention(store, {
+      ...(outcomeRetentionMs === undefined ? {} : { outcomeRetentionMs }),
+      ...(auditCheckpoint === undefined ? {} : { auditCheckpoint }),
+      ...(typeof exportFile === 'string' ? { exportFile } : {}),
+    });
+    io.stdout(
+      `fencegate retention on ${redactUrl(url)}: ${result.outcomesDeleted} stored outcomes deleted, ` +
+        `${result.auditDeleted} audit entries deleted (${result.auditExported} exported); ` +
+        `the audit log starts after seq ${result.auditPrunedThrough}\n`,
+    );
+    return EXIT_OK;
+  } finally {
+    await store.close();
+  }
+}
+
+async function existingCheckpoint(path: string) {
+  const checkpoint = await loadCheckpoint(path);
+  if (checkpoint === null) {
+    throw new UsageError(`no checkpoint at ${path}: write one with fencegate verify --checkpoint`);
+  }
+  return checkpoint;
+}
+
+function usage<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+}

@@ -1,0 +1,147 @@
+/**
+ * Retention: what may be deleted, decided once for every store.
+ *
+ * - Stored outcomes older than the window are deleted. A commit that repeats a deleted outcome's
+ *   operationId is a new operation: its checks run again against the current state (docs/semantics.md
+ *   says what clients must do).
+ * - Audit entries are deleted only through the last seq of a verify checkpoint that covers every
+ *   tenant and found no violation, so what is deleted was proven first, and `verify` continues
+ *   from that checkpoint. Optionally they are first appended to a JSON-lines file (one entry a
+ *   line, flushed to disk before anything is deleted).
+ */
+import { open } from 'node:fs/promises';
+import type { VerifyCheckpoint } from '../audit/checkpoint.js';
+import { fail } from '../errors.js';
+import type { Store } from '../store/store.js';
+
+export interface RetentionOptions {
+  /** Stored outcomes older than this (ms of store time) are deleted; absent: kept. */
+  outcomeRetentionMs?: number;
+  /** Audit entries through this checkpoint's lastSeq are deleted; absent: kept. */
+  auditCheckpoint?: VerifyCheckpoint;
+  /** With auditCheckpoint: append the entries to this JSON-lines file before deleting them. */
+  exportFile?: string;
+}
+
+export interface RetentionResult {
+  outcomesDeleted: number;
+  auditDeleted: number;
+  auditExported: number;
+  /** The audit log now starts after this seq (0: nothing pruned). */
+  auditPrunedThrough: number;
+}
+
+const EXPORT_PAGE = 5000;
+
+export async function applyRetention(
+  store: Store,
+  options: RetentionOptions,
+): Promise<RetentionResult> {
+  const { pruneOperations, pruneAudit, auditPrunedThrough } = retentionOf(store);
+  const checkpoint = options.auditCheckpoint;
+  const throughSeq = checkpoint === undefined ? null : prunableThrough(checkpoint);
+  if (options.exportFile !== undefined && checkpoint === undefined) {
+    fail('invalid_request', 'an export file needs an audit checkpoint: it exports what is pruned', {
+      field: 'exportFile',
+    });
+  }
+  if (options.outcomeRetentionMs !== undefined) {
+    const ms = options.outcomeRetentionMs;
+    if (!Number.isSafeInteger(ms) || ms < 0) {
+      fail(
+        'invalid_request',
+        'outcomeRetentionMs must be a whole number of milliseconds, 0 or more',
+        {
+          field: 'outcomeRetentionMs',
+        },
+      );
+    }
+  }
+  const result: RetentionResult = {
+    outcomesDeleted: 0,
+    auditDeleted: 0,
+    auditExported: 0,
+    auditPrunedThrough: await auditPrunedThrough(),
+  };
+  if (options.outcomeRetentionMs !== undefined) {
+    result.outcomesDeleted = await pruneOperations(
+      (await store.now()) - options.outcomeRetentionMs,
+    );
+  }
+  if (throughSeq !== null && throughSeq > result.auditPrunedThrough) {
+    if (options.exportFile !== undefined) {
+      result.auditExported = await exportAudit(
+        store,
+        options.exportFile,
+        result.auditPrunedThrough,
+        throughSeq,
+      );
+    }
+    result.auditDeleted = await pruneAudit(throughSeq);
+    result.auditPrunedThrough = throughSeq;
+  }
+  return result;
+}
+
+/** The seq through which a checkpoint allows deleting, or a refusal that says what to fix. */
+function prunableThrough(checkpoint: VerifyCheckpoint): number | null {
+  if (checkpoint.tenant !== null) {
+    fail(
+      'invalid_request',
+      `the checkpoint covers tenant ${checkpoint.tenant} only; audit entries are pruned only below a checkpoint of every tenant (fencegate verify --checkpoint FILE, without --tenant)`,
+      { field: 'auditCheckpoint' },
+    );
+  }
+  if (checkpoint.violations > 0) {
+    fail(
+      'invalid_request',
+      `the checkpoint recorded ${checkpoint.violations} violation(s); audit entries are kept until a history verifies clean`,
+      { field: 'auditCheckpoint' },
+    );
+  }
+  return checkpoint.lastSeq;
+}
+
+function retentionOf(store: Store) {
+  if (
+    store.pruneOperations === undefined ||
+    store.pruneAudit === undefined ||
+    store.auditPrunedThrough === undefined
+  ) {
+    return fail('invalid_request', `the ${store.kind} store does not support retention`);
+  }
+  return {
+    pruneOperations: (before: number) => store.pruneOperations!(before),
+    pruneAudit: (seq: number) => store.pruneAudit!(seq),
+    auditPrunedThrough: () => store.auditPrunedThrough!(),
+  };
+}
+
+/** Appends the entries after `afterSeq` through `throughSeq` as JSON lines, synced to disk. */
+async function exportAudit(
+  store: Store,
+  path: string,
+  afterSeq: number,
+  throughSeq: number,
+): Promise<number> {
+  const file = await open(path, 'a');
+  let exported = 0;
+  try {
+    let after = afterSeq;
+    while (after < throughSeq) {
+      const page = await store.readAudit(undefined, { afterSeq: after, limit: EXPORT_PAGE });
+      const entries = page.items.filter((entry) => entry.seq <= throughSeq);
+      if (entries.length > 0) {
+        await file.write(entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''));
+        exported += entries.length;
+      }
+      const last = page.items.at(-1);
+      if (last === undefined || last.seq >= throughSeq) break;
+      after = last.seq;
+    }
+    await file.sync();
+  } finally {
+    await file.close();
+  }
+  return exported;
+}

@@ -1,0 +1,63 @@
+/**
+ * `fencegate retention` on a SQLite file, in process: verify writes a checkpoint, retention
+ * exports and prunes below it and deletes old outcomes, verify continues from the checkpoint;
+ * wrong calls are usage errors that change nothing.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import { Fencegate } from '../../src/gate.js';
+import { tempDir } from '../helpers/temp-dir.js';
+
+const dir = tempDir();
+afterEach(() => dir.cleanup());
+
+async function cli(...argv: string[]) {
+  let stdout = '';
+  let stderr = '';
+  const code = await main(argv, {
+    stdout: (text) => (stdout += text),
+    stderr: (text) => (stderr += text),
+    env: {},
+  });
+  return { code, stdout, stderr };
+}
+
+it('exports and prunes verified audit entries and old outcomes; verify continues', async () => {
+  const store = `sqlite:${join(dir.path, 'store.db')}`;
+  const checkpoint = join(dir.path, 'verify.json');
+  const exported = join(dir.path, 'audit.jsonl');
+  const gate = await Fencegate.open({ store });
+  const grant = await gate.acquire({ scope: 's', holder: 'w', ttlMs: 60_000 });
+  await gate.commit({ scope: 's', fence: grant.fence, operationId: 'op-1', writes: [] });
+  await gate.close();
+
+  expect((await cli('retention', '--store', store)).code).toBe(2);
+  expect((await cli('retention', '--store', store, '--keep-outcomes', '7 days')).code).toBe(2);
+  expect((await cli('retention', '--store', store, '--export', exported)).code).toBe(2);
+  expect(existsSync(exported)).toBe(false);
+
+  expect((await cli('verify', '--store', store, '--checkpoint', checkpoint)).code).toBe(0);
+  const pruned = await cli(
+    'retention',
+    '--store',
+    store,
+    '--keep-outcomes',
+    '0ms',
+    '--checkpoint',
+    checkpoint,
+    '--export',
+    exported,
+  );
+  expect(pruned).toMatchObject({ code: 0 });
+  expect(pruned.stdout).toMatch(
+    /1 stored outcomes deleted, 1 audit entries deleted \(2 exported\)/,
+  );
+  expect(readFileSync(exported, 'utf8').trim().split('\n')).toHaveLength(2);
+  // From the start, the pruned history cannot be proven: the caller is told to use the checkpoint.
+  const fromStart = await cli('verify', '--store', store);
+  expect(fromStart.code).toBe(2);
+  expect(fromStart.stderr).toMatch(/pruned.*--checkpoint/);
+  expect((await cli('verify', '--store', store, '--checkpoint', checkpoint)).code).toBe(0);
+});

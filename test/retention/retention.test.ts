@@ -1,0 +1,134 @@
+/**
+ * Retention on SQLite and PostgreSQL: stored outcomes go after their window (a repeat is then a
+ * new operation, which the revision guard keeps from applying twice), audit entries go only below
+ * a clean checkpoint of every tenant, exported first when asked, and verify continues from it.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyStore } from '../../src/audit/verify.js';
+import { Fencegate } from '../../src/gate.js';
+import { applyRetention } from '../../src/retention/retention.js';
+import { parseDuration } from '../../src/retention/duration.js';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { Store } from '../../src/store/store.js';
+import { ManualClock } from '../../src/testing/manual-clock.js';
+import type { AuditEntry } from '../../src/types.js';
+import { tempDir } from '../helpers/temp-dir.js';
+import { dropSchema, pgUrl, testSchema } from '../postgres/pg-helpers.js';
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const schema = testSchema('retention');
+const dir = tempDir();
+
+afterAll(async () => {
+  dir.cleanup();
+  await dropSchema(pgUrl(), schema);
+});
+
+const backends: { name: string; open: (clock: ManualClock) => Promise<Store> }[] = [
+  {
+    name: 'sqlite',
+    open: (clock) => Promise.resolve(SqliteStore.open({ path: ':memory:', clock })),
+  },
+  {
+    name: 'postgres',
+    open: (clock) => PostgresStore.open({ url: pgUrl(), schema, clock }),
+  },
+];
+
+describe.each(backends)('retention on $name', ({ name, open }) => {
+  let clock: ManualClock;
+  let store: Store;
+  let gate: Fencegate;
+  let fence: number;
+  const tenant = `ret-${Math.random().toString(36).slice(2, 8)}`;
+
+  beforeAll(async () => {
+    clock = new ManualClock(1_800_000_000_000);
+    store = await open(clock);
+    gate = (await Fencegate.open({ store })).forTenant(tenant);
+    fence = (await gate.acquire({ scope: 'orders/1', holder: 'w', ttlMs: DAY })).fence;
+  });
+  afterAll(() => store.close());
+
+  const write = (operationId: string, name: string) =>
+    gate.commit({
+      scope: 'orders/1',
+      fence,
+      operationId,
+      writes: [{ name, expectRevision: 0, value: { operationId } }],
+    });
+
+  it('deletes stored outcomes older than the window; a repeat is then a new operation', async () => {
+    expect((await write('op-old', 'a')).outcome).toBe('committed');
+    clock.advance(2 * HOUR);
+    expect((await write('op-new', 'b')).outcome).toBe('committed');
+    const result = await applyRetention(store, { outcomeRetentionMs: HOUR });
+    expect(result.outcomesDeleted).toBeGreaterThanOrEqual(1);
+    expect(await gate.getOperation('op-old')).toBeNull();
+    expect((await gate.getOperation('op-new'))?.outcome).toBe('committed');
+    // The same request again: checked anew, and its revision guard refuses a second apply.
+    const again = await write('op-old', 'a');
+    expect(again.outcome === 'rejected' && again.error.code).toBe('stale_revision');
+    expect(again.replayed).toBe(false);
+  });
+
+  it('prunes audit entries only through a clean checkpoint of every tenant, exporting them first', async () => {
+    const first = await verifyStore(store);
+    expect(first.ok).toBe(true);
+    const through = first.checkpoint.lastSeq ?? 0;
+    const before = await store.readAudit(undefined, { limit: 1000 });
+    const covered = before.items.filter((entry) => entry.seq <= through);
+
+    // A checkpoint of one tenant, or one with violations, deletes nothing.
+    const oneTenant = (await verifyStore(store, { tenant })).checkpoint;
+    await expect(applyRetention(store, { auditCheckpoint: oneTenant })).rejects.toMatchObject({
+      code: 'invalid_request',
+    });
+    await expect(
+      applyRetention(store, { auditCheckpoint: { ...first.checkpoint, violations: 1 } }),
+    ).rejects.toMatchObject({ code: 'invalid_request' });
+    expect((await store.readAudit(undefined, { limit: 1000 })).items).toHaveLength(
+      before.items.length,
+    );
+
+    const exportFile = join(dir.path, `${name}-audit.jsonl`);
+    const result = await applyRetention(store, { auditCheckpoint: first.checkpoint, exportFile });
+    expect(result).toMatchObject({ auditExported: covered.length, auditPrunedThrough: through });
+    // SQLite keeps the log's newest entry, so its seq is never handed out again.
+    expect(result.auditDeleted).toBe(name === 'sqlite' ? covered.length - 1 : covered.length);
+    const exported = readFileSync(exportFile, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as AuditEntry);
+    expect(exported).toEqual(covered);
+    const after = (await store.readAudit(undefined, { limit: 1000 })).items;
+    expect(after.filter((entry) => entry.seq <= through).length).toBe(
+      covered.length - result.auditDeleted,
+    );
+
+    // New history; verify continues from the checkpoint, and refuses to start from nothing.
+    expect((await write('op-later', 'c')).outcome).toBe('committed');
+    await expect(verifyStore(store)).rejects.toMatchObject({ code: 'invalid_request' });
+    const resumed = await verifyStore(store, { checkpoint: first.checkpoint });
+    expect(resumed.ok).toBe(true);
+    expect(resumed.checked).toBeGreaterThanOrEqual(1);
+    // Pruning again through the same checkpoint deletes nothing more.
+    expect((await applyRetention(store, { auditCheckpoint: first.checkpoint })).auditDeleted).toBe(
+      0,
+    );
+  });
+});
+
+describe('durations', () => {
+  it('reads a number and a unit, and refuses anything else with what to write', () => {
+    expect(parseDuration('7d')).toBe(7 * DAY);
+    expect(parseDuration('12h')).toBe(12 * HOUR);
+    expect(parseDuration('250ms')).toBe(250);
+    for (const bad of ['7', 'd', '-1d', '1.5h', '7 days'])
+      expect(() => parseDuration(bad)).toThrow(/not a duration/);
+  });
+});
