@@ -116,7 +116,7 @@ def tenant(server: Server, admin: fencegate.Client) -> Tenant:
     return Tenant(name, worker["token"], operator["token"], server)
 
 
-def skip_without_route(server: Server, method: str, path: str) -> None:
+def skip_without_route(server: Server, method: str, path: str, route: str = "") -> None:
     """Skips a test that needs a route this server does not have yet (404 without a token)."""
     request = urllib.request.Request(
         server.url + path,
@@ -128,9 +128,9 @@ def skip_without_route(server: Server, method: str, path: str) -> None:
         urllib.request.urlopen(request, timeout=10).close()
     except urllib.error.HTTPError as error:
         if error.code == 404:
-            pytest.skip(f"this server has no {method} {path} route yet")
+            pytest.skip(f"this server has no {method} {route or path} route yet")
 
 
 @pytest.fixture
 def abandon_route(server: Server) -> None:
-    skip_without_route(server, "POST", "/v1/operations/probe/abandon")
+    skip_without_route(server, "POST", "/v1/operations/probe/abandon", "/v1/operations/:id/abandon")
