@@ -145,6 +145,14 @@ class DuplicateEffectError(FencegateError):
     retryable = False
 
 
+class OperationAbandonedError(FencegateError):
+    """The operationId was abandoned: no commit with it ever applies; a new attempt needs a new operationId."""
+
+    code = "operation_abandoned"
+    http_status = 409
+    retryable = False
+
+
 class PolicyConflictError(FencegateError):
     """The policy version is already registered with another digest."""
 
@@ -202,7 +210,7 @@ class StoreUnavailableError(FencegateError):
 
 
 class OutcomeUnknownError(FencegateError):
-    """The store failed after the commit was sent; read getOperation(operationId) for the outcome."""
+    """The store failed after the commit was sent; getOperation(operationId) reads the outcome, abandonOperation(operationId) settles it."""
 
     code = "outcome_unknown"
     http_status = 503
@@ -228,6 +236,7 @@ ERROR_CLASSES: Dict[str, Type[FencegateError]] = {
     "stale_revision": StaleRevisionError,
     "incarnation_changed": IncarnationChangedError,
     "duplicate_effect": DuplicateEffectError,
+    "operation_abandoned": OperationAbandonedError,
     "policy_conflict": PolicyConflictError,
     "stale_claim": StaleClaimError,
     "payload_too_large": PayloadTooLargeError,
@@ -258,6 +267,7 @@ __all__ = [
     "StaleRevisionError",
     "IncarnationChangedError",
     "DuplicateEffectError",
+    "OperationAbandonedError",
     "PolicyConflictError",
     "StaleClaimError",
     "PayloadTooLargeError",
