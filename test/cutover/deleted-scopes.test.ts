@@ -9,6 +9,7 @@ import { cutoverFingerprint } from '../../src/cutover/plan.js';
 import { planCutover } from '../../src/store/sqlite/sqlite-cutover.js';
 import { SqliteStatements } from '../../src/store/sqlite/sqlite-statements.js';
 import type { CutoverRequest } from '../../src/types.js';
+import { parseSqliteUrl } from '../../src/store/sqlite/sqlite-url.js';
 import { withClient } from '../postgres/pg-helpers.js';
 import { STORE_BACKENDS, storeFactory, type StoreBackend } from '../postgres/store-backends.js';
 import { createWorkflows, openStore, readAudit, registerPolicies } from './cutover-helpers.js';
@@ -25,7 +26,7 @@ async function planOnly(
   now: number,
 ): Promise<void> {
   if (backend === 'sqlite') {
-    const db = new Database(url.slice('sqlite:'.length));
+    const db = new Database(parseSqliteUrl(url).path);
     const ctx = { statements: new SqliteStatements(db), tenant, now };
     db.transaction(() => planCutover(db, ctx, request))();
     db.close();
