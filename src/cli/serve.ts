@@ -11,6 +11,7 @@ import {
   type FirstRunTokens,
   type ServeDispatchOptions,
 } from '../server/start-server.js';
+import { parseDuration } from '../retention/duration.js';
 import { ManualClock } from '../testing/manual-clock.js';
 import {
   EXIT_OK,
@@ -43,6 +44,8 @@ Options:
                                        "url": "http://127.0.0.1:9000/hook", "timeoutMs": 5000}}}
   --dispatch-tenant T   a tenant whose intents are dispatched; repeat for several
                         (default "${FIRST_RUN_TENANT}", the first-run tenant)
+  --keep-outcomes D     delete stored commit outcomes older than D (7d, 12h), at start and hourly;
+                        a later repeat of such an operationId is a new operation
   -h, --help            show this help
 
 Environment:
@@ -63,6 +66,7 @@ export const serveCommand: Command = {
     dispatch: { type: 'boolean' },
     targets: { type: 'string' },
     'dispatch-tenant': { type: 'string', multiple: true },
+    'keep-outcomes': { type: 'string' },
   },
   run: serve,
 };
@@ -80,6 +84,9 @@ async function serve(flags: FlagValues, io: CliIo): Promise<number> {
   }
   const testClock = testClockFrom(io);
   const dispatch = dispatchFrom(flags);
+  const keepOutcomes = flags['keep-outcomes'];
+  const keepOutcomesMs =
+    typeof keepOutcomes === 'string' ? durationFlag('--keep-outcomes', keepOutcomes) : undefined;
 
   const running = await startServer({
     store,
@@ -89,6 +96,7 @@ async function serve(flags: FlagValues, io: CliIo): Promise<number> {
     ...(adminToken === undefined ? {} : { adminToken }),
     ...(testClock === undefined ? {} : { testClock }),
     ...(dispatch === undefined ? {} : { dispatch }),
+    ...(keepOutcomesMs === undefined ? {} : { keepOutcomesMs }),
   });
   if (running.firstRun !== null) io.stdout(firstRunText(running.firstRun, running.url));
   for (const [i, tenant] of (dispatch?.tenants ?? []).entries()) {
@@ -197,4 +205,12 @@ function waitForSignal(io: CliIo): Promise<void> {
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
   });
+}
+
+function durationFlag(flag: string, text: string): number {
+  try {
+    return parseDuration(text);
+  } catch (error) {
+    throw new UsageError(`${flag}: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }

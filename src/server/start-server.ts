@@ -18,6 +18,7 @@ import {
 import { loadTargets } from '../dispatch/targets.js';
 import { fail } from '../errors.js';
 import { Fencegate } from '../gate.js';
+import { startOutcomePruner } from '../retention/outcome-pruner.js';
 import { openStore } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import type { ManualClock } from '../testing/manual-clock.js';
@@ -49,6 +50,8 @@ export interface StartServerOptions {
   testClock?: ManualClock;
   /** Run dispatchers in this process once the server listens. */
   dispatch?: ServeDispatchOptions;
+  /** Delete stored outcomes older than this, at start and hourly (docs/semantics.md, Retention). */
+  keepOutcomesMs?: number;
 }
 
 /** Tokens created because the store had none and no admin token was configured. */
@@ -113,6 +116,17 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       );
     }
     const running = app;
+    const stopPruner =
+      options.keepOutcomesMs === undefined
+        ? () => Promise.resolve()
+        : startOutcomePruner(store, {
+            keepOutcomesMs: options.keepOutcomesMs,
+            onPass: (result) => {
+              if ('error' in result)
+                running.log.warn('deleting old stored outcomes failed; retrying in an hour');
+              else running.log.info({ deleted: result.deleted }, 'old stored outcomes deleted');
+            },
+          });
     let closed: Promise<void> | undefined;
     return {
       app,
@@ -125,6 +139,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
           try {
             // Before the store closes: a dispatcher records its in-flight outcomes through it.
             await stopAll(dispatchers);
+            await stopPruner();
           } finally {
             try {
               await running.close();
