@@ -11,6 +11,7 @@ import {
   type RunningDispatch,
   type ServeDispatchOptions,
 } from '../server/start-server.js';
+import { parseDuration } from '../retention/duration.js';
 import { ManualClock } from '../testing/manual-clock.js';
 import {
   EXIT_OK,
@@ -45,6 +46,8 @@ Options:
                         a target's "tenants" lists who may use it (default: every tenant)
   --dispatch-tenant T   only dispatch the intents of this tenant; repeat for several
                         (default: every tenant, including tenants created later)
+  --keep-outcomes D     delete stored commit outcomes older than D (7d, 12h), at start and hourly;
+                        a later repeat of such an operationId is a new operation
   -h, --help            show this help
 
 Environment:
@@ -66,6 +69,7 @@ export const serveCommand: Command = {
     dispatch: { type: 'boolean' },
     targets: { type: 'string' },
     'dispatch-tenant': { type: 'string', multiple: true },
+    'keep-outcomes': { type: 'string' },
   },
   run: serve,
 };
@@ -83,6 +87,9 @@ async function serve(flags: FlagValues, io: CliIo): Promise<number> {
   }
   const testClock = testClockFrom(io);
   const dispatch = dispatchFrom(flags);
+  const keepOutcomes = flags['keep-outcomes'];
+  const keepOutcomesMs =
+    typeof keepOutcomes === 'string' ? durationFlag('--keep-outcomes', keepOutcomes) : undefined;
 
   const running = await startServer({
     store,
@@ -92,6 +99,7 @@ async function serve(flags: FlagValues, io: CliIo): Promise<number> {
     ...(adminToken === undefined ? {} : { adminToken }),
     ...(testClock === undefined ? {} : { testClock }),
     ...(dispatch === undefined ? {} : { dispatch }),
+    ...(keepOutcomesMs === undefined ? {} : { keepOutcomesMs }),
   });
   if (running.firstRun !== null) io.stdout(firstRunText(running.firstRun, running.url));
   if (running.dispatch !== null) io.stdout(dispatchText(running.dispatch));
@@ -216,4 +224,12 @@ function waitForSignal(io: CliIo): Promise<void> {
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
   });
+}
+
+function durationFlag(flag: string, text: string): number {
+  try {
+    return parseDuration(text);
+  } catch (error) {
+    throw new UsageError(`${flag}: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }

@@ -19,6 +19,7 @@ import { loadTargets, targetsOpenToEveryTenant, type TargetsConfig } from '../di
 import { TenantDispatch } from '../dispatch/tenant-dispatch.js';
 import { fail } from '../errors.js';
 import { Fencegate } from '../gate.js';
+import { startOutcomePruner } from '../retention/outcome-pruner.js';
 import { openStore } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import type { ManualClock } from '../testing/manual-clock.js';
@@ -55,6 +56,8 @@ export interface StartServerOptions {
   testClock?: ManualClock;
   /** Run dispatchers in this process once the server listens. */
   dispatch?: ServeDispatchOptions;
+  /** Delete stored outcomes older than this, at start and hourly (docs/semantics.md, Retention). */
+  keepOutcomesMs?: number;
 }
 
 /** Tokens created because the store had none and no admin token was configured. */
@@ -136,6 +139,17 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     }
     const running = app;
     const dispatching = tenantDispatch;
+    const stopPruner =
+      options.keepOutcomesMs === undefined
+        ? () => Promise.resolve()
+        : startOutcomePruner(store, {
+            keepOutcomesMs: options.keepOutcomesMs,
+            onPass: (result) => {
+              if ('error' in result)
+                running.log.warn('deleting old stored outcomes failed; retrying in an hour');
+              else running.log.info({ deleted: result.deleted }, 'old stored outcomes deleted');
+            },
+          });
     let closed: Promise<void> | undefined;
     return {
       app,
@@ -156,6 +170,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
           try {
             // Before the store closes: a dispatcher records its in-flight outcomes through it.
             await dispatching?.stop();
+            await stopPruner();
           } finally {
             try {
               await running.close();
