@@ -10,7 +10,8 @@ const USAGE = `usage: npm run bench -- commit [--seconds N] [--in-flight N]
        npm run bench -- commit --store postgres://… [--seconds N]
        npm run bench -- dispatch [--seconds N]
        npm run bench -- cutover [--store postgres://…]
-       npm run bench -- verify [--entries N] [--sqlite]`;
+       npm run bench -- verify [--entries N] [--sqlite]
+       npm run bench -- bullmq [--jobs N] [--concurrency N]`;
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
@@ -28,6 +29,8 @@ async function main(argv: string[]): Promise<number> {
       store: { type: 'string', default: 'sqlite' },
       seconds: { type: 'string', default: '3' },
       'in-flight': { type: 'string', default: '64' },
+      jobs: { type: 'string', default: '2000' },
+      concurrency: { type: 'string', default: '16' },
     },
   });
   const seconds = Number(values.seconds);
@@ -47,6 +50,14 @@ async function main(argv: string[]): Promise<number> {
     case 'cutover':
       console.log(formatCutoverBench(await runCutoverBench({ store: values.store })));
       return 0;
+    case 'bullmq': {
+      // Loaded on demand: BullMQ is an optional peer, needed by this benchmark only.
+      const { formatBullmqBench, runBullmqBench } = await import('./bullmq.js');
+      const jobs = Number(values.jobs);
+      const concurrency = Number(values.concurrency);
+      console.log(formatBullmqBench(await runBullmqBench({ jobs, concurrency })));
+      return 0;
+    }
     default:
       console.error(USAGE);
       return 2;
