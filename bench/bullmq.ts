@@ -48,7 +48,7 @@ export interface BullmqBenchResult {
 const ROUNDS = 3;
 
 export async function runBullmqBench(options: BullmqBenchOptions = {}): Promise<BullmqBenchResult> {
-  const jobs = options.jobs ?? 2000;
+  const jobs = options.jobs ?? 1000;
   const concurrency = options.concurrency ?? 16;
   const runs: BullmqBenchFigures[] = [];
   for (const synchronous of ['full', 'normal'] as const) {

@@ -29,7 +29,7 @@ async function main(argv: string[]): Promise<number> {
       store: { type: 'string', default: 'sqlite' },
       seconds: { type: 'string', default: '3' },
       'in-flight': { type: 'string', default: '64' },
-      jobs: { type: 'string', default: '2000' },
+      jobs: { type: 'string', default: '1000' },
       concurrency: { type: 'string', default: '16' },
     },
   });
