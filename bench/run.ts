@@ -16,7 +16,8 @@ const USAGE = `usage: npm run bench -- commit [--seconds N] [--in-flight N]
        npm run bench -- verify [--entries N] [--sqlite]
        npm run bench -- wal-pages
        npm run bench -- http [--seconds N] [--connections N] [--profile DIR]
-       npm run bench -- scale [--seconds N] [--scopes N] [--memory-seconds N]`;
+       npm run bench -- scale [--seconds N] [--scopes N] [--memory-seconds N]
+       npm run bench -- bullmq [--jobs N] [--concurrency N]`;
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
@@ -38,6 +39,8 @@ async function main(argv: string[]): Promise<number> {
       profile: { type: 'string' },
       scopes: { type: 'string', default: '1000000' },
       'memory-seconds': { type: 'string', default: '600' },
+      jobs: { type: 'string', default: '1000' },
+      concurrency: { type: 'string', default: '16' },
     },
   });
   const seconds = Number(values.seconds);
@@ -86,6 +89,14 @@ async function main(argv: string[]): Promise<number> {
     case 'wal-pages':
       console.log(formatWalPages(await runWalPagesBench()));
       return 0;
+    case 'bullmq': {
+      // Loaded on demand: BullMQ is an optional peer, needed by this benchmark only.
+      const { formatBullmqBench, runBullmqBench } = await import('./bullmq.js');
+      const jobs = Number(values.jobs);
+      const concurrency = Number(values.concurrency);
+      console.log(formatBullmqBench(await runBullmqBench({ jobs, concurrency })));
+      return 0;
+    }
     default:
       console.error(USAGE);
       return 2;

@@ -225,11 +225,12 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
   async listRecordsPage(scope: string, query: ListRecordsQuery = {}): Promise<Page<RecordState>> {
     // A page always names its limit, so the server never answers with the whole scope.
     const paged = { ...query, limit: query.limit ?? DEFAULT_LIST_LIMIT };
-    return await this.#call<RecordListAnswer>(
+    const answer = await this.#call<RecordListAnswer>(
       'read',
       'GET',
       `/v1/scopes/${segment(scope, 'scope')}/records${queryString(paged)}`,
     );
+    return { items: answer.items, nextCursor: answer.nextCursor ?? null };
   }
 
   async getOperation(operationId: string): Promise<CommitResult | null> {

@@ -100,7 +100,7 @@ export type WireMatchesLibrary = [
   Assert<Same<ListScopesParams, ListScopesQuery>>,
   Assert<Same<ListIntentsParams, ListIntentsQuery>>,
   Assert<Same<ListRecordsParams, ListRecordsQuery>>,
-  Assert<Same<RecordListAnswer, Page<RecordState>>>,
+  Assert<Same<RecordListAnswer, { items: RecordState[]; nextCursor?: string | null }>>,
   Assert<Same<AuditParams, AuditQuery>>,
   Assert<Same<GrantAnswer, Grant>>,
   Assert<Same<ScopeAnswer, ScopeState>>,

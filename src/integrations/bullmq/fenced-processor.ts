@@ -16,7 +16,8 @@ import { FencegateError } from '../../errors.js';
 import type { CommitRequest, CommitResult } from '../../types.js';
 import { acquireLease, type HeldLease } from '../lease-keeper.js';
 import { escapeName } from '../name-escape.js';
-import { ledgerJobId, recordJobState, type RunGeneration } from './job-ledger.js';
+import { ledgerJobId, recordJobStates, type RunGeneration } from './job-ledger.js';
+import { lockWatcherOf, type LockWatcher } from './lock-watcher.js';
 
 /** What a fenced run needs of fencegate: a Fencegate, or a FencegateClient with a worker token. */
 export type FencedGate = FencegateApi & Pick<FencegateOpsApi, 'recordJobEvents'>;
@@ -48,14 +49,6 @@ export interface FencedJobContext {
   commit(request: FencedCommit): Promise<CommitResult>;
 }
 
-/** The part of a BullMQ Worker the processor listens to; BullMQ calls processors with it as `this`. */
-interface LockEvents {
-  opts: { lockDuration?: number };
-  on(event: 'locksRenewed', listener: (data: { jobIds: string[] }) => void): unknown;
-  on(event: 'lockRenewalFailed', listener: (jobIds: string[]) => void): unknown;
-  off(event: string, listener: (...args: never[]) => void): unknown;
-}
-
 const AUTHORITY_LOST = new Set(['stale_fence', 'lease_expired', 'authority_revoked']);
 
 export function fencedProcessor<D = unknown, R = unknown, N extends string = string>(
@@ -65,8 +58,7 @@ export function fencedProcessor<D = unknown, R = unknown, N extends string = str
 ): Processor<D, R, N> {
   // A function, not an arrow: BullMQ calls `this.processFn(job, token)` on the Worker.
   return async function fenced(this: unknown, job: Job<D, R, N>, token?: string): Promise<R> {
-    const worker = lockEvents(this);
-    const run = new FencedRun(gate, worker, job, token ?? '', options);
+    const run = new FencedRun(gate, lockWatcherOf(this), job, token ?? '', options);
     try {
       await run.start();
     } catch (error) {
@@ -75,7 +67,8 @@ export function fencedProcessor<D = unknown, R = unknown, N extends string = str
     }
     let result: R;
     try {
-      await run.record('running');
+      // Reserved (the scope is the run's) and running (the processor starts): one ledger call.
+      await run.record(['reserved', 'running']);
       result = await fn(job, run.context());
     } catch (error) {
       const retrying = job.attemptsMade + 1 < (job.opts.attempts ?? 1);
@@ -95,20 +88,20 @@ class FencedRun<D, R, N extends string> {
 
   constructor(
     private readonly gate: FencedGate,
-    private readonly worker: LockEvents,
+    private readonly locks: LockWatcher,
     private readonly job: Job<D, R, N>,
     private readonly token: string,
     private readonly options: FencedProcessorOptions<D, R, N>,
   ) {}
 
-  readonly #onRenewed = (data: { jobIds: string[] }): void => {
-    if (this.#lease === null || !data.jobIds.includes(this.job.id ?? '')) return;
-    // A refusal aborts the lease's signal itself; an unreachable store leaves it to expire.
-    this.#lease.renew().catch(() => undefined);
-  };
+  #unwatch: () => void = () => undefined;
 
-  readonly #onRenewalFailed = (jobIds: string[]): void => {
-    if (!jobIds.includes(this.job.id ?? '')) return;
+  #onRenewed(): void {
+    // A refusal aborts the lease's signal itself; an unreachable store leaves it to expire.
+    this.#lease?.renew().catch(() => undefined);
+  }
+
+  #onLockLost(): void {
     const lost = new FencegateError(
       'authority_revoked',
       `BullMQ lost the lock of job ${this.job.id ?? ''}; this run no longer owns it`,
@@ -116,13 +109,15 @@ class FencedRun<D, R, N extends string> {
     );
     this.#lockLost.abort(lost);
     this.#lease?.lose(lost);
-  };
+  }
 
   async start(): Promise<void> {
-    this.worker.on('locksRenewed', this.#onRenewed);
-    this.worker.on('lockRenewalFailed', this.#onRenewalFailed);
+    this.#unwatch = this.locks.watch(this.job.id ?? '', {
+      renewed: () => this.#onRenewed(),
+      lost: () => this.#onLockLost(),
+    });
     const scope = this.options.scope(this.job);
-    const ttlMs = this.options.ttlMs ?? this.worker.opts.lockDuration ?? 30_000;
+    const ttlMs = this.options.ttlMs ?? this.locks.worker.opts.lockDuration ?? 30_000;
     this.#lease = await acquireLease(
       this.gate,
       {
@@ -140,7 +135,6 @@ class FencedRun<D, R, N extends string> {
       fence: this.#lease.fence,
       policyVersion: this.#lease.grant.policyVersion ?? this.options.policyVersion ?? null,
     };
-    await this.record('reserved');
   }
 
   context(): FencedJobContext {
@@ -169,9 +163,10 @@ class FencedRun<D, R, N extends string> {
     };
   }
 
-  async record(state: 'reserved' | 'running'): Promise<void> {
-    if (this.#generation !== null)
-      await recordJobState(this.gate, this.job, this.#generation, state);
+  async record(states: readonly ('reserved' | 'running')[]): Promise<void> {
+    if (this.#generation !== null) {
+      await recordJobStates(this.gate, this.job, this.#generation, states);
+    }
   }
 
   /**
@@ -182,7 +177,7 @@ class FencedRun<D, R, N extends string> {
   async finish(state: 'succeeded' | 'failed' | 'retrying'): Promise<void> {
     try {
       if (this.#generation !== null && this.#lease?.lost !== true) {
-        await recordJobState(this.gate, this.job, this.#generation, state);
+        await recordJobStates(this.gate, this.job, this.#generation, [state]);
       }
       // A release that fails (the store is unreachable, the scope was taken over) changes
       // nothing a caller could act on: the lease lapses at its expiry all the same.
@@ -193,8 +188,7 @@ class FencedRun<D, R, N extends string> {
   }
 
   stop(): void {
-    this.worker.off('locksRenewed', this.#onRenewed);
-    this.worker.off('lockRenewalFailed', this.#onRenewalFailed);
+    this.#unwatch();
     this.#lease?.lose(new FencegateError('authority_revoked', 'the run has ended'));
   }
 
@@ -202,19 +196,4 @@ class FencedRun<D, R, N extends string> {
     if (this.#lease === null) throw new Error('the run has not acquired its scope');
     return this.#lease;
   }
-}
-
-function lockEvents(worker: unknown): LockEvents {
-  const candidate = worker as Partial<LockEvents> | undefined;
-  if (
-    typeof candidate?.on !== 'function' ||
-    typeof candidate.off !== 'function' ||
-    typeof candidate.opts !== 'object'
-  ) {
-    throw new Error(
-      'fencedProcessor must be passed to new Worker(queue, processor, options) as it is: ' +
-        'BullMQ calls it with the worker, whose lock events keep the lease',
-    );
-  }
-  return candidate as LockEvents;
 }

@@ -21,23 +21,25 @@ export interface RunGeneration {
   policyVersion: string | null;
 }
 
-export async function recordJobState(
+/** Records the run's states in one call, in order: the last is the job's state from then on. */
+export async function recordJobStates(
   ledger: JobLedger,
   job: Job,
   run: RunGeneration,
-  state: JobState,
+  states: readonly JobState[],
 ): Promise<void> {
-  if (run.policyVersion === null) return;
-  await ledger.recordJobEvents([
-    {
+  const policyVersion = run.policyVersion;
+  if (policyVersion === null) return;
+  await ledger.recordJobEvents(
+    states.map((state) => ({
       jobId: ledgerJobId(job),
       scope: run.scope,
-      policyVersion: run.policyVersion,
+      policyVersion,
       fence: run.fence,
       state,
       attempt: Math.max(1, job.attemptsStarted),
-    },
-  ]);
+    })),
+  );
 }
 
 /**

@@ -41,7 +41,7 @@ export const recordRoutes: RouteFile = (s, limits) => [
     handler: async ({ params, query }, ctx) =>
       ok(
         Object.keys(query).length === 0
-          ? { items: await ctx.tenantApi().listRecords(params.scope), nextCursor: null }
+          ? { items: await ctx.tenantApi().listRecords(params.scope) }
           : await ctx.tenantApi().listRecordsPage(params.scope, query),
       ),
   }),

@@ -139,8 +139,11 @@ export const ScopePageSchema = PageSchema(ScopeSchema);
 export const IntentPageSchema = PageSchema(IntentSchema);
 /** The intents a claim took, each with its new claimFence. */
 export const IntentListSchema = Type.Object({ items: Type.Array(IntentSchema) }, CLOSED);
-/** `nextCursor` is null when the listing was not paged (no query) or its last page was read. */
-export const RecordListSchema = PageSchema(RecordSchema);
+/** Without a query, every record and no `nextCursor`; a page has one (null on the last page). */
+export const RecordListSchema = Type.Object(
+  { items: Type.Array(RecordSchema), nextCursor: Type.Optional(Nullable(Type.String())) },
+  CLOSED,
+);
 
 export const AuditRecordChangeSchema = Type.Object(
   {
