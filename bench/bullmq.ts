@@ -13,17 +13,17 @@
  * Each round adds `jobs` jobs to a fresh queue (not timed), starts one worker and times until the
  * last job completed; rounds interleave the three workers, three of each, and the figures are
  * medians. Every job has a scope of its own. Run once with synchronous=full (the default) and
- * once with synchronous=normal. Redis: FENCEGATE_REDIS_URL or 127.0.0.1:6379.
+ * once with synchronous=normal. Redis (through ioredis): FENCEGATE_REDIS_URL or 127.0.0.1:6379.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { Queue, Worker, type IRedisClient, type Processor } from 'bullmq';
+import { Queue, Worker, type Processor } from 'bullmq';
+import { Redis } from 'ioredis';
 import { Fencegate } from '../src/gate.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { fencedProcessor } from '../src/integrations/bullmq/index.js';
-import { bullmqConnection } from '../test/helpers/resp-redis.js';
 
 export interface BullmqBenchOptions {
   jobs?: number;
@@ -62,10 +62,10 @@ async function runOneSetting(
   concurrency: number,
   synchronous: 'full' | 'normal',
 ): Promise<BullmqBenchFigures> {
-  const redis = new URL(process.env.FENCEGATE_REDIS_URL ?? 'redis://127.0.0.1:6379');
-  const connections: IRedisClient[] = [];
+  const redisUrl = process.env.FENCEGATE_REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const connections: Redis[] = [];
   const connect = () => {
-    const connection = bullmqConnection(redis.hostname, Number(redis.port || 6379));
+    const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
     connections.push(connection);
     return connection;
   };
@@ -130,7 +130,7 @@ async function timeQueue(
   label: string,
   jobs: number,
   concurrency: number,
-  connect: () => IRedisClient,
+  connect: () => Redis,
   processor: Processor<{ n: number }>,
 ): Promise<number> {
   const name = `fencegate-bench-${process.pid}-${label}`;

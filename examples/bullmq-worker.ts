@@ -8,15 +8,16 @@
 import { Queue, Worker } from 'bullmq';
 import { Fencegate, type CommitResult } from 'fencegate';
 import { fencedProcessor } from 'fencegate/bullmq';
-// fencegate's own test connection to Redis (no Redis driver is among its dependencies); an
-// application passes its ioredis or node-redis connection instead.
-import { bullmqConnection } from '../test/helpers/resp-redis.js';
+import { Redis } from 'ioredis';
 
-const redis = new URL(process.env.FENCEGATE_REDIS_URL ?? 'redis://127.0.0.1:6379');
-const connect = () => bullmqConnection(redis.hostname, Number(redis.port || 6379));
+const redisUrl = process.env.FENCEGATE_REDIS_URL ?? 'redis://127.0.0.1:6379';
+// An ioredis connection each for the queue and the two workers, as separate processes would have;
+// BullMQ requires maxRetriesPerRequest: null of a worker's connection.
+const connect = () => new Redis(redisUrl, { maxRetriesPerRequest: null });
+const connections = { queue: connect(), a: connect(), b: connect() };
 const gate = await Fencegate.open({ store: 'sqlite::memory:' });
 const queueName = `compaction-${process.pid}`;
-const queue = new Queue(queueName, { connection: connect() });
+const queue = new Queue(queueName, { connection: connections.queue });
 
 const outcomes = new Map<string, CommitResult>();
 let aFroze: () => void = () => undefined;
@@ -46,7 +47,7 @@ const compact = (worker: string) =>
 await queue.add('compact', { workflow: 'wf-123' });
 // A's lock lasts 1 s and is never renewed; B checks for stalled jobs every 300 ms.
 const a = new Worker(queueName, compact('A'), {
-  connection: connect(),
+  connection: connections.a,
   lockDuration: 1_000,
   skipLockRenewal: true,
   skipStalledCheck: true,
@@ -54,7 +55,7 @@ const a = new Worker(queueName, compact('A'), {
 a.on('error', () => undefined); // A's late completion: BullMQ already gave its lock to B.
 await whenAFroze;
 const b = new Worker(queueName, compact('B'), {
-  connection: connect(),
+  connection: connections.b,
   lockDuration: 5_000,
   stalledInterval: 300,
 });
@@ -73,5 +74,6 @@ console.log('verify:', (await gate.verify()).ok ? 'no violations' : 'VIOLATIONS'
 await Promise.all([a.close(true), b.close()]);
 await queue.obliterate({ force: true });
 await queue.close();
+await Promise.all(Object.values(connections).map((connection) => connection.quit()));
 await gate.close();
 process.exit(outcomes.get('A')?.outcome === 'rejected' ? 0 : 1);

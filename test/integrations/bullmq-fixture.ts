@@ -4,10 +4,10 @@
  * lock and the lease both run on time).
  */
 import { randomBytes } from 'node:crypto';
-import { Queue, type IRedisClient, type Worker } from 'bullmq';
+import { Queue, type Worker } from 'bullmq';
+import { Redis } from 'ioredis';
 import { afterEach, beforeEach } from 'vitest';
 import { Fencegate } from '../../src/gate.js';
-import { bullmqConnection } from '../helpers/resp-redis.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { findOrStartRedis, type RedisService } from './redis-service.js';
 
@@ -17,7 +17,7 @@ export class BullmqFixture {
   readonly queueName = `fencegate-${randomBytes(4).toString('hex')}`;
   #redis!: RedisService;
   #dir = tempDir('fencegate-bullmq-');
-  #connections: IRedisClient[] = [];
+  #connections: Redis[] = [];
   #workers: Worker[] = [];
 
   async start(): Promise<void> {
@@ -27,8 +27,11 @@ export class BullmqFixture {
   }
 
   /** A connection of its own, as a worker in another process would have. */
-  connection(): IRedisClient {
-    const connection = bullmqConnection(this.#redis.host, this.#redis.port);
+  connection(): Redis {
+    // maxRetriesPerRequest: null, as BullMQ requires of a worker's (blocking) connection.
+    const connection = new Redis(this.#redis.port, this.#redis.host, {
+      maxRetriesPerRequest: null,
+    });
     this.#connections.push(connection);
     return connection;
   }

@@ -1,6 +1,7 @@
 /**
- * BullMQ and LangGraph are optional peers: importing fencegate (or its client, server and testing
- * kit) must not load them. A child process refuses to resolve either; the langgraph entry point,
+ * BullMQ and LangGraph are optional peers, and ioredis (BullMQ's usual connection) is not a
+ * dependency at all: importing fencegate (or its client, server and testing kit) must load none of
+ * them. A child process refuses to resolve them; the langgraph entry point,
  * which does need its peer, shows that the refusal works. Runs against dist/ like a user would.
  */
 import { execFile } from 'node:child_process';
@@ -11,7 +12,7 @@ const run = promisify(execFile);
 /** Module hooks for the child: resolving an optional peer dependency fails loudly. */
 const DENY_PEERS = `
   export async function resolve(specifier, context, next) {
-    if (/^(bullmq|@langchain\\/)/.test(specifier)) {
+    if (/^(bullmq|ioredis|@langchain\\/)/.test(specifier)) {
       throw new Error('optional peer loaded: ' + specifier);
     }
     return next(specifier, context);
@@ -44,7 +45,7 @@ describe('optional peer dependencies', () => {
     'fencegate/testing',
     'fencegate/bullmq',
   ]) {
-    it(`importing ${entry} loads neither bullmq nor @langchain`, async () => {
+    it(`importing ${entry} loads none of bullmq, ioredis and @langchain`, async () => {
       expect(Number(await importWithoutPeers(entry))).toBeGreaterThan(0);
     });
   }
