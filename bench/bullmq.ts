@@ -74,6 +74,8 @@ async function runOneSetting(
     store: SqliteStore.open({
       path: join(dir, 'bullmq.db'),
       synchronous: synchronous === 'full' ? 'FULL' : 'NORMAL',
+      // As `fencegate serve` runs it: concurrent jobs' transactions share one write and one sync.
+      groupCommit: true,
     }),
   });
   const raw = new Database(join(dir, 'raw.db'));
