@@ -14,7 +14,8 @@ import { AUDIT_SLOTS } from './etcd-engine.js';
 import { prefixEnd } from './etcd-keys.js';
 
 const MAX_AUDIT_PAGE = 10_000;
-const KEYS_PER_READ = 512;
+/** An audit key holds one Txn's entries for a tenant: up to a few hundred of them. */
+const KEYS_PER_READ = 64;
 
 interface StoredAudit {
   offset: number;

@@ -8,6 +8,7 @@
  */
 import { Etcd3 } from 'etcd3';
 import type { IRangeRequest, IRangeResponse, ITxnRequest, ITxnResponse } from 'etcd3';
+import { memberPolicy } from './etcd-member-policy.js';
 import { classifyEtcdError, outcomeUnknown, storeUnavailable, tooLarge } from './etcd-errors.js';
 
 export interface EtcdConnectionOptions {
@@ -29,6 +30,9 @@ export class EtcdConnection {
     this.client = new Etcd3({
       hosts: options.hosts.map((host) => `http://${host}`),
       dialTimeout: options.callTimeoutMs,
+      // A page of rows may hold many values of up to 256 KiB each.
+      grpcOptions: { 'grpc.max_receive_message_length': 256 * 1024 * 1024 },
+      faultHandling: { host: memberPolicy(1_000, options.hosts.length) },
       defaultCallOptions: (context) =>
         context.isStream ? {} : { deadline: Date.now() + options.callTimeoutMs },
     });

@@ -70,6 +70,13 @@ interface BuiltTxn {
   written: Map<string, string | null>;
   auditKeys: string[];
   compared: string[];
+  size: TxnSize;
+}
+
+export interface TxnSize {
+  compares: number;
+  ops: number;
+  entries: number;
   bytes: number;
 }
 
@@ -224,17 +231,32 @@ export class EtcdEngine {
     }));
     const compareList = [...compares.values()];
     bytes += compareList.reduce((sum, c) => sum + (c.key?.length ?? 0) + 16, 0) * 2;
-    this.checkFits(compareList.length, success.length, position, bytes);
+    const size = { compares: compareList.length, ops: success.length, entries: position, bytes };
+    this.checkFits(size);
     return {
       request: { compare: compareList, success, failure },
       written,
       auditKeys,
       compared,
-      bytes,
+      size,
     };
   }
 
-  checkFits(compares: number, ops: number, entries: number, bytes: number): void {
+  /** The size of one operation's Txn alone; throws invalid_request when even that cannot fit. */
+  size(plan: Planned<unknown>, call: CallState): TxnSize {
+    return this.build([plan], call).size;
+  }
+
+  fits(size: TxnSize): boolean {
+    try {
+      this.checkFits(size);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  checkFits({ compares, ops, entries, bytes }: TxnSize): void {
     const { maxTxnOps, maxRequestBytes } = this.limits;
     if (compares > maxTxnOps) {
       throw tooLarge(

@@ -1,30 +1,30 @@
 /**
- * Group commit on etcd: commits waiting together are planned together and applied in one Txn.
- * etcd forbids two writes of one key in a Txn, and two commits touching one key must see each
- * other anyway, so a commit that shares a key with one already in the batch waits for the next
- * batch. Each caller gets its own outcome; a batch that keeps conflicting falls back to one Txn
- * per commit.
+ * Group commit on etcd: operations waiting together (commits, and the lease operations next to
+ * them) are planned together and applied in one Txn. etcd forbids two writes of one key in a Txn,
+ * and two operations touching one key must see each other anyway, so an operation that shares a
+ * key with one already in the batch waits for the next batch. Each caller gets its own outcome; a
+ * batch that keeps conflicting falls back to one Txn per operation.
  */
-import { planCommit } from '../../core/plan/plan-commit.js';
-import type { NormalizedCommit } from '../../core/validate.js';
+import type { Transition } from '../../core/plan/transition.js';
 import { FencegateError, isFencegateError } from '../../errors.js';
-import type { CommitResult } from '../../types.js';
 import { outcomeUnknown } from './etcd-errors.js';
-import type { EtcdEngine, Planned } from './etcd-engine.js';
-import { CallState } from './etcd-snapshot.js';
+import type { EtcdEngine, Planned, TxnSize } from './etcd-engine.js';
+import { CallState, type EtcdSnapshot } from './etcd-snapshot.js';
 
 interface Job {
   tenant: string;
-  request: NormalizedCommit;
-  resolve: (value: CommitResult) => void;
+  plan: (snapshot: EtcdSnapshot) => Transition<unknown>;
+  /** The commit's operationId, for an outcome_unknown answer. */
+  operationId: string | undefined;
+  resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
 
 const MAX_BATCH = 64;
-const MAX_IN_FLIGHT = 4;
+const MAX_IN_FLIGHT = 8;
 const BATCH_ATTEMPTS = 3;
 
-export class EtcdGroupCommitter {
+export class EtcdBatcher {
   #queue: Job[] = [];
   #inFlight = 0;
   #scheduled = false;
@@ -34,9 +34,19 @@ export class EtcdGroupCommitter {
     private readonly target: string,
   ) {}
 
-  submit(tenant: string, request: NormalizedCommit): Promise<CommitResult> {
-    return new Promise((resolve, reject) => {
-      this.#queue.push({ tenant, request, resolve, reject });
+  submit<A>(
+    tenant: string,
+    plan: (snapshot: EtcdSnapshot) => Transition<A>,
+    operationId?: string,
+  ): Promise<A> {
+    return new Promise<A>((resolve, reject) => {
+      this.#queue.push({
+        tenant,
+        plan,
+        operationId,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+      });
       this.#schedule();
     });
   }
@@ -65,11 +75,11 @@ export class EtcdGroupCommitter {
     const call = new CallState();
     let selected = jobs;
     for (let attempt = 0; attempt < BATCH_ATTEMPTS; attempt += 1) {
-      let plans: Planned<CommitResult>[];
+      let plans: Planned<unknown>[];
       try {
         plans = [];
         for (const job of selected) {
-          plans.push(await this.engine.plan(job.tenant, call, (s) => planCommit(s, job.request)));
+          plans.push(await this.engine.plan(job.tenant, call, job.plan));
         }
       } catch (error) {
         for (const job of selected) job.reject(error);
@@ -104,9 +114,7 @@ export class EtcdGroupCommitter {
     await Promise.all(
       selected.map((job) =>
         this.engine
-          .run(job.tenant, (s) => planCommit(s, job.request), {
-            operationId: job.request.operationId,
-          })
+          .run(job.tenant, job.plan, { operationId: job.operationId })
           .then(job.resolve, job.reject),
       ),
     );
@@ -115,12 +123,13 @@ export class EtcdGroupCommitter {
   /** Commits whose keys are disjoint and whose Txn fits; the rest wait for the next batch. */
   #choose(
     jobs: Job[],
-    plans: Planned<CommitResult>[],
+    plans: Planned<unknown>[],
     call: CallState,
-  ): { chosen: { job: Job; plan: Planned<CommitResult> }[]; deferred: Job[] } {
-    const chosen: { job: Job; plan: Planned<CommitResult> }[] = [];
+  ): { chosen: { job: Job; plan: Planned<unknown> }[]; deferred: Job[] } {
+    const chosen: { job: Job; plan: Planned<unknown> }[] = [];
     const deferred: Job[] = [];
     const taken = new Set<string>();
+    let total: TxnSize = { compares: 0, ops: 0, entries: 0, bytes: 0 };
     jobs.forEach((job, i) => {
       const plan = plans[i];
       if (plan === undefined) return;
@@ -133,13 +142,19 @@ export class EtcdGroupCommitter {
         deferred.push(job);
         return;
       }
+      let size: TxnSize;
       try {
-        this.engine.build([...chosen.map((c) => c.plan), plan], call);
+        size = this.engine.size(plan, call);
       } catch (error) {
-        if (chosen.length === 0 && isFencegateError(error)) job.reject(error);
+        if (isFencegateError(error)) job.reject(error);
         else deferred.push(job);
         return;
       }
+      if (!this.engine.fits(add(total, size))) {
+        deferred.push(job);
+        return;
+      }
+      total = add(total, size);
       for (const key of keys) taken.add(key);
       chosen.push({ job, plan });
     });
@@ -148,8 +163,17 @@ export class EtcdGroupCommitter {
 
   #forJob(error: unknown, job: Job): unknown {
     if (error instanceof FencegateError && error.code === 'outcome_unknown') {
-      return outcomeUnknown(this.target, error.cause, job.request.operationId);
+      return outcomeUnknown(this.target, error.cause, job.operationId);
     }
     return error;
   }
+}
+
+function add(a: TxnSize, b: TxnSize): TxnSize {
+  return {
+    compares: a.compares + b.compares,
+    ops: a.ops + b.ops,
+    entries: a.entries + b.entries,
+    bytes: a.bytes + b.bytes,
+  };
 }

@@ -25,7 +25,13 @@ import {
   planRenew,
   planTakeover,
 } from '../../core/plan/plan-leases.js';
-import type { CutoverRow, OperationRow, RecordRow, ScopeRow } from '../../core/plan/transition.js';
+import type {
+  CutoverRow,
+  OperationRow,
+  RecordRow,
+  ScopeRow,
+  Transition,
+} from '../../core/plan/transition.js';
 import type { NormalizedCommit } from '../../core/validate.js';
 import { FencegateError } from '../../errors.js';
 import type {
@@ -64,9 +70,9 @@ import type { Store, StoreCapabilities } from '../store.js';
 import { readAuditPage } from './etcd-audit.js';
 import { EtcdConnection } from './etcd-connection.js';
 import { AUDIT_SLOTS, DEFAULT_ETCD_LIMITS, EtcdEngine, type EtcdLimits } from './etcd-engine.js';
-import { EtcdGroupCommitter } from './etcd-group-commit.js';
+import { EtcdBatcher } from './etcd-group-commit.js';
 import { EtcdKeys, prefixEnd } from './etcd-keys.js';
-import { KeyCache } from './etcd-snapshot.js';
+import { KeyCache, type EtcdSnapshot } from './etcd-snapshot.js';
 import { parseEtcdUrl } from './etcd-url.js';
 
 export interface EtcdStoreOptions {
@@ -82,7 +88,8 @@ export interface EtcdStoreOptions {
   limits?: Partial<EtcdLimits>;
 }
 
-const KEYS_PER_PAGE = 1000;
+/** Rows per range read: a row may hold a 256 KiB value. */
+const KEYS_PER_PAGE = 100;
 
 export class EtcdStore implements Store {
   readonly kind = 'etcd';
@@ -91,7 +98,7 @@ export class EtcdStore implements Store {
   readonly #keys: EtcdKeys;
   readonly #engine: EtcdEngine;
   readonly #clock: Clock;
-  readonly #groupCommitter: EtcdGroupCommitter | null;
+  readonly #batcher: EtcdBatcher | null;
 
   private constructor(options: EtcdStoreOptions) {
     const target = parseEtcdUrl(options.url);
@@ -109,10 +116,8 @@ export class EtcdStore implements Store {
     });
     this.#engine.sendWindowMs = operationTimeoutMs - 1_000;
     this.capabilities = { sharedAcrossProcesses: true, groupCommit: options.groupCommit === true };
-    this.#groupCommitter =
-      options.groupCommit === true
-        ? new EtcdGroupCommitter(this.#engine, this.#connection.target)
-        : null;
+    this.#batcher =
+      options.groupCommit === true ? new EtcdBatcher(this.#engine, this.#connection.target) : null;
   }
 
   /** Opens the client and checks that a member answers (store_unavailable otherwise). */
@@ -132,19 +137,29 @@ export class EtcdStore implements Store {
   }
 
   acquire(tenant: string, request: AcquireRequest): Promise<Grant> {
-    return this.#engine.run(tenant, (s) => planAcquire(s, request));
+    return this.#write(tenant, (s) => planAcquire(s, request));
   }
 
   renew(tenant: string, request: RenewRequest): Promise<Grant> {
-    return this.#engine.run(tenant, (s) => planRenew(s, request));
+    return this.#write(tenant, (s) => planRenew(s, request));
   }
 
   release(tenant: string, request: ReleaseRequest): Promise<ReleaseResult> {
-    return this.#engine.run(tenant, (s) => planRelease(s, request));
+    return this.#write(tenant, (s) => planRelease(s, request));
   }
 
   takeover(tenant: string, scope: string, request: TakeoverRequest): Promise<Grant> {
-    return this.#engine.run(tenant, (s) => planTakeover(s, scope, request));
+    return this.#write(tenant, (s) => planTakeover(s, scope, request));
+  }
+
+  /** One Txn of its own, or a place in the next group commit. */
+  #write<A>(
+    tenant: string,
+    plan: (snapshot: EtcdSnapshot) => Transition<A>,
+    operationId?: string,
+  ): Promise<A> {
+    if (this.#batcher !== null) return this.#batcher.submit(tenant, plan, operationId);
+    return this.#engine.run(tenant, plan, { operationId });
   }
 
   cancel(tenant: string, scope: string, request: CancelRequest): Promise<CancelResult> {
@@ -229,10 +244,7 @@ export class EtcdStore implements Store {
   }
 
   commit(tenant: string, request: NormalizedCommit): Promise<CommitResult> {
-    if (this.#groupCommitter !== null) return this.#groupCommitter.submit(tenant, request);
-    return this.#engine.run(tenant, (s) => planCommit(s, request), {
-      operationId: request.operationId,
-    });
+    return this.#write(tenant, (s) => planCommit(s, request), request.operationId);
   }
 
   async getOperation(tenant: string, operationId: string): Promise<CommitResult | null> {
@@ -279,7 +291,7 @@ export class EtcdStore implements Store {
     effectKey: string,
     request: CompleteIntentRequest,
   ): Promise<Intent> {
-    return this.#engine.run(tenant, (s) => planCompletion(s, effectKey, request));
+    return this.#write(tenant, (s) => planCompletion(s, effectKey, request));
   }
 
   async countIntents(tenant: string | undefined): Promise<Partial<Record<IntentStatus, number>>> {
