@@ -1,5 +1,5 @@
 /** The store conformance suite on etcd: a single member and a 3-member cluster, a key prefix per test. */
-import { defineStoreConformanceSuite } from '../../src/testing/index.js';
+import { defineStoreConformanceSuite } from '../../src/testing/vitest/index.js';
 import { etcdSubjects } from './etcd-subject.js';
 
 for (const which of ['single', 'cluster'] as const) {

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { Fencegate } from '../../src/gate.js';
 import { EtcdStore } from '../../src/store/etcd/etcd-store.js';
-import type { ConformanceSubject } from '../../src/testing/index.js';
+import type { ConformanceSubject } from '../../src/testing/vitest/index.js';
 import { ManualClock } from '../../src/testing/index.js';
 
 export interface EtcdSubject extends ConformanceSubject {

@@ -10,8 +10,15 @@ import type {
   CommitResult,
   CommittedRecord,
 } from '../../types.js';
+import {
+  ABANDONED_FINGERPRINT,
+  abandonedAuditEntry,
+  abandonedOutcome,
+  storedOutcomeAnswers,
+} from '../abandon.js';
 import { auditEntry } from '../audit-entry.js';
 import {
+  auditReads,
   checkCommit,
   NEVER_EXISTED,
   requestFingerprint,
@@ -55,7 +62,7 @@ export function planCommit(
   const operationRef: Ref = { type: 'operation', operationId: request.operationId };
   const stored = snapshot.get({ type: 'operation', operationId: request.operationId });
   if (stored !== null) {
-    if (stored.requestFingerprint === requestHash) {
+    if (storedOutcomeAnswers(stored.requestFingerprint, requestHash)) {
       return {
         expect: [operationRef],
         put: [],
@@ -119,6 +126,7 @@ export function planCommit(
     fence: request.fence,
     currentFence: scopeRow?.fence ?? null,
     leaseExpiresAt: scopeRow?.leaseExpiresAt ?? null,
+    reads: auditReads(request, record),
   };
 
   if (rejection !== null) {
@@ -238,6 +246,41 @@ export function planCommit(
         }),
       ),
     ],
+    answer: { ok: true, value: result },
+  };
+}
+
+/**
+ * Settles an operationId (core/abandon.ts): its stored outcome when there is one, otherwise the
+ * stored and audited abandonment. Expecting the operation row absent makes a commit in flight with
+ * this operationId lose to it, or win and be answered.
+ */
+export function planAbandon(
+  snapshot: Snapshot,
+  operationId: string,
+  reason: string | undefined,
+): Transition<CommitResult> {
+  const operationRef: Ref = { type: 'operation', operationId };
+  const stored = snapshot.get({ type: 'operation', operationId });
+  if (stored !== null) {
+    return {
+      expect: [operationRef],
+      put: [],
+      audit: [],
+      answer: { ok: true, value: stored.outcome },
+    };
+  }
+  const result = abandonedOutcome(operationId, reason);
+  const { tenant, now } = snapshot;
+  return {
+    expect: [operationRef],
+    put: [
+      {
+        ...operationRef,
+        row: { requestFingerprint: ABANDONED_FINGERPRINT, outcome: result, at: now },
+      },
+    ],
+    audit: [abandonedAuditEntry(tenant, now, operationId)],
     answer: { ok: true, value: result },
   };
 }

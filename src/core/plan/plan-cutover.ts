@@ -158,9 +158,19 @@ export function planCutoverChunk(
   const steps: Put[] = [];
   for (const scope of pending) {
     const row = snapshot.get({ type: 'scope', scope });
+    transition.expect.push({ type: 'scope', scope }, { type: 'cutoverStep', cutoverId, scope });
+    if (row?.status === 'deleted') {
+      // Only a takeover re-creates a deleted scope: the cutover leaves it, marked skipped.
+      steps.push({
+        type: 'cutoverStep',
+        cutoverId,
+        scope,
+        row: { fence: row.fence, skipped: true },
+      });
+      continue;
+    }
     // A listed scope that was never created gets fence 1.
     const fence = (row?.fence ?? 0) + 1;
-    transition.expect.push({ type: 'scope', scope }, { type: 'cutoverStep', cutoverId, scope });
     transition.put.push({
       type: 'scope',
       scope,

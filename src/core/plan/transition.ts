@@ -52,9 +52,13 @@ export interface CutoverRow {
   scopes: string[];
 }
 
-/** The fence a cutover gave one scope: its presence marks the scope as moved. */
+/**
+ * The fence a cutover gave one scope: its presence marks the scope as done. A scope found deleted
+ * is skipped: it keeps its fence, which the row records.
+ */
 export interface CutoverStepRow {
   fence: number;
+  skipped?: boolean;
 }
 
 export interface Rows {

@@ -17,6 +17,7 @@
  *   j/<tenant>/<jobId>                       job
  *   a/<tenant>/<unique>                      the audit entries one Txn wrote for the tenant
  *   t/<hash>, ti/<id>                        tokens, by hash and by id
+ *   ar                                       the highest audit seq pruned (retention)
  *
  * A new family (retention marks, token listings, …) is one more tag here.
  */
@@ -86,6 +87,10 @@ export class EtcdKeys {
 
   tokenId(id: string): string {
     return this.family('ti') + id;
+  }
+
+  auditPrunedThrough(): string {
+    return `${this.prefix}/ar`;
   }
 }
 

@@ -6,10 +6,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { CompareResult, CompareTarget } from 'etcd3';
-import type { IKeyValue } from 'etcd3';
 import { systemClock, type Clock } from '../../core/clock.js';
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
-import { planCommit } from '../../core/plan/plan-commit.js';
+import { planAbandon, planCommit } from '../../core/plan/plan-commit.js';
 import {
   planCutoverChunk,
   planCutoverStart,
@@ -27,6 +26,7 @@ import {
 } from '../../core/plan/plan-leases.js';
 import type {
   CutoverRow,
+  CutoverStepRow,
   OperationRow,
   RecordRow,
   ScopeRow,
@@ -35,6 +35,7 @@ import type {
 import type { NormalizedCommit } from '../../core/validate.js';
 import { FencegateError } from '../../errors.js';
 import type {
+  AbandonRequest,
   AcquireRequest,
   AuditPage,
   AuditQuery,
@@ -46,13 +47,16 @@ import type {
   CutoverRecord,
   CutoverRequest,
   CutoverResult,
+  CutoverSummary,
   DeleteScopeResult,
   Grant,
   Intent,
   IntentStatus,
   JobEvent,
   JobRecord,
+  ListCutoversQuery,
   ListIntentsQuery,
+  ListRecordsQuery,
   ListScopesQuery,
   Page,
   Policy,
@@ -65,14 +69,23 @@ import type {
   TakeoverRequest,
   TokenRecord,
 } from '../../types.js';
-import { decodeCursor, encodeCursor, toRecordState as recordState } from '../rows.js';
+import { decodeCursor, encodeCursor } from '../rows.js';
 import type { Store, StoreCapabilities } from '../store.js';
 import { readAuditPage } from './etcd-audit.js';
 import { EtcdConnection } from './etcd-connection.js';
 import { AUDIT_SLOTS, DEFAULT_ETCD_LIMITS, EtcdEngine, type EtcdLimits } from './etcd-engine.js';
 import { EtcdBatcher } from './etcd-group-commit.js';
 import { EtcdKeys, prefixEnd } from './etcd-keys.js';
+import {
+  listCutovers,
+  listRecordsPage,
+  listTenantsWithOpenIntents,
+  toRecordState,
+} from './etcd-lists.js';
+import { auditPrunedThrough, pruneAudit, pruneOperations } from './etcd-retention.js';
+import { parseValue, scanPrefix } from './etcd-scan.js';
 import { KeyCache, type EtcdSnapshot } from './etcd-snapshot.js';
+import { createTokensIfNone, listTokens, tokenPuts } from './etcd-tokens.js';
 import { parseEtcdUrl } from './etcd-url.js';
 
 export interface EtcdStoreOptions {
@@ -87,9 +100,6 @@ export interface EtcdStoreOptions {
   /** The servers' --max-txn-ops and --max-request-bytes, when not etcd's defaults. */
   limits?: Partial<EtcdLimits>;
 }
-
-/** Rows per range read: a row may hold a 256 KiB value. */
-const KEYS_PER_PAGE = 100;
 
 export class EtcdStore implements Store {
   readonly kind = 'etcd';
@@ -180,23 +190,6 @@ export class EtcdStore implements Store {
     return kv === undefined ? null : (JSON.parse(kv.value.toString()) as T);
   }
 
-  /** Every key of a prefix from `startAfter` on, in key order, page by page. */
-  async *#scan(prefix: string, startAfter = ''): AsyncGenerator<IKeyValue> {
-    const end = prefixEnd(Buffer.from(prefix));
-    let start = startAfter === '' ? prefix : `${startAfter}\0`;
-    for (;;) {
-      const response = await this.#connection.range({
-        key: Buffer.from(start),
-        range_end: end,
-        limit: KEYS_PER_PAGE,
-      });
-      for (const kv of response.kvs) yield kv;
-      const last = response.kvs.at(-1);
-      if (!response.more || last === undefined) return;
-      start = `${last.key.toString()}\0`;
-    }
-  }
-
   async getScope(tenant: string, scope: string): Promise<ScopeState | null> {
     const row = await this.#get<ScopeRow>(this.#keys.ref(tenant, { type: 'scope', scope }));
     return row === null ? null : toScopeState(scope, row);
@@ -209,7 +202,8 @@ export class EtcdStore implements Store {
     const after = decodeCursor(query.cursor);
     const items: ScopeState[] = [];
     let more = false;
-    for await (const kv of this.#scan(
+    for await (const kv of scanPrefix(
+      this.#connection,
       prefix,
       after === '' || family + after < prefix ? '' : family + after,
     )) {
@@ -236,11 +230,19 @@ export class EtcdStore implements Store {
   async listRecords(tenant: string, scope: string): Promise<RecordState[]> {
     const prefix = this.#keys.range(tenant, { type: 'scopeRecords', scope });
     const records: RecordState[] = [];
-    for await (const kv of this.#scan(prefix)) {
+    for await (const kv of scanPrefix(this.#connection, prefix)) {
       const name = kv.key.toString().slice(prefix.length);
       records.push(toRecordState(scope, name, JSON.parse(kv.value.toString()) as RecordRow));
     }
     return records;
+  }
+
+  listRecordsPage(
+    tenant: string,
+    scope: string,
+    query: ListRecordsQuery,
+  ): Promise<Page<RecordState>> {
+    return listRecordsPage(this.#connection, this.#keys, tenant, scope, query);
   }
 
   commit(tenant: string, request: NormalizedCommit): Promise<CommitResult> {
@@ -254,13 +256,25 @@ export class EtcdStore implements Store {
     return row === null ? null : row.outcome;
   }
 
+  abandonOperation(
+    tenant: string,
+    operationId: string,
+    request: AbandonRequest,
+  ): Promise<CommitResult> {
+    return this.#engine.run(tenant, (s) => planAbandon(s, operationId, request.reason));
+  }
+
   async listIntents(tenant: string, query: ListIntentsQuery): Promise<Page<Intent>> {
     const limit = query.limit ?? DEFAULT_LIST_LIMIT;
     const family = this.#keys.family('i', tenant);
     const after = decodeCursor(query.cursor);
     const items: Intent[] = [];
     let more = false;
-    for await (const kv of this.#scan(family, after === '' ? '' : family + after)) {
+    for await (const kv of scanPrefix(
+      this.#connection,
+      family,
+      after === '' ? '' : family + after,
+    )) {
       const intent = JSON.parse(kv.value.toString()) as Intent;
       if (query.scope !== undefined && intent.scope !== query.scope) continue;
       if (query.status !== undefined && intent.status !== query.status) continue;
@@ -294,9 +308,13 @@ export class EtcdStore implements Store {
     return this.#write(tenant, (s) => planCompletion(s, effectKey, request));
   }
 
+  listTenantsWithOpenIntents(): Promise<string[]> {
+    return listTenantsWithOpenIntents(this.#connection, this.#keys);
+  }
+
   async countIntents(tenant: string | undefined): Promise<Partial<Record<IntentStatus, number>>> {
     const counts: Partial<Record<IntentStatus, number>> = {};
-    for await (const kv of this.#scan(this.#keys.family('i', tenant))) {
+    for await (const kv of scanPrefix(this.#connection, this.#keys.family('i', tenant))) {
       const { status } = JSON.parse(kv.value.toString()) as Intent;
       counts[status] = (counts[status] ?? 0) + 1;
     }
@@ -313,7 +331,7 @@ export class EtcdStore implements Store {
 
   async listPolicies(tenant: string): Promise<Policy[]> {
     const policies: Policy[] = [];
-    for await (const kv of this.#scan(this.#keys.family('p', tenant))) {
+    for await (const kv of scanPrefix(this.#connection, this.#keys.family('p', tenant))) {
       policies.push(JSON.parse(kv.value.toString()) as Policy);
     }
     return policies.sort(
@@ -348,6 +366,7 @@ export class EtcdStore implements Store {
       toPolicy: record.toPolicy,
       scopes: record.fences.length,
       fences: record.fences,
+      skipped: record.skipped,
     };
   }
 
@@ -355,12 +374,9 @@ export class EtcdStore implements Store {
     const row = await this.#get<CutoverRow>(this.#keys.ref(tenant, { type: 'cutover', cutoverId }));
     if (row === null) return null;
     const prefix = this.#keys.range(tenant, { type: 'cutoverSteps', cutoverId });
-    const fences = new Map<string, number>();
-    for await (const kv of this.#scan(prefix)) {
-      fences.set(
-        kv.key.toString().slice(prefix.length),
-        (JSON.parse(kv.value.toString()) as { fence: number }).fence,
-      );
+    const steps = new Map<string, CutoverStepRow>();
+    for await (const kv of scanPrefix(this.#connection, prefix)) {
+      steps.set(kv.key.toString().slice(prefix.length), parseValue<CutoverStepRow>(kv));
     }
     return {
       cutoverId: row.cutoverId,
@@ -371,11 +387,16 @@ export class EtcdStore implements Store {
       completedAt: row.completedAt,
       startSeq: row.startSeq,
       fences: row.scopes.flatMap((scope) => {
-        const fence = fences.get(scope);
-        return fence === undefined ? [] : [{ scope, fence }];
+        const step = steps.get(scope);
+        return step === undefined || step.skipped === true ? [] : [{ scope, fence: step.fence }];
       }),
       planned: row.scopes.length,
+      skipped: row.scopes.filter((scope) => steps.get(scope)?.skipped === true),
     };
+  }
+
+  listCutovers(tenant: string, query: ListCutoversQuery): Promise<Page<CutoverSummary>> {
+    return listCutovers(this.#connection, this.#keys, tenant, query);
   }
 
   async recordJobEvents(tenant: string, events: JobEvent[]): Promise<void> {
@@ -390,7 +411,7 @@ export class EtcdStore implements Store {
   async listJobs(tenant: string, scopes?: readonly string[]): Promise<JobRecord[]> {
     const wanted = scopes === undefined ? null : new Set(scopes);
     const jobs: JobRecord[] = [];
-    for await (const kv of this.#scan(this.#keys.family('j', tenant))) {
+    for await (const kv of scanPrefix(this.#connection, this.#keys.family('j', tenant))) {
       const job = JSON.parse(kv.value.toString()) as JobRecord;
       if (wanted === null || wanted.has(job.scope)) jobs.push(job);
     }
@@ -412,10 +433,7 @@ export class EtcdStore implements Store {
         result: 'Equal' as const,
         create_revision: 0,
       })),
-      success: [
-        { request_put: { key: byHash, value: Buffer.from(JSON.stringify(record)) } },
-        { request_put: { key: byId, value: Buffer.from(token.hash) } },
-      ],
+      success: tokenPuts(this.#keys, record),
     });
     if (!result.ok) throw this.#connection.writeError(result.error, undefined);
     if (!result.response.succeeded) {
@@ -464,6 +482,36 @@ export class EtcdStore implements Store {
     return Number(response.count);
   }
 
+  listTokens(tenant?: string): Promise<TokenRecord[]> {
+    return listTokens(this.#connection, this.#keys, tenant);
+  }
+
+  createTokensIfNone(tokens: Omit<TokenRecord, 'createdAt'>[]): Promise<TokenRecord[] | null> {
+    const createdAt = this.#clock.now();
+    return createTokensIfNone(
+      this.#connection,
+      this.#keys,
+      tokens.map((token) => ({ ...token, createdAt })),
+    );
+  }
+
+  pruneOperations(createdBefore: number): Promise<number> {
+    return pruneOperations(
+      this.#connection,
+      this.#keys,
+      this.#engine.limits.maxTxnOps,
+      createdBefore,
+    );
+  }
+
+  pruneAudit(throughSeq: number): Promise<number> {
+    return pruneAudit(this.#connection, this.#keys, this.#engine.limits.maxTxnOps, throughSeq);
+  }
+
+  auditPrunedThrough(): Promise<number> {
+    return auditPrunedThrough(this.#connection, this.#keys);
+  }
+
   async #revision(): Promise<number> {
     const key = Buffer.from(this.#keys.family('s'));
     const response = await this.#connection.range({ key, count_only: true });
@@ -495,12 +543,4 @@ function toScopeState(scope: string, row: ScopeRow): ScopeState {
     status: row.status,
     updatedAt: row.updatedAt,
   };
-}
-
-function toRecordState(scope: string, name: string, row: RecordRow | null): RecordState {
-  return recordState(
-    scope,
-    name,
-    row === null ? undefined : { ...row, value: row.valueJson, updated_at: row.updatedAt },
-  );
 }
