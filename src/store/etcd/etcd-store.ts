@@ -512,6 +512,23 @@ export class EtcdStore implements Store {
     return auditPrunedThrough(this.#connection, this.#keys);
   }
 
+  /**
+   * An etcd watch on the open intents: a key created there (version 1) is an intent a commit
+   * created, or one made due again; claims and deliveries, which rewrite or delete the key, wake
+   * nobody.
+   */
+  async watchIntents(listener: (tenant: string) => void): Promise<() => Promise<void>> {
+    const family = this.#keys.family('io');
+    const watcher = await this.#connection.client.watch().prefix(family).create();
+    watcher.on('put', (kv) => {
+      if (kv.version !== '1') return;
+      listener(kv.key.toString().slice(family.length).split('/')[0] ?? '');
+    });
+    // A lost stream is re-established by the client; meanwhile the dispatcher's poll finds work.
+    watcher.on('error', () => undefined);
+    return () => watcher.cancel();
+  }
+
   async #revision(): Promise<number> {
     const key = Buffer.from(this.#keys.family('s'));
     const response = await this.#connection.range({ key, count_only: true });
