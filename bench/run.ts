@@ -11,6 +11,7 @@ import { formatWalPages, runWalPagesBench } from './sqlite-wal-pages.js';
 
 const USAGE = `usage: npm run bench -- commit [--seconds N] [--in-flight N]
        npm run bench -- commit --store postgres://… [--seconds N]
+       npm run bench -- commit --store etcd://host:port[,host:port…] [--seconds N] [--in-flight N]
        npm run bench -- dispatch [--seconds N]
        npm run bench -- cutover [--store postgres://…]
        npm run bench -- verify [--entries N] [--sqlite]
@@ -49,6 +50,11 @@ async function main(argv: string[]): Promise<number> {
     case 'commit':
       if (values.store.startsWith('sqlite')) {
         await runSqliteCommitBench({ seconds, inFlight });
+        return 0;
+      }
+      if (values.store.startsWith('etcd://')) {
+        const { runEtcdCommitBench } = await import('./etcd/commit.js');
+        await runEtcdCommitBench({ url: values.store, seconds, inFlight });
         return 0;
       }
       return runPostgres(values.store, seconds, inFlight);

@@ -1,5 +1,6 @@
 /** Runs once before the test files: services the suites need are found or started here. */
 import type { TestProject } from 'vitest/node';
+import { findOrStartEtcd } from './etcd/etcd-service.js';
 import { findOrStartPostgres } from './postgres/pg-service.js';
 
 declare module 'vitest' {
@@ -8,10 +9,39 @@ declare module 'vitest' {
     pgUrl: string | null;
     /** Why there is no PostgreSQL (what is missing), when pgUrl is null. */
     pgProblem: string | null;
+    /** etcd URLs for tests (a single member and a 3-member cluster), or null with the reason. */
+    etcdUrl: string | null;
+    etcdClusterUrl: string | null;
+    etcdProblem: string | null;
   }
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const stopEtcd = await setupEtcd(project);
+  const stopPostgres = await setupPostgres(project);
+  return async () => {
+    await stopPostgres();
+    await stopEtcd();
+  };
+}
+
+async function setupEtcd(project: TestProject): Promise<() => Promise<void>> {
+  const etcd = await findOrStartEtcd();
+  if (etcd instanceof Error) {
+    project.provide('etcdUrl', null);
+    project.provide('etcdClusterUrl', null);
+    project.provide('etcdProblem', etcd.message);
+    return () => Promise.resolve();
+  }
+  console.log(`etcd for the tests: ${etcd.origin}`);
+  project.provide('etcdUrl', etcd.url);
+  project.provide('etcdClusterUrl', etcd.clusterUrl);
+  project.provide('etcdProblem', null);
+  process.env.FENCEGATE_TEST_ETCD_URL_STARTED = etcd.url;
+  return () => etcd.stop();
+}
+
+async function setupPostgres(project: TestProject): Promise<() => Promise<void>> {
   const postgres = await findOrStartPostgres();
   if (postgres instanceof Error) {
     // Only the files that need PostgreSQL fail (with this message); the others still run.

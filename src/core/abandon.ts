@@ -6,6 +6,7 @@
  * the commit answers the commit's outcome instead.
  */
 import type { CommitRejected } from '../types.js';
+import { auditEntry, type NewAuditEntry } from './audit-entry.js';
 
 /** Stored as the request fingerprint of an abandoned operation: no request has this hash. */
 export const ABANDONED_FINGERPRINT = 'abandoned';
@@ -29,4 +30,21 @@ export function storedOutcomeAnswers(
   requestFingerprint: string,
 ): boolean {
   return storedFingerprint === requestFingerprint || storedFingerprint === ABANDONED_FINGERPRINT;
+}
+
+/** The audit entry of an abandonment: a rejected commit of no scope. */
+export function abandonedAuditEntry(
+  tenant: string,
+  now: number,
+  operationId: string,
+): NewAuditEntry {
+  return auditEntry({
+    at: now,
+    tenant,
+    scope: null,
+    kind: 'commit',
+    outcome: 'rejected',
+    reason: 'operation_abandoned',
+    operationId,
+  });
 }

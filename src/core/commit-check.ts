@@ -5,7 +5,7 @@
  * to it by the conformance suite. Check 1 (operationId replay) is the adapter's: it needs the
  * stored outcome, not the scope.
  */
-import type { CommitRejection } from '../types.js';
+import type { AuditReadCheck, CommitRejection } from '../types.js';
 import { canonicalJson, sha256Hex } from './canonical.js';
 import {
   knownRequestFingerprint,
@@ -195,4 +195,18 @@ export function requestFingerprint(request: NormalizedCommit): string {
   const hash = sha256Hex(canonicalJson({ ...rest, writes: writeKeys }));
   rememberRequestFingerprint(request, hash);
   return hash;
+}
+
+/** A commit's dependencies with the revisions they had at the check, or null for none (audit). */
+export function auditReads(
+  request: NormalizedCommit,
+  record: (scope: string, name: string) => RecordSnapshot,
+): AuditReadCheck[] | null {
+  if (request.reads.length === 0) return null;
+  return request.reads.map((read) => ({
+    scope: read.scope,
+    name: read.name,
+    expected: read.revision,
+    actual: record(read.scope, read.name).revision,
+  }));
 }

@@ -1,6 +1,8 @@
-/** Opens a store from its URL: `sqlite:PATH[?synchronous=normal]`, `sqlite::memory:`, `postgres://…`. */
+/** Opens a store from its URL: `sqlite:PATH[?synchronous=normal]`, `sqlite::memory:`, `postgres://…`, `etcd://…`. */
 import type { Clock } from '../core/clock.js';
 import { fail } from '../errors.js';
+import { EtcdStore } from './etcd/etcd-store.js';
+import { isEtcdUrl } from './etcd/etcd-url.js';
 import { PostgresStore } from './postgres/postgres-store.js';
 import { isPostgresUrl } from './postgres/postgres-url.js';
 import { SqliteStore } from './sqlite/sqlite-store.js';
@@ -28,9 +30,10 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
     // The schema comes from `?schema=NAME` (default fencegate).
     return PostgresStore.open({ url, ...options });
   }
+  if (isEtcdUrl(url)) return EtcdStore.open({ url, ...options });
   return fail(
     'invalid_request',
-    `unsupported store URL ${redactUrl(url)}; use sqlite:PATH, sqlite::memory: or postgres://…`,
+    `unsupported store URL ${redactUrl(url)}; use sqlite:PATH, sqlite::memory:, postgres://… or etcd://host:port[,host:port…]`,
   );
 }
 

@@ -7,12 +7,14 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { cutoverFingerprint } from '../../src/cutover/plan.js';
 import { planCutover } from '../../src/store/sqlite/sqlite-cutover.js';
+import { parseSqliteUrl } from '../../src/store/sqlite/sqlite-url.js';
 import { SqliteStatements } from '../../src/store/sqlite/sqlite-statements.js';
 import type { CutoverRequest } from '../../src/types.js';
 import { parseSqliteUrl } from '../../src/store/sqlite/sqlite-url.js';
 import { withClient } from '../postgres/pg-helpers.js';
 import { STORE_BACKENDS, storeFactory, type StoreBackend } from '../postgres/store-backends.js';
 import { createWorkflows, openStore, readAudit, registerPolicies } from './cutover-helpers.js';
+import { planOnEtcd } from './plan-on-etcd.js';
 
 /**
  * Plans a cutover behind the store's back, as a cutover interrupted right after its planning
@@ -30,6 +32,10 @@ async function planOnly(
     const ctx = { statements: new SqliteStatements(db), tenant, now };
     db.transaction(() => planCutover(db, ctx, request))();
     db.close();
+    return;
+  }
+  if (backend === 'etcd') {
+    await planOnEtcd(url, tenant, request, now);
     return;
   }
   const schema = new URL(url).searchParams.get('schema');

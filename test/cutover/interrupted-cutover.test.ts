@@ -7,11 +7,14 @@
 import Database from 'better-sqlite3';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { Etcd3 } from 'etcd3';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { verifyStore } from '../../src/audit/verify.js';
 import { Fencegate } from '../../src/gate.js';
 import { parseSqliteUrl } from '../../src/store/sqlite/sqlite-url.js';
+import { prefixEnd } from '../../src/store/etcd/etcd-keys.js';
+import { parseEtcdUrl } from '../../src/store/etcd/etcd-url.js';
 import type { CutoverRequest, ScopeState } from '../../src/types.js';
 import {
   STORE_BACKENDS,
@@ -77,6 +80,7 @@ async function watch(backend: StoreBackend, url: string): Promise<Watcher> {
       },
     };
   }
+  if (backend === 'etcd') return Promise.resolve(watchEtcd(url));
   // The store's URL without fencegate's own parameter is the driver's.
   const driverUrl = new URL(url);
   const schema = driverUrl.searchParams.get('schema');
@@ -104,6 +108,35 @@ async function watch(backend: StoreBackend, url: string): Promise<Watcher> {
       }
     },
     close: () => client.end(),
+  };
+}
+
+/**
+ * etcd: the moved scopes are the cutover's step keys (written in the Txn that audits the move).
+ * A Txn the child sent before it died is applied within the server's request timeout or never;
+ * the child is gone once the store's revision has stood still for a while.
+ */
+function watchEtcd(url: string): Watcher {
+  const target = parseEtcdUrl(url);
+  const client = new Etcd3({ hosts: target.hosts.map((host) => `http://${host}`) });
+  const steps = Buffer.from(`${target.prefix}/cs/`);
+  const count = () =>
+    client.kv.range({ key: steps, range_end: prefixEnd(steps), count_only: true });
+  return {
+    cutoverEntries: async () => Number((await count()).count),
+    childGone: async () => {
+      let revision = '';
+      for (let still = 0; still < 10;) {
+        const now = (await count()).header.revision;
+        still = now === revision ? still + 1 : 0;
+        revision = now;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    },
+    close: () => {
+      client.close();
+      return Promise.resolve();
+    },
   };
 }
 

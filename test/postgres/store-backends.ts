@@ -12,20 +12,23 @@
  * Call storeFactory at the top level of a file or of a describe block: it registers the afterAll
  * that removes what it created.
  */
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import type { Clock } from '../../src/core/clock.js';
+import { EtcdStore } from '../../src/store/etcd/etcd-store.js';
 import { openStore } from '../../src/store/open.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
+import { etcdTestUrl } from '../etcd/etcd-subject.js';
 import { dropSchema, pgUrl, testSchema } from './pg-helpers.js';
 
-export type StoreBackend = 'sqlite' | 'postgres';
+export type StoreBackend = 'sqlite' | 'postgres' | 'etcd';
 
-export const STORE_BACKENDS: readonly StoreBackend[] = ['sqlite', 'postgres'];
+export const STORE_BACKENDS: readonly StoreBackend[] = ['sqlite', 'postgres', 'etcd'];
 
 export interface StoreOptions {
   /** Store time; the store's own clock (host or database) when absent. */
@@ -49,7 +52,26 @@ export interface StoreFactory {
 }
 
 export function storeFactory(backend: StoreBackend, label: string): StoreFactory {
+  if (backend === 'etcd') return etcdFactory(label);
   return backend === 'sqlite' ? sqliteFactory(label) : postgresFactory(label);
+}
+
+/** etcd: a new key prefix on the single-member etcd of the test run. */
+function etcdFactory(label: string): StoreFactory {
+  const base = `${label.replace(/_/g, '-')}-${randomUUID().slice(0, 8)}`;
+  let count = 0;
+  const options = (given: StoreOptions) => ({
+    ...(given.clock === undefined ? {} : { clock: given.clock }),
+    ...(given.groupCommit === undefined ? {} : { groupCommit: given.groupCommit }),
+  });
+  return {
+    backend: 'etcd',
+    open: async (given = {}) => {
+      const url = `${etcdTestUrl('single')}?prefix=${base}-${++count}`;
+      return { store: await EtcdStore.open({ url, ...options(given) }), url };
+    },
+    reopen: (url, given = {}) => EtcdStore.open({ url, ...options(given) }),
+  };
 }
 
 function sqliteFactory(label: string): StoreFactory {

@@ -1,5 +1,5 @@
 /**
- * Retention on SQLite and PostgreSQL: stored outcomes go after their window (a repeat is then a
+ * Retention on SQLite, PostgreSQL and etcd: stored outcomes go after their window (a repeat is then a
  * new operation, which the revision guard keeps from applying twice), audit entries go only below
  * a clean checkpoint of every tenant, exported first when asked, and verify continues from it.
  */
@@ -10,12 +10,14 @@ import { verifyStore } from '../../src/audit/verify.js';
 import { Fencegate } from '../../src/gate.js';
 import { applyRetention } from '../../src/retention/retention.js';
 import { parseDuration } from '../../src/retention/duration.js';
+import { EtcdStore } from '../../src/store/etcd/etcd-store.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import type { AuditEntry } from '../../src/types.js';
 import { tempDir } from '../helpers/temp-dir.js';
+import { etcdTestUrl } from '../etcd/etcd-subject.js';
 import { dropSchema, pgUrl, testSchema } from '../postgres/pg-helpers.js';
 
 const HOUR = 3_600_000;
@@ -36,6 +38,14 @@ const backends: { name: string; open: (clock: ManualClock) => Promise<Store> }[]
   {
     name: 'postgres',
     open: (clock) => PostgresStore.open({ url: pgUrl(), schema, clock }),
+  },
+  {
+    name: 'etcd',
+    open: (clock) =>
+      EtcdStore.open({
+        url: `${etcdTestUrl('single')}?prefix=${EtcdStore.uniquePrefix('retention')}`,
+        clock,
+      }),
   },
 ];
 

@@ -1,6 +1,9 @@
 /** abandonOperation on SQLite, inside the caller's write transaction. */
-import { ABANDONED_FINGERPRINT, abandonedOutcome } from '../../core/abandon.js';
-import { auditEntry } from '../../core/audit-entry.js';
+import {
+  ABANDONED_FINGERPRINT,
+  abandonedAuditEntry,
+  abandonedOutcome,
+} from '../../core/abandon.js';
 import type { AbandonRequest, CommitResult } from '../../types.js';
 import { appendAudit } from './sqlite-audit.js';
 import type { CommitContext } from './sqlite-commit.js';
@@ -26,17 +29,6 @@ export function abandonInTransaction(
     JSON.stringify(result),
     now,
   );
-  appendAudit(
-    statements,
-    auditEntry({
-      at: now,
-      tenant,
-      scope: null,
-      kind: 'commit',
-      outcome: 'rejected',
-      reason: 'operation_abandoned',
-      operationId,
-    }),
-  );
+  appendAudit(statements, abandonedAuditEntry(tenant, now, operationId));
   return result;
 }

@@ -6,11 +6,15 @@
 import { storedOutcomeAnswers } from '../../core/abandon.js';
 import { auditEntry } from '../../core/audit-entry.js';
 import { payloadJson, valueFingerprint, valueJson } from '../../core/prepared-value.js';
-import { checkCommit, requestFingerprint, type RecordSnapshot } from '../../core/commit-check.js';
+import {
+  auditReads,
+  checkCommit,
+  requestFingerprint,
+  type RecordSnapshot,
+} from '../../core/commit-check.js';
 import type { NormalizedCommit } from '../../core/validate.js';
 import { FencegateError } from '../../errors.js';
 import type {
-  AuditReadCheck,
   AuditRecordChange,
   CommitCommitted,
   CommitRejected,
@@ -32,20 +36,6 @@ export interface CommitContext {
  * Returns the outcome, or an operation_id_conflict error to throw once the transaction is over
  * (throwing inside would roll back the audit entry of the conflict).
  */
-/** Every dependency with the revision it had at the check (cached lookups), or null for none. */
-function auditReads(
-  request: NormalizedCommit,
-  record: (scope: string, name: string) => RecordSnapshot,
-): AuditReadCheck[] | null {
-  if (request.reads.length === 0) return null;
-  return request.reads.map((read) => ({
-    scope: read.scope,
-    name: read.name,
-    expected: read.revision,
-    actual: record(read.scope, read.name).revision,
-  }));
-}
-
 export function commitInTransaction(
   ctx: CommitContext,
   request: NormalizedCommit,

@@ -1,0 +1,286 @@
+/**
+ * The commit boundary planned over a snapshot: the replay check, the check order of
+ * commit-check.ts, then the records, tombstones, intents, stored outcome and audit entries.
+ */
+import { FencegateError } from '../../errors.js';
+import type {
+  AuditRecordChange,
+  CommitCommitted,
+  CommitRejected,
+  CommitResult,
+  CommittedRecord,
+} from '../../types.js';
+import {
+  ABANDONED_FINGERPRINT,
+  abandonedAuditEntry,
+  abandonedOutcome,
+  storedOutcomeAnswers,
+} from '../abandon.js';
+import { auditEntry } from '../audit-entry.js';
+import {
+  auditReads,
+  checkCommit,
+  NEVER_EXISTED,
+  requestFingerprint,
+  type RecordSnapshot,
+} from '../commit-check.js';
+import { valueFingerprint, valueJson } from '../prepared-value.js';
+import type { NormalizedCommit } from '../validate.js';
+import { tombstone } from './plan-leases.js';
+import type { Put, Ref, Snapshot, Transition } from './transition.js';
+
+/** Every row a commit may read up front; a store that loads before planning fetches these. */
+export function commitRefs(request: NormalizedCommit): Ref[] {
+  const refs: Ref[] = [
+    { type: 'operation', operationId: request.operationId },
+    { type: 'scope', scope: request.scope },
+  ];
+  for (const read of request.reads)
+    refs.push({ type: 'record', scope: read.scope, name: read.name });
+  for (const write of request.writes)
+    refs.push({ type: 'record', scope: request.scope, name: write.name });
+  for (const intent of request.intents) refs.push({ type: 'intent', effectKey: intent.effectKey });
+  return dedupeRefs(refs);
+}
+
+function dedupeRefs(refs: Ref[]): Ref[] {
+  const seen = new Set<string>();
+  return refs.filter((ref) => {
+    const key = JSON.stringify(ref);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+export function planCommit(
+  snapshot: Snapshot,
+  request: NormalizedCommit,
+): Transition<CommitResult> {
+  const { tenant, now } = snapshot;
+  const requestHash = requestFingerprint(request);
+  const operationRef: Ref = { type: 'operation', operationId: request.operationId };
+  const stored = snapshot.get({ type: 'operation', operationId: request.operationId });
+  if (stored !== null) {
+    if (storedOutcomeAnswers(stored.requestFingerprint, requestHash)) {
+      return {
+        expect: [operationRef],
+        put: [],
+        audit: [],
+        answer: { ok: true, value: { ...stored.outcome, replayed: true } },
+      };
+    }
+    return {
+      expect: [operationRef],
+      put: [],
+      audit: [
+        auditEntry({
+          at: now,
+          tenant,
+          scope: request.scope,
+          kind: 'commit',
+          outcome: 'rejected',
+          reason: 'operation_id_conflict',
+          operationId: request.operationId,
+          taskId: request.taskId ?? null,
+          fence: request.fence,
+        }),
+      ],
+      answer: {
+        ok: false,
+        error: new FencegateError(
+          'operation_id_conflict',
+          `operationId ${request.operationId} already has an outcome for a different request`,
+          { operationId: request.operationId },
+        ),
+      },
+    };
+  }
+
+  const scopeRow = snapshot.get({ type: 'scope', scope: request.scope });
+  const expect: Ref[] = commitRefs(request);
+  const record = (scope: string, name: string): RecordSnapshot =>
+    snapshot.get({ type: 'record', scope, name }) ?? NEVER_EXISTED;
+  const rejection = checkCommit({
+    request,
+    scope: scopeRow,
+    now,
+    record,
+    wasDeletedAt: (scope, name, revision) => {
+      const ref: Ref = { type: 'deletion', scope, name, revision };
+      expect.push(ref);
+      return snapshot.get(ref) !== null;
+    },
+    effectKeyExists: (effectKey) => snapshot.get({ type: 'intent', effectKey }) !== null,
+  });
+
+  const base = {
+    at: now,
+    tenant,
+    scope: request.scope,
+    kind: 'commit' as const,
+    operationId: request.operationId,
+    taskId: request.taskId ?? null,
+    policyVersion: request.policyVersion ?? scopeRow?.policyVersion ?? null,
+    holder: scopeRow?.holder ?? null,
+    fence: request.fence,
+    currentFence: scopeRow?.fence ?? null,
+    leaseExpiresAt: scopeRow?.leaseExpiresAt ?? null,
+    reads: auditReads(request, record),
+  };
+
+  if (rejection !== null) {
+    const result: CommitRejected = {
+      outcome: 'rejected',
+      operationId: request.operationId,
+      replayed: false,
+      error: rejection,
+    };
+    const records: AuditRecordChange[] = request.writes.map((write) => ({
+      name: write.name,
+      expected: write.expectRevision,
+      actual: record(request.scope, write.name).revision,
+      resulting: null,
+      fingerprint: null,
+      deleted: 'delete' in write,
+    }));
+    return {
+      expect,
+      put: [
+        { ...operationRef, row: { requestFingerprint: requestHash, outcome: result, at: now } },
+      ],
+      audit: [auditEntry({ ...base, outcome: 'rejected', reason: rejection.code, records })],
+      answer: { ok: true, value: result },
+    };
+  }
+
+  const put: Put[] = [];
+  const committedRecords: CommittedRecord[] = [];
+  const auditRecords: AuditRecordChange[] = [];
+  for (const write of request.writes) {
+    const current = record(request.scope, write.name);
+    const revision = current.revision + 1;
+    const deleted = 'delete' in write;
+    let incarnation = current.incarnation;
+    let fingerprint: string | null = null;
+    if (deleted) {
+      put.push(...tombstone(snapshot, request.scope, write.name, current, revision));
+    } else {
+      // A write to an absent record starts a new lifetime at this revision.
+      incarnation = current.exists ? current.incarnation : revision;
+      fingerprint = valueFingerprint(write);
+      put.push({
+        type: 'record',
+        scope: request.scope,
+        name: write.name,
+        row: {
+          exists: true,
+          valueJson: valueJson(write),
+          revision,
+          incarnation,
+          fingerprint,
+          updatedAt: now,
+        },
+      });
+    }
+    committedRecords.push({ name: write.name, revision, incarnation, fingerprint });
+    auditRecords.push({
+      name: write.name,
+      expected: write.expectRevision,
+      actual: current.revision,
+      resulting: revision,
+      fingerprint,
+      deleted,
+    });
+  }
+  for (const intent of request.intents) {
+    put.push({
+      type: 'intent',
+      effectKey: intent.effectKey,
+      row: {
+        effectKey: intent.effectKey,
+        scope: request.scope,
+        target: intent.target,
+        payload: intent.payload,
+        status: 'pending',
+        attempts: 0,
+        fence: request.fence,
+        operationId: request.operationId,
+        claimFence: 0,
+        providerRef: null,
+        lastError: null,
+        createdAt: now,
+        updatedAt: now,
+        unknownOutcomes: 0,
+        claimedBy: null,
+        claimExpiresAt: null,
+        nextAttemptAt: now,
+      },
+    });
+  }
+  const result: CommitCommitted = {
+    outcome: 'committed',
+    operationId: request.operationId,
+    scope: request.scope,
+    fence: request.fence,
+    records: committedRecords,
+    intents: request.intents.map((intent) => ({ effectKey: intent.effectKey, status: 'pending' })),
+    replayed: false,
+  };
+  put.push({ ...operationRef, row: { requestFingerprint: requestHash, outcome: result, at: now } });
+  return {
+    expect,
+    put,
+    audit: [
+      auditEntry({ ...base, outcome: 'committed', records: auditRecords }),
+      ...request.intents.map((intent) =>
+        auditEntry({
+          at: now,
+          tenant,
+          scope: request.scope,
+          kind: 'intent',
+          outcome: 'pending',
+          operationId: request.operationId,
+          currentFence: request.fence,
+          effectKey: intent.effectKey,
+        }),
+      ),
+    ],
+    answer: { ok: true, value: result },
+  };
+}
+
+/**
+ * Settles an operationId (core/abandon.ts): its stored outcome when there is one, otherwise the
+ * stored and audited abandonment. Expecting the operation row absent makes a commit in flight with
+ * this operationId lose to it, or win and be answered.
+ */
+export function planAbandon(
+  snapshot: Snapshot,
+  operationId: string,
+  reason: string | undefined,
+): Transition<CommitResult> {
+  const operationRef: Ref = { type: 'operation', operationId };
+  const stored = snapshot.get({ type: 'operation', operationId });
+  if (stored !== null) {
+    return {
+      expect: [operationRef],
+      put: [],
+      audit: [],
+      answer: { ok: true, value: stored.outcome },
+    };
+  }
+  const result = abandonedOutcome(operationId, reason);
+  const { tenant, now } = snapshot;
+  return {
+    expect: [operationRef],
+    put: [
+      {
+        ...operationRef,
+        row: { requestFingerprint: ABANDONED_FINGERPRINT, outcome: result, at: now },
+      },
+    ],
+    audit: [abandonedAuditEntry(tenant, now, operationId)],
+    answer: { ok: true, value: result },
+  };
+}

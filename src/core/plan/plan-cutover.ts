@@ -1,0 +1,230 @@
+/**
+ * Policies, cutovers and the jobs ledger planned over a snapshot. A cutover is planned once (its
+ * scope list fixed then) and carried out in chunks; each scope's fence bump and its step row go in
+ * the same transition, so a resumed cutover never bumps a scope twice.
+ */
+import { cutoverFingerprint } from '../../cutover/plan.js';
+import { FencegateError } from '../../errors.js';
+import type { CutoverRequest, JobEvent, Policy, RegisterPolicyRequest } from '../../types.js';
+import { auditEntry } from '../audit-entry.js';
+import type { Put, Ref, Snapshot, Transition } from './transition.js';
+
+export function planRegisterPolicy(
+  snapshot: Snapshot,
+  request: RegisterPolicyRequest,
+  registeredBy: string | null,
+): Transition<{ policy: Policy; created: boolean }> {
+  const ref = { type: 'policy' as const, version: request.version };
+  const existing = snapshot.get(ref);
+  if (existing !== null) {
+    if ((request.digest ?? null) !== existing.digest) {
+      return {
+        expect: [ref],
+        put: [],
+        audit: [],
+        answer: {
+          ok: false,
+          error: new FencegateError(
+            'policy_conflict',
+            `policy ${request.version} is registered with digest ${existing.digest ?? 'none'}; a version never changes`,
+            { version: request.version, digest: existing.digest },
+          ),
+        },
+      };
+    }
+    return {
+      expect: [ref],
+      put: [],
+      audit: [],
+      answer: { ok: true, value: { policy: existing, created: false } },
+    };
+  }
+  const policy: Policy = {
+    version: request.version,
+    digest: request.digest ?? null,
+    description: request.description ?? null,
+    registeredBy,
+    registeredAt: snapshot.now,
+  };
+  return {
+    expect: [ref],
+    put: [{ ...ref, row: policy }],
+    audit: [],
+    answer: { ok: true, value: { policy, created: true } },
+  };
+}
+
+/**
+ * Starts a cutover, or checks that an existing one with this id is the same request. `lastSeq` is
+ * the last audit seq the snapshot saw: later entries happened after the cutover began.
+ */
+export function planCutoverStart(
+  snapshot: Snapshot,
+  request: CutoverRequest & { cutoverId: string },
+  lastSeq: number,
+): Transition<void> {
+  const fingerprint = cutoverFingerprint(request);
+  const ref = { type: 'cutover' as const, cutoverId: request.cutoverId };
+  const existing = snapshot.get(ref);
+  if (existing !== null) {
+    if (existing.requestFingerprint !== fingerprint) {
+      return failed(
+        [ref],
+        new FencegateError(
+          'operation_id_conflict',
+          `cutoverId ${request.cutoverId} already names a different cutover`,
+          { cutoverId: request.cutoverId },
+        ),
+      );
+    }
+    return { expect: [ref], put: [], audit: [], answer: { ok: true, value: undefined } };
+  }
+  const policyRef = { type: 'policy' as const, version: request.toPolicy };
+  if (snapshot.get(policyRef) === null) {
+    return failed(
+      [ref, policyRef],
+      new FencegateError(
+        'invalid_request',
+        `toPolicy ${request.toPolicy} is not registered; register it with POST /v1/policies first`,
+        { field: 'toPolicy' },
+      ),
+    );
+  }
+  const scopes =
+    request.scopes !== undefined
+      ? [...new Set(request.scopes)].sort()
+      : snapshot
+          .list({ type: 'scopes', prefix: request.prefix ?? '' })
+          .filter((scope) => snapshot.get({ type: 'scope', scope })?.status === 'active');
+  return {
+    expect: [ref, policyRef],
+    put: [
+      {
+        ...ref,
+        row: {
+          cutoverId: request.cutoverId,
+          requestFingerprint: fingerprint,
+          toPolicy: request.toPolicy,
+          holder: request.holder,
+          leaseTtlMs: request.leaseTtlMs ?? null,
+          reason: request.reason ?? null,
+          status: 'running',
+          startedAt: snapshot.now,
+          completedAt: null,
+          startSeq: lastSeq,
+          scopes,
+        },
+      },
+    ],
+    audit: [],
+    answer: { ok: true, value: undefined },
+  };
+}
+
+function failed<A>(expect: Ref[], error: FencegateError): Transition<A> {
+  return { expect, put: [], audit: [], answer: { ok: false, error } };
+}
+
+/** Moves up to `chunk` scopes not yet moved; answers how many moved (0 marks it completed). */
+export function planCutoverChunk(
+  snapshot: Snapshot,
+  cutoverId: string,
+  chunk: number,
+): Transition<number> {
+  const { now, tenant } = snapshot;
+  const ref = { type: 'cutover' as const, cutoverId };
+  const cutover = snapshot.get(ref);
+  if (cutover === null) throw new Error('a planned cutover disappeared');
+  const moved = new Set(snapshot.list({ type: 'cutoverSteps', cutoverId }));
+  const pending = cutover.scopes.filter((scope) => !moved.has(scope)).slice(0, chunk);
+  if (pending.length === 0) {
+    return {
+      expect: [ref],
+      put:
+        cutover.status === 'completed'
+          ? []
+          : [{ ...ref, row: { ...cutover, status: 'completed', completedAt: now } }],
+      audit: [],
+      answer: { ok: true, value: 0 },
+    };
+  }
+  const leaseExpiresAt = cutover.leaseTtlMs === null ? null : now + cutover.leaseTtlMs;
+  const transition: Transition<number> = {
+    expect: [ref],
+    put: [],
+    audit: [],
+    answer: { ok: true, value: pending.length },
+  };
+  const steps: Put[] = [];
+  for (const scope of pending) {
+    const row = snapshot.get({ type: 'scope', scope });
+    transition.expect.push({ type: 'scope', scope }, { type: 'cutoverStep', cutoverId, scope });
+    if (row?.status === 'deleted') {
+      // Only a takeover re-creates a deleted scope: the cutover leaves it, marked skipped.
+      steps.push({
+        type: 'cutoverStep',
+        cutoverId,
+        scope,
+        row: { fence: row.fence, skipped: true },
+      });
+      continue;
+    }
+    // A listed scope that was never created gets fence 1.
+    const fence = (row?.fence ?? 0) + 1;
+    transition.put.push({
+      type: 'scope',
+      scope,
+      row: {
+        fence,
+        holder: cutover.holder,
+        leaseExpiresAt,
+        policyVersion: cutover.toPolicy,
+        status: 'active',
+        updatedAt: now,
+      },
+    });
+    steps.push({ type: 'cutoverStep', cutoverId, scope, row: { fence } });
+    transition.audit.push(
+      auditEntry({
+        at: now,
+        tenant,
+        scope,
+        kind: 'cutover',
+        outcome: 'granted',
+        reason: cutoverId,
+        holder: cutover.holder,
+        policyVersion: cutover.toPolicy,
+        currentFence: fence,
+        leaseExpiresAt,
+      }),
+    );
+  }
+  transition.put.push(...steps);
+  return transition;
+}
+
+/** A job keeps its latest state: an event older than the stored one changes nothing. */
+export function planJobEvents(snapshot: Snapshot, events: JobEvent[]): Transition<void> {
+  const latest = new Map<string, Put & { type: 'job' }>();
+  const expect: Ref[] = [];
+  for (const event of events) {
+    const at = event.at ?? snapshot.now;
+    const ref = { type: 'job' as const, jobId: event.jobId };
+    const stored = latest.get(event.jobId)?.row ?? snapshot.get(ref);
+    if (!latest.has(event.jobId)) expect.push(ref);
+    if (stored !== null && at < stored.at) continue;
+    latest.set(event.jobId, {
+      ...ref,
+      row: {
+        jobId: event.jobId,
+        scope: event.scope,
+        policyVersion: event.policyVersion,
+        fence: event.fence,
+        state: event.state,
+        attempt: event.attempt,
+        at,
+      },
+    });
+  }
+  return { expect, put: [...latest.values()], audit: [], answer: { ok: true, value: undefined } };
+}

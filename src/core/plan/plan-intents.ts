@@ -1,0 +1,142 @@
+/** Intent claims and completions planned over a snapshot, with the rules of intent-rules.ts. */
+import { FencegateError } from '../../errors.js';
+import type { ClaimIntentsRequest, CompleteIntentRequest, Intent } from '../../types.js';
+import { auditEntry } from '../audit-entry.js';
+import { decideCompletion, isClaimable } from '../intent-rules.js';
+import type { Snapshot, Transition } from './transition.js';
+
+/** Due intents first (by due time, then effect key), as many as `limit` and `maxClaims` allow. */
+export function planClaim(
+  snapshot: Snapshot,
+  request: ClaimIntentsRequest,
+  maxClaims = Number.POSITIVE_INFINITY,
+): Transition<Intent[]> {
+  const { now, tenant } = snapshot;
+  const targets = request.targets === undefined ? null : new Set(request.targets);
+  const due: Intent[] = [];
+  for (const effectKey of snapshot.list({ type: 'openIntents' })) {
+    const intent = snapshot.get({ type: 'intent', effectKey });
+    if (intent === null || !isClaimable(intent, now)) continue;
+    if (targets !== null && !targets.has(intent.target)) continue;
+    due.push(intent);
+  }
+  due.sort(
+    (a, b) =>
+      (a.nextAttemptAt ?? a.createdAt) - (b.nextAttemptAt ?? b.createdAt) ||
+      (a.effectKey < b.effectKey ? -1 : a.effectKey > b.effectKey ? 1 : 0),
+  );
+  const expiresAt = now + request.ttlMs;
+  const transition: Transition<Intent[]> = {
+    // Only the claimed intents: an intent that became due meanwhile is claimed by the next call.
+    expect: [],
+    put: [],
+    audit: [],
+    answer: { ok: true, value: [] },
+  };
+  const claimed: Intent[] = [];
+  for (const intent of due.slice(0, Math.min(request.limit, maxClaims))) {
+    const next: Intent = {
+      ...intent,
+      status: 'claimed',
+      claimFence: intent.claimFence + 1,
+      claimedBy: request.dispatcher,
+      claimExpiresAt: expiresAt,
+      attempts: intent.attempts + 1,
+      updatedAt: now,
+    };
+    transition.expect.push({ type: 'intent', effectKey: intent.effectKey });
+    transition.put.push({ type: 'intent', effectKey: intent.effectKey, row: next });
+    transition.audit.push(
+      auditEntry({
+        at: now,
+        tenant,
+        scope: intent.scope,
+        kind: 'intent',
+        outcome: 'claimed',
+        reason: intent.status === 'pending' ? null : `from_${intent.status}`,
+        holder: request.dispatcher,
+        fence: next.claimFence,
+        operationId: intent.operationId,
+        effectKey: intent.effectKey,
+      }),
+    );
+    claimed.push(next);
+  }
+  transition.answer = { ok: true, value: claimed };
+  return transition;
+}
+
+export function planCompletion(
+  snapshot: Snapshot,
+  effectKey: string,
+  request: CompleteIntentRequest,
+): Transition<Intent> {
+  const { now, tenant } = snapshot;
+  const ref = { type: 'intent' as const, effectKey };
+  const intent = snapshot.get(ref);
+  if (intent === null) {
+    return {
+      expect: [ref],
+      put: [],
+      audit: [],
+      answer: {
+        ok: false,
+        error: new FencegateError('not_found', `intent ${effectKey} does not exist`, { effectKey }),
+      },
+    };
+  }
+  const decision = decideCompletion(effectKey, intent, request, now);
+  if (!decision.ok) {
+    return {
+      expect: [ref],
+      put: [],
+      audit: [
+        auditEntry({
+          at: now,
+          tenant,
+          scope: intent.scope,
+          kind: 'intent',
+          outcome: 'rejected',
+          reason: decision.error.code,
+          fence: request.claimFence,
+          operationId: intent.operationId,
+          effectKey,
+        }),
+      ],
+      answer: { ok: false, error: decision.error },
+    };
+  }
+  const effect = decision.value;
+  const providerRef = request.providerRef ?? intent.providerRef;
+  const next: Intent = {
+    ...intent,
+    status: effect.status,
+    nextAttemptAt: effect.nextAttemptAt,
+    claimedBy: null,
+    claimExpiresAt: null,
+    unknownOutcomes: intent.unknownOutcomes + effect.unknownIncrement,
+    providerRef,
+    lastError: effect.status === 'delivered' ? null : (request.error ?? intent.lastError),
+    updatedAt: now,
+  };
+  return {
+    expect: [ref],
+    put: [{ ...ref, row: next }],
+    audit: [
+      auditEntry({
+        at: now,
+        tenant,
+        scope: intent.scope,
+        kind: 'intent',
+        outcome: effect.status,
+        reason:
+          request.outcome === 'failed' && request.retryable === true ? 'retryable_failure' : null,
+        holder: intent.claimedBy,
+        fence: request.claimFence,
+        operationId: intent.operationId,
+        effectKey,
+      }),
+    ],
+    answer: { ok: true, value: next },
+  };
+}

@@ -1,0 +1,357 @@
+/**
+ * Authority transitions planned over a snapshot: the decision comes from lease-rules.ts, the rows
+ * and audit entries from here, so `fence + 1`, the grant's audit entry and the refusal's audit
+ * entry each exist once.
+ */
+import type {
+  AcquireRequest,
+  AuditKind,
+  AuditRecordChange,
+  CancelResult,
+  DeleteScopeResult,
+  Grant,
+  ReleaseRequest,
+  ReleaseResult,
+  RenewRequest,
+  TakeoverRequest,
+} from '../../types.js';
+import { auditEntry, type NewAuditEntry } from '../audit-entry.js';
+import type { FencegateError } from '../../errors.js';
+import {
+  checkActive,
+  decideAcquire,
+  decideRelease,
+  decideRenew,
+  decideTakeover,
+  type GrantState,
+} from '../lease-rules.js';
+import { refused, type Ref, type ScopeRow, type Snapshot, type Transition } from './transition.js';
+
+export function scopeRef(scope: string): Ref {
+  return { type: 'scope', scope };
+}
+
+function refusal<A>(
+  snapshot: Snapshot,
+  kind: AuditKind,
+  scope: string,
+  row: ScopeRow | null,
+  error: FencegateError,
+  fields: Partial<NewAuditEntry> = {},
+): Transition<A> {
+  return refused(
+    [scopeRef(scope)],
+    [
+      auditEntry({
+        at: snapshot.now,
+        tenant: snapshot.tenant,
+        scope,
+        kind,
+        outcome: 'rejected',
+        reason: error.code,
+        currentFence: row?.fence ?? null,
+        ...fields,
+      }),
+    ],
+    error,
+  );
+}
+
+function grantRow(snapshot: Snapshot, grant: GrantState): ScopeRow {
+  return { ...grant, status: 'active', updatedAt: snapshot.now };
+}
+
+function grantAudit(
+  snapshot: Snapshot,
+  kind: AuditKind,
+  scope: string,
+  grant: GrantState,
+  moved: boolean,
+  reason: string | null = null,
+): NewAuditEntry {
+  return auditEntry({
+    at: snapshot.now,
+    tenant: snapshot.tenant,
+    scope,
+    kind,
+    outcome: moved ? 'granted' : 'ok',
+    reason,
+    holder: grant.holder,
+    policyVersion: grant.policyVersion,
+    currentFence: grant.fence,
+    leaseExpiresAt: grant.leaseExpiresAt,
+  });
+}
+
+export function planAcquire(snapshot: Snapshot, request: AcquireRequest): Transition<Grant> {
+  const row = snapshot.get({ type: 'scope', scope: request.scope });
+  const decision = decideAcquire(request.scope, row, request, snapshot.now);
+  if (!decision.ok) {
+    return refusal(snapshot, 'acquire', request.scope, row, decision.error, {
+      holder: request.holder,
+    });
+  }
+  const { reacquired, ...grant } = decision.value;
+  return {
+    expect: [scopeRef(request.scope)],
+    put: reacquired
+      ? []
+      : [{ type: 'scope', scope: request.scope, row: grantRow(snapshot, grant) }],
+    audit: [grantAudit(snapshot, 'acquire', request.scope, grant, !reacquired)],
+    answer: { ok: true, value: { scope: request.scope, ...grant, reacquired } },
+  };
+}
+
+export function planRenew(snapshot: Snapshot, request: RenewRequest): Transition<Grant> {
+  const row = snapshot.get({ type: 'scope', scope: request.scope });
+  const decision = decideRenew(request.scope, row, request, snapshot.now);
+  if (!decision.ok || row === null) {
+    const error = decision.ok ? null : decision.error;
+    return refusal(snapshot, 'renew', request.scope, row, error as FencegateError, {
+      holder: request.holder,
+      fence: request.fence,
+    });
+  }
+  const grant = decision.value;
+  return {
+    expect: [scopeRef(request.scope)],
+    put: [
+      {
+        type: 'scope',
+        scope: request.scope,
+        row: { ...row, leaseExpiresAt: grant.leaseExpiresAt, updatedAt: snapshot.now },
+      },
+    ],
+    audit: [
+      auditEntry({
+        at: snapshot.now,
+        tenant: snapshot.tenant,
+        scope: request.scope,
+        kind: 'renew',
+        outcome: 'ok',
+        holder: grant.holder,
+        policyVersion: grant.policyVersion,
+        fence: request.fence,
+        currentFence: grant.fence,
+        leaseExpiresAt: grant.leaseExpiresAt,
+      }),
+    ],
+    answer: { ok: true, value: { scope: request.scope, ...grant, reacquired: false } },
+  };
+}
+
+export function planRelease(
+  snapshot: Snapshot,
+  request: ReleaseRequest,
+): Transition<ReleaseResult> {
+  const row = snapshot.get({ type: 'scope', scope: request.scope });
+  const decision = decideRelease(request.scope, row, request);
+  if (!decision.ok || row === null) {
+    const error = decision.ok ? null : decision.error;
+    return refusal(snapshot, 'release', request.scope, row, error as FencegateError, {
+      holder: request.holder,
+      fence: request.fence,
+    });
+  }
+  const { alreadyReleased } = decision.value;
+  return {
+    expect: [scopeRef(request.scope)],
+    put: alreadyReleased
+      ? []
+      : [
+          {
+            type: 'scope',
+            scope: request.scope,
+            row: { ...row, holder: null, leaseExpiresAt: null, updatedAt: snapshot.now },
+          },
+        ],
+    audit: [
+      auditEntry({
+        at: snapshot.now,
+        tenant: snapshot.tenant,
+        scope: request.scope,
+        kind: 'release',
+        outcome: 'ok',
+        reason: alreadyReleased ? 'already_released' : null,
+        fence: request.fence,
+        currentFence: request.fence,
+      }),
+    ],
+    answer: { ok: true, value: { released: true, alreadyReleased } },
+  };
+}
+
+export function planTakeover(
+  snapshot: Snapshot,
+  scope: string,
+  request: TakeoverRequest,
+): Transition<Grant> {
+  const row = snapshot.get({ type: 'scope', scope });
+  const decision = decideTakeover(scope, row, request, snapshot.now);
+  if (!decision.ok) {
+    return refusal(snapshot, 'takeover', scope, row, decision.error, { holder: request.holder });
+  }
+  const grant = decision.value;
+  return {
+    expect: [scopeRef(scope)],
+    put: [{ type: 'scope', scope, row: grantRow(snapshot, grant) }],
+    audit: [grantAudit(snapshot, 'takeover', scope, grant, true, request.reason ?? null)],
+    answer: { ok: true, value: { scope, ...grant, reacquired: false } },
+  };
+}
+
+/** Cancel: fence+1, no holder, and the scope's pending intents cancelled. */
+export function planCancel(
+  snapshot: Snapshot,
+  scope: string,
+  reason: string | undefined,
+): Transition<CancelResult> {
+  const row = snapshot.get({ type: 'scope', scope });
+  const error = checkActive(scope, row);
+  if (error !== null || row === null) {
+    return refusal(snapshot, 'cancel', scope, row, error as FencegateError);
+  }
+  const fence = row.fence + 1;
+  const range = { type: 'scopeIntents' as const, scope };
+  const transition: Transition<CancelResult> = {
+    expect: [scopeRef(scope), range],
+    put: [
+      {
+        type: 'scope',
+        scope,
+        row: { ...row, fence, holder: null, leaseExpiresAt: null, updatedAt: snapshot.now },
+      },
+    ],
+    audit: [
+      auditEntry({
+        at: snapshot.now,
+        tenant: snapshot.tenant,
+        scope,
+        kind: 'cancel',
+        outcome: 'ok',
+        reason: reason ?? null,
+        policyVersion: row.policyVersion,
+        currentFence: fence,
+      }),
+    ],
+    answer: { ok: true, value: { fence, cancelledIntents: 0 } },
+  };
+  let cancelled = 0;
+  for (const effectKey of snapshot.list(range)) {
+    const intent = snapshot.get({ type: 'intent', effectKey });
+    transition.expect.push({ type: 'intent', effectKey });
+    if (intent === null || intent.status !== 'pending') continue;
+    cancelled += 1;
+    transition.put.push({
+      type: 'intent',
+      effectKey,
+      row: { ...intent, status: 'cancelled', updatedAt: snapshot.now },
+    });
+    transition.audit.push(
+      auditEntry({
+        at: snapshot.now,
+        tenant: snapshot.tenant,
+        scope,
+        kind: 'intent',
+        outcome: 'cancelled',
+        currentFence: fence,
+        effectKey,
+      }),
+    );
+  }
+  transition.answer = { ok: true, value: { fence, cancelledIntents: cancelled } };
+  return transition;
+}
+
+/** Delete: fence+1, status deleted, every live record tombstoned at revision+1. */
+export function planDeleteScope(
+  snapshot: Snapshot,
+  scope: string,
+  reason: string | undefined,
+): Transition<DeleteScopeResult> {
+  const row = snapshot.get({ type: 'scope', scope });
+  const error = checkActive(scope, row);
+  if (error !== null || row === null) {
+    return refusal(snapshot, 'delete', scope, row, error as FencegateError);
+  }
+  const fence = row.fence + 1;
+  const range = { type: 'scopeRecords' as const, scope };
+  const transition: Transition<DeleteScopeResult> = {
+    expect: [scopeRef(scope), range],
+    put: [
+      {
+        type: 'scope',
+        scope,
+        row: {
+          ...row,
+          fence,
+          status: 'deleted',
+          holder: null,
+          leaseExpiresAt: null,
+          updatedAt: snapshot.now,
+        },
+      },
+    ],
+    audit: [],
+    answer: { ok: true, value: { fence } },
+  };
+  const records: AuditRecordChange[] = [];
+  for (const name of snapshot.list(range)) {
+    const record = snapshot.get({ type: 'record', scope, name });
+    transition.expect.push({ type: 'record', scope, name });
+    if (record === null || !record.exists) continue;
+    const revision = record.revision + 1;
+    transition.put.push(...tombstone(snapshot, scope, name, record, revision));
+    records.push({
+      name,
+      expected: record.revision,
+      actual: record.revision,
+      resulting: revision,
+      fingerprint: null,
+      deleted: true,
+    });
+  }
+  transition.audit.push(
+    auditEntry({
+      at: snapshot.now,
+      tenant: snapshot.tenant,
+      scope,
+      kind: 'delete',
+      outcome: 'ok',
+      reason: reason ?? null,
+      policyVersion: row.policyVersion,
+      currentFence: fence,
+      records,
+    }),
+  );
+  return transition;
+}
+
+/**
+ * A deletion: the record stays as a tombstone carrying the deletion's revision, and the deletion is
+ * remembered so a later stale write can tell a read of absence from a lifetime that has ended.
+ */
+export function tombstone(
+  snapshot: Snapshot,
+  scope: string,
+  name: string,
+  record: { incarnation: number },
+  revision: number,
+): Transition<unknown>['put'] {
+  return [
+    {
+      type: 'record',
+      scope,
+      name,
+      row: {
+        exists: false,
+        valueJson: null,
+        revision,
+        incarnation: record.incarnation,
+        fingerprint: null,
+        updatedAt: snapshot.now,
+      },
+    },
+    { type: 'deletion', scope, name, revision, row: { at: snapshot.now } },
+  ];
+}

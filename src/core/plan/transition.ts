@@ -1,0 +1,149 @@
+/**
+ * The shape every planned operation returns. An adapter loads a snapshot, asks a plan function
+ * (plan-*.ts) for the transition, and applies it atomically:
+ *
+ * - `expect`: what the plan read and must still hold when it applies (an adapter with a write lock,
+ *   SQLite, holds them trivially; etcd turns them into Txn compares);
+ * - `put`: the rows to write (scope, records, tombstones, intents, the operation's outcome, …);
+ * - `audit`: complete audit entries, appended in order;
+ * - `answer`: what the caller gets: a value, or an audited refusal to throw once applied.
+ *
+ * Rows are keyed by refs inside one tenant: the adapter chooses the physical layout.
+ */
+import type { FencegateError } from '../../errors.js';
+import type { CommitResult, Intent, JobRecord, Policy, ScopeState } from '../../types.js';
+import type { NewAuditEntry } from '../audit-entry.js';
+
+export type ScopeRow = Omit<ScopeState, 'scope'>;
+
+export interface RecordRow {
+  exists: boolean;
+  /** The value's JSON text; null for a tombstone. */
+  valueJson: string | null;
+  revision: number;
+  incarnation: number;
+  fingerprint: string | null;
+  updatedAt: number;
+}
+
+/** A deletion of a record at a revision: tells a read of absence from an ended lifetime. */
+export interface DeletionRow {
+  at: number;
+}
+
+export interface OperationRow {
+  requestFingerprint: string;
+  outcome: CommitResult;
+  at: number;
+}
+
+export interface CutoverRow {
+  cutoverId: string;
+  requestFingerprint: string;
+  toPolicy: string;
+  holder: string;
+  leaseTtlMs: number | null;
+  reason: string | null;
+  status: 'running' | 'completed';
+  startedAt: number;
+  completedAt: number | null;
+  startSeq: number;
+  /** Every scope the cutover covers, fixed when it is planned, in name order. */
+  scopes: string[];
+}
+
+/**
+ * The fence a cutover gave one scope: its presence marks the scope as done. A scope found deleted
+ * is skipped: it keeps its fence, which the row records.
+ */
+export interface CutoverStepRow {
+  fence: number;
+  skipped?: boolean;
+}
+
+export interface Rows {
+  scope: ScopeRow;
+  record: RecordRow;
+  deletion: DeletionRow;
+  operation: OperationRow;
+  intent: Intent;
+  policy: Policy;
+  cutover: CutoverRow;
+  cutoverStep: CutoverStepRow;
+  job: JobRecord;
+}
+
+interface RefKeys {
+  scope: { scope: string };
+  record: { scope: string; name: string };
+  deletion: { scope: string; name: string; revision: number };
+  operation: { operationId: string };
+  intent: { effectKey: string };
+  policy: { version: string };
+  cutover: { cutoverId: string };
+  cutoverStep: { cutoverId: string; scope: string };
+  job: { jobId: string };
+}
+
+export type RowType = keyof Rows;
+export type RefOf<K extends RowType> = { type: K } & RefKeys[K];
+export type Ref = { [K in RowType]: RefOf<K> }[RowType];
+export type PutOf<K extends RowType> = RefOf<K> & { row: Rows[K] };
+export type Put = { [K in RowType]: PutOf<K> }[RowType];
+
+/**
+ * A set of rows read as a whole. Expecting a range means no row joined it since it was read; the
+ * rows' own changes are expected through their refs.
+ */
+export type RangeRef =
+  /** The records (and tombstones) of a scope, by name. */
+  | { type: 'scopeRecords'; scope: string }
+  /** The intents a scope's commits created, by effect key. */
+  | { type: 'scopeIntents'; scope: string }
+  /** Intents that may still be claimed: pending, unknown or claimed. */
+  | { type: 'openIntents' }
+  /** Scope names starting with `prefix`. */
+  | { type: 'scopes'; prefix: string }
+  /** Scopes a cutover has moved. */
+  | { type: 'cutoverSteps'; cutoverId: string };
+
+export type Answer<A> = { ok: true; value: A } | { ok: false; error: FencegateError };
+
+export interface Transition<A> {
+  expect: (Ref | RangeRef)[];
+  put: Put[];
+  audit: NewAuditEntry[];
+  answer: Answer<A>;
+}
+
+/** What a plan reads: one tenant's rows as of one moment, and the store time judged against it. */
+export interface Snapshot {
+  readonly tenant: string;
+  readonly now: number;
+  get<K extends RowType>(ref: RefOf<K>): Rows[K] | null;
+  /** The names in a range, in order: scope names, record names, effect keys. */
+  list(range: RangeRef): string[];
+}
+
+export function isRangeRef(ref: Ref | RangeRef): ref is RangeRef {
+  return (
+    ref.type === 'scopeRecords' ||
+    ref.type === 'scopeIntents' ||
+    ref.type === 'openIntents' ||
+    ref.type === 'scopes' ||
+    ref.type === 'cutoverSteps'
+  );
+}
+
+/** A transition that changes nothing and answers from the snapshot (a replay, a reacquire). */
+export function readOnly<A>(expect: (Ref | RangeRef)[], value: A): Transition<A> {
+  return { expect, put: [], audit: [], answer: { ok: true, value } };
+}
+
+export function refused<A>(
+  expect: (Ref | RangeRef)[],
+  audit: NewAuditEntry[],
+  error: FencegateError,
+): Transition<A> {
+  return { expect, put: [], audit, answer: { ok: false, error } };
+}

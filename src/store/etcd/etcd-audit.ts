@@ -1,0 +1,84 @@
+/**
+ * Audit reads. Each write Txn stores its entries for one tenant under one new key; an entry's seq
+ * is that key's create revision × AUDIT_SLOTS + its position in the Txn. Keys are read in create
+ * revision order from the revision of `afterSeq` on, so a page costs what the tenant (or, for
+ * verification, the whole store) wrote after that point, plus etcd's sort of the tenant's keys.
+ */
+import { SortOrder, SortTarget } from 'etcd3';
+import type { IKeyValue } from 'etcd3';
+import type { NewAuditEntry } from '../../core/audit-entry.js';
+import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
+import type { AuditEntry, AuditPage, AuditQuery } from '../../types.js';
+import type { EtcdConnection } from './etcd-connection.js';
+import { AUDIT_SLOTS } from './etcd-engine.js';
+import { prefixEnd } from './etcd-keys.js';
+
+const MAX_AUDIT_PAGE = 10_000;
+/** An audit key holds one Txn's entries for a tenant: up to a few hundred of them. */
+const KEYS_PER_READ = 64;
+
+interface StoredAudit {
+  offset: number;
+  entries: NewAuditEntry[];
+}
+
+function entriesOf(kv: IKeyValue): AuditEntry[] {
+  const stored = JSON.parse(kv.value.toString()) as StoredAudit;
+  const base = Number(kv.create_revision) * AUDIT_SLOTS + stored.offset;
+  return stored.entries.map((entry, i) => ({ seq: base + i, ...entry }));
+}
+
+function matches(entry: AuditEntry, query: AuditQuery, afterSeq: number): boolean {
+  return (
+    entry.seq > afterSeq &&
+    (query.scope === undefined || entry.scope === query.scope) &&
+    (query.kind === undefined || entry.kind === query.kind) &&
+    (query.outcome === undefined || entry.outcome === query.outcome)
+  );
+}
+
+export async function readAuditPage(
+  connection: EtcdConnection,
+  prefix: string,
+  query: AuditQuery,
+): Promise<AuditPage> {
+  const limit = Math.min(query.limit ?? DEFAULT_LIST_LIMIT, MAX_AUDIT_PAGE);
+  const afterSeq = query.afterSeq ?? 0;
+  const key = Buffer.from(prefix);
+  const rangeEnd = prefixEnd(key);
+  let fromRevision = Math.max(1, Math.floor(afterSeq / AUDIT_SLOTS));
+  const found: AuditEntry[] = [];
+  for (;;) {
+    const response = await connection.range({
+      key,
+      range_end: rangeEnd,
+      sort_order: SortOrder.Ascend,
+      sort_target: SortTarget.Create,
+      min_create_revision: fromRevision,
+      limit: KEYS_PER_READ,
+    });
+    let kvs = response.kvs;
+    const lastRevision = Number(kvs.at(-1)?.create_revision ?? 0);
+    if (response.more && kvs.some((kv) => Number(kv.create_revision) !== lastRevision)) {
+      // Keys of one Txn (one per tenant) share a revision: read the last revision whole next time.
+      kvs = kvs.filter((kv) => Number(kv.create_revision) !== lastRevision);
+    } else if (response.more) {
+      kvs = (
+        await connection.range({
+          key,
+          range_end: rangeEnd,
+          min_create_revision: lastRevision,
+          max_create_revision: lastRevision,
+        })
+      ).kvs;
+    }
+    const batch = kvs.flatMap(entriesOf).filter((entry) => matches(entry, query, afterSeq));
+    batch.sort((a, b) => a.seq - b.seq);
+    found.push(...batch);
+    if (found.length > limit || !response.more) break;
+    fromRevision = Math.max(...kvs.map((kv) => Number(kv.create_revision))) + 1;
+  }
+  const items = found.slice(0, limit);
+  const last = items.at(-1);
+  return { items, nextAfterSeq: found.length > limit && last ? last.seq : null };
+}

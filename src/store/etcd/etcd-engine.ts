@@ -1,0 +1,441 @@
+/**
+ * load → plan → apply on etcd. `run` plans one operation over an EtcdSnapshot and applies its
+ * transition as one Txn; `runMany` applies the transitions of several operations (group commit)
+ * in one Txn. The Txn's compares cover every row the plan read without loading it in this call
+ * and everything the transition expects; its failure branch reads those keys back, so a failed
+ * compare re-plans on fresh rows without another round trip. Audit entries go under one new key
+ * per tenant, created in the same Txn: `seq` is the Txn's revision × 1024 + the entry's position,
+ * strictly increasing and never filled in later behind a reader.
+ *
+ * A Txn sent again after a lost answer carries the same audit key: if the first one applied, the
+ * second fails its compare and the failure branch finds the audit key, so the answer is the first
+ * one's, and the operation applied once.
+ */
+import { randomUUID } from 'node:crypto';
+import { CompareResult, CompareTarget } from 'etcd3';
+import type { ICompare, IRequestOp, ITxnRequest, ITxnResponse } from 'etcd3';
+import type { Clock } from '../../core/clock.js';
+import type { NewAuditEntry } from '../../core/audit-entry.js';
+import {
+  isRangeRef,
+  type Put,
+  type RangeRef,
+  type Transition,
+} from '../../core/plan/transition.js';
+import { FencegateError } from '../../errors.js';
+import type { Intent } from '../../types.js';
+import type { EtcdConnection } from './etcd-connection.js';
+import { storeUnavailable, tooLarge } from './etcd-errors.js';
+import { prefixEnd, type EtcdKeys } from './etcd-keys.js';
+import {
+  CallState,
+  EtcdSnapshot,
+  RangeMiss,
+  type KeyCache,
+  type KeyState,
+} from './etcd-snapshot.js';
+
+/** Audit entries one Txn may write: seq = revision × AUDIT_SLOTS + position. */
+export const AUDIT_SLOTS = 1024;
+/** Plans per call before giving up on a key that keeps changing. */
+const MAX_ATTEMPTS = 12;
+const OPEN_STATUSES = new Set(['pending', 'unknown', 'claimed']);
+
+export interface EtcdLimits {
+  /** etcd's --max-txn-ops: compares, success ops and failure ops each. */
+  maxTxnOps: number;
+  /** etcd's --max-request-bytes, less room for the request's framing. */
+  maxRequestBytes: number;
+}
+
+export const DEFAULT_ETCD_LIMITS: EtcdLimits = { maxTxnOps: 128, maxRequestBytes: 1_572_864 };
+
+export interface Planned<A> {
+  tenant: string;
+  snapshot: EtcdSnapshot;
+  transition: Transition<A>;
+}
+
+interface PutOp {
+  op: IRequestOp;
+  key: string;
+  value: string | null;
+  bytes: number;
+  cache: boolean;
+}
+
+interface BuiltTxn {
+  request: ITxnRequest;
+  /** Keys written and their JSON, to cache once applied. */
+  written: Map<string, string | null>;
+  auditKeys: string[];
+  compared: string[];
+  size: TxnSize;
+}
+
+export interface TxnSize {
+  compares: number;
+  ops: number;
+  entries: number;
+  bytes: number;
+}
+
+export class EtcdEngine {
+  /** How long a Txn whose answer was lost is sent again before answering outcome_unknown. */
+  sendWindowMs = 4_000;
+
+  constructor(
+    private readonly connection: EtcdConnection,
+    private readonly keys: EtcdKeys,
+    private readonly cache: KeyCache,
+    private readonly clock: Clock,
+    readonly limits: EtcdLimits,
+  ) {}
+
+  /** Plans and applies one operation; refusals are thrown after their audit entry is stored. */
+  async run<A>(
+    tenant: string,
+    plan: (snapshot: EtcdSnapshot) => Transition<A>,
+    options: { ranges?: RangeRef[]; operationId?: string } = {},
+  ): Promise<A> {
+    const call = new CallState();
+    if (options.ranges !== undefined) await this.loadRanges(tenant, call, options.ranges);
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
+      const planned = await this.plan(tenant, call, plan);
+      const outcome = await this.apply([planned], call, options.operationId);
+      if (outcome === 'conflict') continue;
+      const answer = planned.transition.answer;
+      if (!answer.ok) throw answer.error;
+      return answer.value;
+    }
+    throw this.contention();
+  }
+
+  /** Plans until every range the plan lists is loaded. */
+  async plan<A>(
+    tenant: string,
+    call: CallState,
+    plan: (snapshot: EtcdSnapshot) => Transition<A>,
+  ): Promise<Planned<A>> {
+    for (;;) {
+      const snapshot = new EtcdSnapshot(tenant, this.clock.now(), this.keys, this.cache, call);
+      try {
+        return { tenant, snapshot, transition: plan(snapshot) };
+      } catch (error) {
+        if (!(error instanceof RangeMiss)) throw error;
+        await this.loadRanges(tenant, call, [error.range]);
+      }
+    }
+  }
+
+  contention(): FencegateError {
+    return new FencegateError(
+      'store_unavailable',
+      `the rows of this operation changed under it ${MAX_ATTEMPTS} times in a row; nothing was changed, try again`,
+    );
+  }
+
+  /**
+   * Applies the planned transitions in one Txn. 'applied' when it committed (or had already
+   * committed), 'conflict' when a compare failed (`call` then holds the fresh rows to re-plan on).
+   */
+  async apply(
+    plans: Planned<unknown>[],
+    call: CallState,
+    operationId?: string,
+  ): Promise<'applied' | 'conflict'> {
+    const writes = plans.some((p) => p.transition.put.length > 0 || p.transition.audit.length > 0);
+    const unverified = plans.some((p) => p.snapshot.unverified.size > 0);
+    const staleRanges = plans.some((p) =>
+      p.transition.expect.some(
+        (ref) => isRangeRef(ref) && !call.ranges.has(this.keys.range(p.tenant, ref)),
+      ),
+    );
+    // Everything read in this call and nothing to write: the answer stands on linearizable reads.
+    if (!writes && !unverified && !staleRanges) return 'applied';
+    const built = this.build(plans, call);
+    const response = await this.send(built, operationId);
+    if (!response.succeeded && this.alreadyApplied(built, response)) {
+      // An earlier send of this very Txn applied; the failure branch holds the rows it wrote.
+      this.refresh(built, response, call);
+      return 'applied';
+    }
+    if (response.succeeded) {
+      const revision = Number(response.header.revision);
+      for (const [key, value] of built.written) {
+        this.cache.set(
+          key,
+          value === null ? { modRevision: 0, value: null } : { modRevision: revision, value },
+        );
+      }
+      return 'applied';
+    }
+    this.refresh(built, response, call);
+    return 'conflict';
+  }
+
+  build(plans: Planned<unknown>[], call: CallState): BuiltTxn {
+    const compares = new Map<string, ICompare>();
+    const success: IRequestOp[] = [];
+    const written = new Map<string, string | null>();
+    const auditKeys: string[] = [];
+    let bytes = 0;
+    let position = 0;
+    const auditByTenant = new Map<string, NewAuditEntry[]>();
+    for (const { tenant, snapshot, transition } of plans) {
+      for (const [key, state] of snapshot.unverified) compares.set(key, compareKey(key, state));
+      for (const ref of transition.expect) {
+        if (isRangeRef(ref)) {
+          const prefix = this.keys.range(tenant, ref);
+          const loaded = call.ranges.get(prefix);
+          // No key of the range changed or appeared since it was read.
+          const key = Buffer.from(prefix);
+          compares.set(`range:${prefix}`, {
+            key,
+            range_end: prefixEnd(key),
+            target: CompareTarget.Mod,
+            result: CompareResult.Less,
+            mod_revision: (loaded?.revision ?? 0) + 1,
+          });
+        } else {
+          const key = snapshot.key(ref);
+          compares.set(key, compareKey(key, snapshot.read.get(key) ?? snapshot.state(key)));
+        }
+      }
+      for (const put of transition.put) {
+        for (const op of this.putOps(tenant, snapshot, put)) {
+          success.push(op.op);
+          bytes += op.bytes;
+          if (op.cache) written.set(op.key, op.value);
+        }
+      }
+      if (transition.audit.length > 0) {
+        const list = auditByTenant.get(tenant) ?? [];
+        list.push(...transition.audit);
+        auditByTenant.set(tenant, list);
+      }
+    }
+    for (const [tenant, entries] of auditByTenant) {
+      const key = this.keys.audit(tenant, randomUUID());
+      const value = JSON.stringify({ offset: position, entries });
+      position += entries.length;
+      auditKeys.push(key);
+      // The key is new: sending the Txn again can never apply it twice.
+      compares.set(key, compareKey(key, { modRevision: 0, value: null }));
+      success.push({ request_put: { key: Buffer.from(key), value: Buffer.from(value) } });
+      bytes += key.length + value.length;
+    }
+    const compared = [...compares.keys()].filter((key) => !key.startsWith('range:'));
+    const failure: IRequestOp[] = compared.map((key) => ({
+      request_range: { key: Buffer.from(key) },
+    }));
+    const compareList = [...compares.values()];
+    bytes += compareList.reduce((sum, c) => sum + (c.key?.length ?? 0) + 16, 0) * 2;
+    const size = { compares: compareList.length, ops: success.length, entries: position, bytes };
+    this.checkFits(size);
+    return {
+      request: { compare: compareList, success, failure },
+      written,
+      auditKeys,
+      compared,
+      size,
+    };
+  }
+
+  /** The size of one operation's Txn alone; throws invalid_request when even that cannot fit. */
+  size(plan: Planned<unknown>, call: CallState): TxnSize {
+    return this.build([plan], call).size;
+  }
+
+  fits(size: TxnSize): boolean {
+    try {
+      this.checkFits(size);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  checkFits({ compares, ops, entries, bytes }: TxnSize): void {
+    const { maxTxnOps, maxRequestBytes } = this.limits;
+    if (compares > maxTxnOps) {
+      throw tooLarge(
+        `it reads ${compares} keys and etcd allows ${maxTxnOps} compares (--max-txn-ops)`,
+      );
+    }
+    if (ops > maxTxnOps) {
+      throw tooLarge(
+        `it writes ${ops} keys and etcd allows ${maxTxnOps} operations (--max-txn-ops)`,
+      );
+    }
+    if (entries > AUDIT_SLOTS)
+      throw tooLarge(`it writes ${entries} audit entries; the limit is ${AUDIT_SLOTS}`);
+    if (bytes > maxRequestBytes - 16_384) {
+      throw tooLarge(
+        `it is about ${bytes} bytes and etcd accepts ${maxRequestBytes} (--max-request-bytes)`,
+      );
+    }
+  }
+
+  /** The ops for one put, with the intent indexes kept in step with the intent. */
+  putOps(tenant: string, snapshot: EtcdSnapshot, put: Put): PutOp[] {
+    const { row, ...ref } = put;
+    const key = snapshot.key(ref);
+    const value = JSON.stringify(row);
+    const ops: PutOp[] = [
+      { op: putOp(key, value), key, value, bytes: key.length + value.length, cache: true },
+    ];
+    if (put.type !== 'intent') return ops;
+    const intent = put.row;
+    const before = snapshot.read.get(key) ?? snapshot.state(key);
+    const previous = before.value === null ? null : (JSON.parse(before.value) as Intent);
+    if (previous === null) {
+      const indexKey = this.keys.scopeIntent(tenant, intent.scope, intent.effectKey);
+      ops.push({
+        op: putOp(indexKey, ''),
+        key: indexKey,
+        value: '',
+        bytes: indexKey.length,
+        cache: false,
+      });
+    }
+    const openKey = this.keys.openIntent(tenant, intent.effectKey);
+    if (OPEN_STATUSES.has(intent.status)) {
+      ops.push({
+        op: putOp(openKey, value),
+        key: openKey,
+        value,
+        bytes: openKey.length + value.length,
+        cache: false,
+      });
+    } else if (previous !== null && OPEN_STATUSES.has(previous.status)) {
+      ops.push({
+        op: { request_delete_range: { key: Buffer.from(openKey) } },
+        key: openKey,
+        value: null,
+        bytes: openKey.length,
+        cache: false,
+      });
+    }
+    return ops;
+  }
+
+  /** Sends the Txn, and again after a lost answer, until it is answered or the time is up. */
+  async send(built: BuiltTxn, operationId?: string): Promise<ITxnResponse> {
+    let lastError: unknown = null;
+    const deadline = Date.now() + this.sendWindowMs;
+    do {
+      const result = await this.connection.writeTxn(built.request);
+      if (result.ok) return result.response;
+      lastError = result.error;
+      const mapped = this.connection.writeError(result.error, operationId);
+      if (mapped instanceof FencegateError && mapped.code === 'invalid_request') throw mapped;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    } while (Date.now() < deadline);
+    throw this.connection.writeError(lastError, operationId);
+  }
+
+  alreadyApplied(built: BuiltTxn, response: ITxnResponse): boolean {
+    return built.auditKeys.some((key) => {
+      const index = built.compared.indexOf(key);
+      const kvs = response.responses[index]?.response_range?.kvs ?? [];
+      return kvs.length > 0;
+    });
+  }
+
+  /** Takes the failure branch's reads as fresh rows; ranges are read again. */
+  refresh(built: BuiltTxn, response: ITxnResponse, call: CallState): void {
+    built.compared.forEach((key, index) => {
+      const kv = response.responses[index]?.response_range?.kvs[0];
+      const state: KeyState =
+        kv === undefined
+          ? { modRevision: 0, value: null }
+          : { modRevision: Number(kv.mod_revision), value: kv.value.toString() };
+      call.fresh.set(key, state);
+      this.cache.set(key, state);
+    });
+    call.ranges.clear();
+  }
+
+  /** Reads ranges at one revision (and the intents a scope's index names). */
+  async loadRanges(tenant: string, call: CallState, ranges: RangeRef[]): Promise<void> {
+    const prefixes = ranges.map((range) => this.keys.range(tenant, range));
+    const response = await this.connection.readTxn({
+      success: prefixes.map((prefix) => {
+        const key = Buffer.from(prefix);
+        return { request_range: { key, range_end: prefixEnd(key) } };
+      }),
+    });
+    const revision = Number(response.header.revision);
+    const intentKeys: string[] = [];
+    ranges.forEach((range, index) => {
+      const prefix = prefixes[index] ?? '';
+      const kvs = response.responses[index]?.response_range?.kvs ?? [];
+      const names: string[] = [];
+      for (const kv of kvs) {
+        const name = kv.key.toString().slice(prefix.length);
+        names.push(range.type === 'scopes' ? range.prefix + name : name);
+        const state = { modRevision: Number(kv.mod_revision), value: kv.value.toString() };
+        switch (range.type) {
+          case 'scopeRecords':
+          case 'scopes':
+          case 'cutoverSteps':
+            call.fresh.set(kv.key.toString(), state);
+            break;
+          case 'openIntents':
+            // The copy is written in the same Txn as the intent: same mod_revision.
+            call.fresh.set(this.keys.ref(tenant, { type: 'intent', effectKey: name }), state);
+            break;
+          case 'scopeIntents':
+            intentKeys.push(this.keys.ref(tenant, { type: 'intent', effectKey: name }));
+            break;
+        }
+      }
+      call.ranges.set(prefix, { names, revision });
+    });
+    await this.loadKeys(call, intentKeys);
+  }
+
+  /** Reads keys at one revision into the call's fresh rows. */
+  async loadKeys(call: CallState, keys: string[]): Promise<void> {
+    for (let start = 0; start < keys.length; start += this.limits.maxTxnOps) {
+      const chunk = keys.slice(start, start + this.limits.maxTxnOps);
+      const response = await this.connection.readTxn({
+        success: chunk.map((key) => ({ request_range: { key: Buffer.from(key) } })),
+      });
+      chunk.forEach((key, index) => {
+        const kv = response.responses[index]?.response_range?.kvs[0];
+        call.fresh.set(
+          key,
+          kv === undefined
+            ? { modRevision: 0, value: null }
+            : { modRevision: Number(kv.mod_revision), value: kv.value.toString() },
+        );
+      });
+    }
+  }
+
+  unavailable(cause: unknown): FencegateError {
+    return storeUnavailable(this.connection.target, cause);
+  }
+}
+
+function putOp(key: string, value: string): IRequestOp {
+  return { request_put: { key: Buffer.from(key), value: Buffer.from(value) } };
+}
+
+function compareKey(key: string, state: KeyState): ICompare {
+  return state.value === null
+    ? {
+        key: Buffer.from(key),
+        target: CompareTarget.Create,
+        result: CompareResult.Equal,
+        create_revision: 0,
+      }
+    : {
+        key: Buffer.from(key),
+        target: CompareTarget.Mod,
+        result: CompareResult.Equal,
+        mod_revision: state.modRevision,
+      };
+}

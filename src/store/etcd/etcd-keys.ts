@@ -1,0 +1,107 @@
+/**
+ * The key layout. Every key starts with `<prefix>/` and a short family tag; tenant names contain no
+ * `/` and names no NUL, so `/` after the tenant and NUL inside a name part keep families and
+ * tenants apart, and a prefix range of a family reads exactly one tenant's (or one scope's) rows.
+ *
+ *   s/<tenant>/<scope>                       scope row
+ *   r/<tenant>/<scope>\0<name>               record or tombstone
+ *   d/<tenant>/<scope>\0<name>\0<revision>   a deletion of a record at a revision
+ *   o/<tenant>/<operationId>                 a commit's stored outcome
+ *   i/<tenant>/<effectKey>                   intent
+ *   is/<tenant>/<scope>\0<effectKey>         the scope's intents (empty values, written once)
+ *   io/<tenant>/<effectKey>                  open intents (pending, unknown, claimed): a copy of
+ *                                            the intent, always written in the same Txn as i/
+ *   p/<tenant>/<version>                     policy
+ *   c/<tenant>/<cutoverId>                   cutover
+ *   cs/<tenant>/<cutoverId>\0<scope>         a scope a cutover has moved, with its new fence
+ *   j/<tenant>/<jobId>                       job
+ *   a/<tenant>/<unique>                      the audit entries one Txn wrote for the tenant
+ *   t/<hash>, ti/<id>                        tokens, by hash and by id
+ *   ar                                       the highest audit seq pruned (retention)
+ *
+ * A new family (retention marks, token listings, …) is one more tag here.
+ */
+import type { RangeRef, Ref } from '../../core/plan/transition.js';
+
+export class EtcdKeys {
+  constructor(private readonly prefix: string) {}
+
+  family(tag: string, tenant?: string): string {
+    return tenant === undefined ? `${this.prefix}/${tag}/` : `${this.prefix}/${tag}/${tenant}/`;
+  }
+
+  ref(tenant: string, ref: Ref): string {
+    switch (ref.type) {
+      case 'scope':
+        return this.family('s', tenant) + ref.scope;
+      case 'record':
+        return `${this.family('r', tenant)}${ref.scope}\0${ref.name}`;
+      case 'deletion':
+        return `${this.family('d', tenant)}${ref.scope}\0${ref.name}\0${ref.revision}`;
+      case 'operation':
+        return this.family('o', tenant) + ref.operationId;
+      case 'intent':
+        return this.family('i', tenant) + ref.effectKey;
+      case 'policy':
+        return this.family('p', tenant) + ref.version;
+      case 'cutover':
+        return this.family('c', tenant) + ref.cutoverId;
+      case 'cutoverStep':
+        return `${this.family('cs', tenant)}${ref.cutoverId}\0${ref.scope}`;
+      case 'job':
+        return this.family('j', tenant) + ref.jobId;
+    }
+  }
+
+  /** The key prefix holding a range's rows. */
+  range(tenant: string, range: RangeRef): string {
+    switch (range.type) {
+      case 'scopeRecords':
+        return `${this.family('r', tenant)}${range.scope}\0`;
+      case 'scopeIntents':
+        return `${this.family('is', tenant)}${range.scope}\0`;
+      case 'openIntents':
+        return this.family('io', tenant);
+      case 'scopes':
+        return this.family('s', tenant) + range.prefix;
+      case 'cutoverSteps':
+        return `${this.family('cs', tenant)}${range.cutoverId}\0`;
+    }
+  }
+
+  scopeIntent(tenant: string, scope: string, effectKey: string): string {
+    return `${this.family('is', tenant)}${scope}\0${effectKey}`;
+  }
+
+  openIntent(tenant: string, effectKey: string): string {
+    return this.family('io', tenant) + effectKey;
+  }
+
+  audit(tenant: string, unique: string): string {
+    return this.family('a', tenant) + unique;
+  }
+
+  token(hash: string): string {
+    return this.family('t') + hash;
+  }
+
+  tokenId(id: string): string {
+    return this.family('ti') + id;
+  }
+
+  auditPrunedThrough(): string {
+    return `${this.prefix}/ar`;
+  }
+}
+
+/** The end of the range of every key starting with `prefix` (etcd's range_end). */
+export function prefixEnd(prefix: Buffer): Buffer {
+  const end = Buffer.from(prefix);
+  for (let i = end.length - 1; i >= 0; i -= 1) {
+    if ((end[i] ?? 0) < 0xff) {
+      end[i] = (end[i] ?? 0) + 1;
+      return end.subarray(0, i + 1);
+    }
+  }
+  return Buffer.from([0]);
+}

@@ -1,0 +1,110 @@
+/**
+ * Retention on etcd: stored outcomes older than a cutoff, and audit keys through a verified seq,
+ * deleted in Txns of at most --max-txn-ops keys. Outcomes never change once stored, so a delete
+ * needs no compare. An audit key holds one Txn's entries for a tenant; it goes when its last
+ * entry is at or below the checkpoint (a key straddling it stays, below the mark where verify
+ * starts reading).
+ */
+import { CompareResult, CompareTarget } from 'etcd3';
+import type { IKeyValue, IRequestOp } from 'etcd3';
+import type { OperationRow } from '../../core/plan/transition.js';
+import type { EtcdConnection } from './etcd-connection.js';
+import { AUDIT_SLOTS } from './etcd-engine.js';
+import type { EtcdKeys } from './etcd-keys.js';
+import { parseValue, scanPrefix } from './etcd-scan.js';
+
+async function deleteKeys(connection: EtcdConnection, keys: Buffer[]): Promise<number> {
+  const result = await connection.writeTxn({
+    success: keys.map((key): IRequestOp => ({ request_delete_range: { key } })),
+  });
+  if (!result.ok) throw connection.writeError(result.error, undefined);
+  return result.response.responses.reduce(
+    (sum, response) => sum + Number(response.response_delete_range?.deleted ?? 0),
+    0,
+  );
+}
+
+/** Deletes keys one batch at a time as `select` finds them. */
+async function pruneWhere(
+  connection: EtcdConnection,
+  prefix: string,
+  batch: number,
+  select: (kv: IKeyValue) => boolean,
+): Promise<number> {
+  let pending: Buffer[] = [];
+  let deleted = 0;
+  for await (const kv of scanPrefix(connection, prefix)) {
+    if (!select(kv)) continue;
+    pending.push(kv.key);
+    if (pending.length === batch) {
+      deleted += await deleteKeys(connection, pending);
+      pending = [];
+    }
+  }
+  if (pending.length > 0) deleted += await deleteKeys(connection, pending);
+  return deleted;
+}
+
+export function pruneOperations(
+  connection: EtcdConnection,
+  keys: EtcdKeys,
+  batch: number,
+  createdBefore: number,
+): Promise<number> {
+  return pruneWhere(
+    connection,
+    keys.family('o'),
+    batch,
+    (kv) => parseValue<OperationRow>(kv).at < createdBefore,
+  );
+}
+
+export async function pruneAudit(
+  connection: EtcdConnection,
+  keys: EtcdKeys,
+  batch: number,
+  throughSeq: number,
+): Promise<number> {
+  // The mark first: from then on a verify without the checkpoint is refused, even mid-prune.
+  await raiseMark(connection, keys, throughSeq);
+  let deleted = 0;
+  await pruneWhere(connection, keys.family('a'), batch, (kv) => {
+    const { offset, entries } = parseValue<{ offset: number; entries: unknown[] }>(kv);
+    const lastSeq = Number(kv.create_revision) * AUDIT_SLOTS + offset + entries.length - 1;
+    if (lastSeq > throughSeq) return false;
+    deleted += entries.length;
+    return true;
+  });
+  return deleted;
+}
+
+export async function auditPrunedThrough(
+  connection: EtcdConnection,
+  keys: EtcdKeys,
+): Promise<number> {
+  const response = await connection.range({ key: Buffer.from(keys.auditPrunedThrough()) });
+  const kv = response.kvs[0];
+  return kv === undefined ? 0 : Number(kv.value.toString());
+}
+
+/** Moves the mark up to `throughSeq`, never down, against concurrent pruners. */
+async function raiseMark(connection: EtcdConnection, keys: EtcdKeys, throughSeq: number) {
+  const key = Buffer.from(keys.auditPrunedThrough());
+  for (;;) {
+    const kv = (await connection.range({ key })).kvs[0];
+    if (kv !== undefined && Number(kv.value.toString()) >= throughSeq) return;
+    const result = await connection.writeTxn({
+      compare: [
+        {
+          key,
+          target: CompareTarget.Mod,
+          result: CompareResult.Equal,
+          mod_revision: kv === undefined ? 0 : kv.mod_revision,
+        },
+      ],
+      success: [{ request_put: { key, value: Buffer.from(String(throughSeq)) } }],
+    });
+    if (!result.ok) throw connection.writeError(result.error, undefined);
+    if (result.response.succeeded) return;
+  }
+}

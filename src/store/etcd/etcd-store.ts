@@ -1,0 +1,563 @@
+/**
+ * The etcd store: every operation is load → plan (core/plan) → one Txn (etcd-engine.ts). Time is
+ * data: lease expiries are stored as numbers and judged by this server's clock, read after the
+ * rows the plan decides on were read; etcd's own leases are not used. See docs/etcd.md for the
+ * clock assumption, the key layout, limits and compaction.
+ */
+import { randomUUID } from 'node:crypto';
+import { CompareResult, CompareTarget } from 'etcd3';
+import { systemClock, type Clock } from '../../core/clock.js';
+import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
+import { planAbandon, planCommit } from '../../core/plan/plan-commit.js';
+import {
+  planCutoverChunk,
+  planCutoverStart,
+  planJobEvents,
+  planRegisterPolicy,
+} from '../../core/plan/plan-cutover.js';
+import { planClaim, planCompletion } from '../../core/plan/plan-intents.js';
+import {
+  planAcquire,
+  planCancel,
+  planDeleteScope,
+  planRelease,
+  planRenew,
+  planTakeover,
+} from '../../core/plan/plan-leases.js';
+import type {
+  CutoverRow,
+  CutoverStepRow,
+  OperationRow,
+  RecordRow,
+  ScopeRow,
+  Transition,
+} from '../../core/plan/transition.js';
+import type { NormalizedCommit } from '../../core/validate.js';
+import { FencegateError } from '../../errors.js';
+import type {
+  AbandonRequest,
+  AcquireRequest,
+  AuditPage,
+  AuditQuery,
+  CancelRequest,
+  CancelResult,
+  ClaimIntentsRequest,
+  CommitResult,
+  CompleteIntentRequest,
+  CutoverRecord,
+  CutoverRequest,
+  CutoverResult,
+  CutoverSummary,
+  DeleteScopeResult,
+  Grant,
+  Intent,
+  IntentStatus,
+  JobEvent,
+  JobRecord,
+  ListCutoversQuery,
+  ListIntentsQuery,
+  ListRecordsQuery,
+  ListScopesQuery,
+  Page,
+  Policy,
+  RecordState,
+  RegisterPolicyRequest,
+  ReleaseRequest,
+  ReleaseResult,
+  RenewRequest,
+  ScopeState,
+  TakeoverRequest,
+  TokenRecord,
+} from '../../types.js';
+import { decodeCursor, encodeCursor } from '../rows.js';
+import type { Store, StoreCapabilities } from '../store.js';
+import { readAuditPage } from './etcd-audit.js';
+import { EtcdConnection } from './etcd-connection.js';
+import { AUDIT_SLOTS, DEFAULT_ETCD_LIMITS, EtcdEngine, type EtcdLimits } from './etcd-engine.js';
+import { EtcdBatcher } from './etcd-group-commit.js';
+import { EtcdKeys, prefixEnd } from './etcd-keys.js';
+import {
+  listCutovers,
+  listRecordsPage,
+  listTenantsWithOpenIntents,
+  toRecordState,
+} from './etcd-lists.js';
+import { auditPrunedThrough, pruneAudit, pruneOperations } from './etcd-retention.js';
+import { parseValue, scanPrefix } from './etcd-scan.js';
+import { KeyCache, type EtcdSnapshot } from './etcd-snapshot.js';
+import { createTokensIfNone, listTokens, tokenPuts } from './etcd-tokens.js';
+import { parseEtcdUrl } from './etcd-url.js';
+
+export interface EtcdStoreOptions {
+  /** etcd://host:port[,host:port…][?prefix=NAME] */
+  url: string;
+  clock?: Clock;
+  groupCommit?: boolean;
+  /** Deadline of one etcd call (per member tried). */
+  callTimeoutMs?: number;
+  /** Deadline of one store operation, below the HTTP client's 10 s. */
+  operationTimeoutMs?: number;
+  /** The servers' --max-txn-ops and --max-request-bytes, when not etcd's defaults. */
+  limits?: Partial<EtcdLimits>;
+}
+
+export class EtcdStore implements Store {
+  readonly kind = 'etcd';
+  readonly capabilities: StoreCapabilities;
+  readonly #connection: EtcdConnection;
+  readonly #keys: EtcdKeys;
+  readonly #engine: EtcdEngine;
+  readonly #clock: Clock;
+  readonly #batcher: EtcdBatcher | null;
+
+  private constructor(options: EtcdStoreOptions) {
+    const target = parseEtcdUrl(options.url);
+    this.#clock = options.clock ?? systemClock;
+    const operationTimeoutMs = options.operationTimeoutMs ?? 5_000;
+    this.#connection = new EtcdConnection({
+      hosts: target.hosts,
+      callTimeoutMs: options.callTimeoutMs ?? 1_500,
+      operationTimeoutMs,
+    });
+    this.#keys = new EtcdKeys(target.prefix);
+    this.#engine = new EtcdEngine(this.#connection, this.#keys, new KeyCache(), this.#clock, {
+      ...DEFAULT_ETCD_LIMITS,
+      ...options.limits,
+    });
+    this.#engine.sendWindowMs = operationTimeoutMs - 1_000;
+    this.capabilities = { sharedAcrossProcesses: true, groupCommit: options.groupCommit === true };
+    this.#batcher =
+      options.groupCommit === true ? new EtcdBatcher(this.#engine, this.#connection.target) : null;
+  }
+
+  /** Opens the client and checks that a member answers (store_unavailable otherwise). */
+  static async open(options: EtcdStoreOptions): Promise<EtcdStore> {
+    const store = new EtcdStore(options);
+    try {
+      await store.ping();
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+    return store;
+  }
+
+  now(): Promise<number> {
+    return Promise.resolve(this.#clock.now());
+  }
+
+  acquire(tenant: string, request: AcquireRequest): Promise<Grant> {
+    return this.#write(tenant, (s) => planAcquire(s, request));
+  }
+
+  renew(tenant: string, request: RenewRequest): Promise<Grant> {
+    return this.#write(tenant, (s) => planRenew(s, request));
+  }
+
+  release(tenant: string, request: ReleaseRequest): Promise<ReleaseResult> {
+    return this.#write(tenant, (s) => planRelease(s, request));
+  }
+
+  takeover(tenant: string, scope: string, request: TakeoverRequest): Promise<Grant> {
+    return this.#write(tenant, (s) => planTakeover(s, scope, request));
+  }
+
+  /** One Txn of its own, or a place in the next group commit. */
+  #write<A>(
+    tenant: string,
+    plan: (snapshot: EtcdSnapshot) => Transition<A>,
+    operationId?: string,
+  ): Promise<A> {
+    if (this.#batcher !== null) return this.#batcher.submit(tenant, plan, operationId);
+    return this.#engine.run(tenant, plan, { operationId });
+  }
+
+  cancel(tenant: string, scope: string, request: CancelRequest): Promise<CancelResult> {
+    return this.#engine.run(tenant, (s) => planCancel(s, scope, request.reason), {
+      ranges: [{ type: 'scopeIntents', scope }],
+    });
+  }
+
+  deleteScope(tenant: string, scope: string, request: CancelRequest): Promise<DeleteScopeResult> {
+    return this.#engine.run(tenant, (s) => planDeleteScope(s, scope, request.reason), {
+      ranges: [{ type: 'scopeRecords', scope }],
+    });
+  }
+
+  async #get<T>(key: string): Promise<T | null> {
+    const response = await this.#connection.range({ key: Buffer.from(key) });
+    const kv = response.kvs[0];
+    return kv === undefined ? null : (JSON.parse(kv.value.toString()) as T);
+  }
+
+  async getScope(tenant: string, scope: string): Promise<ScopeState | null> {
+    const row = await this.#get<ScopeRow>(this.#keys.ref(tenant, { type: 'scope', scope }));
+    return row === null ? null : toScopeState(scope, row);
+  }
+
+  async listScopes(tenant: string, query: ListScopesQuery): Promise<Page<ScopeState>> {
+    const limit = query.limit ?? DEFAULT_LIST_LIMIT;
+    const family = this.#keys.family('s', tenant);
+    const prefix = family + (query.prefix ?? '');
+    const after = decodeCursor(query.cursor);
+    const items: ScopeState[] = [];
+    let more = false;
+    for await (const kv of scanPrefix(
+      this.#connection,
+      prefix,
+      after === '' || family + after < prefix ? '' : family + after,
+    )) {
+      if (items.length === limit) {
+        more = true;
+        break;
+      }
+      items.push(
+        toScopeState(
+          kv.key.toString().slice(family.length),
+          JSON.parse(kv.value.toString()) as ScopeRow,
+        ),
+      );
+    }
+    const last = items.at(-1);
+    return { items, nextCursor: more && last ? encodeCursor(last.scope) : null };
+  }
+
+  async getRecord(tenant: string, scope: string, name: string): Promise<RecordState> {
+    const row = await this.#get<RecordRow>(this.#keys.ref(tenant, { type: 'record', scope, name }));
+    return toRecordState(scope, name, row);
+  }
+
+  async listRecords(tenant: string, scope: string): Promise<RecordState[]> {
+    const prefix = this.#keys.range(tenant, { type: 'scopeRecords', scope });
+    const records: RecordState[] = [];
+    for await (const kv of scanPrefix(this.#connection, prefix)) {
+      const name = kv.key.toString().slice(prefix.length);
+      records.push(toRecordState(scope, name, JSON.parse(kv.value.toString()) as RecordRow));
+    }
+    return records;
+  }
+
+  listRecordsPage(
+    tenant: string,
+    scope: string,
+    query: ListRecordsQuery,
+  ): Promise<Page<RecordState>> {
+    return listRecordsPage(this.#connection, this.#keys, tenant, scope, query);
+  }
+
+  commit(tenant: string, request: NormalizedCommit): Promise<CommitResult> {
+    return this.#write(tenant, (s) => planCommit(s, request), request.operationId);
+  }
+
+  async getOperation(tenant: string, operationId: string): Promise<CommitResult | null> {
+    const row = await this.#get<OperationRow>(
+      this.#keys.ref(tenant, { type: 'operation', operationId }),
+    );
+    return row === null ? null : row.outcome;
+  }
+
+  abandonOperation(
+    tenant: string,
+    operationId: string,
+    request: AbandonRequest,
+  ): Promise<CommitResult> {
+    return this.#engine.run(tenant, (s) => planAbandon(s, operationId, request.reason));
+  }
+
+  async listIntents(tenant: string, query: ListIntentsQuery): Promise<Page<Intent>> {
+    const limit = query.limit ?? DEFAULT_LIST_LIMIT;
+    const family = this.#keys.family('i', tenant);
+    const after = decodeCursor(query.cursor);
+    const items: Intent[] = [];
+    let more = false;
+    for await (const kv of scanPrefix(
+      this.#connection,
+      family,
+      after === '' ? '' : family + after,
+    )) {
+      const intent = JSON.parse(kv.value.toString()) as Intent;
+      if (query.scope !== undefined && intent.scope !== query.scope) continue;
+      if (query.status !== undefined && intent.status !== query.status) continue;
+      if (items.length === limit) {
+        more = true;
+        break;
+      }
+      items.push(intent);
+    }
+    const last = items.at(-1);
+    return { items, nextCursor: more && last ? encodeCursor(last.effectKey) : null };
+  }
+
+  getIntent(tenant: string, effectKey: string): Promise<Intent | null> {
+    return this.#get<Intent>(this.#keys.ref(tenant, { type: 'intent', effectKey }));
+  }
+
+  claimIntents(tenant: string, request: ClaimIntentsRequest): Promise<Intent[]> {
+    // Two keys per claimed intent (the intent and its open copy) and the audit key.
+    const maxClaims = Math.floor((this.#engine.limits.maxTxnOps - 1) / 2);
+    return this.#engine.run(tenant, (s) => planClaim(s, request, maxClaims), {
+      ranges: [{ type: 'openIntents' }],
+    });
+  }
+
+  completeIntent(
+    tenant: string,
+    effectKey: string,
+    request: CompleteIntentRequest,
+  ): Promise<Intent> {
+    return this.#write(tenant, (s) => planCompletion(s, effectKey, request));
+  }
+
+  listTenantsWithOpenIntents(): Promise<string[]> {
+    return listTenantsWithOpenIntents(this.#connection, this.#keys);
+  }
+
+  async countIntents(tenant: string | undefined): Promise<Partial<Record<IntentStatus, number>>> {
+    const counts: Partial<Record<IntentStatus, number>> = {};
+    for await (const kv of scanPrefix(this.#connection, this.#keys.family('i', tenant))) {
+      const { status } = JSON.parse(kv.value.toString()) as Intent;
+      counts[status] = (counts[status] ?? 0) + 1;
+    }
+    return counts;
+  }
+
+  registerPolicy(
+    tenant: string,
+    request: RegisterPolicyRequest,
+    registeredBy: string | null,
+  ): Promise<{ policy: Policy; created: boolean }> {
+    return this.#engine.run(tenant, (s) => planRegisterPolicy(s, request, registeredBy));
+  }
+
+  async listPolicies(tenant: string): Promise<Policy[]> {
+    const policies: Policy[] = [];
+    for await (const kv of scanPrefix(this.#connection, this.#keys.family('p', tenant))) {
+      policies.push(JSON.parse(kv.value.toString()) as Policy);
+    }
+    return policies.sort(
+      (a, b) =>
+        a.registeredAt - b.registeredAt ||
+        (a.version < b.version ? -1 : a.version > b.version ? 1 : 0),
+    );
+  }
+
+  async cutover(
+    tenant: string,
+    request: CutoverRequest & { cutoverId: string },
+  ): Promise<CutoverResult> {
+    // Entries up to this revision happened before the cutover's first step.
+    const revision = await this.#revision();
+    await this.#engine.run(tenant, (s) =>
+      planCutoverStart(s, request, revision * AUDIT_SLOTS + AUDIT_SLOTS - 1),
+    );
+    // Per scope: its row and its step; plus the cutover and the audit key.
+    const chunk = Math.floor((this.#engine.limits.maxTxnOps - 2) / 2);
+    while (
+      (await this.#engine.run(tenant, (s) => planCutoverChunk(s, request.cutoverId, chunk), {
+        ranges: [{ type: 'cutoverSteps', cutoverId: request.cutoverId }],
+      })) > 0
+    ) {
+      // Each chunk is its own Txn: other writers run between them.
+    }
+    const record = await this.getCutover(tenant, request.cutoverId);
+    if (record === null) throw new Error('a planned cutover disappeared');
+    return {
+      cutoverId: record.cutoverId,
+      toPolicy: record.toPolicy,
+      scopes: record.fences.length,
+      fences: record.fences,
+      skipped: record.skipped,
+    };
+  }
+
+  async getCutover(tenant: string, cutoverId: string): Promise<CutoverRecord | null> {
+    const row = await this.#get<CutoverRow>(this.#keys.ref(tenant, { type: 'cutover', cutoverId }));
+    if (row === null) return null;
+    const prefix = this.#keys.range(tenant, { type: 'cutoverSteps', cutoverId });
+    const steps = new Map<string, CutoverStepRow>();
+    for await (const kv of scanPrefix(this.#connection, prefix)) {
+      steps.set(kv.key.toString().slice(prefix.length), parseValue<CutoverStepRow>(kv));
+    }
+    return {
+      cutoverId: row.cutoverId,
+      toPolicy: row.toPolicy,
+      holder: row.holder,
+      status: row.status,
+      startedAt: row.startedAt,
+      completedAt: row.completedAt,
+      startSeq: row.startSeq,
+      fences: row.scopes.flatMap((scope) => {
+        const step = steps.get(scope);
+        return step === undefined || step.skipped === true ? [] : [{ scope, fence: step.fence }];
+      }),
+      planned: row.scopes.length,
+      skipped: row.scopes.filter((scope) => steps.get(scope)?.skipped === true),
+    };
+  }
+
+  listCutovers(tenant: string, query: ListCutoversQuery): Promise<Page<CutoverSummary>> {
+    return listCutovers(this.#connection, this.#keys, tenant, query);
+  }
+
+  async recordJobEvents(tenant: string, events: JobEvent[]): Promise<void> {
+    // One Txn per chunk of events: a job's events are applied in order within a chunk and across them.
+    const chunk = this.#engine.limits.maxTxnOps - 1;
+    for (let start = 0; start < events.length; start += chunk) {
+      const part = events.slice(start, start + chunk);
+      await this.#engine.run(tenant, (s) => planJobEvents(s, part));
+    }
+  }
+
+  async listJobs(tenant: string, scopes?: readonly string[]): Promise<JobRecord[]> {
+    const wanted = scopes === undefined ? null : new Set(scopes);
+    const jobs: JobRecord[] = [];
+    for await (const kv of scanPrefix(this.#connection, this.#keys.family('j', tenant))) {
+      const job = JSON.parse(kv.value.toString()) as JobRecord;
+      if (wanted === null || wanted.has(job.scope)) jobs.push(job);
+    }
+    return jobs;
+  }
+
+  readAudit(tenant: string | undefined, query: AuditQuery): Promise<AuditPage> {
+    return readAuditPage(this.#connection, this.#keys.family('a', tenant), query);
+  }
+
+  async createToken(token: Omit<TokenRecord, 'createdAt'>): Promise<TokenRecord> {
+    const record: TokenRecord = { ...token, createdAt: this.#clock.now() };
+    const byHash = Buffer.from(this.#keys.token(token.hash));
+    const byId = Buffer.from(this.#keys.tokenId(token.id));
+    const result = await this.#connection.writeTxn({
+      compare: [byHash, byId].map((key) => ({
+        key,
+        target: 'Create' as const,
+        result: 'Equal' as const,
+        create_revision: 0,
+      })),
+      success: tokenPuts(this.#keys, record),
+    });
+    if (!result.ok) throw this.#connection.writeError(result.error, undefined);
+    if (!result.response.succeeded) {
+      throw new FencegateError(
+        'invalid_request',
+        `a token with id ${token.id} or the same secret exists already`,
+      );
+    }
+    return record;
+  }
+
+  findToken(hash: string): Promise<TokenRecord | null> {
+    return this.#get<TokenRecord>(this.#keys.token(hash));
+  }
+
+  async deleteToken(id: string): Promise<boolean> {
+    const byId = this.#keys.tokenId(id);
+    const response = await this.#connection.range({ key: Buffer.from(byId) });
+    const kv = response.kvs[0];
+    if (kv === undefined) return false;
+    const result = await this.#connection.writeTxn({
+      compare: [
+        {
+          key: Buffer.from(byId),
+          target: CompareTarget.Mod,
+          result: CompareResult.Equal,
+          mod_revision: kv.mod_revision,
+        },
+      ],
+      success: [
+        { request_delete_range: { key: Buffer.from(byId) } },
+        { request_delete_range: { key: Buffer.from(this.#keys.token(kv.value.toString())) } },
+      ],
+    });
+    if (!result.ok) throw this.#connection.writeError(result.error, undefined);
+    return result.response.succeeded;
+  }
+
+  async countTokens(): Promise<number> {
+    const key = Buffer.from(this.#keys.family('ti'));
+    const response = await this.#connection.range({
+      key,
+      range_end: prefixEnd(key),
+      count_only: true,
+    });
+    return Number(response.count);
+  }
+
+  listTokens(tenant?: string): Promise<TokenRecord[]> {
+    return listTokens(this.#connection, this.#keys, tenant);
+  }
+
+  createTokensIfNone(tokens: Omit<TokenRecord, 'createdAt'>[]): Promise<TokenRecord[] | null> {
+    const createdAt = this.#clock.now();
+    return createTokensIfNone(
+      this.#connection,
+      this.#keys,
+      tokens.map((token) => ({ ...token, createdAt })),
+    );
+  }
+
+  pruneOperations(createdBefore: number): Promise<number> {
+    return pruneOperations(
+      this.#connection,
+      this.#keys,
+      this.#engine.limits.maxTxnOps,
+      createdBefore,
+    );
+  }
+
+  pruneAudit(throughSeq: number): Promise<number> {
+    return pruneAudit(this.#connection, this.#keys, this.#engine.limits.maxTxnOps, throughSeq);
+  }
+
+  auditPrunedThrough(): Promise<number> {
+    return auditPrunedThrough(this.#connection, this.#keys);
+  }
+
+  /**
+   * An etcd watch on the open intents: a key created there (version 1) is an intent a commit
+   * created, or one made due again; claims and deliveries, which rewrite or delete the key, wake
+   * nobody.
+   */
+  async watchIntents(listener: (tenant: string) => void): Promise<() => Promise<void>> {
+    const family = this.#keys.family('io');
+    const watcher = await this.#connection.client.watch().prefix(family).create();
+    watcher.on('put', (kv) => {
+      if (kv.version !== '1') return;
+      listener(kv.key.toString().slice(family.length).split('/')[0] ?? '');
+    });
+    // A lost stream is re-established by the client; meanwhile the dispatcher's poll finds work.
+    watcher.on('error', () => undefined);
+    return () => watcher.cancel();
+  }
+
+  async #revision(): Promise<number> {
+    const key = Buffer.from(this.#keys.family('s'));
+    const response = await this.#connection.range({ key, count_only: true });
+    return Number(response.header.revision);
+  }
+
+  async ping(): Promise<void> {
+    await this.#revision();
+  }
+
+  close(): Promise<void> {
+    this.#connection.close();
+    return Promise.resolve();
+  }
+
+  /** A unique suffix, exposed for tests that need a fresh prefix. */
+  static uniquePrefix(label: string): string {
+    return `${label}-${randomUUID().slice(0, 8)}`;
+  }
+}
+
+function toScopeState(scope: string, row: ScopeRow): ScopeState {
+  return {
+    scope,
+    fence: row.fence,
+    holder: row.holder,
+    leaseExpiresAt: row.leaseExpiresAt,
+    policyVersion: row.policyVersion,
+    status: row.status,
+    updatedAt: row.updatedAt,
+  };
+}

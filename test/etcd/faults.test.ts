@@ -1,0 +1,233 @@
+/**
+ * Faults on a 3-member etcd cluster of its own, each case ending with verify and 0 stale accepted:
+ * the leader SIGKILLed under load, a minority member frozen with SIGSTOP, two of three members
+ * killed (every call fails closed within its deadline) and restarted, and a lease across a leader
+ * change. Workers retry a call that failed with the same operationId, so an acknowledged commit is
+ * counted once, and a commit whose answer was lost resolves to its stored outcome.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { verifyStore } from '../../src/audit/verify.js';
+import { Fencegate } from '../../src/gate.js';
+import { EtcdStore } from '../../src/store/etcd/etcd-store.js';
+import { isFencegateError } from '../../src/errors.js';
+import { startEtcdCluster, type EtcdCluster } from './etcd-service.js';
+
+const CALL_TIMEOUT_MS = 700;
+const OPERATION_TIMEOUT_MS = 3_000;
+
+let cluster: EtcdCluster | null = null;
+const gates: Fencegate[] = [];
+
+afterEach(async () => {
+  for (const gate of gates.splice(0)) await gate.close();
+  await cluster?.stop();
+  cluster = null;
+});
+
+async function open(): Promise<{ cluster: EtcdCluster; gate: Fencegate }> {
+  cluster = await startEtcdCluster(3);
+  const store = await EtcdStore.open({
+    url: `${cluster.url}?prefix=faults`,
+    groupCommit: true,
+    callTimeoutMs: CALL_TIMEOUT_MS,
+    operationTimeoutMs: OPERATION_TIMEOUT_MS,
+  });
+  const gate = await Fencegate.open({ store });
+  gates.push(gate);
+  return { cluster, gate };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface WorkerTally {
+  committed: number;
+  /** Commits acknowledged after `mark` was set. */
+  committedAfterMark: number;
+  errors: string[];
+}
+
+/** One worker per scope commits revision after revision until `stop` is set. */
+async function worker(
+  gate: Fencegate,
+  scope: string,
+  control: { stop: boolean; mark: boolean },
+): Promise<WorkerTally> {
+  const tally: WorkerTally = { committed: 0, committedAfterMark: 0, errors: [] };
+  const grant = await gate.acquire({ scope, holder: `worker-${scope}`, ttlMs: 3_600_000 });
+  let revision = 0;
+  for (let n = 1; !control.stop; n += 1) {
+    const request = {
+      scope,
+      fence: grant.fence,
+      operationId: `${scope}-op-${n}`,
+      writes: [{ name: 'counter', expectRevision: revision, value: n }],
+    };
+    // The same request until it is answered: a lost answer is replayed from the store.
+    for (;;) {
+      try {
+        const result = await gate.commit(request);
+        expect(result.outcome, JSON.stringify(result)).toBe('committed');
+        revision += 1;
+        tally.committed += 1;
+        if (control.mark) tally.committedAfterMark += 1;
+        break;
+      } catch (error) {
+        if (!isFencegateError(error)) throw error;
+        tally.errors.push(error.code);
+        expect(['store_unavailable', 'outcome_unknown']).toContain(error.code);
+        await sleep(50);
+      }
+    }
+  }
+  const record = await gate.getRecord(scope, 'counter');
+  // No acknowledged commit lost, none applied twice.
+  expect(record.revision).toBe(tally.committed);
+  return tally;
+}
+
+async function underLoad(
+  gate: Fencegate,
+  fault: () => Promise<void>,
+  settleMs: number,
+): Promise<WorkerTally[]> {
+  const control = { stop: false, mark: false };
+  const workers = Array.from({ length: 6 }, (_, i) => worker(gate, `w${i}`, control));
+  await sleep(500);
+  await fault();
+  control.mark = true;
+  await sleep(settleMs);
+  control.stop = true;
+  return Promise.all(workers);
+}
+
+async function expectVerified(gate: Fencegate): Promise<void> {
+  const result = await verifyStore(gate.store);
+  expect(result.violations).toEqual([]);
+  expect(result.checked).toBeGreaterThan(0);
+}
+
+describe('etcd faults on three members', () => {
+  it(
+    'SIGKILL of the leader under load: commits go on after the election, none lost',
+    { timeout: 60_000 },
+    async () => {
+      const { cluster, gate } = await open();
+      const tallies = await underLoad(gate, () => cluster.kill(cluster.leader()), 3_000);
+      expect(tallies.reduce((sum, t) => sum + t.committedAfterMark, 0)).toBeGreaterThan(0);
+      // A stale holder after the election: a takeover moves the fence, the old grant is refused.
+      const taken = await gate.takeover('w0', { holder: 'operator', reason: 'after the election' });
+      const stale = await gate.commit({
+        scope: 'w0',
+        fence: taken.fence - 1,
+        operationId: 'stale-after-election',
+        writes: [{ name: 'counter', expectRevision: tallies[0]?.committed ?? 0, value: 'stale' }],
+      });
+      expect(stale.outcome).toBe('rejected');
+      await expectVerified(gate);
+    },
+  );
+
+  it(
+    'SIGSTOP of a minority member changes nothing about correctness',
+    { timeout: 60_000 },
+    async () => {
+      const { cluster, gate } = await open();
+      const leader = cluster.leader();
+      const follower = cluster.members.find((member) => member !== leader);
+      if (follower === undefined) throw new Error('no follower');
+      const tallies = await underLoad(gate, () => Promise.resolve(cluster.pause(follower)), 3_000);
+      cluster.resume(follower);
+      expect(tallies.reduce((sum, t) => sum + t.committedAfterMark, 0)).toBeGreaterThan(0);
+      await expectVerified(gate);
+    },
+  );
+
+  it(
+    'two of three killed: every call fails closed within its deadline; restarted, service resumes',
+    { timeout: 60_000 },
+    async () => {
+      const { cluster, gate } = await open();
+      const grant = await gate.acquire({ scope: 'quorum', holder: 'w', ttlMs: 3_600_000 });
+      const [first, second] = cluster.members;
+      if (first === undefined || second === undefined) throw new Error('no members');
+      await cluster.kill(first);
+      await cluster.kill(second);
+      const calls: [string, () => Promise<unknown>][] = [
+        [
+          'commit',
+          () =>
+            gate.commit({
+              scope: 'quorum',
+              fence: grant.fence,
+              operationId: 'during-loss',
+              writes: [{ name: 'r', expectRevision: 0, value: 1 }],
+            }),
+        ],
+        ['getScope', () => gate.getScope('quorum')],
+        ['acquire', () => gate.acquire({ scope: 'other', holder: 'w', ttlMs: 60_000 })],
+        ['audit', () => gate.audit({})],
+      ];
+      for (const [name, call] of calls) {
+        const started = Date.now();
+        const error = await call().then(
+          () => null,
+          (caught: unknown) => caught,
+        );
+        const elapsed = Date.now() - started;
+        expect(isFencegateError(error), `${name} must fail`).toBe(true);
+        if (!isFencegateError(error)) continue;
+        // A read changed nothing; a write that was sent may have applied only if quorum returns.
+        expect(['store_unavailable', 'outcome_unknown'], name).toContain(error.code);
+        if (name === 'getScope' || name === 'audit') expect(error.code).toBe('store_unavailable');
+        expect(elapsed, `${name} answered within its deadline`).toBeLessThan(
+          OPERATION_TIMEOUT_MS + 2_000,
+        );
+      }
+      await cluster.restart(first);
+      await cluster.restart(second);
+      // The commit sent during the loss is answered from the store, whatever happened to it.
+      let result = null;
+      for (let i = 0; i < 50 && result === null; i += 1) {
+        result = await gate
+          .commit({
+            scope: 'quorum',
+            fence: grant.fence,
+            operationId: 'during-loss',
+            writes: [{ name: 'r', expectRevision: 0, value: 1 }],
+          })
+          .catch(() => null);
+        if (result === null) await sleep(200);
+      }
+      expect(result?.outcome).toBe('committed');
+      expect((await gate.getRecord('quorum', 'r')).revision).toBe(1);
+      await expectVerified(gate);
+    },
+  );
+
+  it('a lease across a leader change is never taken over early', { timeout: 60_000 }, async () => {
+    const { cluster, gate } = await open();
+    const grant = await gate.acquire({ scope: 'leased', holder: 'first', ttlMs: 2_000 });
+    const expiresAt = grant.leaseExpiresAt ?? 0;
+    await cluster.kill(cluster.leader());
+    let taken: number | null = null;
+    while (taken === null) {
+      const attempt = await gate.acquire({ scope: 'leased', holder: 'second', ttlMs: 2_000 }).then(
+        (next) => ({ ok: true as const, fence: next.fence }),
+        (error: unknown) => ({ ok: false as const, error }),
+      );
+      const at = Date.now();
+      if (attempt.ok) {
+        expect(at).toBeGreaterThanOrEqual(expiresAt);
+        expect(attempt.fence).toBe(grant.fence + 1);
+        taken = at;
+      } else {
+        expect(isFencegateError(attempt.error)).toBe(true);
+        if (isFencegateError(attempt.error) && attempt.error.code === 'lease_held') {
+          expect(at).toBeLessThan(expiresAt + OPERATION_TIMEOUT_MS);
+        }
+        await sleep(100);
+      }
+    }
+    await expectVerified(gate);
+  });
+});
