@@ -25,7 +25,7 @@ import {
 import { FencegateError } from '../../errors.js';
 import type { Intent } from '../../types.js';
 import type { EtcdConnection } from './etcd-connection.js';
-import { storeUnavailable, tooLarge } from './etcd-errors.js';
+import { tooLarge } from './etcd-errors.js';
 import { prefixEnd, type EtcdKeys } from './etcd-keys.js';
 import {
   CallState,
@@ -413,10 +413,6 @@ export class EtcdEngine {
         );
       });
     }
-  }
-
-  unavailable(cause: unknown): FencegateError {
-    return storeUnavailable(this.connection.target, cause);
   }
 }
 

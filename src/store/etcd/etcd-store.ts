@@ -4,7 +4,6 @@
  * rows the plan decides on were read; etcd's own leases are not used. See docs/etcd.md for the
  * clock assumption, the key layout, limits and compaction.
  */
-import { randomUUID } from 'node:crypto';
 import { CompareResult, CompareTarget } from 'etcd3';
 import { systemClock, type Clock } from '../../core/clock.js';
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
@@ -542,11 +541,6 @@ export class EtcdStore implements Store {
   close(): Promise<void> {
     this.#connection.close();
     return Promise.resolve();
-  }
-
-  /** A unique suffix, exposed for tests that need a fresh prefix. */
-  static uniquePrefix(label: string): string {
-    return `${label}-${randomUUID().slice(0, 8)}`;
   }
 }
 

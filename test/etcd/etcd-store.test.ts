@@ -1,0 +1,132 @@
+/**
+ * What only the etcd store does: a Txn sent again after a lost answer applies once, requests that
+ * cannot fit in one Txn are invalid_request with nothing changed, and group commit batches
+ * operations on distinct scopes while each caller gets its own answer.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyStore } from '../../src/audit/verify.js';
+import { planAcquire } from '../../src/core/plan/plan-leases.js';
+import { systemClock } from '../../src/core/clock.js';
+import { isFencegateError } from '../../src/errors.js';
+import { Fencegate } from '../../src/gate.js';
+import { EtcdConnection } from '../../src/store/etcd/etcd-connection.js';
+import { DEFAULT_ETCD_LIMITS, EtcdEngine } from '../../src/store/etcd/etcd-engine.js';
+import { EtcdKeys } from '../../src/store/etcd/etcd-keys.js';
+import { CallState, KeyCache } from '../../src/store/etcd/etcd-snapshot.js';
+import { EtcdStore } from '../../src/store/etcd/etcd-store.js';
+import { parseEtcdUrl } from '../../src/store/etcd/etcd-url.js';
+import { etcdTestUrl } from './etcd-subject.js';
+
+const prefix = `store-${randomUUID().slice(0, 8)}`;
+let gate: Fencegate;
+
+beforeAll(async () => {
+  const store = await EtcdStore.open({
+    url: `${etcdTestUrl('single')}?prefix=${prefix}`,
+    groupCommit: true,
+  });
+  gate = await Fencegate.open({ store });
+});
+
+afterAll(async () => {
+  const result = await verifyStore(gate.store);
+  expect(result.violations).toEqual([]);
+  await gate.close();
+});
+
+describe('the etcd store', () => {
+  it('a Txn sent again after its answer was lost applies once and is recognised as applied', async () => {
+    const target = parseEtcdUrl(`${etcdTestUrl('single')}?prefix=${prefix}-resend`);
+    const connection = new EtcdConnection({
+      hosts: target.hosts,
+      callTimeoutMs: 2_000,
+      operationTimeoutMs: 5_000,
+    });
+    const engine = new EtcdEngine(
+      connection,
+      new EtcdKeys(target.prefix),
+      new KeyCache(),
+      systemClock,
+      DEFAULT_ETCD_LIMITS,
+    );
+    try {
+      const call = new CallState();
+      const planned = await engine.plan('acme', call, (s) =>
+        planAcquire(s, { scope: 'once', holder: 'w', ttlMs: 60_000 }),
+      );
+      const built = engine.build([planned], call);
+      const first = await connection.writeTxn(built.request);
+      const second = await connection.writeTxn(built.request);
+      if (!first.ok || !second.ok) throw new Error('etcd did not answer');
+      expect(first.response.succeeded).toBe(true);
+      expect(second.response.succeeded).toBe(false);
+      expect(engine.alreadyApplied(built, second.response)).toBe(true);
+      // And the store answers a retried acquire with the same grant, fence 1 still.
+      const store = await EtcdStore.open({
+        url: `${etcdTestUrl('single')}?prefix=${target.prefix}`,
+      });
+      const again = await store.acquire('acme', { scope: 'once', holder: 'w', ttlMs: 60_000 });
+      expect(again).toMatchObject({ fence: 1, reacquired: true });
+      await store.close();
+    } finally {
+      connection.close();
+    }
+  });
+
+  it('a delete that cannot fit in one Txn is invalid_request and changes nothing', async () => {
+    const grant = await gate.acquire({ scope: 'big', holder: 'w', ttlMs: 60_000 });
+    for (let start = 0; start < 70; start += 35) {
+      const result = await gate.commit({
+        scope: 'big',
+        fence: grant.fence,
+        operationId: `fill-${start}`,
+        writes: Array.from({ length: 35 }, (_, i) => ({
+          name: `r${start + i}`,
+          expectRevision: 0,
+          value: i,
+        })),
+      });
+      expect(result.outcome).toBe('committed');
+    }
+    const error = await gate.deleteScope('big', {}).catch((caught: unknown) => caught);
+    expect(isFencegateError(error) && error.code).toBe('invalid_request');
+    expect(isFencegateError(error) && error.message).toMatch(/--max-txn-ops/);
+    expect(await gate.getScope('big')).toMatchObject({ status: 'active', fence: grant.fence });
+    expect((await gate.getRecord('big', 'r0')).exists).toBe(true);
+  });
+
+  it('group commit: commits on distinct scopes share Txns, one scope twice waits its turn, each caller gets its own answer', async () => {
+    const scopes = Array.from({ length: 24 }, (_, i) => `g${i}`);
+    const grants = await Promise.all(
+      scopes.map((scope) => gate.acquire({ scope, holder: 'w', ttlMs: 60_000 })),
+    );
+    const before = (await gate.audit({ kind: 'commit', limit: 1000 })).items.length;
+    const results = await Promise.all(
+      grants.flatMap((grant) => [
+        gate.commit({
+          scope: grant.scope,
+          fence: grant.fence,
+          operationId: `${grant.scope}-a`,
+          writes: [{ name: 'm', expectRevision: 0, value: 'a' }],
+        }),
+        gate.commit({
+          scope: grant.scope,
+          fence: grant.fence,
+          operationId: `${grant.scope}-b`,
+          writes: [{ name: 'm', expectRevision: 0, value: 'b' }],
+        }),
+      ]),
+    );
+    // Per scope, the first commit wins and the second is stale: they never ran in one Txn.
+    for (let i = 0; i < scopes.length; i += 1) {
+      const pair = [results[2 * i], results[2 * i + 1]].map((r) => r?.outcome).sort();
+      expect(pair).toEqual(['committed', 'rejected']);
+    }
+    const commits = (await gate.audit({ kind: 'commit', limit: 1000 })).items.slice(before);
+    expect(commits).toHaveLength(48);
+    // Fewer Txns than commits: several commits share one revision.
+    const revisions = new Set(commits.map((entry) => Math.floor(entry.seq / 1024)));
+    expect(revisions.size).toBeLessThan(48);
+  });
+});

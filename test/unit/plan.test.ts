@@ -1,0 +1,266 @@
+/**
+ * The core's transitions over an in-memory snapshot: what each plan expects, puts, audits and
+ * answers. The stores apply these; here they are checked without any store.
+ */
+import { describe, expect, it } from 'vitest';
+import { planCommit } from '../../src/core/plan/plan-commit.js';
+import { planCutoverChunk } from '../../src/core/plan/plan-cutover.js';
+import { planClaim, planCompletion } from '../../src/core/plan/plan-intents.js';
+import { planAcquire, planCancel, planDeleteScope } from '../../src/core/plan/plan-leases.js';
+import type {
+  Put,
+  RangeRef,
+  Ref,
+  RefOf,
+  Rows,
+  RowType,
+  Snapshot,
+} from '../../src/core/plan/transition.js';
+import { validateCommit } from '../../src/core/validate.js';
+import { isFencegateError } from '../../src/errors.js';
+
+/** Rows in a map, keyed by their ref; ranges listed by hand. */
+class MapSnapshot implements Snapshot {
+  readonly tenant = 'acme';
+  readonly rows = new Map<string, unknown>();
+  readonly ranges = new Map<string, string[]>();
+  constructor(public now = 1_000) {}
+
+  get<K extends RowType>(ref: RefOf<K>): Rows[K] | null {
+    return (this.rows.get(JSON.stringify(ref)) as Rows[K] | undefined) ?? null;
+  }
+
+  list(range: RangeRef): string[] {
+    return this.ranges.get(JSON.stringify(range)) ?? [];
+  }
+
+  set(ref: Ref, row: unknown): void {
+    this.rows.set(JSON.stringify(ref), row);
+  }
+
+  /** Writes a transition's rows, as a store would. */
+  apply(puts: Put[]): void {
+    for (const { row, ...ref } of puts) this.set(ref, row);
+  }
+}
+
+const scopeRef: Ref = { type: 'scope', scope: 'wf-1' };
+
+function held(snapshot: MapSnapshot, fence = 3): void {
+  snapshot.set(scopeRef, {
+    fence,
+    holder: 'w1',
+    leaseExpiresAt: 5_000,
+    policyVersion: null,
+    status: 'active',
+    updatedAt: 0,
+  });
+}
+
+describe('planned transitions', () => {
+  it('acquire of a new scope puts fence 1 and audits the grant; the same holder again puts nothing', () => {
+    const snapshot = new MapSnapshot();
+    const first = planAcquire(snapshot, { scope: 'wf-1', holder: 'w1', ttlMs: 1_000 });
+    expect(first.expect).toEqual([scopeRef]);
+    expect(first.put).toEqual([
+      {
+        type: 'scope',
+        scope: 'wf-1',
+        row: {
+          fence: 1,
+          holder: 'w1',
+          leaseExpiresAt: 2_000,
+          policyVersion: null,
+          status: 'active',
+          updatedAt: 1_000,
+        },
+      },
+    ]);
+    expect(first.audit.map((entry) => [entry.kind, entry.outcome, entry.currentFence])).toEqual([
+      ['acquire', 'granted', 1],
+    ]);
+    snapshot.apply(first.put);
+    const again = planAcquire(snapshot, { scope: 'wf-1', holder: 'w1', ttlMs: 1_000 });
+    expect(again.put).toEqual([]);
+    expect(again.answer).toMatchObject({ ok: true, value: { fence: 1, reacquired: true } });
+    const other = planAcquire(snapshot, { scope: 'wf-1', holder: 'w2', ttlMs: 1_000 });
+    expect(other.put).toEqual([]);
+    expect(other.audit[0]).toMatchObject({ outcome: 'rejected', reason: 'lease_held' });
+    expect(other.answer.ok || other.answer.error.code).toBe('lease_held');
+  });
+
+  it('a commit puts the record, the intent and the stored outcome, expects every row it read, and replays from the outcome', () => {
+    const snapshot = new MapSnapshot();
+    held(snapshot);
+    const request = validateCommit({
+      scope: 'wf-1',
+      fence: 3,
+      operationId: 'op-1',
+      reads: [{ name: 'facts', revision: 0 }],
+      writes: [{ name: 'memory', expectRevision: 0, value: { a: 1 } }],
+      intents: [{ effectKey: 'mail-1', target: 'mail', payload: {} }],
+    });
+    const transition = planCommit(snapshot, request);
+    expect(transition.expect).toEqual(
+      expect.arrayContaining([
+        { type: 'operation', operationId: 'op-1' },
+        scopeRef,
+        { type: 'record', scope: 'wf-1', name: 'facts' },
+        { type: 'record', scope: 'wf-1', name: 'memory' },
+        { type: 'intent', effectKey: 'mail-1' },
+      ]),
+    );
+    expect(transition.put.map((put) => put.type)).toEqual(['record', 'intent', 'operation']);
+    expect(transition.audit.map((entry) => [entry.kind, entry.outcome])).toEqual([
+      ['commit', 'committed'],
+      ['intent', 'pending'],
+    ]);
+    expect(transition.answer).toMatchObject({
+      ok: true,
+      value: { outcome: 'committed', records: [{ name: 'memory', revision: 1, incarnation: 1 }] },
+    });
+    snapshot.apply(transition.put);
+    const replay = planCommit(snapshot, request);
+    expect(replay.put).toEqual([]);
+    expect(replay.audit).toEqual([]);
+    expect(replay.answer).toMatchObject({
+      ok: true,
+      value: { outcome: 'committed', replayed: true },
+    });
+  });
+
+  it('a stale commit is stored and audited as a rejection, and changes no record', () => {
+    const snapshot = new MapSnapshot();
+    held(snapshot, 4);
+    const transition = planCommit(
+      snapshot,
+      validateCommit({
+        scope: 'wf-1',
+        fence: 3,
+        operationId: 'op-stale',
+        writes: [{ name: 'memory', expectRevision: 0, value: 1 }],
+      }),
+    );
+    expect(transition.put.map((put) => put.type)).toEqual(['operation']);
+    expect(transition.audit[0]).toMatchObject({ outcome: 'rejected', reason: 'stale_fence' });
+    expect(transition.answer).toMatchObject({
+      ok: true,
+      value: { outcome: 'rejected', error: { code: 'stale_fence' } },
+    });
+  });
+
+  it('delete tombstones each live record at revision + 1 and remembers the deletion; cancel cancels pending intents only', () => {
+    const snapshot = new MapSnapshot();
+    held(snapshot);
+    snapshot.ranges.set(JSON.stringify({ type: 'scopeRecords', scope: 'wf-1' }), ['a', 'b']);
+    const live = {
+      exists: true,
+      valueJson: '1',
+      revision: 2,
+      incarnation: 1,
+      fingerprint: 'f',
+      updatedAt: 0,
+    };
+    snapshot.set({ type: 'record', scope: 'wf-1', name: 'a' }, live);
+    snapshot.set(
+      { type: 'record', scope: 'wf-1', name: 'b' },
+      { ...live, exists: false, valueJson: null },
+    );
+    const deletion = planDeleteScope(snapshot, 'wf-1', 'gone');
+    expect(deletion.put.map((put) => [put.type, 'revision' in put ? put.revision : null])).toEqual([
+      ['scope', null],
+      ['record', null],
+      ['deletion', 3],
+    ]);
+    expect(deletion.expect).toContainEqual({ type: 'scopeRecords', scope: 'wf-1' });
+    expect(deletion.audit[0]?.records?.map((r) => [r.name, r.resulting])).toEqual([['a', 3]]);
+
+    snapshot.ranges.set(JSON.stringify({ type: 'scopeIntents', scope: 'wf-1' }), ['p', 'd']);
+    const intent = { effectKey: 'p', scope: 'wf-1', status: 'pending', claimFence: 0 };
+    snapshot.set({ type: 'intent', effectKey: 'p' }, intent);
+    snapshot.set(
+      { type: 'intent', effectKey: 'd' },
+      { ...intent, effectKey: 'd', status: 'delivered' },
+    );
+    const cancel = planCancel(snapshot, 'wf-1', undefined);
+    expect(cancel.answer).toMatchObject({ ok: true, value: { fence: 4, cancelledIntents: 1 } });
+    expect(cancel.put.filter((put) => put.type === 'intent').map((put) => put.effectKey)).toEqual([
+      'p',
+    ]);
+  });
+
+  it('a claim expects only the intents it claims; a completion under an old claim fence is an audited stale_claim', () => {
+    const snapshot = new MapSnapshot();
+    snapshot.ranges.set(JSON.stringify({ type: 'openIntents' }), ['due', 'later']);
+    const base = {
+      scope: 'wf-1',
+      target: 'mail',
+      payload: {},
+      attempts: 0,
+      fence: 1,
+      operationId: 'op',
+      claimFence: 0,
+      providerRef: null,
+      lastError: null,
+      createdAt: 0,
+      updatedAt: 0,
+      unknownOutcomes: 0,
+      claimedBy: null,
+      claimExpiresAt: null,
+    };
+    snapshot.set(
+      { type: 'intent', effectKey: 'due' },
+      { ...base, effectKey: 'due', status: 'pending', nextAttemptAt: 500 },
+    );
+    snapshot.set(
+      { type: 'intent', effectKey: 'later' },
+      { ...base, effectKey: 'later', status: 'pending', nextAttemptAt: 9_000 },
+    );
+    const claim = planClaim(snapshot, { dispatcher: 'd1', ttlMs: 100, limit: 10 });
+    expect(claim.expect).toEqual([{ type: 'intent', effectKey: 'due' }]);
+    expect(claim.answer).toMatchObject({ ok: true, value: [{ effectKey: 'due', claimFence: 1 }] });
+    snapshot.apply(claim.put);
+    const stale = planCompletion(snapshot, 'due', { claimFence: 0, outcome: 'delivered' });
+    expect(stale.put).toEqual([]);
+    expect(stale.audit[0]).toMatchObject({ outcome: 'rejected', reason: 'stale_claim' });
+    expect(
+      !stale.answer.ok && isFencegateError(stale.answer.error) && stale.answer.error.code,
+    ).toBe('stale_claim');
+  });
+
+  it('a cutover chunk moves at most the chunk, each scope with its step, and completes when nothing is left', () => {
+    const snapshot = new MapSnapshot();
+    snapshot.set(
+      { type: 'cutover', cutoverId: 'c1' },
+      {
+        cutoverId: 'c1',
+        requestFingerprint: 'x',
+        toPolicy: 'v8',
+        holder: 'ctl',
+        leaseTtlMs: null,
+        reason: null,
+        status: 'running',
+        startedAt: 0,
+        completedAt: null,
+        startSeq: 0,
+        scopes: ['a', 'b', 'c'],
+      },
+    );
+    held(snapshot);
+    const first = planCutoverChunk(snapshot, 'c1', 2);
+    expect(first.answer).toEqual({ ok: true, value: 2 });
+    expect(first.put.map((put) => `${put.type}:${'scope' in put ? put.scope : ''}`)).toEqual([
+      'scope:a',
+      'scope:b',
+      'cutoverStep:a',
+      'cutoverStep:b',
+    ]);
+    snapshot.apply(first.put);
+    snapshot.ranges.set(JSON.stringify({ type: 'cutoverSteps', cutoverId: 'c1' }), ['a', 'b']);
+    expect(planCutoverChunk(snapshot, 'c1', 2).answer).toEqual({ ok: true, value: 1 });
+    snapshot.ranges.set(JSON.stringify({ type: 'cutoverSteps', cutoverId: 'c1' }), ['a', 'b', 'c']);
+    const done = planCutoverChunk(snapshot, 'c1', 2);
+    expect(done.answer).toEqual({ ok: true, value: 0 });
+    expect(done.put[0]).toMatchObject({ type: 'cutover', row: { status: 'completed' } });
+  });
+});
