@@ -10,7 +10,6 @@ import { planCutover } from '../../src/store/sqlite/sqlite-cutover.js';
 import { parseSqliteUrl } from '../../src/store/sqlite/sqlite-url.js';
 import { SqliteStatements } from '../../src/store/sqlite/sqlite-statements.js';
 import type { CutoverRequest } from '../../src/types.js';
-import { parseSqliteUrl } from '../../src/store/sqlite/sqlite-url.js';
 import { withClient } from '../postgres/pg-helpers.js';
 import { STORE_BACKENDS, storeFactory, type StoreBackend } from '../postgres/store-backends.js';
 import { createWorkflows, openStore, readAudit, registerPolicies } from './cutover-helpers.js';

@@ -9,12 +9,12 @@ import { Fencegate } from '../../src/gate.js';
 import { EtcdStore } from '../../src/store/etcd/etcd-store.js';
 import type { CommitResult, Grant } from '../../src/types.js';
 import { expectAgreement } from '../helpers/abandon-agreement.js';
-import { etcdTestUrl } from './etcd-subject.js';
+import { etcdTestUrl, uniquePrefix } from './etcd-subject.js';
 
 const ROUNDS = 12;
 
 describe.each([false, true])('abandon and commit racing on etcd (group commit %s)', (batched) => {
-  const url = `${etcdTestUrl('single')}?prefix=${EtcdStore.uniquePrefix('abandon-race')}`;
+  const url = `${etcdTestUrl('single')}?prefix=${uniquePrefix('abandon-race')}`;
   let committer: Fencegate;
   let abandoner: Fencegate;
   let grant: Grant;

@@ -24,6 +24,11 @@ export function etcdTestUrl(which: 'single' | 'cluster'): string {
   return url;
 }
 
+/** A key prefix no other test uses: `label-<8 hex>`. */
+export function uniquePrefix(label: string): string {
+  return `${label}-${randomUUID().slice(0, 8)}`;
+}
+
 /** A fresh, empty store: a new key prefix on the given etcd. */
 export function etcdSubjects(label: string, which: 'single' | 'cluster') {
   const filePrefix = `${label}-${randomUUID().slice(0, 8)}`;

@@ -5,9 +5,9 @@
 import { afterAll, expect, it } from 'vitest';
 import { EtcdStore } from '../../src/store/etcd/etcd-store.js';
 import { ManualClock } from '../../src/testing/index.js';
-import { etcdTestUrl } from './etcd-subject.js';
+import { etcdTestUrl, uniquePrefix } from './etcd-subject.js';
 
-const url = `${etcdTestUrl('single')}?prefix=${EtcdStore.uniquePrefix('tokens')}`;
+const url = `${etcdTestUrl('single')}?prefix=${uniquePrefix('tokens')}`;
 const clock = new ManualClock();
 const stores: EtcdStore[] = [];
 

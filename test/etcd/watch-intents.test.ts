@@ -5,9 +5,9 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Fencegate } from '../../src/gate.js';
 import { EtcdStore } from '../../src/store/etcd/etcd-store.js';
-import { etcdTestUrl } from './etcd-subject.js';
+import { etcdTestUrl, uniquePrefix } from './etcd-subject.js';
 
-const url = `${etcdTestUrl('single')}?prefix=${EtcdStore.uniquePrefix('watch')}`;
+const url = `${etcdTestUrl('single')}?prefix=${uniquePrefix('watch')}`;
 let watching: EtcdStore;
 let writer: Fencegate;
 

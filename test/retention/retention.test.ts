@@ -17,7 +17,7 @@ import type { Store } from '../../src/store/store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import type { AuditEntry } from '../../src/types.js';
 import { tempDir } from '../helpers/temp-dir.js';
-import { etcdTestUrl } from '../etcd/etcd-subject.js';
+import { etcdTestUrl, uniquePrefix } from '../etcd/etcd-subject.js';
 import { dropSchema, pgUrl, testSchema } from '../postgres/pg-helpers.js';
 
 const HOUR = 3_600_000;
@@ -43,7 +43,7 @@ const backends: { name: string; open: (clock: ManualClock) => Promise<Store> }[]
     name: 'etcd',
     open: (clock) =>
       EtcdStore.open({
-        url: `${etcdTestUrl('single')}?prefix=${EtcdStore.uniquePrefix('retention')}`,
+        url: `${etcdTestUrl('single')}?prefix=${uniquePrefix('retention')}`,
         clock,
       }),
   },
