@@ -1,7 +1,6 @@
 /** Opens a store from its URL: `sqlite:PATH[?synchronous=normal]`, `sqlite::memory:`, `postgres://…`, `etcd://…`. */
 import type { Clock } from '../core/clock.js';
 import { fail } from '../errors.js';
-import { EtcdStore } from './etcd/etcd-store.js';
 import { isEtcdUrl } from './etcd/etcd-url.js';
 import { PostgresStore } from './postgres/postgres-store.js';
 import { isPostgresUrl } from './postgres/postgres-url.js';
@@ -30,7 +29,11 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
     // The schema comes from `?schema=NAME` (default fencegate).
     return PostgresStore.open({ url, ...options });
   }
-  if (isEtcdUrl(url)) return EtcdStore.open({ url, ...options });
+  if (isEtcdUrl(url)) {
+    // Loaded on demand: the etcd client brings gRPC, which SQLite and PostgreSQL users never need.
+    const { EtcdStore } = await import('./etcd/etcd-store.js');
+    return EtcdStore.open({ url, ...options });
+  }
   return fail(
     'invalid_request',
     `unsupported store URL ${redactUrl(url)}; use sqlite:PATH, sqlite::memory:, postgres://… or etcd://host:port[,host:port…]`,
