@@ -27,6 +27,7 @@ import { announceIntents, onIntents } from './store/intent-signal.js';
 import { openStore } from './store/open.js';
 import type { Store } from './store/store.js';
 import { buildCutoverReport } from './cutover/report.js';
+import { runCutover } from './cutover/run.js';
 import {
   validateClaim,
   validateComplete,
@@ -261,7 +262,7 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
 
   async cutover(request: CutoverRequest): Promise<CutoverResult> {
     const valid = validateCutover(request, this.limits);
-    return await this.store.cutover(this.tenant, {
+    return await runCutover(this.store, this.tenant, {
       ...valid,
       cutoverId: valid.cutoverId ?? randomUUID(),
     });

@@ -21,8 +21,9 @@ export function rememberValueJson(write: { value: unknown }, json: string): void
   preparedValues.set(write, { json, fingerprint: fingerprint(write.value) });
 }
 
-export function rememberPayloadJson(intent: object, json: string): void {
+export function rememberPayloadJson(intent: { payload: unknown }, json: string): void {
   preparedPayloads.set(intent, json);
+  rememberJson(intent.payload, json);
 }
 
 export function rememberRequestFingerprint(request: object, hash: string): void {
@@ -49,6 +50,21 @@ export function valueFingerprint(write: { value: unknown }): string {
 
 export function payloadJson(intent: { payload: unknown }): string {
   return preparedPayloads.get(intent) ?? JSON.stringify(intent.payload);
+}
+
+const jsonByValue = new WeakMap<object, string>();
+
+/**
+ * Remembers the JSON text a value was taken as (an intent's payload at validation, a row's payload
+ * as read): a store writing the value again writes that text instead of serializing it anew.
+ */
+export function rememberJson(value: unknown, json: string): void {
+  if (typeof value === 'object' && value !== null) jsonByValue.set(value, json);
+}
+
+export function jsonOf(value: unknown): string {
+  const known = typeof value === 'object' && value !== null ? jsonByValue.get(value) : undefined;
+  return known ?? JSON.stringify(value);
 }
 
 export function knownRequestFingerprint(request: object): string | undefined {

@@ -27,7 +27,6 @@ import type {
   CompleteIntentRequest,
   CutoverRecord,
   CutoverRequest,
-  CutoverResult,
   CutoverSummary,
   DeleteScopeResult,
   Grant,
@@ -152,12 +151,18 @@ export interface Store {
   ): Promise<{ policy: Policy; created: boolean }>;
   listPolicies(tenant: string): Promise<Policy[]>;
   /**
-   * Moves every selected scope to `toPolicy` and `holder`, one durable step per scope (fence+1),
-   * in chunked transactions. Idempotent by cutoverId: a repeated or interrupted cutover resumes
-   * and never bumps a scope twice. Throws operation_id_conflict when the cutoverId names another
-   * cutover, invalid_request when the policy is not registered.
+   * Plans a cutover: the scopes it moves to `toPolicy` and `holder` are fixed now. Idempotent by
+   * cutoverId: the same request again changes nothing (cutover/run.ts then resumes it). Throws
+   * operation_id_conflict when the cutoverId names another cutover, invalid_request when the
+   * policy is not registered.
    */
-  cutover(tenant: string, request: CutoverRequest & { cutoverId: string }): Promise<CutoverResult>;
+  startCutover(tenant: string, request: CutoverRequest & { cutoverId: string }): Promise<void>;
+  /**
+   * Moves the next chunk of a planned cutover's scopes in one transaction, one durable step per
+   * scope (fence+1 and its step row together, so no scope is ever bumped twice); how many moved.
+   * 0 when none was left: the cutover is then marked completed.
+   */
+  moveCutoverChunk(tenant: string, cutoverId: string): Promise<number>;
   getCutover(tenant: string, cutoverId: string): Promise<CutoverRecord | null>;
   /**
    * The tenant's cutovers, newest first (by startedAt, then cutoverId), with how many scopes each

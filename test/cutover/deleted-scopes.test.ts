@@ -3,12 +3,11 @@
  * before the cutover, or between its planning and its step): it leaves the scope as it is, and the
  * cutover's answer and report list it as skipped.
  */
-import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { cutoverFingerprint } from '../../src/cutover/plan.js';
-import { planCutover } from '../../src/store/sqlite/sqlite-cutover.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { parseSqliteUrl } from '../../src/store/sqlite/sqlite-url.js';
-import { SqliteStatements } from '../../src/store/sqlite/sqlite-statements.js';
+import { ManualClock } from '../../src/testing/index.js';
 import type { CutoverRequest } from '../../src/types.js';
 import { withClient } from '../postgres/pg-helpers.js';
 import { STORE_BACKENDS, storeFactory, type StoreBackend } from '../postgres/store-backends.js';
@@ -27,10 +26,9 @@ async function planOnly(
   now: number,
 ): Promise<void> {
   if (backend === 'sqlite') {
-    const db = new Database(parseSqliteUrl(url).path);
-    const ctx = { statements: new SqliteStatements(db), tenant, now };
-    db.transaction(() => planCutover(db, ctx, request))();
-    db.close();
+    const store = SqliteStore.open({ path: parseSqliteUrl(url).path, clock: new ManualClock(now) });
+    await store.startCutover(tenant, request);
+    await store.close();
     return;
   }
   if (backend === 'etcd') {

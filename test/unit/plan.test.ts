@@ -31,7 +31,9 @@ class MapSnapshot implements Snapshot {
   }
 
   list(range: RangeRef): string[] {
-    return this.ranges.get(JSON.stringify(range)) ?? [];
+    // The claim's `due` hint is only a hint: this store lists every open intent.
+    const key = range.type === 'openIntents' ? { type: range.type } : range;
+    return this.ranges.get(JSON.stringify(key)) ?? [];
   }
 
   set(ref: Ref, row: unknown): void {

@@ -27,7 +27,7 @@ import {
 import { valueFingerprint, valueJson } from '../prepared-value.js';
 import type { NormalizedCommit } from '../validate.js';
 import { tombstone } from './plan-leases.js';
-import type { Put, Ref, Snapshot, Transition } from './transition.js';
+import { refKey, type Put, type Ref, type Snapshot, type Transition } from './transition.js';
 
 /** Every row a commit may read up front; a store that loads before planning fetches these. */
 export function commitRefs(request: NormalizedCommit): Ref[] {
@@ -46,7 +46,7 @@ export function commitRefs(request: NormalizedCommit): Ref[] {
 function dedupeRefs(refs: Ref[]): Ref[] {
   const seen = new Set<string>();
   return refs.filter((ref) => {
-    const key = JSON.stringify(ref);
+    const key = refKey(ref);
     if (seen.has(key)) return false;
     seen.add(key);
     return true;
@@ -99,8 +99,17 @@ export function planCommit(
 
   const scopeRow = snapshot.get({ type: 'scope', scope: request.scope });
   const expect: Ref[] = commitRefs(request);
-  const record = (scope: string, name: string): RecordSnapshot =>
-    snapshot.get({ type: 'record', scope, name }) ?? NEVER_EXISTED;
+  // The checks, the audit and the writes each read a record: load it once.
+  const records = new Map<string, RecordSnapshot>();
+  const record = (scope: string, name: string): RecordSnapshot => {
+    const key = `${scope}\0${name}`;
+    let row = records.get(key);
+    if (row === undefined) {
+      row = snapshot.get({ type: 'record', scope, name }) ?? NEVER_EXISTED;
+      records.set(key, row);
+    }
+    return row;
+  };
   const rejection = checkCommit({
     request,
     scope: scopeRow,

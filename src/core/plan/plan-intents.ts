@@ -3,7 +3,15 @@ import { FencegateError } from '../../errors.js';
 import type { ClaimIntentsRequest, CompleteIntentRequest, Intent } from '../../types.js';
 import { auditEntry } from '../audit-entry.js';
 import { decideCompletion, isClaimable } from '../intent-rules.js';
-import type { Snapshot, Transition } from './transition.js';
+import type { RangeRef, Snapshot, Transition } from './transition.js';
+
+/** The open intents a claim reads: a store may list only the first `limit` due ones. */
+export function claimRange(now: number, request: ClaimIntentsRequest, limit: number): RangeRef {
+  return {
+    type: 'openIntents',
+    due: { at: now, limit, targets: request.targets === undefined ? null : [...request.targets] },
+  };
+}
 
 /** Due intents first (by due time, then effect key), as many as `limit` and `maxClaims` allow. */
 export function planClaim(
@@ -13,8 +21,10 @@ export function planClaim(
 ): Transition<Intent[]> {
   const { now, tenant } = snapshot;
   const targets = request.targets === undefined ? null : new Set(request.targets);
+  const limit = Math.min(request.limit, maxClaims);
+  const open = snapshot.list(claimRange(now, request, limit));
   const due: Intent[] = [];
-  for (const effectKey of snapshot.list({ type: 'openIntents' })) {
+  for (const effectKey of open) {
     const intent = snapshot.get({ type: 'intent', effectKey });
     if (intent === null || !isClaimable(intent, now)) continue;
     if (targets !== null && !targets.has(intent.target)) continue;
@@ -34,7 +44,7 @@ export function planClaim(
     answer: { ok: true, value: [] },
   };
   const claimed: Intent[] = [];
-  for (const intent of due.slice(0, Math.min(request.limit, maxClaims))) {
+  for (const intent of due.slice(0, limit)) {
     const next: Intent = {
       ...intent,
       status: 'claimed',

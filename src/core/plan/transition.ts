@@ -28,7 +28,8 @@ export interface RecordRow {
 
 /** A deletion of a record at a revision: tells a read of absence from an ended lifetime. */
 export interface DeletionRow {
-  at: number;
+  /** When it happened; null where the store keeps only that it happened (SQLite). */
+  at: number | null;
 }
 
 export interface OperationRow {
@@ -100,8 +101,12 @@ export type RangeRef =
   | { type: 'scopeRecords'; scope: string }
   /** The intents a scope's commits created, by effect key. */
   | { type: 'scopeIntents'; scope: string }
-  /** Intents that may still be claimed: pending, unknown or claimed. */
-  | { type: 'openIntents' }
+  /**
+   * Intents that may still be claimed: pending, unknown or claimed. With `due`, a store may list
+   * only the first `limit` of them claimable at `at` (by due time, then effect key, of `targets`
+   * when given): the plan filters and orders what it gets, so listing more is never wrong.
+   */
+  | { type: 'openIntents'; due?: { at: number; limit: number; targets: string[] | null } }
   /** Scope names starting with `prefix`. */
   | { type: 'scopes'; prefix: string }
   /** Scopes a cutover has moved. */
@@ -133,6 +138,30 @@ export function isRangeRef(ref: Ref | RangeRef): ref is RangeRef {
     ref.type === 'scopes' ||
     ref.type === 'cutoverSteps'
   );
+}
+
+/** A string naming a row, for sets and maps of refs (cheaper than JSON.stringify). */
+export function refKey(ref: Ref): string {
+  switch (ref.type) {
+    case 'scope':
+      return `s\0${ref.scope}`;
+    case 'record':
+      return `r\0${ref.scope}\0${ref.name}`;
+    case 'deletion':
+      return `d\0${ref.scope}\0${ref.name}\0${ref.revision}`;
+    case 'operation':
+      return `o\0${ref.operationId}`;
+    case 'intent':
+      return `i\0${ref.effectKey}`;
+    case 'policy':
+      return `p\0${ref.version}`;
+    case 'cutover':
+      return `c\0${ref.cutoverId}`;
+    case 'cutoverStep':
+      return `cs\0${ref.cutoverId}\0${ref.scope}`;
+    case 'job':
+      return `j\0${ref.jobId}`;
+  }
 }
 
 /** A transition that changes nothing and answers from the snapshot (a replay, a reacquire). */

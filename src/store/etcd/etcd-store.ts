@@ -45,7 +45,6 @@ import type {
   CompleteIntentRequest,
   CutoverRecord,
   CutoverRequest,
-  CutoverResult,
   CutoverSummary,
   DeleteScopeResult,
   Grant,
@@ -340,33 +339,24 @@ export class EtcdStore implements Store {
     );
   }
 
-  async cutover(
+  async startCutover(
     tenant: string,
     request: CutoverRequest & { cutoverId: string },
-  ): Promise<CutoverResult> {
+  ): Promise<void> {
     // Entries up to this revision happened before the cutover's first step.
     const revision = await this.#revision();
     await this.#engine.run(tenant, (s) =>
       planCutoverStart(s, request, revision * AUDIT_SLOTS + AUDIT_SLOTS - 1),
     );
+  }
+
+  /** Each chunk is its own Txn: other writers run between them. */
+  moveCutoverChunk(tenant: string, cutoverId: string): Promise<number> {
     // Per scope: its row and its step; plus the cutover and the audit key.
     const chunk = Math.floor((this.#engine.limits.maxTxnOps - 2) / 2);
-    while (
-      (await this.#engine.run(tenant, (s) => planCutoverChunk(s, request.cutoverId, chunk), {
-        ranges: [{ type: 'cutoverSteps', cutoverId: request.cutoverId }],
-      })) > 0
-    ) {
-      // Each chunk is its own Txn: other writers run between them.
-    }
-    const record = await this.getCutover(tenant, request.cutoverId);
-    if (record === null) throw new Error('a planned cutover disappeared');
-    return {
-      cutoverId: record.cutoverId,
-      toPolicy: record.toPolicy,
-      scopes: record.fences.length,
-      fences: record.fences,
-      skipped: record.skipped,
-    };
+    return this.#engine.run(tenant, (s) => planCutoverChunk(s, cutoverId, chunk), {
+      ranges: [{ type: 'cutoverSteps', cutoverId }],
+    });
   }
 
   async getCutover(tenant: string, cutoverId: string): Promise<CutoverRecord | null> {

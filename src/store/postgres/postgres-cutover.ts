@@ -7,7 +7,6 @@
 import type {
   CutoverRecord,
   CutoverRequest,
-  CutoverResult,
   CutoverSummary,
   JobEvent,
   JobRecord,
@@ -79,11 +78,12 @@ export async function listPolicies(db: PostgresCalls, tenant: string): Promise<P
   return rows.map(toPolicy);
 }
 
-export async function runCutover(
+/** Plans the cutover, or checks that the one with this cutoverId is the same request. */
+export async function startCutover(
   db: PostgresCalls,
   tenant: string,
   request: CutoverRequest & { cutoverId: string },
-): Promise<CutoverResult> {
+): Promise<void> {
   throwIfRefused(
     await db.call<Record<string, never> | Refusal>(
       MUTATION,
@@ -103,25 +103,20 @@ export async function runCutover(
       ],
     ),
   );
-  while (
-    (await db.call<number>(
-      MUTATION,
-      'cutover_chunk',
-      `SELECT ${db.schema}.cutover_chunk($1, $2, $3, $4) AS answer`,
-      [tenant, request.cutoverId, CUTOVER_CHUNK, db.now()],
-    )) > 0
-  ) {
-    // The next chunk is its own transaction: writers waiting for these scopes go first.
-  }
-  const record = await readCutover(db, tenant, request.cutoverId);
-  if (record === null) throw new Error('a planned cutover disappeared');
-  return {
-    cutoverId: record.cutoverId,
-    toPolicy: record.toPolicy,
-    scopes: record.fences.length,
-    fences: record.fences,
-    skipped: record.skipped,
-  };
+}
+
+/** One chunk in one call of the PL/pgSQL chunk function: its own transaction. */
+export async function moveCutoverChunk(
+  db: PostgresCalls,
+  tenant: string,
+  cutoverId: string,
+): Promise<number> {
+  return await db.call<number>(
+    MUTATION,
+    'cutover_chunk',
+    `SELECT ${db.schema}.cutover_chunk($1, $2, $3, $4) AS answer`,
+    [tenant, cutoverId, CUTOVER_CHUNK, db.now()],
+  );
 }
 
 interface CutoverRow {

@@ -24,7 +24,6 @@ import type {
   CompleteIntentRequest,
   CutoverRecord,
   CutoverRequest,
-  CutoverResult,
   CutoverSummary,
   DeleteScopeResult,
   Grant,
@@ -67,7 +66,8 @@ import {
   readCutover,
   recordJobEvents,
   registerPolicy,
-  runCutover,
+  startCutover,
+  moveCutoverChunk,
 } from './postgres-cutover.js';
 import {
   claimIntents,
@@ -471,9 +471,12 @@ export class PostgresStore implements Store {
     return listPolicies(this.#calls, tenant);
   }
 
-  /** One call to plan, then one per chunk: other writers run between the chunks. */
-  cutover(tenant: string, request: CutoverRequest & { cutoverId: string }): Promise<CutoverResult> {
-    return runCutover(this.#calls, tenant, request);
+  startCutover(tenant: string, request: CutoverRequest & { cutoverId: string }): Promise<void> {
+    return startCutover(this.#calls, tenant, request);
+  }
+
+  moveCutoverChunk(tenant: string, cutoverId: string): Promise<number> {
+    return moveCutoverChunk(this.#calls, tenant, cutoverId);
   }
 
   getCutover(tenant: string, cutoverId: string): Promise<CutoverRecord | null> {

@@ -1,5 +1,4 @@
 /** Row shapes of the SQLite tables and their mapping to the public types. */
-import type { RecordSnapshot, ScopeSnapshot } from '../../core/commit-check.js';
 import type { RecordState } from '../../types.js';
 import { toRecordState as recordState } from '../rows.js';
 
@@ -39,24 +38,6 @@ export interface RecordRow {
 export const INTENT_COLUMNS = `effect_key, scope, target, payload, status, attempts, fence, operation_id,
   claim_fence, provider_ref, last_error, created_at, updated_at, unknown_outcomes, claimed_by,
   claim_expires_at, next_attempt_at`;
-
-export function scopeSnapshot(row: ScopeRow | undefined): ScopeSnapshot | null {
-  if (row === undefined) return null;
-  return {
-    fence: row.fence,
-    holder: row.holder,
-    leaseExpiresAt: row.lease_expires_at,
-    policyVersion: row.policy_version,
-    status: row.status,
-  };
-}
-
-export function recordSnapshot(
-  row: Pick<RecordRow, 'present' | 'revision' | 'incarnation'> | undefined,
-): RecordSnapshot {
-  if (row === undefined) return { exists: false, revision: 0, incarnation: 0 };
-  return { exists: row.present === 1, revision: row.revision, incarnation: row.incarnation };
-}
 
 export function toRecordState(
   scope: string,

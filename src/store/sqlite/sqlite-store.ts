@@ -7,8 +7,26 @@
  */
 import { systemClock, type Clock } from '../../core/clock.js';
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
+import { planAbandon, planCommit } from '../../core/plan/plan-commit.js';
+import {
+  planCutoverChunk,
+  planCutoverStart,
+  planJobEvents,
+  planRegisterPolicy,
+} from '../../core/plan/plan-cutover.js';
+import { planClaim, planCompletion } from '../../core/plan/plan-intents.js';
+import {
+  planAcquire,
+  planCancel,
+  planDeleteScope,
+  planRelease,
+  planRenew,
+  planTakeover,
+} from '../../core/plan/plan-leases.js';
+import type { Snapshot, Transition } from '../../core/plan/transition.js';
 import type { NormalizedCommit } from '../../core/validate.js';
-import { FencegateError, isFencegateError } from '../../errors.js';
+import { CUTOVER_CHUNK } from '../../cutover/plan.js';
+import { isFencegateError } from '../../errors.js';
 import type {
   AbandonRequest,
   AcquireRequest,
@@ -21,7 +39,6 @@ import type {
   CompleteIntentRequest,
   CutoverRecord,
   CutoverRequest,
-  CutoverResult,
   CutoverSummary,
   DeleteScopeResult,
   Grant,
@@ -46,8 +63,7 @@ import type {
 } from '../../types.js';
 import { GroupCommitter, type Settled } from '../group-commit.js';
 import type { Store, StoreCapabilities } from '../store.js';
-import { abandonInTransaction } from './sqlite-abandon.js';
-import { commitInTransaction } from './sqlite-commit.js';
+import { applyPlan, type PlanContext } from './sqlite-apply.js';
 import {
   DEFAULT_BUSY_TIMEOUT_MS,
   openDatabase,
@@ -58,31 +74,8 @@ import {
   type SqliteDatabase,
   type Synchronous,
 } from './sqlite-database.js';
-import {
-  acquireScope,
-  cancelScope,
-  deleteScope,
-  releaseScope,
-  renewScope,
-  takeoverScope,
-  type LeaseContext,
-} from './sqlite-leases.js';
-import {
-  listCutovers,
-  listJobs,
-  listPolicies,
-  moveCutoverChunk,
-  planCutover,
-  readCutover,
-  recordJobEvents,
-  registerPolicy,
-} from './sqlite-cutover.js';
-import {
-  claimIntents,
-  completeIntent,
-  countIntents,
-  listTenantsWithOpenIntents,
-} from './sqlite-dispatch.js';
+import { listCutovers, listJobs, listPolicies, readCutover } from './sqlite-cutover.js';
+import { countIntents, listTenantsWithOpenIntents } from './sqlite-dispatch.js';
 import { readAuditPage, readIntentPage, readRecordPage } from './sqlite-queries.js';
 import {
   decodeCursor,
@@ -96,6 +89,8 @@ import {
   type ScopeRow,
   type TokenRow,
 } from './sqlite-rows.js';
+import { SqliteRowStatements } from './sqlite-row-statements.js';
+import { lastAuditSeq } from './sqlite-snapshot.js';
 import { SqliteStatements } from './sqlite-statements.js';
 import { isBusy, retryWhileBusy } from './sqlite-busy.js';
 import { auditPrunedThrough, pruneAudit, pruneOperations } from './sqlite-retention.js';
@@ -114,22 +109,10 @@ export interface SqliteStoreOptions {
   groupCommit?: boolean;
 }
 
-/** One write of a batch: its work settles (a refusal is an answer), it never throws one. */
+/** One write of a batch: its plan answers (a refusal is an answer), it never throws one. */
 interface WriteJob {
   tenant: string;
-  work: (ctx: LeaseContext) => Settled<unknown>;
-}
-
-/** The work of an audited write: a catalog error it throws is its answer, not a fault. */
-function settled<T>(work: (ctx: LeaseContext) => T): (ctx: LeaseContext) => Settled<T> {
-  return (ctx) => {
-    try {
-      return { ok: true, value: work(ctx) };
-    } catch (error) {
-      if (isFencegateError(error)) return { ok: false, error };
-      throw error;
-    }
-  };
+  plan: (snapshot: Snapshot) => Transition<unknown>;
 }
 
 export class SqliteStore implements Store {
@@ -137,6 +120,7 @@ export class SqliteStore implements Store {
   readonly capabilities: StoreCapabilities;
   readonly #db: SqliteDatabase;
   readonly #statements: SqliteStatements;
+  readonly #rows: SqliteRowStatements;
   readonly #clock: Clock;
   readonly #busyTimeoutMs: number;
   readonly #groupCommitter: GroupCommitter<WriteJob, unknown> | null;
@@ -145,6 +129,7 @@ export class SqliteStore implements Store {
   private constructor(db: SqliteDatabase, options: SqliteStoreOptions) {
     this.#db = db;
     this.#statements = new SqliteStatements(db);
+    this.#rows = new SqliteRowStatements(db);
     this.#clock = options.clock ?? systemClock;
     this.#busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
     const shared = options.path !== ':memory:';
@@ -174,13 +159,29 @@ export class SqliteStore implements Store {
     return this.#read(() => synchronousOf(this.#db));
   }
 
-  /** Runs a write transaction; store time is read after the write lock is held. */
-  #write<T>(tenant: string, work: (ctx: LeaseContext) => T): Promise<T> {
-    return this.#run(() =>
-      writeTransaction(this.#db, () =>
-        work({ statements: this.#statements, tenant, now: this.#clock.now() }),
-      ),
+  /**
+   * Plans and applies one operation in a write transaction of its own (or, for the operations
+   * group commit serves, in the next batch); store time is read after the write lock is held.
+   * A refusal's audit entry must survive it: the plan answers the refusal, the transaction
+   * commits, and the refusal is thrown afterwards.
+   */
+  async #planned<A>(
+    tenant: string,
+    plan: (snapshot: Snapshot) => Transition<A>,
+    batched = false,
+  ): Promise<A> {
+    if (batched && this.#groupCommitter !== null) {
+      return (await this.#groupCommitter.submit({ tenant, plan })) as A;
+    }
+    const answer = await this.#run(() =>
+      writeTransaction(this.#db, () => applyPlan(this.#context(tenant), plan)),
     );
+    if (!answer.ok) throw answer.error;
+    return answer.value;
+  }
+
+  #context(tenant: string): PlanContext {
+    return { rows: this.#rows, tenant, now: this.#clock.now() };
   }
 
   #read<T>(work: () => T): Promise<T> {
@@ -196,40 +197,27 @@ export class SqliteStore implements Store {
   }
 
   acquire(tenant: string, request: AcquireRequest): Promise<Grant> {
-    return this.#writeAudited(tenant, (ctx) => acquireScope(ctx, request));
+    return this.#planned(tenant, (s) => planAcquire(s, request), true);
   }
 
   renew(tenant: string, request: RenewRequest): Promise<Grant> {
-    return this.#writeAudited(tenant, (ctx) => renewScope(ctx, request));
+    return this.#planned(tenant, (s) => planRenew(s, request), true);
   }
 
   release(tenant: string, request: ReleaseRequest): Promise<ReleaseResult> {
-    return this.#writeAudited(tenant, (ctx) => releaseScope(ctx, request));
+    return this.#planned(tenant, (s) => planRelease(s, request), true);
   }
 
   takeover(tenant: string, scope: string, request: TakeoverRequest): Promise<Grant> {
-    return this.#writeAudited(tenant, (ctx) => takeoverScope(ctx, scope, request));
+    return this.#planned(tenant, (s) => planTakeover(s, scope, request), true);
   }
 
   cancel(tenant: string, scope: string, request: CancelRequest): Promise<CancelResult> {
-    return this.#writeAudited(tenant, (ctx) => cancelScope(ctx, scope, request.reason));
+    return this.#planned(tenant, (s) => planCancel(s, scope, request.reason), true);
   }
 
   deleteScope(tenant: string, scope: string, request: CancelRequest): Promise<DeleteScopeResult> {
-    return this.#writeAudited(tenant, (ctx) => deleteScope(ctx, scope, request.reason));
-  }
-
-  /**
-   * Lease refusals are audited, and the audit entry must survive the refusal: the work returns
-   * the error instead of throwing it, so the transaction commits, and it is thrown afterwards.
-   */
-  async #writeAudited<T>(tenant: string, work: (ctx: LeaseContext) => T): Promise<T> {
-    if (this.#groupCommitter !== null) {
-      return (await this.#groupCommitter.submit({ tenant, work: settled(work) })) as T;
-    }
-    const outcome = await this.#write(tenant, settled(work));
-    if (!outcome.ok) throw outcome.error;
-    return outcome.value;
+    return this.#planned(tenant, (s) => planDeleteScope(s, scope, request.reason), true);
   }
 
   getScope(tenant: string, scope: string): Promise<ScopeState | null> {
@@ -283,19 +271,8 @@ export class SqliteStore implements Store {
     return this.#read(() => readRecordPage(this.#db, tenant, scope, query));
   }
 
-  async commit(tenant: string, request: NormalizedCommit): Promise<CommitResult> {
-    if (this.#groupCommitter !== null) {
-      const work = (ctx: LeaseContext): Settled<unknown> => {
-        const outcome = commitInTransaction(ctx, request);
-        return outcome instanceof FencegateError
-          ? { ok: false, error: outcome }
-          : { ok: true, value: outcome };
-      };
-      return (await this.#groupCommitter.submit({ tenant, work })) as CommitResult;
-    }
-    const outcome = await this.#write(tenant, (ctx) => commitInTransaction(ctx, request));
-    if (outcome instanceof FencegateError) throw outcome;
-    return outcome;
+  commit(tenant: string, request: NormalizedCommit): Promise<CommitResult> {
+    return this.#planned(tenant, (s) => planCommit(s, request), true);
   }
 
   /** One batch now, or, while another process holds the write lock, later from the event loop. */
@@ -331,7 +308,7 @@ export class SqliteStore implements Store {
   }
 
   #settle(job: WriteJob): Settled<unknown> {
-    return job.work({ statements: this.#statements, tenant: job.tenant, now: this.#clock.now() });
+    return applyPlan(this.#context(job.tenant), job.plan);
   }
 
   getOperation(tenant: string, operationId: string): Promise<CommitResult | null> {
@@ -347,7 +324,7 @@ export class SqliteStore implements Store {
     operationId: string,
     request: AbandonRequest,
   ): Promise<CommitResult> {
-    return this.#write(tenant, (ctx) => abandonInTransaction(ctx, operationId, request));
+    return this.#planned(tenant, (s) => planAbandon(s, operationId, request.reason));
   }
 
   listIntents(tenant: string, query: ListIntentsQuery): Promise<Page<Intent>> {
@@ -362,19 +339,15 @@ export class SqliteStore implements Store {
   }
 
   claimIntents(tenant: string, request: ClaimIntentsRequest): Promise<Intent[]> {
-    return this.#write(tenant, (ctx) => claimIntents(this.#db, ctx, request));
+    return this.#planned(tenant, (s) => planClaim(s, request));
   }
 
-  async completeIntent(
+  completeIntent(
     tenant: string,
     effectKey: string,
     request: CompleteIntentRequest,
   ): Promise<Intent> {
-    const outcome = await this.#write(tenant, (ctx) =>
-      completeIntent(this.#db, ctx, effectKey, request),
-    );
-    if (outcome instanceof FencegateError) throw outcome;
-    return outcome;
+    return this.#planned(tenant, (s) => planCompletion(s, effectKey, request));
   }
 
   listTenantsWithOpenIntents(): Promise<string[]> {
@@ -390,34 +363,20 @@ export class SqliteStore implements Store {
     request: RegisterPolicyRequest,
     registeredBy: string | null,
   ): Promise<{ policy: Policy; created: boolean }> {
-    return this.#write(tenant, (ctx) => registerPolicy(this.#db, ctx, request, registeredBy));
+    return this.#planned(tenant, (s) => planRegisterPolicy(s, request, registeredBy));
   }
 
   listPolicies(tenant: string): Promise<Policy[]> {
     return this.#read(() => listPolicies(this.#db, tenant));
   }
 
-  /** One transaction to plan, then one per chunk: other writers run between the chunks. */
-  async cutover(
-    tenant: string,
-    request: CutoverRequest & { cutoverId: string },
-  ): Promise<CutoverResult> {
-    await this.#write(tenant, (ctx) => planCutover(this.#db, ctx, request));
-    while (
-      (await this.#write(tenant, (ctx) => moveCutoverChunk(this.#db, ctx, request.cutoverId))) > 0
-    ) {
-      // Yield between chunks so requests queued behind a long cutover are served.
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    const record = await this.getCutover(tenant, request.cutoverId);
-    if (record === null) throw new Error('a planned cutover disappeared');
-    return {
-      cutoverId: record.cutoverId,
-      toPolicy: record.toPolicy,
-      scopes: record.fences.length,
-      fences: record.fences,
-      skipped: record.skipped,
-    };
+  /** The audit seq read under the write lock: later entries happened after the cutover began. */
+  startCutover(tenant: string, request: CutoverRequest & { cutoverId: string }): Promise<void> {
+    return this.#planned(tenant, (s) => planCutoverStart(s, request, lastAuditSeq(this.#rows)));
+  }
+
+  moveCutoverChunk(tenant: string, cutoverId: string): Promise<number> {
+    return this.#planned(tenant, (s) => planCutoverChunk(s, cutoverId, CUTOVER_CHUNK));
   }
 
   getCutover(tenant: string, cutoverId: string): Promise<CutoverRecord | null> {
@@ -429,7 +388,7 @@ export class SqliteStore implements Store {
   }
 
   recordJobEvents(tenant: string, events: JobEvent[]): Promise<void> {
-    return this.#write(tenant, (ctx) => recordJobEvents(this.#db, ctx, events));
+    return this.#planned(tenant, (s) => planJobEvents(s, events));
   }
 
   listJobs(tenant: string, scopes?: readonly string[]): Promise<JobRecord[]> {

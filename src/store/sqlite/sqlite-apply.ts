@@ -1,0 +1,180 @@
+/**
+ * load → plan → apply on SQLite: `applyPlan` runs one plan over a SqliteSnapshot and writes its
+ * transition, inside the caller's write transaction (one operation alone, or one of a group
+ * commit's batch). The write lock is held from before the first read, so the transition's
+ * `expect` holds trivially; its puts are written by row type and its audit entries appended.
+ */
+import type { NewAuditEntry } from '../../core/audit-entry.js';
+import { jsonOf } from '../../core/prepared-value.js';
+import type { Answer, Put, Snapshot, Transition } from '../../core/plan/transition.js';
+import type { SqliteRowStatements } from './sqlite-row-statements.js';
+import { SqliteSnapshot } from './sqlite-snapshot.js';
+
+export interface PlanContext {
+  rows: SqliteRowStatements;
+  tenant: string;
+  now: number;
+}
+
+/** Plans over the rows as they are now and writes the transition; returns the answer. */
+export function applyPlan<A>(
+  ctx: PlanContext,
+  plan: (snapshot: Snapshot) => Transition<A>,
+): Answer<A> {
+  const transition = plan(new SqliteSnapshot(ctx.tenant, ctx.now, ctx.rows));
+  for (const put of transition.put) writeRow(ctx.rows, ctx.tenant, put);
+  for (const entry of transition.audit) appendAudit(ctx.rows, entry);
+  return transition.answer;
+}
+
+function writeRow(rows: SqliteRowStatements, tenant: string, put: Put): void {
+  switch (put.type) {
+    case 'scope': {
+      const { row } = put;
+      rows.putScope.run(
+        tenant,
+        put.scope,
+        row.fence,
+        row.holder,
+        row.leaseExpiresAt,
+        row.policyVersion,
+        row.status,
+        row.updatedAt,
+      );
+      return;
+    }
+    case 'record': {
+      const { row } = put;
+      rows.putRecord.run(
+        tenant,
+        put.scope,
+        put.name,
+        row.exists ? 1 : 0,
+        row.valueJson,
+        row.revision,
+        row.incarnation,
+        row.fingerprint,
+        row.updatedAt,
+      );
+      return;
+    }
+    case 'deletion':
+      rows.putDeletion.run(tenant, put.scope, put.name, put.revision);
+      return;
+    case 'operation': {
+      const { row } = put;
+      rows.putOperation.run(
+        tenant,
+        put.operationId,
+        row.requestFingerprint,
+        JSON.stringify(row.outcome),
+        row.at,
+      );
+      return;
+    }
+    case 'intent': {
+      // An intent's scope, target, payload, fence and operation never change after its commit.
+      const { row } = put;
+      rows.putIntent.run(
+        tenant,
+        put.effectKey,
+        row.scope,
+        row.target,
+        jsonOf(row.payload),
+        row.status,
+        row.attempts,
+        row.fence,
+        row.operationId,
+        row.claimFence,
+        row.providerRef,
+        row.lastError,
+        row.createdAt,
+        row.updatedAt,
+        row.unknownOutcomes,
+        row.claimedBy,
+        row.claimExpiresAt,
+        row.nextAttemptAt,
+      );
+      return;
+    }
+    case 'policy': {
+      const { row } = put;
+      rows.putPolicy.run(
+        tenant,
+        put.version,
+        row.digest,
+        row.description,
+        row.registeredBy,
+        row.registeredAt,
+      );
+      return;
+    }
+    case 'cutover': {
+      const { row } = put;
+      const inserted = rows.insertCutover.run(
+        tenant,
+        put.cutoverId,
+        row.requestFingerprint,
+        row.toPolicy,
+        row.holder,
+        row.leaseTtlMs,
+        row.reason,
+        row.status,
+        row.startSeq,
+        row.startedAt,
+        row.completedAt,
+      );
+      if (inserted.changes === 0) {
+        rows.updateCutover.run(row.status, row.completedAt, tenant, put.cutoverId);
+        return;
+      }
+      for (const scope of row.scopes) rows.planCutoverScope.run(tenant, put.cutoverId, scope);
+      return;
+    }
+    case 'cutoverStep':
+      rows.putCutoverStep.run(
+        tenant,
+        put.cutoverId,
+        put.scope,
+        put.row.fence,
+        put.row.skipped === true ? 1 : 0,
+      );
+      return;
+    case 'job': {
+      const { row } = put;
+      rows.putJob.run(
+        tenant,
+        put.jobId,
+        row.scope,
+        row.policyVersion,
+        row.fence,
+        row.state,
+        row.attempt,
+        row.at,
+      );
+      return;
+    }
+  }
+}
+
+/** Appends one audit entry; values and payloads never go here. */
+function appendAudit(rows: SqliteRowStatements, entry: NewAuditEntry): void {
+  rows.appendAudit.run(
+    entry.at,
+    entry.tenant,
+    entry.scope,
+    entry.kind,
+    entry.outcome,
+    entry.reason,
+    entry.taskId,
+    entry.operationId,
+    entry.holder,
+    entry.policyVersion,
+    entry.fence,
+    entry.currentFence,
+    entry.leaseExpiresAt,
+    entry.records === null ? null : JSON.stringify(entry.records),
+    entry.effectKey,
+    entry.reads === null ? null : JSON.stringify(entry.reads),
+  );
+}

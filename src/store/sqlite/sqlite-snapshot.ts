@@ -1,0 +1,136 @@
+/**
+ * A plan's view of one tenant on SQLite. It is read inside the BEGIN IMMEDIATE transaction that
+ * applies the plan, so every row it reads holds until the transaction ends: a transition's
+ * `expect` needs no checking here. Rows are read when the plan asks for them, by primary key.
+ */
+import { rememberJson } from '../../core/prepared-value.js';
+import type {
+  CutoverRow,
+  RangeRef,
+  Ref,
+  RefOf,
+  Rows,
+  RowType,
+  ScopeRow,
+  Snapshot,
+} from '../../core/plan/transition.js';
+import type { Intent, JobRecord, Policy } from '../../types.js';
+import { toIntent, type IntentRow, type RecordRow } from './sqlite-rows.js';
+import type { SqliteRowStatements } from './sqlite-row-statements.js';
+
+export class SqliteSnapshot implements Snapshot {
+  /** Intents a claim's range read whole, served to the plan without a second read. */
+  readonly #intents = new Map<string, Intent>();
+
+  constructor(
+    readonly tenant: string,
+    readonly now: number,
+    private readonly rows: SqliteRowStatements,
+  ) {}
+
+  get<K extends RowType>(ref: RefOf<K>): Rows[K] | null {
+    return this.#get(ref as Ref) as Rows[K] | null;
+  }
+
+  #get(ref: Ref): Rows[RowType] | null {
+    const { rows, tenant } = this;
+    switch (ref.type) {
+      case 'scope':
+        return (rows.getScope.get(tenant, ref.scope) as ScopeRow | undefined) ?? null;
+      case 'record': {
+        const row = rows.getRecord.get(tenant, ref.scope, ref.name) as RecordRow | undefined;
+        if (row === undefined) return null;
+        return {
+          exists: row.present === 1,
+          valueJson: row.value,
+          revision: row.revision,
+          incarnation: row.incarnation,
+          fingerprint: row.fingerprint,
+          updatedAt: row.updated_at,
+        };
+      }
+      case 'deletion':
+        return rows.getDeletion.get(tenant, ref.scope, ref.name, ref.revision) === undefined
+          ? null
+          : { at: null };
+      case 'operation': {
+        const row = rows.getOperation.get(tenant, ref.operationId) as
+          { request_fingerprint: string; outcome: string; created_at: number } | undefined;
+        if (row === undefined) return null;
+        return {
+          requestFingerprint: row.request_fingerprint,
+          outcome: JSON.parse(row.outcome) as Rows['operation']['outcome'],
+          at: row.created_at,
+        };
+      }
+      case 'intent': {
+        const loaded = this.#intents.get(ref.effectKey);
+        if (loaded !== undefined) return loaded;
+        const row = rows.getIntent.get(tenant, ref.effectKey) as IntentRow | undefined;
+        return row === undefined ? null : intentOf(row);
+      }
+      case 'policy':
+        return (rows.getPolicy.get(tenant, ref.version) as Policy | undefined) ?? null;
+      case 'cutover':
+        return this.#cutover(ref.cutoverId);
+      case 'cutoverStep': {
+        const row = rows.getCutoverStep.get(tenant, ref.cutoverId, ref.scope) as
+          { fence: number; skipped: number } | undefined;
+        if (row === undefined) return null;
+        return row.skipped === 1 ? { fence: row.fence, skipped: true } : { fence: row.fence };
+      }
+      case 'job':
+        return (rows.getJob.get(tenant, ref.jobId) as JobRecord | undefined) ?? null;
+    }
+  }
+
+  #cutover(cutoverId: string): CutoverRow | null {
+    const row = this.rows.getCutover.get(this.tenant, cutoverId) as
+      Omit<CutoverRow, 'scopes'> | undefined;
+    if (row === undefined) return null;
+    return { ...row, scopes: this.rows.cutoverScopes.all(this.tenant, cutoverId) as string[] };
+  }
+
+  list(range: RangeRef): string[] {
+    const { rows, tenant } = this;
+    switch (range.type) {
+      case 'scopeRecords':
+        return rows.listScopeRecords.all(tenant, range.scope) as string[];
+      case 'scopeIntents':
+        return rows.listScopeIntents.all(tenant, range.scope) as string[];
+      case 'openIntents': {
+        if (range.due === undefined) return rows.listOpenIntents.all(tenant) as string[];
+        const { at, limit, targets } = range.due;
+        const due = rows.dueIntents(targets !== null).all({
+          tenant,
+          now: at,
+          limit,
+          targets: JSON.stringify(targets ?? []),
+        }) as IntentRow[];
+        return due.map((row) => {
+          const intent = intentOf(row);
+          this.#intents.set(intent.effectKey, intent);
+          return intent.effectKey;
+        });
+      }
+      case 'scopes': {
+        // Every name is below U+FFFF, so prefix + U+FFFF bounds the names with that prefix.
+        return rows.listScopes.all(tenant, range.prefix, `${range.prefix}\uffff`) as string[];
+      }
+      case 'cutoverSteps':
+        return rows.listCutoverSteps.all(tenant, range.cutoverId) as string[];
+    }
+  }
+}
+
+/** An intent as read, its payload's JSON text kept so writing the intent back reuses it. */
+function intentOf(row: IntentRow): Intent {
+  const intent = toIntent(row);
+  rememberJson(intent.payload, row.payload);
+  return intent;
+}
+
+/** The audit seq the snapshot's transaction has seen last (a cutover starts after it). */
+export function lastAuditSeq(rows: SqliteRowStatements): number {
+  return (rows.lastAuditSeq.get() as { seq: number }).seq;
+}
