@@ -14,17 +14,40 @@ export interface PlanContext {
   rows: SqliteRowStatements;
   tenant: string;
   now: number;
+  /**
+   * Where the audit entries go until `appendAudit` writes them, in order, before the transaction
+   * ends: a batch of operations appends all of theirs at once. No plan reads the audit log.
+   */
+  audit: NewAuditEntry[];
 }
 
-/** Plans over the rows as they are now and writes the transition; returns the answer. */
+/** Plans over the rows as they are now and writes the transition's rows; returns the answer. */
 export function applyPlan<A>(
   ctx: PlanContext,
   plan: (snapshot: Snapshot) => Transition<A>,
 ): Answer<A> {
   const transition = plan(new SqliteSnapshot(ctx.tenant, ctx.now, ctx.rows));
   for (const put of transition.put) writeRow(ctx.rows, ctx.tenant, put);
-  for (const entry of transition.audit) appendAudit(ctx.rows, entry);
+  for (const entry of transition.audit) ctx.audit.push(entry);
   return transition.answer;
+}
+
+/** Statement sizes for appending entries: few statements for many entries. */
+const AUDIT_ROWS = [64, 8, 1];
+const AUDIT_COLUMNS = 16;
+
+/** Appends audit entries in order, many to a statement; values and payloads never go here. */
+export function appendAudit(rows: SqliteRowStatements, entries: NewAuditEntry[]): void {
+  let start = 0;
+  for (const size of AUDIT_ROWS) {
+    const statement = rows.appendAudit(size);
+    while (entries.length - start >= size) {
+      const params = new Array<unknown>(size * AUDIT_COLUMNS);
+      for (let i = 0; i < size; i++) auditColumns(entries[start + i] as NewAuditEntry, params, i);
+      statement.run(params);
+      start += size;
+    }
+  }
 }
 
 function writeRow(rows: SqliteRowStatements, tenant: string, put: Put): void {
@@ -157,24 +180,22 @@ function writeRow(rows: SqliteRowStatements, tenant: string, put: Put): void {
   }
 }
 
-/** Appends one audit entry; values and payloads never go here. */
-function appendAudit(rows: SqliteRowStatements, entry: NewAuditEntry): void {
-  rows.appendAudit.run(
-    entry.at,
-    entry.tenant,
-    entry.scope,
-    entry.kind,
-    entry.outcome,
-    entry.reason,
-    entry.taskId,
-    entry.operationId,
-    entry.holder,
-    entry.policyVersion,
-    entry.fence,
-    entry.currentFence,
-    entry.leaseExpiresAt,
-    entry.records === null ? null : JSON.stringify(entry.records),
-    entry.effectKey,
-    entry.reads === null ? null : JSON.stringify(entry.reads),
-  );
+function auditColumns(entry: NewAuditEntry, params: unknown[], row: number): void {
+  const at = row * AUDIT_COLUMNS;
+  params[at] = entry.at;
+  params[at + 1] = entry.tenant;
+  params[at + 2] = entry.scope;
+  params[at + 3] = entry.kind;
+  params[at + 4] = entry.outcome;
+  params[at + 5] = entry.reason;
+  params[at + 6] = entry.taskId;
+  params[at + 7] = entry.operationId;
+  params[at + 8] = entry.holder;
+  params[at + 9] = entry.policyVersion;
+  params[at + 10] = entry.fence;
+  params[at + 11] = entry.currentFence;
+  params[at + 12] = entry.leaseExpiresAt;
+  params[at + 13] = entry.records === null ? null : JSON.stringify(entry.records);
+  params[at + 14] = entry.effectKey;
+  params[at + 15] = entry.reads === null ? null : JSON.stringify(entry.reads);
 }

@@ -39,10 +39,10 @@ export class SqliteRowStatements {
   readonly listScopes: Stmt;
   readonly listCutoverSteps: Stmt;
   readonly lastAuditSeq: Stmt;
-  readonly appendAudit: Stmt;
 
   readonly #db: SqliteDatabase;
   readonly #dueIntents = new Map<boolean, Stmt>();
+  readonly #appendAudit = new Map<number, Stmt>();
 
   constructor(db: SqliteDatabase) {
     this.#db = db;
@@ -178,11 +178,26 @@ export class SqliteRowStatements {
       )
       .pluck();
     this.lastAuditSeq = db.prepare('SELECT COALESCE(MAX(seq), 0) AS seq FROM audit');
-    this.appendAudit = db.prepare(
-      `INSERT INTO audit (at, tenant, scope, kind, outcome, reason, task_id, operation_id, holder,
-         policy_version, fence, current_fence, lease_expires_at, records, effect_key, reads)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
+  }
+
+  /**
+   * Appends `rows` audit entries in one statement: a group commit's batch or a cutover's chunk
+   * pays one statement for many entries, not one each.
+   */
+  appendAudit(rows: number): Stmt {
+    let statement = this.#appendAudit.get(rows);
+    if (statement === undefined) {
+      const values = new Array<string>(rows).fill(
+        `(${new Array<string>(16).fill('?').join(', ')})`,
+      );
+      statement = this.#db.prepare(
+        `INSERT INTO audit (at, tenant, scope, kind, outcome, reason, task_id, operation_id, holder,
+           policy_version, fence, current_fence, lease_expires_at, records, effect_key, reads)
+         VALUES ${values.join(', ')}`,
+      );
+      this.#appendAudit.set(rows, statement);
+    }
+    return statement;
   }
 
   /**

@@ -23,7 +23,8 @@ import {
   planRenew,
   planTakeover,
 } from '../../core/plan/plan-leases.js';
-import type { Snapshot, Transition } from '../../core/plan/transition.js';
+import type { NewAuditEntry } from '../../core/audit-entry.js';
+import type { Answer, Snapshot, Transition } from '../../core/plan/transition.js';
 import type { NormalizedCommit } from '../../core/validate.js';
 import { CUTOVER_CHUNK } from '../../cutover/plan.js';
 import { isFencegateError } from '../../errors.js';
@@ -63,7 +64,7 @@ import type {
 } from '../../types.js';
 import { GroupCommitter, type Settled } from '../group-commit.js';
 import type { Store, StoreCapabilities } from '../store.js';
-import { applyPlan, type PlanContext } from './sqlite-apply.js';
+import { appendAudit, applyPlan } from './sqlite-apply.js';
 import {
   DEFAULT_BUSY_TIMEOUT_MS,
   openDatabase,
@@ -174,14 +175,20 @@ export class SqliteStore implements Store {
       return (await this.#groupCommitter.submit({ tenant, plan })) as A;
     }
     const answer = await this.#run(() =>
-      writeTransaction(this.#db, () => applyPlan(this.#context(tenant), plan)),
+      writeTransaction(this.#db, () => this.#applyAll([{ tenant, plan }])[0] as Answer<A>),
     );
     if (!answer.ok) throw answer.error;
     return answer.value;
   }
 
-  #context(tenant: string): PlanContext {
-    return { rows: this.#rows, tenant, now: this.#clock.now() };
+  /** Applies the plans in order, each on its own store time, then appends their audit entries. */
+  #applyAll(jobs: WriteJob[]): Settled<unknown>[] {
+    const audit: NewAuditEntry[] = [];
+    const answers = jobs.map((job) =>
+      applyPlan({ rows: this.#rows, tenant: job.tenant, now: this.#clock.now(), audit }, job.plan),
+    );
+    appendAudit(this.#rows, audit);
+    return answers;
   }
 
   #read<T>(work: () => T): Promise<T> {
@@ -294,21 +301,17 @@ export class SqliteStore implements Store {
   #commitBatchNow(jobs: WriteJob[]): Settled<unknown>[] {
     if (this.#closed) throw storeUnavailable(new Error('the store is closed'));
     try {
-      return writeTransaction(this.#db, () => jobs.map((job) => this.#settle(job)));
+      return writeTransaction(this.#db, () => this.#applyAll(jobs));
     } catch (error) {
       if (isFencegateError(error) || jobs.length === 1) throw error;
       return jobs.map((job) => {
         try {
-          return writeTransaction(this.#db, () => this.#settle(job));
+          return writeTransaction(this.#db, () => this.#applyAll([job])[0] as Settled<unknown>);
         } catch (jobError) {
           return { ok: false, error: jobError };
         }
       });
     }
-  }
-
-  #settle(job: WriteJob): Settled<unknown> {
-    return applyPlan(this.#context(job.tenant), job.plan);
   }
 
   getOperation(tenant: string, operationId: string): Promise<CommitResult | null> {
