@@ -181,21 +181,23 @@ function writeRow(rows: SqliteRowStatements, tenant: string, put: Put): void {
 }
 
 function auditColumns(entry: NewAuditEntry, params: unknown[], row: number): void {
-  const at = row * AUDIT_COLUMNS;
-  params[at] = entry.at;
-  params[at + 1] = entry.tenant;
-  params[at + 2] = entry.scope;
-  params[at + 3] = entry.kind;
-  params[at + 4] = entry.outcome;
-  params[at + 5] = entry.reason;
-  params[at + 6] = entry.taskId;
-  params[at + 7] = entry.operationId;
-  params[at + 8] = entry.holder;
-  params[at + 9] = entry.policyVersion;
-  params[at + 10] = entry.fence;
-  params[at + 11] = entry.currentFence;
-  params[at + 12] = entry.leaseExpiresAt;
-  params[at + 13] = entry.records === null ? null : JSON.stringify(entry.records);
-  params[at + 14] = entry.effectKey;
-  params[at + 15] = entry.reads === null ? null : JSON.stringify(entry.reads);
+  const columns = [
+    entry.at,
+    entry.tenant,
+    entry.scope,
+    entry.kind,
+    entry.outcome,
+    entry.reason,
+    entry.taskId,
+    entry.operationId,
+    entry.holder,
+    entry.policyVersion,
+    entry.fence,
+    entry.currentFence,
+    entry.leaseExpiresAt,
+    entry.records === null ? null : JSON.stringify(entry.records),
+    entry.effectKey,
+    entry.reads === null ? null : JSON.stringify(entry.reads),
+  ];
+  for (let i = 0; i < AUDIT_COLUMNS; i++) params[row * AUDIT_COLUMNS + i] = columns[i];
 }
