@@ -25,7 +25,7 @@ import {
 import { FencegateError } from '../../errors.js';
 import type { Intent } from '../../types.js';
 import type { EtcdConnection } from './etcd-connection.js';
-import { tooLarge } from './etcd-errors.js';
+import { graverError, tooLarge } from './etcd-errors.js';
 import { prefixEnd, type EtcdKeys } from './etcd-keys.js';
 import {
   CallState,
@@ -99,10 +99,12 @@ export class EtcdEngine {
     options: { ranges?: RangeRef[]; operationId?: string } = {},
   ): Promise<A> {
     const call = new CallState();
+    // One deadline for the whole operation, however many times it plans and sends.
+    const deadline = Date.now() + this.sendWindowMs;
     if (options.ranges !== undefined) await this.loadRanges(tenant, call, options.ranges);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
       const planned = await this.plan(tenant, call, plan);
-      const outcome = await this.apply([planned], call, options.operationId);
+      const outcome = await this.apply([planned], call, options.operationId, deadline);
       if (outcome === 'conflict') continue;
       const answer = planned.transition.answer;
       if (!answer.ok) throw answer.error;
@@ -143,6 +145,7 @@ export class EtcdEngine {
     plans: Planned<unknown>[],
     call: CallState,
     operationId?: string,
+    deadline?: number,
   ): Promise<'applied' | 'conflict'> {
     const writes = plans.some((p) => p.transition.put.length > 0 || p.transition.audit.length > 0);
     const unverified = plans.some((p) => p.snapshot.unverified.size > 0);
@@ -154,7 +157,7 @@ export class EtcdEngine {
     // Everything read in this call and nothing to write: the answer stands on linearizable reads.
     if (!writes && !unverified && !staleRanges) return 'applied';
     const built = this.build(plans, call);
-    const response = await this.send(built, operationId);
+    const response = await this.send(built, operationId, deadline);
     if (!response.succeeded && this.alreadyApplied(built, response)) {
       // An earlier send of this very Txn applied; the failure branch holds the rows it wrote.
       this.refresh(built, response, call);
@@ -320,19 +323,28 @@ export class EtcdEngine {
     return ops;
   }
 
-  /** Sends the Txn, and again after a lost answer, until it is answered or the time is up. */
-  async send(built: BuiltTxn, operationId?: string): Promise<ITxnResponse> {
-    let lastError: unknown = null;
-    const deadline = Date.now() + this.sendWindowMs;
+  /**
+   * Sends the Txn, and again after a lost answer, until it is answered or `deadline` passes. Any
+   * answer settles it: applied, applied by an earlier send (its audit key exists), or not applied
+   * and never to be (a compare failed, and compared keys never return to an earlier revision).
+   * Unanswered at the deadline: store_unavailable when every send was refused before etcd proposed
+   * it, outcome_unknown when one may be in the raft log.
+   */
+  async send(
+    built: BuiltTxn,
+    operationId?: string,
+    deadline = Date.now() + this.sendWindowMs,
+  ): Promise<ITxnResponse> {
+    let gravest: unknown = undefined;
     do {
       const result = await this.connection.writeTxn(built.request);
       if (result.ok) return result.response;
-      lastError = result.error;
+      gravest = graverError(gravest, result.error);
       const mapped = this.connection.writeError(result.error, operationId);
       if (mapped instanceof FencegateError && mapped.code === 'invalid_request') throw mapped;
       await new Promise((resolve) => setTimeout(resolve, 50));
     } while (Date.now() < deadline);
-    throw this.connection.writeError(lastError, operationId);
+    throw this.connection.writeError(gravest, operationId);
   }
 
   alreadyApplied(built: BuiltTxn, response: ITxnResponse): boolean {
