@@ -16,6 +16,7 @@ import { CompareResult, CompareTarget } from 'etcd3';
 import type { ICompare, IRequestOp, ITxnRequest, ITxnResponse } from 'etcd3';
 import type { Clock } from '../../core/clock.js';
 import type { NewAuditEntry } from '../../core/audit-entry.js';
+import type { TransactionCapabilities } from '../../core/transaction-limits.js';
 import {
   isRangeRef,
   type Put,
@@ -49,6 +50,24 @@ export interface EtcdLimits {
 }
 
 export const DEFAULT_ETCD_LIMITS: EtcdLimits = { maxTxnOps: 128, maxRequestBytes: 1_572_864 };
+
+/** Room left in a request for its framing (checkFits keeps the same). */
+const FRAMING_BYTES = 16_384;
+
+/**
+ * What one Txn holds, for the limits core derives: an intent is its key, its index entry under
+ * the scope and, while open, its copy among the open intents (two copies of the payload).
+ * etcd 3.4 does not tell a client its --max-txn-ops or --max-request-bytes, so they are etcd's
+ * defaults unless the store is opened with others.
+ */
+export function etcdTransactionCapabilities(limits: EtcdLimits): TransactionCapabilities {
+  return {
+    maxOps: limits.maxTxnOps,
+    maxBytes: limits.maxRequestBytes - FRAMING_BYTES,
+    keysPerIntent: 3,
+    payloadCopiesPerIntent: 2,
+  };
+}
 
 export interface Planned<A> {
   tenant: string;
@@ -273,7 +292,7 @@ export class EtcdEngine {
     }
     if (entries > AUDIT_SLOTS)
       throw tooLarge(`it writes ${entries} audit entries; the limit is ${AUDIT_SLOTS}`);
-    if (bytes > maxRequestBytes - 16_384) {
+    if (bytes > maxRequestBytes - FRAMING_BYTES) {
       throw tooLarge(
         `it is about ${bytes} bytes and etcd accepts ${maxRequestBytes} (--max-request-bytes)`,
       );

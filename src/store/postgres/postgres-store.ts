@@ -10,6 +10,7 @@
  */
 import type { Clock } from '../../core/clock.js';
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
+import { UNBOUNDED_TRANSACTIONS } from '../../core/transaction-limits.js';
 import type { NormalizedCommit } from '../../core/validate.js';
 import { FencegateError } from '../../errors.js';
 import type {
@@ -142,6 +143,9 @@ export class PostgresStore implements Store {
     this.capabilities = {
       sharedAcrossProcesses: true,
       groupCommit: group !== undefined && group !== false,
+      clock: 'store',
+      leaseGranularityMs: 1,
+      transaction: UNBOUNDED_TRANSACTIONS,
     };
     const settings = typeof group === 'object' ? group : {};
     this.#groupCommitter = this.capabilities.groupCommit
