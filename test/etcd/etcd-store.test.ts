@@ -13,6 +13,7 @@ import { isFencegateError } from '../../src/errors.js';
 import { Fencegate } from '../../src/gate.js';
 import { EtcdConnection } from '../../src/store/etcd/etcd-connection.js';
 import { DEFAULT_ETCD_LIMITS, EtcdEngine } from '../../src/store/etcd/etcd-engine.js';
+import { readAuditPage } from '../../src/store/etcd/etcd-audit.js';
 import { EtcdKeys } from '../../src/store/etcd/etcd-keys.js';
 import { CallState, KeyCache } from '../../src/store/etcd/etcd-snapshot.js';
 import { EtcdStore } from '../../src/store/etcd/etcd-store.js';
@@ -159,6 +160,41 @@ describe('the etcd store', () => {
       limit: 'maxTransactionBytes',
     });
     expect(await gate.getOperation('too-heavy')).toBeNull();
+  });
+
+  it('an audit page is read with one range read of the audit keys, not one per 64 keys', async () => {
+    const tenant = gate.forTenant('pages');
+    for (let i = 0; i < 130; i += 1) {
+      await tenant.acquire({ scope: `p${i}`, holder: 'w', ttlMs: 60_000 });
+    }
+    const target = parseEtcdUrl(`${etcdTestUrl('single')}?prefix=${prefix}`);
+    const connection = new EtcdConnection({
+      hosts: target.hosts,
+      callTimeoutMs: 2_000,
+      operationTimeoutMs: 5_000,
+    });
+    let ranges = 0;
+    const counting = {
+      range: (request: Parameters<EtcdConnection['range']>[0]) => {
+        ranges += 1;
+        return connection.range(request);
+      },
+    } as EtcdConnection;
+    try {
+      const keys = new EtcdKeys(target.prefix);
+      const page = await readAuditPage(counting, keys.family('a', 'pages'), { limit: 120 });
+      expect(page.items).toHaveLength(120);
+      expect(page.nextAfterSeq).not.toBeNull();
+      expect(ranges).toBe(1);
+      const rest = await readAuditPage(counting, keys.family('a', 'pages'), {
+        limit: 120,
+        afterSeq: page.nextAfterSeq ?? 0,
+      });
+      expect(rest.items).toHaveLength(10);
+      expect(rest.items[0]?.seq).toBeGreaterThan(page.items.at(-1)?.seq ?? 0);
+    } finally {
+      connection.close();
+    }
   });
 
   it('group commit: commits on distinct scopes share Txns, one scope twice waits its turn, each caller gets its own answer', async () => {
