@@ -325,7 +325,16 @@ export function listCutovers(
 
 export function recordJobEvents(ctx: LeaseContext, events: JobEvent[]): void {
   for (const event of events) {
-    ctx.statements.upsertJob.run({ tenant: ctx.tenant, ...event, at: event.at ?? ctx.now });
+    ctx.statements.upsertJob.run(
+      ctx.tenant,
+      event.jobId,
+      event.scope,
+      event.policyVersion,
+      event.fence,
+      event.state,
+      event.attempt,
+      event.at ?? ctx.now,
+    );
   }
 }
 

@@ -144,9 +144,10 @@ export class SqliteStatements {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     // A job keeps its latest state: an event older than the stored one changes nothing.
+    // Positional: a fenced queue job records its states with its acquire and its release.
     this.upsertJob = db.prepare(
       `INSERT INTO jobs (tenant, job_id, scope, policy_version, fence, state, attempt, at)
-       VALUES (@tenant, @jobId, @scope, @policyVersion, @fence, @state, @attempt, @at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (tenant, job_id) DO UPDATE SET scope = excluded.scope,
          policy_version = excluded.policy_version, fence = excluded.fence, state = excluded.state,
          attempt = excluded.attempt, at = excluded.at
