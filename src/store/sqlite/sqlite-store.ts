@@ -432,8 +432,9 @@ export class SqliteStore implements Store {
     return this.#read(() => listCutovers(this.#db, tenant, query));
   }
 
+  /** Batched with concurrent commits and lease operations under group commit. */
   recordJobEvents(tenant: string, events: JobEvent[]): Promise<void> {
-    return this.#write(tenant, (ctx) => recordJobEvents(this.#db, ctx, events));
+    return this.#writeAudited(tenant, (ctx) => recordJobEvents(ctx, events));
   }
 
   listJobs(tenant: string, scopes?: readonly string[]): Promise<JobRecord[]> {
