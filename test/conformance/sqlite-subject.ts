@@ -27,6 +27,7 @@ export async function createSqliteSubject(): Promise<SqliteSubject> {
     dir,
     path,
     gate,
+    ops: gate,
     other: gate.forTenant('other'),
     advanceClock: (ms: number) => {
       clock.advance(ms);

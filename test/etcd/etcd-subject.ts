@@ -44,6 +44,7 @@ export function etcdSubjects(label: string, which: 'single' | 'cluster') {
       return {
         clock,
         gate,
+        ops: gate,
         store,
         url,
         other: gate.forTenant('other'),

@@ -42,6 +42,7 @@ export function postgresSubjects(label: string): {
       return {
         clock,
         gate,
+        ops: gate,
         store,
         other: gate.forTenant('other'),
         advanceClock: (ms: number) => {

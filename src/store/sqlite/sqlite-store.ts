@@ -25,6 +25,7 @@ import {
 } from '../../core/plan/plan-leases.js';
 import type { NewAuditEntry } from '../../core/audit-entry.js';
 import type { Answer, Snapshot, Transition } from '../../core/plan/transition.js';
+import { UNBOUNDED_TRANSACTIONS } from '../../core/transaction-limits.js';
 import type { NormalizedCommit } from '../../core/validate.js';
 import { CUTOVER_CHUNK } from '../../cutover/plan.js';
 import { isFencegateError } from '../../errors.js';
@@ -137,6 +138,9 @@ export class SqliteStore implements Store {
     this.capabilities = {
       sharedAcrossProcesses: shared,
       groupCommit: options.groupCommit === true,
+      clock: 'store',
+      leaseGranularityMs: 1,
+      transaction: UNBOUNDED_TRANSACTIONS,
     };
     this.#groupCommitter =
       options.groupCommit === true ? new GroupCommitter((jobs) => this.#commitBatch(jobs)) : null;
@@ -390,8 +394,9 @@ export class SqliteStore implements Store {
     return this.#read(() => listCutovers(this.#db, tenant, query));
   }
 
+  /** Batched with concurrent commits and lease operations under group commit. */
   recordJobEvents(tenant: string, events: JobEvent[]): Promise<void> {
-    return this.#planned(tenant, (s) => planJobEvents(s, events));
+    return this.#planned(tenant, (s) => planJobEvents(s, events), true);
   }
 
   listJobs(tenant: string, scopes?: readonly string[]): Promise<JobRecord[]> {

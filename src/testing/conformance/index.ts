@@ -15,6 +15,7 @@ import { describe } from 'vitest';
 import { abandonCases } from './abandon.js';
 import { acceptanceCases } from './acceptance.js';
 import { isolationCases } from './isolation.js';
+import { leaseJobCases } from './lease-jobs.js';
 import { leaseCases } from './leases.js';
 import { operatorCases } from './operator.js';
 import { recordCases } from './records.js';
@@ -35,6 +36,7 @@ export function defineStoreConformanceSuite(options: StoreConformanceOptions): v
     const fixture = new SubjectFixture(options);
     fixture.install();
     leaseCases(fixture);
+    leaseJobCases(fixture);
     operatorCases(fixture);
     recordCases(fixture);
     rejectionCases(fixture);

@@ -3,13 +3,15 @@
  * Store, so the same suite runs over the library facade and over HTTP.
  */
 import { afterEach, beforeEach, expect } from 'vitest';
-import type { FencegateApi } from '../../api.js';
+import type { FencegateApi, FencegateOpsApi } from '../../api.js';
 
 export interface ConformanceSubject {
   /** Tenant A. */
   gate: FencegateApi;
   /** Tenant B on the same store, for the isolation cases. */
   other: FencegateApi;
+  /** Tenant A's policies, cutovers and jobs ledger; the jobs ledger cases are skipped without it. */
+  ops?: FencegateOpsApi;
   /** Moves the store clock forward (the clock that judges leases). */
   advanceClock(ms: number): Promise<void>;
   /**
