@@ -9,7 +9,9 @@ import { AFTER_LOCKS_SQL } from './postgres-sql-after-locks.js';
 import { AUDIT_SQL } from './postgres-sql-audit.js';
 import { COMMIT_SQL } from './postgres-sql-commit.js';
 import { COMMIT_READS_SQL } from './postgres-sql-commit-reads.js';
+import { COMPLETION_REASON_SQL } from './postgres-sql-completion-reason.js';
 import { CUTOVER_SQL } from './postgres-sql-cutover.js';
+import { CUTOVER_CLOCK_SQL } from './postgres-sql-cutover-clock.js';
 import { CUTOVER_SKIP_SQL } from './postgres-sql-cutover-skip.js';
 import { DISPATCH_SQL } from './postgres-sql-dispatch.js';
 import { FENCE_SQL } from './postgres-sql-fence.js';
@@ -57,6 +59,11 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     sql: AFTER_LOCKS_SQL,
   },
   { version: 15, name: 'audit retention mark', sql: POSTGRES_RETENTION_SQL },
+  {
+    version: 16,
+    name: 'completion reasons; store time after the locks of completions and cutover steps',
+    sql: COMPLETION_REASON_SQL + CUTOVER_CLOCK_SQL,
+  },
 ];
 
 /** Schema names are interpolated into SQL, so only plain lowercase identifiers are accepted. */
