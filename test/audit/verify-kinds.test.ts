@@ -342,6 +342,33 @@ describe('verify, violation kinds on hand-built histories', () => {
     );
   });
 
+  it('fence_holder_mismatch', () => {
+    const rejected = (holder: string | null, fence: number): Step => ({
+      scope: S,
+      kind: 'commit',
+      outcome: 'rejected',
+      reason: 'stale_fence',
+      holder,
+      fence,
+      currentFence: 2,
+      records: [],
+    });
+    const takeover: Step = {
+      scope: S,
+      kind: 'takeover',
+      outcome: 'granted',
+      holder: 'w2',
+      currentFence: 2,
+      leaseExpiresAt: T0 + 20_000,
+    };
+    // Fence 1 went to w1: its late commit names w1, never the current holder w2.
+    expect(kindsOf(then(takeover, rejected('w1', 1)))).toEqual([]);
+    expectOnly(then(takeover, rejected('w2', 1)), 'fence_holder_mismatch');
+    // Fence 9 was never granted: its commit names nobody.
+    expect(kindsOf(then(takeover, rejected(null, 9)))).toEqual([]);
+    expectOnly(then(takeover, rejected('w1', 9)), 'fence_holder_mismatch');
+  });
+
   it('fence_mismatch and fence_regressed on entries that may not move the fence', () => {
     expectOnly(
       then({

@@ -25,7 +25,14 @@ import {
   decideTakeover,
   type GrantState,
 } from '../lease-rules.js';
-import { refused, type Ref, type ScopeRow, type Snapshot, type Transition } from './transition.js';
+import {
+  refused,
+  type Put,
+  type Ref,
+  type ScopeRow,
+  type Snapshot,
+  type Transition,
+} from './transition.js';
 
 export function scopeRef(scope: string): Ref {
   return { type: 'scope', scope };
@@ -57,8 +64,16 @@ function refusal<A>(
   );
 }
 
-function grantRow(snapshot: Snapshot, grant: GrantState): ScopeRow {
-  return { ...grant, status: 'active', updatedAt: snapshot.now };
+/** The scope row of a grant that issues a new fence, and the record of whom it went to. */
+function grantPuts(snapshot: Snapshot, scope: string, grant: GrantState): Put[] {
+  return [
+    { type: 'scope', scope, row: { ...grant, status: 'active', updatedAt: snapshot.now } },
+    fenceGrantPut(scope, grant.fence, grant.holder),
+  ];
+}
+
+export function fenceGrantPut(scope: string, fence: number, holder: string): Put {
+  return { type: 'fenceGrant', scope, fence, row: { holder } };
 }
 
 function grantAudit(
@@ -94,9 +109,7 @@ export function planAcquire(snapshot: Snapshot, request: AcquireRequest): Transi
   const { reacquired, ...grant } = decision.value;
   return {
     expect: [scopeRef(request.scope)],
-    put: reacquired
-      ? []
-      : [{ type: 'scope', scope: request.scope, row: grantRow(snapshot, grant) }],
+    put: reacquired ? [] : grantPuts(snapshot, request.scope, grant),
     audit: [grantAudit(snapshot, 'acquire', request.scope, grant, !reacquired)],
     answer: { ok: true, value: { scope: request.scope, ...grant, reacquired } },
   };
@@ -194,7 +207,7 @@ export function planTakeover(
   const grant = decision.value;
   return {
     expect: [scopeRef(scope)],
-    put: [{ type: 'scope', scope, row: grantRow(snapshot, grant) }],
+    put: grantPuts(snapshot, scope, grant),
     audit: [grantAudit(snapshot, 'takeover', scope, grant, true, request.reason ?? null)],
     answer: { ok: true, value: { scope, ...grant, reacquired: false } },
   };

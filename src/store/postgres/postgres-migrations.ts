@@ -15,6 +15,7 @@ import { CUTOVER_CLOCK_SQL } from './postgres-sql-cutover-clock.js';
 import { CUTOVER_SKIP_SQL } from './postgres-sql-cutover-skip.js';
 import { DISPATCH_SQL } from './postgres-sql-dispatch.js';
 import { FENCE_SQL } from './postgres-sql-fence.js';
+import { FENCE_GRANTS_SQL } from './postgres-sql-fence-grants.js';
 import { GROUP_COMMIT_SQL } from './postgres-sql-group-commit.js';
 import { INTENT_NOTIFY_SQL } from './postgres-sql-intent-notify.js';
 import { LEASES_SQL } from './postgres-sql-leases.js';
@@ -61,8 +62,8 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { version: 15, name: 'audit retention mark', sql: POSTGRES_RETENTION_SQL },
   {
     version: 16,
-    name: 'completion reasons; store time after the locks of completions and cutover steps',
-    sql: COMPLETION_REASON_SQL + CUTOVER_CLOCK_SQL,
+    name: 'completion reasons; store time after the locks of completions and cutover steps; fence grants',
+    sql: COMPLETION_REASON_SQL + CUTOVER_CLOCK_SQL + FENCE_GRANTS_SQL,
   },
 ];
 
