@@ -10,11 +10,12 @@ export interface FenceGrant {
 }
 
 export function holderOfFence(
-  grant: FenceGrant | null,
   scope: { fence: number; holder: string | null } | null,
   fence: number,
+  grantOf: (fence: number) => FenceGrant | null,
 ): string | null {
-  if (grant !== null) return grant.holder;
-  // A current fence granted before grants were recorded: its holder is the scope's.
-  return scope !== null && scope.fence === fence ? scope.holder : null;
+  // Only a grant gives a scope a holder, and renewals keep it: the current fence with a holder is
+  // that holder's (also when it was granted before grants were recorded). No lookup needed.
+  if (scope !== null && scope.fence === fence && scope.holder !== null) return scope.holder;
+  return grantOf(fence)?.holder ?? null;
 }

@@ -124,10 +124,8 @@ export function planCommit(
     operationId: request.operationId,
     taskId: request.taskId ?? null,
     policyVersion: request.policyVersion ?? scopeRow?.policyVersion ?? null,
-    holder: holderOfFence(
-      snapshot.get({ type: 'fenceGrant', scope: request.scope, fence: request.fence }),
-      scopeRow,
-      request.fence,
+    holder: holderOfFence(scopeRow, request.fence, (fence) =>
+      snapshot.get({ type: 'fenceGrant', scope: request.scope, fence }),
     ),
     fence: request.fence,
     currentFence: scopeRow?.fence ?? null,

@@ -8,8 +8,8 @@
  *   fence, a takeover, a cutover step) adds one `fence_grants` row; a cancel or a delete raises the
  *   fence with no holder and records nothing;
  * - a commit entry about an existing scope (one with a current fence) is given, before it is
- *   inserted, the holder its presented fence was granted to: none for a fence never granted. A
- *   current fence granted before this migration keeps the scope's holder the function wrote.
+ *   inserted, the holder its presented fence was granted to: none for a fence never granted. The
+ *   current fence with a holder keeps the scope's holder the function wrote (the same one).
  * One row per grant, kept (also when the scope is deleted, so a late commit with an old fence is
  * still attributed); retention does not prune them.
  */
@@ -40,16 +40,13 @@ CREATE TRIGGER fence_granted_on_update AFTER UPDATE OF fence ON @schema@.scopes
   EXECUTE FUNCTION @schema@.record_fence_grant();
 
 CREATE FUNCTION @schema@.commit_fence_holder() RETURNS trigger LANGUAGE plpgsql AS $fn$
-DECLARE
-  v_holder text;
 BEGIN
-  SELECT g.holder INTO v_holder FROM @schema@.fence_grants g
-    WHERE g.tenant = NEW.tenant AND g.scope = NEW.scope AND g.fence = NEW.fence;
-  IF FOUND THEN
-    NEW.holder := v_holder;
-  ELSIF NEW.fence <> NEW.current_fence THEN
-    NEW.holder := NULL;
+  -- The current fence with a holder is that holder's: no lookup (core/fence-holder.ts).
+  IF NEW.fence = NEW.current_fence AND NEW.holder IS NOT NULL THEN
+    RETURN NEW;
   END IF;
+  NEW.holder := (SELECT g.holder FROM @schema@.fence_grants g
+    WHERE g.tenant = NEW.tenant AND g.scope = NEW.scope AND g.fence = NEW.fence);
   RETURN NEW;
 END
 $fn$;

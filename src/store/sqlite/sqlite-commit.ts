@@ -102,10 +102,11 @@ export function commitInTransaction(
     taskId: request.taskId ?? null,
     policyVersion: request.policyVersion ?? scopeRow?.policy_version ?? null,
     holder: holderOfFence(
-      (statements.getFenceGrant.get(tenant, request.scope, request.fence) as
-        FenceGrant | undefined) ?? null,
       scopeRow ?? null,
       request.fence,
+      (fence) =>
+        (statements.getFenceGrant.get(tenant, request.scope, fence) as FenceGrant | undefined) ??
+        null,
     ),
     fence: request.fence,
     currentFence: scopeRow?.fence ?? null,
