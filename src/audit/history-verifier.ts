@@ -779,7 +779,15 @@ export class HistoryVerifier {
   }
 }
 
+/**
+ * Grants remembered per scope, newest first kept: a long-lived verifier's memory does not grow
+ * with every grant ever issued; a commit presenting an older fence is not judged.
+ */
+export const GRANTS_KEPT_PER_SCOPE = 64;
+
 function recordGrant(scope: ScopeTrack, fence: number, holder: string | null): void {
   const grants = (scope.grants ??= new Map());
   grants.set(fence, grants.has(fence) && grants.get(fence) !== holder ? false : holder);
+  // Maps keep insertion order: the first key is the oldest fence remembered.
+  if (grants.size > GRANTS_KEPT_PER_SCOPE) grants.delete(grants.keys().next().value!);
 }
