@@ -786,7 +786,7 @@ export class HistoryVerifier {
 export const GRANTS_KEPT_PER_SCOPE = 64;
 
 function recordGrant(scope: ScopeTrack, fence: number, holder: string | null): void {
-  const grants = (scope.grants ??= new Map());
+  const grants = (scope.grants ??= new Map<number, string | null | false>());
   grants.set(fence, grants.has(fence) && grants.get(fence) !== holder ? false : holder);
   // Maps keep insertion order: the first key is the oldest fence remembered.
   if (grants.size > GRANTS_KEPT_PER_SCOPE) grants.delete(grants.keys().next().value!);
