@@ -78,6 +78,13 @@ async function history(gate: Fencegate): Promise<void> {
   });
   await write('h-life-3', 'life', 2);
   await write('h-done', 'done', 0);
+  await write('h-gone-1', 'gone', 0);
+  await gate.commit({
+    scope: 'a',
+    fence: 1,
+    operationId: 'h-gone-2',
+    writes: [{ name: 'gone', expectRevision: 1, delete: true }],
+  });
   clock.advance(5_000);
 }
 
@@ -98,6 +105,12 @@ const BATCH: CommitRequest[] = [
       { name: 'existing', expectRevision: 1, value: [1, 'two'] },
       { name: 'second', expectRevision: 0, value: 'text' },
     ],
+  },
+  {
+    scope: 'a',
+    fence: 1,
+    operationId: 'after-deletion',
+    writes: [{ name: 'gone', expectRevision: 2, value: 'back' }],
   },
   {
     scope: 'a',
@@ -202,6 +215,7 @@ it('decides a plain batch exactly as the same commits one at a time, in one tran
             : 'committed',
     ),
   ).toEqual([
+    'committed',
     'committed',
     'committed',
     'incarnation_changed',
