@@ -20,6 +20,7 @@ import { GROUP_COMMIT_SQL } from './postgres-sql-group-commit.js';
 import { INTENT_NOTIFY_SQL } from './postgres-sql-intent-notify.js';
 import { LEASES_SQL } from './postgres-sql-leases.js';
 import { LEASE_JOBS_SQL } from './postgres-sql-lease-jobs.js';
+import { PLAIN_BATCH_SQL } from './postgres-sql-plain-batch.js';
 import { POSTGRES_RETENTION_SQL } from './postgres-retention.js';
 import { TABLES_SQL } from './postgres-sql-tables.js';
 
@@ -67,6 +68,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     name: 'completion reasons; store time after the locks of completions and cutover steps; fence grants',
     sql: COMPLETION_REASON_SQL + CUTOVER_CLOCK_SQL + FENCE_GRANTS_SQL,
   },
+  { version: 18, name: 'group commit of plain commits in one pass', sql: PLAIN_BATCH_SQL },
 ];
 
 /** Schema names are interpolated into SQL, so only plain lowercase identifiers are accepted. */
