@@ -2,7 +2,7 @@
 import { FencegateError } from '../../errors.js';
 import type { ClaimIntentsRequest, CompleteIntentRequest, Intent } from '../../types.js';
 import { auditEntry } from '../audit-entry.js';
-import { decideCompletion, isClaimable } from '../intent-rules.js';
+import { completionAuditReason, decideCompletion, isClaimable } from '../intent-rules.js';
 import type { RangeRef, Snapshot, Transition } from './transition.js';
 
 /** The open intents a claim reads: a store may list only the first `limit` due ones. */
@@ -139,8 +139,7 @@ export function planCompletion(
         scope: intent.scope,
         kind: 'intent',
         outcome: effect.status,
-        reason:
-          request.outcome === 'failed' && request.retryable === true ? 'retryable_failure' : null,
+        reason: completionAuditReason(request),
         holder: intent.claimedBy,
         fence: request.claimFence,
         operationId: intent.operationId,

@@ -13,6 +13,7 @@
 import type { FencegateError } from '../../errors.js';
 import type { CommitResult, Intent, JobRecord, Policy, ScopeState } from '../../types.js';
 import type { NewAuditEntry } from '../audit-entry.js';
+import type { FenceGrant } from '../fence-holder.js';
 
 export type ScopeRow = Omit<ScopeState, 'scope'>;
 
@@ -64,6 +65,8 @@ export interface CutoverStepRow {
 
 export interface Rows {
   scope: ScopeRow;
+  /** Who a fence was granted to: written once, by the grant (fence-holder.ts), and kept. */
+  fenceGrant: FenceGrant;
   record: RecordRow;
   deletion: DeletionRow;
   operation: OperationRow;
@@ -76,6 +79,7 @@ export interface Rows {
 
 interface RefKeys {
   scope: { scope: string };
+  fenceGrant: { scope: string; fence: number };
   record: { scope: string; name: string };
   deletion: { scope: string; name: string; revision: number };
   operation: { operationId: string };
@@ -145,6 +149,8 @@ export function refKey(ref: Ref): string {
   switch (ref.type) {
     case 'scope':
       return `s\0${ref.scope}`;
+    case 'fenceGrant':
+      return `fg\0${ref.scope}\0${ref.fence}`;
     case 'record':
       return `r\0${ref.scope}\0${ref.name}`;
     case 'deletion':

@@ -369,8 +369,8 @@ export class EtcdStore implements Store {
 
   /** Each chunk is its own Txn: other writers run between them. */
   moveCutoverChunk(tenant: string, cutoverId: string): Promise<number> {
-    // Per scope: its row and its step; plus the cutover and the audit key.
-    const chunk = Math.floor((this.#engine.limits.maxTxnOps - 2) / 2);
+    // Per scope: its row, its fence grant and its step; plus the cutover and the audit key.
+    const chunk = Math.floor((this.#engine.limits.maxTxnOps - 2) / 3);
     return this.#engine.run(tenant, (s) => planCutoverChunk(s, cutoverId, chunk), {
       ranges: [{ type: 'cutoverSteps', cutoverId }],
     });

@@ -66,6 +66,10 @@ function writeRow(rows: SqliteRowStatements, tenant: string, put: Put): void {
       );
       return;
     }
+    case 'fenceGrant':
+      // A grant is written once and kept.
+      rows.putFenceGrant.run(tenant, put.scope, put.fence, put.row.holder);
+      return;
     case 'record': {
       const { row } = put;
       rows.putRecord.run(

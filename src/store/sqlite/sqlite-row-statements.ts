@@ -13,6 +13,8 @@ type Stmt = Database.Statement;
 export class SqliteRowStatements {
   readonly getScope: Stmt;
   readonly putScope: Stmt;
+  readonly getFenceGrant: Stmt;
+  readonly putFenceGrant: Stmt;
   readonly getRecord: Stmt;
   readonly putRecord: Stmt;
   readonly getDeletion: Stmt;
@@ -57,6 +59,12 @@ export class SqliteRowStatements {
        ON CONFLICT (tenant, scope) DO UPDATE SET fence = excluded.fence, holder = excluded.holder,
          lease_expires_at = excluded.lease_expires_at, policy_version = excluded.policy_version,
          status = excluded.status, updated_at = excluded.updated_at`,
+    );
+    this.getFenceGrant = db.prepare(
+      'SELECT holder FROM fence_grants WHERE tenant = ? AND scope = ? AND fence = ?',
+    );
+    this.putFenceGrant = db.prepare(
+      'INSERT OR IGNORE INTO fence_grants (tenant, scope, fence, holder) VALUES (?, ?, ?, ?)',
     );
     this.getRecord = db.prepare(
       `SELECT present, value, revision, incarnation, fingerprint, updated_at

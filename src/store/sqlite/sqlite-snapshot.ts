@@ -3,6 +3,7 @@
  * applies the plan, so every row it reads holds until the transaction ends: a transition's
  * `expect` needs no checking here. Rows are read when the plan asks for them, by primary key.
  */
+import type { FenceGrant } from '../../core/fence-holder.js';
 import { rememberJson } from '../../core/prepared-value.js';
 import type {
   CutoverRow,
@@ -37,6 +38,10 @@ export class SqliteSnapshot implements Snapshot {
     switch (ref.type) {
       case 'scope':
         return (rows.getScope.get(tenant, ref.scope) as ScopeRow | undefined) ?? null;
+      case 'fenceGrant':
+        return (
+          (rows.getFenceGrant.get(tenant, ref.scope, ref.fence) as FenceGrant | undefined) ?? null
+        );
       case 'record': {
         const row = rows.getRecord.get(tenant, ref.scope, ref.name) as RecordRow | undefined;
         if (row === undefined) return null;
