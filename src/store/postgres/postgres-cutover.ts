@@ -1,8 +1,8 @@
 /**
  * Policies, cutovers and the jobs ledger on PostgreSQL (functions in postgres-sql-cutover.ts). A
- * cutover is one call to plan it, then one call per chunk until none is left: each call is its own
- * transaction, so an interrupted cutover resumes where it stopped and other writers run between
- * the chunks.
+ * cutover is one call to plan it, then one call per chunk, run by the loop of cutover/run.ts: each
+ * call is its own transaction, so an interrupted cutover resumes where it stopped and other
+ * writers run between the chunks.
  */
 import type {
   CutoverRecord,
