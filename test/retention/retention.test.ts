@@ -17,7 +17,7 @@ import type { Store } from '../../src/store/store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import type { AuditEntry } from '../../src/types.js';
 import { tempDir } from '../helpers/temp-dir.js';
-import { etcdTestUrl, uniquePrefix } from '../etcd/etcd-subject.js';
+import { etcdTestUrl, uniquePrefix } from '../helpers/stores/etcd.js';
 import { dropSchema, pgUrl, testSchema } from '../postgres/pg-helpers.js';
 
 const HOUR = 3_600_000;
