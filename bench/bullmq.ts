@@ -5,8 +5,8 @@
  *  - plain, no-op: BullMQ alone (its per-job cost, for context);
  *  - plain, raw write (the baseline): the job writes its result with a prepared INSERT in its own
  *    transaction, unguarded, on a WAL file with the same `synchronous` as the store;
- *  - fenced: fencedProcessor with one commit per job: acquire the job's scope, the ledger's
- *    reserved+running, the commit, the ledger's succeeded, release.
+ *  - fenced: fencedProcessor with one commit per job: acquire the job's scope (with the ledger's
+ *    reserved+running), the commit, release (with the ledger's succeeded).
  *
  *   npm run bench -- bullmq [--jobs N] [--concurrency N]
  *

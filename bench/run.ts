@@ -35,6 +35,7 @@ async function main(argv: string[]): Promise<number> {
     options: {
       store: { type: 'string', default: 'sqlite' },
       seconds: { type: 'string', default: '3' },
+      rounds: { type: 'string', default: '3' },
       'in-flight': { type: 'string', default: '64' },
       connections: { type: 'string', default: '64' },
       profile: { type: 'string' },
@@ -54,7 +55,12 @@ async function main(argv: string[]): Promise<number> {
       }
       if (values.store.startsWith('etcd://')) {
         const { runEtcdCommitBench } = await import('./etcd/commit.js');
-        await runEtcdCommitBench({ url: values.store, seconds, inFlight });
+        await runEtcdCommitBench({
+          url: values.store,
+          seconds,
+          inFlight,
+          rounds: Number(values.rounds),
+        });
         return 0;
       }
       return runPostgres(values.store, seconds, inFlight);

@@ -22,6 +22,7 @@ import {
   validateTakeover,
 } from './core/validate.js';
 import { validateAuditQuery } from './core/validate-audit.js';
+import { requireCommitFits } from './core/transaction-limits.js';
 import { validateListRecords } from './core/record-page.js';
 import { announceIntents, onIntents } from './store/intent-signal.js';
 import { openStore } from './store/open.js';
@@ -177,6 +178,7 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
 
   async commit(request: CommitRequest): Promise<CommitResult> {
     const valid = validateCommit(request, this.limits);
+    requireCommitFits(valid, this.store.capabilities.transaction);
     const result = await this.store.commit(this.tenant, valid);
     if (result.outcome === 'committed' && !result.replayed && valid.intents.length > 0) {
       announceIntents(this.store, this.tenant);

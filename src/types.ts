@@ -74,6 +74,8 @@ export interface AcquireRequest {
   holder: string;
   ttlMs: number;
   policyVersion?: string;
+  /** Job lifecycle states to record with the grant, in its transaction (see LeaseJobEvents). */
+  job?: LeaseJobEvents;
 }
 
 export interface RenewRequest {
@@ -87,6 +89,8 @@ export interface ReleaseRequest {
   scope: string;
   holder: string;
   fence: number;
+  /** Job lifecycle states to record with the release, in its transaction (see LeaseJobEvents). */
+  job?: LeaseJobEvents;
 }
 
 export interface ReleaseResult {
@@ -418,6 +422,20 @@ export const JOB_STATES: readonly JobState[] = [
   'failed',
   'retrying',
 ];
+
+/**
+ * The states a job's run reaches as it acquires or releases its scope, recorded in the jobs ledger
+ * in the same transaction as the lease operation, under the operation's scope and fence and the
+ * scope's policy version: all of them when the operation succeeds, none when it is refused, and
+ * none when the scope has no policy version (the ledger follows scopes through cutovers, which
+ * move them between policies).
+ */
+export interface LeaseJobEvents {
+  jobId: string;
+  attempt: number;
+  /** In order: the last is the job's state from then on. */
+  states: JobState[];
+}
 
 export interface JobEvent {
   jobId: string;

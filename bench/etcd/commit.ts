@@ -99,6 +99,43 @@ async function guardedContender(
   };
 }
 
+/**
+ * The KV calls every member has started so far (Range, Txn, …), from etcd's own metrics on its
+ * client port; null when a member does not serve them. Summed over members, since a call is
+ * counted by the member that received it.
+ */
+async function kvCalls(hosts: string[]): Promise<Map<string, number> | null> {
+  const calls = new Map<string, number>();
+  try {
+    for (const host of hosts) {
+      const text = await (await fetch(`http://${host}/metrics`)).text();
+      for (const match of text.matchAll(
+        /^grpc_server_started_total\{grpc_method="(\w+)",grpc_service="etcdserverpb\.KV",[^}]*\} (\d+)$/gm,
+      )) {
+        const method = match[1] ?? '';
+        calls.set(method, (calls.get(method) ?? 0) + Number(match[2]));
+      }
+    }
+  } catch {
+    return null;
+  }
+  return calls;
+}
+
+/** "1.00 Txn" and the like: KV calls per commit between two readings. */
+function perCommit(
+  before: Map<string, number> | null,
+  after: Map<string, number> | null,
+  commits: number,
+): string {
+  if (before === null || after === null || commits === 0) return 'not measured';
+  const parts = [...after]
+    .map(([method, count]) => [method, (count - (before.get(method) ?? 0)) / commits] as const)
+    .filter(([, count]) => count > 0)
+    .map(([method, count]) => `${count.toFixed(2)} ${method}`);
+  return parts.length === 0 ? 'none' : parts.join(' + ');
+}
+
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)] ?? 0;
@@ -136,12 +173,17 @@ export async function runEtcdCommitBench(
     await runSequential(0.3, singleSeq);
     for (let round = 0; round < rounds; round += 1) {
       results.rawSeq.push(await runSequential(seconds, rawSeq));
+      const before = await kvCalls(target.hosts);
       results.singleSeq.push(await runSequential(seconds, singleSeq));
+      const after = await kvCalls(target.hosts);
       results.rawConc.push(await runConcurrent(seconds, inFlight, rawConc));
       results.groupConc.push(await runConcurrent(seconds, inFlight, groupConc));
       log(`round ${round + 1}:`);
       log(`  ${formatStats('raw Txn, one at a time', results.rawSeq.at(-1)!)}`);
       log(`  ${formatStats('fencegate commit, one at a time', results.singleSeq.at(-1)!)}`);
+      log(
+        `    etcd calls per fencegate commit: ${perCommit(before, after, results.singleSeq.at(-1)!.ops)}`,
+      );
       log(`  ${formatStats(`raw Txn, ${inFlight} in flight`, results.rawConc.at(-1)!)}`);
       log(
         `  ${formatStats(`fencegate group commit, ${inFlight} in flight`, results.groupConc.at(-1)!)}`,

@@ -1,7 +1,6 @@
 /** Validation of dispatch, policy, cutover and job requests (see validate.ts for the rules). */
 import { fail } from '../errors.js';
 import {
-  JOB_STATES,
   type ClaimIntentsRequest,
   type CompleteIntentRequest,
   type CutoverRequest,
@@ -13,7 +12,9 @@ import {
   optionalName,
   optionalText,
   requireFence,
+  MAX_JOB_ATTEMPT,
   requireInteger,
+  requireJobState,
   requireName,
   requireObject,
   requireTtl,
@@ -162,18 +163,13 @@ export function validateJobEvents(input: unknown): JobEvent[] {
       'attempt',
       'at',
     ]);
-    if (!JOB_STATES.includes(event.state as never)) {
-      fail('invalid_request', `${field}.state must be one of ${JOB_STATES.join(', ')}`, {
-        field: `${field}.state`,
-      });
-    }
     const result: JobEvent = {
       jobId: requireName(event.jobId, `${field}.jobId`),
       scope: requireName(event.scope, `${field}.scope`),
       policyVersion: requireName(event.policyVersion, `${field}.policyVersion`),
       fence: requireFence(event.fence, `${field}.fence`),
-      state: event.state as JobEvent['state'],
-      attempt: requireInteger(event.attempt, `${field}.attempt`, 0, 1_000_000),
+      state: requireJobState(event.state, `${field}.state`),
+      attempt: requireInteger(event.attempt, `${field}.attempt`, 0, MAX_JOB_ATTEMPT),
     };
     if (event.at !== undefined)
       result.at = requireInteger(event.at, `${field}.at`, 0, Number.MAX_SAFE_INTEGER);

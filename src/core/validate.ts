@@ -7,6 +7,8 @@ import { fail } from '../errors.js';
 import type {
   AcquireRequest,
   CommitRequest,
+  JobState,
+  LeaseJobEvents,
   ListCutoversQuery,
   ListIntentsQuery,
   ListScopesQuery,
@@ -14,7 +16,7 @@ import type {
   RenewRequest,
   TakeoverRequest,
 } from '../types.js';
-import { INTENT_STATUSES } from '../types.js';
+import { INTENT_STATUSES, JOB_STATES } from '../types.js';
 import { decodeCutoverCursor } from './cutover-cursor.js';
 import { rememberPayloadJson, rememberValueJson } from './prepared-value.js';
 import { requestFingerprint } from './commit-check.js';
@@ -81,6 +83,39 @@ const MAX_COUNTER = Number.MAX_SAFE_INTEGER;
 
 export function requireFence(value: unknown, field = 'fence'): number {
   return requireInteger(value, field, 0, MAX_COUNTER);
+}
+
+export function requireJobState(value: unknown, field: string): JobState {
+  if (!JOB_STATES.includes(value as JobState)) {
+    fail('invalid_request', `${field} must be one of ${JOB_STATES.join(', ')}`, { field });
+  }
+  return value as JobState;
+}
+
+export const MAX_JOB_ATTEMPT = 1_000_000;
+
+/** A lease operation's job states (types.ts LeaseJobEvents): one to six, each a job state. */
+function optionalLeaseJobEvents(value: unknown, field = 'job'): LeaseJobEvents | undefined {
+  if (value === undefined) return undefined;
+  const job = requireObject(value, field, ['jobId', 'attempt', 'states']);
+  if (
+    !Array.isArray(job.states) ||
+    job.states.length === 0 ||
+    job.states.length > JOB_STATES.length
+  ) {
+    fail(
+      'invalid_request',
+      `${field}.states must be an array of 1 to ${JOB_STATES.length} job states`,
+      {
+        field: `${field}.states`,
+      },
+    );
+  }
+  return {
+    jobId: requireName(job.jobId, `${field}.jobId`),
+    attempt: requireInteger(job.attempt, `${field}.attempt`, 0, MAX_JOB_ATTEMPT),
+    states: job.states.map((state, i) => requireJobState(state, `${field}.states[${i}]`)),
+  };
 }
 
 export function requireTtl(value: unknown, limits: Limits, field = 'ttlMs'): number {
@@ -166,7 +201,7 @@ function assertJson(value: unknown, path: string, depth: number): void {
 }
 
 export function validateAcquire(input: unknown, limits: Limits = DEFAULT_LIMITS): AcquireRequest {
-  const body = requireObject(input, 'body', ['scope', 'holder', 'ttlMs', 'policyVersion']);
+  const body = requireObject(input, 'body', ['scope', 'holder', 'ttlMs', 'policyVersion', 'job']);
   const request: AcquireRequest = {
     scope: requireName(body.scope, 'scope'),
     holder: requireName(body.holder, 'holder'),
@@ -174,6 +209,8 @@ export function validateAcquire(input: unknown, limits: Limits = DEFAULT_LIMITS)
   };
   const policyVersion = optionalName(body.policyVersion, 'policyVersion');
   if (policyVersion !== undefined) request.policyVersion = policyVersion;
+  const job = optionalLeaseJobEvents(body.job);
+  if (job !== undefined) request.job = job;
   return request;
 }
 
@@ -188,12 +225,15 @@ export function validateRenew(input: unknown, limits: Limits = DEFAULT_LIMITS): 
 }
 
 export function validateRelease(input: unknown): ReleaseRequest {
-  const body = requireObject(input, 'body', ['scope', 'holder', 'fence']);
-  return {
+  const body = requireObject(input, 'body', ['scope', 'holder', 'fence', 'job']);
+  const request: ReleaseRequest = {
     scope: requireName(body.scope, 'scope'),
     holder: requireName(body.holder, 'holder'),
     fence: requireFence(body.fence),
   };
+  const job = optionalLeaseJobEvents(body.job);
+  if (job !== undefined) request.job = job;
+  return request;
 }
 
 const MAX_REASON = 1024;

@@ -7,7 +7,7 @@
  */
 import type { FencegateApi } from '../api.js';
 import { FencegateError, isFencegateError } from '../errors.js';
-import type { Grant } from '../types.js';
+import type { Grant, LeaseJobEvents } from '../types.js';
 
 /** Codes of a renewal that mean the lease is gone for good. */
 const LOST = new Set(['stale_fence', 'not_holder', 'scope_deleted', 'scope_not_found']);
@@ -17,6 +17,8 @@ export interface LeaseRequest {
   holder: string;
   ttlMs: number;
   policyVersion?: string;
+  /** Job states the grant records in the jobs ledger, in its transaction. */
+  job?: LeaseJobEvents;
 }
 
 export class HeldLease {
@@ -71,8 +73,11 @@ export class HeldLease {
     }
   }
 
-  /** Gives the lease up early (the fence stays; the next grant moves it). */
-  async release(): Promise<void> {
+  /**
+   * Gives the lease up early (the fence stays; the next grant moves it), recording `job`'s states
+   * in the jobs ledger with the release. A lease already lost is not released and records nothing.
+   */
+  async release(job?: LeaseJobEvents): Promise<void> {
     this.#stopTimer();
     if (this.lost) return;
     this.lose(new FencegateError('authority_revoked', 'the lease was released'));
@@ -80,6 +85,7 @@ export class HeldLease {
       scope: this.#request.scope,
       holder: this.#request.holder,
       fence: this.#grant.fence,
+      ...(job === undefined ? {} : { job }),
     });
   }
 

@@ -14,6 +14,7 @@
  * Each mutating method appends its audit entries in the same transaction, for accepted and for
  * rejected attempts alike (see AuditEntry in types.ts).
  */
+import type { TransactionCapabilities } from '../core/transaction-limits.js';
 import type { NormalizedCommit } from '../core/validate.js';
 import type {
   AbandonRequest,
@@ -56,6 +57,16 @@ export interface StoreCapabilities {
   sharedAcrossProcesses: boolean;
   /** Concurrent commits are batched into one store transaction. */
   groupCommit: boolean;
+  /**
+   * The clock that judges leases: `store` when the store's own time decides (PostgreSQL's
+   * `clock_timestamp()`, SQLite's single host), `host` when each server's clock does (etcd keeps
+   * expiries as data; the servers' clocks must be synchronized).
+   */
+  clock: 'store' | 'host';
+  /** The smallest step of a lease expiry, in ms. */
+  leaseGranularityMs: number;
+  /** What one transaction can hold; the commit limits are derived from it (core/transaction-limits.ts). */
+  transaction: TransactionCapabilities;
 }
 
 export interface Store {

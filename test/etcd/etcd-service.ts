@@ -29,6 +29,8 @@ export interface EtcdCluster {
   restart(member: EtcdMember): Promise<void>;
   /** The member that is leader now, asked through etcdctl. */
   leader(): EtcdMember;
+  /** Whether a running member knows a leader now, asked through etcdctl. */
+  hasLeader(member: EtcdMember): boolean;
   stop(): Promise<void>;
 }
 
@@ -64,6 +66,28 @@ async function waitHealthy(members: EtcdMember[], timeoutMs: number): Promise<vo
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
+}
+
+interface MemberStatus {
+  Endpoint: string;
+  Status: { header: { member_id: number }; leader?: number };
+}
+
+function statusOf(members: EtcdMember[]): MemberStatus[] {
+  const out = execFileSync(
+    'etcdctl',
+    [
+      '--endpoints',
+      members.map(endpoint).join(','),
+      '--command-timeout=2s',
+      'endpoint',
+      'status',
+      '-w',
+      'json',
+    ],
+    { encoding: 'utf8', env: { ...process.env, ETCDCTL_API: '3' } },
+  );
+  return JSON.parse(out) as MemberStatus[];
 }
 
 /** Starts `size` members forming one cluster; resolves when every member answers. */
@@ -144,30 +168,15 @@ export async function startEtcdCluster(size: number): Promise<EtcdCluster> {
       await waitHealthy([member], 20_000);
     },
     leader() {
-      const out = execFileSync(
-        'etcdctl',
-        [
-          '--endpoints',
-          members
-            .filter((member) => member.process !== null)
-            .map(endpoint)
-            .join(','),
-          '--command-timeout=2s',
-          'endpoint',
-          'status',
-          '-w',
-          'json',
-        ],
-        { encoding: 'utf8', env: { ...process.env, ETCDCTL_API: '3' } },
-      );
-      const statuses = JSON.parse(out) as {
-        Endpoint: string;
-        Status: { header: { member_id: number }; leader: number };
-      }[];
+      const statuses = statusOf(members.filter((member) => member.process !== null));
       const leaderStatus = statuses.find((s) => s.Status.header.member_id === s.Status.leader);
       const member = members.find((m) => leaderStatus?.Endpoint === endpoint(m));
       if (member === undefined) throw new Error('no etcd leader');
       return member;
+    },
+    hasLeader(member) {
+      // etcd leaves `leader` out of the answer when it is 0 (no leader).
+      return statusOf([member]).some((status) => (status.Status.leader ?? 0) !== 0);
     },
     async stop() {
       for (const member of members) {

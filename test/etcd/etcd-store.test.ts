@@ -1,6 +1,7 @@
 /**
  * What only the etcd store does: a Txn sent again after a lost answer applies once, requests that
- * cannot fit in one Txn are invalid_request with nothing changed, and group commit batches
+ * cannot fit in one Txn are invalid_request with nothing changed (commits by the limits derived
+ * from the store's capabilities, naming the limit), and group commit batches
  * operations on distinct scopes while each caller gets its own answer.
  */
 import { randomUUID } from 'node:crypto';
@@ -12,6 +13,7 @@ import { isFencegateError } from '../../src/errors.js';
 import { Fencegate } from '../../src/gate.js';
 import { EtcdConnection } from '../../src/store/etcd/etcd-connection.js';
 import { DEFAULT_ETCD_LIMITS, EtcdEngine } from '../../src/store/etcd/etcd-engine.js';
+import { readAuditPage } from '../../src/store/etcd/etcd-audit.js';
 import { EtcdKeys } from '../../src/store/etcd/etcd-keys.js';
 import { CallState, KeyCache } from '../../src/store/etcd/etcd-snapshot.js';
 import { EtcdStore } from '../../src/store/etcd/etcd-store.js';
@@ -94,6 +96,105 @@ describe('the etcd store', () => {
     expect(isFencegateError(error) && error.message).toMatch(/--max-txn-ops/);
     expect(await gate.getScope('big')).toMatchObject({ status: 'active', fence: grant.fence });
     expect((await gate.getRecord('big', 'r0')).exists).toBe(true);
+  });
+
+  it('capabilities: etcd bounds a transaction, judges leases by the host clock', () => {
+    expect(gate.store.capabilities).toMatchObject({
+      clock: 'host',
+      leaseGranularityMs: 1,
+      transaction: { maxOps: 128, keysPerIntent: 3 },
+    });
+  });
+
+  it('a commit with more writes than one Txn holds is invalid_request naming the limit, and changes nothing', async () => {
+    const store = await EtcdStore.open({
+      url: `${etcdTestUrl('single')}?prefix=${prefix}-small`,
+      limits: { maxTxnOps: 16 },
+    });
+    const small = await Fencegate.open({ store });
+    try {
+      const grant = await small.acquire({ scope: 'wide', holder: 'w', ttlMs: 60_000 });
+      const auditBefore = (await small.audit({ limit: 1000 })).items.length;
+      const commit = (count: number, operationId: string) =>
+        small.commit({
+          scope: 'wide',
+          fence: grant.fence,
+          operationId,
+          writes: Array.from({ length: count }, (_, i) => ({
+            name: `r${i}`,
+            expectRevision: 0,
+            value: i,
+          })),
+        });
+      const error = await commit(20, 'too-wide').catch((caught: unknown) => caught);
+      expect(isFencegateError(error) && error.code).toBe('invalid_request');
+      expect(isFencegateError(error) && error.message).toMatch(/maxTransactionOps/);
+      expect(isFencegateError(error) && error.details).toMatchObject({
+        limit: 'maxTransactionOps',
+        max: 16,
+      });
+      // Nothing stored: no outcome, no record, no audit entry.
+      expect(await small.getOperation('too-wide')).toBeNull();
+      expect((await small.getRecord('wide', 'r0')).exists).toBe(false);
+      expect((await small.audit({ limit: 1000 })).items).toHaveLength(auditBefore);
+      // What fits is accepted.
+      expect((await commit(10, 'fits')).outcome).toBe('committed');
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('a commit whose values do not fit in one request is invalid_request naming the limit', async () => {
+    const grant = await gate.acquire({ scope: 'heavy', holder: 'w', ttlMs: 60_000 });
+    const value = 'x'.repeat(200 * 1024);
+    const error = await gate
+      .commit({
+        scope: 'heavy',
+        fence: grant.fence,
+        operationId: 'too-heavy',
+        writes: Array.from({ length: 10 }, (_, i) => ({ name: `v${i}`, expectRevision: 0, value })),
+      })
+      .catch((caught: unknown) => caught);
+    expect(isFencegateError(error) && error.code).toBe('invalid_request');
+    expect(isFencegateError(error) && error.details).toMatchObject({
+      limit: 'maxTransactionBytes',
+    });
+    expect(await gate.getOperation('too-heavy')).toBeNull();
+  });
+
+  it('an audit page is read with one range read of the audit keys, not one per 64 keys', async () => {
+    const tenant = gate.forTenant('pages');
+    for (let i = 0; i < 130; i += 1) {
+      await tenant.acquire({ scope: `p${i}`, holder: 'w', ttlMs: 60_000 });
+    }
+    const target = parseEtcdUrl(`${etcdTestUrl('single')}?prefix=${prefix}`);
+    const connection = new EtcdConnection({
+      hosts: target.hosts,
+      callTimeoutMs: 2_000,
+      operationTimeoutMs: 5_000,
+    });
+    let ranges = 0;
+    const counting = {
+      range: (request: Parameters<EtcdConnection['range']>[0]) => {
+        ranges += 1;
+        return connection.range(request);
+      },
+    } as EtcdConnection;
+    try {
+      const keys = new EtcdKeys(target.prefix);
+      const page = await readAuditPage(counting, keys.family('a', 'pages'), { limit: 120 });
+      expect(page.items).toHaveLength(120);
+      expect(page.nextAfterSeq).not.toBeNull();
+      expect(ranges).toBe(1);
+      const rest = await readAuditPage(counting, keys.family('a', 'pages'), {
+        limit: 120,
+        afterSeq: page.nextAfterSeq ?? 0,
+      });
+      expect(rest.items).toHaveLength(10);
+      expect(rest.items[0]?.seq).toBeGreaterThan(page.items.at(-1)?.seq ?? 0);
+    } finally {
+      connection.close();
+    }
   });
 
   it('group commit: commits on distinct scopes share Txns, one scope twice waits its turn, each caller gets its own answer', async () => {

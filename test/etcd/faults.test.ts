@@ -1,8 +1,9 @@
 /**
  * Faults on a 3-member etcd cluster of its own, each case ending with verify and 0 stale accepted:
  * the leader SIGKILLed under load, a minority member frozen with SIGSTOP, two of three members
- * killed (every call fails closed within its deadline) and restarted, and a lease across a leader
- * change. Workers retry a call that failed with the same operationId, so an acknowledged commit is
+ * killed (every call fails closed with store_unavailable within its deadline) and restarted, every
+ * member frozen (a commit that reached one is outcome_unknown until getOperation settles it), and a
+ * lease across a leader change. Workers retry a call that failed with the same operationId, so an acknowledged commit is
  * counted once, and a commit whose answer was lost resolves to its stored outcome.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -38,6 +39,18 @@ async function open(): Promise<{ cluster: EtcdCluster; gate: Fencegate }> {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The call's answer once the store answers again (store_unavailable meanwhile). */
+async function answered<T>(call: () => Promise<T>): Promise<T> {
+  for (let i = 0; ; i += 1) {
+    try {
+      return await call();
+    } catch (error) {
+      if (i >= 50 || !isFencegateError(error) || error.code !== 'store_unavailable') throw error;
+      await sleep(200);
+    }
+  }
+}
 
 interface WorkerTally {
   committed: number;
@@ -143,28 +156,36 @@ describe('etcd faults on three members', () => {
   );
 
   it(
-    'two of three killed: every call fails closed within its deadline; restarted, service resumes',
+    'two of three killed: every call answers store_unavailable within its deadline; restarted, service resumes',
     { timeout: 60_000 },
     async () => {
       const { cluster, gate } = await open();
       const grant = await gate.acquire({ scope: 'quorum', holder: 'w', ttlMs: 3_600_000 });
-      const [first, second] = cluster.members;
-      if (first === undefined || second === undefined) throw new Error('no members');
+      const [first, second, survivor] = cluster.members;
+      if (first === undefined || second === undefined || survivor === undefined) {
+        throw new Error('no members');
+      }
       await cluster.kill(first);
       await cluster.kill(second);
+      // The survivor notices within its election timeout that it has no leader.
+      for (let i = 0; i < 100 && cluster.hasLeader(survivor); i += 1) await sleep(100);
+      expect(cluster.hasLeader(survivor)).toBe(false);
+      const commit = {
+        scope: 'quorum',
+        fence: grant.fence,
+        operationId: 'during-loss',
+        writes: [{ name: 'r', expectRevision: 0, value: 1 }],
+      };
       const calls: [string, () => Promise<unknown>][] = [
-        [
-          'commit',
-          () =>
-            gate.commit({
-              scope: 'quorum',
-              fence: grant.fence,
-              operationId: 'during-loss',
-              writes: [{ name: 'r', expectRevision: 0, value: 1 }],
-            }),
-        ],
-        ['getScope', () => gate.getScope('quorum')],
+        ['commit', () => gate.commit(commit)],
         ['acquire', () => gate.acquire({ scope: 'other', holder: 'w', ttlMs: 60_000 })],
+        [
+          'renew',
+          () => gate.renew({ scope: 'quorum', fence: grant.fence, holder: 'w', ttlMs: 60_000 }),
+        ],
+        ['takeover', () => gate.takeover('quorum', { holder: 'operator', reason: 'loss' })],
+        ['getScope', () => gate.getScope('quorum')],
+        ['getOperation', () => gate.getOperation('during-loss')],
         ['audit', () => gate.audit({})],
       ];
       for (const [name, call] of calls) {
@@ -176,30 +197,65 @@ describe('etcd faults on three members', () => {
         const elapsed = Date.now() - started;
         expect(isFencegateError(error), `${name} must fail`).toBe(true);
         if (!isFencegateError(error)) continue;
-        // A read changed nothing; a write that was sent may have applied only if quorum returns.
-        expect(['store_unavailable', 'outcome_unknown'], name).toContain(error.code);
-        if (name === 'getScope' || name === 'audit') expect(error.code).toBe('store_unavailable');
+        // Every member left refuses before proposing: nothing was applied, and the answer says so.
+        expect(error.code, `${name}: ${error.message}`).toBe('store_unavailable');
+        expect(error.message).toContain('nothing was changed');
         expect(elapsed, `${name} answered within its deadline`).toBeLessThan(
-          OPERATION_TIMEOUT_MS + 2_000,
+          OPERATION_TIMEOUT_MS + 1_000,
         );
       }
       await cluster.restart(first);
       await cluster.restart(second);
-      // The commit sent during the loss is answered from the store, whatever happened to it.
-      let result = null;
-      for (let i = 0; i < 50 && result === null; i += 1) {
-        result = await gate
-          .commit({
-            scope: 'quorum',
-            fence: grant.fence,
-            operationId: 'during-loss',
-            writes: [{ name: 'r', expectRevision: 0, value: 1 }],
-          })
-          .catch(() => null);
-        if (result === null) await sleep(200);
-      }
-      expect(result?.outcome).toBe('committed');
+      // Members that failed are skipped for a second: the first answer may take that long.
+      const stored = await answered(() => gate.getOperation('during-loss'));
+      // Nothing of the refused calls applied: the commit is new, the fence unchanged.
+      expect(stored).toBeNull();
+      expect((await gate.getScope('quorum'))?.fence).toBe(grant.fence);
+      const result = await gate.commit(commit);
+      expect(result.outcome).toBe('committed');
       expect((await gate.getRecord('quorum', 'r')).revision).toBe(1);
+      await expectVerified(gate);
+    },
+  );
+
+  it(
+    'every member frozen: a commit that reached a member answers outcome_unknown, and getOperation settles it',
+    { timeout: 60_000 },
+    async () => {
+      const { cluster, gate } = await open();
+      const grant = await gate.acquire({ scope: 'frozen', holder: 'w', ttlMs: 3_600_000 });
+      const commit = {
+        scope: 'frozen',
+        fence: grant.fence,
+        operationId: 'while-frozen',
+        writes: [{ name: 'r', expectRevision: 0, value: 1 }],
+      };
+      await gate.getScope('frozen');
+      for (const member of cluster.members) cluster.pause(member);
+      const started = Date.now();
+      const error = await gate.commit(commit).then(
+        () => null,
+        (caught: unknown) => caught,
+      );
+      expect(Date.now() - started).toBeLessThan(OPERATION_TIMEOUT_MS + 1_000);
+      // The Txn reached a member that may still propose it: the truth is that nobody knows yet.
+      expect(isFencegateError(error) && error.code).toBe('outcome_unknown');
+      for (const member of cluster.members) cluster.resume(member);
+      let stored = null;
+      for (let i = 0; i < 50; i += 1) {
+        const settled = await gate.commit(commit).then(
+          (value) => value,
+          () => null,
+        );
+        if (settled !== null) {
+          stored = settled;
+          break;
+        }
+        await sleep(200);
+      }
+      // Whether the frozen send applied or not, the commit applied exactly once.
+      expect(stored?.outcome).toBe('committed');
+      expect((await gate.getRecord('frozen', 'r')).revision).toBe(1);
       await expectVerified(gate);
     },
   );

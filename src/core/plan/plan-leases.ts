@@ -10,6 +10,7 @@ import type {
   CancelResult,
   DeleteScopeResult,
   Grant,
+  LeaseJobEvents,
   ReleaseRequest,
   ReleaseResult,
   RenewRequest,
@@ -25,6 +26,8 @@ import {
   decideTakeover,
   type GrantState,
 } from '../lease-rules.js';
+import { leaseJobEvents, type LeaseGeneration } from '../lease-job-events.js';
+import { planJobEvents } from './plan-cutover.js';
 import { refused, type Ref, type ScopeRow, type Snapshot, type Transition } from './transition.js';
 
 export function scopeRef(scope: string): Ref {
@@ -83,6 +86,23 @@ function grantAudit(
   });
 }
 
+/** The transition with the lease operation's job events (lease-job-events.ts) recorded in it. */
+function withJobEvents<A>(
+  snapshot: Snapshot,
+  transition: Transition<A>,
+  job: LeaseJobEvents | undefined,
+  generation: LeaseGeneration,
+): Transition<A> {
+  const events = leaseJobEvents(job, generation);
+  if (events.length === 0) return transition;
+  const ledger = planJobEvents(snapshot, events);
+  return {
+    ...transition,
+    expect: [...transition.expect, ...ledger.expect],
+    put: [...transition.put, ...ledger.put],
+  };
+}
+
 export function planAcquire(snapshot: Snapshot, request: AcquireRequest): Transition<Grant> {
   const row = snapshot.get({ type: 'scope', scope: request.scope });
   const decision = decideAcquire(request.scope, row, request, snapshot.now);
@@ -92,14 +112,19 @@ export function planAcquire(snapshot: Snapshot, request: AcquireRequest): Transi
     });
   }
   const { reacquired, ...grant } = decision.value;
-  return {
-    expect: [scopeRef(request.scope)],
-    put: reacquired
-      ? []
-      : [{ type: 'scope', scope: request.scope, row: grantRow(snapshot, grant) }],
-    audit: [grantAudit(snapshot, 'acquire', request.scope, grant, !reacquired)],
-    answer: { ok: true, value: { scope: request.scope, ...grant, reacquired } },
-  };
+  return withJobEvents(
+    snapshot,
+    {
+      expect: [scopeRef(request.scope)],
+      put: reacquired
+        ? []
+        : [{ type: 'scope', scope: request.scope, row: grantRow(snapshot, grant) }],
+      audit: [grantAudit(snapshot, 'acquire', request.scope, grant, !reacquired)],
+      answer: { ok: true, value: { scope: request.scope, ...grant, reacquired } },
+    },
+    request.job,
+    { scope: request.scope, fence: grant.fence, policyVersion: grant.policyVersion },
+  );
 }
 
 export function planRenew(snapshot: Snapshot, request: RenewRequest): Transition<Grant> {
@@ -154,31 +179,41 @@ export function planRelease(
     });
   }
   const { alreadyReleased } = decision.value;
-  return {
-    expect: [scopeRef(request.scope)],
-    put: alreadyReleased
-      ? []
-      : [
-          {
-            type: 'scope',
-            scope: request.scope,
-            row: { ...row, holder: null, leaseExpiresAt: null, updatedAt: snapshot.now },
-          },
-        ],
-    audit: [
-      auditEntry({
-        at: snapshot.now,
-        tenant: snapshot.tenant,
-        scope: request.scope,
-        kind: 'release',
-        outcome: 'ok',
-        reason: alreadyReleased ? 'already_released' : null,
-        fence: request.fence,
-        currentFence: request.fence,
-      }),
-    ],
-    answer: { ok: true, value: { released: true, alreadyReleased } },
+  const generation = {
+    scope: request.scope,
+    fence: request.fence,
+    policyVersion: row.policyVersion,
   };
+  return withJobEvents(
+    snapshot,
+    {
+      expect: [scopeRef(request.scope)],
+      put: alreadyReleased
+        ? []
+        : [
+            {
+              type: 'scope',
+              scope: request.scope,
+              row: { ...row, holder: null, leaseExpiresAt: null, updatedAt: snapshot.now },
+            },
+          ],
+      audit: [
+        auditEntry({
+          at: snapshot.now,
+          tenant: snapshot.tenant,
+          scope: request.scope,
+          kind: 'release',
+          outcome: 'ok',
+          reason: alreadyReleased ? 'already_released' : null,
+          fence: request.fence,
+          currentFence: request.fence,
+        }),
+      ],
+      answer: { ok: true, value: { released: true, alreadyReleased } },
+    },
+    request.job,
+    generation,
+  );
 }
 
 export function planTakeover(

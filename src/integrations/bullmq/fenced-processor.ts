@@ -12,11 +12,11 @@
  */
 import type { Job, Processor } from 'bullmq';
 import type { FencegateApi, FencegateOpsApi } from '../../api.js';
-import { FencegateError } from '../../errors.js';
-import type { CommitRequest, CommitResult } from '../../types.js';
+import { FencegateError, isFencegateError } from '../../errors.js';
+import type { CommitRequest, CommitResult, JobState, LeaseJobEvents } from '../../types.js';
 import { acquireLease, type HeldLease } from '../lease-keeper.js';
 import { escapeName } from '../name-escape.js';
-import { ledgerJobId, recordJobStates, type RunGeneration } from './job-ledger.js';
+import { ledgerAttempt, ledgerJobId, recordJobStates } from './job-ledger.js';
 import { lockWatcherOf, type LockWatcher } from './lock-watcher.js';
 
 /** What a fenced run needs of fencegate: a Fencegate, or a FencegateClient with a worker token. */
@@ -50,6 +50,8 @@ export interface FencedJobContext {
 }
 
 const AUTHORITY_LOST = new Set(['stale_fence', 'lease_expired', 'authority_revoked']);
+/** Refusals of a release: the scope moved on after the run's last commit. */
+const REFUSED_RELEASE = new Set(['stale_fence', 'not_holder', 'scope_deleted', 'scope_not_found']);
 
 export function fencedProcessor<D = unknown, R = unknown, N extends string = string>(
   gate: FencedGate,
@@ -67,8 +69,6 @@ export function fencedProcessor<D = unknown, R = unknown, N extends string = str
     }
     let result: R;
     try {
-      // Reserved (the scope is the run's) and running (the processor starts): one ledger call.
-      await run.record(['reserved', 'running']);
       result = await fn(job, run.context());
     } catch (error) {
       const retrying = job.attemptsMade + 1 < (job.opts.attempts ?? 1);
@@ -83,7 +83,6 @@ export function fencedProcessor<D = unknown, R = unknown, N extends string = str
 class FencedRun<D, R, N extends string> {
   readonly #lockLost = new AbortController();
   #lease: HeldLease | null = null;
-  #generation: RunGeneration | null = null;
   #commits = 0;
 
   constructor(
@@ -124,17 +123,22 @@ class FencedRun<D, R, N extends string> {
         scope,
         holder: `bullmq:${ledgerJobId(this.job)}:${escapeName(this.token)}`.slice(0, 256),
         ttlMs,
+        job: this.#ledger(['reserved', 'running']),
         ...(this.options.policyVersion === undefined
           ? {}
           : { policyVersion: this.options.policyVersion }),
       },
       { wait: true, signal: this.#lockLost.signal },
     );
-    this.#generation = {
-      scope,
-      fence: this.#lease.fence,
-      policyVersion: this.#lease.grant.policyVersion ?? this.options.policyVersion ?? null,
-    };
+  }
+
+  /**
+   * The job's states for the ledger, recorded with the lease operation that reaches them: reserved
+   * (the scope is the run's) and running (the processor starts) with the grant, the final state
+   * with the release.
+   */
+  #ledger(states: JobState[]): LeaseJobEvents {
+    return { jobId: ledgerJobId(this.job), attempt: ledgerAttempt(this.job), states };
   }
 
   context(): FencedJobContext {
@@ -163,25 +167,24 @@ class FencedRun<D, R, N extends string> {
     };
   }
 
-  async record(states: readonly ('reserved' | 'running')[]): Promise<void> {
-    if (this.#generation !== null) {
-      await recordJobStates(this.gate, this.job, this.#generation, states);
-    }
-  }
-
   /**
-   * Records the final state and gives the lease back. A run that lost authority records nothing:
-   * the job belongs to its successor (or to a cutover's controller) now, and the ledger keeps the
-   * state the run was in when it lost it.
+   * Records the final state with the release of the lease. A run that lost authority records
+   * nothing: the job belongs to its successor (or to a cutover's controller) now, and the ledger
+   * keeps the state the run was in when it lost it. A release refused because authority moved
+   * after the run's last commit records the state on its own; a store that cannot be reached
+   * fails the job, as its state could not be recorded.
    */
   async finish(state: 'succeeded' | 'failed' | 'retrying'): Promise<void> {
+    const lease = this.#lease;
     try {
-      if (this.#generation !== null && this.#lease?.lost !== true) {
-        await recordJobStates(this.gate, this.job, this.#generation, [state]);
+      if (lease === null || lease.lost) return;
+      const job = this.#ledger([state]);
+      try {
+        await lease.release(job);
+      } catch (error) {
+        if (!isFencegateError(error) || !REFUSED_RELEASE.has(error.code)) throw error;
+        await recordJobStates(this.gate, this.job, lease.grant, job.states);
       }
-      // A release that fails (the store is unreachable, the scope was taken over) changes
-      // nothing a caller could act on: the lease lapses at its expiry all the same.
-      await this.#lease?.release().catch(() => undefined);
     } finally {
       this.stop();
     }
@@ -189,7 +192,9 @@ class FencedRun<D, R, N extends string> {
 
   stop(): void {
     this.#unwatch();
-    this.#lease?.lose(new FencegateError('authority_revoked', 'the run has ended'));
+    if (this.#lease?.lost === false) {
+      this.#lease.lose(new FencegateError('authority_revoked', 'the run has ended'));
+    }
   }
 
   #requireLease(): HeldLease {

@@ -15,13 +15,21 @@ export function ledgerJobId(job: Pick<Job, 'queueName' | 'id'>): string {
   return `${escapeName(job.queueName)}/${escapeName(job.id ?? '')}`;
 }
 
+/** The attempt a job's events carry: the run BullMQ is on, 1 for a job not started yet. */
+export function ledgerAttempt(job: Pick<Job, 'attemptsStarted'>): number {
+  return Math.max(1, job.attemptsStarted);
+}
+
 export interface RunGeneration {
   scope: string;
   fence: number;
   policyVersion: string | null;
 }
 
-/** Records the run's states in one call, in order: the last is the job's state from then on. */
+/**
+ * Records the run's states in one call, in order: the last is the job's state from then on. A run
+ * records them with its lease operations (fenced-processor.ts); this is for the rest.
+ */
 export async function recordJobStates(
   ledger: JobLedger,
   job: Job,
@@ -37,7 +45,7 @@ export async function recordJobStates(
       policyVersion,
       fence: run.fence,
       state,
-      attempt: Math.max(1, job.attemptsStarted),
+      attempt: ledgerAttempt(job),
     })),
   );
 }
@@ -62,7 +70,7 @@ export async function recordQueuedJobs(
         policyVersion: options.policyVersion,
         fence: current?.fence ?? 0,
         state: 'queued' as const,
-        attempt: Math.max(1, job.attemptsStarted),
+        attempt: ledgerAttempt(job),
       };
     }),
   );

@@ -5,6 +5,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { NAME_PATTERN, NAME_RULE, type Limits } from '../../core/limits.js';
+import { JOB_STATES } from '../../types.js';
 import {
   AuditKindSchema,
   AuditOutcomeSchema,
@@ -40,12 +41,33 @@ export function requestSchemas(limits: Limits) {
   const ttl = Type.Integer({ minimum: limits.minTtlMs, maximum: limits.maxTtlMs });
   const listLimit = Type.Integer({ minimum: 1, maximum: limits.maxListLimit });
 
+  const LeaseJob = Type.Object(
+    {
+      jobId: Name,
+      attempt: Type.Integer({ minimum: 0, maximum: MAX_JOB_ATTEMPT }),
+      states: Type.Array(JobStateSchema, { minItems: 1, maxItems: JOB_STATES.length }),
+    },
+    {
+      ...CLOSED,
+      description:
+        "job states recorded in the jobs ledger with the operation, in its transaction, under its scope, fence and the scope's policy version; none when it is refused or the scope has no policy version",
+    },
+  );
   const AcquireBody = Type.Object(
-    { scope: Name, holder: Name, ttlMs: ttl, policyVersion: Type.Optional(Name) },
+    {
+      scope: Name,
+      holder: Name,
+      ttlMs: ttl,
+      policyVersion: Type.Optional(Name),
+      job: Type.Optional(LeaseJob),
+    },
     CLOSED,
   );
   const RenewBody = Type.Object({ scope: Name, holder: Name, fence: Counter, ttlMs: ttl }, CLOSED);
-  const ReleaseBody = Type.Object({ scope: Name, holder: Name, fence: Counter }, CLOSED);
+  const ReleaseBody = Type.Object(
+    { scope: Name, holder: Name, fence: Counter, job: Type.Optional(LeaseJob) },
+    CLOSED,
+  );
   const TakeoverBody = Type.Object(
     {
       holder: Name,

@@ -1,8 +1,11 @@
 /**
  * Audit reads. Each write Txn stores its entries for one tenant under one new key; an entry's seq
  * is that key's create revision × AUDIT_SLOTS + its position in the Txn. Keys are read in create
- * revision order from the revision of `afterSeq` on, so a page costs what the tenant (or, for
- * verification, the whole store) wrote after that point, plus etcd's sort of the tenant's keys.
+ * revision order from the revision of `afterSeq` on. etcd serves a range filtered by create
+ * revision or sorted by anything but the key by reading the whole range and sorting it, so every
+ * read costs the tenant's (for verification, the store's) whole audit range: a page asks for as
+ * many keys as it needs entries (each key holds at least one), so an unfiltered page is one such
+ * read, not one per 64 keys.
  */
 import { SortOrder, SortTarget } from 'etcd3';
 import type { IKeyValue } from 'etcd3';
@@ -14,8 +17,11 @@ import { AUDIT_SLOTS } from './etcd-engine.js';
 import { prefixEnd } from './etcd-keys.js';
 
 const MAX_AUDIT_PAGE = 10_000;
-/** An audit key holds one Txn's entries for a tenant: up to a few hundred of them. */
-const KEYS_PER_READ = 64;
+/**
+ * Keys per read: at least as many as the page has entries (each key holds one Txn's entries for a
+ * tenant, one or more), and no more than a few hundred, since a key may hold hundreds of entries.
+ */
+const MAX_KEYS_PER_READ = 256;
 
 interface StoredAudit {
   offset: number;
@@ -55,7 +61,9 @@ export async function readAuditPage(
       sort_order: SortOrder.Ascend,
       sort_target: SortTarget.Create,
       min_create_revision: fromRevision,
-      limit: KEYS_PER_READ,
+      // One more than the page needs, and one more again: keys of the last revision read may be
+      // incomplete and are read whole the next time.
+      limit: Math.min(limit + 2, MAX_KEYS_PER_READ),
     });
     let kvs = response.kvs;
     const lastRevision = Number(kvs.at(-1)?.create_revision ?? 0);

@@ -5,11 +5,28 @@
  * `operationTimeoutMs`, below the HTTP client's own timeout, so nothing hangs.
  *
  * Reads are etcd's default linearizable reads, never serializable ones.
+ *
+ * Every call asks for a member that has a leader (etcd's `hasleader` metadata, what the Go client's
+ * WithRequireLeader sends): a member that lost its leader refuses the call at once with
+ * `no leader`, before anything is proposed, instead of holding it until its deadline. That keeps a
+ * write refused during quorum loss certainly not applied (store_unavailable), and a read failing
+ * fast.
  */
+import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
 import { Etcd3 } from 'etcd3';
 import type { IRangeRequest, IRangeResponse, ITxnRequest, ITxnResponse } from 'etcd3';
+import { attemptsPolicy } from './etcd-call-policy.js';
 import { memberPolicy } from './etcd-member-policy.js';
 import { classifyEtcdError, outcomeUnknown, storeUnavailable, tooLarge } from './etcd-errors.js';
+
+/** etcd's require-leader metadata (rpctypes.MetadataRequireLeaderKey = MetadataHasLeader). */
+const requireLeader: Interceptor = (options, nextCall) =>
+  new InterceptingCall(nextCall(options), {
+    start(metadata, listener, next) {
+      metadata.set('hasleader', 'true');
+      next(metadata, listener);
+    },
+  });
 
 export interface EtcdConnectionOptions {
   hosts: string[];
@@ -32,9 +49,11 @@ export class EtcdConnection {
       dialTimeout: options.callTimeoutMs,
       // A page of rows may hold many values of up to 256 KiB each.
       grpcOptions: { 'grpc.max_receive_message_length': 256 * 1024 * 1024 },
-      faultHandling: { host: memberPolicy(1_000, options.hosts.length) },
+      faultHandling: { host: memberPolicy(1_000, options.hosts.length), global: attemptsPolicy() },
       defaultCallOptions: (context) =>
-        context.isStream ? {} : { deadline: Date.now() + options.callTimeoutMs },
+        context.isStream
+          ? {}
+          : { deadline: Date.now() + options.callTimeoutMs, interceptors: [requireLeader] },
     });
   }
 

@@ -16,6 +16,7 @@ import { CompareResult, CompareTarget } from 'etcd3';
 import type { ICompare, IRequestOp, ITxnRequest, ITxnResponse } from 'etcd3';
 import type { Clock } from '../../core/clock.js';
 import type { NewAuditEntry } from '../../core/audit-entry.js';
+import type { TransactionCapabilities } from '../../core/transaction-limits.js';
 import {
   isRangeRef,
   type Put,
@@ -25,7 +26,7 @@ import {
 import { FencegateError } from '../../errors.js';
 import type { Intent } from '../../types.js';
 import type { EtcdConnection } from './etcd-connection.js';
-import { tooLarge } from './etcd-errors.js';
+import { graverError, tooLarge } from './etcd-errors.js';
 import { prefixEnd, type EtcdKeys } from './etcd-keys.js';
 import {
   CallState,
@@ -49,6 +50,24 @@ export interface EtcdLimits {
 }
 
 export const DEFAULT_ETCD_LIMITS: EtcdLimits = { maxTxnOps: 128, maxRequestBytes: 1_572_864 };
+
+/** Room left in a request for its framing (checkFits keeps the same). */
+const FRAMING_BYTES = 16_384;
+
+/**
+ * What one Txn holds, for the limits core derives: an intent is its key, its index entry under
+ * the scope and, while open, its copy among the open intents (two copies of the payload).
+ * etcd 3.4 does not tell a client its --max-txn-ops or --max-request-bytes, so they are etcd's
+ * defaults unless the store is opened with others.
+ */
+export function etcdTransactionCapabilities(limits: EtcdLimits): TransactionCapabilities {
+  return {
+    maxOps: limits.maxTxnOps,
+    maxBytes: limits.maxRequestBytes - FRAMING_BYTES,
+    keysPerIntent: 3,
+    payloadCopiesPerIntent: 2,
+  };
+}
 
 export interface Planned<A> {
   tenant: string;
@@ -99,10 +118,12 @@ export class EtcdEngine {
     options: { ranges?: RangeRef[]; operationId?: string } = {},
   ): Promise<A> {
     const call = new CallState();
+    // One deadline for the whole operation, however many times it plans and sends.
+    const deadline = Date.now() + this.sendWindowMs;
     if (options.ranges !== undefined) await this.loadRanges(tenant, call, options.ranges);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
       const planned = await this.plan(tenant, call, plan);
-      const outcome = await this.apply([planned], call, options.operationId);
+      const outcome = await this.apply([planned], call, options.operationId, deadline);
       if (outcome === 'conflict') continue;
       const answer = planned.transition.answer;
       if (!answer.ok) throw answer.error;
@@ -143,6 +164,7 @@ export class EtcdEngine {
     plans: Planned<unknown>[],
     call: CallState,
     operationId?: string,
+    deadline?: number,
   ): Promise<'applied' | 'conflict'> {
     const writes = plans.some((p) => p.transition.put.length > 0 || p.transition.audit.length > 0);
     const unverified = plans.some((p) => p.snapshot.unverified.size > 0);
@@ -154,7 +176,7 @@ export class EtcdEngine {
     // Everything read in this call and nothing to write: the answer stands on linearizable reads.
     if (!writes && !unverified && !staleRanges) return 'applied';
     const built = this.build(plans, call);
-    const response = await this.send(built, operationId);
+    const response = await this.send(built, operationId, deadline);
     if (!response.succeeded && this.alreadyApplied(built, response)) {
       // An earlier send of this very Txn applied; the failure branch holds the rows it wrote.
       this.refresh(built, response, call);
@@ -270,7 +292,7 @@ export class EtcdEngine {
     }
     if (entries > AUDIT_SLOTS)
       throw tooLarge(`it writes ${entries} audit entries; the limit is ${AUDIT_SLOTS}`);
-    if (bytes > maxRequestBytes - 16_384) {
+    if (bytes > maxRequestBytes - FRAMING_BYTES) {
       throw tooLarge(
         `it is about ${bytes} bytes and etcd accepts ${maxRequestBytes} (--max-request-bytes)`,
       );
@@ -320,19 +342,28 @@ export class EtcdEngine {
     return ops;
   }
 
-  /** Sends the Txn, and again after a lost answer, until it is answered or the time is up. */
-  async send(built: BuiltTxn, operationId?: string): Promise<ITxnResponse> {
-    let lastError: unknown = null;
-    const deadline = Date.now() + this.sendWindowMs;
+  /**
+   * Sends the Txn, and again after a lost answer, until it is answered or `deadline` passes. Any
+   * answer settles it: applied, applied by an earlier send (its audit key exists), or not applied
+   * and never to be (a compare failed, and compared keys never return to an earlier revision).
+   * Unanswered at the deadline: store_unavailable when every send was refused before etcd proposed
+   * it, outcome_unknown when one may be in the raft log.
+   */
+  async send(
+    built: BuiltTxn,
+    operationId?: string,
+    deadline = Date.now() + this.sendWindowMs,
+  ): Promise<ITxnResponse> {
+    let gravest: unknown = undefined;
     do {
       const result = await this.connection.writeTxn(built.request);
       if (result.ok) return result.response;
-      lastError = result.error;
+      gravest = graverError(gravest, result.error);
       const mapped = this.connection.writeError(result.error, operationId);
       if (mapped instanceof FencegateError && mapped.code === 'invalid_request') throw mapped;
       await new Promise((resolve) => setTimeout(resolve, 50));
     } while (Date.now() < deadline);
-    throw this.connection.writeError(lastError, operationId);
+    throw this.connection.writeError(gravest, operationId);
   }
 
   alreadyApplied(built: BuiltTxn, response: ITxnResponse): boolean {

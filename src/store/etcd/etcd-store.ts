@@ -72,7 +72,13 @@ import { decodeCursor, encodeCursor } from '../rows.js';
 import type { Store, StoreCapabilities } from '../store.js';
 import { readAuditPage } from './etcd-audit.js';
 import { EtcdConnection } from './etcd-connection.js';
-import { AUDIT_SLOTS, DEFAULT_ETCD_LIMITS, EtcdEngine, type EtcdLimits } from './etcd-engine.js';
+import {
+  AUDIT_SLOTS,
+  DEFAULT_ETCD_LIMITS,
+  EtcdEngine,
+  etcdTransactionCapabilities,
+  type EtcdLimits,
+} from './etcd-engine.js';
 import { EtcdBatcher } from './etcd-group-commit.js';
 import { EtcdKeys, prefixEnd } from './etcd-keys.js';
 import {
@@ -119,12 +125,23 @@ export class EtcdStore implements Store {
       operationTimeoutMs,
     });
     this.#keys = new EtcdKeys(target.prefix);
-    this.#engine = new EtcdEngine(this.#connection, this.#keys, new KeyCache(), this.#clock, {
-      ...DEFAULT_ETCD_LIMITS,
-      ...options.limits,
-    });
+    const limits = { ...DEFAULT_ETCD_LIMITS, ...options.limits };
+    this.#engine = new EtcdEngine(
+      this.#connection,
+      this.#keys,
+      new KeyCache(),
+      this.#clock,
+      limits,
+    );
     this.#engine.sendWindowMs = operationTimeoutMs - 1_000;
-    this.capabilities = { sharedAcrossProcesses: true, groupCommit: options.groupCommit === true };
+    this.capabilities = {
+      sharedAcrossProcesses: true,
+      groupCommit: options.groupCommit === true,
+      // Lease expiries are data, judged by each server's clock (docs/etcd.md, "Time").
+      clock: 'host',
+      leaseGranularityMs: 1,
+      transaction: etcdTransactionCapabilities(limits),
+    };
     this.#batcher =
       options.groupCommit === true ? new EtcdBatcher(this.#engine, this.#connection.target) : null;
   }

@@ -16,6 +16,7 @@ import { FENCE_SQL } from './postgres-sql-fence.js';
 import { GROUP_COMMIT_SQL } from './postgres-sql-group-commit.js';
 import { INTENT_NOTIFY_SQL } from './postgres-sql-intent-notify.js';
 import { LEASES_SQL } from './postgres-sql-leases.js';
+import { LEASE_JOBS_SQL } from './postgres-sql-lease-jobs.js';
 import { POSTGRES_RETENTION_SQL } from './postgres-retention.js';
 import { TABLES_SQL } from './postgres-sql-tables.js';
 
@@ -57,6 +58,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     sql: AFTER_LOCKS_SQL,
   },
   { version: 15, name: 'audit retention mark', sql: POSTGRES_RETENTION_SQL },
+  { version: 16, name: 'job events of lease operations', sql: LEASE_JOBS_SQL },
 ];
 
 /** Schema names are interpolated into SQL, so only plain lowercase identifiers are accepted. */

@@ -10,6 +10,7 @@
  */
 import type { Clock } from '../../core/clock.js';
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
+import { UNBOUNDED_TRANSACTIONS } from '../../core/transaction-limits.js';
 import type { NormalizedCommit } from '../../core/validate.js';
 import { FencegateError } from '../../errors.js';
 import type {
@@ -142,6 +143,9 @@ export class PostgresStore implements Store {
     this.capabilities = {
       sharedAcrossProcesses: true,
       groupCommit: group !== undefined && group !== false,
+      clock: 'store',
+      leaseGranularityMs: 1,
+      transaction: UNBOUNDED_TRANSACTIONS,
     };
     const settings = typeof group === 'object' ? group : {};
     this.#groupCommitter = this.capabilities.groupCommit
@@ -213,21 +217,37 @@ export class PostgresStore implements Store {
   }
 
   async acquire(tenant: string, request: AcquireRequest): Promise<Grant> {
+    const call = `${this.schema}.acquire($1, $2, $3, $4, $5, $6)`;
+    const values = [
+      tenant,
+      request.scope,
+      request.holder,
+      request.ttlMs,
+      request.policyVersion ?? null,
+      this.#now(),
+    ];
+    if (request.job === undefined) {
+      return toGrant(await this.#call(MUTATION, 'acquire', `SELECT ${call} AS answer`, values));
+    }
     return toGrant(
       await this.#call(
         MUTATION,
-        'acquire',
-        `SELECT ${this.schema}.acquire($1, $2, $3, $4, $5, $6) AS answer`,
-        [
-          tenant,
-          request.scope,
-          request.holder,
-          request.ttlMs,
-          request.policyVersion ?? null,
-          this.#now(),
-        ],
+        'acquire_job',
+        this.#withJobEvents(call, `(a.answer->'grant'->>'fence')::bigint`, '$6', '$7'),
+        [...values, JSON.stringify(request.job)],
       ),
     );
+  }
+
+  /**
+   * One statement: the lease function, then, when it did not refuse, its job events
+   * (postgres-sql-lease-jobs.ts) under the fence it answers with. OFFSET 0 keeps the call in a
+   * subquery of its own, evaluated once and before the events.
+   */
+  #withJobEvents(call: string, fence: string, now: string, job: string): string {
+    return `SELECT a.answer, CASE WHEN a.answer ? 'error' THEN 0
+        ELSE ${this.schema}.lease_job_events($1, $2, ${fence}, ${job}::jsonb, ${now}) END AS recorded
+      FROM (SELECT ${call} AS answer OFFSET 0) a`;
   }
 
   async renew(tenant: string, request: RenewRequest): Promise<Grant> {
@@ -242,13 +262,22 @@ export class PostgresStore implements Store {
   }
 
   async release(tenant: string, request: ReleaseRequest): Promise<ReleaseResult> {
+    const call = `${this.schema}.release($1, $2, $3, $4, $5)`;
+    const values = [tenant, request.scope, request.holder, request.fence, this.#now()];
     const answer = throwIfRefused(
-      await this.#call<ReleaseResult | Refusal>(
-        MUTATION,
-        'release',
-        `SELECT ${this.schema}.release($1, $2, $3, $4, $5) AS answer`,
-        [tenant, request.scope, request.holder, request.fence, this.#now()],
-      ),
+      request.job === undefined
+        ? await this.#call<ReleaseResult | Refusal>(
+            MUTATION,
+            'release',
+            `SELECT ${call} AS answer`,
+            values,
+          )
+        : await this.#call<ReleaseResult | Refusal>(
+            MUTATION,
+            'release_job',
+            this.#withJobEvents(call, '$4', '$5', '$6'),
+            [...values, JSON.stringify(request.job)],
+          ),
     );
     return { released: true, alreadyReleased: answer.alreadyReleased };
   }

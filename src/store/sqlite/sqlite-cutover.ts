@@ -323,16 +323,19 @@ export function listCutovers(
   return cutoverPage(rows, limit);
 }
 
-export function recordJobEvents(db: SqliteDatabase, ctx: LeaseContext, events: JobEvent[]): void {
-  const upsert = db.prepare(
-    `INSERT INTO jobs (tenant, job_id, scope, policy_version, fence, state, attempt, at)
-     VALUES (@tenant, @jobId, @scope, @policyVersion, @fence, @state, @attempt, @at)
-     ON CONFLICT (tenant, job_id) DO UPDATE SET scope = excluded.scope,
-       policy_version = excluded.policy_version, fence = excluded.fence, state = excluded.state,
-       attempt = excluded.attempt, at = excluded.at
-     WHERE excluded.at >= jobs.at`,
-  );
-  for (const event of events) upsert.run({ tenant: ctx.tenant, ...event, at: event.at ?? ctx.now });
+export function recordJobEvents(ctx: LeaseContext, events: JobEvent[]): void {
+  for (const event of events) {
+    ctx.statements.upsertJob.run(
+      ctx.tenant,
+      event.jobId,
+      event.scope,
+      event.policyVersion,
+      event.fence,
+      event.state,
+      event.attempt,
+      event.at ?? ctx.now,
+    );
+  }
 }
 
 interface JobRow {

@@ -25,7 +25,9 @@ import type {
   RenewRequest,
   TakeoverRequest,
 } from '../../types.js';
+import { leaseJobEvents } from '../../core/lease-job-events.js';
 import { appendAudit } from './sqlite-audit.js';
+import { recordJobEvents } from './sqlite-cutover.js';
 import { tombstoneRecord } from './sqlite-records.js';
 import { scopeSnapshot, type ScopeRow } from './sqlite-rows.js';
 import type { SqliteStatements } from './sqlite-statements.js';
@@ -105,6 +107,14 @@ export function acquireScope(ctx: LeaseContext, request: AcquireRequest): Grant 
   const { reacquired, ...grant } = decision.value;
   if (!reacquired) writeGrant(ctx, request.scope, row !== undefined, grant);
   grantAudit(ctx, 'acquire', request.scope, grant, !reacquired);
+  recordJobEvents(
+    ctx,
+    leaseJobEvents(request.job, {
+      scope: request.scope,
+      fence: grant.fence,
+      policyVersion: grant.policyVersion,
+    }),
+  );
   return { scope: request.scope, ...grant, reacquired };
 }
 
@@ -168,6 +178,14 @@ export function releaseScope(ctx: LeaseContext, request: ReleaseRequest): Releas
       reason: alreadyReleased ? 'already_released' : null,
       fence: request.fence,
       currentFence: request.fence,
+    }),
+  );
+  recordJobEvents(
+    ctx,
+    leaseJobEvents(request.job, {
+      scope: request.scope,
+      fence: request.fence,
+      policyVersion: row?.policy_version ?? null,
     }),
   );
   return { released: true, alreadyReleased };

@@ -34,6 +34,8 @@ export class SqliteStatements {
 
   readonly appendAudit: Stmt;
 
+  readonly upsertJob: Stmt;
+
   readonly insertToken: Stmt;
   readonly findToken: Stmt;
   readonly deleteToken: Stmt;
@@ -140,6 +142,16 @@ export class SqliteStatements {
       `INSERT INTO audit (at, tenant, scope, kind, outcome, reason, task_id, operation_id, holder,
          policy_version, fence, current_fence, lease_expires_at, records, effect_key, reads)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    // A job keeps its latest state: an event older than the stored one changes nothing.
+    // Positional: a fenced queue job records its states with its acquire and its release.
+    this.upsertJob = db.prepare(
+      `INSERT INTO jobs (tenant, job_id, scope, policy_version, fence, state, attempt, at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (tenant, job_id) DO UPDATE SET scope = excluded.scope,
+         policy_version = excluded.policy_version, fence = excluded.fence, state = excluded.state,
+         attempt = excluded.attempt, at = excluded.at
+       WHERE excluded.at >= jobs.at`,
     );
 
     this.insertToken = db.prepare(

@@ -7,6 +7,7 @@
  */
 import { systemClock, type Clock } from '../../core/clock.js';
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
+import { UNBOUNDED_TRANSACTIONS } from '../../core/transaction-limits.js';
 import type { NormalizedCommit } from '../../core/validate.js';
 import { FencegateError, isFencegateError } from '../../errors.js';
 import type {
@@ -151,6 +152,9 @@ export class SqliteStore implements Store {
     this.capabilities = {
       sharedAcrossProcesses: shared,
       groupCommit: options.groupCommit === true,
+      clock: 'store',
+      leaseGranularityMs: 1,
+      transaction: UNBOUNDED_TRANSACTIONS,
     };
     this.#groupCommitter =
       options.groupCommit === true ? new GroupCommitter((jobs) => this.#commitBatch(jobs)) : null;
@@ -428,8 +432,9 @@ export class SqliteStore implements Store {
     return this.#read(() => listCutovers(this.#db, tenant, query));
   }
 
+  /** Batched with concurrent commits and lease operations under group commit. */
   recordJobEvents(tenant: string, events: JobEvent[]): Promise<void> {
-    return this.#write(tenant, (ctx) => recordJobEvents(this.#db, ctx, events));
+    return this.#writeAudited(tenant, (ctx) => recordJobEvents(ctx, events));
   }
 
   listJobs(tenant: string, scopes?: readonly string[]): Promise<JobRecord[]> {

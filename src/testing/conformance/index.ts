@@ -24,6 +24,7 @@ import { cutoverCases } from './cutover.js';
 import { dispatchCases } from './dispatch.js';
 import { inProcessCases } from './in-process.js';
 import { isolationCases } from './isolation.js';
+import { leaseJobCases } from './lease-jobs.js';
 import { leaseCases } from './leases.js';
 import { operatorCases } from './operator.js';
 import { recordCases } from './records.js';
@@ -46,6 +47,7 @@ export function defineStoreConformanceSuite(options: StoreConformanceOptions): v
     const fixture = new SubjectFixture(options);
     fixture.install();
     leaseCases(fixture);
+    leaseJobCases(fixture);
     operatorCases(fixture);
     recordCases(fixture);
     rejectionCases(fixture);
