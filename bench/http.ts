@@ -23,12 +23,24 @@ import type { ServerReady } from './http/server-process.js';
 export interface HttpBenchOptions {
   seconds: number;
   connections: number;
+  /** Interleaved rounds (default 3). */
+  rounds?: number;
   profileDir?: string;
+}
+
+/** The figures of a run, as its last line prints them. */
+export interface HttpBenchFigures {
+  ratio: number;
+  commitPerSec: number;
+  noopPerSec: number;
+  commitP99Ms: number;
+  bareCommitP99Ms: number;
+  bareRatio: number;
 }
 
 const SERVER_SCRIPT = fileURLToPath(new URL('./http/server-process.ts', import.meta.url));
 
-export async function runHttpBench(options: HttpBenchOptions): Promise<void> {
+export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBenchFigures> {
   const dir = mkdtempSync(join(tmpdir(), 'fencegate-bench-http-'));
   const servers: ChildServer[] = [];
   try {
@@ -36,6 +48,7 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<void> {
     servers.push(await startChild('bare', dir, options));
     const [fencegate, bare] = servers as [ChildServer, ChildServer];
     const load = { connections: options.connections, seconds: options.seconds };
+    const rounds = options.rounds ?? ROUNDS;
     // Warm-up: JIT, connections, the first WAL pages.
     for (const server of servers) {
       await runLoad(server.ready.url, NOOP, { ...load, seconds: 1 });
@@ -49,7 +62,7 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<void> {
       'fgNoop' | 'fgCommit' | 'bareNoop' | 'bareCommit',
       LoadResult[]
     >;
-    for (let round = 0; round < ROUNDS; round++) {
+    for (let round = 0; round < rounds; round++) {
       runs.fgNoop.push(await runLoad(fencegate.ready.url, NOOP, load));
       runs.fgCommit.push(
         await runLoad(fencegate.ready.url, commitRequest(fencegate.ready, `fg-${round}`), load),
@@ -65,7 +78,7 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<void> {
     const bareCommit = median(runs.bareCommit);
     const line = (label: string, result: LoadResult): string =>
       `${label.padEnd(46)} ${result.requestsPerSec.toFixed(0).padStart(7)} req/s   p50 ${result.p50Ms.toFixed(1)} ms   p99 ${result.p99Ms.toFixed(1)} ms   failures ${result.failures}`;
-    console.log(`${ROUNDS} interleaved rounds of ${options.seconds} s, medians:`);
+    console.log(`${rounds} interleaved rounds of ${options.seconds} s, medians:`);
     console.log(line('fencegate GET /healthz (no-op)', fgNoop));
     console.log(line('fencegate POST /v1/commit', fgCommit));
     console.log(line('bare Fastify GET /healthz (no-op)', bareNoop));
@@ -76,12 +89,20 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<void> {
       `commit/no-op: fencegate ${ratio.toFixed(2)} (target >= 0.50), bare ${bareRatio.toFixed(2)}; ` +
         `commit p99: fencegate ${fgCommit.p99Ms} ms, bare ${bareCommit.p99Ms} ms`,
     );
+    const figures: HttpBenchFigures = {
+      ratio: round(ratio),
+      commitPerSec: Math.round(fgCommit.requestsPerSec),
+      noopPerSec: Math.round(fgNoop.requestsPerSec),
+      commitP99Ms: fgCommit.p99Ms,
+      bareCommitP99Ms: bareCommit.p99Ms,
+      bareRatio: round(bareRatio),
+    };
     console.log(
       JSON.stringify({
         bench: 'http',
         connections: options.connections,
         seconds: options.seconds,
-        rounds: ROUNDS,
+        rounds,
         ratio: round(ratio),
         commitPerSec: Math.round(fgCommit.requestsPerSec),
         noopPerSec: Math.round(fgNoop.requestsPerSec),
@@ -94,6 +115,7 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<void> {
         failures: [...runs.fgNoop, ...runs.fgCommit].reduce((n, r) => n + r.failures, 0),
       }),
     );
+    return figures;
   } finally {
     for (const server of servers) await server.stop();
     rmSync(dir, { recursive: true, force: true });

@@ -9,7 +9,8 @@ import { runScaleBench } from './scale.js';
 import { runSqliteCommitBench } from './sqlite-commit.js';
 import { formatWalPages, runWalPagesBench } from './sqlite-wal-pages.js';
 
-const USAGE = `usage: npm run bench -- commit [--seconds N] [--in-flight N]
+const USAGE = `usage: npm run bench -- all [--seconds N] [--store postgres://…] [--memory-seconds N]
+       npm run bench -- commit [--seconds N] [--in-flight N]
        npm run bench -- commit --store postgres://… [--seconds N]
        npm run bench -- commit --store etcd://host:port[,host:port…] [--seconds N] [--in-flight N]
        npm run bench -- dispatch [--seconds N]
@@ -48,6 +49,15 @@ async function main(argv: string[]): Promise<number> {
   const seconds = Number(values.seconds);
   const inFlight = Number(values['in-flight']);
   switch (name) {
+    case 'all': {
+      const { DEFAULT_POSTGRES, runAllBench } = await import('./all.js');
+      await runAllBench({
+        seconds: values.seconds === '3' ? 2 : seconds,
+        postgresUrl: values.store.startsWith('postgres') ? values.store : DEFAULT_POSTGRES,
+        memorySeconds: values['memory-seconds'] === '600' ? 30 : Number(values['memory-seconds']),
+      });
+      return 0;
+    }
     case 'commit':
       if (values.store.startsWith('sqlite')) {
         await runSqliteCommitBench({ seconds, inFlight });

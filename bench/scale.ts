@@ -12,14 +12,14 @@
  */
 import Database from 'better-sqlite3';
 import { fork } from 'node:child_process';
-import { mkdtempSync, openSync, closeSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, openSync, closeSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Fencegate } from '../src/gate.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { runLoad } from './http/load.js';
-import type { ServerReady } from './http/server-process.js';
+import type { MemorySample, ServerReady } from './http/server-process.js';
 import { runConcurrent, type RunStats } from './stats.js';
 
 export interface ScaleBenchOptions {
@@ -37,7 +37,7 @@ const FENCE = 1;
 const VALUE = { summary: 'compacted memory of the workflow', n: 0 };
 
 /** Creates the store's schema, then fills scopes and records with raw SQL. */
-function bulkLoad(path: string, scopes: number): number {
+export function bulkLoad(path: string, scopes: number): number {
   const started = performance.now();
   SqliteStore.open({ path })
     .close()
@@ -98,7 +98,7 @@ async function commitRate(
 }
 
 /** Healthy commits/s alone, then with as many stale-fence commits in flight beside them. */
-async function staleTraffic(path: string, seconds: number) {
+export async function staleTraffic(path: string, seconds: number) {
   const store = SqliteStore.open({ path, groupCommit: true });
   const gate = await Fencegate.open({ store });
   try {
@@ -132,8 +132,8 @@ async function staleTraffic(path: string, seconds: number) {
   }
 }
 
-/** RSS of a server process under commit load, every 10 s. */
-async function serverMemory(dir: string, seconds: number) {
+/** RSS and V8 heap of a server process under commit load, every 10 s. */
+export async function serverMemory(dir: string, seconds: number) {
   const script = fileURLToPath(new URL('./http/server-process.ts', import.meta.url));
   const log = openSync(join(dir, 'memory-server.log'), 'w');
   const child = fork(script, ['fencegate', dir], {
@@ -145,11 +145,15 @@ async function serverMemory(dir: string, seconds: number) {
     const ready = await new Promise<ServerReady>((resolve) =>
       child.once('message', (m) => resolve(m as ServerReady)),
     );
-    const rss = (): number => {
-      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
-      return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+    const sample = async (): Promise<{ rssMiB: number; heapMiB: number }> => {
+      const answer = new Promise<MemorySample>((resolve) =>
+        child.once('message', (m) => resolve(m as MemorySample)),
+      );
+      child.send('memory');
+      const { memory } = await answer;
+      return { rssMiB: memory.rss / 2 ** 20, heapMiB: memory.heapUsed / 2 ** 20 };
     };
-    const samples: number[] = [];
+    const samples = [await sample()];
     let n = 0;
     const body = (): string => {
       n += 1;
@@ -174,7 +178,7 @@ async function serverMemory(dir: string, seconds: number) {
         { connections: IN_FLIGHT, seconds: Math.min(10, seconds - elapsed) },
       );
       requests += result.total;
-      samples.push(rss());
+      samples.push(await sample());
     }
     return { samples, requests };
   } finally {
@@ -215,10 +219,11 @@ export async function runScaleBench(options: ScaleBenchOptions): Promise<void> {
       `healthy writer (32 in flight): alone ${stale.alone.opsPerSec.toFixed(0)}/s, with 32 stale-fence commits in flight beside it ${stale.withStale.opsPerSec.toFixed(0)}/s; ratio ${staleRatio.toFixed(2)} (target >= 0.9)`,
     );
     const memory = await serverMemory(dir, options.memorySeconds);
-    const first = memory.samples[0] ?? 0;
-    const last = memory.samples.at(-1) ?? 0;
+    const rss = memory.samples.map((m) => m.rssMiB);
+    const heap = memory.samples.map((m) => m.heapMiB);
+    const list = (mib: number[]): string => mib.map((m) => m.toFixed(0)).join(' ');
     console.log(
-      `server RSS over ${options.memorySeconds} s and ${memory.requests.toLocaleString('en')} commits: ${memory.samples.map((mb) => mb.toFixed(0)).join(' ')} MiB`,
+      `server memory every 10 s over ${options.memorySeconds} s and ${memory.requests.toLocaleString('en')} commits, MiB:\n  RSS  ${list(rss)}\n  heap ${list(heap)}`,
     );
     console.log(
       JSON.stringify({
@@ -233,9 +238,13 @@ export async function runScaleBench(options: ScaleBenchOptions): Promise<void> {
         healthyWithStalePerSec: Math.round(stale.withStale.opsPerSec),
         staleRatio: Math.round(staleRatio * 1000) / 1000,
         memorySeconds: options.memorySeconds,
-        rssFirstMiB: Math.round(first),
-        rssLastMiB: Math.round(last),
-        rssMaxMiB: Math.round(Math.max(...memory.samples)),
+        rssFirstMiB: Math.round(rss[0] ?? 0),
+        rssMiddleMiB: Math.round(rss[Math.floor(rss.length / 2)] ?? 0),
+        rssLastMiB: Math.round(rss.at(-1) ?? 0),
+        rssMaxMiB: Math.round(Math.max(...rss)),
+        heapFirstMiB: Math.round(heap[0] ?? 0),
+        heapMiddleMiB: Math.round(heap[Math.floor(heap.length / 2)] ?? 0),
+        heapLastMiB: Math.round(heap.at(-1) ?? 0),
       }),
     );
   } finally {

@@ -375,7 +375,14 @@ export interface CompleteIntentRequest {
   retryAfterMs?: number;
   providerRef?: string;
   error?: string;
+  /**
+   * Why the intent was not attempted, recorded as the audit entry's reason: `target_not_allowed`
+   * (its tenant may not use its target). Only with outcome `failed`, not retryable.
+   */
+  code?: IntentCompletionCode;
 }
+
+export type IntentCompletionCode = 'target_not_allowed';
 
 export interface Policy {
   version: string;

@@ -19,6 +19,11 @@ export interface ServerReady {
   scopes: { scope: string; fence: number }[];
 }
 
+/** Answer to the IPC message `'memory'`: this process's memory, in bytes. */
+export interface MemorySample {
+  memory: { rss: number; heapUsed: number; heapTotal: number };
+}
+
 const SCOPES = 64;
 
 async function main(mode: string, dir: string): Promise<() => Promise<void>> {
@@ -53,6 +58,13 @@ function send(ready: ServerReady): void {
 
 const [mode = 'fencegate', dir = '.'] = process.argv.slice(2);
 const close = await main(mode, dir);
+// Memory of this process on request, for the scale benchmark's memory run.
+process.on('message', (message) => {
+  if (message === 'memory') {
+    const { rss, heapUsed, heapTotal } = process.memoryUsage();
+    process.send?.({ memory: { rss, heapUsed, heapTotal } } satisfies MemorySample);
+  }
+});
 process.once('SIGTERM', () => {
   void close().then(() => process.exit(0));
 });

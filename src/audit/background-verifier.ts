@@ -72,7 +72,15 @@ export class BackgroundVerifier {
 
   /** Reads and verifies the entries appended since the last run. Concurrent calls share one run. */
   runOnce(): Promise<void> {
-    this.#running ??= readInto(this.#store, this.#verifier, undefined, this.#pageSize)
+    // An embedded store reads each page synchronously: between pages, the requests waiting on
+    // the event loop go first, so a large backlog never stalls them for the whole run.
+    this.#running ??= readInto(
+      this.#store,
+      this.#verifier,
+      undefined,
+      this.#pageSize,
+      () => new Promise<void>((resolve) => setImmediate(resolve)),
+    )
       .then(() => {
         this.#lastRunAt = Date.now();
       })

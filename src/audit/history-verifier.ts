@@ -35,6 +35,12 @@ class ScopeTrack {
   policyVersion: string | null = null;
   /** The fence issued by the latest cutover of this scope; 0 = never cut over. */
   cutoverFence = 0;
+  /**
+   * fence -> whom the history gave it (null: a cancel or delete, granted to nobody; false: issued
+   * twice, so no one holder), for the fences this verifier saw issued, and the current one when a
+   * checkpoint names its holder.
+   */
+  grants: Map<number, string | null | false> | null = null;
   /** record name -> current revision (a tombstone keeps its revision). */
   readonly records = new Map<string, number>();
 }
@@ -308,6 +314,7 @@ export class HistoryVerifier {
   #revoke(entry: AuditEntry, scope: ScopeTrack, isDelete: boolean): void {
     this.#reportIfDeleted(entry, scope);
     this.#moveFence(entry, scope);
+    recordGrant(scope, scope.fence, null);
     scope.holder = null;
     scope.leaseExpiresAt = null;
     if (isDelete) {
@@ -403,6 +410,7 @@ export class HistoryVerifier {
     const current = entry.currentFence;
     if (current === null) return;
     const scope = this.#find(entry.tenant, scopeName);
+    if (entry.kind === 'commit') this.#checkFenceHolder(entry, scope);
     const fence = scope === undefined ? 0 : scope.fence;
     if (current === fence) return;
     if (current < fence) {
@@ -642,6 +650,32 @@ export class HistoryVerifier {
     if (entry.holder === null) this.#malformed(entry, `a granted ${entry.kind} names no holder`);
     scope.holder = entry.holder;
     scope.leaseExpiresAt = entry.leaseExpiresAt;
+    recordGrant(scope, scope.fence, entry.holder);
+  }
+
+  /**
+   * A rejected commit names the holder its presented fence was granted to: none for a fence the
+   * scope never had. A fence issued before what this verifier read (before its checkpoint, or
+   * in pruned entries) cannot be judged, and is not.
+   */
+  #checkFenceHolder(entry: AuditEntry, scope: ScopeTrack | undefined): void {
+    const fence = entry.fence;
+    if (fence === null) return;
+    let expected = scope?.grants?.get(fence);
+    // A fence issued twice was reported there (fence_repeated); its commits are not judged again.
+    if (expected === false) return;
+    if (expected === undefined) {
+      if (fence <= (scope?.fence ?? 0)) return;
+      expected = null;
+    }
+    if (entry.holder === expected) return;
+    this.#report(
+      entry,
+      'fence_holder_mismatch',
+      expected,
+      entry.holder,
+      `a rejected commit with fence ${fence} names holder ${entry.holder ?? 'null'}; the fence was granted to ${expected ?? 'nobody'}`,
+    );
   }
 
   #badOutcome(entry: AuditEntry): void {
@@ -728,6 +762,8 @@ export class HistoryVerifier {
       scope.deleted = status === 'deleted';
       scope.policyVersion = policyVersion;
       scope.cutoverFence = cutoverFence;
+      // Whom the current fence went to, when the scope still has that holder.
+      if (holder !== null) recordGrant(scope, fence, holder);
       for (const [record, revision] of records) scope.records.set(record, revision);
     }
     this.#attempts.restore(checkpoint.attempts ?? []);
@@ -741,4 +777,17 @@ export class HistoryVerifier {
       this.#deliveredCount++;
     }
   }
+}
+
+/**
+ * Grants remembered per scope, newest first kept: a long-lived verifier's memory does not grow
+ * with every grant ever issued; a commit presenting an older fence is not judged.
+ */
+export const GRANTS_KEPT_PER_SCOPE = 64;
+
+function recordGrant(scope: ScopeTrack, fence: number, holder: string | null): void {
+  const grants = (scope.grants ??= new Map<number, string | null | false>());
+  grants.set(fence, grants.has(fence) && grants.get(fence) !== holder ? false : holder);
+  // Maps keep insertion order: the first key is the oldest fence remembered.
+  if (grants.size > GRANTS_KEPT_PER_SCOPE) grants.delete(grants.keys().next().value!);
 }

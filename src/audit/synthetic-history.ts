@@ -36,6 +36,8 @@ interface ScopeModel {
   /** Effect keys committed and not yet delivered. */
   pending: string[];
   generation: number;
+  /** fence -> the holder it was granted to (cancel and delete fences: nobody). */
+  grantedTo: Map<number, string>;
 }
 
 export function generateHistory(options: SyntheticHistoryOptions): AuditEntry[] {
@@ -58,6 +60,7 @@ export function generateHistory(options: SyntheticHistoryOptions): AuditEntry[] 
         revisions: new Array<number>(recordCount).fill(0),
         pending: [],
         generation: 0,
+        grantedTo: new Map(),
       });
     }
   }
@@ -103,6 +106,7 @@ export function generateHistory(options: SyntheticHistoryOptions): AuditEntry[] 
     m.leaseExpiresAt = kind === 'cutover' ? null : at + LEASE_MS;
     m.deleted = false;
     if (policyVersion !== null) m.policyVersion = policyVersion;
+    m.grantedTo.set(m.fence, m.holder);
     entry(m, kind, 'granted');
   };
 
@@ -154,6 +158,8 @@ export function generateHistory(options: SyntheticHistoryOptions): AuditEntry[] 
       const e = entry(m, 'commit', 'rejected');
       e.reason = 'stale_fence';
       e.fence = Math.max(0, m.fence - 1);
+      // Named after the holder its fence was granted to, not the current one.
+      e.holder = m.grantedTo.get(e.fence) ?? null;
       e.operationId = `op-${++operations}`;
       e.records = [
         {

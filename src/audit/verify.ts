@@ -86,16 +86,19 @@ export async function verifyStore(
 
 /**
  * Pushes every audit entry after the verifier's last seq into it, page by page. Used by
- * verifyStore and by long-lived verifiers that keep their state between runs.
+ * verifyStore and by long-lived verifiers that keep their state between runs; `betweenPages`, if
+ * given, is awaited before each page after the first (a server's verifier yields to requests).
  */
 export async function readInto(
   store: Store,
   verifier: HistoryVerifier,
   tenant: string | undefined,
   pageSize: number = DEFAULT_PAGE_SIZE,
+  betweenPages?: () => Promise<void>,
 ): Promise<void> {
   let afterSeq = verifier.lastSeq;
-  for (;;) {
+  for (let first = true; ; first = false) {
+    if (!first && betweenPages !== undefined) await betweenPages();
     const query = afterSeq === null ? { limit: pageSize } : { afterSeq, limit: pageSize };
     const page = await store.readAudit(tenant, query);
     const items = page.items;

@@ -26,6 +26,8 @@ export const VIOLATION_KINDS = {
   acquire_over_live_lease: 'An acquire granted authority while another holder had a live lease.',
   holder_mismatch:
     'An accepted entry names a holder other than the one the history gives the scope.',
+  fence_holder_mismatch:
+    'A rejected commit names a holder other than the one its presented fence was granted to (none for a fence never granted).',
   policy_changed_without_cutover:
     "An accepted entry other than a cutover changed, or disagreed with, the scope's pinned policy.",
   stale_write_accepted:

@@ -3,7 +3,7 @@
  * what a completion does. Only the holder of the current claim fence completes an intent.
  */
 import { FencegateError } from '../errors.js';
-import type { CompleteIntentRequest, IntentStatus } from '../types.js';
+import type { CompleteIntentRequest, IntentCompletionCode, IntentStatus } from '../types.js';
 
 export interface IntentSnapshot {
   status: IntentStatus;
@@ -24,6 +24,18 @@ export function isClaimable(intent: IntentSnapshot, now: number): boolean {
     default:
       return false;
   }
+}
+
+/** Completion codes a dispatcher may give; each becomes the completion's audit reason. */
+export const INTENT_COMPLETION_CODES: readonly IntentCompletionCode[] = ['target_not_allowed'];
+
+/**
+ * The audit reason of an accepted completion: the dispatcher's completion code, else
+ * `retryable_failure` for a failure that returns the intent to pending, else none.
+ */
+export function completionAuditReason(request: CompleteIntentRequest): string | null {
+  if (request.code !== undefined) return request.code;
+  return request.outcome === 'failed' && request.retryable === true ? 'retryable_failure' : null;
 }
 
 export interface CompletionEffect {

@@ -4,9 +4,11 @@ import {
   type ClaimIntentsRequest,
   type CompleteIntentRequest,
   type CutoverRequest,
+  type IntentCompletionCode,
   type JobEvent,
   type RegisterPolicyRequest,
 } from '../types.js';
+import { INTENT_COMPLETION_CODES } from './intent-rules.js';
 import { TARGET_PATTERN, TARGET_RULE, type Limits } from './limits.js';
 import {
   optionalName,
@@ -62,6 +64,7 @@ export function validateComplete(input: unknown): CompleteIntentRequest {
     'retryAfterMs',
     'providerRef',
     'error',
+    'code',
   ]);
   if (!OUTCOMES.includes(body.outcome as never)) {
     fail('invalid_request', `outcome must be one of ${OUTCOMES.join(', ')}`, { field: 'outcome' });
@@ -83,6 +86,20 @@ export function validateComplete(input: unknown): CompleteIntentRequest {
   if (providerRef !== undefined) request.providerRef = providerRef;
   const error = optionalString(body.error, 'error');
   if (error !== undefined) request.error = error;
+  if (body.code !== undefined) {
+    if (!INTENT_COMPLETION_CODES.includes(body.code as never)) {
+      fail('invalid_request', `code must be one of ${INTENT_COMPLETION_CODES.join(', ')}`, {
+        field: 'code',
+      });
+    }
+    // A code says why the intent was never attempted: that ends it, failed.
+    if (request.outcome !== 'failed' || request.retryable === true) {
+      fail('invalid_request', 'code goes only with outcome failed and retryable absent or false', {
+        field: 'code',
+      });
+    }
+    request.code = body.code as IntentCompletionCode;
+  }
   return request;
 }
 

@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks';
 import type { FencegateOpsApi } from '../api.js';
 import { NAME_PATTERN, NAME_RULE, TARGET_PATTERN, TARGET_RULE } from '../core/limits.js';
 import { fail, isFencegateError } from '../errors.js';
-import type { CompleteIntentRequest, Intent } from '../types.js';
+import type { CompleteIntentRequest, Intent, IntentCompletionCode } from '../types.js';
 import { attemptIntent, describe, type AttemptVerdict } from './attempt.js';
 import { backoffDelay, normalizeBackoff, type Backoff, type BackoffOptions } from './backoff.js';
 import type { Effector } from './effector.js';
@@ -89,7 +89,7 @@ export const DEFAULT_POLL_INTERVAL_MS = 500;
 export const DEFAULT_MAX_UNKNOWN_REDELIVERIES = 3;
 export const DEFAULT_MAX_ATTEMPTS = 100;
 /** lastError of an intent whose tenant may not use its target. */
-export const TARGET_NOT_ALLOWED = 'target_not_allowed';
+export const TARGET_NOT_ALLOWED: IntentCompletionCode = 'target_not_allowed';
 const MAX_TARGETS_PER_CLAIM = 256;
 /** Completions retried after store_unavailable / outcome_unknown, while the claim still holds. */
 const COMPLETION_TRIES = 3;
@@ -268,7 +268,12 @@ export class Dispatcher {
     const verdict: AttemptVerdict = !this.#targetAllowed(intent.target)
       ? // Another tenant's target (its URL, its credentials): never sent.
         {
-          completion: { outcome: 'failed', retryable: false, error: TARGET_NOT_ALLOWED },
+          completion: {
+            outcome: 'failed',
+            retryable: false,
+            error: TARGET_NOT_ALLOWED,
+            code: TARGET_NOT_ALLOWED,
+          },
           outcome: 'failed',
         }
       : effector === undefined

@@ -84,3 +84,11 @@ export function shiftFences(
     if (entry.currentFence !== null && entry.currentFence >= atLeast) entry.currentFence += delta;
   }
 }
+
+/**
+ * A rejected commit attributed to `holder` instead of the holder its fence was granted to (what
+ * a store that names the scope's current holder, not the fence's, writes).
+ */
+export function misattribute(entry: AuditEntry, holder: string | null): void {
+  entry.holder = holder;
+}

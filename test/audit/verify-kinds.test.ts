@@ -12,6 +12,7 @@ import {
   parseCheckpoint,
   saveCheckpoint,
 } from '../../src/audit/checkpoint.js';
+import { GRANTS_KEPT_PER_SCOPE } from '../../src/audit/history-verifier.js';
 import { generateHistory } from '../../src/audit/synthetic-history.js';
 import { verifyHistory } from '../../src/audit/verify.js';
 import { VIOLATION_KINDS, type ViolationKind } from '../../src/audit/violations.js';
@@ -340,6 +341,58 @@ describe('verify, violation kinds on hand-built histories', () => {
       }),
       'holder_mismatch',
     );
+  });
+
+  it('fence_holder_mismatch', () => {
+    const rejected = (holder: string | null, fence: number): Step => ({
+      scope: S,
+      kind: 'commit',
+      outcome: 'rejected',
+      reason: 'stale_fence',
+      holder,
+      fence,
+      currentFence: 2,
+      records: [],
+    });
+    const takeover: Step = {
+      scope: S,
+      kind: 'takeover',
+      outcome: 'granted',
+      holder: 'w2',
+      currentFence: 2,
+      leaseExpiresAt: T0 + 20_000,
+    };
+    // Fence 1 went to w1: its late commit names w1, never the current holder w2.
+    expect(kindsOf(then(takeover, rejected('w1', 1)))).toEqual([]);
+    expectOnly(then(takeover, rejected('w2', 1)), 'fence_holder_mismatch');
+    // Fence 9 was never granted: its commit names nobody.
+    expect(kindsOf(then(takeover, rejected(null, 9)))).toEqual([]);
+    expectOnly(then(takeover, rejected('w1', 9)), 'fence_holder_mismatch');
+  });
+
+  it('fence_holder_mismatch only for the fences a scope was granted last', () => {
+    const takeovers = Array.from({ length: GRANTS_KEPT_PER_SCOPE + 1 }, (_, i): Step => ({
+      scope: S,
+      kind: 'takeover',
+      outcome: 'granted',
+      holder: `w${i + 2}`,
+      currentFence: i + 2,
+      leaseExpiresAt: T0 + 20_000,
+    }));
+    const current = GRANTS_KEPT_PER_SCOPE + 2;
+    const rejected = (fence: number): Step => ({
+      scope: S,
+      kind: 'commit',
+      outcome: 'rejected',
+      reason: 'stale_fence',
+      holder: 'someone-else',
+      fence,
+      currentFence: current,
+      records: [],
+    });
+    // Fence 1 (w1's) is older than the fences remembered: not judged.
+    expect(kindsOf(then(...takeovers, rejected(1)))).toEqual([]);
+    expectOnly(then(...takeovers, rejected(current - 1)), 'fence_holder_mismatch');
   });
 
   it('fence_mismatch and fence_regressed on entries that may not move the fence', () => {

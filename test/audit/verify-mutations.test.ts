@@ -18,7 +18,15 @@ import {
   TENANT,
   type StoreHistory,
 } from './store-history.js';
-import { acceptCommit, commitIndex, copy, indexOf, shiftFences, shiftRecord } from './tamper.js';
+import {
+  acceptCommit,
+  commitIndex,
+  copy,
+  indexOf,
+  misattribute,
+  shiftFences,
+  shiftRecord,
+} from './tamper.js';
 
 const dir = tempDir();
 let history: StoreHistory;
@@ -75,6 +83,43 @@ describe('verify on a real store history', () => {
       found: 1,
     });
     expect(result.ok).toBe(false);
+  });
+
+  it("names the retired holder in a stale commit's entry, and reports any other", () => {
+    const i = commitIndex(valid, 'a-stale');
+    expect(valid[i]).toMatchObject({ outcome: 'rejected', holder: 'worker-a', fence: 1 });
+    expect(valid[i]!.currentFence).toBe(2);
+    for (const holder of ['worker-b', null]) {
+      const t = copy(valid);
+      misattribute(t[i]!, holder);
+      expect(verifyHistory(t).violations).toEqual([
+        expect.objectContaining({
+          kind: 'fence_holder_mismatch',
+          seq: t[i]!.seq,
+          expected: 'worker-a',
+          found: holder,
+        }),
+      ]);
+    }
+  });
+
+  it("reports a released holder's late commit attributed to nobody", () => {
+    const t = copy(valid);
+    const i = commitIndex(t, 'b-after-release');
+    expect(t[i]).toMatchObject({ outcome: 'rejected', holder: 'worker-b' });
+    misattribute(t[i]!, null);
+    expect(found(t)).toEqual([{ kind: 'fence_holder_mismatch', seq: t[i]!.seq }]);
+  });
+
+  it('does not judge the holder of a fence granted before its checkpoint', () => {
+    const t = copy(valid);
+    const i = commitIndex(t, 'a-stale');
+    misattribute(t[i]!, 'worker-b');
+    // Verified up to just before the stale commit: the grant of fence 1 is behind the checkpoint.
+    const first = verifyHistory(t.slice(0, i));
+    const second = verifyHistory(t.slice(i), first.checkpoint);
+    expect(first.violations).toEqual([]);
+    expect(second.violations).toEqual([]);
   });
 
   it('reports a repeated fence', () => {

@@ -102,8 +102,14 @@ describe.each(AREA_STORES)('on $name', (kind) => {
     );
     const audit = await store.readAudit('mallory', { limit: 100 });
     expect(
-      audit.items.filter((entry) => entry.effectKey === 'steal-1').map((e) => e.outcome),
-    ).toEqual(['pending', 'claimed', 'failed']);
+      audit.items
+        .filter((entry) => entry.effectKey === 'steal-1')
+        .map((e) => [e.outcome, e.reason]),
+    ).toEqual([
+      ['pending', null],
+      ['claimed', null],
+      ['failed', 'target_not_allowed'],
+    ]);
   });
 
   it('a library dispatcher without its tenant refuses a targets file with tenants lists', async () => {

@@ -126,6 +126,68 @@ describe('store time after the locks', () => {
   });
 });
 
+/** Waits until database time has passed the moment a call was seen waiting; returns that time. */
+async function timePassesWhileWaiting(): Promise<number> {
+  const seenWaiting = await databaseNow();
+  await untilDatabase(async () => (await databaseNow()) > seenWaiting, 'database time to move');
+  return await databaseNow();
+}
+
+describe('store time after the locks of completions and cutover steps', () => {
+  it('audits a completion that waited for the intent row at the time it got the lock', async () => {
+    const scope = scopeName('complete');
+    const grant = await gate.acquire({ scope, holder: 'w', ttlMs: 60_000 });
+    const effectKey = `complete-${n}`;
+    await gate.commit({
+      scope,
+      fence: grant.fence,
+      operationId: effectKey,
+      intents: [{ effectKey, target: 'crm', payload: {} }],
+    });
+    const [claimed] = await gate.claimIntents({ dispatcher: 'd', ttlMs: 60_000, limit: 100 });
+    expect(claimed?.effectKey).toBe(effectKey);
+    await holder.query('BEGIN');
+    await holder.query(
+      `SELECT 1 FROM ${schema}.intents WHERE tenant = 'default' AND effect_key = $1 FOR UPDATE`,
+      [effectKey],
+    );
+    const pending = gate.completeIntent(effectKey, {
+      claimFence: claimed!.claimFence,
+      outcome: 'delivered',
+    });
+    await untilDatabase(
+      () => someoneWaitsIn(url, schema, 'complete_intent'),
+      'the completion to wait for the intent row lock',
+    );
+    const released = await timePassesWhileWaiting();
+    await holder.query('COMMIT');
+    expect((await pending).status).toBe('delivered');
+    const entry = (await gate.audit({ kind: 'intent' })).items.find(
+      (e) => e.effectKey === effectKey && e.outcome === 'delivered',
+    );
+    expect(entry?.at).toBeGreaterThanOrEqual(released);
+  });
+
+  it('grants a cutover step that waited for the scope lock at the time it got the lock', async () => {
+    const scope = scopeName('cutover');
+    const grant = await gate.acquire({ scope, holder: 'w', ttlMs: 60_000 });
+    await gate.registerPolicy({ version: `v-${n}` });
+    const release = await holdScope(scope, grant.fence);
+    const pending = gate.cutover({ toPolicy: `v-${n}`, holder: 'controller', scopes: [scope] });
+    await untilDatabase(
+      () => someoneWaitsIn(url, schema, 'cutover_chunk'),
+      'the cutover step to wait for the scope lock',
+    );
+    const released = await timePassesWhileWaiting();
+    await release();
+    expect((await pending).fences).toEqual([{ scope, fence: grant.fence + 1 }]);
+    const entry = (await gate.audit({ kind: 'cutover' })).items.find(
+      (e) => e.scope === scope && e.outcome === 'granted',
+    );
+    expect(entry?.at).toBeGreaterThanOrEqual(released);
+  });
+});
+
 describe.each([
   ['one at a time', () => gate],
   ['group commit', () => batching],

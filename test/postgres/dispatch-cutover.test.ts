@@ -188,6 +188,7 @@ describe('claims', () => {
         null,
         'ref-1',
         null,
+        null,
         clock.now(),
       ]);
       expect(answer.intent.status).toBe('delivered');

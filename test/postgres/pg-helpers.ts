@@ -52,6 +52,7 @@ export async function truncateSchema(url: string, schema: string): Promise<void>
     client.query(
       `TRUNCATE ${[
         'scopes',
+        'fence_grants',
         'records',
         'record_deletions',
         'operations',

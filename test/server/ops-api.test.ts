@@ -202,6 +202,9 @@ describe('claim and complete (worker)', () => {
       { claimFence: 1, outcome: 'delivered', providerRef: 'p'.repeat(257) },
       { claimFence: 1, outcome: 'failed', error: 'e'.repeat(1025) },
       { outcome: 'delivered' },
+      { claimFence: 1, outcome: 'failed', code: 'no_such_code' },
+      { claimFence: 1, outcome: 'delivered', code: 'target_not_allowed' },
+      { claimFence: 1, outcome: 'failed', retryable: true, code: 'target_not_allowed' },
     ];
     for (const body of completions) {
       const response = await f.send('POST', '/v1/intents/fx-1/complete', f.tokens.workerA, body);

@@ -75,6 +75,7 @@ describe('planned transitions', () => {
           updatedAt: 1_000,
         },
       },
+      { type: 'fenceGrant', scope: 'wf-1', fence: 1, row: { holder: 'w1' } },
     ]);
     expect(first.audit.map((entry) => [entry.kind, entry.outcome, entry.currentFence])).toEqual([
       ['acquire', 'granted', 1],
@@ -251,10 +252,17 @@ describe('planned transitions', () => {
     expect(first.answer).toEqual({ ok: true, value: 2 });
     expect(first.put.map((put) => `${put.type}:${'scope' in put ? put.scope : ''}`)).toEqual([
       'scope:a',
+      'fenceGrant:a',
       'scope:b',
+      'fenceGrant:b',
       'cutoverStep:a',
       'cutoverStep:b',
     ]);
+    // Each moved scope's new fence is recorded as granted to the cutover's holder.
+    expect(first.put.find((put) => put.type === 'fenceGrant')).toMatchObject({
+      scope: 'a',
+      row: { holder: 'ctl' },
+    });
     snapshot.apply(first.put);
     snapshot.ranges.set(JSON.stringify({ type: 'cutoverSteps', cutoverId: 'c1' }), ['a', 'b']);
     expect(planCutoverChunk(snapshot, 'c1', 2).answer).toEqual({ ok: true, value: 1 });

@@ -24,6 +24,7 @@ import {
   requestFingerprint,
   type RecordSnapshot,
 } from '../commit-check.js';
+import { holderOfFence } from '../fence-holder.js';
 import { valueFingerprint, valueJson } from '../prepared-value.js';
 import type { NormalizedCommit } from '../validate.js';
 import { tombstone } from './plan-leases.js';
@@ -34,6 +35,7 @@ export function commitRefs(request: NormalizedCommit): Ref[] {
   const refs: Ref[] = [
     { type: 'operation', operationId: request.operationId },
     { type: 'scope', scope: request.scope },
+    { type: 'fenceGrant', scope: request.scope, fence: request.fence },
   ];
   for (const read of request.reads)
     refs.push({ type: 'record', scope: read.scope, name: read.name });
@@ -122,7 +124,9 @@ export function planCommit(
     operationId: request.operationId,
     taskId: request.taskId ?? null,
     policyVersion: request.policyVersion ?? scopeRow?.policyVersion ?? null,
-    holder: scopeRow?.holder ?? null,
+    holder: holderOfFence(scopeRow, request.fence, (fence) =>
+      snapshot.get({ type: 'fenceGrant', scope: request.scope, fence }),
+    ),
     fence: request.fence,
     currentFence: scopeRow?.fence ?? null,
     leaseExpiresAt: scopeRow?.leaseExpiresAt ?? null,

@@ -8,6 +8,7 @@ import { FencegateError } from '../../errors.js';
 import type { CutoverRequest, JobEvent, Policy, RegisterPolicyRequest } from '../../types.js';
 import { auditEntry } from '../audit-entry.js';
 import type { Put, Ref, Snapshot, Transition } from './transition.js';
+import { fenceGrantPut } from './plan-leases.js';
 
 export function planRegisterPolicy(
   snapshot: Snapshot,
@@ -183,6 +184,7 @@ export function planCutoverChunk(
         updatedAt: now,
       },
     });
+    transition.put.push(fenceGrantPut(scope, fence, cutover.holder));
     steps.push({ type: 'cutoverStep', cutoverId, scope, row: { fence } });
     transition.audit.push(
       auditEntry({

@@ -2,7 +2,7 @@
 import { FencegateError } from '../../errors.js';
 import type { ClaimIntentsRequest, CompleteIntentRequest, Intent } from '../../types.js';
 import { auditEntry } from '../audit-entry.js';
-import { decideCompletion, isClaimable } from '../intent-rules.js';
+import { completionAuditReason, decideCompletion, isClaimable } from '../intent-rules.js';
 import type { Snapshot, Transition } from './transition.js';
 
 /** Due intents first (by due time, then effect key), as many as `limit` and `maxClaims` allow. */
@@ -129,8 +129,7 @@ export function planCompletion(
         scope: intent.scope,
         kind: 'intent',
         outcome: effect.status,
-        reason:
-          request.outcome === 'failed' && request.retryable === true ? 'retryable_failure' : null,
+        reason: completionAuditReason(request),
         holder: intent.claimedBy,
         fence: request.claimFence,
         operationId: intent.operationId,

@@ -28,7 +28,14 @@ import {
 } from '../lease-rules.js';
 import { leaseJobEvents, type LeaseGeneration } from '../lease-job-events.js';
 import { planJobEvents } from './plan-cutover.js';
-import { refused, type Ref, type ScopeRow, type Snapshot, type Transition } from './transition.js';
+import {
+  refused,
+  type Put,
+  type Ref,
+  type ScopeRow,
+  type Snapshot,
+  type Transition,
+} from './transition.js';
 
 export function scopeRef(scope: string): Ref {
   return { type: 'scope', scope };
@@ -60,8 +67,16 @@ function refusal<A>(
   );
 }
 
-function grantRow(snapshot: Snapshot, grant: GrantState): ScopeRow {
-  return { ...grant, status: 'active', updatedAt: snapshot.now };
+/** The scope row of a grant that issues a new fence, and the record of whom it went to. */
+function grantPuts(snapshot: Snapshot, scope: string, grant: GrantState): Put[] {
+  return [
+    { type: 'scope', scope, row: { ...grant, status: 'active', updatedAt: snapshot.now } },
+    fenceGrantPut(scope, grant.fence, grant.holder),
+  ];
+}
+
+export function fenceGrantPut(scope: string, fence: number, holder: string): Put {
+  return { type: 'fenceGrant', scope, fence, row: { holder } };
 }
 
 function grantAudit(
@@ -116,9 +131,7 @@ export function planAcquire(snapshot: Snapshot, request: AcquireRequest): Transi
     snapshot,
     {
       expect: [scopeRef(request.scope)],
-      put: reacquired
-        ? []
-        : [{ type: 'scope', scope: request.scope, row: grantRow(snapshot, grant) }],
+      put: reacquired ? [] : grantPuts(snapshot, request.scope, grant),
       audit: [grantAudit(snapshot, 'acquire', request.scope, grant, !reacquired)],
       answer: { ok: true, value: { scope: request.scope, ...grant, reacquired } },
     },
@@ -229,7 +242,7 @@ export function planTakeover(
   const grant = decision.value;
   return {
     expect: [scopeRef(scope)],
-    put: [{ type: 'scope', scope, row: grantRow(snapshot, grant) }],
+    put: grantPuts(snapshot, scope, grant),
     audit: [grantAudit(snapshot, 'takeover', scope, grant, true, request.reason ?? null)],
     answer: { ok: true, value: { scope, ...grant, reacquired: false } },
   };

@@ -13,6 +13,7 @@
 import type { FencegateError } from '../../errors.js';
 import type { CommitResult, Intent, JobRecord, Policy, ScopeState } from '../../types.js';
 import type { NewAuditEntry } from '../audit-entry.js';
+import type { FenceGrant } from '../fence-holder.js';
 
 export type ScopeRow = Omit<ScopeState, 'scope'>;
 
@@ -63,6 +64,8 @@ export interface CutoverStepRow {
 
 export interface Rows {
   scope: ScopeRow;
+  /** Who a fence was granted to: written once, by the grant (fence-holder.ts), and kept. */
+  fenceGrant: FenceGrant;
   record: RecordRow;
   deletion: DeletionRow;
   operation: OperationRow;
@@ -75,6 +78,7 @@ export interface Rows {
 
 interface RefKeys {
   scope: { scope: string };
+  fenceGrant: { scope: string; fence: number };
   record: { scope: string; name: string };
   deletion: { scope: string; name: string; revision: number };
   operation: { operationId: string };

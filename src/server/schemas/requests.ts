@@ -191,6 +191,7 @@ export function requestSchemas(limits: Limits) {
       retryAfterMs: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_RETRY_AFTER_MS })),
       providerRef: Type.Optional(Type.String({ maxLength: MAX_PROVIDER_REF_LENGTH })),
       error: Type.Optional(Type.String({ maxLength: MAX_REASON_LENGTH })),
+      code: Type.Optional(Type.Literal('target_not_allowed')),
     },
     CLOSED,
   );

@@ -4,6 +4,7 @@
  * tenants apart, and a prefix range of a family reads exactly one tenant's (or one scope's) rows.
  *
  *   s/<tenant>/<scope>                       scope row
+ *   fg/<tenant>/<scope>\0<fence>             whom the fence was granted to (kept; see retention)
  *   r/<tenant>/<scope>\0<name>               record or tombstone
  *   d/<tenant>/<scope>\0<name>\0<revision>   a deletion of a record at a revision
  *   o/<tenant>/<operationId>                 a commit's stored outcome
@@ -34,6 +35,8 @@ export class EtcdKeys {
     switch (ref.type) {
       case 'scope':
         return this.family('s', tenant) + ref.scope;
+      case 'fenceGrant':
+        return `${this.family('fg', tenant)}${ref.scope}\0${ref.fence}`;
       case 'record':
         return `${this.family('r', tenant)}${ref.scope}\0${ref.name}`;
       case 'deletion':

@@ -366,8 +366,8 @@ export class EtcdStore implements Store {
     await this.#engine.run(tenant, (s) =>
       planCutoverStart(s, request, revision * AUDIT_SLOTS + AUDIT_SLOTS - 1),
     );
-    // Per scope: its row and its step; plus the cutover and the audit key.
-    const chunk = Math.floor((this.#engine.limits.maxTxnOps - 2) / 2);
+    // Per scope: its row, its fence grant and its step; plus the cutover and the audit key.
+    const chunk = Math.floor((this.#engine.limits.maxTxnOps - 2) / 3);
     while (
       (await this.#engine.run(tenant, (s) => planCutoverChunk(s, request.cutoverId, chunk), {
         ranges: [{ type: 'cutoverSteps', cutoverId: request.cutoverId }],

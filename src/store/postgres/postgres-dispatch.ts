@@ -8,6 +8,7 @@ import type {
   Intent,
   IntentStatus,
 } from '../../types.js';
+import { completionAuditReason } from '../../core/intent-rules.js';
 import { throwIfRefused, type Refusal } from './postgres-answers.js';
 import { MUTATION, type PostgresCalls } from './postgres-calls.js';
 import { toIntent, type IntentRow } from './postgres-rows.js';
@@ -36,7 +37,7 @@ export async function completeIntent(
     await db.call<{ intent: IntentRow } | Refusal>(
       MUTATION,
       'complete_intent',
-      `SELECT ${db.schema}.complete_intent($1, $2, $3, $4, $5, $6, $7, $8, $9) AS answer`,
+      `SELECT ${db.schema}.complete_intent($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) AS answer`,
       [
         tenant,
         effectKey,
@@ -46,6 +47,7 @@ export async function completeIntent(
         request.retryAfterMs ?? null,
         request.providerRef ?? null,
         request.error ?? null,
+        completionAuditReason(request),
         db.now(),
       ],
     ),

@@ -9,14 +9,18 @@ import { AFTER_LOCKS_SQL } from './postgres-sql-after-locks.js';
 import { AUDIT_SQL } from './postgres-sql-audit.js';
 import { COMMIT_SQL } from './postgres-sql-commit.js';
 import { COMMIT_READS_SQL } from './postgres-sql-commit-reads.js';
+import { COMPLETION_REASON_SQL } from './postgres-sql-completion-reason.js';
 import { CUTOVER_SQL } from './postgres-sql-cutover.js';
+import { CUTOVER_CLOCK_SQL } from './postgres-sql-cutover-clock.js';
 import { CUTOVER_SKIP_SQL } from './postgres-sql-cutover-skip.js';
 import { DISPATCH_SQL } from './postgres-sql-dispatch.js';
 import { FENCE_SQL } from './postgres-sql-fence.js';
+import { FENCE_GRANTS_SQL } from './postgres-sql-fence-grants.js';
 import { GROUP_COMMIT_SQL } from './postgres-sql-group-commit.js';
 import { INTENT_NOTIFY_SQL } from './postgres-sql-intent-notify.js';
 import { LEASES_SQL } from './postgres-sql-leases.js';
 import { LEASE_JOBS_SQL } from './postgres-sql-lease-jobs.js';
+import { PLAIN_BATCH_SQL } from './postgres-sql-plain-batch.js';
 import { POSTGRES_RETENTION_SQL } from './postgres-retention.js';
 import { TABLES_SQL } from './postgres-sql-tables.js';
 
@@ -59,6 +63,12 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   },
   { version: 15, name: 'audit retention mark', sql: POSTGRES_RETENTION_SQL },
   { version: 16, name: 'job events of lease operations', sql: LEASE_JOBS_SQL },
+  {
+    version: 17,
+    name: 'completion reasons; store time after the locks of completions and cutover steps; fence grants',
+    sql: COMPLETION_REASON_SQL + CUTOVER_CLOCK_SQL + FENCE_GRANTS_SQL,
+  },
+  { version: 18, name: 'group commit of plain commits in one pass', sql: PLAIN_BATCH_SQL },
 ];
 
 /** Schema names are interpolated into SQL, so only plain lowercase identifiers are accepted. */

@@ -77,6 +77,7 @@ import {
   listTenantsWithOpenIntents,
 } from './postgres-dispatch.js';
 import { PostgresGroupCommitter } from './postgres-group-commit.js';
+import { isPlainBatch, plainBatchStatement } from './postgres-plain-batch.js';
 import { listenForIntents } from './postgres-intent-listener.js';
 import { auditPrunedThrough, pruneAudit, pruneOperations } from './postgres-retention.js';
 import { migrate } from './postgres-migrate.js';
@@ -405,7 +406,9 @@ export class PostgresStore implements Store {
     const ordered = batchOrder(items);
     const result = await this.#connection.query<{ answer: CommitAnswer[] }>(
       MUTATION,
-      commitBatchStatement(this.schema, ordered, this.#now()),
+      isPlainBatch(ordered)
+        ? plainBatchStatement(this.schema, ordered, this.#now())
+        : commitBatchStatement(this.schema, ordered, this.#now()),
     );
     const answers = (result.rows[0] as { answer: CommitAnswer[] }).answer;
     const byItem = new Map<object, CommitResult | FencegateError>();

@@ -5,6 +5,7 @@
  */
 import { storedOutcomeAnswers } from '../../core/abandon.js';
 import { auditEntry } from '../../core/audit-entry.js';
+import { holderOfFence, type FenceGrant } from '../../core/fence-holder.js';
 import { payloadJson, valueFingerprint, valueJson } from '../../core/prepared-value.js';
 import {
   auditReads,
@@ -100,7 +101,13 @@ export function commitInTransaction(
     operationId: request.operationId,
     taskId: request.taskId ?? null,
     policyVersion: request.policyVersion ?? scopeRow?.policy_version ?? null,
-    holder: scopeRow?.holder ?? null,
+    holder: holderOfFence(
+      scopeRow ?? null,
+      request.fence,
+      (fence) =>
+        (statements.getFenceGrant.get(tenant, request.scope, fence) as FenceGrant | undefined) ??
+        null,
+    ),
     fence: request.fence,
     currentFence: scopeRow?.fence ?? null,
     leaseExpiresAt: scopeRow?.lease_expires_at ?? null,

@@ -1,6 +1,6 @@
 /** Intent claims and completions on SQLite, inside the caller's write transaction. */
 import { auditEntry } from '../../core/audit-entry.js';
-import { decideCompletion, isClaimable } from '../../core/intent-rules.js';
+import { completionAuditReason, decideCompletion, isClaimable } from '../../core/intent-rules.js';
 import { FencegateError } from '../../errors.js';
 import type {
   ClaimIntentsRequest,
@@ -135,8 +135,7 @@ export function completeIntent(
       scope: intent.scope,
       kind: 'intent',
       outcome: effect.status,
-      reason:
-        request.outcome === 'failed' && request.retryable === true ? 'retryable_failure' : null,
+      reason: completionAuditReason(request),
       holder: intent.claimedBy,
       fence: request.claimFence,
       operationId: intent.operationId,

@@ -2,6 +2,7 @@
  * The SQLite schema as data: an ordered list applied at open inside one write transaction and
  * recorded in `fencegate_migrations`, so several processes opening one file agree on it.
  */
+import { SQLITE_FENCE_GRANTS_MIGRATION } from './sqlite-fence-grants.js';
 import { SQLITE_RETENTION_MIGRATION } from './sqlite-retention.js';
 
 export interface Migration {
@@ -197,4 +198,5 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
     sql: `ALTER TABLE audit ADD COLUMN reads TEXT;`,
   },
   { version: 8, name: 'audit retention mark', sql: SQLITE_RETENTION_MIGRATION },
+  { version: 9, name: 'fence grants', sql: SQLITE_FENCE_GRANTS_MIGRATION },
 ];

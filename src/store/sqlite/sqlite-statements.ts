@@ -7,6 +7,7 @@ type Stmt = Database.Statement;
 
 export class SqliteStatements {
   readonly getScope: Stmt;
+  readonly getFenceGrant: Stmt;
   readonly listScopes: Stmt;
   readonly insertScope: Stmt;
   readonly updateAuthority: Stmt;
@@ -47,6 +48,9 @@ export class SqliteStatements {
     this.getScope = db.prepare(
       `SELECT scope, fence, holder, lease_expires_at, policy_version, status, updated_at
        FROM scopes WHERE tenant = ? AND scope = ?`,
+    );
+    this.getFenceGrant = db.prepare(
+      'SELECT holder FROM fence_grants WHERE tenant = ? AND scope = ? AND fence = ?',
     );
     this.listScopes = db.prepare(
       `SELECT scope, fence, holder, lease_expires_at, policy_version, status, updated_at

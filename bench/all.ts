@@ -1,0 +1,143 @@
+/**
+ * `npm run bench -- all`: one short run of every layer of the performance goal, each against its
+ * raw baseline measured in the same run, printed as one table (and, last, one JSON line). The
+ * figures come from the benchmarks' own functions; this file only calls them and compares.
+ *
+ *   npm run bench -- all [--seconds N] [--store postgres://…] [--memory-seconds N]
+ *
+ * PostgreSQL runs against `--store` when it is a postgres:// URL, else the local server
+ * (postgres://postgres@127.0.0.1:5432/postgres); its row says so when none answers.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runDispatchBench } from './dispatch.js';
+import { runHttpBench } from './http.js';
+import { runPostgresCommitBench } from './postgres/commit.js';
+import { bulkLoad, serverMemory, staleTraffic } from './scale.js';
+
+export interface AllBenchOptions {
+  seconds: number;
+  postgresUrl: string;
+  memorySeconds: number;
+}
+
+interface Row {
+  layer: string;
+  target: string;
+  figure: string;
+  baseline: string;
+  met: boolean | null;
+}
+
+export const DEFAULT_POSTGRES = 'postgres://postgres@127.0.0.1:5432/postgres';
+/** RSS may grow this much from the middle sample to the last and still count as flat. */
+const FLAT_RSS_SHARE = 0.25;
+
+const fixed = (n: number, digits = 2): string => n.toFixed(digits);
+
+async function postgresRow(options: AllBenchOptions): Promise<Row> {
+  const layer = 'PostgreSQL group commit vs raw guarded UPDATE (pool 16, 64 in flight)';
+  try {
+    const f = await runPostgresCommitBench({
+      url: options.postgresUrl,
+      seconds: options.seconds,
+      rounds: 1,
+      pgbenchSeconds: 0,
+      log: () => undefined,
+    });
+    return {
+      layer,
+      target: '>= 0.85',
+      figure: `${fixed(f.ratio)} (${f.guardedOpsPerSec.toFixed(0)} ops/s)`,
+      baseline: `${f.rawOpsPerSec.toFixed(0)} ops/s`,
+      met: f.ratio >= 0.85,
+    };
+  } catch (error) {
+    const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    return { layer, target: '>= 0.85', figure: `not run: ${reason}`, baseline: '', met: null };
+  }
+}
+
+async function httpRow(options: AllBenchOptions): Promise<Row> {
+  const f = await runHttpBench({ seconds: options.seconds, connections: 64, rounds: 1 });
+  return {
+    layer: 'HTTP POST /v1/commit vs the same server no-op route',
+    target: '>= 0.50, p99 <= bare',
+    figure: `${fixed(f.ratio)}, p99 ${f.commitP99Ms} ms`,
+    baseline: `${f.noopPerSec} req/s no-op; bare p99 ${f.bareCommitP99Ms} ms`,
+    met: f.ratio >= 0.5 && f.commitP99Ms <= f.bareCommitP99Ms,
+  };
+}
+
+async function dispatchRow(options: AllBenchOptions): Promise<Row> {
+  const r = await runDispatchBench({ seconds: options.seconds, dispatchers: 1 });
+  const ratio = r.intentsPerSec / r.rawPostsPerSec;
+  return {
+    layer: 'intents delivered vs raw POSTs (1 dispatcher)',
+    target: '>= 0.50, p50 <= 5 ms',
+    figure: `${fixed(ratio)}, p50 ${r.p50Ms.toFixed(0)} ms`,
+    baseline: `${r.rawPostsPerSec.toFixed(0)} POSTs/s`,
+    met: ratio >= 0.5 && r.p50Ms <= 5,
+  };
+}
+
+async function scaleRows(options: AllBenchOptions): Promise<Row[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'fencegate-bench-all-'));
+  try {
+    const path = join(dir, 'small.db');
+    bulkLoad(path, 1000);
+    const stale = await staleTraffic(path, options.seconds);
+    const ratio = stale.withStale.opsPerSec / stale.alone.opsPerSec;
+    const memory = await serverMemory(dir, options.memorySeconds);
+    const rss = memory.samples.map((m) => m.rssMiB);
+    const first = rss[0] ?? 0;
+    // The first half is warm-up (JIT, page cache); growth after it is what would not stay flat.
+    const middle = rss[Math.floor(rss.length / 2)] ?? 0;
+    const last = rss.at(-1) ?? 0;
+    return [
+      {
+        layer: 'healthy writer with 50% stale traffic vs alone',
+        target: '>= 0.9',
+        figure: `${fixed(ratio)} (${stale.withStale.opsPerSec.toFixed(0)}/s)`,
+        baseline: `${stale.alone.opsPerSec.toFixed(0)}/s alone`,
+        met: ratio >= 0.9,
+      },
+      {
+        layer: `server RSS under commit load, ${options.memorySeconds} s`,
+        target: 'flat',
+        figure: `${first.toFixed(0)} -> ${middle.toFixed(0)} -> ${last.toFixed(0)} MiB`,
+        baseline: `${memory.requests.toLocaleString('en')} commits`,
+        met: last - middle <= FLAT_RSS_SHARE * middle,
+      },
+    ];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function table(rows: readonly Row[]): string {
+  const cells = rows.map((r) => [
+    r.layer,
+    r.target,
+    r.figure,
+    r.baseline,
+    r.met === null ? '-' : r.met ? 'met' : 'not met',
+  ]);
+  const header = ['layer', 'target', 'figure', 'raw baseline (same run)', ''];
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] ?? '').length)));
+  const line = (c: string[]): string =>
+    `| ${c.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join(' | ')} |`;
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');
+}
+
+export async function runAllBench(options: AllBenchOptions): Promise<void> {
+  const rows: Row[] = [];
+  for (const run of [postgresRow, httpRow, dispatchRow]) {
+    rows.push(await run(options));
+    console.error(`measured: ${rows.at(-1)?.layer}`);
+  }
+  rows.push(...(await scaleRows(options)));
+  console.log(table(rows));
+  console.log(JSON.stringify({ bench: 'all', seconds: options.seconds, rows }));
+}
