@@ -8,15 +8,15 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { verifyStore } from '../../src/audit/verify.js';
 import { Fencegate } from '../../src/gate.js';
 import type { AuditEntry } from '../../src/types.js';
-import { STORE_BACKENDS, storeFactory } from '../postgres/store-backends.js';
+import { AREA_STORES, storesFor } from '../helpers/stores.js';
 
 const gates: Fencegate[] = [];
 afterEach(async () => {
   for (const gate of gates.splice(0)) await gate.close();
 });
 
-describe.each(STORE_BACKENDS)('on %s', (backend) => {
-  const stores = storeFactory(backend, 'commit_fence_holder');
+describe.each(AREA_STORES)('on $name', (kind) => {
+  const stores = storesFor(kind, 'commit_fence_holder');
 
   describe.each([false, true])('group commit %s', (groupCommit) => {
     it("a stale commit's entry names the holder its fence was granted to", async () => {

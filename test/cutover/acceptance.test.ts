@@ -18,10 +18,10 @@ import {
   registerPolicies,
   rejectionCode,
 } from './cutover-helpers.js';
-import { STORE_BACKENDS, storeFactory } from '../postgres/store-backends.js';
+import { AREA_STORES, storesFor } from '../helpers/stores.js';
 
-describe.each(STORE_BACKENDS)('policy cutover acceptance on %s', (backend) => {
-  const stores = storeFactory(backend, 'cutover_acceptance');
+describe.each(AREA_STORES)('policy cutover acceptance on $name', (kind) => {
+  const stores = storesFor(kind, 'cutover_acceptance');
 
   it('B1: the incident at 1,000 workflows and 60 jobs: no resumed v7 job lands, v8 commits everywhere', async () => {
     const { gate, close } = await openStore(stores);

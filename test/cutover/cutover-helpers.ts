@@ -1,6 +1,6 @@
 /**
- * Shared setup for the cutover tests: a fresh store of the backend under test (a SQLite file or a
- * PostgreSQL schema), v7-pinned scopes, audit reads.
+ * Shared setup for the cutover tests: a fresh store of the kind under test (a SQLite file, a
+ * PostgreSQL schema, an etcd key prefix), v7-pinned scopes, audit reads.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,7 +9,7 @@ import { expect } from 'vitest';
 import { Fencegate } from '../../src/gate.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import type { AuditEntry, AuditQuery, CommitResult } from '../../src/types.js';
-import type { StoreFactory } from '../postgres/store-backends.js';
+import type { StoreFactory } from '../helpers/stores.js';
 
 export const V7 = { version: 'v7', digest: 'sha256:v7', description: 'compaction v7' };
 export const V8 = { version: 'v8', digest: 'sha256:v8', description: 'compaction v8' };

@@ -4,57 +4,11 @@
  * cutover's answer and report list it as skipped.
  */
 import { describe, expect, it } from 'vitest';
-import { cutoverFingerprint } from '../../src/cutover/plan.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { parseSqliteUrl } from '../../src/store/sqlite/sqlite-url.js';
-import { ManualClock } from '../../src/testing/index.js';
-import type { CutoverRequest } from '../../src/types.js';
-import { withClient } from '../postgres/pg-helpers.js';
-import { STORE_BACKENDS, storeFactory, type StoreBackend } from '../postgres/store-backends.js';
+import { AREA_STORES, storesFor } from '../helpers/stores.js';
 import { createWorkflows, openStore, readAudit, registerPolicies } from './cutover-helpers.js';
-import { planOnEtcd } from './plan-on-etcd.js';
 
-/**
- * Plans a cutover behind the store's back, as a cutover interrupted right after its planning
- * leaves it: the next call with the same cutoverId resumes it and moves the scopes.
- */
-async function planOnly(
-  backend: StoreBackend,
-  url: string,
-  tenant: string,
-  request: CutoverRequest & { cutoverId: string },
-  now: number,
-): Promise<void> {
-  if (backend === 'sqlite') {
-    const store = SqliteStore.open({ path: parseSqliteUrl(url).path, clock: new ManualClock(now) });
-    await store.startCutover(tenant, request);
-    await store.close();
-    return;
-  }
-  if (backend === 'etcd') {
-    await planOnEtcd(url, tenant, request, now);
-    return;
-  }
-  const schema = new URL(url).searchParams.get('schema');
-  const { rows } = await withClient(url, (client) =>
-    client.query<{ answer: Record<string, unknown> }>(
-      `SELECT ${schema}.plan_cutover($1, $2, $3, $4, $5, NULL, NULL, NULL, $6, $7) AS answer`,
-      [
-        tenant,
-        request.cutoverId,
-        cutoverFingerprint(request),
-        request.toPolicy,
-        request.holder,
-        request.prefix,
-        now,
-      ],
-    ),
-  );
-  expect(rows[0]?.answer).toEqual({});
-}
-
-describe.each(STORE_BACKENDS)('a cutover and deleted scopes on %s', (backend) => {
-  const stores = storeFactory(backend, 'cutover_deleted');
+describe.each(AREA_STORES)('a cutover and deleted scopes on $name', (kind) => {
+  const stores = storesFor(kind, 'cutover_deleted');
 
   it('skips a listed scope that was deleted, leaves it deleted and lists it', async () => {
     const { gate, close } = await openStore(stores);
@@ -104,7 +58,9 @@ describe.each(STORE_BACKENDS)('a cutover and deleted scopes on %s', (backend) =>
       holder: 'controller-v8',
       prefix: 'wf-',
     };
-    await planOnly(backend, url, gate.tenant, request, clock.now());
+    // Planned behind the store's back, as a cutover interrupted right after its planning leaves it:
+    // the next call with the same cutoverId resumes it and moves the scopes.
+    await kind.behind.planCutover(url, gate.tenant, request, clock.now());
     // Planned while active; deleted before the step that would move it.
     await gate.deleteScope(deleted, { reason: 'workflow removed' });
     const before = await gate.getScope(deleted);

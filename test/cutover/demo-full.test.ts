@@ -6,10 +6,10 @@
 import { describe, expect, it } from 'vitest';
 import { runIncidentDemo } from '../../src/demo/incident.js';
 import { Fencegate } from '../../src/gate.js';
-import { STORE_BACKENDS, storeFactory } from '../postgres/store-backends.js';
+import { AREA_STORES, storesFor } from '../helpers/stores.js';
 
-describe.each(STORE_BACKENDS)('incident demo at full size on %s', (backend) => {
-  const stores = storeFactory(backend, 'cutover_demo_full');
+describe.each(AREA_STORES)('incident demo at full size on $name', (kind) => {
+  const stores = storesFor(kind, 'cutover_demo_full');
 
   it('10,000 workflows, 600 v7 jobs: every invariant holds', { timeout: 60_000 }, async () => {
     const { store } = await stores.open({ groupCommit: true });

@@ -10,7 +10,7 @@ import { checkIncident } from '../../src/demo/invariants.js';
 import { planIncident } from '../../src/demo/plan.js';
 import { loadStoreView } from '../../src/demo/store-view.js';
 import { Fencegate } from '../../src/gate.js';
-import { STORE_BACKENDS, storeFactory } from '../postgres/store-backends.js';
+import { AREA_STORES, storesFor } from '../helpers/stores.js';
 
 function captureIo(): DemoIo & { out: () => string; err: () => string } {
   let out = '';
@@ -29,8 +29,8 @@ const SEED = 3;
 const WORKFLOWS = 400;
 const JOBS = 60;
 
-describe.each(STORE_BACKENDS)('fencegate demo on %s', (backend) => {
-  const stores = storeFactory(backend, 'cutover_demo');
+describe.each(AREA_STORES)('fencegate demo on $name', (kind) => {
+  const stores = storesFor(kind, 'cutover_demo');
   /** A fresh, empty store for the demo to fill, by URL. */
   let url = '';
   const args = (): string[] => ['--store', url, '--workflows', `${WORKFLOWS}`, '--jobs', `${JOBS}`];

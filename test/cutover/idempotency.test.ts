@@ -14,7 +14,7 @@ import {
   registerPolicies,
   V7,
 } from './cutover-helpers.js';
-import { STORE_BACKENDS, storeFactory } from '../postgres/store-backends.js';
+import { AREA_STORES, storesFor } from '../helpers/stores.js';
 
 /** Everything a refused or repeated request must leave as it was. */
 async function snapshot(gate: Fencegate) {
@@ -23,8 +23,8 @@ async function snapshot(gate: Fencegate) {
   return { scopes: scopes.items, auditEntries: audit.length, policies: await gate.listPolicies() };
 }
 
-describe.each(STORE_BACKENDS)('cutover idempotency and policy immutability on %s', (backend) => {
-  const stores = storeFactory(backend, 'cutover_idempotency');
+describe.each(AREA_STORES)('cutover idempotency and policy immutability on $name', (kind) => {
+  const stores = storesFor(kind, 'cutover_idempotency');
 
   it('the same cutoverId twice returns the same fences and bumps nothing', async () => {
     const { gate, close } = await openStore(stores);

@@ -4,24 +4,18 @@
  * scope bumped exactly once. The kill point is chosen by watching the store (the audit log shows
  * some but not all cutover entries), not by a timer.
  */
-import Database from 'better-sqlite3';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { Etcd3 } from 'etcd3';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { verifyStore } from '../../src/audit/verify.js';
 import { Fencegate } from '../../src/gate.js';
-import { parseSqliteUrl } from '../../src/store/sqlite/sqlite-url.js';
-import { prefixEnd } from '../../src/store/etcd/etcd-keys.js';
-import { parseEtcdUrl } from '../../src/store/etcd/etcd-url.js';
 import type { CutoverRequest, ScopeState } from '../../src/types.js';
 import {
-  STORE_BACKENDS,
-  storeFactory,
-  type StoreBackend,
+  AREA_STORES,
+  storesFor,
+  type TestStoreKind,
   type StoreFactory,
-} from '../postgres/store-backends.js';
+} from '../helpers/stores.js';
 import { countBy, HOUR, readAudit, registerPolicies, scopeName } from './cutover-helpers.js';
 
 const SCOPES = 5000;
@@ -58,109 +52,15 @@ async function prepare(stores: StoreFactory): Promise<{ gate: Fencegate; url: st
   return { gate, url };
 }
 
-/** Reads the store behind the child's back: how many cutover entries are committed. */
-interface Watcher {
-  cutoverEntries(): Promise<number>;
-  /** Resolves once nothing the killed child sent can still commit. */
-  childGone(): Promise<void>;
-  close(): Promise<void>;
-}
-
-async function watch(backend: StoreBackend, url: string): Promise<Watcher> {
-  if (backend === 'sqlite') {
-    const db = new Database(parseSqliteUrl(url).path, { readonly: true });
-    const moved = db.prepare("SELECT COUNT(*) AS n FROM audit WHERE kind = 'cutover'");
-    return {
-      cutoverEntries: () => Promise.resolve((moved.get() as { n: number }).n),
-      // A SQLite write is done when the process is gone.
-      childGone: () => Promise.resolve(),
-      close: () => {
-        db.close();
-        return Promise.resolve();
-      },
-    };
-  }
-  if (backend === 'etcd') return Promise.resolve(watchEtcd(url));
-  // The store's URL without fencegate's own parameter is the driver's.
-  const driverUrl = new URL(url);
-  const schema = driverUrl.searchParams.get('schema');
-  driverUrl.searchParams.delete('schema');
-  const client = new pg.Client({ connectionString: driverUrl.toString() });
-  client.on('error', () => undefined);
-  await client.connect();
-  return {
-    cutoverEntries: async () =>
-      (
-        await client.query<{ n: number }>(
-          `SELECT count(*)::integer AS n FROM ${schema}.audit WHERE kind = 'cutover'`,
-        )
-      ).rows[0]!.n,
-    // The server may still be running the chunk the child sent when it died: it either commits
-    // whole or rolls back, and only then does the backend go away.
-    childGone: async () => {
-      for (;;) {
-        const { rows } = await client.query<{ n: number }>(
-          'SELECT count(*)::integer AS n FROM pg_stat_activity WHERE application_name = $1',
-          [childApplication(url)],
-        );
-        if (rows[0]!.n === 0) return;
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
-    },
-    close: () => client.end(),
-  };
-}
-
-/**
- * etcd: the moved scopes are the cutover's step keys (written in the Txn that audits the move).
- * A Txn the child sent before it died is applied within the server's request timeout or never;
- * the child is gone once the store's revision has stood still for a while.
- */
-function watchEtcd(url: string): Watcher {
-  const target = parseEtcdUrl(url);
-  const client = new Etcd3({ hosts: target.hosts.map((host) => `http://${host}`) });
-  const steps = Buffer.from(`${target.prefix}/cs/`);
-  const count = () =>
-    client.kv.range({ key: steps, range_end: prefixEnd(steps), count_only: true });
-  return {
-    cutoverEntries: async () => Number((await count()).count),
-    childGone: async () => {
-      let revision = '';
-      for (let still = 0; still < 10;) {
-        const now = (await count()).header.revision;
-        still = now === revision ? still + 1 : 0;
-        revision = now;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    },
-    close: () => {
-      client.close();
-      return Promise.resolve();
-    },
-  };
-}
-
-/** Names the child's connections, so the test can wait until the server has let go of them. */
-function childApplication(url: string): string {
-  return `cutover-child-${new URL(url).searchParams.get('schema') ?? ''}`;
-}
-
-function withApplicationName(url: string): string {
-  const named = new URL(url);
-  named.searchParams.set('application_name', childApplication(url));
-  return named.toString();
-}
-
 /**
  * Starts the cutover in a child process and kills it as soon as the store shows a first cutover
  * entry. Returns how many cutover entries the store holds once the child is dead.
  */
-async function cutoverKilledMidway(backend: StoreBackend, url: string): Promise<number> {
-  const watcher = await watch(backend, url);
-  const childUrl = backend === 'postgres' ? withApplicationName(url) : url;
+async function cutoverKilledMidway(kind: TestStoreKind, url: string): Promise<number> {
+  const watcher = await kind.behind.watchCutover(url);
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', CHILD, childUrl, CUTOVER_ID, String(SCOPES)],
+    ['--import', 'tsx', CHILD, watcher.childUrl, CUTOVER_ID, String(SCOPES)],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
     },
@@ -211,8 +111,8 @@ async function allScopes(gate: Fencegate): Promise<ReturnType<typeof authority>[
   return scopes;
 }
 
-describe.each(STORE_BACKENDS)('an interrupted cutover on %s', (backend) => {
-  const stores = storeFactory(backend, 'cutover_interrupted');
+describe.each(AREA_STORES)('an interrupted cutover on $name', (kind) => {
+  const stores = storesFor(kind, 'cutover_interrupted');
 
   it('killed with SIGKILL mid-way, resumes under its cutoverId to the uninterrupted result', async () => {
     // A cutover that finishes before the kill lands proves nothing; try again on a fresh store.
@@ -222,7 +122,7 @@ describe.each(STORE_BACKENDS)('an interrupted cutover on %s', (backend) => {
       await gate?.close();
       const prepared = await prepare(stores);
       gate = prepared.gate;
-      movedAtKill = await cutoverKilledMidway(backend, prepared.url);
+      movedAtKill = await cutoverKilledMidway(kind, prepared.url);
     }
     expect(movedAtKill).toBeGreaterThan(0);
     expect(movedAtKill).toBeLessThan(SCOPES);

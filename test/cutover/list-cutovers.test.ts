@@ -10,7 +10,7 @@ import type { FencegateOpsApi } from '../../src/api.js';
 import { buildServer } from '../../src/server/build-server.js';
 import { issueToken } from '../../src/server/tokens.js';
 import type { CutoverSummary } from '../../src/types.js';
-import { STORE_BACKENDS, storeFactory } from '../postgres/store-backends.js';
+import { AREA_STORES, storesFor } from '../helpers/stores.js';
 import { codeOf, createWorkflows, openStore, registerPolicies } from './cutover-helpers.js';
 
 async function allPages(api: FencegateOpsApi, limit: number): Promise<CutoverSummary[][]> {
@@ -24,8 +24,8 @@ async function allPages(api: FencegateOpsApi, limit: number): Promise<CutoverSum
   return pages;
 }
 
-describe.each(STORE_BACKENDS)('the cutover list on %s', (backend) => {
-  const stores = storeFactory(backend, 'cutover_list');
+describe.each(AREA_STORES)('the cutover list on $name', (kind) => {
+  const stores = storesFor(kind, 'cutover_list');
 
   it('lists newest first with progress, pages by cursor, the same in-process and over HTTP', async () => {
     const { gate, clock, close } = await openStore(stores);

@@ -15,7 +15,7 @@ import { Fencegate } from '../../src/gate.js';
 import { faultyStore } from '../../src/testing/faulty-store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import type { CommitRequest } from '../../src/types.js';
-import { STORE_BACKENDS, storeFactory } from '../postgres/store-backends.js';
+import { AREA_STORES, storesFor } from '../helpers/stores.js';
 import { commitIntents, openGate, pausingEffector } from './helpers.js';
 import { Receiver } from './receiver.js';
 
@@ -50,8 +50,8 @@ function dispatcher(
   });
 }
 
-describe.each(STORE_BACKENDS)('on %s', (backend) => {
-  const stores = storeFactory(backend, 'dispatch_acceptance');
+describe.each(AREA_STORES)('on $name', (kind) => {
+  const stores = storesFor(kind, 'dispatch_acceptance');
 
   describe('A6: a lost commit reply, a retried commit, an unknown delivery, a reconciliation', () => {
     it('stores one intent and applies its effect once, every delivery under the same key', async () => {

@@ -22,7 +22,8 @@ import { Fencegate } from '../../src/gate.js';
 import { faultyStore } from '../../src/testing/faulty-store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import { tempDir } from '../helpers/temp-dir.js';
-import { STORE_BACKENDS, storeFactory, type StoreFactory } from '../postgres/store-backends.js';
+import { AREA_STORES, storesFor, type StoreFactory } from '../helpers/stores.js';
+import { SQLITE } from '../helpers/stores/sqlite.js';
 import { commitIntents, openGate, pausingEffector, statusOf, waitFor } from './helpers.js';
 import { Receiver, type ReceivedRequest, type ReceiverAnswer } from './receiver.js';
 
@@ -39,7 +40,7 @@ async function receiverFor(respond?: (r: ReceivedRequest) => ReceiverAnswer): Pr
   return receiver;
 }
 
-const sqliteStores = storeFactory('sqlite', 'dispatcher');
+const sqliteStores = storesFor(SQLITE, 'dispatcher');
 
 async function gateOn(stores = sqliteStores): Promise<{ gate: Fencegate; clock: ManualClock }> {
   const opened = await openGate(stores);
@@ -88,8 +89,8 @@ async function drainEventLoop(): Promise<void> {
   for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
 }
 
-describe.each(STORE_BACKENDS)('on %s', (backend) => {
-  const stores = backend === 'sqlite' ? sqliteStores : storeFactory(backend, 'dispatcher');
+describe.each(AREA_STORES)('on $name', (kind) => {
+  const stores = kind === SQLITE ? sqliteStores : storesFor(kind, 'dispatcher');
 
   describe('start and stop', () => {
     it('delivers in the background and stops only after the in-flight delivery is recorded', async () => {

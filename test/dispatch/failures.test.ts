@@ -15,7 +15,7 @@ import {
   type LookupResult,
 } from '../../src/dispatch/index.js';
 import type { Fencegate } from '../../src/gate.js';
-import { STORE_BACKENDS, storeFactory, type StoreFactory } from '../postgres/store-backends.js';
+import { AREA_STORES, storesFor, type StoreFactory } from '../helpers/stores.js';
 import { commitIntents, openGate, type TestGate } from './helpers.js';
 import { Receiver, type ReceiverAnswer, type ReceivedRequest } from './receiver.js';
 
@@ -56,8 +56,8 @@ function dispatcher(
   });
 }
 
-describe.each(STORE_BACKENDS)('on %s', (backend) => {
-  const stores = storeFactory(backend, 'dispatch_failures');
+describe.each(AREA_STORES)('on $name', (kind) => {
+  const stores = storesFor(kind, 'dispatch_failures');
 
   describe('retryable failures', () => {
     it('retries a receiver that refuses connections with growing backoff, then delivers', async () => {

@@ -1,6 +1,6 @@
 /**
- * Shared setup for the dispatch tests: a Fencegate on a fresh store of the backend under test (a
- * real SQLite file or a real PostgreSQL schema), intents, waiting.
+ * Shared setup for the dispatch tests: a Fencegate on a fresh store of the kind under test (a
+ * real SQLite file, PostgreSQL schema or etcd key prefix), intents, waiting.
  */
 import {
   Dispatcher,
@@ -13,7 +13,7 @@ import { Fencegate } from '../../src/gate.js';
 import type { Store } from '../../src/store/store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import type { IntentRequest, IntentStatus } from '../../src/types.js';
-import type { StoreFactory } from '../postgres/store-backends.js';
+import type { StoreFactory } from '../helpers/stores.js';
 
 export interface TestGate {
   gate: Fencegate;

@@ -15,7 +15,7 @@ import { verifyStore } from '../../src/audit/verify.js';
 import { Dispatcher, webhookEffector, type DispatchOutcome } from '../../src/dispatch/index.js';
 import { Fencegate } from '../../src/gate.js';
 import { tempDir } from '../helpers/temp-dir.js';
-import { STORE_BACKENDS, storeFactory } from '../postgres/store-backends.js';
+import { AREA_STORES, storesFor } from '../helpers/stores.js';
 import { commitIntents, intentsFor, pausingEffector } from './helpers.js';
 import { Receiver } from './receiver.js';
 
@@ -30,8 +30,8 @@ interface ChildReport {
   deliveries: number;
 }
 
-describe.each(STORE_BACKENDS)('dispatchers in several processes on one %s store', (backend) => {
-  const stores = storeFactory(backend, 'dispatch_multi_process');
+describe.each(AREA_STORES)('dispatchers in several processes on one $name store', (kind) => {
+  const stores = storesFor(kind, 'dispatch_multi_process');
 
   it('apply every effect exactly once; a paused dispatcher completion is stale_claim', async () => {
     const { store, url: storeUrl } = await stores.open();
@@ -39,7 +39,7 @@ describe.each(STORE_BACKENDS)('dispatchers in several processes on one %s store'
     const receiver = await Receiver.start();
     try {
       const url = receiver.url();
-      const targetsFile = join(dir.path, `targets-${backend}.json`);
+      const targetsFile = join(dir.path, `targets-${kind.name}.json`);
       writeFileSync(
         targetsFile,
         JSON.stringify({ targets: { crm: { type: 'webhook', url, timeoutMs: 500 } } }),

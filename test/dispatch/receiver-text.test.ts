@@ -11,7 +11,7 @@ import { FencegateError, type ErrorCode } from '../../src/errors.js';
 import { Fencegate } from '../../src/gate.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import type { CompleteIntentRequest } from '../../src/types.js';
-import { STORE_BACKENDS, storeFactory, type StoreFactory } from '../postgres/store-backends.js';
+import { AREA_STORES, storesFor, type StoreFactory } from '../helpers/stores.js';
 import { commitIntents, roundDispatcher, webhookTo } from './helpers.js';
 import { Receiver, type ReceiverAnswer } from './receiver.js';
 
@@ -58,8 +58,8 @@ async function setup(
   return { gate, clock, receiver, refused };
 }
 
-describe.each(STORE_BACKENDS)('on %s', (backend) => {
-  const stores = storeFactory(backend, 'dispatch_receiver_text');
+describe.each(AREA_STORES)('on $name', (kind) => {
+  const stores = storesFor(kind, 'dispatch_receiver_text');
 
   it('a provider id with a NUL is cleaned and the intent is delivered once', async () => {
     const { gate, receiver } = await setup(stores, () => ({

@@ -11,7 +11,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { parseTargets, startDispatcherFromTargets } from '../../src/dispatch/index.js';
 import { Fencegate } from '../../src/gate.js';
 import { startServer } from '../../src/server/start-server.js';
-import { STORE_BACKENDS, storeFactory } from '../postgres/store-backends.js';
+import { AREA_STORES, storesFor } from '../helpers/stores.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { commitIntents, waitFor } from './helpers.js';
 import { Receiver } from './receiver.js';
@@ -62,8 +62,8 @@ describe('the targets file', () => {
   });
 });
 
-describe.each(STORE_BACKENDS)('on %s', (backend) => {
-  const stores = storeFactory(backend, 'dispatch_target_tenants');
+describe.each(AREA_STORES)('on $name', (kind) => {
+  const stores = storesFor(kind, 'dispatch_target_tenants');
 
   it("mallory's intent for acme's target is never sent and ends failed target_not_allowed", async () => {
     const { receiver, file } = await receiverAndTargets();

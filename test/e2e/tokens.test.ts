@@ -1,32 +1,17 @@
 /**
  * Tokens as a user manages them with the built CLI (run `npm run build` first): two servers
- * started at once on one empty store (a SQLite file, a PostgreSQL schema) print first-run tokens
+ * started at once on one empty store (a SQLite file, a PostgreSQL schema, an etcd key prefix) print first-run tokens
  * exactly once between them, with their ids; `token list` shows those ids and never a token;
  * `token revoke ID` deletes one, and requests with it are refused.
  */
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { tempDir } from '../helpers/temp-dir.js';
-import { dropSchema, pgUrl, testSchema } from '../postgres/pg-helpers.js';
+import { AREA_STORES, storesFor } from '../helpers/stores.js';
 import { runCli, startServe, type ServerProcess } from './cli-process.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-function storeUrl(backend: 'sqlite' | 'postgres'): string {
-  if (backend === 'sqlite') {
-    const dir = tempDir('fencegate-tokens-');
-    cleanups.push(dir.cleanup);
-    return `sqlite:${join(dir.path, 'fencegate.db')}`;
-  }
-  const schema = testSchema('e2e_tokens');
-  cleanups.push(() => dropSchema(pgUrl(), schema));
-  const url = new URL(pgUrl());
-  url.searchParams.set('schema', schema);
-  return url.toString();
-}
 
 async function until(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -38,9 +23,11 @@ async function until(check: () => Promise<boolean>, timeoutMs = 10_000): Promise
 
 const BANNER_IDS = /Their ids are (tok_\S+) \(admin\) and (tok_\S+) \(operator\)/;
 
-describe.each(['sqlite', 'postgres'] as const)('on %s', (backend) => {
+describe.each(AREA_STORES)('on $name', (kind) => {
+  const stores = storesFor(kind, 'e2e_tokens');
+
   it('two servers starting at once on an empty store create first-run tokens once', async () => {
-    const store = storeUrl(backend);
+    const store = stores.freshUrl();
     const servers: ServerProcess[] = await Promise.all(
       [0, 1].map(() => startServe(['--store', store, '--port', '0'])),
     );

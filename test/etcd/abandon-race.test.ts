@@ -9,7 +9,7 @@ import { Fencegate } from '../../src/gate.js';
 import { EtcdStore } from '../../src/store/etcd/etcd-store.js';
 import type { CommitResult, Grant } from '../../src/types.js';
 import { expectAgreement } from '../helpers/abandon-agreement.js';
-import { etcdTestUrl, uniquePrefix } from './etcd-subject.js';
+import { etcdTestUrl, uniquePrefix } from '../helpers/stores/etcd.js';
 
 const ROUNDS = 12;
 

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../e2e/cli-process.js';
-import { etcdTestUrl } from './etcd-subject.js';
+import { etcdTestUrl } from '../helpers/stores/etcd.js';
 
 describe('the CLI on etcd', () => {
   it(

@@ -18,7 +18,7 @@ import { EtcdKeys } from '../../src/store/etcd/etcd-keys.js';
 import { CallState, KeyCache } from '../../src/store/etcd/etcd-snapshot.js';
 import { EtcdStore } from '../../src/store/etcd/etcd-store.js';
 import { parseEtcdUrl } from '../../src/store/etcd/etcd-url.js';
-import { etcdTestUrl } from './etcd-subject.js';
+import { etcdTestUrl } from '../helpers/stores/etcd.js';
 
 const prefix = `store-${randomUUID().slice(0, 8)}`;
 let gate: Fencegate;

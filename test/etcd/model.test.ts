@@ -6,12 +6,13 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { verifyStore } from '../../src/audit/verify.js';
 import { checkStoreAgainstModel, type ModelSubject } from '../../src/testing/index.js';
-import { etcdSubjects, type EtcdSubject } from './etcd-subject.js';
+import { storeSubjects, type StoreSubject } from '../helpers/store-subject.js';
+import { ETCD, ETCD_CLUSTER } from '../helpers/stores/etcd.js';
 
-for (const which of ['single', 'cluster'] as const) {
-  describe(`etcd (${which})`, () => {
-    const subjects = etcdSubjects(`model-${which}`, which);
-    let store: EtcdSubject | null = null;
+for (const kind of [ETCD, ETCD_CLUSTER]) {
+  describe(kind.name, () => {
+    const subjects = storeSubjects(kind, 'model');
+    let store: StoreSubject | null = null;
     let runs = 0;
 
     afterAll(async () => {

@@ -5,7 +5,7 @@
 import { afterAll, expect, it } from 'vitest';
 import { EtcdStore } from '../../src/store/etcd/etcd-store.js';
 import { ManualClock } from '../../src/testing/index.js';
-import { etcdTestUrl, uniquePrefix } from './etcd-subject.js';
+import { etcdTestUrl, uniquePrefix } from '../helpers/stores/etcd.js';
 
 const url = `${etcdTestUrl('single')}?prefix=${uniquePrefix('tokens')}`;
 const clock = new ManualClock();

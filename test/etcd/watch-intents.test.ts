@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Fencegate } from '../../src/gate.js';
 import { EtcdStore } from '../../src/store/etcd/etcd-store.js';
-import { etcdTestUrl, uniquePrefix } from './etcd-subject.js';
+import { etcdTestUrl, uniquePrefix } from '../helpers/stores/etcd.js';
 
 const url = `${etcdTestUrl('single')}?prefix=${uniquePrefix('watch')}`;
 let watching: EtcdStore;

@@ -1,58 +1,31 @@
 /**
  * LangGraph's own conformance suite for checkpoint savers
  * (@langchain/langgraph-checkpoint-validation, called through its `validate`) against
- * FencedCheckpointSaver on SQLite and on PostgreSQL. The suite reuses fixed thread ids across
+ * FencedCheckpointSaver on every store of the test list. The suite reuses fixed thread ids across
  * checkpointers, so each checkpointer gets a tenant of its own: a store namespace nothing else
  * has written. After each one, verify replays that tenant's audit log.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Fencegate } from '../../src/gate.js';
 import { FencedCheckpointSaver } from '../../src/integrations/langgraph/index.js';
-import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
-import { tempDir } from '../helpers/temp-dir.js';
-import { dropSchema, pgUrl, testSchema } from '../postgres/pg-helpers.js';
+import { AREA_STORES, storesFor } from '../helpers/stores.js';
 
 // The suite's spec files use vitest's globals; this project's config does not turn them on.
 Object.assign(globalThis, { describe, it, expect, beforeAll, afterAll, beforeEach, afterEach });
 const { validate } = await import('@langchain/langgraph-checkpoint-validation');
 
-interface Backend {
-  name: string;
-  open(): Promise<Fencegate>;
-  cleanup(): Promise<void>;
-}
-
-const dir = tempDir('fencegate-langgraph-');
-const schema = testSchema('langgraph_validation');
-
-const backends: Backend[] = [
-  {
-    name: 'sqlite',
-    open: () => Fencegate.open({ store: `sqlite:${dir.path}/langgraph.db` }),
-    cleanup: () => Promise.resolve(dir.cleanup()),
-  },
-  {
-    name: 'postgres',
-    open: async () =>
-      Fencegate.open({
-        store: await PostgresStore.open({ url: pgUrl(), schema, pool: { max: 4 } }),
-      }),
-    cleanup: () => dropSchema(pgUrl(), schema),
-  },
-];
-
-for (const backend of backends) {
+for (const kind of AREA_STORES) {
+  const stores = storesFor(kind, 'langgraph_validation');
   let root: Fencegate;
   let tenants = 0;
   const gates = new WeakMap<FencedCheckpointSaver, Fencegate>();
   validate<FencedCheckpointSaver>({
-    checkpointerName: `FencedCheckpointSaver on ${backend.name}`,
+    checkpointerName: `FencedCheckpointSaver on ${kind.name}`,
     async beforeAll() {
-      root = await backend.open();
+      root = await Fencegate.open({ store: (await stores.open()).store });
     },
     async afterAll() {
       await root.close();
-      await backend.cleanup();
     },
     createCheckpointer() {
       tenants += 1;

@@ -8,13 +8,15 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { verifyStore } from '../../src/audit/verify.js';
 import { checkStoreAgainstModel, type ModelSubject } from '../../src/testing/index.js';
-import { createSqliteSubject, type SqliteSubject } from '../conformance/sqlite-subject.js';
+import { storeSubjects, type StoreSubject } from '../helpers/store-subject.js';
+import { SQLITE } from '../helpers/stores/sqlite.js';
 
-let store: SqliteSubject;
+const subjects = storeSubjects(SQLITE, 'model');
+let store: StoreSubject;
 let runs = 0;
 
 beforeAll(async () => {
-  store = await createSqliteSubject();
+  store = await subjects.createStore();
 });
 
 afterAll(async () => {

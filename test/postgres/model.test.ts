@@ -5,9 +5,10 @@
  */
 import { it } from 'vitest';
 import { checkStoreAgainstModel } from '../../src/testing/index.js';
-import { postgresSubjects } from './pg-subject.js';
+import { storeSubjects } from '../helpers/store-subject.js';
+import { POSTGRES } from '../helpers/stores/postgres.js';
 
-const subjects = postgresSubjects('model');
+const subjects = storeSubjects(POSTGRES, 'model');
 
 it('the PostgreSQL store answers like the SEMANTICS model', { timeout: 300_000 }, async () => {
   await checkStoreAgainstModel({

@@ -10,46 +10,20 @@ import { verifyStore } from '../../src/audit/verify.js';
 import { Fencegate } from '../../src/gate.js';
 import { applyRetention } from '../../src/retention/retention.js';
 import { parseDuration } from '../../src/retention/duration.js';
-import { EtcdStore } from '../../src/store/etcd/etcd-store.js';
-import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import type { AuditEntry } from '../../src/types.js';
+import { AREA_STORES, storesFor } from '../helpers/stores.js';
 import { tempDir } from '../helpers/temp-dir.js';
-import { etcdTestUrl, uniquePrefix } from '../etcd/etcd-subject.js';
-import { dropSchema, pgUrl, testSchema } from '../postgres/pg-helpers.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
-const schema = testSchema('retention');
 const dir = tempDir();
 
-afterAll(async () => {
-  dir.cleanup();
-  await dropSchema(pgUrl(), schema);
-});
+afterAll(() => dir.cleanup());
 
-const backends: { name: string; open: (clock: ManualClock) => Promise<Store> }[] = [
-  {
-    name: 'sqlite',
-    open: (clock) => Promise.resolve(SqliteStore.open({ path: ':memory:', clock })),
-  },
-  {
-    name: 'postgres',
-    open: (clock) => PostgresStore.open({ url: pgUrl(), schema, clock }),
-  },
-  {
-    name: 'etcd',
-    open: (clock) =>
-      EtcdStore.open({
-        url: `${etcdTestUrl('single')}?prefix=${uniquePrefix('retention')}`,
-        clock,
-      }),
-  },
-];
-
-describe.each(backends)('retention on $name', ({ name, open }) => {
+describe.each(AREA_STORES)('retention on $name', (kind) => {
+  const stores = storesFor(kind, 'retention');
   let clock: ManualClock;
   let store: Store;
   let gate: Fencegate;
@@ -58,7 +32,7 @@ describe.each(backends)('retention on $name', ({ name, open }) => {
 
   beforeAll(async () => {
     clock = new ManualClock(1_800_000_000_000);
-    store = await open(clock);
+    store = (await stores.open({ clock })).store;
     gate = (await Fencegate.open({ store })).forTenant(tenant);
     fence = (await gate.acquire({ scope: 'orders/1', holder: 'w', ttlMs: DAY })).fence;
   });
@@ -105,11 +79,11 @@ describe.each(backends)('retention on $name', ({ name, open }) => {
       before.items.length,
     );
 
-    const exportFile = join(dir.path, `${name}-audit.jsonl`);
+    const exportFile = join(dir.path, `${kind.name}-audit.jsonl`);
     const result = await applyRetention(store, { auditCheckpoint: first.checkpoint, exportFile });
     expect(result).toMatchObject({ auditExported: covered.length, auditPrunedThrough: through });
     // SQLite keeps the log's newest entry, so its seq is never handed out again.
-    expect(result.auditDeleted).toBe(name === 'sqlite' ? covered.length - 1 : covered.length);
+    expect(result.auditDeleted).toBe(store.kind === 'sqlite' ? covered.length - 1 : covered.length);
     const exported = readFileSync(exportFile, 'utf8')
       .trim()
       .split('\n')

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildServer } from '../../src/server/build-server.js';
 import { issueToken } from '../../src/server/tokens.js';
 import type { Store } from '../../src/store/store.js';
-import { STORE_BACKENDS, storeFactory } from '../postgres/store-backends.js';
+import { AREA_STORES, storesFor } from '../helpers/stores.js';
 
 const ADMIN = 'admin-token-for-free-text-tests';
 const NUL = 'before\u0000after';
@@ -91,8 +91,8 @@ function cases(claimFence: number): Case[] {
   ];
 }
 
-describe.each(STORE_BACKENDS)('NUL in free text on %s', (backend) => {
-  const stores = storeFactory(backend, 'free_text');
+describe.each(AREA_STORES)('NUL in free text on $name', (kind) => {
+  const stores = storesFor(kind, 'free_text');
   let store: Store;
   let app: FastifyInstance;
   let operator: string;

@@ -62,10 +62,8 @@ export function defineHttpConformanceSuite(options: HttpConformanceOptions): voi
         operatorToken(`t${tenants}-a`),
         operatorToken(`t${tenants}-b`),
       ]);
-      const gate = new FencegateClient({ url: first.url, token: tokenA });
       return {
-        gate,
-        ops: gate,
+        gate: new FencegateClient({ url: first.url, token: tokenA }),
         other: new FencegateClient({ url: first.url, token: tokenB }),
         // Both servers run their own manual clock; they start equal and move together.
         advanceClock: async (ms: number) => {

@@ -13,7 +13,8 @@ import { buildServer } from '../../src/server/build-server.js';
 import type { Store } from '../../src/store/store.js';
 import { faultyStore } from '../../src/testing/faulty-store.js';
 import { withClient } from '../postgres/pg-helpers.js';
-import { STORE_BACKENDS, storeFactory } from '../postgres/store-backends.js';
+import { AREA_STORES, storesFor } from '../helpers/stores.js';
+import { POSTGRES } from '../helpers/stores/postgres.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -73,8 +74,8 @@ async function history(gate: Fencegate, commits: number, intents: number): Promi
   }
 }
 
-describe.each(STORE_BACKENDS)('/metrics on %s', (backend) => {
-  const stores = storeFactory(backend, 'metrics_scrape');
+describe.each(AREA_STORES)('/metrics on $name', (kind) => {
+  const stores = storesFor(kind, 'metrics_scrape');
 
   it('a scrape reads gauges refreshed in the background and makes no store call', async () => {
     const { store: inner } = await stores.open();
@@ -112,26 +113,29 @@ describe.each(STORE_BACKENDS)('/metrics on %s', (backend) => {
     expect(verifier.trackedState).toEqual(first);
     expect(verifier.violations).toBe(0);
   });
+});
 
-  if (backend === 'postgres') {
-    it('a scrape answers while the audit horizon lock is held: it takes no lock', async () => {
-      const { store, url } = await stores.open();
-      cleanups.push(() => store.close());
-      const app = await metricsServer(store);
-      const schema = new URL(url).searchParams.get('schema')!;
-      await withClient(url, async (client) => {
-        // A writer in flight holds the audit lock shared: audit_horizon() waits for it.
-        await client.query('BEGIN');
-        await client.query(
-          `SELECT pg_advisory_xact_lock_shared(hashtextextended('fencegate.audit:${schema}', 0))`,
-        );
-        const answered = await Promise.race([
-          scrape(app).then(() => 'answered'),
-          new Promise((resolve) => setTimeout(() => resolve('blocked'), 5000)),
-        ]);
-        await client.query('ROLLBACK');
-        expect(answered).toBe('answered');
-      });
+// The audit horizon lock is PostgreSQL's (an advisory lock); the other stores have none to hold.
+describe('/metrics on postgres', () => {
+  const stores = storesFor(POSTGRES, 'metrics_scrape_lock');
+
+  it('a scrape answers while the audit horizon lock is held: it takes no lock', async () => {
+    const { store, url } = await stores.open();
+    cleanups.push(() => store.close());
+    const app = await metricsServer(store);
+    const schema = new URL(url).searchParams.get('schema')!;
+    await withClient(url, async (client) => {
+      // A writer in flight holds the audit lock shared: audit_horizon() waits for it.
+      await client.query('BEGIN');
+      await client.query(
+        `SELECT pg_advisory_xact_lock_shared(hashtextextended('fencegate.audit:${schema}', 0))`,
+      );
+      const answered = await Promise.race([
+        scrape(app).then(() => 'answered'),
+        new Promise((resolve) => setTimeout(() => resolve('blocked'), 5000)),
+      ]);
+      await client.query('ROLLBACK');
+      expect(answered).toBe('answered');
     });
-  }
+  });
 });

@@ -9,7 +9,7 @@ import { buildServer } from '../../src/server/build-server.js';
 import { createFirstRunTokens } from '../../src/server/start-server.js';
 import { issueToken } from '../../src/server/tokens.js';
 import type { Store } from '../../src/store/store.js';
-import { STORE_BACKENDS, storeFactory } from '../postgres/store-backends.js';
+import { AREA_STORES, storesFor } from '../helpers/stores.js';
 
 const ADMIN = 'admin-token-for-token-tests';
 
@@ -18,8 +18,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-describe.each(STORE_BACKENDS)('tokens on %s', (backend) => {
-  const stores = storeFactory(backend, 'tokens');
+describe.each(AREA_STORES)('tokens on $name', (kind) => {
+  const stores = storesFor(kind, 'tokens');
 
   async function openStore(): Promise<{ store: Store; url: string }> {
     const opened = await stores.open();

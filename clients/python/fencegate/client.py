@@ -103,17 +103,33 @@ class Client:
     # Leases and scopes
 
     def acquire(
-        self, scope: str, holder: str, ttl_ms: int, policy_version: Optional[str] = None
+        self,
+        scope: str,
+        holder: str,
+        ttl_ms: int,
+        policy_version: Optional[str] = None,
+        job: Optional[Mapping[str, Any]] = None,
     ) -> Grant:
-        body = _body(scope=scope, holder=holder, ttl_ms=ttl_ms, policy_version=policy_version)
+        """``job`` (``job_id``, ``attempt``, ``states``) records the job's states in the jobs ledger
+        in the same transaction as the grant, under the fence granted."""
+        body = _body(
+            scope=scope,
+            holder=holder,
+            ttl_ms=ttl_ms,
+            policy_version=policy_version,
+            job=_job(job),
+        )
         return from_wire(Grant, self._json(WRITE, "POST", "/v1/leases/acquire", body))
 
     def renew(self, scope: str, holder: str, fence: int, ttl_ms: int) -> Grant:
         body = _body(scope=scope, holder=holder, fence=fence, ttl_ms=ttl_ms)
         return from_wire(Grant, self._json(WRITE, "POST", "/v1/leases/renew", body))
 
-    def release(self, scope: str, holder: str, fence: int) -> ReleaseResult:
-        body = _body(scope=scope, holder=holder, fence=fence)
+    def release(
+        self, scope: str, holder: str, fence: int, job: Optional[Mapping[str, Any]] = None
+    ) -> ReleaseResult:
+        """``job`` as for :meth:`acquire`, recorded with the release."""
+        body = _body(scope=scope, holder=holder, fence=fence, job=_job(job))
         return from_wire(ReleaseResult, self._json(WRITE, "POST", "/v1/leases/release", body))
 
     def get_scope(self, scope: str) -> Optional[ScopeState]:
@@ -269,16 +285,21 @@ class Client:
         retryable: Optional[bool] = None,
         provider_ref: Optional[str] = None,
         error: Optional[str] = None,
+        retry_after_ms: Optional[int] = None,
+        code: Optional[str] = None,
     ) -> JsonObject:
         """Records a delivery outcome; applied only under the current claim fence, so resent after
         a lost reply. A resend answered ``stale_claim`` says ``details["afterLostReply"]``: the
-        lost attempt may be the one that recorded it (``get_intent`` shows the status)."""
+        lost attempt may be the one that recorded it (``get_intent`` shows the status).
+        ``code="target_not_allowed"`` (with ``outcome="failed"``) audits a refusal to send."""
         body = _body(
             claim_fence=claim_fence,
             outcome=outcome,
             retryable=retryable,
             provider_ref=provider_ref,
             error=error,
+            retry_after_ms=retry_after_ms,
+            code=code,
         )
         path = f"/v1/intents/{_seg(effect_key, 'effectKey')}/complete"
         return self._json(IDEMPOTENT, "POST", path, body)
@@ -480,6 +501,10 @@ def _is_commit_answer(answer: Any) -> bool:
 def _body(**fields: Any) -> Dict[str, Any]:
     """Keyword arguments as a wire body: camelCase keys, None left out."""
     return {camel(key): value for key, value in fields.items() if value is not None}
+
+
+def _job(job: Optional[Mapping[str, Any]]) -> Optional[Dict[str, Any]]:
+    return None if job is None else {camel(key): value for key, value in job.items()}
 
 
 def _query(**fields: Any) -> str:

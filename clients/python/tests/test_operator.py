@@ -103,3 +103,29 @@ def test_tokens_are_listed_without_secrets(tenant, server, admin):
     listed = admin.list_tokens(tenant=tenant.name)
     assert sorted(t["role"] for t in listed) == ["operator", "worker"]
     assert all("token" not in t and "hash" not in str(t).lower() for t in listed)
+
+
+def test_lease_job_states_and_refusal_codes(tenant, server):
+    skip_without_route(server, "GET", "/v1/cutovers")
+    worker, operator = tenant.worker(), tenant.operator()
+    scope = "wf-o5/job"
+    job = {"job_id": "q/1", "attempt": 1, "states": ["reserved", "running"]}
+    grant = worker.acquire(scope, holder="w", ttl_ms=30_000, policy_version="v7", job=job)
+    done = {"job_id": "q/1", "attempt": 1, "states": ["succeeded"]}
+    assert worker.release(scope, holder="w", fence=grant.fence, job=done).released
+    operator.register_policy("v8")
+    moved = operator.cutover(to_policy="v8", holder="c", scopes=[scope])
+    report = operator.cutover_report(moved["cutoverId"])
+    assert report["oldJobs"]["total"] == 1 and report["oldJobs"]["byState"]["succeeded"] == 1
+
+    sender = "wf-o5/sender"
+    intents = [Intent("o5-send", "crm", {"to": "x"})]
+    grant = worker.acquire(sender, holder="w", ttl_ms=30_000)
+    assert worker.commit(sender, grant.fence, "o5", writes=[], intents=intents).committed
+    claimed = worker.claim_intents(dispatcher="py-dispatcher", ttl_ms=30_000, limit=10)
+    failed = worker.complete_intent("o5-send", claim_fence=claimed[0]["claimFence"],
+                                    outcome="failed", retryable=False,
+                                    error="target_not_allowed", code="target_not_allowed")
+    assert failed["status"] == "failed"
+    entries = operator.audit(scope=sender, kind="intent")["items"]
+    assert [e["reason"] for e in entries if e.get("outcome") == "failed"] == ["target_not_allowed"]

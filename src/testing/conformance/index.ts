@@ -9,11 +9,20 @@
  *     destroyStore: async (subject) => { ... },
  *   });
  *
+ * It covers the whole Store through the subject: leases, commits and their rejections in check
+ * order, operators, records, operation replay and abandon, dispatch claims and completions,
+ * policies, cutovers and their reports, the jobs ledger, audit order and, with the Store in
+ * process, tokens and every tenant's audit. After every case, verify must report no violation.
+ *
  * Cases are skipped by capability only. Each test gets a fresh subject.
  */
 import { describe } from 'vitest';
 import { abandonCases } from './abandon.js';
 import { acceptanceCases } from './acceptance.js';
+import { auditOrderCases } from './audit-order.js';
+import { cutoverCases } from './cutover.js';
+import { dispatchCases } from './dispatch.js';
+import { inProcessCases } from './in-process.js';
 import { isolationCases } from './isolation.js';
 import { leaseJobCases } from './lease-jobs.js';
 import { leaseCases } from './leases.js';
@@ -27,6 +36,8 @@ import { validationCases } from './validation.js';
 
 export type {
   ConformanceCapabilities,
+  ConformanceGate,
+  ConformanceStore,
   ConformanceSubject,
   StoreConformanceOptions,
 } from './subject.js';
@@ -46,5 +57,9 @@ export function defineStoreConformanceSuite(options: StoreConformanceOptions): v
     sharedStoreCases(fixture);
     recordPageCases(fixture);
     abandonCases(fixture);
+    dispatchCases(fixture);
+    cutoverCases(fixture);
+    auditOrderCases(fixture);
+    inProcessCases(fixture);
   });
 }

@@ -5,6 +5,8 @@
 export {
   defineStoreConformanceSuite,
   type ConformanceCapabilities,
+  type ConformanceGate,
+  type ConformanceStore,
   type ConformanceSubject,
   type StoreConformanceOptions,
 } from '../conformance/index.js';

@@ -2,14 +2,18 @@
  * Plans a cutover on etcd behind the store's back: the core plan applied by an engine of its own,
  * as a cutover interrupted right after its planning Txn leaves the store.
  */
-import { ManualClock } from '../../src/testing/index.js';
-import { planCutoverStart } from '../../src/core/plan/plan-cutover.js';
-import { EtcdConnection } from '../../src/store/etcd/etcd-connection.js';
-import { AUDIT_SLOTS, DEFAULT_ETCD_LIMITS, EtcdEngine } from '../../src/store/etcd/etcd-engine.js';
-import { EtcdKeys } from '../../src/store/etcd/etcd-keys.js';
-import { KeyCache } from '../../src/store/etcd/etcd-snapshot.js';
-import { parseEtcdUrl } from '../../src/store/etcd/etcd-url.js';
-import type { CutoverRequest } from '../../src/types.js';
+import { ManualClock } from '../../../src/testing/index.js';
+import { planCutoverStart } from '../../../src/core/plan/plan-cutover.js';
+import { EtcdConnection } from '../../../src/store/etcd/etcd-connection.js';
+import {
+  AUDIT_SLOTS,
+  DEFAULT_ETCD_LIMITS,
+  EtcdEngine,
+} from '../../../src/store/etcd/etcd-engine.js';
+import { EtcdKeys } from '../../../src/store/etcd/etcd-keys.js';
+import { KeyCache } from '../../../src/store/etcd/etcd-snapshot.js';
+import { parseEtcdUrl } from '../../../src/store/etcd/etcd-url.js';
+import type { CutoverRequest } from '../../../src/types.js';
 
 export async function planOnEtcd(
   url: string,

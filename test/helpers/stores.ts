@@ -1,0 +1,102 @@
+/**
+ * The one list of stores the tests run on. Each store is one initializer (test/helpers/stores/*):
+ * how to open a fresh, empty store, how to open it again by URL, how to remove what was created,
+ * and the few looks behind the store that tests of interrupted work need. Adding a store to the
+ * tests is adding its initializer to STORES.
+ *
+ *   describe.each(AREA_STORES)('… on $name', (kind) => {
+ *     const stores = storesFor(kind, 'dispatch_acceptance');
+ *     it('…', async () => { const { store } = await stores.open({ clock }); … });
+ *   });
+ *
+ * Call storesFor at the top level of a file or of a describe block: it registers the afterAll
+ * that removes what it created.
+ */
+import { afterAll } from 'vitest';
+import type { Clock } from '../../src/core/clock.js';
+import type { Store } from '../../src/store/store.js';
+import type { CutoverRequest } from '../../src/types.js';
+import { ETCD, ETCD_CLUSTER } from './stores/etcd.js';
+import { POSTGRES } from './stores/postgres.js';
+import { SQLITE } from './stores/sqlite.js';
+
+export interface StoreOptions {
+  /** Store time; the store's own clock (host or database) when absent. */
+  clock?: Clock;
+  /** Batch concurrent commits, as the server runs the store. */
+  groupCommit?: boolean;
+}
+
+export interface OpenedStore {
+  store: Store;
+  /** The store URL (`sqlite:PATH`, `postgres://…?schema=NAME`, `etcd://…?prefix=P`) for other processes. */
+  url: string;
+}
+
+/** Fresh stores of one kind for one test file. */
+export interface StoreFactory {
+  /** The store's name, as in test titles. */
+  readonly name: string;
+  /** The URL of a fresh, empty store that nobody has opened yet (for `fencegate serve`). */
+  freshUrl(): string;
+  /** A fresh, empty store. */
+  open(options?: StoreOptions): Promise<OpenedStore>;
+  /** Another handle on the store at `url` (a second pool, client or file handle). */
+  reopen(url: string, options?: StoreOptions): Promise<Store>;
+  /**
+   * Every handle on the store at `url` is closed and nothing needs it any more: `open` may hand it
+   * out again, emptied (PostgreSQL empties a migrated schema faster than it migrates a new one).
+   */
+  recycle(url: string): Promise<void>;
+  /** Removes everything the factory created. */
+  cleanup(): Promise<void>;
+}
+
+/** Watches a store from outside while another process runs a cutover on it. */
+export interface CutoverWatcher {
+  /** The URL to give the process that runs the cutover (it may carry a name to wait for). */
+  childUrl: string;
+  /** How many scopes the cutover has moved, as committed in the store. */
+  cutoverEntries(): Promise<number>;
+  /** Resolves once nothing the killed process sent can still commit. */
+  childGone(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** What the tests of interrupted work do behind the store's back, each store in its own terms. */
+export interface BehindTheStore {
+  /** Plans a cutover without moving any scope, as a cutover interrupted right after planning. */
+  planCutover(
+    url: string,
+    tenant: string,
+    request: CutoverRequest & { cutoverId: string },
+    now: number,
+  ): Promise<void>;
+  watchCutover(url: string): Promise<CutoverWatcher>;
+}
+
+/** One store the tests run on. */
+export interface TestStoreKind {
+  readonly name: string;
+  /**
+   * Run by the per-area suites (dispatch, cutover, tokens…) as well as by the conformance suite.
+   * false for a deployment variant of a store that is already listed (etcd with three members),
+   * which the conformance suite alone covers.
+   */
+  readonly everyArea: boolean;
+  /** A factory of fresh stores; `label` names what it creates (file, schema or key prefix). */
+  factory(label: string): StoreFactory;
+  readonly behind: BehindTheStore;
+}
+
+export const STORES: readonly TestStoreKind[] = [SQLITE, POSTGRES, ETCD, ETCD_CLUSTER];
+
+/** The stores every per-area suite runs on. */
+export const AREA_STORES: readonly TestStoreKind[] = STORES.filter((kind) => kind.everyArea);
+
+/** A factory of `kind` for this file or describe block; what it creates goes in its afterAll. */
+export function storesFor(kind: TestStoreKind, label: string): StoreFactory {
+  const factory = kind.factory(label);
+  afterAll(() => factory.cleanup());
+  return factory;
+}

@@ -1,0 +1,125 @@
+/**
+ * PostgreSQL for the tests: each fresh store is a schema of its own (migrated on open, about
+ * 70 ms), named after the factory's label and dropped by its cleanup. A recycled schema is emptied
+ * and handed out again, without migrating it a second time.
+ */
+import pg from 'pg';
+import { cutoverFingerprint } from '../../../src/cutover/plan.js';
+import { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
+import {
+  dropSchema,
+  pgUrl,
+  testSchema,
+  truncateSchema,
+  withClient,
+} from '../../postgres/pg-helpers.js';
+import type { StoreFactory, StoreOptions, TestStoreKind } from '../stores.js';
+
+function schemaOf(url: string): string {
+  const schema = new URL(url).searchParams.get('schema');
+  if (schema === null) throw new Error(`no ?schema= in ${url}`);
+  return schema;
+}
+
+function postgresFactory(label: string): StoreFactory {
+  const schemas: string[] = [];
+  /** Migrated schemas nothing uses any more, emptied when handed out again. */
+  const recycled: string[] = [];
+  const withSchema = (schema: string) => {
+    const url = new URL(pgUrl());
+    url.searchParams.set('schema', schema);
+    return url.toString();
+  };
+  const freshUrl = () => {
+    const schema = testSchema(label);
+    schemas.push(schema);
+    return withSchema(schema);
+  };
+  const open = (url: string, given: StoreOptions) =>
+    PostgresStore.open({ url, ...given, pool: { max: 8 } });
+  return {
+    name: 'postgres',
+    freshUrl,
+    open: async (options = {}) => {
+      const reused = recycled.pop();
+      if (reused !== undefined) await truncateSchema(pgUrl(), reused);
+      const url = reused === undefined ? freshUrl() : withSchema(reused);
+      return { store: await open(url, options), url };
+    },
+    reopen: (url, options = {}) => open(url, options),
+    recycle: (url) => {
+      recycled.push(schemaOf(url));
+      return Promise.resolve();
+    },
+    cleanup: async () => {
+      for (const schema of schemas.splice(0)) await dropSchema(pgUrl(), schema);
+    },
+  };
+}
+
+/** Names the child's connections, so the test can wait until the server has let go of them. */
+function childApplication(url: string): string {
+  return `cutover-child-${schemaOf(url)}`;
+}
+
+export const POSTGRES: TestStoreKind = {
+  name: 'postgres',
+  everyArea: true,
+  factory: postgresFactory,
+  behind: {
+    planCutover: async (url, tenant, request, now) => {
+      const schema = schemaOf(url);
+      const { rows } = await withClient(url, (client) =>
+        client.query<{ answer: Record<string, unknown> }>(
+          `SELECT ${schema}.plan_cutover($1, $2, $3, $4, $5, NULL, NULL, NULL, $6, $7) AS answer`,
+          [
+            tenant,
+            request.cutoverId,
+            cutoverFingerprint(request),
+            request.toPolicy,
+            request.holder,
+            request.prefix,
+            now,
+          ],
+        ),
+      );
+      const answer = rows[0]?.answer;
+      if (answer === undefined || Object.keys(answer).length > 0) {
+        throw new Error(`plan_cutover answered ${JSON.stringify(answer)}`);
+      }
+    },
+    watchCutover: async (url) => {
+      const schema = schemaOf(url);
+      // The store's URL without fencegate's own parameter is the driver's.
+      const driverUrl = new URL(url);
+      driverUrl.searchParams.delete('schema');
+      const client = new pg.Client({ connectionString: driverUrl.toString() });
+      client.on('error', () => undefined);
+      await client.connect();
+      const childUrl = new URL(url);
+      childUrl.searchParams.set('application_name', childApplication(url));
+      return {
+        childUrl: childUrl.toString(),
+        cutoverEntries: async () =>
+          (
+            await client.query<{ n: number }>(
+              `SELECT count(*)::integer AS n FROM ${schema}.audit WHERE kind = 'cutover'`,
+            )
+          ).rows[0]!.n,
+        // The server may still be running the chunk the child sent when it died: it either
+        // commits whole or rolls back, and only then does the backend go away.
+        childGone: async () => {
+          for (;;) {
+            const { rows } = await client.query<{ n: number }>(
+              'SELECT count(*)::integer AS n FROM pg_stat_activity WHERE application_name = $1',
+              [childApplication(url)],
+            );
+            if (rows[0]!.n === 0) return;
+            await new Promise((resolve) => setTimeout(resolve, 5));
+          }
+        },
+        close: () => client.end(),
+      };
+    },
+  },
+};
