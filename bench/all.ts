@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- all`: one short run of every layer of the performance goal, each against its
+ * `npm run bench -- all`: one short run of every layer of the performance goal (SQLite, PostgreSQL, HTTP, dispatch, scale), each against its
  * raw baseline measured in the same run, printed as one table (and, last, one JSON line). The
  * figures come from the benchmarks' own functions; this file only calls them and compares.
  *
@@ -15,6 +15,7 @@ import { runDispatchBench } from './dispatch.js';
 import { runHttpBench } from './http.js';
 import { runPostgresCommitBench } from './postgres/commit.js';
 import { bulkLoad, serverMemory, staleTraffic } from './scale.js';
+import { runSqliteCommitBench } from './sqlite-commit.js';
 
 export interface AllBenchOptions {
   seconds: number;
@@ -57,6 +58,36 @@ async function postgresRow(options: AllBenchOptions): Promise<Row> {
     const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
     return { layer, target: '>= 0.85', figure: `not run: ${reason}`, baseline: '', met: null };
   }
+}
+
+/** The three SQLite rows, from one run of the SQLite commit bench (raw NORMAL and FULL included). */
+async function sqliteRows(options: AllBenchOptions): Promise<Row[]> {
+  const f = await runSqliteCommitBench({ seconds: options.seconds, inFlight: 64 });
+  const rawNormal = `raw NORMAL ${f.rawNormalOps} ops/s`;
+  const groupFullOverNormal = (f.groupFullOps ?? 0) / (f.rawNormalOps ?? 1);
+  return [
+    {
+      layer: 'SQLite NORMAL, in process, one at a time',
+      target: '>= 0.35',
+      figure: `${fixed(f.ratio ?? 0)} (${f.guardedNormalOps} ops/s)`,
+      baseline: rawNormal,
+      met: (f.ratio ?? 0) >= 0.35,
+    },
+    {
+      layer: 'SQLite NORMAL, group commit, 64 in flight',
+      target: '>= 0.60',
+      figure: `${fixed(f.groupRatioNormal ?? 0)} (${f.groupNormalOps} ops/s)`,
+      baseline: rawNormal,
+      met: (f.groupRatioNormal ?? 0) >= 0.6,
+    },
+    {
+      layer: 'SQLite FULL, group commit, 64 in flight',
+      target: '>= 3x raw FULL, >= 0.45 raw NORMAL',
+      figure: `${fixed(f.groupOverRawFull ?? 0)}x, ${fixed(groupFullOverNormal)} (${f.groupFullOps} ops/s)`,
+      baseline: `raw FULL ${f.rawFullOps} ops/s; ${rawNormal}`,
+      met: (f.groupOverRawFull ?? 0) >= 3 && groupFullOverNormal >= 0.45,
+    },
+  ];
 }
 
 async function httpRow(options: AllBenchOptions): Promise<Row> {
@@ -132,7 +163,8 @@ function table(rows: readonly Row[]): string {
 }
 
 export async function runAllBench(options: AllBenchOptions): Promise<void> {
-  const rows: Row[] = [];
+  const rows: Row[] = await sqliteRows(options);
+  console.error('measured: SQLite commit');
   for (const run of [postgresRow, httpRow, dispatchRow]) {
     rows.push(await run(options));
     console.error(`measured: ${rows.at(-1)?.layer}`);
