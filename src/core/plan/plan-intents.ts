@@ -1,9 +1,14 @@
 /** Intent claims and completions planned over a snapshot, with the rules of intent-rules.ts. */
 import { FencegateError } from '../../errors.js';
-import type { ClaimIntentsRequest, CompleteIntentRequest, Intent } from '../../types.js';
+import type {
+  AuditOutcome,
+  ClaimIntentsRequest,
+  CompleteIntentRequest,
+  Intent,
+} from '../../types.js';
 import { auditEntry } from '../audit-entry.js';
 import { completionAuditReason, decideCompletion, isClaimable } from '../intent-rules.js';
-import type { RangeRef, Snapshot, Transition } from './transition.js';
+import { refused, type RangeRef, type Snapshot, type Transition } from './transition.js';
 
 /** The open intents a claim reads: a store may list only the first `limit` due ones. */
 export function claimRange(now: number, request: ClaimIntentsRequest, limit: number): RangeRef {
@@ -96,25 +101,21 @@ export function planCompletion(
     };
   }
   const decision = decideCompletion(effectKey, intent, request, now);
+  const completionAudit = (outcome: AuditOutcome, reason: string | null, holder: string | null) =>
+    auditEntry({
+      at: now,
+      tenant,
+      scope: intent.scope,
+      kind: 'intent',
+      outcome,
+      reason,
+      holder,
+      fence: request.claimFence,
+      operationId: intent.operationId,
+      effectKey,
+    });
   if (!decision.ok) {
-    return {
-      expect: [ref],
-      put: [],
-      audit: [
-        auditEntry({
-          at: now,
-          tenant,
-          scope: intent.scope,
-          kind: 'intent',
-          outcome: 'rejected',
-          reason: decision.error.code,
-          fence: request.claimFence,
-          operationId: intent.operationId,
-          effectKey,
-        }),
-      ],
-      answer: { ok: false, error: decision.error },
-    };
+    return refused([ref], [completionAudit('rejected', decision.error.code, null)], decision.error);
   }
   const effect = decision.value;
   const providerRef = request.providerRef ?? intent.providerRef;
@@ -132,20 +133,7 @@ export function planCompletion(
   return {
     expect: [ref],
     put: [{ ...ref, row: next }],
-    audit: [
-      auditEntry({
-        at: now,
-        tenant,
-        scope: intent.scope,
-        kind: 'intent',
-        outcome: effect.status,
-        reason: completionAuditReason(request),
-        holder: intent.claimedBy,
-        fence: request.claimFence,
-        operationId: intent.operationId,
-        effectKey,
-      }),
-    ],
+    audit: [completionAudit(effect.status, completionAuditReason(request), intent.claimedBy)],
     answer: { ok: true, value: next },
   };
 }
