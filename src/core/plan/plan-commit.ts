@@ -30,12 +30,15 @@ import type { NormalizedCommit } from '../validate.js';
 import { tombstone } from './plan-leases.js';
 import { refKey, type Put, type Ref, type Snapshot, type Transition } from './transition.js';
 
-/** Every row a commit may read up front; a store that loads before planning fetches these. */
+/**
+ * The rows every commit reads. The grant of the presented fence is read (and expected) only when
+ * the scope row cannot name its holder (holderOfFence), so a current holder's commit compares one
+ * key fewer.
+ */
 export function commitRefs(request: NormalizedCommit): Ref[] {
   const refs: Ref[] = [
     { type: 'operation', operationId: request.operationId },
     { type: 'scope', scope: request.scope },
-    { type: 'fenceGrant', scope: request.scope, fence: request.fence },
   ];
   for (const read of request.reads)
     refs.push({ type: 'record', scope: read.scope, name: read.name });
@@ -133,9 +136,11 @@ export function planCommit(
     operationId: request.operationId,
     taskId: request.taskId ?? null,
     policyVersion: request.policyVersion ?? scopeRow?.policyVersion ?? null,
-    holder: holderOfFence(scopeRow, request.fence, (fence) =>
-      snapshot.get({ type: 'fenceGrant', scope: request.scope, fence }),
-    ),
+    holder: holderOfFence(scopeRow, request.fence, (fence) => {
+      const ref: Ref = { type: 'fenceGrant', scope: request.scope, fence };
+      expect.push(ref);
+      return snapshot.get(ref);
+    }),
     fence: request.fence,
     currentFence: scopeRow?.fence ?? null,
     leaseExpiresAt: scopeRow?.leaseExpiresAt ?? null,

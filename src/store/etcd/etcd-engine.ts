@@ -31,6 +31,7 @@ import { prefixEnd, type EtcdKeys } from './etcd-keys.js';
 import {
   CallState,
   EtcdSnapshot,
+  ABSENT,
   RangeMiss,
   type KeyCache,
   type KeyState,
@@ -197,7 +198,9 @@ export class EtcdEngine {
   }
 
   build(plans: Planned<unknown>[], call: CallState): BuiltTxn {
+    // Compared keys, each encoded once: its compare and its read in the failure branch share it.
     const compares = new Map<string, ICompare>();
+    const rangeCompares = new Map<string, ICompare>();
     const success: IRequestOp[] = [];
     const written = new Map<string, string | null>();
     const auditKeys: string[] = [];
@@ -212,7 +215,7 @@ export class EtcdEngine {
           const loaded = call.ranges.get(prefix);
           // No key of the range changed or appeared since it was read.
           const key = Buffer.from(prefix);
-          compares.set(`range:${prefix}`, {
+          rangeCompares.set(prefix, {
             key,
             range_end: prefixEnd(key),
             target: CompareTarget.Mod,
@@ -243,16 +246,17 @@ export class EtcdEngine {
       position += entries.length;
       auditKeys.push(key);
       // The key is new: sending the Txn again can never apply it twice.
-      compares.set(key, compareKey(key, { modRevision: 0, value: null }));
+      compares.set(key, compareKey(key, ABSENT));
       success.push({ request_put: { key: Buffer.from(key), value: Buffer.from(value) } });
       bytes += key.length + value.length;
     }
-    const compared = [...compares.keys()].filter((key) => !key.startsWith('range:'));
-    const failure: IRequestOp[] = compared.map((key) => ({
-      request_range: { key: Buffer.from(key) },
+    const compared = [...compares.keys()];
+    const keyCompares = [...compares.values()];
+    const failure: IRequestOp[] = keyCompares.map((compare) => ({
+      request_range: { key: compare.key },
     }));
-    const compareList = [...compares.values()];
-    bytes += compareList.reduce((sum, c) => sum + (c.key?.length ?? 0) + 16, 0) * 2;
+    const compareList = keyCompares.concat([...rangeCompares.values()]);
+    for (const compare of compareList) bytes += ((compare.key?.length ?? 0) + 16) * 2;
     const size = { compares: compareList.length, ops: success.length, entries: position, bytes };
     this.checkFits(size);
     return {
