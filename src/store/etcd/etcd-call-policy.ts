@@ -13,6 +13,8 @@ type GlobalPolicy = NonNullable<NonNullable<IOptions['faultHandling']>['global']
 
 const ATTEMPTS = 3;
 const noEvent = () => ({ dispose: () => undefined });
+/** The client never aborts through the policy's signal: one that never fires serves every call. */
+export const NEVER_ABORTED: AbortSignal = new AbortController().signal;
 
 class AttemptsPolicy {
   readonly _altReturn = undefined as never;
@@ -23,7 +25,7 @@ class AttemptsPolicy {
     let gravest: unknown = undefined;
     for (let attempt = 1; ; attempt += 1) {
       try {
-        return await fn({ signal: new AbortController().signal });
+        return await fn({ signal: NEVER_ABORTED });
       } catch (error) {
         gravest = graverError(gravest, error);
         const recoverable = error instanceof Error && isRecoverableError(error);

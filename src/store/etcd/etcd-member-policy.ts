@@ -6,6 +6,7 @@
  * else to go, and it is never skipped.
  */
 import type { IOptions } from 'etcd3';
+import { NEVER_ABORTED } from './etcd-call-policy.js';
 
 type HostPolicy = ReturnType<NonNullable<NonNullable<IOptions['faultHandling']>['host']>>;
 
@@ -32,7 +33,7 @@ class MemberPolicy {
       });
     }
     try {
-      const value = await fn({ signal: new AbortController().signal });
+      const value = await fn({ signal: NEVER_ABORTED });
       this.#failures = 0;
       return value;
     } catch (error) {
