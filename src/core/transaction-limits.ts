@@ -4,8 +4,8 @@
  * bounded transactions (etcd: --max-txn-ops, --max-request-bytes) a commit that cannot fit is
  * refused here with invalid_request naming the limit, before the store is touched, never with a
  * store error. The count follows the rows every store's commit plan reads and writes
- * (core/plan/plan-commit.ts): the stored outcome, the scope, each record read or written, each
- * intent, and one audit key; a delete writes the record's tombstone and its deletion marker; an
+ * (core/plan/plan-commit.ts): the stored outcome, the scope, the fence grant, each record read or
+ * written, each intent, and one audit key; a delete writes the record's tombstone and its deletion marker; an
  * intent writes the keys the store keeps per intent.
  */
 import { fail } from '../errors.js';
@@ -69,8 +69,10 @@ export function commitFootprint(
     writes += capabilities.keysPerIntent;
     bytes += capabilities.payloadCopiesPerIntent * JSON.stringify(payloadJson(intent)).length;
   }
-  // The stored outcome, the scope and the audit key, each record and each intent.
-  const compares = 3 + records.size + request.intents.length;
+  // The stored outcome, the scope, the audit key, the fence grant (compared when the fence
+  // presented is not the scope's current one, which the caller cannot know, so always counted),
+  // each record and each intent.
+  const compares = 4 + records.size + request.intents.length;
   bytes += (writes + compares) * KEY_OVERHEAD_BYTES;
   return { compares, writes, bytes };
 }

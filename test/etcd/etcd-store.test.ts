@@ -144,6 +144,39 @@ describe('the etcd store', () => {
     }
   });
 
+  it('the limit counts the fence grant a stale fence makes the Txn compare: refused by name, never by etcd', async () => {
+    const first = await gate.acquire({ scope: 'edge', holder: 'a', ttlMs: 60_000 });
+    await gate.takeover('edge', { holder: 'b', ttlMs: 60_000, reason: 'test' });
+    // 64 writes and `reads` reads of other records of the scope.
+    const commitWith = (reads: number, operationId: string) =>
+      gate.commit({
+        scope: 'edge',
+        fence: first.fence,
+        operationId,
+        reads: Array.from({ length: reads }, (_, i) => ({
+          scope: 'edge',
+          name: `read${i}`,
+          revision: 0,
+        })),
+        writes: Array.from({ length: 64 }, (_, i) => ({
+          name: `e${i}`,
+          expectRevision: 0,
+          value: i,
+        })),
+      });
+    // 125 records: with the scope, the outcome, the audit key and the fence grant, 129 compares.
+    const error = await commitWith(61, 'edge-wide').catch((caught: unknown) => caught);
+    expect(isFencegateError(error) && error.code).toBe('invalid_request');
+    expect(isFencegateError(error) && error.details).toMatchObject({
+      limit: 'maxTransactionOps',
+      max: 128,
+    });
+    expect(await gate.getOperation('edge-wide')).toBeNull();
+    // One record fewer fits, and the stale fence is refused as such.
+    const refused = await commitWith(60, 'edge-fits');
+    expect(refused.outcome === 'rejected' && refused.error.code).toBe('stale_fence');
+  });
+
   it('a commit whose values do not fit in one request is invalid_request naming the limit', async () => {
     const grant = await gate.acquire({ scope: 'heavy', holder: 'w', ttlMs: 60_000 });
     const value = 'x'.repeat(200 * 1024);
