@@ -78,15 +78,22 @@ export class HeldLease {
    * in the jobs ledger with the release. A lease already lost is not released and records nothing.
    */
   async release(job?: LeaseJobEvents): Promise<void> {
-    this.#stopTimer();
     if (this.lost) return;
-    this.lose(new FencegateError('authority_revoked', 'the lease was released'));
+    this.released();
     await this.#gate.release({
       scope: this.#request.scope,
       holder: this.#request.holder,
       fence: this.#grant.fence,
       ...(job === undefined ? {} : { job }),
     });
+  }
+
+  /**
+   * Marks the lease as given up by a store operation that released it (a commit with
+   * `release: true`): the signal aborts and renewals stop, as after release().
+   */
+  released(): void {
+    this.lose(new FencegateError('authority_revoked', 'the lease was released'));
   }
 
   /** Marks authority as lost: the signal aborts and renewals stop. */

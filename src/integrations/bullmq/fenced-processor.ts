@@ -31,8 +31,12 @@ export interface FencedProcessorOptions<D = unknown, R = unknown, N extends stri
   policyVersion?: string;
 }
 
-/** A commit of the run: scope and fence are the run's; operationId names it within the run. */
-export type FencedCommit = Omit<CommitRequest, 'scope' | 'fence' | 'operationId'> & {
+/**
+ * A commit of the run: scope and fence are the run's; operationId names it within the run. With
+ * `release: true` it is the run's last commit: committed, it also gives up the scope and records
+ * the job `succeeded`, in its transaction, so the run needs no release of its own.
+ */
+export type FencedCommit = Omit<CommitRequest, 'scope' | 'fence' | 'operationId' | 'job'> & {
   operationId?: string;
 };
 
@@ -84,6 +88,8 @@ class FencedRun<D, R, N extends string> {
   readonly #lockLost = new AbortController();
   #lease: HeldLease | null = null;
   #commits = 0;
+  /** A commit with `release: true` ended the lease and recorded `succeeded`. */
+  #releasedByCommit = false;
 
   constructor(
     private readonly gate: FencedGate,
@@ -156,8 +162,12 @@ class FencedRun<D, R, N extends string> {
           scope,
           fence: lease.fence,
           operationId: `bullmq:${ledgerJobId(this.job)}:${lease.fence}:${key}`.slice(0, 256),
+          ...(request.release === true ? { job: this.#ledger(['succeeded']) } : {}),
         });
-        if (result.outcome === 'rejected' && AUTHORITY_LOST.has(result.error.code)) {
+        if (result.outcome === 'committed' && request.release === true) {
+          this.#releasedByCommit = true;
+          lease.released();
+        } else if (result.outcome === 'rejected' && AUTHORITY_LOST.has(result.error.code)) {
           lease.lose(
             new FencegateError(result.error.code, result.error.message, result.error.details),
           );
@@ -172,11 +182,16 @@ class FencedRun<D, R, N extends string> {
    * nothing: the job belongs to its successor (or to a cutover's controller) now, and the ledger
    * keeps the state the run was in when it lost it. A release refused because authority moved
    * after the run's last commit records the state on its own; a store that cannot be reached
-   * fails the job, as its state could not be recorded.
+   * fails the job, as its state could not be recorded. After a commit that released the scope
+   * (and recorded `succeeded`), only a run that failed after it has a state left to record.
    */
   async finish(state: 'succeeded' | 'failed' | 'retrying'): Promise<void> {
     const lease = this.#lease;
     try {
+      if (lease !== null && this.#releasedByCommit) {
+        if (state !== 'succeeded') await recordJobStates(this.gate, this.job, lease.grant, [state]);
+        return;
+      }
       if (lease === null || lease.lost) return;
       const job = this.#ledger([state]);
       try {
