@@ -14,6 +14,7 @@ import type { Job, Processor } from 'bullmq';
 import type { FencegateApi, FencegateOpsApi } from '../../api.js';
 import { FencegateError, isFencegateError } from '../../errors.js';
 import type { CommitRequest, CommitResult, JobState, LeaseJobEvents } from '../../types.js';
+import { LazyAbort } from '../lazy-abort.js';
 import { acquireLease, type HeldLease } from '../lease-keeper.js';
 import { escapeName } from '../name-escape.js';
 import { ledgerAttempt, ledgerJobId, recordJobStates } from './job-ledger.js';
@@ -85,7 +86,10 @@ export function fencedProcessor<D = unknown, R = unknown, N extends string = str
 }
 
 class FencedRun<D, R, N extends string> {
-  readonly #lockLost = new AbortController();
+  readonly #lockLost = new LazyAbort();
+  /** The run's scope and its ledger id, each taken once. */
+  readonly #scope: string;
+  readonly #jobId: string;
   #lease: HeldLease | null = null;
   #commits = 0;
   /** A commit with `release: true` ended the lease and recorded `succeeded`. */
@@ -97,7 +101,10 @@ class FencedRun<D, R, N extends string> {
     private readonly job: Job<D, R, N>,
     private readonly token: string,
     private readonly options: FencedProcessorOptions<D, R, N>,
-  ) {}
+  ) {
+    this.#scope = options.scope(job);
+    this.#jobId = ledgerJobId(job);
+  }
 
   #unwatch: () => void = () => undefined;
 
@@ -110,7 +117,7 @@ class FencedRun<D, R, N extends string> {
     const lost = new FencegateError(
       'authority_revoked',
       `BullMQ lost the lock of job ${this.job.id ?? ''}; this run no longer owns it`,
-      { scope: this.options.scope(this.job) },
+      { scope: this.#scope },
     );
     this.#lockLost.abort(lost);
     this.#lease?.lose(lost);
@@ -121,20 +128,19 @@ class FencedRun<D, R, N extends string> {
       renewed: () => this.#onRenewed(),
       lost: () => this.#onLockLost(),
     });
-    const scope = this.options.scope(this.job);
     const ttlMs = this.options.ttlMs ?? this.locks.worker.opts.lockDuration ?? 30_000;
     this.#lease = await acquireLease(
       this.gate,
       {
-        scope,
-        holder: `bullmq:${ledgerJobId(this.job)}:${escapeName(this.token)}`.slice(0, 256),
+        scope: this.#scope,
+        holder: `bullmq:${this.#jobId}:${escapeName(this.token)}`.slice(0, 256),
         ttlMs,
         job: this.#ledger(['reserved', 'running']),
         ...(this.options.policyVersion === undefined
           ? {}
           : { policyVersion: this.options.policyVersion }),
       },
-      { wait: true, signal: this.#lockLost.signal },
+      { wait: true, signal: this.#lockLost },
     );
   }
 
@@ -144,16 +150,19 @@ class FencedRun<D, R, N extends string> {
    * with the release.
    */
   #ledger(states: JobState[]): LeaseJobEvents {
-    return { jobId: ledgerJobId(this.job), attempt: ledgerAttempt(this.job), states };
+    return { jobId: this.#jobId, attempt: ledgerAttempt(this.job), states };
   }
 
   context(): FencedJobContext {
     const lease = this.#requireLease();
-    const scope = this.options.scope(this.job);
+    const scope = this.#scope;
     return {
       scope,
       fence: lease.fence,
-      signal: lease.signal,
+      // Read on demand: a run that never reads its signal never makes one (lazy-abort.ts).
+      get signal() {
+        return lease.signal;
+      },
       commit: async (request) => {
         this.#commits += 1;
         const key = request.operationId ?? String(this.#commits);
@@ -161,7 +170,7 @@ class FencedRun<D, R, N extends string> {
           ...request,
           scope,
           fence: lease.fence,
-          operationId: `bullmq:${ledgerJobId(this.job)}:${lease.fence}:${key}`.slice(0, 256),
+          operationId: `bullmq:${this.#jobId}:${lease.fence}:${key}`.slice(0, 256),
           ...(request.release === true ? { job: this.#ledger(['succeeded']) } : {}),
         });
         if (result.outcome === 'committed' && request.release === true) {
@@ -208,7 +217,7 @@ class FencedRun<D, R, N extends string> {
   stop(): void {
     this.#unwatch();
     if (this.#lease?.lost === false) {
-      this.#lease.lose(new FencegateError('authority_revoked', 'the run has ended'));
+      this.#lease.lose(() => new FencegateError('authority_revoked', 'the run has ended'));
     }
   }
 
