@@ -6,7 +6,8 @@
  *  - plain, raw write (the baseline): the job writes its result with a prepared INSERT in its own
  *    transaction, unguarded, on a WAL file with the same `synchronous` as the store;
  *  - fenced: fencedProcessor with one commit per job: acquire the job's scope (with the ledger's
- *    reserved+running), the commit, release (with the ledger's succeeded).
+ *    reserved+running), then the commit with `release: true`, which releases the scope and records
+ *    the ledger's succeeded in its transaction: two store operations a job.
  *
  *   npm run bench -- bullmq [--jobs N] [--concurrency N]
  *
@@ -37,6 +38,9 @@ export interface BullmqBenchFigures {
   fencedJobsPerSec: number;
   /** fenced / raw write: what fencing costs a job that writes its result anyway. */
   ratio: number;
+  /** CPU time of this process per job (user + system), medians: less noisy than rates under load. */
+  rawCpuUsPerJob: number;
+  fencedCpuUsPerJob: number;
 }
 
 export interface BullmqBenchResult {
@@ -84,30 +88,37 @@ async function runOneSetting(
   raw.exec('CREATE TABLE results (round INTEGER, n INTEGER, value TEXT, PRIMARY KEY (round, n))');
   const insert = raw.prepare('INSERT INTO results (round, n, value) VALUES (?, ?, ?)');
   const figures = { noop: [] as number[], raw: [] as number[], fenced: [] as number[] };
+  const cpu = { noop: [] as number[], raw: [] as number[], fenced: [] as number[] };
   try {
     for (let round = 0; round < ROUNDS; round += 1) {
-      const time = (label: string, processor: Processor<{ n: number }>) =>
-        timeQueue(`${synchronous}-${label}-${round}`, jobs, concurrency, connect, processor);
-      figures.noop.push(await time('noop', () => Promise.resolve()));
-      figures.raw.push(
-        await time('raw', (job) => {
-          insert.run(round, job.data.n, JSON.stringify({ n: job.data.n }));
-          return Promise.resolve();
-        }),
-      );
-      figures.fenced.push(
-        await time(
-          'fenced',
-          fencedProcessor<{ n: number }>(
-            gate,
-            { scope: (job) => `bench-${round}/${job.data.n}`, policyVersion: 'v1' },
-            async (job, ctx) => {
-              const result = await ctx.commit({
-                writes: [{ name: 'result', expectRevision: 0, value: { n: job.data.n } }],
-              });
-              if (result.outcome !== 'committed') throw new Error(result.error.code);
-            },
-          ),
+      const time = async (label: keyof typeof figures, processor: Processor<{ n: number }>) => {
+        const timed = await timeQueue(
+          `${synchronous}-${label}-${round}`,
+          jobs,
+          concurrency,
+          connect,
+          processor,
+        );
+        figures[label].push(timed.jobsPerSec);
+        cpu[label].push(timed.cpuUsPerJob);
+      };
+      await time('noop', () => Promise.resolve());
+      await time('raw', (job) => {
+        insert.run(round, job.data.n, JSON.stringify({ n: job.data.n }));
+        return Promise.resolve();
+      });
+      await time(
+        'fenced',
+        fencedProcessor<{ n: number }>(
+          gate,
+          { scope: (job) => `bench-${round}/${job.data.n}`, policyVersion: 'v1' },
+          async (job, ctx) => {
+            const result = await ctx.commit({
+              writes: [{ name: 'result', expectRevision: 0, value: { n: job.data.n } }],
+              release: true,
+            });
+            if (result.outcome !== 'committed') throw new Error(result.error.code);
+          },
         ),
       );
     }
@@ -125,6 +136,8 @@ async function runOneSetting(
     rawJobsPerSec,
     fencedJobsPerSec,
     ratio: fencedJobsPerSec / rawJobsPerSec,
+    rawCpuUsPerJob: median(cpu.raw),
+    fencedCpuUsPerJob: median(cpu.fenced),
   };
 }
 
@@ -134,7 +147,7 @@ async function timeQueue(
   concurrency: number,
   connect: () => Redis,
   processor: Processor<{ n: number }>,
-): Promise<number> {
+): Promise<{ jobsPerSec: number; cpuUsPerJob: number }> {
   const name = `fencegate-bench-${process.pid}-${label}`;
   const queue = new Queue<{ n: number }>(name, { connection: connect() });
   await queue.addBulk(Array.from({ length: jobs }, (_, n) => ({ name: 'job', data: { n } })));
@@ -146,6 +159,7 @@ async function timeQueue(
     if (done + failed === jobs) allSettled();
   };
   const started = process.hrtime.bigint();
+  const cpuBefore = process.cpuUsage();
   const worker = new Worker<{ n: number }>(name, processor, { connection: connect(), concurrency });
   worker.on('completed', () => {
     done += 1;
@@ -157,11 +171,17 @@ async function timeQueue(
   });
   await finished;
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const cpuUsed = process.cpuUsage(cpuBefore);
   await worker.close();
   await queue.obliterate({ force: true });
   await queue.close();
   if (failed > 0) throw new Error(`${failed} of ${jobs} ${label} jobs failed`);
-  return jobs / seconds;
+  return { jobsPerSec: jobs / seconds, cpuUsPerJob: (cpuUsed.user + cpuUsed.system) / jobs };
+}
+
+function cpuPair(run: BullmqBenchFigures): string {
+  const ratio = run.fencedCpuUsPerJob / run.rawCpuUsPerJob;
+  return `${run.rawCpuUsPerJob.toFixed(0)} / ${run.fencedCpuUsPerJob.toFixed(0)} (×${ratio.toFixed(2)})`;
 }
 
 function median(values: number[]): number {
@@ -181,6 +201,7 @@ export function formatBullmqBench(result: BullmqBenchResult): string {
       `  plain BullMQ worker, raw write      ${rate(run.rawJobsPerSec)}`,
       `  fencedProcessor, one commit         ${rate(run.fencedJobsPerSec)}`,
       `  fenced / raw write                  ${run.ratio.toFixed(2).padStart(7)}`,
+      `  CPU µs a job, raw / fenced          ${cpuPair(run)}`,
     );
   }
   lines.push(JSON.stringify(result));

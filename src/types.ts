@@ -159,6 +159,13 @@ export interface CommitRequest {
   reads?: ReadDependency[];
   writes?: WriteRequest[];
   intents?: IntentRequest[];
+  /**
+   * The run's last commit: when it commits, the same transaction releases the lease, as a release
+   * with the commit's fence would (the fence stays; the next grant moves it).
+   */
+  release?: true;
+  /** With `release`: job lifecycle states recorded with the release (see LeaseJobEvents). */
+  job?: LeaseJobEvents;
 }
 
 export interface CommittedRecord {

@@ -5,8 +5,9 @@
  * refused here with invalid_request naming the limit, before the store is touched, never with a
  * store error. The count follows the rows every store's commit plan reads and writes
  * (core/plan/plan-commit.ts): the stored outcome, the scope, the fence grant, each record read or
- * written, each intent, and one audit key; a delete writes the record's tombstone and its deletion marker; an
- * intent writes the keys the store keeps per intent.
+ * written, each intent, and one audit key; a delete writes the record's tombstone and its deletion
+ * marker; an intent writes the keys the store keeps per intent; a release writes the scope and the
+ * job's row.
  */
 import { fail } from '../errors.js';
 import { payloadJson, valueJson } from './prepared-value.js';
@@ -37,6 +38,8 @@ interface CommitShape {
   reads: { scope: string; name: string }[];
   writes: ({ name: string; value: unknown } | { name: string; delete: true })[];
   intents: { payload: unknown }[];
+  release?: true;
+  job?: unknown;
 }
 
 export interface CommitFootprint {
@@ -72,7 +75,15 @@ export function commitFootprint(
   // The stored outcome, the scope, the audit key, the fence grant (compared when the fence
   // presented is not the scope's current one, which the caller cannot know, so always counted),
   // each record and each intent.
-  const compares = 4 + records.size + request.intents.length;
+  let compares = 4 + records.size + request.intents.length;
+  if (request.release === true) {
+    // The scope's row, and the job's ledger row it records (plan-leases.ts withRelease).
+    writes += 1;
+    if (request.job !== undefined) {
+      writes += 1;
+      compares += 1;
+    }
+  }
   bytes += (writes + compares) * KEY_OVERHEAD_BYTES;
   return { compares, writes, bytes };
 }

@@ -317,6 +317,8 @@ export function validateCommit(input: unknown, limits: Limits = DEFAULT_LIMITS):
     'reads',
     'writes',
     'intents',
+    'release',
+    'job',
   ]);
   const scope = requireName(body.scope, 'scope');
   const request: NormalizedCommit = {
@@ -331,6 +333,7 @@ export function validateCommit(input: unknown, limits: Limits = DEFAULT_LIMITS):
   if (taskId !== undefined) request.taskId = taskId;
   const policyVersion = optionalName(body.policyVersion, 'policyVersion');
   if (policyVersion !== undefined) request.policyVersion = policyVersion;
+  addRelease(request, body.release, body.job);
 
   requireArray(body.reads, 'reads', limits.maxReads).forEach((item, i) => {
     const field = `reads[${i}]`;
@@ -399,6 +402,24 @@ export function validateCommit(input: unknown, limits: Limits = DEFAULT_LIMITS):
   // Everything the store compares or stores is taken now, not when the commit runs.
   requestFingerprint(request);
   return request;
+}
+
+/** A commit's `release: true`, and the job states it records (only with a release). */
+function addRelease(request: NormalizedCommit, release: unknown, job: unknown): void {
+  if (release !== undefined && release !== true) {
+    fail('invalid_request', 'release must be true when present', { field: 'release' });
+  }
+  if (release === undefined) {
+    if (job !== undefined) {
+      fail('invalid_request', 'job is recorded with a release; send release: true', {
+        field: 'job',
+      });
+    }
+    return;
+  }
+  request.release = true;
+  const events = optionalLeaseJobEvents(job);
+  if (events !== undefined) request.job = events;
 }
 
 /** A validated commit request: reads carry their scope, lists are present. */

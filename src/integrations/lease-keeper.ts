@@ -8,6 +8,7 @@
 import type { FencegateApi } from '../api.js';
 import { FencegateError, isFencegateError } from '../errors.js';
 import type { Grant, LeaseJobEvents } from '../types.js';
+import { LazyAbort } from './lazy-abort.js';
 
 /** Codes of a renewal that mean the lease is gone for good. */
 const LOST = new Set(['stale_fence', 'not_holder', 'scope_deleted', 'scope_not_found']);
@@ -24,8 +25,12 @@ export interface LeaseRequest {
 export class HeldLease {
   readonly #gate: FencegateApi;
   readonly #request: LeaseRequest;
-  readonly #controller = new AbortController();
+  readonly #abort = new LazyAbort();
   #grant: Grant;
+  /** Local time by which the lease must have run out; null for a lease without expiry. */
+  #deadline: number | null = null;
+  /** Whether the signal was read: only then does a timer abort it at the deadline. */
+  #watched = false;
   #expiryTimer: NodeJS.Timeout | undefined;
 
   constructor(gate: FencegateApi, request: LeaseRequest, grant: Grant, grantedAt: number) {
@@ -45,11 +50,17 @@ export class HeldLease {
 
   /** Aborts when authority is lost; its reason is the FencegateError that said so. */
   get signal(): AbortSignal {
-    return this.#controller.signal;
+    if (!this.#watched) {
+      this.#watched = true;
+      this.#checkExpiry();
+      this.#startTimer();
+    }
+    return this.#abort.signal;
   }
 
   get lost(): boolean {
-    return this.#controller.signal.aborted;
+    this.#checkExpiry();
+    return this.#abort.aborted;
   }
 
   /**
@@ -78,9 +89,8 @@ export class HeldLease {
    * in the jobs ledger with the release. A lease already lost is not released and records nothing.
    */
   async release(job?: LeaseJobEvents): Promise<void> {
-    this.#stopTimer();
     if (this.lost) return;
-    this.lose(new FencegateError('authority_revoked', 'the lease was released'));
+    this.released();
     await this.#gate.release({
       scope: this.#request.scope,
       holder: this.#request.holder,
@@ -89,31 +99,50 @@ export class HeldLease {
     });
   }
 
+  /**
+   * Marks the lease as given up by a store operation that released it (a commit with
+   * `release: true`): the signal aborts and renewals stop, as after release().
+   */
+  released(): void {
+    this.lose(() => new FencegateError('authority_revoked', 'the lease was released'));
+  }
+
   /** Marks authority as lost: the signal aborts and renewals stop. */
-  lose(reason: FencegateError): void {
+  lose(reason: FencegateError | (() => FencegateError)): void {
     this.#stopTimer();
-    if (!this.#controller.signal.aborted) this.#controller.abort(reason);
+    this.#abort.abort(reason);
   }
 
   /**
-   * The store judges expiry by its own clock; this local timer only aborts the signal once the
-   * lease must have run out, measured from when the grant or renewal was sent (so never late).
+   * The store judges expiry by its own clock; locally the lease counts as lost once it must have
+   * run out, measured from when the grant or renewal was sent (so never late). `lost` compares
+   * the clock when read; a timer aborts the signal at the deadline, once the signal was read
+   * (a run that never reads it makes no timer).
    */
   #armExpiry(sentAt: number): void {
     this.#stopTimer();
-    if (this.#grant.leaseExpiresAt === null) return;
-    const remaining = sentAt + this.#request.ttlMs - Date.now();
-    this.#expiryTimer = setTimeout(
-      () => {
-        this.lose(
-          new FencegateError('lease_expired', `the lease on ${this.#request.scope} ran out`, {
-            scope: this.#request.scope,
-          }),
-        );
-      },
-      Math.max(0, remaining),
-    );
+    this.#deadline = this.#grant.leaseExpiresAt === null ? null : sentAt + this.#request.ttlMs;
+    if (this.#watched) this.#startTimer();
+  }
+
+  #startTimer(): void {
+    if (this.#deadline === null || this.#abort.aborted) return;
+    const remaining = Math.max(0, this.#deadline - Date.now());
+    this.#expiryTimer = setTimeout(() => {
+      // Timers and Date.now() run on different clocks: one that fires early waits again.
+      this.#expiryTimer = undefined;
+      this.#checkExpiry();
+      this.#startTimer();
+    }, remaining);
     this.#expiryTimer.unref();
+  }
+
+  #checkExpiry(): void {
+    if (this.#abort.aborted || this.#deadline === null || Date.now() < this.#deadline) return;
+    const scope = this.#request.scope;
+    this.lose(
+      () => new FencegateError('lease_expired', `the lease on ${scope} ran out`, { scope }),
+    );
   }
 
   #stopTimer(): void {
@@ -126,7 +155,7 @@ export interface AcquireOptions {
   /** Wait out another holder's live lease (retrying at its expiry) instead of failing lease_held. */
   wait?: boolean;
   /** Stops the wait. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | LazyAbort;
 }
 
 /** The shortest pause between two acquire attempts while another holder's lease runs out. */
@@ -148,7 +177,8 @@ export async function acquireLease(
       // leaseExpiresAt is store time; the local clock may differ, so this only paces the retries.
       const expiresAt = Number(error.details.leaseExpiresAt ?? 0);
       const pause = Math.min(Math.max(expiresAt - Date.now(), MIN_WAIT_MS), request.ttlMs);
-      await sleep(pause, options.signal);
+      const signal = options.signal;
+      await sleep(pause, signal instanceof LazyAbort ? signal.signal : signal);
     }
   }
 }

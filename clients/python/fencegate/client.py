@@ -192,8 +192,13 @@ class Client:
         task_id: Optional[str] = None,
         policy_version: Optional[str] = None,
         settle_unknown: bool = True,
+        release: bool = False,
+        job: Optional[Mapping[str, Any]] = None,
     ) -> CommitResult:
         """One atomic commit. Returns ``committed`` or ``rejected`` (``result.error.code``).
+
+        ``release=True`` makes it the run's last commit: committed, it also releases the lease in
+        its transaction, recording ``job`` (as for :meth:`release`) with it.
 
         When the outcome is unknown it is settled with ``abandon_operation`` (the stored outcome,
         or ``operation_abandoned``); with ``settle_unknown=False`` it raises
@@ -205,6 +210,8 @@ class Client:
             operation_id=operation_id,
             task_id=task_id,
             policy_version=policy_version,
+            release=True if release else None,
+            job=_job(job),
         )
         body["reads"] = [part_to_wire(part) for part in reads]
         body["writes"] = [part_to_wire(part) for part in writes]

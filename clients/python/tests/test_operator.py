@@ -129,3 +129,23 @@ def test_lease_job_states_and_refusal_codes(tenant, server):
     assert failed["status"] == "failed"
     entries = operator.audit(scope=sender, kind="intent")["items"]
     assert [e["reason"] for e in entries if e.get("outcome") == "failed"] == ["target_not_allowed"]
+
+
+def test_last_commit_releases_the_lease_with_the_job_state(tenant, server):
+    skip_without_route(server, "GET", "/v1/cutovers")
+    worker, operator = tenant.worker(), tenant.operator()
+    scope = "wf-o6/job"
+    job = {"job_id": "q/6", "attempt": 1, "states": ["reserved", "running"]}
+    grant = worker.acquire(scope, holder="w", ttl_ms=30_000, policy_version="v7", job=job)
+    done = {"job_id": "q/6", "attempt": 1, "states": ["succeeded"]}
+    result = worker.commit(scope, grant.fence, "o6", writes=[Write("out", 0, "done")],
+                           release=True, job=done)
+    assert result.committed
+    state = worker.get_scope(scope)
+    assert state is not None and state.holder is None and state.fence == grant.fence
+    kinds = [e["kind"] for e in operator.audit(scope=scope)["items"]]
+    assert kinds == ["acquire", "commit", "release"]
+    operator.register_policy("v8")
+    moved = operator.cutover(to_policy="v8", holder="c", scopes=[scope])
+    report = operator.cutover_report(moved["cutoverId"])
+    assert report["oldJobs"]["total"] == 1 and report["oldJobs"]["byState"]["succeeded"] == 1

@@ -27,7 +27,7 @@ import {
 import { holderOfFence } from '../fence-holder.js';
 import { valueFingerprint, valueJson } from '../prepared-value.js';
 import type { NormalizedCommit } from '../validate.js';
-import { tombstone } from './plan-leases.js';
+import { tombstone, withRelease } from './plan-leases.js';
 import { refKey, type Put, type Ref, type Snapshot, type Transition } from './transition.js';
 
 /**
@@ -246,7 +246,7 @@ export function planCommit(
     replayed: false,
   };
   put.push({ ...operationRef, row: { requestFingerprint: requestHash, outcome: result, at: now } });
-  return {
+  const committed: Transition<CommitResult> = {
     expect,
     put,
     audit: [
@@ -266,6 +266,10 @@ export function planCommit(
     ],
     answer: { ok: true, value: result },
   };
+  // A commit that passed the checks holds the scope's live lease at its fence: it may release it.
+  return request.release === true && scopeRow !== null
+    ? withRelease(snapshot, committed, scopeRow, request)
+    : committed;
 }
 
 /**

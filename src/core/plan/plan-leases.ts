@@ -192,18 +192,39 @@ export function planRelease(
     });
   }
   const { alreadyReleased } = decision.value;
-  const generation = {
-    scope: request.scope,
-    fence: request.fence,
-    policyVersion: row.policyVersion,
-  };
-  return withJobEvents(
+  return withRelease(
     snapshot,
     {
       expect: [scopeRef(request.scope)],
+      put: [],
+      audit: [],
+      answer: { ok: true, value: { released: true, alreadyReleased } },
+    },
+    row,
+    request,
+  );
+}
+
+/**
+ * Adds a release of the lease at `request.fence` to a transition that holds the scope: the lease
+ * ends (the fence stays), the release's audit entry, and the job's events. A release on its own
+ * and a commit with `release: true` both end the lease through here.
+ */
+export function withRelease<A>(
+  snapshot: Snapshot,
+  transition: Transition<A>,
+  row: ScopeRow,
+  request: { scope: string; fence: number; job?: LeaseJobEvents | undefined },
+): Transition<A> {
+  const alreadyReleased = row.holder === null;
+  return withJobEvents(
+    snapshot,
+    {
+      ...transition,
       put: alreadyReleased
-        ? []
+        ? transition.put
         : [
+            ...transition.put,
             {
               type: 'scope',
               scope: request.scope,
@@ -211,6 +232,7 @@ export function planRelease(
             },
           ],
       audit: [
+        ...transition.audit,
         auditEntry({
           at: snapshot.now,
           tenant: snapshot.tenant,
@@ -222,10 +244,9 @@ export function planRelease(
           currentFence: request.fence,
         }),
       ],
-      answer: { ok: true, value: { released: true, alreadyReleased } },
     },
     request.job,
-    generation,
+    { scope: request.scope, fence: request.fence, policyVersion: row.policyVersion },
   );
 }
 

@@ -14,6 +14,7 @@ import type { Job, Processor } from 'bullmq';
 import type { FencegateApi, FencegateOpsApi } from '../../api.js';
 import { FencegateError, isFencegateError } from '../../errors.js';
 import type { CommitRequest, CommitResult, JobState, LeaseJobEvents } from '../../types.js';
+import { LazyAbort } from '../lazy-abort.js';
 import { acquireLease, type HeldLease } from '../lease-keeper.js';
 import { escapeName } from '../name-escape.js';
 import { ledgerAttempt, ledgerJobId, recordJobStates } from './job-ledger.js';
@@ -31,8 +32,12 @@ export interface FencedProcessorOptions<D = unknown, R = unknown, N extends stri
   policyVersion?: string;
 }
 
-/** A commit of the run: scope and fence are the run's; operationId names it within the run. */
-export type FencedCommit = Omit<CommitRequest, 'scope' | 'fence' | 'operationId'> & {
+/**
+ * A commit of the run: scope and fence are the run's; operationId names it within the run. With
+ * `release: true` it is the run's last commit: committed, it also gives up the scope and records
+ * the job `succeeded`, in its transaction, so the run needs no release of its own.
+ */
+export type FencedCommit = Omit<CommitRequest, 'scope' | 'fence' | 'operationId' | 'job'> & {
   operationId?: string;
 };
 
@@ -81,9 +86,14 @@ export function fencedProcessor<D = unknown, R = unknown, N extends string = str
 }
 
 class FencedRun<D, R, N extends string> {
-  readonly #lockLost = new AbortController();
+  readonly #lockLost = new LazyAbort();
+  /** The run's scope and its ledger id, each taken once. */
+  readonly #scope: string;
+  readonly #jobId: string;
   #lease: HeldLease | null = null;
   #commits = 0;
+  /** A commit with `release: true` ended the lease and recorded `succeeded`. */
+  #releasedByCommit = false;
 
   constructor(
     private readonly gate: FencedGate,
@@ -91,7 +101,10 @@ class FencedRun<D, R, N extends string> {
     private readonly job: Job<D, R, N>,
     private readonly token: string,
     private readonly options: FencedProcessorOptions<D, R, N>,
-  ) {}
+  ) {
+    this.#scope = options.scope(job);
+    this.#jobId = ledgerJobId(job);
+  }
 
   #unwatch: () => void = () => undefined;
 
@@ -104,7 +117,7 @@ class FencedRun<D, R, N extends string> {
     const lost = new FencegateError(
       'authority_revoked',
       `BullMQ lost the lock of job ${this.job.id ?? ''}; this run no longer owns it`,
-      { scope: this.options.scope(this.job) },
+      { scope: this.#scope },
     );
     this.#lockLost.abort(lost);
     this.#lease?.lose(lost);
@@ -115,20 +128,19 @@ class FencedRun<D, R, N extends string> {
       renewed: () => this.#onRenewed(),
       lost: () => this.#onLockLost(),
     });
-    const scope = this.options.scope(this.job);
     const ttlMs = this.options.ttlMs ?? this.locks.worker.opts.lockDuration ?? 30_000;
     this.#lease = await acquireLease(
       this.gate,
       {
-        scope,
-        holder: `bullmq:${ledgerJobId(this.job)}:${escapeName(this.token)}`.slice(0, 256),
+        scope: this.#scope,
+        holder: `bullmq:${this.#jobId}:${escapeName(this.token)}`.slice(0, 256),
         ttlMs,
         job: this.#ledger(['reserved', 'running']),
         ...(this.options.policyVersion === undefined
           ? {}
           : { policyVersion: this.options.policyVersion }),
       },
-      { wait: true, signal: this.#lockLost.signal },
+      { wait: true, signal: this.#lockLost },
     );
   }
 
@@ -138,16 +150,19 @@ class FencedRun<D, R, N extends string> {
    * with the release.
    */
   #ledger(states: JobState[]): LeaseJobEvents {
-    return { jobId: ledgerJobId(this.job), attempt: ledgerAttempt(this.job), states };
+    return { jobId: this.#jobId, attempt: ledgerAttempt(this.job), states };
   }
 
   context(): FencedJobContext {
     const lease = this.#requireLease();
-    const scope = this.options.scope(this.job);
+    const scope = this.#scope;
     return {
       scope,
       fence: lease.fence,
-      signal: lease.signal,
+      // Read on demand: a run that never reads its signal never makes one (lazy-abort.ts).
+      get signal() {
+        return lease.signal;
+      },
       commit: async (request) => {
         this.#commits += 1;
         const key = request.operationId ?? String(this.#commits);
@@ -155,9 +170,13 @@ class FencedRun<D, R, N extends string> {
           ...request,
           scope,
           fence: lease.fence,
-          operationId: `bullmq:${ledgerJobId(this.job)}:${lease.fence}:${key}`.slice(0, 256),
+          operationId: `bullmq:${this.#jobId}:${lease.fence}:${key}`.slice(0, 256),
+          ...(request.release === true ? { job: this.#ledger(['succeeded']) } : {}),
         });
-        if (result.outcome === 'rejected' && AUTHORITY_LOST.has(result.error.code)) {
+        if (result.outcome === 'committed' && request.release === true) {
+          this.#releasedByCommit = true;
+          lease.released();
+        } else if (result.outcome === 'rejected' && AUTHORITY_LOST.has(result.error.code)) {
           lease.lose(
             new FencegateError(result.error.code, result.error.message, result.error.details),
           );
@@ -172,11 +191,16 @@ class FencedRun<D, R, N extends string> {
    * nothing: the job belongs to its successor (or to a cutover's controller) now, and the ledger
    * keeps the state the run was in when it lost it. A release refused because authority moved
    * after the run's last commit records the state on its own; a store that cannot be reached
-   * fails the job, as its state could not be recorded.
+   * fails the job, as its state could not be recorded. After a commit that released the scope
+   * (and recorded `succeeded`), only a run that failed after it has a state left to record.
    */
   async finish(state: 'succeeded' | 'failed' | 'retrying'): Promise<void> {
     const lease = this.#lease;
     try {
+      if (lease !== null && this.#releasedByCommit) {
+        if (state !== 'succeeded') await recordJobStates(this.gate, this.job, lease.grant, [state]);
+        return;
+      }
       if (lease === null || lease.lost) return;
       const job = this.#ledger([state]);
       try {
@@ -193,7 +217,7 @@ class FencedRun<D, R, N extends string> {
   stop(): void {
     this.#unwatch();
     if (this.#lease?.lost === false) {
-      this.#lease.lose(new FencegateError('authority_revoked', 'the run has ended'));
+      this.#lease.lose(() => new FencegateError('authority_revoked', 'the run has ended'));
     }
   }
 

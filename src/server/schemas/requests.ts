@@ -107,6 +107,13 @@ export function requestSchemas(limits: Limits) {
         Type.Array(Type.Union([ValueWrite, DeleteWrite]), { maxItems: limits.maxWrites }),
       ),
       intents: Type.Optional(Type.Array(IntentRequest, { maxItems: limits.maxIntents })),
+      release: Type.Optional(
+        Type.Literal(true, {
+          description:
+            "the run's last commit: committed, it also releases the lease, in its transaction",
+        }),
+      ),
+      job: Type.Optional(LeaseJob),
     },
     CLOSED,
   );

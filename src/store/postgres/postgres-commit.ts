@@ -1,6 +1,7 @@
 /**
  * A commit on PostgreSQL: the request is prepared here (fingerprints, values as JSON text) and
- * decided by one call of `<schema>.commit(...)` (postgres-sql-commit.ts).
+ * decided by one call of `<schema>.commit(...)` (postgres-sql-commit.ts), or of
+ * `<schema>.commit_release(...)` for one that releases its lease.
  */
 import { requestFingerprint } from '../../core/commit-check.js';
 import { payloadJson, valueFingerprint, valueJson } from '../../core/prepared-value.js';
@@ -65,10 +66,19 @@ export function commitStatement(
   request: NormalizedCommit,
   now: number | null,
 ) {
+  const values = [tenant, JSON.stringify(commitPayload(request)), now, requestFingerprint(request)];
+  if (request.release === true) {
+    // postgres-sql-commit-release.ts: the commit, and the release when it committed.
+    return {
+      name: `fencegate_commit_release_${schema}`,
+      text: `SELECT ${schema}.commit_release($1, $2, $3, $4, $5::jsonb) AS answer`,
+      values: [...values, request.job === undefined ? null : JSON.stringify(request.job)],
+    };
+  }
   return {
     name: `fencegate_commit_${schema}`,
     text: `SELECT ${schema}.commit($1, $2, $3, $4) AS answer`,
-    values: [tenant, JSON.stringify(commitPayload(request)), now, requestFingerprint(request)],
+    values,
   };
 }
 

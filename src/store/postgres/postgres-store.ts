@@ -388,7 +388,10 @@ export class PostgresStore implements Store {
   }
 
   commit(tenant: string, request: NormalizedCommit): Promise<CommitResult> {
-    if (this.#groupCommitter !== null) return this.#groupCommitter.submit(tenant, request);
+    // A commit that releases its lease is one call of its own; the batch functions only commit.
+    if (this.#groupCommitter !== null && request.release !== true) {
+      return this.#groupCommitter.submit(tenant, request);
+    }
     return this.#commitOne(tenant, request);
   }
 

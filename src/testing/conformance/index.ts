@@ -20,6 +20,7 @@ import { describe } from 'vitest';
 import { abandonCases } from './abandon.js';
 import { acceptanceCases } from './acceptance.js';
 import { auditOrderCases } from './audit-order.js';
+import { commitReleaseCases } from './commit-release.js';
 import { cutoverCases } from './cutover.js';
 import { dispatchCases } from './dispatch.js';
 import { inProcessCases } from './in-process.js';
@@ -48,6 +49,7 @@ export function defineStoreConformanceSuite(options: StoreConformanceOptions): v
     fixture.install();
     leaseCases(fixture);
     leaseJobCases(fixture);
+    commitReleaseCases(fixture);
     operatorCases(fixture);
     recordCases(fixture);
     rejectionCases(fixture);

@@ -4,20 +4,39 @@
  * users read it: through a cutover's report of the jobs issued under older generations.
  */
 import { describe, expect, it } from 'vitest';
-import type { FencegateOpsApi } from '../../api.js';
-import type { JobState } from '../../types.js';
+import type { FencegateApi, FencegateOpsApi } from '../../api.js';
+import type { Grant, JobState } from '../../types.js';
 import { LONG_TTL, expectFailure } from './helpers.js';
 import type { SubjectFixture } from './subject.js';
 
 const SCOPE = 'queue/job-scope';
 
-/** The jobs the ledger holds for SCOPE, by state, as a cutover to a new policy reports them. */
-async function ledgerByState(ops: FencegateOpsApi): Promise<Partial<Record<JobState, number>>> {
+/** The jobs the ledger holds for `scope`, by state, as a cutover to a new policy reports them. */
+export async function ledgerByState(
+  ops: FencegateOpsApi,
+  scope = SCOPE,
+): Promise<Partial<Record<JobState, number>>> {
   await ops.registerPolicy({ version: 'v2' });
-  const { cutoverId } = await ops.cutover({ toPolicy: 'v2', holder: 'ctl', scopes: [SCOPE] });
+  const { cutoverId } = await ops.cutover({ toPolicy: 'v2', holder: 'ctl', scopes: [scope] });
   const report = await ops.cutoverReport(cutoverId);
   const counted = Object.entries(report?.oldJobs.byState ?? {}).filter(([, n]) => n > 0);
   return Object.fromEntries(counted);
+}
+
+/** Registers policy v1 and acquires `scope` for `job` as w1, recording reserved and running. */
+export async function acquireForJob(
+  gate: FencegateApi & FencegateOpsApi,
+  scope: string,
+  job: { jobId: string; attempt: number },
+): Promise<Grant> {
+  await gate.registerPolicy({ version: 'v1' });
+  return gate.acquire({
+    scope,
+    holder: 'w1',
+    ttlMs: LONG_TTL,
+    policyVersion: 'v1',
+    job: { ...job, states: ['reserved', 'running'] },
+  });
 }
 
 export function leaseJobCases(fx: SubjectFixture): void {
@@ -26,15 +45,8 @@ export function leaseJobCases(fx: SubjectFixture): void {
       const { gate } = fx.subject;
       // The same handle carries tenant A's policies, cutovers and jobs ledger.
       const ops = gate;
-      await ops.registerPolicy({ version: 'v1' });
       const job = { jobId: 'q/1', attempt: 1 };
-      const grant = await gate.acquire({
-        scope: SCOPE,
-        holder: 'w1',
-        ttlMs: LONG_TTL,
-        policyVersion: 'v1',
-        job: { ...job, states: ['reserved', 'running'] },
-      });
+      const grant = await acquireForJob(gate, SCOPE, job);
       await gate.release({
         scope: SCOPE,
         holder: 'w1',
