@@ -7,6 +7,7 @@
 import type { NewAuditEntry } from '../../core/audit-entry.js';
 import { jsonOf } from '../../core/prepared-value.js';
 import type { Answer, Put, Snapshot, Transition } from '../../core/plan/transition.js';
+import { fingerprintColumn, outcomeColumn } from './sqlite-operation-row.js';
 import type { SqliteRowStatements } from './sqlite-row-statements.js';
 import { SqliteSnapshot } from './sqlite-snapshot.js';
 
@@ -93,8 +94,8 @@ function writeRow(rows: SqliteRowStatements, tenant: string, put: Put): void {
       rows.putOperation.run(
         tenant,
         put.operationId,
-        row.requestFingerprint,
-        JSON.stringify(row.outcome),
+        fingerprintColumn(row.requestFingerprint),
+        outcomeColumn(put.operationId, row.outcome),
         row.at,
       );
       return;

@@ -17,6 +17,7 @@ import type {
 } from '../../core/plan/transition.js';
 import type { Intent, JobRecord, Policy } from '../../types.js';
 import { toIntent, type IntentRow, type RecordRow } from './sqlite-rows.js';
+import { fingerprintOf, outcomeOf } from './sqlite-operation-row.js';
 import type { SqliteRowStatements } from './sqlite-row-statements.js';
 
 export class SqliteSnapshot implements Snapshot {
@@ -60,11 +61,11 @@ export class SqliteSnapshot implements Snapshot {
           : { at: null };
       case 'operation': {
         const row = rows.getOperation.get(tenant, ref.operationId) as
-          { request_fingerprint: string; outcome: string; created_at: number } | undefined;
+          { request_fingerprint: string | Buffer; outcome: string; created_at: number } | undefined;
         if (row === undefined) return null;
         return {
-          requestFingerprint: row.request_fingerprint,
-          outcome: JSON.parse(row.outcome) as Rows['operation']['outcome'],
+          requestFingerprint: fingerprintOf(row.request_fingerprint),
+          outcome: outcomeOf(ref.operationId, row.outcome),
           at: row.created_at,
         };
       }

@@ -91,6 +91,7 @@ import {
   type ScopeRow,
   type TokenRow,
 } from './sqlite-rows.js';
+import { outcomeOf } from './sqlite-operation-row.js';
 import { SqliteRowStatements } from './sqlite-row-statements.js';
 import { lastAuditSeq } from './sqlite-snapshot.js';
 import { SqliteStatements } from './sqlite-statements.js';
@@ -322,7 +323,7 @@ export class SqliteStore implements Store {
     return this.#read(() => {
       const row = this.#statements.getOperation.get(tenant, operationId) as
         { outcome: string } | undefined;
-      return row === undefined ? null : (JSON.parse(row.outcome) as CommitResult);
+      return row === undefined ? null : outcomeOf(operationId, row.outcome);
     });
   }
 
