@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestFingerprint } from '../../src/core/commit-check.js';
 import { Fencegate } from '../../src/gate.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { validateCommit } from '../../src/core/validate.js';
 import type { CommitRequest, Grant } from '../../src/types.js';
 import { tempDir } from '../helpers/temp-dir.js';
@@ -83,5 +84,36 @@ describe('stored outcomes on SQLite', () => {
     expect(await gate.commit(legacyRequest)).toEqual({ ...legacy, replayed: true });
     const conflict = await gate.commit(request('legacy-1', 5)).catch((error: unknown) => error);
     expect(conflict).toMatchObject({ code: 'operation_id_conflict' });
+  });
+});
+
+describe('stored outcomes of one group-commit batch', () => {
+  it('a second request under the operationId of the batch is a conflict, the first stays stored', async () => {
+    const batched = await Fencegate.open({
+      store: SqliteStore.open({ path: join(dir.path, 'batch.db'), groupCommit: true }),
+    });
+    try {
+      const { fence } = await batched.acquire({ scope: 'b', holder: 'w', ttlMs: 3_600_000 });
+      const commit = (value: number) =>
+        batched.commit({
+          scope: 'b',
+          fence,
+          operationId: 'same',
+          writes: [{ name: 'r', expectRevision: 0, value }],
+        });
+      const [first, second] = await Promise.allSettled([commit(1), commit(2)]);
+      expect(first).toMatchObject({ status: 'fulfilled', value: { outcome: 'committed' } });
+      expect(second).toMatchObject({
+        status: 'rejected',
+        reason: { code: 'operation_id_conflict' },
+      });
+      const stored = await batched.getOperation('same');
+      expect(JSON.stringify(stored)).toBe(
+        JSON.stringify((first as PromiseFulfilledResult<unknown>).value),
+      );
+      expect((await batched.getRecord('b', 'r')).value).toBe(1);
+    } finally {
+      await batched.close();
+    }
   });
 });
