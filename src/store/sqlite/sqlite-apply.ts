@@ -2,11 +2,12 @@
  * load → plan → apply on SQLite: `applyPlan` runs one plan over a SqliteSnapshot and writes its
  * transition, inside the caller's write transaction (one operation alone, or one of a group
  * commit's batch). The write lock is held from before the first read, so the transition's
- * `expect` holds trivially; its puts are written by row type and its audit entries appended.
+ * `expect` holds trivially; its puts are written by row type, except its stored outcome, which
+ * waits with its audit entries in PendingRows for the transaction's end.
  */
-import type { NewAuditEntry } from '../../core/audit-entry.js';
 import { jsonOf } from '../../core/prepared-value.js';
 import type { Answer, Put, Snapshot, Transition } from '../../core/plan/transition.js';
+import type { PendingRows } from './sqlite-pending-rows.js';
 import type { SqliteRowStatements } from './sqlite-row-statements.js';
 import { SqliteSnapshot } from './sqlite-snapshot.js';
 
@@ -14,11 +15,8 @@ export interface PlanContext {
   rows: SqliteRowStatements;
   tenant: string;
   now: number;
-  /**
-   * Where the audit entries go until `appendAudit` writes them, in order, before the transaction
-   * ends: a batch of operations appends all of theirs at once. No plan reads the audit log.
-   */
-  audit: NewAuditEntry[];
+  /** Where the audit entries and stored outcomes wait until `writePending`, before the commit. */
+  pending: PendingRows;
 }
 
 /** Plans over the rows as they are now and writes the transition's rows; returns the answer. */
@@ -26,31 +24,24 @@ export function applyPlan<A>(
   ctx: PlanContext,
   plan: (snapshot: Snapshot) => Transition<A>,
 ): Answer<A> {
-  const transition = plan(new SqliteSnapshot(ctx.tenant, ctx.now, ctx.rows));
-  for (const put of transition.put) writeRow(ctx.rows, ctx.tenant, put);
-  for (const entry of transition.audit) ctx.audit.push(entry);
+  const transition = plan(new SqliteSnapshot(ctx.tenant, ctx.now, ctx.rows, ctx.pending));
+  for (const put of transition.put) {
+    if (put.type === 'operation') {
+      ctx.pending.storeOutcome(ctx.tenant, put);
+    } else {
+      writeRow(ctx.rows, ctx.tenant, put);
+    }
+  }
+  for (const entry of transition.audit) ctx.pending.audit.push(entry);
   return transition.answer;
 }
 
-/** Statement sizes for appending entries: few statements for many entries. */
-const AUDIT_ROWS = [64, 8, 1];
-const AUDIT_COLUMNS = 16;
-
-/** Appends audit entries in order, many to a statement; values and payloads never go here. */
-export function appendAudit(rows: SqliteRowStatements, entries: NewAuditEntry[]): void {
-  let start = 0;
-  for (const size of AUDIT_ROWS) {
-    const statement = rows.appendAudit(size);
-    while (entries.length - start >= size) {
-      const params = new Array<unknown>(size * AUDIT_COLUMNS);
-      for (let i = 0; i < size; i++) auditColumns(entries[start + i] as NewAuditEntry, params, i);
-      statement.run(params);
-      start += size;
-    }
-  }
-}
-
-function writeRow(rows: SqliteRowStatements, tenant: string, put: Put): void {
+/** Every row but stored outcomes, which wait in PendingRows. */
+function writeRow(
+  rows: SqliteRowStatements,
+  tenant: string,
+  put: Exclude<Put, { type: 'operation' }>,
+): void {
   switch (put.type) {
     case 'scope': {
       const { row } = put;
@@ -88,17 +79,6 @@ function writeRow(rows: SqliteRowStatements, tenant: string, put: Put): void {
     case 'deletion':
       rows.putDeletion.run(tenant, put.scope, put.name, put.revision);
       return;
-    case 'operation': {
-      const { row } = put;
-      rows.putOperation.run(
-        tenant,
-        put.operationId,
-        row.requestFingerprint,
-        JSON.stringify(row.outcome),
-        row.at,
-      );
-      return;
-    }
     case 'intent': {
       // An intent's scope, target, payload, fence and operation never change after its commit.
       const { row } = put;
@@ -182,26 +162,4 @@ function writeRow(rows: SqliteRowStatements, tenant: string, put: Put): void {
       return;
     }
   }
-}
-
-function auditColumns(entry: NewAuditEntry, params: unknown[], row: number): void {
-  const columns = [
-    entry.at,
-    entry.tenant,
-    entry.scope,
-    entry.kind,
-    entry.outcome,
-    entry.reason,
-    entry.taskId,
-    entry.operationId,
-    entry.holder,
-    entry.policyVersion,
-    entry.fence,
-    entry.currentFence,
-    entry.leaseExpiresAt,
-    entry.records === null ? null : JSON.stringify(entry.records),
-    entry.effectKey,
-    entry.reads === null ? null : JSON.stringify(entry.reads),
-  ];
-  for (let i = 0; i < AUDIT_COLUMNS; i++) params[row * AUDIT_COLUMNS + i] = columns[i];
 }

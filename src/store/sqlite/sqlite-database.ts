@@ -114,11 +114,29 @@ export function storeUnavailable(cause: unknown): FencegateError {
  */
 export function writeTransaction<T>(db: SqliteDatabase, work: () => T): T {
   try {
-    return db.transaction(work).immediate();
+    return runnerOf(db).immediate(work) as T;
   } catch (error) {
     if (isUnavailable(error)) throw storeUnavailable(error);
     throw error;
   }
+}
+
+/**
+ * One transaction wrapper per connection, the work passed in: better-sqlite3 builds a wrapper's
+ * four BEGIN/COMMIT variants each time `db.transaction` is called, which every write paid.
+ */
+const runners = new WeakMap<
+  SqliteDatabase,
+  Database.Transaction<(work: () => unknown) => unknown>
+>();
+
+function runnerOf(db: SqliteDatabase): Database.Transaction<(work: () => unknown) => unknown> {
+  let runner = runners.get(db);
+  if (runner === undefined) {
+    runner = db.transaction((work: () => unknown) => work());
+    runners.set(db, runner);
+  }
+  return runner;
 }
 
 /** Runs a read; a failure of the file becomes store_unavailable. */

@@ -10,6 +10,14 @@ import { INTENT_COLUMNS } from './sqlite-rows.js';
 
 type Stmt = Database.Statement;
 
+const AUDIT_INSERT = `INSERT INTO audit (at, tenant, scope, kind, outcome, reason, task_id, operation_id,
+  holder, policy_version, fence, current_fence, lease_expires_at, records, effect_key, reads)`;
+const AUDIT_COLUMNS = 16;
+
+const OPERATION_INSERT = `INSERT INTO operations (tenant, operation_id, request_fingerprint, outcome,
+  created_at)`;
+const OPERATION_COLUMNS = 5;
+
 export class SqliteRowStatements {
   readonly getScope: Stmt;
   readonly putScope: Stmt;
@@ -20,7 +28,6 @@ export class SqliteRowStatements {
   readonly getDeletion: Stmt;
   readonly putDeletion: Stmt;
   readonly getOperation: Stmt;
-  readonly putOperation: Stmt;
   readonly getIntent: Stmt;
   readonly putIntent: Stmt;
   readonly getPolicy: Stmt;
@@ -45,6 +52,7 @@ export class SqliteRowStatements {
   readonly #db: SqliteDatabase;
   readonly #dueIntents = new Map<boolean, Stmt>();
   readonly #appendAudit = new Map<number, Stmt>();
+  readonly #insertOperations = new Map<number, Stmt>();
 
   constructor(db: SqliteDatabase) {
     this.#db = db;
@@ -86,11 +94,6 @@ export class SqliteRowStatements {
     this.getOperation = db.prepare(
       `SELECT request_fingerprint, outcome, created_at FROM operations
        WHERE tenant = ? AND operation_id = ?`,
-    );
-    // An outcome is stored once and never changes.
-    this.putOperation = db.prepare(
-      `INSERT INTO operations (tenant, operation_id, request_fingerprint, outcome, created_at)
-       VALUES (?, ?, ?, ?, ?)`,
     );
     this.getIntent = db.prepare(
       `SELECT ${INTENT_COLUMNS} FROM intents WHERE tenant = ? AND effect_key = ?`,
@@ -193,17 +196,22 @@ export class SqliteRowStatements {
    * pays one statement for many entries, not one each.
    */
   appendAudit(rows: number): Stmt {
-    let statement = this.#appendAudit.get(rows);
+    return this.#multiRow(this.#appendAudit, AUDIT_INSERT, AUDIT_COLUMNS, rows);
+  }
+
+  /** Stores `rows` outcomes in one statement. An outcome is stored once and never changes. */
+  insertOperations(rows: number): Stmt {
+    return this.#multiRow(this.#insertOperations, OPERATION_INSERT, OPERATION_COLUMNS, rows);
+  }
+
+  #multiRow(cache: Map<number, Stmt>, insert: string, columns: number, rows: number): Stmt {
+    let statement = cache.get(rows);
     if (statement === undefined) {
-      const values = new Array<string>(rows).fill(
-        `(${new Array<string>(16).fill('?').join(', ')})`,
-      );
+      const row = `(${new Array<string>(columns).fill('?').join(', ')})`;
       statement = this.#db.prepare(
-        `INSERT INTO audit (at, tenant, scope, kind, outcome, reason, task_id, operation_id, holder,
-           policy_version, fence, current_fence, lease_expires_at, records, effect_key, reads)
-         VALUES ${values.join(', ')}`,
+        `${insert} VALUES ${new Array<string>(rows).fill(row).join(', ')}`,
       );
-      this.#appendAudit.set(rows, statement);
+      cache.set(rows, statement);
     }
     return statement;
   }

@@ -17,7 +17,9 @@ import type {
 } from '../../core/plan/transition.js';
 import type { Intent, JobRecord, Policy } from '../../types.js';
 import { toIntent, type IntentRow, type RecordRow } from './sqlite-rows.js';
+import { fingerprintOf, outcomeOf } from './sqlite-operation-row.js';
 import type { SqliteRowStatements } from './sqlite-row-statements.js';
+import type { PendingRows } from './sqlite-pending-rows.js';
 
 export class SqliteSnapshot implements Snapshot {
   /** Intents a claim's range read whole, served to the plan without a second read. */
@@ -27,6 +29,8 @@ export class SqliteSnapshot implements Snapshot {
     readonly tenant: string,
     readonly now: number,
     private readonly rows: SqliteRowStatements,
+    /** Rows this transaction wrote and has not flushed yet (stored outcomes). */
+    private readonly pending: PendingRows,
   ) {}
 
   get<K extends RowType>(ref: RefOf<K>): Rows[K] | null {
@@ -59,12 +63,14 @@ export class SqliteSnapshot implements Snapshot {
           ? null
           : { at: null };
       case 'operation': {
+        const written = this.pending.operation(tenant, ref.operationId);
+        if (written !== null) return written;
         const row = rows.getOperation.get(tenant, ref.operationId) as
-          { request_fingerprint: string; outcome: string; created_at: number } | undefined;
+          { request_fingerprint: string | Buffer; outcome: string; created_at: number } | undefined;
         if (row === undefined) return null;
         return {
-          requestFingerprint: row.request_fingerprint,
-          outcome: JSON.parse(row.outcome) as Rows['operation']['outcome'],
+          requestFingerprint: fingerprintOf(row.request_fingerprint),
+          outcome: outcomeOf(ref.operationId, row.outcome),
           at: row.created_at,
         };
       }

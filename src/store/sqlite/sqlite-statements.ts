@@ -42,7 +42,7 @@ export class SqliteStatements {
        FROM records WHERE tenant = ? AND scope = ? ORDER BY name`,
     );
     this.getOperation = db.prepare(
-      `SELECT request_fingerprint, outcome FROM operations WHERE tenant = ? AND operation_id = ?`,
+      `SELECT outcome FROM operations WHERE tenant = ? AND operation_id = ?`,
     );
     this.getIntent = db.prepare(
       `SELECT ${INTENT_COLUMNS} FROM intents WHERE tenant = ? AND effect_key = ?`,

@@ -23,7 +23,6 @@ import {
   planRenew,
   planTakeover,
 } from '../../core/plan/plan-leases.js';
-import type { NewAuditEntry } from '../../core/audit-entry.js';
 import type { Answer, Snapshot, Transition } from '../../core/plan/transition.js';
 import { UNBOUNDED_TRANSACTIONS } from '../../core/transaction-limits.js';
 import type { NormalizedCommit } from '../../core/validate.js';
@@ -65,7 +64,8 @@ import type {
 } from '../../types.js';
 import { GroupCommitter, type Settled } from '../group-commit.js';
 import type { Store, StoreCapabilities } from '../store.js';
-import { appendAudit, applyPlan } from './sqlite-apply.js';
+import { applyPlan } from './sqlite-apply.js';
+import { PendingRows, writePending } from './sqlite-pending-rows.js';
 import {
   DEFAULT_BUSY_TIMEOUT_MS,
   openDatabase,
@@ -91,6 +91,7 @@ import {
   type ScopeRow,
   type TokenRow,
 } from './sqlite-rows.js';
+import { outcomeOf } from './sqlite-operation-row.js';
 import { SqliteRowStatements } from './sqlite-row-statements.js';
 import { lastAuditSeq } from './sqlite-snapshot.js';
 import { SqliteStatements } from './sqlite-statements.js';
@@ -185,13 +186,16 @@ export class SqliteStore implements Store {
     return answer.value;
   }
 
-  /** Applies the plans in order, each on its own store time, then appends their audit entries. */
+  /** Applies the plans in order, each on its own store time, then writes their pending rows. */
   #applyAll(jobs: WriteJob[]): Settled<unknown>[] {
-    const audit: NewAuditEntry[] = [];
+    const pending = new PendingRows();
     const answers = jobs.map((job) =>
-      applyPlan({ rows: this.#rows, tenant: job.tenant, now: this.#clock.now(), audit }, job.plan),
+      applyPlan(
+        { rows: this.#rows, tenant: job.tenant, now: this.#clock.now(), pending },
+        job.plan,
+      ),
     );
-    appendAudit(this.#rows, audit);
+    writePending(this.#rows, pending);
     return answers;
   }
 
@@ -322,7 +326,7 @@ export class SqliteStore implements Store {
     return this.#read(() => {
       const row = this.#statements.getOperation.get(tenant, operationId) as
         { outcome: string } | undefined;
-      return row === undefined ? null : (JSON.parse(row.outcome) as CommitResult);
+      return row === undefined ? null : outcomeOf(operationId, row.outcome);
     });
   }
 

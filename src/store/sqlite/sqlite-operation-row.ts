@@ -1,0 +1,77 @@
+/**
+ * How a stored outcome is kept in the `operations` table. Every commit, refused or not, writes one
+ * such row, and the smaller the row the fewer B-tree pages the insert dirties (a leaf held about
+ * twelve rows of the outcome's full JSON and a hex fingerprint, so inserts often split one). The
+ * request fingerprint is kept as its 32 bytes; the outcome as a JSON array without what the row
+ * already says: its operationId (the key) and `replayed` (false for every stored outcome).
+ * Rows written as the full JSON object and hex text, as earlier versions did, read as they are.
+ */
+import type { CommitResult, CommittedIntent, CommittedRecord } from '../../types.js';
+
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+/** The column of a request fingerprint: a sha256 as its bytes, any other marker as text. */
+export function fingerprintColumn(fingerprint: string): string | Buffer {
+  return SHA256_HEX.test(fingerprint) ? Buffer.from(fingerprint, 'hex') : fingerprint;
+}
+
+export function fingerprintOf(column: string | Buffer): string {
+  return typeof column === 'string' ? column : column.toString('hex');
+}
+
+const COMMITTED = 0;
+const REJECTED = 1;
+
+type CompactRecord = [string, number, number, string | null];
+type CompactIntent = [string, CommittedIntent['status']];
+type CompactOutcome =
+  | [typeof COMMITTED, string, number, CompactRecord[], CompactIntent[]]
+  | [typeof REJECTED, Extract<CommitResult, { outcome: 'rejected' }>['error']];
+
+/** Fields of each outcome shape: one with any other field is kept whole, so nothing is lost. */
+const COMMITTED_FIELDS = 7;
+const REJECTED_FIELDS = 4;
+
+export function outcomeColumn(operationId: string, outcome: CommitResult): string {
+  if (outcome.operationId !== operationId || outcome.replayed) return JSON.stringify(outcome);
+  const fields = Object.keys(outcome).length;
+  if (outcome.outcome === 'committed' && fields === COMMITTED_FIELDS) {
+    const compact: CompactOutcome = [
+      COMMITTED,
+      outcome.scope,
+      outcome.fence,
+      outcome.records.map((r) => [r.name, r.revision, r.incarnation, r.fingerprint]),
+      outcome.intents.map((i) => [i.effectKey, i.status]),
+    ];
+    return JSON.stringify(compact);
+  }
+  if (outcome.outcome === 'rejected' && fields === REJECTED_FIELDS) {
+    const compact: CompactOutcome = [REJECTED, outcome.error];
+    return JSON.stringify(compact);
+  }
+  return JSON.stringify(outcome);
+}
+
+/** The outcome as it was answered, fields in the order the plan built them. */
+export function outcomeOf(operationId: string, column: string): CommitResult {
+  const parsed = JSON.parse(column) as CompactOutcome | CommitResult;
+  if (!Array.isArray(parsed)) return parsed;
+  if (parsed[0] === REJECTED) {
+    return { outcome: 'rejected', operationId, replayed: false, error: parsed[1] };
+  }
+  const [, scope, fence, records, intents] = parsed;
+  return {
+    outcome: 'committed',
+    operationId,
+    scope,
+    fence,
+    records: records.map(([name, revision, incarnation, fingerprint]): CommittedRecord => ({
+      name,
+      revision,
+      incarnation,
+      fingerprint,
+    })),
+    intents: intents.map(([effectKey, status]): CommittedIntent => ({ effectKey, status })),
+    replayed: false,
+  };
+}
