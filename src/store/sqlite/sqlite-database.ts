@@ -54,7 +54,7 @@ export function openDatabase(options: SqliteOpenOptions): SqliteDatabase {
     db.pragma(`busy_timeout = ${BUSY_SLICE_MS}`);
   } catch (error) {
     db.close();
-    throw storeUnavailable(error);
+    throw error instanceof FencegateError ? error : storeUnavailable(error);
   }
   return db;
 }
@@ -75,6 +75,14 @@ function migrate(db: SqliteDatabase): void {
       v: number | null;
     };
     const current = row.v ?? 0;
+    const known = SQLITE_MIGRATIONS.at(-1)?.version ?? 0;
+    if (current > known) {
+      // A newer version may keep rows in forms this one would misread (stored outcomes, for one).
+      throw new FencegateError(
+        'store_unavailable',
+        `the SQLite file is at schema ${current}, written by a newer fencegate; this version knows up to ${known}: run the newer version`,
+      );
+    }
     for (const migration of SQLITE_MIGRATIONS) {
       if (migration.version <= current) continue;
       db.exec(migration.sql);

@@ -207,4 +207,11 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
     sql: `DROP TRIGGER IF EXISTS fence_granted_on_insert;
       DROP TRIGGER IF EXISTS fence_granted_on_update;`,
   },
+  {
+    version: 11,
+    name: 'compact stored outcomes',
+    // No table changes: stored outcomes are now written in compact rows (sqlite-operation-row.ts),
+    // which earlier versions would misread. The version marks the file so they refuse it.
+    sql: `SELECT 1;`,
+  },
 ];
