@@ -9,6 +9,7 @@ import { AFTER_LOCKS_SQL } from './postgres-sql-after-locks.js';
 import { AUDIT_SQL } from './postgres-sql-audit.js';
 import { COMMIT_SQL } from './postgres-sql-commit.js';
 import { COMMIT_READS_SQL } from './postgres-sql-commit-reads.js';
+import { COMPLETE_BATCH_SQL } from './postgres-sql-complete-batch.js';
 import { COMPLETION_REASON_SQL } from './postgres-sql-completion-reason.js';
 import { CUTOVER_SQL } from './postgres-sql-cutover.js';
 import { CUTOVER_CLOCK_SQL } from './postgres-sql-cutover-clock.js';
@@ -69,6 +70,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     sql: COMPLETION_REASON_SQL + CUTOVER_CLOCK_SQL + FENCE_GRANTS_SQL,
   },
   { version: 18, name: 'group commit of plain commits in one pass', sql: PLAIN_BATCH_SQL },
+  { version: 19, name: 'intent completions in batches', sql: COMPLETE_BATCH_SQL },
 ];
 
 /** Schema names are interpolated into SQL, so only plain lowercase identifiers are accepted. */

@@ -22,6 +22,7 @@ import { acceptanceCases } from './acceptance.js';
 import { auditOrderCases } from './audit-order.js';
 import { cutoverCases } from './cutover.js';
 import { dispatchCases } from './dispatch.js';
+import { batchCompletionCases } from './batch-completion.js';
 import { inProcessCases } from './in-process.js';
 import { isolationCases } from './isolation.js';
 import { leaseJobCases } from './lease-jobs.js';
@@ -61,5 +62,6 @@ export function defineStoreConformanceSuite(options: StoreConformanceOptions): v
     cutoverCases(fixture);
     auditOrderCases(fixture);
     inProcessCases(fixture);
+    batchCompletionCases(fixture);
   });
 }
