@@ -207,4 +207,13 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
     sql: `DROP TRIGGER IF EXISTS fence_granted_on_insert;
       DROP TRIGGER IF EXISTS fence_granted_on_update;`,
   },
+  {
+    version: 11,
+    name: 'due intents in claim order',
+    // A claim takes the first due intents by due time, then effect key: in this order the index
+    // hands them over without reading (and sorting) every pending intent of the tenant.
+    sql: `DROP INDEX IF EXISTS intents_due;
+      CREATE INDEX intents_due_order
+        ON intents (tenant, status, COALESCE(next_attempt_at, created_at), effect_key);`,
+  },
 ];
