@@ -4,6 +4,7 @@
  * complete: a dispatcher whose claim lapsed gets stale_claim and drops its outcome, so a paused
  * dispatcher never overwrites a newer attempt's verdict.
  */
+import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { FencegateOpsApi } from '../api.js';
@@ -224,6 +225,8 @@ export class Dispatcher {
     const deadline = AbortSignal.timeout(
       Math.max(1, this.#claimTtlMs - Math.min(1000, Math.floor(this.#claimTtlMs / 5))),
     );
+    // Each delivery of the claim listens to it: more than the default ten listeners is expected.
+    setMaxListeners(0, deadline);
     const summary: RoundSummary = {
       claimed: intents.length,
       outcomes: {

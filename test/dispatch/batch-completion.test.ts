@@ -32,7 +32,7 @@ function holdingEffector(held: (effectKey: string) => boolean) {
 }
 
 describe.each(AREA_STORES)('on $name', (kind) => {
-  const stores = storesFor(kind, 'dispatch_batch_completion');
+  const stores = storesFor(kind, 'dispatch_batch');
 
   async function open() {
     const store = faultyStore((await stores.open({ clock: new ManualClock() })).store);
