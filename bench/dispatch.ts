@@ -14,6 +14,8 @@
  * safety net. The receiver (node:http, 200 with an id, deduplicating by Idempotency-Key) runs here
  * too. Raw baseline, in the same run: this process POSTing the same payloads to the same receiver
  * with fetch, as many in flight as the dispatchers deliver at once (dispatchers x batch of 16).
+ * Both also as CPU time of this process per POST and per delivered intent (producer included),
+ * which a busy machine disturbs less than the rates.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
@@ -36,6 +38,10 @@ export interface DispatchBenchResult {
   intentsPerSec: number;
   /** Raw POSTs per second to the same receiver at the same concurrency. */
   rawPostsPerSec: number;
+  /** CPU time of this process per raw POST (receiver included), in microseconds. */
+  rawCpuUsPerPost: number;
+  /** CPU time of this process per delivered intent (producer and receiver included). */
+  cpuUsPerIntent: number;
   /** The producer's rate in the latency phase. */
   latencyRatePerSec: number;
   latencySamples: number;
@@ -63,7 +69,7 @@ export async function runDispatchBench(
       timeoutMs: 5000,
       headers: {},
     });
-    const rawPostsPerSec = await rawPostRate(
+    const { postsPerSec: rawPostsPerSec, cpuUsPerPost: rawCpuUsPerPost } = await rawPostRate(
       receiver.url,
       options.dispatchers * BATCH_SIZE,
       seconds,
@@ -105,6 +111,7 @@ export async function runDispatchBench(
     const backlog = (): number => seq - delivered();
     for (const d of dispatchers) d.start();
     const start = performance.now();
+    const cpuBefore = process.cpuUsage();
     const before = delivered();
     const end = start + seconds * 1000;
     while (performance.now() < end) {
@@ -114,6 +121,8 @@ export async function runDispatchBench(
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
     }
+    const cpu = process.cpuUsage(cpuBefore);
+    const cpuUsPerIntent = (cpu.user + cpu.system) / Math.max(1, delivered() - before);
     const intentsPerSec = (delivered() - before) / ((performance.now() - start) / 1000);
     await drain(producer);
 
@@ -145,6 +154,8 @@ export async function runDispatchBench(
       dispatchers: options.dispatchers,
       intentsPerSec,
       rawPostsPerSec,
+      rawCpuUsPerPost,
+      cpuUsPerIntent,
       latencyRatePerSec: rate,
       latencySamples: latencies.length,
       p50Ms: pick(0.5),
@@ -162,7 +173,11 @@ export async function runDispatchBench(
  * POSTs per second with `inFlight` requests in flight, as hand-written code would send them:
  * node:http with a keep-alive agent (Node 20's global fetch reached about a third of this).
  */
-async function rawPostRate(url: string, inFlight: number, seconds: number): Promise<number> {
+async function rawPostRate(
+  url: string,
+  inFlight: number,
+  seconds: number,
+): Promise<{ postsPerSec: number; cpuUsPerPost: number }> {
   const agent = new Agent({ keepAlive: true, maxSockets: inFlight });
   const post = (n: number): Promise<number> =>
     new Promise((resolve, reject) => {
@@ -193,9 +208,14 @@ async function rawPostRate(url: string, inFlight: number, seconds: number): Prom
     while (performance.now() < end) if ((await post(++n)) === 200) posted += 1;
   };
   const start = performance.now();
+  const cpuBefore = process.cpuUsage();
   await Promise.all(Array.from({ length: inFlight }, lane));
+  const cpu = process.cpuUsage(cpuBefore);
   agent.destroy();
-  return posted / ((performance.now() - start) / 1000);
+  return {
+    postsPerSec: posted / ((performance.now() - start) / 1000),
+    cpuUsPerPost: (cpu.user + cpu.system) / Math.max(1, posted),
+  };
 }
 
 /** Waits until nothing is pending or claimed. */
@@ -241,7 +261,8 @@ export function formatDispatchResult(result: DispatchBenchResult): string {
   return [
     `dispatch, ${result.dispatchers} dispatcher${result.dispatchers === 1 ? ' ' : 's'}`.padEnd(26),
     `${result.intentsPerSec.toFixed(0).padStart(6)} intents/s delivered`,
-    `(raw POSTs ${result.rawPostsPerSec.toFixed(0)}/s, ratio ${(result.intentsPerSec / result.rawPostsPerSec).toFixed(2)})`,
+    `(raw POSTs ${result.rawPostsPerSec.toFixed(0)}/s, ratio ${(result.intentsPerSec / result.rawPostsPerSec).toFixed(2)};`,
+    `CPU ${result.cpuUsPerIntent.toFixed(0)} µs/intent vs ${result.rawCpuUsPerPost.toFixed(0)} µs/POST)`,
     `  commit->delivered at ${result.latencyRatePerSec}/s:`,
     `p50 ${result.p50Ms.toFixed(0)} ms  p99 ${result.p99Ms.toFixed(0)} ms  (${result.latencySamples} intents)`,
   ].join(' ');

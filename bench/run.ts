@@ -84,6 +84,8 @@ async function main(argv: string[]): Promise<number> {
           intentsPerSec: Math.round(result.intentsPerSec),
           rawPostsPerSec: Math.round(result.rawPostsPerSec),
           ratio: Math.round((1000 * result.intentsPerSec) / result.rawPostsPerSec) / 1000,
+          cpuUsPerIntent: Math.round(result.cpuUsPerIntent),
+          rawCpuUsPerPost: Math.round(result.rawCpuUsPerPost),
           p50Ms: result.p50Ms,
           p99Ms: result.p99Ms,
         });

@@ -28,10 +28,12 @@ import { announceIntents, onIntents } from './store/intent-signal.js';
 import { openStore } from './store/open.js';
 import type { Store } from './store/store.js';
 import { buildCutoverReport } from './cutover/report.js';
+import { isFencegateError } from './errors.js';
 import { runCutover } from './cutover/run.js';
 import {
   validateClaim,
   validateComplete,
+  validateCompletions,
   validateCutover,
   validateJobEvents,
   validatePolicy,
@@ -54,6 +56,8 @@ import type {
   DeleteScopeResult,
   Grant,
   Intent,
+  IntentCompletion,
+  IntentCompletionResult,
   JobEvent,
   ListCutoversQuery,
   ListIntentsQuery,
@@ -249,6 +253,20 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
       requireName(effectKey, 'effectKey'),
       validateComplete(request),
     );
+  }
+
+  /**
+   * Records many completions in one store write: one answer per completion, in order. Each is
+   * judged alone: a refusal (stale_claim, not_found, invalid_request) answers that completion only.
+   */
+  async completeIntents(
+    completions: readonly IntentCompletion[],
+  ): Promise<IntentCompletionResult[]> {
+    const checked = validateCompletions(completions);
+    const valid = checked.filter((c): c is IntentCompletion => !isFencegateError(c));
+    const stored = valid.length === 0 ? [] : await this.store.completeIntents(this.tenant, valid);
+    let next = 0;
+    return checked.map((c) => (isFencegateError(c) ? { ok: false, error: c } : stored[next++]!));
   }
 
   async registerPolicy(

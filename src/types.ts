@@ -3,7 +3,7 @@
  * client. They mirror HTTP-API.md field for field so each layer above the store stays thin.
  * Times are milliseconds since the epoch, by the store's clock.
  */
-import type { CommitRejectionCode, ErrorDetails } from './errors.js';
+import type { CommitRejectionCode, ErrorDetails, FencegateError } from './errors.js';
 
 export type ScopeStatus = 'active' | 'deleted';
 
@@ -390,6 +390,15 @@ export interface CompleteIntentRequest {
 }
 
 export type IntentCompletionCode = 'target_not_allowed';
+
+/** One completion of a batch (`completeIntents`): the intent's effect key and its completion. */
+export interface IntentCompletion extends CompleteIntentRequest {
+  effectKey: string;
+}
+
+/** What one completion of a batch came to: the intent as recorded, or that completion's refusal. */
+export type IntentCompletionResult =
+  { ok: true; intent: Intent } | { ok: false; error: FencegateError };
 
 export interface Policy {
   version: string;

@@ -1,9 +1,10 @@
 /** Validation of dispatch, policy, cutover and job requests (see validate.ts for the rules). */
-import { fail } from '../errors.js';
+import { fail, isFencegateError, type FencegateError } from '../errors.js';
 import {
   type ClaimIntentsRequest,
   type CompleteIntentRequest,
   type CutoverRequest,
+  type IntentCompletion,
   type IntentCompletionCode,
   type JobEvent,
   type RegisterPolicyRequest,
@@ -25,6 +26,8 @@ import {
 const MAX_TEXT = 1024;
 const MAX_SCOPES_PER_CUTOVER = 100_000;
 const MAX_JOB_EVENTS = 1000;
+/** Completions per completeIntents call: a dispatcher's largest batch. */
+export const MAX_COMPLETIONS = 1000;
 
 function optionalString(value: unknown, field: string, max = MAX_TEXT): string | undefined {
   return optionalText(value, field, max);
@@ -101,6 +104,33 @@ export function validateComplete(input: unknown): CompleteIntentRequest {
     request.code = body.code as IntentCompletionCode;
   }
   return request;
+}
+
+/**
+ * A batch of completions: the batch itself must be an array of 1 to MAX_COMPLETIONS, but each
+ * completion is judged alone, so one that is not valid is answered its own invalid_request and
+ * the others are still recorded.
+ */
+export function validateCompletions(input: unknown): (IntentCompletion | FencegateError)[] {
+  if (!Array.isArray(input) || input.length === 0 || input.length > MAX_COMPLETIONS) {
+    fail('invalid_request', `completions must be an array of 1 to ${MAX_COMPLETIONS}`, {
+      field: 'completions',
+    });
+  }
+  return input.map((item: unknown, i) => {
+    try {
+      if (typeof item !== 'object' || item === null || Array.isArray(item)) {
+        fail('invalid_request', `completions[${i}] must be a JSON object`, {
+          field: `completions[${i}]`,
+        });
+      }
+      const { effectKey, ...request } = item as Record<string, unknown>;
+      return { effectKey: requireName(effectKey, 'effectKey'), ...validateComplete(request) };
+    } catch (error) {
+      if (isFencegateError(error)) return error;
+      throw error;
+    }
+  });
 }
 
 export function validatePolicy(input: unknown): RegisterPolicyRequest {

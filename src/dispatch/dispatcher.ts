@@ -4,6 +4,7 @@
  * complete: a dispatcher whose claim lapsed gets stale_claim and drops its outcome, so a paused
  * dispatcher never overwrites a newer attempt's verdict.
  */
+import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { FencegateOpsApi } from '../api.js';
@@ -12,7 +13,13 @@ import { fail, isFencegateError } from '../errors.js';
 import type { CompleteIntentRequest, Intent, IntentCompletionCode } from '../types.js';
 import { attemptIntent, describe, type AttemptVerdict } from './attempt.js';
 import { backoffDelay, normalizeBackoff, type Backoff, type BackoffOptions } from './backoff.js';
+import {
+  batchedCompletion,
+  type BatchCompletionApi,
+  type RecordCompletion,
+} from './completion-batch.js';
 import type { Effector } from './effector.js';
+import { InFlight } from './in-flight.js';
 import { silentLogger, type DispatcherLogger } from './logger.js';
 import { WakeUp, type IntentWakeSource } from './wake.js';
 import {
@@ -24,10 +31,13 @@ import {
 
 /**
  * The two calls a dispatcher needs: a Fencegate handle or the HTTP client. An API that can also
- * watch for committed intents (a Fencegate handle) wakes the dispatcher without waiting for a poll.
+ * watch for committed intents (a Fencegate handle) wakes the dispatcher without waiting for a poll,
+ * and one that records completions in batches (a Fencegate handle) records the outcomes of
+ * concurrent deliveries in one store write.
  */
 export type DispatchApi = Pick<FencegateOpsApi, 'claimIntents' | 'completeIntent'> &
-  Partial<IntentWakeSource>;
+  Partial<IntentWakeSource> &
+  Partial<BatchCompletionApi>;
 
 export interface DispatcherOptions {
   /** A tenant-bound Fencegate (or the HTTP client): the dispatcher serves that tenant's intents. */
@@ -47,7 +57,10 @@ export interface DispatcherOptions {
    * shortly before it lapses. Default 30,000.
    */
   claimTtlMs?: number;
-  /** Intents claimed (and delivered concurrently) per round. Default 16. */
+  /**
+   * Intents claimed (and delivered concurrently) per round; a running dispatcher keeps up to this
+   * many in flight and claims again once half of them have finished. Default 16.
+   */
   batchSize?: number;
   /**
    * The pause between rounds when nothing was due. Default 500. An API that watches for committed
@@ -113,6 +126,7 @@ export class Dispatcher {
   readonly #clock: { now(): number };
   readonly #sleep: (ms: number, signal: AbortSignal) => Promise<void>;
   readonly #random: () => number;
+  readonly #recordCompletion: RecordCompletion;
   #loop: Promise<void> | null = null;
   #stopping: AbortController | null = null;
   readonly #wake = new WakeUp();
@@ -176,6 +190,11 @@ export class Dispatcher {
     this.#clock = options.clock ?? performance;
     this.#sleep = options.sleep ?? abortableSleep;
     this.#random = options.random ?? Math.random;
+    const api = this.#api;
+    this.#recordCompletion =
+      api.completeIntents === undefined
+        ? (effectKey, request) => api.completeIntent(effectKey, request)
+        : batchedCompletion({ completeIntents: api.completeIntents.bind(api) }, this.#batchSize);
   }
 
   /**
@@ -183,10 +202,22 @@ export class Dispatcher {
    * outcome. Throws only when the claim itself fails (nothing was claimed then).
    */
   async runOnce(): Promise<RoundSummary> {
+    const { summary, deliveries } = await this.#claimAndDeliver(this.#batchSize);
+    await Promise.all(deliveries);
+    return summary;
+  }
+
+  /**
+   * Claims up to `limit` due intents and starts delivering them: one promise per intent, settled
+   * (never rejected) once its outcome is recorded in `summary`. Throws only when the claim fails.
+   */
+  async #claimAndDeliver(
+    limit: number,
+  ): Promise<{ summary: RoundSummary; deliveries: Promise<void>[] }> {
     const intents = await this.#api.claimIntents({
       dispatcher: this.dispatcherId,
       ttlMs: this.#claimTtlMs,
-      limit: this.#batchSize,
+      limit,
       targets: [...this.targets],
     });
     // The claim lapses claimTtlMs after the store granted it, which was before its answer
@@ -194,6 +225,8 @@ export class Dispatcher {
     const deadline = AbortSignal.timeout(
       Math.max(1, this.#claimTtlMs - Math.min(1000, Math.floor(this.#claimTtlMs / 5))),
     );
+    // Each delivery of the claim listens to it: more than the default ten listeners is expected.
+    setMaxListeners(0, deadline);
     const summary: RoundSummary = {
       claimed: intents.length,
       outcomes: {
@@ -207,8 +240,17 @@ export class Dispatcher {
       staleCompletions: 0,
       completionErrors: 0,
     };
-    await Promise.all(intents.map((intent) => this.#handle(intent, deadline, summary)));
-    return summary;
+    const deliveries = intents.map((intent) =>
+      this.#handle(intent, deadline, summary).catch((error: unknown) => {
+        // Only a throwing metrics or logger hook gets here: the claim lapses and is retried.
+        summary.completionErrors += 1;
+        this.#logger.error(
+          { dispatcher: this.dispatcherId, effectKey: intent.effectKey, error: describe(error) },
+          'handling a claimed intent failed',
+        );
+      }),
+    );
+    return { summary, deliveries };
   }
 
   /** Runs rounds until stop(): back to back while intents are due, else every pollIntervalMs. */
@@ -237,16 +279,29 @@ export class Dispatcher {
     return this.#loop !== null;
   }
 
+  /**
+   * Keeps up to batchSize deliveries in flight: claims again as soon as half of them have finished
+   * (or all, for a batch of one), back to back while intents are due, else after pollIntervalMs or
+   * news of committed intents.
+   */
   async #run(signal: AbortSignal): Promise<void> {
+    const inFlight = new InFlight();
+    const claimAt = Math.ceil(this.#batchSize / 2);
     let failures = 0;
     while (!signal.aborted) {
+      const room = this.#batchSize - inFlight.size;
+      if (room < claimAt) {
+        await inFlight.waitForRoom(signal);
+        continue;
+      }
       let waitMs = this.#pollIntervalMs;
       try {
         this.#wake.roundStarts();
-        const summary = await this.runOnce();
+        const { summary, deliveries } = await this.#claimAndDeliver(room);
+        for (const delivery of deliveries) inFlight.add(delivery);
         failures = 0;
-        // A full batch means more may be due: go again at once.
-        if (summary.claimed >= this.#batchSize) continue;
+        // As many as asked means more may be due: claim again once there is room.
+        if (summary.claimed >= room) continue;
         if (!signal.aborted) await this.#wake.sleep(waitMs, signal, this.#sleep);
         continue;
       } catch (error) {
@@ -261,6 +316,7 @@ export class Dispatcher {
       }
       if (!signal.aborted) await this.#sleep(waitMs, signal);
     }
+    await inFlight.drained();
   }
 
   async #handle(intent: Intent, deadline: AbortSignal, summary: RoundSummary): Promise<void> {
@@ -323,7 +379,7 @@ export class Dispatcher {
     let completion = request;
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.#api.completeIntent(intent.effectKey, completion);
+        await this.#recordCompletion(intent.effectKey, completion);
         summary.outcomes[verdict.outcome] += 1;
         this.#metrics.outcome(intent.target, verdict.outcome);
         const logFields = {

@@ -15,7 +15,8 @@
  */
 import type { Intent } from '../types.js';
 import type { DeliveryContext, DeliveryResult, Effector } from './effector.js';
-import { keepAliveFetch } from './keep-alive-fetch.js';
+import { keepAlivePost } from './keep-alive-post.js';
+import { answerOf, isSuccess, type WebhookAnswer } from './webhook-answer.js';
 
 export interface WebhookTarget {
   type: 'webhook';
@@ -28,12 +29,10 @@ export interface WebhookTarget {
 }
 
 export interface WebhookEffectorOptions {
-  /** Defaults to keepAliveFetch: node:http with keep-alive connections to each receiver. */
+  /** Defaults to node:http with keep-alive connections to each receiver (keep-alive-post.ts). */
   fetch?: typeof fetch;
 }
 
-/** A success answer's body is read up to this size to find a providerRef. */
-const MAX_ANSWER_BYTES = 64 * 1024;
 const RETRYABLE_4XX = new Set([408, 409, 429]);
 /**
  * Network errors raised before a connection carried any byte of the request. Any other error
@@ -58,30 +57,44 @@ export function webhookEffector(
   target: WebhookTarget,
   options: WebhookEffectorOptions = {},
 ): Effector {
-  const doFetch = options.fetch ?? keepAliveFetch;
-  const url = target.url;
+  const customFetch = options.fetch;
+  const send =
+    customFetch === undefined
+      ? keepAlivePost
+      : async (url: URL, headers: Record<string, string>, body: string, signal: AbortSignal) =>
+          answerOf(
+            await customFetch(url, { method: 'POST', headers, body, signal, redirect: 'manual' }),
+          );
+  const url = new URL(target.url);
   const timeoutMs = target.timeoutMs;
-  const configured = { ...target.headers };
-  return {
-    async deliver(intent: Intent, context: DeliveryContext): Promise<DeliveryResult> {
-      const timeout = AbortSignal.timeout(timeoutMs);
-      const signal = AbortSignal.any([timeout, context.signal]);
-      const headers = new Headers(configured);
-      if (!headers.has('content-type')) headers.set('content-type', 'application/json');
-      // Set last: the effect's own key, whatever the configuration says.
-      headers.set('idempotency-key', context.effectKey);
-      let response: Response;
+  // Header names lowercased once, so the effect's own key replaces any configured one.
+  const configured: Record<string, string> = { 'content-type': 'application/json' };
+  for (const [name, value] of Object.entries(target.headers))
+    configured[name.toLowerCase()] = value;
+
+  async function post(intent: Intent, context: DeliveryContext): Promise<DeliveryResult> {
+    // The request ends at the timeout or when the claim is about to lapse, whichever comes first.
+    const abort = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      abort.abort();
+    }, timeoutMs);
+    const onLapse = (): void => abort.abort();
+    context.signal.addEventListener('abort', onLapse);
+    if (context.signal.aborted) abort.abort();
+    try {
+      let answer: WebhookAnswer;
       try {
-        response = await doFetch(url, {
-          method: 'POST',
-          headers,
-          body: JSON.stringify(intent.payload ?? null),
-          signal,
-          redirect: 'manual',
-        });
+        answer = await send(
+          url,
+          // Set last: the effect's own key, whatever the configuration says.
+          { ...configured, 'idempotency-key': context.effectKey },
+          JSON.stringify(intent.payload ?? null),
+          abort.signal,
+        );
       } catch (error) {
-        if (timeout.aborted)
-          return { status: 'unknown', error: `no answer within ${timeoutMs} ms` };
+        if (timedOut) return { status: 'unknown', error: `no answer within ${timeoutMs} ms` };
         if (context.signal.aborted) {
           return { status: 'unknown', error: 'abandoned: the claim was about to lapse' };
         }
@@ -92,38 +105,41 @@ export function webhookEffector(
         }
         return { status: 'unknown', error: `connection lost after sending (${code})` };
       }
-      const status = response.status;
-      if (status >= 200 && status < 300) {
-        const providerRef = await readProviderRef(response);
-        return providerRef === undefined
-          ? { status: 'delivered' }
-          : { status: 'delivered', providerRef };
-      }
-      await discard(response);
-      const error = `HTTP ${status}${response.statusText ? ` ${response.statusText}` : ''}`;
-      if (status >= 300 && status < 400) {
-        return {
-          status: 'failed',
-          retryable: false,
-          error: `${error}: redirects are not followed`,
-        };
-      }
-      if (status >= 400 && status < 500 && !RETRYABLE_4XX.has(status)) {
-        return { status: 'failed', retryable: false, error };
-      }
-      const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
-      return retryAfterMs === undefined
-        ? { status: 'failed', retryable: true, error }
-        : { status: 'failed', retryable: true, error, retryAfterMs };
-    },
-  };
+      return await verdictOf(answer);
+    } finally {
+      clearTimeout(timer);
+      context.signal.removeEventListener('abort', onLapse);
+    }
+  }
+  return { deliver: post };
+}
+
+async function verdictOf(answer: WebhookAnswer): Promise<DeliveryResult> {
+  const status = answer.status;
+  if (isSuccess(status)) {
+    const providerRef = await readProviderRef(answer);
+    return providerRef === undefined
+      ? { status: 'delivered' }
+      : { status: 'delivered', providerRef };
+  }
+  const error = `HTTP ${status}${answer.statusText ? ` ${answer.statusText}` : ''}`;
+  if (status >= 300 && status < 400) {
+    return { status: 'failed', retryable: false, error: `${error}: redirects are not followed` };
+  }
+  if (status >= 400 && status < 500 && !RETRYABLE_4XX.has(status)) {
+    return { status: 'failed', retryable: false, error };
+  }
+  const retryAfterMs = parseRetryAfter(answer.retryAfter);
+  return retryAfterMs === undefined
+    ? { status: 'failed', retryable: true, error }
+    : { status: 'failed', retryable: true, error, retryAfterMs };
 }
 
 /** The answer's `providerRef` or `id`, when it is JSON and has one; the effect is delivered either way. */
-async function readProviderRef(response: Response): Promise<string | undefined> {
+async function readProviderRef(answer: WebhookAnswer): Promise<string | undefined> {
   let text: string;
   try {
-    text = await readBounded(response);
+    text = await answer.body();
   } catch {
     // The status already says delivered; a body cut short only costs the reference.
     return undefined;
@@ -144,33 +160,6 @@ async function readProviderRef(response: Response): Promise<string | undefined> 
     if (typeof candidate === 'number' && Number.isFinite(candidate)) return String(candidate);
   }
   return undefined;
-}
-
-async function readBounded(response: Response): Promise<string> {
-  if (response.body === null) return '';
-  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(value);
-    size += value.byteLength;
-    if (size > MAX_ANSWER_BYTES) {
-      await reader.cancel();
-      return '';
-    }
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-/** Frees the connection without reading an answer nobody needs. */
-async function discard(response: Response): Promise<void> {
-  try {
-    await response.body?.cancel();
-  } catch {
-    // Nothing to free.
-  }
 }
 
 function parseRetryAfter(value: string | null): number | undefined {

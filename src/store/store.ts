@@ -32,6 +32,8 @@ import type {
   DeleteScopeResult,
   Grant,
   Intent,
+  IntentCompletion,
+  IntentCompletionResult,
   IntentStatus,
   JobEvent,
   JobRecord,
@@ -146,6 +148,15 @@ export interface Store {
     effectKey: string,
     request: CompleteIntentRequest,
   ): Promise<Intent>;
+  /**
+   * Records many completions in one store write, each planned as completeIntent plans it, in
+   * order: each keeps its own audit entry and answer, and one completion's refusal never undoes
+   * the others. Throws (nothing recorded) only when the store itself failed.
+   */
+  completeIntents(
+    tenant: string,
+    completions: readonly IntentCompletion[],
+  ): Promise<IntentCompletionResult[]>;
   /**
    * The tenants that have intents still to deliver or reconcile (pending, claimed or unknown), in
    * name order: what a dispatcher serving every tenant claims from.

@@ -206,7 +206,7 @@ describe.each(AREA_STORES)('on $name', (kind) => {
 
     it('retries a completion the store did not take, while the claim holds', async () => {
       const { gate, store } = await faultyGate(stores);
-      store.inject({ method: 'completeIntent', fault: 'fail-before', times: 1 });
+      store.inject({ method: 'completeIntents', fault: 'fail-before', times: 1 });
       const receiver = await receiverFor();
       await commitIntents(gate, 'wf-ce', [{ effectKey: 'ce-2', target: 'crm', payload: {} }]);
       const d = dispatcher(gate, webhook(receiver), {
@@ -218,7 +218,7 @@ describe.each(AREA_STORES)('on $name', (kind) => {
 
     it('a completion whose reply was lost is not counted as stale when its retry finds it recorded', async () => {
       const { gate, store } = await faultyGate(stores);
-      store.inject({ method: 'completeIntent', fault: 'lose-reply', times: 1 });
+      store.inject({ method: 'completeIntents', fault: 'lose-reply', times: 1 });
       const receiver = await receiverFor();
       await commitIntents(gate, 'wf-lost', [{ effectKey: 'lost-1', target: 'crm', payload: {} }]);
       const d = dispatcher(gate, webhook(receiver), {
@@ -231,7 +231,7 @@ describe.each(AREA_STORES)('on $name', (kind) => {
 
     it('leaves an outcome it cannot record to the next claim, which redelivers under the same key', async () => {
       const { gate, store, clock } = await faultyGate(stores);
-      store.inject({ method: 'completeIntent', fault: 'fail-before', times: 3 });
+      store.inject({ method: 'completeIntents', fault: 'fail-before', times: 3 });
       const receiver = await receiverFor();
       await commitIntents(gate, 'wf-ce3', [{ effectKey: 'ce-3', target: 'crm', payload: {} }]);
       const d = dispatcher(gate, webhook(receiver), {

@@ -10,7 +10,7 @@ import type { Effector } from '../../src/dispatch/index.js';
 import { FencegateError, type ErrorCode } from '../../src/errors.js';
 import { Fencegate } from '../../src/gate.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
-import type { CompleteIntentRequest } from '../../src/types.js';
+import type { CompleteIntentRequest, IntentCompletion } from '../../src/types.js';
 import { AREA_STORES, storesFor, type StoreFactory } from '../helpers/stores.js';
 import { commitIntents, roundDispatcher, webhookTo } from './helpers.js';
 import { Receiver, type ReceiverAnswer } from './receiver.js';
@@ -32,20 +32,34 @@ async function setup(
   const { store } = await stores.open({ clock });
   const refused: number[] = [];
   let calls = 0;
+  const refusal = (request: CompleteIntentRequest): FencegateError | null => {
+    const code = refuse(request, ++calls);
+    if (code === null) return null;
+    refused.push(calls);
+    return new FencegateError(code, 'refused by the test store');
+  };
   const refusing = new Proxy(store, {
     get(target, property, receiver): unknown {
       const value: unknown = Reflect.get(target, property, receiver);
-      if (property !== 'completeIntent') {
-        return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
+      if (property === 'completeIntent') {
+        return (tenant: string, effectKey: string, request: CompleteIntentRequest) => {
+          const error = refusal(request);
+          return error === null
+            ? target.completeIntent(tenant, effectKey, request)
+            : Promise.reject(error);
+        };
       }
-      return (tenant: string, effectKey: string, request: CompleteIntentRequest) => {
-        const code = refuse(request, ++calls);
-        if (code !== null) {
-          refused.push(calls);
-          return Promise.reject(new FencegateError(code, 'refused by the test store'));
-        }
-        return target.completeIntent(tenant, effectKey, request);
-      };
+      if (property === 'completeIntents') {
+        // Each completion of a batch is refused or recorded on its own.
+        return async (tenant: string, completions: IntentCompletion[]) => {
+          const errors = completions.map(refusal);
+          const passed = completions.filter((_, i) => errors[i] === null);
+          const stored = passed.length === 0 ? [] : await target.completeIntents(tenant, passed);
+          let next = 0;
+          return errors.map((error) => (error === null ? stored[next++] : { ok: false, error }));
+        };
+      }
+      return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
     },
   });
   const gate = await Fencegate.open({ store: refusing });

@@ -54,11 +54,12 @@ describe('the dispatcher wakes on committed intents', () => {
     dispatcher.start();
     await asleep;
     expect(naps.naps).toEqual([MINUTE]);
+    // It goes back to sleep once the claim the commit started found nothing more, without a poll.
+    const backAsleep = naps.nextNap();
     await commitIntents(1);
     await receiver.waitForRequests(1);
     expect(receiver.requests[0]?.key).toBe('effect-1-0');
-    // It went back to sleep after the round the commit started, without a poll in between.
-    await naps.nextNap();
+    await backAsleep;
     expect(naps.naps).toEqual([MINUTE, MINUTE]);
     expect((await waitForStatus(dispatcher, 1)).outcomes.delivered).toBe(1);
   }, 10_000);

@@ -1,10 +1,12 @@
 /** Intent claims and completions planned over a snapshot, with the rules of intent-rules.ts. */
-import { FencegateError } from '../../errors.js';
+import { FencegateError, isFencegateError } from '../../errors.js';
 import type {
   AuditOutcome,
   ClaimIntentsRequest,
   CompleteIntentRequest,
   Intent,
+  IntentCompletion,
+  IntentCompletionResult,
 } from '../../types.js';
 import { auditEntry } from '../audit-entry.js';
 import { completionAuditReason, decideCompletion, isClaimable } from '../intent-rules.js';
@@ -135,5 +137,49 @@ export function planCompletion(
     put: [{ ...ref, row: next }],
     audit: [completionAudit(effect.status, completionAuditReason(request), intent.claimedBy)],
     answer: { ok: true, value: next },
+  };
+}
+
+/**
+ * A batch of completions: one completion plan each, applied in order in one store write, so a
+ * later completion of the same intent sees the earlier one. Each plan answers on its own.
+ */
+export function planCompletions(
+  completions: readonly IntentCompletion[],
+): ((snapshot: Snapshot) => Transition<Intent>)[] {
+  return completions.map(
+    ({ effectKey, ...request }) =>
+      (snapshot) =>
+        planCompletion(snapshot, effectKey, request),
+  );
+}
+
+/**
+ * One completion's answer in a batch, from a batch's settlement or a promise's: its intent, or its
+ * refusal (a fault as internal_error).
+ */
+export function completionResult(
+  settled:
+    { ok: true; value: unknown } | { ok: false; error: unknown } | PromiseSettledResult<unknown>,
+): IntentCompletionResult {
+  if ('status' in settled) {
+    return completionResult(
+      settled.status === 'fulfilled'
+        ? { ok: true, value: settled.value }
+        : { ok: false, error: settled.reason },
+    );
+  }
+  if (settled.ok) return { ok: true, intent: settled.value as Intent };
+  const { error } = settled;
+  return {
+    ok: false,
+    error: isFencegateError(error)
+      ? error
+      : new FencegateError(
+          'internal_error',
+          'recording the completion failed',
+          {},
+          { cause: error },
+        ),
   };
 }

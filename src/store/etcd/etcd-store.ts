@@ -14,7 +14,12 @@ import {
   planJobEvents,
   planRegisterPolicy,
 } from '../../core/plan/plan-cutover.js';
-import { planClaim, planCompletion } from '../../core/plan/plan-intents.js';
+import {
+  completionResult,
+  planClaim,
+  planCompletion,
+  planCompletions,
+} from '../../core/plan/plan-intents.js';
 import {
   planAcquire,
   planCancel,
@@ -49,6 +54,8 @@ import type {
   DeleteScopeResult,
   Grant,
   Intent,
+  IntentCompletion,
+  IntentCompletionResult,
   IntentStatus,
   JobEvent,
   JobRecord,
@@ -113,6 +120,8 @@ export class EtcdStore implements Store {
   readonly #engine: EtcdEngine;
   readonly #clock: Clock;
   readonly #batcher: EtcdBatcher | null;
+  /** Completions of a batch share Txns, with group commit or without. */
+  readonly #completions: EtcdBatcher;
 
   private constructor(options: EtcdStoreOptions) {
     const target = parseEtcdUrl(options.url);
@@ -143,6 +152,7 @@ export class EtcdStore implements Store {
     };
     this.#batcher =
       options.groupCommit === true ? new EtcdBatcher(this.#engine, this.#connection.target) : null;
+    this.#completions = this.#batcher ?? new EtcdBatcher(this.#engine, this.#connection.target);
   }
 
   /** Opens the client and checks that a member answers (store_unavailable otherwise). */
@@ -321,6 +331,17 @@ export class EtcdStore implements Store {
     request: CompleteIntentRequest,
   ): Promise<Intent> {
     return this.#write(tenant, (s) => planCompletion(s, effectKey, request));
+  }
+
+  /** Submitted together, so the batcher packs them into as few Txns as fit. */
+  async completeIntents(
+    tenant: string,
+    completions: readonly IntentCompletion[],
+  ): Promise<IntentCompletionResult[]> {
+    const settled = await Promise.allSettled(
+      planCompletions(completions).map((plan) => this.#completions.submit(tenant, plan)),
+    );
+    return settled.map(completionResult);
   }
 
   listTenantsWithOpenIntents(): Promise<string[]> {

@@ -6,9 +6,12 @@ import type {
   ClaimIntentsRequest,
   CompleteIntentRequest,
   Intent,
+  IntentCompletion,
+  IntentCompletionResult,
   IntentStatus,
 } from '../../types.js';
 import { completionAuditReason } from '../../core/intent-rules.js';
+import { completionResult } from '../../core/plan/plan-intents.js';
 import { throwIfRefused, type Refusal } from './postgres-answers.js';
 import { MUTATION, type PostgresCalls } from './postgres-calls.js';
 import { toIntent, type IntentRow } from './postgres-rows.js';
@@ -53,6 +56,42 @@ export async function completeIntent(
     ),
   );
   return toIntent(answer.intent);
+}
+
+/**
+ * One call of `complete_intents` for the batch, in the caller's order (a deadlock with another
+ * batch is retried like any other).
+ */
+export async function completeIntents(
+  db: PostgresCalls,
+  tenant: string,
+  completions: readonly IntentCompletion[],
+): Promise<IntentCompletionResult[]> {
+  const column = <T>(pick: (c: IntentCompletion) => T): T[] => completions.map(pick);
+  const answers = await db.call<({ intent: IntentRow } | Refusal)[]>(
+    MUTATION,
+    'complete_intents',
+    `SELECT ${db.schema}.complete_intents($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) AS answer`,
+    [
+      tenant,
+      column((c) => c.effectKey),
+      column((c) => c.claimFence),
+      column((c) => c.outcome),
+      column((c) => c.retryable ?? null),
+      column((c) => c.retryAfterMs ?? null),
+      column((c) => c.providerRef ?? null),
+      column((c) => c.error ?? null),
+      column(completionAuditReason),
+      db.now(),
+    ],
+  );
+  return answers.map((answer) => {
+    try {
+      return { ok: true, intent: toIntent(throwIfRefused(answer).intent) };
+    } catch (error) {
+      return completionResult({ ok: false, error });
+    }
+  });
 }
 
 export async function countIntents(

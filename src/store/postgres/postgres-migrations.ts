@@ -10,6 +10,7 @@ import { AUDIT_SQL } from './postgres-sql-audit.js';
 import { COMMIT_SQL } from './postgres-sql-commit.js';
 import { COMMIT_READS_SQL } from './postgres-sql-commit-reads.js';
 import { COMMIT_RELEASE_SQL } from './postgres-sql-commit-release.js';
+import { COMPLETE_BATCH_SQL } from './postgres-sql-complete-batch.js';
 import { COMPLETION_REASON_SQL } from './postgres-sql-completion-reason.js';
 import { CUTOVER_SQL } from './postgres-sql-cutover.js';
 import { CUTOVER_CLOCK_SQL } from './postgres-sql-cutover-clock.js';
@@ -71,6 +72,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   },
   { version: 18, name: 'group commit of plain commits in one pass', sql: PLAIN_BATCH_SQL },
   { version: 19, name: 'a commit that releases its lease', sql: COMMIT_RELEASE_SQL },
+  { version: 20, name: 'intent completions in batches', sql: COMPLETE_BATCH_SQL },
 ];
 
 /** Schema names are interpolated into SQL, so only plain lowercase identifiers are accepted. */

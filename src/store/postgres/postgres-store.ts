@@ -29,6 +29,8 @@ import type {
   DeleteScopeResult,
   Grant,
   Intent,
+  IntentCompletion,
+  IntentCompletionResult,
   IntentStatus,
   JobEvent,
   JobRecord,
@@ -73,6 +75,7 @@ import {
 import {
   claimIntents,
   completeIntent,
+  completeIntents,
   countIntents,
   listTenantsWithOpenIntents,
 } from './postgres-dispatch.js';
@@ -484,6 +487,13 @@ export class PostgresStore implements Store {
     request: CompleteIntentRequest,
   ): Promise<Intent> {
     return completeIntent(this.#calls, tenant, effectKey, request);
+  }
+
+  completeIntents(
+    tenant: string,
+    completions: readonly IntentCompletion[],
+  ): Promise<IntentCompletionResult[]> {
+    return completeIntents(this.#calls, tenant, completions);
   }
 
   listTenantsWithOpenIntents(): Promise<string[]> {

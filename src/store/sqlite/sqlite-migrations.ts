@@ -209,6 +209,15 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 11,
+    name: 'due intents in claim order',
+    // A claim takes the first due intents by due time, then effect key: in this order the index
+    // hands them over without reading (and sorting) every pending intent of the tenant.
+    sql: `DROP INDEX IF EXISTS intents_due;
+      CREATE INDEX intents_due_order
+        ON intents (tenant, status, COALESCE(next_attempt_at, created_at), effect_key);`,
+  },
+  {
+    version: 12,
     name: 'compact stored outcomes',
     // No table changes: stored outcomes are now written in compact rows (sqlite-operation-row.ts),
     // which earlier versions would misread. The version marks the file so they refuse it.

@@ -223,21 +223,25 @@ export class SqliteRowStatements {
   dueIntents(filtered: boolean): Stmt {
     let statement = this.#dueIntents.get(filtered);
     if (statement === undefined) {
-      const targetFilter = filtered
-        ? 'WHERE target IN (SELECT value FROM json_each(@targets))'
-        : '';
+      const targetFilter = filtered ? 'AND target IN (SELECT value FROM json_each(@targets))' : '';
+      // Each status in claim order from the index, stopping at `limit`; then the three merged.
+      const dueOf = (status: string) =>
+        `SELECT * FROM (SELECT ${INTENT_COLUMNS}, COALESCE(next_attempt_at, created_at) AS due_at
+           FROM intents INDEXED BY intents_due_order
+           WHERE tenant = @tenant AND status = '${status}'
+             AND (next_attempt_at IS NULL OR next_attempt_at <= @now) ${targetFilter}
+           ORDER BY COALESCE(next_attempt_at, created_at), effect_key LIMIT @limit)`;
       statement = this.#db.prepare(
         `SELECT * FROM (
-           SELECT ${INTENT_COLUMNS} FROM intents INDEXED BY intents_due
-           WHERE tenant = @tenant AND status = 'pending' AND (next_attempt_at IS NULL OR next_attempt_at <= @now)
+           ${dueOf('pending')}
            UNION ALL
-           SELECT ${INTENT_COLUMNS} FROM intents INDEXED BY intents_due
-           WHERE tenant = @tenant AND status = 'unknown' AND (next_attempt_at IS NULL OR next_attempt_at <= @now)
+           ${dueOf('unknown')}
            UNION ALL
-           SELECT ${INTENT_COLUMNS} FROM intents INDEXED BY intents_by_status
-           WHERE tenant = @tenant AND status = 'claimed' AND claim_expires_at <= @now
-         ) ${targetFilter}
-         ORDER BY COALESCE(next_attempt_at, created_at), effect_key LIMIT @limit`,
+           SELECT ${INTENT_COLUMNS}, COALESCE(next_attempt_at, created_at) AS due_at
+           FROM intents INDEXED BY intents_by_status
+           WHERE tenant = @tenant AND status = 'claimed' AND claim_expires_at <= @now ${targetFilter}
+         )
+         ORDER BY due_at, effect_key LIMIT @limit`,
       );
       this.#dueIntents.set(filtered, statement);
     }

@@ -14,7 +14,12 @@ import {
   planJobEvents,
   planRegisterPolicy,
 } from '../../core/plan/plan-cutover.js';
-import { planClaim, planCompletion } from '../../core/plan/plan-intents.js';
+import {
+  completionResult,
+  planClaim,
+  planCompletion,
+  planCompletions,
+} from '../../core/plan/plan-intents.js';
 import {
   planAcquire,
   planCancel,
@@ -44,6 +49,8 @@ import type {
   DeleteScopeResult,
   Grant,
   Intent,
+  IntentCompletion,
+  IntentCompletionResult,
   IntentStatus,
   JobEvent,
   JobRecord,
@@ -359,6 +366,20 @@ export class SqliteStore implements Store {
     request: CompleteIntentRequest,
   ): Promise<Intent> {
     return this.#planned(tenant, (s) => planCompletion(s, effectKey, request));
+  }
+
+  /** One transaction for the batch (with concurrent writes under group commit). */
+  async completeIntents(
+    tenant: string,
+    completions: readonly IntentCompletion[],
+  ): Promise<IntentCompletionResult[]> {
+    const jobs: WriteJob[] = planCompletions(completions).map((plan) => ({ tenant, plan }));
+    const committer = this.#groupCommitter;
+    const settled =
+      committer === null
+        ? await this.#run(() => this.#commitBatchNow(jobs))
+        : await Promise.allSettled(jobs.map((job) => committer.submit(job)));
+    return settled.map(completionResult);
   }
 
   listTenantsWithOpenIntents(): Promise<string[]> {

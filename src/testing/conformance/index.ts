@@ -23,6 +23,7 @@ import { auditOrderCases } from './audit-order.js';
 import { commitReleaseCases } from './commit-release.js';
 import { cutoverCases } from './cutover.js';
 import { dispatchCases } from './dispatch.js';
+import { batchCompletionCases } from './batch-completion.js';
 import { inProcessCases } from './in-process.js';
 import { isolationCases } from './isolation.js';
 import { leaseJobCases } from './lease-jobs.js';
@@ -63,5 +64,6 @@ export function defineStoreConformanceSuite(options: StoreConformanceOptions): v
     cutoverCases(fixture);
     auditOrderCases(fixture);
     inProcessCases(fixture);
+    batchCompletionCases(fixture);
   });
 }
