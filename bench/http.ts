@@ -10,7 +10,10 @@
  *
  * `--profile DIR` writes the fencegate server's V8 CPU profile there (`node --cpu-prof`);
  * `npx tsx bench/profile-summary.ts FILE` sums it by component.
- * The last line printed is one JSON object with `ratio` (commit/no-op ops/s) and both p99s.
+ * Every series also shows the server process's CPU time (user + system) per answered request,
+ * which other work on the machine moves less than the rates (compare it within one run).
+ * The last line printed is one JSON object with `ratio` (commit/no-op ops/s), both p99s and the
+ * CPU figures.
  */
 import { fork } from 'node:child_process';
 import { mkdtempSync, openSync, closeSync, rmSync } from 'node:fs';
