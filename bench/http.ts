@@ -80,7 +80,7 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
     const bareNoop = median(runs.bareNoop);
     const bareCommit = median(runs.bareCommit);
     const line = (label: string, result: MeasuredLoad): string =>
-      `${label.padEnd(46)} ${result.requestsPerSec.toFixed(0).padStart(7)} req/s   p50 ${result.p50Ms.toFixed(1)} ms   p99 ${result.p99Ms.toFixed(1)} ms   server CPU ${result.cpuMicrosPerRequest.toFixed(0)} µs/req   failures ${result.failures}`;
+      `${label.padEnd(46)} ${result.requestsPerSec.toFixed(0).padStart(7)} req/s   p50 ${result.p50Ms.toFixed(1)} ms   p99 ${result.p99Ms.toFixed(1)} ms   server CPU ${result.cpuMicrosPerRequest.toFixed(0)} µs/req (busy ${percent(result.serverBusy)}, load generator ${percent(result.loadGeneratorBusy)} of a core)   failures ${result.failures}`;
     console.log(`${rounds} interleaved rounds of ${options.seconds} s, medians:`);
     console.log(line('fencegate GET /healthz (no-op)', fgNoop));
     console.log(line('fencegate POST /v1/commit', fgCommit));
@@ -112,6 +112,8 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
         commitP99Ms: fgCommit.p99Ms,
         noopP99Ms: fgNoop.p99Ms,
         commitCpuMicros: Math.round(fgCommit.cpuMicrosPerRequest),
+        commitServerBusy: round(fgCommit.serverBusy),
+        commitLoadGeneratorBusy: round(fgCommit.loadGeneratorBusy),
         noopCpuMicros: Math.round(fgNoop.cpuMicrosPerRequest),
         bareRatio: round(bareRatio),
         bareCommitPerSec: Math.round(bareCommit.requestsPerSec),
@@ -143,6 +145,13 @@ interface ChildServer {
 /** A load run with the server's CPU time per answered request (user + system). */
 interface MeasuredLoad extends LoadResult {
   cpuMicrosPerRequest: number;
+  /**
+   * The server's and the load generator's CPU time over the run's length, as shares of one core:
+   * a series whose server is well below 1 is held back by something else (the other process, the
+   * disk's syncs, other work on the machine).
+   */
+  serverBusy: number;
+  loadGeneratorBusy: number;
 }
 
 async function measureLoad(
@@ -151,9 +160,17 @@ async function measureLoad(
   load: { connections: number; seconds: number },
 ): Promise<MeasuredLoad> {
   const before = await server.cpuMicros();
+  const ownBefore = process.cpuUsage();
   const result = await runLoad(server.ready.url, request, load);
+  const own = process.cpuUsage(ownBefore);
   const used = (await server.cpuMicros()) - before;
-  return { ...result, cpuMicrosPerRequest: used / Math.max(result.total, 1) };
+  const runMicros = load.seconds * 1e6;
+  return {
+    ...result,
+    cpuMicrosPerRequest: used / Math.max(result.total, 1),
+    serverBusy: used / runMicros,
+    loadGeneratorBusy: (own.user + own.system) / runMicros,
+  };
 }
 
 async function startChild(
@@ -223,6 +240,10 @@ function commitRequest(ready: ServerReady, run: string) {
       });
     },
   };
+}
+
+function percent(share: number): string {
+  return `${Math.round(share * 100)} %`;
 }
 
 function round(value: number): number {
