@@ -10,15 +10,18 @@
  *
  * `--profile DIR` writes the fencegate server's V8 CPU profile there (`node --cpu-prof`);
  * `npx tsx bench/profile-summary.ts FILE` sums it by component.
- * The last line printed is one JSON object with `ratio` (commit/no-op ops/s) and both p99s.
+ * Every series also shows the server process's CPU time (user + system) per answered request,
+ * which other work on the machine moves less than the rates (compare it within one run).
+ * The last line printed is one JSON object with `ratio` (commit/no-op ops/s), both p99s and the
+ * CPU figures.
  */
 import { fork } from 'node:child_process';
 import { mkdtempSync, openSync, closeSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runLoad, type LoadResult } from './http/load.js';
-import type { ServerReady } from './http/server-process.js';
+import { runLoad, type LoadRequest, type LoadResult } from './http/load.js';
+import type { CpuSample, ServerReady } from './http/server-process.js';
 
 export interface HttpBenchOptions {
   seconds: number;
@@ -60,24 +63,24 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
     // Interleaved rounds, so a change in the machine's load hits every series alike.
     const runs = { fgNoop: [], fgCommit: [], bareNoop: [], bareCommit: [] } as Record<
       'fgNoop' | 'fgCommit' | 'bareNoop' | 'bareCommit',
-      LoadResult[]
+      MeasuredLoad[]
     >;
     for (let round = 0; round < rounds; round++) {
-      runs.fgNoop.push(await runLoad(fencegate.ready.url, NOOP, load));
+      runs.fgNoop.push(await measureLoad(fencegate, NOOP, load));
       runs.fgCommit.push(
-        await runLoad(fencegate.ready.url, commitRequest(fencegate.ready, `fg-${round}`), load),
+        await measureLoad(fencegate, commitRequest(fencegate.ready, `fg-${round}`), load),
       );
-      runs.bareNoop.push(await runLoad(bare.ready.url, NOOP, load));
+      runs.bareNoop.push(await measureLoad(bare, NOOP, load));
       runs.bareCommit.push(
-        await runLoad(bare.ready.url, commitRequest(bare.ready, `bare-${round}`), load),
+        await measureLoad(bare, commitRequest(bare.ready, `bare-${round}`), load),
       );
     }
     const fgNoop = median(runs.fgNoop);
     const fgCommit = median(runs.fgCommit);
     const bareNoop = median(runs.bareNoop);
     const bareCommit = median(runs.bareCommit);
-    const line = (label: string, result: LoadResult): string =>
-      `${label.padEnd(46)} ${result.requestsPerSec.toFixed(0).padStart(7)} req/s   p50 ${result.p50Ms.toFixed(1)} ms   p99 ${result.p99Ms.toFixed(1)} ms   failures ${result.failures}`;
+    const line = (label: string, result: MeasuredLoad): string =>
+      `${label.padEnd(46)} ${result.requestsPerSec.toFixed(0).padStart(7)} req/s   p50 ${result.p50Ms.toFixed(1)} ms   p99 ${result.p99Ms.toFixed(1)} ms   server CPU ${result.cpuMicrosPerRequest.toFixed(0)} µs/req (busy ${percent(result.serverBusy)}, load generator ${percent(result.loadGeneratorBusy)} of a core)   failures ${result.failures}`;
     console.log(`${rounds} interleaved rounds of ${options.seconds} s, medians:`);
     console.log(line('fencegate GET /healthz (no-op)', fgNoop));
     console.log(line('fencegate POST /v1/commit', fgCommit));
@@ -108,10 +111,16 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
         noopPerSec: Math.round(fgNoop.requestsPerSec),
         commitP99Ms: fgCommit.p99Ms,
         noopP99Ms: fgNoop.p99Ms,
+        commitCpuMicros: Math.round(fgCommit.cpuMicrosPerRequest),
+        commitServerBusy: round(fgCommit.serverBusy),
+        commitLoadGeneratorBusy: round(fgCommit.loadGeneratorBusy),
+        noopCpuMicros: Math.round(fgNoop.cpuMicrosPerRequest),
         bareRatio: round(bareRatio),
         bareCommitPerSec: Math.round(bareCommit.requestsPerSec),
         bareNoopPerSec: Math.round(bareNoop.requestsPerSec),
         bareCommitP99Ms: bareCommit.p99Ms,
+        bareCommitCpuMicros: Math.round(bareCommit.cpuMicrosPerRequest),
+        bareNoopCpuMicros: Math.round(bareNoop.cpuMicrosPerRequest),
         failures: [...runs.fgNoop, ...runs.fgCommit].reduce((n, r) => n + r.failures, 0),
       }),
     );
@@ -128,7 +137,40 @@ const NOOP = { method: 'GET' as const, path: '/healthz' };
 interface ChildServer {
   mode: 'fencegate' | 'bare';
   ready: ServerReady;
+  /** CPU time the server process has used so far, in microseconds. */
+  cpuMicros(): Promise<number>;
   stop(): Promise<void>;
+}
+
+/** A load run with the server's CPU time per answered request (user + system). */
+interface MeasuredLoad extends LoadResult {
+  cpuMicrosPerRequest: number;
+  /**
+   * The server's and the load generator's CPU time over the run's length, as shares of one core:
+   * a series whose server is well below 1 is held back by something else (the other process, the
+   * disk's syncs, other work on the machine).
+   */
+  serverBusy: number;
+  loadGeneratorBusy: number;
+}
+
+async function measureLoad(
+  server: ChildServer,
+  request: LoadRequest,
+  load: { connections: number; seconds: number },
+): Promise<MeasuredLoad> {
+  const before = await server.cpuMicros();
+  const ownBefore = process.cpuUsage();
+  const result = await runLoad(server.ready.url, request, load);
+  const own = process.cpuUsage(ownBefore);
+  const used = (await server.cpuMicros()) - before;
+  const runMicros = load.seconds * 1e6;
+  return {
+    ...result,
+    cpuMicrosPerRequest: used / Math.max(result.total, 1),
+    serverBusy: used / runMicros,
+    loadGeneratorBusy: (own.user + own.system) / runMicros,
+  };
 }
 
 async function startChild(
@@ -157,7 +199,14 @@ async function startChild(
       child.once('message', (message) => resolve(message as ServerReady));
       child.once('exit', (code) => reject(new Error(`the ${mode} server exited (${code})`)));
     });
-    return { mode, ready, stop };
+    const cpuMicros = async (): Promise<number> => {
+      const answer = new Promise<CpuSample>((resolve) =>
+        child.once('message', (message) => resolve(message as CpuSample)),
+      );
+      child.send('cpu');
+      return (await answer).cpuMicros;
+    };
+    return { mode, ready, cpuMicros, stop };
   } catch (error) {
     await stop();
     throw error;
@@ -165,7 +214,7 @@ async function startChild(
 }
 
 /** The run with the median rate. */
-function median(results: LoadResult[]): LoadResult {
+function median(results: MeasuredLoad[]): MeasuredLoad {
   const sorted = [...results].sort((a, b) => a.requestsPerSec - b.requestsPerSec);
   const middle = sorted[Math.floor(sorted.length / 2)];
   if (middle === undefined) throw new Error('no runs');
@@ -191,6 +240,10 @@ function commitRequest(ready: ServerReady, run: string) {
       });
     },
   };
+}
+
+function percent(share: number): string {
+  return `${Math.round(share * 100)} %`;
 }
 
 function round(value: number): number {

@@ -24,6 +24,11 @@ export interface MemorySample {
   memory: { rss: number; heapUsed: number; heapTotal: number };
 }
 
+/** Answer to the IPC message `'cpu'`: CPU time this process has used so far, in microseconds. */
+export interface CpuSample {
+  cpuMicros: number;
+}
+
 const SCOPES = 64;
 
 async function main(mode: string, dir: string): Promise<() => Promise<void>> {
@@ -58,11 +63,16 @@ function send(ready: ServerReady): void {
 
 const [mode = 'fencegate', dir = '.'] = process.argv.slice(2);
 const close = await main(mode, dir);
-// Memory of this process on request, for the scale benchmark's memory run.
+// Memory of this process on request, for the scale benchmark's memory run; CPU time, for the
+// HTTP benchmark's CPU per request.
 process.on('message', (message) => {
   if (message === 'memory') {
     const { rss, heapUsed, heapTotal } = process.memoryUsage();
     process.send?.({ memory: { rss, heapUsed, heapTotal } } satisfies MemorySample);
+  }
+  if (message === 'cpu') {
+    const { user, system } = process.cpuUsage();
+    process.send?.({ cpuMicros: user + system } satisfies CpuSample);
   }
 });
 process.once('SIGTERM', () => {

@@ -4,10 +4,10 @@
  * from the token, never from the request.
  */
 import { FencegateError } from '../errors.js';
-import type { Store } from '../store/store.js';
-import type { TokenRole } from '../types.js';
+import type { TokenRecord, TokenRole } from '../types.js';
 import type { RouteAuth } from './route.js';
-import { ADMIN_TENANT, hashToken, sameSecret } from './tokens.js';
+import type { TokenCache } from './token-cache.js';
+import { ADMIN_TENANT, hashToken, sameHash } from './tokens.js';
 
 export type Principal =
   | { kind: 'admin'; tokenId: string | null }
@@ -15,26 +15,51 @@ export type Principal =
 
 const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i;
 
-export async function authenticate(
-  authorization: string | undefined,
-  store: Pick<Store, 'findToken'>,
-  adminToken: string | undefined,
-): Promise<Principal> {
+/**
+ * Turns the Authorization header into the caller. The admin token is compared by its digest (the
+ * one every request computes anyway), in constant time.
+ */
+export class Authenticator {
+  readonly #tokens: TokenCache;
+  readonly #adminTokenHash: string | undefined;
+
+  constructor(tokens: TokenCache, adminToken: string | undefined) {
+    this.#tokens = tokens;
+    this.#adminTokenHash = adminToken === undefined ? undefined : hashToken(adminToken);
+  }
+
+  /**
+   * The caller: at once when the token's lookup is still remembered (most requests), otherwise
+   * once the store has answered.
+   */
+  authenticate(authorization: string | undefined): Principal | Promise<Principal> {
+    const hash = hashToken(bearerToken(authorization));
+    if (this.#adminTokenHash !== undefined && sameHash(hash, this.#adminTokenHash))
+      return { kind: 'admin', tokenId: null };
+    const cached = this.#tokens.cached(hash);
+    if (cached !== undefined) return principalOf(cached);
+    return this.#tokens.findToken(hash).then((record) => {
+      if (record === null) throw new FencegateError('unauthorized', 'unknown token');
+      return principalOf(record);
+    });
+  }
+}
+
+function bearerToken(authorization: string | undefined): string {
   if (authorization === undefined || authorization === '') {
     throw new FencegateError(
       'unauthorized',
       'missing Authorization header; send Authorization: Bearer <token>',
     );
   }
-  const match = BEARER.exec(authorization);
-  const token = match?.[1];
+  const token = BEARER.exec(authorization)?.[1];
   if (token === undefined) {
     throw new FencegateError('unauthorized', 'the Authorization header must be Bearer <token>');
   }
-  if (adminToken !== undefined && sameSecret(token, adminToken))
-    return { kind: 'admin', tokenId: null };
-  const record = await store.findToken(hashToken(token));
-  if (record === null) throw new FencegateError('unauthorized', 'unknown token');
+  return token;
+}
+
+function principalOf(record: TokenRecord): Principal {
   if (record.tenant === ADMIN_TENANT) return { kind: 'admin', tokenId: record.id };
   return { kind: 'tenant', tenant: record.tenant, role: record.role, tokenId: record.id };
 }

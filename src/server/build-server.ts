@@ -10,6 +10,8 @@ import Fastify, {
   type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
+  type onRequestHookHandler,
+  type onSendHookHandler,
 } from 'fastify';
 import type { Registry } from 'prom-client';
 import { DEFAULT_LIMITS, type Limits } from '../core/limits.js';
@@ -17,14 +19,14 @@ import { FencegateError, isFencegateError } from '../errors.js';
 import { Fencegate } from '../gate.js';
 import type { Store } from '../store/store.js';
 import type { ManualClock } from '../testing/manual-clock.js';
-import { authenticate, authorize, type Principal } from './auth.js';
+import { Authenticator, authorize, type Principal } from './auth.js';
 import { toWireError } from './error-handler.js';
 import { createLogger } from './logger.js';
 import { ServerMetrics } from './metrics.js';
 import { useExactJsonParser } from './json-body.js';
 import { StoreGauges, type StoreGaugesOptions } from './store-gauges.js';
 import { buildOpenApiDocument } from './openapi.js';
-import type { AnyRoute, RouteContext, RouteFile } from './route.js';
+import type { AnyRoute, RouteAuth, RouteContext, RouteFile } from './route.js';
 import { ROUTE_FILES } from './routes/index.js';
 import { testClockRoutes } from './routes/test-clock.js';
 import { requestSchemas } from './schemas/requests.js';
@@ -115,8 +117,9 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   useExactJsonParser(app);
   app.setValidatorCompiler(createValidatorCompiler(findRoute));
 
-  const principals = new WeakMap<FastifyRequest, Principal>();
   const tokens = new TokenCache(store, options.tokenCacheTtlMs ?? DEFAULT_TOKEN_CACHE_TTL_MS);
+  const authenticator = new Authenticator(tokens, options.adminToken);
+  app.decorateRequest('principal', null);
   let closing = false;
   app.addHook('preClose', (done) => {
     closing = true;
@@ -129,21 +132,40 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     done();
   });
 
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     void reply.header('x-request-id', request.id);
     if (closing) {
       void reply.header('connection', 'close');
-      throw new FencegateError(
-        'store_unavailable',
-        'the server is shutting down; nothing was changed',
+      done(
+        new FencegateError('store_unavailable', 'the server is shutting down; nothing was changed'),
       );
+      return;
     }
-    const spec = findRoute(request.method, request.routeOptions.url);
-    if (spec === undefined || spec.auth === 'public') return;
-    const principal = await authenticate(request.headers.authorization, tokens, options.adminToken);
-    authorize(spec.auth, principal);
-    principals.set(request, principal);
+    done();
   });
+
+  /**
+   * Each route's check of the caller, after the draining check above. A callback rather than an
+   * async hook: with the token's lookup remembered, the request goes on without a promise.
+   */
+  const authenticateFor =
+    (required: RouteAuth): onRequestHookHandler =>
+    (request, _reply, done) => {
+      const admit = (principal: Principal): void => {
+        authorize(required, principal);
+        request.principal = principal;
+      };
+      const principal = authenticator.authenticate(request.headers.authorization);
+      if (principal instanceof Promise) {
+        principal.then(admit).then(
+          () => done(),
+          (error: unknown) => done(error as Error),
+        );
+        return;
+      }
+      admit(principal);
+      done();
+    };
 
   // While draining, each answer closes its connection, so keep-alive clients do not hold the
   // shutdown open.
@@ -154,13 +176,10 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
 
   // Admin endpoints only manage tokens: once one has changed something, no cached lookup may
   // outlive it. Before the answer is sent, so the caller never sees a revoked token still work.
-  app.addHook('onSend', (request, reply, payload, done) => {
-    if (request.method !== 'GET' && reply.statusCode < 400) {
-      if (findRoute(request.method, request.routeOptions.url)?.auth === 'admin')
-        tokens.invalidate();
-    }
+  const forgetTokens: onSendHookHandler = (request, reply, payload, done) => {
+    if (request.method !== 'GET' && reply.statusCode < 400) tokens.invalidate();
     done(null, payload);
-  });
+  };
 
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
@@ -201,6 +220,8 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
         ...(spec.querystring === undefined ? {} : { querystring: spec.querystring }),
         ...(spec.body === undefined ? {} : { body: spec.body }),
       },
+      ...(spec.auth === 'public' ? {} : { onRequest: authenticateFor(spec.auth) }),
+      ...(spec.auth === 'admin' ? { onSend: forgetTokens } : {}),
       // A missing body may stand for `{}`; a JSON null is a body of the wrong type.
       ...(spec.bodyOptional === true
         ? {
@@ -220,7 +241,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
           }
         : {}),
       handler: async (request, reply) => {
-        const ctx = routeContext(request, principals.get(request) ?? null);
+        const ctx = routeContext(request, request.principal);
         const answer = await spec.handler(
           { params: request.params, query: request.query, body: request.body },
           ctx,
@@ -257,6 +278,13 @@ function loggerOptions(logger: ServerOptions['logger']): {
 } {
   if (logger === undefined || logger === false) return { logger: false };
   return { loggerInstance: logger === true ? createLogger() : logger };
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who is calling, set by the route's authentication; null on public routes. */
+    principal: Principal | null;
+  }
 }
 
 export type { AnyRoute };

@@ -39,6 +39,12 @@ export class TokenCache {
     this.#now = now;
   }
 
+  /** The remembered record of a token still within its ttl, without waiting; else undefined. */
+  cached(hash: string): TokenRecord | undefined {
+    const entry = this.#entries.get(hash);
+    return entry !== undefined && entry.expiresAt > this.#now() ? entry.record : undefined;
+  }
+
   async findToken(hash: string): Promise<TokenRecord | null> {
     const now = this.#now();
     const entry = this.#entries.get(hash);

@@ -2,6 +2,7 @@
  * Bearer tokens: 256 random bits, shown once, stored only as their sha256. Shared by the admin
  * endpoint, `fencegate token create` and the first-run bootstrap of `fencegate serve`.
  */
+import * as crypto from 'node:crypto';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { optionalText, requireTenant } from '../core/validate.js';
 import { fail } from '../errors.js';
@@ -21,15 +22,27 @@ export function generateToken(): string {
   return TOKEN_PREFIX + randomBytes(32).toString('base64url');
 }
 
+/**
+ * sha256 in hex. Every authenticated request hashes its token: the one-shot `crypto.hash` (Node
+ * 20.12 and later) does it without building a Hash object.
+ */
+const sha256Hex: (text: string) => string =
+  typeof crypto.hash === 'function'
+    ? (text) => crypto.hash('sha256', text, 'hex')
+    : (text) => createHash('sha256').update(text).digest('hex');
+
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+  return sha256Hex(token);
 }
 
 /** Compares two secrets in constant time (over their digests, so lengths may differ). */
 export function sameSecret(a: string, b: string): boolean {
-  const left = createHash('sha256').update(a).digest();
-  const right = createHash('sha256').update(b).digest();
-  return timingSafeEqual(left, right);
+  return sameHash(hashToken(a), hashToken(b));
+}
+
+/** Compares two hashToken digests in constant time. */
+export function sameHash(a: string, b: string): boolean {
+  return a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 }
 
 export interface IssueTokenRequest {

@@ -53,6 +53,22 @@ describe('TokenCache', () => {
     expect(counting.counter.reads).toBe(2);
   });
 
+  it('gives a remembered record at once only inside the bound and until invalidated', async () => {
+    const store = open();
+    const { record, token } = await issueToken(store, { tenant: 'acme', role: 'worker' });
+    let now = 0;
+    const cache = new TokenCache(store, 1000, () => now);
+    const hash = hashToken(token);
+    expect(cache.cached(hash)).toBeUndefined();
+    await cache.findToken(hash);
+    expect(cache.cached(hash)?.id).toBe(record.id);
+    now = 1000;
+    expect(cache.cached(hash)).toBeUndefined();
+    await cache.findToken(hash);
+    cache.invalidate();
+    expect(cache.cached(hash)).toBeUndefined();
+  });
+
   it('never remembers an unknown token, and with a bound of 0 always reads the store', async () => {
     const store = open();
     const counting = countingStore(store);
