@@ -338,9 +338,24 @@ export class EtcdStore implements Store {
     tenant: string,
     completions: readonly IntentCompletion[],
   ): Promise<IntentCompletionResult[]> {
-    const settled = await Promise.allSettled(
-      planCompletions(completions).map((plan) => this.#completions.submit(tenant, plan)),
-    );
+    // Completions of distinct intents go to the batcher together; a completion of an intent
+    // already in the wave waits for that wave. The batcher runs batches concurrently and defers
+    // a job whose key is taken, so without the wait a later completion of one intent could be
+    // applied before an earlier one.
+    const plans = planCompletions(completions);
+    const settled: PromiseSettledResult<Intent>[] = [];
+    let wave: Promise<Intent>[] = [];
+    let keys = new Set<string>();
+    for (const [i, completion] of completions.entries()) {
+      if (keys.has(completion.effectKey)) {
+        settled.push(...(await Promise.allSettled(wave)));
+        wave = [];
+        keys = new Set();
+      }
+      keys.add(completion.effectKey);
+      wave.push(this.#completions.submit(tenant, plans[i]!));
+    }
+    settled.push(...(await Promise.allSettled(wave)));
     return settled.map(completionResult);
   }
 
