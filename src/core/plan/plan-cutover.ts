@@ -136,11 +136,14 @@ export function planCutoverChunk(
   const ref = { type: 'cutover' as const, cutoverId };
   const cutover = snapshot.get(ref);
   if (cutover === null) throw new Error('a planned cutover disappeared');
-  const moved = new Set(snapshot.list({ type: 'cutoverSteps', cutoverId }));
+  // The steps are read as a range: it is expected whole, or a store that plans on rows newer
+  // than the range (etcd's cache of its own writes) could move a scope moved since the range read.
+  const stepsRange = { type: 'cutoverSteps' as const, cutoverId };
+  const moved = new Set(snapshot.list(stepsRange));
   const pending = cutover.scopes.filter((scope) => !moved.has(scope)).slice(0, chunk);
   if (pending.length === 0) {
     return {
-      expect: [ref],
+      expect: [ref, stepsRange],
       put:
         cutover.status === 'completed'
           ? []
@@ -151,7 +154,7 @@ export function planCutoverChunk(
   }
   const leaseExpiresAt = cutover.leaseTtlMs === null ? null : now + cutover.leaseTtlMs;
   const transition: Transition<number> = {
-    expect: [ref],
+    expect: [ref, stepsRange],
     put: [],
     audit: [],
     answer: { ok: true, value: pending.length },
