@@ -1,10 +1,11 @@
 /**
- * SQLite is durable by default: `fencegate serve` on `sqlite:PATH` syncs the WAL once per write
- * transaction, so every acknowledged commit is on disk, and group commit makes that one sync per
- * batch, not per commit. Counted from outside with strace (fsync/fdatasync on the -wal file) and
- * compared with the transactions the WAL holds (its commit frames); concurrent grants are batched
- * alike. `?synchronous=normal` is the
- * documented opt-out: no sync at commit at all.
+ * SQLite is durable by default: `fencegate serve` on `sqlite:PATH` answers a grant or commit only
+ * after the WAL frames of its transaction were synced to disk, and one sync serves every
+ * transaction committed while the previous sync ran. Checked from outside the server with strace:
+ * for every answer the server wrote to a socket, the WAL frame that commits its transaction (found
+ * in the WAL file by the operation's or scope's name) was written, then synced by an fsync or
+ * fdatasync that ended before the answer was sent. `?synchronous=normal` is the documented opt-out:
+ * no sync at commit at all.
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -13,6 +14,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { FencegateClient } from '../../src/client/index.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { startServe, type ServerProcess } from './cli-process.js';
+import { readSyscalls, type SyscallEvent } from './strace-events.js';
+import { readWal } from './wal-frames.js';
 
 const dir = tempDir();
 afterAll(() => dir.cleanup());
@@ -22,41 +25,9 @@ const WAVES = 5;
 const WAVE_SIZE = 64;
 const ONE_AT_A_TIME = 10;
 
-/** Syncs of the WAL file so far, from strace's output (`-y` prints each fd's path). */
-function walSyncs(tracePath: string): number {
-  return readFileSync(tracePath, 'utf8')
-    .split('\n')
-    .filter((line) => /\b(fsync|fdatasync)\(\d+<[^>]*-wal>\)\s+=\s+0/.test(line)).length;
-}
-
-/**
- * Transactions in the WAL so far: frames whose header marks a commit (non-zero database size),
- * counting only frames of the WAL's current generation (salts equal to the header's).
- */
-function walTransactions(walPath: string): number {
-  const wal = readFileSync(walPath);
-  if (wal.length < 32) return 0;
-  const pageSize = wal.readUInt32BE(8);
-  const salt1 = wal.readUInt32BE(16);
-  const salt2 = wal.readUInt32BE(20);
-  let commits = 0;
-  for (let at = 32; at + 24 + pageSize <= wal.length; at += 24 + pageSize) {
-    if (wal.readUInt32BE(at + 8) !== salt1 || wal.readUInt32BE(at + 12) !== salt2) break;
-    if (wal.readUInt32BE(at + 4) !== 0) commits++;
-  }
-  return commits;
-}
-
-/**
- * Stops the traced server: SIGTERM to node itself (strace does not pass signals on), whose pid is
- * the first one strace's output names; strace exits with it.
- */
-async function stopTraced({ server, trace }: TracedServer): Promise<void> {
-  const pid = Number(/^(\d+) /.exec(readFileSync(trace, 'utf8'))?.[1]);
-  if (Number.isSafeInteger(pid) && pid > 0) process.kill(pid, 'SIGTERM');
-  else server.child.kill('SIGKILL');
-  await server.exited;
-}
+/** The names the workload gives operations and scopes: fixed width, so none is a prefix of another. */
+const NAME = /(?:alone|load|lease)-\d{4}/g;
+const nameOf = (tag: string, i: number) => `${tag}-${String(i).padStart(4, '0')}`;
 
 interface TracedServer {
   server: ServerProcess;
@@ -72,7 +43,11 @@ async function startTraced(name: string, urlSuffix: string): Promise<TracedServe
   const server = await startServe(
     ['--port', '0', '--store', `sqlite:${db}${urlSuffix}`],
     { FENCEGATE_ADMIN_TOKEN: adminToken },
-    ['strace', '-f', '-y', '-qq', '-e', 'trace=fsync,fdatasync', '-o', trace],
+    [
+      'strace',
+      ...['-f', '-y', '-qq', '-ttt', '-T', '-s', '512', '-o', trace],
+      ...['-e', 'trace=fsync,fdatasync,pwrite64,write,writev,sendto,sendmsg'],
+    ],
   );
   const response = await fetch(`${server.url}/v1/admin/tokens`, {
     method: 'POST',
@@ -84,8 +59,23 @@ async function startTraced(name: string, urlSuffix: string): Promise<TracedServe
   return { server, client, trace, wal: `${db}-wal` };
 }
 
-/** Runs the workload; answers the syncs and WAL transactions each phase added. */
-async function workload({ client, trace, wal }: TracedServer) {
+/**
+ * Stops the traced server: SIGTERM to node itself (strace does not pass signals on), whose pid is
+ * the first one strace's log names; strace exits with it, its log complete.
+ */
+async function stopTraced({ server, trace }: TracedServer): Promise<SyscallEvent[]> {
+  const pid = readSyscalls(trace)[0]?.pid;
+  if (pid !== undefined) process.kill(pid, 'SIGTERM');
+  else server.child.kill('SIGKILL');
+  await server.exited;
+  return readSyscalls(trace);
+}
+
+/** Runs the workload: commits one at a time, then in waves, then concurrent grants. */
+async function workload({
+  client,
+  wal,
+}: TracedServer): Promise<{ loadStart: number; loadEnd: number; walBytes: Buffer }> {
   const grants = await Promise.all(
     Array.from({ length: SCOPES }, (_, i) =>
       client.acquire({ scope: `d-${i}`, holder: 'w', ttlMs: 3_600_000 }),
@@ -93,85 +83,103 @@ async function workload({ client, trace, wal }: TracedServer) {
   );
   const commit = async (i: number, tag: string) => {
     const grant = grants[i % SCOPES]!;
+    const name = nameOf(tag, i);
     const result = await client.commit({
       scope: grant.scope,
       fence: grant.fence,
-      operationId: `${tag}-${i}`,
-      writes: [{ name: `${tag}-${i}`, expectRevision: 0, value: { i } }],
+      operationId: name,
+      writes: [{ name, expectRevision: 0, value: { i } }],
     });
     expect(result.outcome).toBe('committed');
   };
-
-  const alone = { syncs: 0, transactions: 0, afterEach: [] as number[] };
-  const syncsBefore = walSyncs(trace);
-  const transactionsBefore = walTransactions(wal);
-  for (let i = 0; i < ONE_AT_A_TIME; i++) {
-    await commit(i, 'alone');
-    // strace writes a sync's line when the call returns, before the answer is sent.
-    alone.afterEach.push(walSyncs(trace) - syncsBefore);
-  }
-  alone.syncs = walSyncs(trace) - syncsBefore;
-  alone.transactions = walTransactions(wal) - transactionsBefore;
-
-  const loadSyncsBefore = walSyncs(trace);
-  const loadTransactionsBefore = walTransactions(wal);
+  for (let i = 0; i < ONE_AT_A_TIME; i++) await commit(i, 'alone');
+  const loadStart = Date.now() * 1000;
   for (let wave = 0; wave < WAVES; wave++) {
     await Promise.all(
       Array.from({ length: WAVE_SIZE }, (_, i) => commit(wave * WAVE_SIZE + i, 'load')),
     );
   }
-  const leaseSyncsBefore = walSyncs(trace);
-  const leaseTransactionsBefore = walTransactions(wal);
+  const loadEnd = Date.now() * 1000;
   await Promise.all(
     Array.from({ length: WAVE_SIZE }, (_, i) =>
-      client.acquire({ scope: `lease-${i}`, holder: 'w', ttlMs: 60_000 }),
+      client.acquire({ scope: nameOf('lease', i), holder: 'w', ttlMs: 60_000 }),
     ),
   );
-  return {
-    alone,
-    leases: {
-      syncs: walSyncs(trace) - leaseSyncsBefore,
-      transactions: walTransactions(wal) - leaseTransactionsBefore,
-    },
-    load: {
-      syncs: walSyncs(trace) - loadSyncsBefore,
-      transactions: walTransactions(wal) - loadTransactionsBefore,
-    },
-  };
+  // Read now: a clean shutdown checkpoints the log and deletes it.
+  return { loadStart, loadEnd, walBytes: readFileSync(wal) };
+}
+
+const PWRITE_AT = /, (\d+), (\d+)$/;
+
+/**
+ * For every answer naming an operation or scope of the workload: the write of the WAL frame that
+ * committed it, and the first sync of the WAL that began after that write. Answers are the
+ * server's writes to sockets; the frame is the first commit frame at or after the first frame
+ * holding the name.
+ */
+function answersAndSyncs(events: SyscallEvent[], walBytes: Buffer) {
+  const wal = readWal(walBytes);
+  const syncs = events.filter((e) => /^f(data)?sync$/.test(e.name) && e.path.endsWith('-wal'));
+  const walWrites = events.filter((e) => e.name === 'pwrite64' && e.path.endsWith('-wal'));
+  const answers = events.filter(
+    (e) => e.path.startsWith('socket:') && /^(write|writev|send)/.test(e.name),
+  );
+  const checked: {
+    name: string;
+    written: SyscallEvent;
+    synced: SyscallEvent | undefined;
+    answer: SyscallEvent;
+  }[] = [];
+  for (const answer of answers) {
+    for (const name of new Set(answer.args.match(NAME) ?? [])) {
+      const frame = wal.commitFrameOf(name);
+      if (frame === undefined) throw new Error(`${name} was answered but is not in the WAL`);
+      const written = walWrites.findLast((write) => {
+        const offset = Number(PWRITE_AT.exec(write.args)?.[2]);
+        return offset >= frame.offset && offset < frame.end && write.end <= answer.start;
+      });
+      if (written === undefined)
+        throw new Error(`no write of ${name}'s commit frame before its answer`);
+      const synced = syncs.find((sync) => sync.start >= written.end);
+      checked.push({ name, written, synced, answer });
+    }
+  }
+  return { checked, syncs, transactions: wal.transactions };
 }
 
 describe('SQLite durability, counted from outside the server', () => {
-  it('synchronous=full by default: one WAL sync per commit alone, one per group-commit batch under load', async () => {
+  it('synchronous=full by default: every answer leaves after its transaction was synced; one sync serves many', async () => {
     const traced = await startTraced('full', '');
-    try {
-      const { alone, leases, load } = await workload(traced);
-      // Each answer came after a sync of its own; one sync per transaction.
-      alone.afterEach.forEach((syncs, i) => expect(syncs).toBeGreaterThanOrEqual(i + 1));
-      expect(alone.syncs).toBe(alone.transactions);
-      expect(alone.transactions).toBeGreaterThanOrEqual(ONE_AT_A_TIME);
-      // Every batch is one transaction and one sync, and concurrent commits share batches.
-      expect(load.syncs).toBe(load.transactions);
-      expect(load.transactions).toBeGreaterThanOrEqual(WAVES);
-      expect(load.transactions).toBeLessThan(WAVES * WAVE_SIZE);
-      // Grants are batched the same way.
-      expect(leases.syncs).toBe(leases.transactions);
-      expect(leases.transactions).toBeGreaterThanOrEqual(1);
-      expect(leases.transactions).toBeLessThan(WAVE_SIZE);
-    } finally {
-      await stopTraced(traced);
+    const { loadStart, loadEnd, walBytes } = await workload(traced);
+    const events = await stopTraced(traced);
+    const { checked, syncs, transactions } = answersAndSyncs(events, walBytes);
+    // Every commit and grant was answered, each after a sync of its transaction had ended.
+    const names = new Set(checked.map((c) => c.name));
+    expect(names.size).toBe(ONE_AT_A_TIME + WAVES * WAVE_SIZE + WAVE_SIZE);
+    for (const { name, synced, answer } of checked) {
+      expect(synced, `${name} answered before any sync of its transaction`).toBeDefined();
+      expect(synced!.end, `${name} answered before its sync ended`).toBeLessThanOrEqual(
+        answer.start,
+      );
     }
+    // Under load, transactions and syncs are shared: fewer of either than commits.
+    const loadSyncs = syncs.filter((s) => s.start >= loadStart && s.end <= loadEnd).length;
+    expect(loadSyncs).toBeGreaterThanOrEqual(WAVES);
+    expect(loadSyncs).toBeLessThan(WAVES * WAVE_SIZE);
+    expect(transactions).toBeLessThan(ONE_AT_A_TIME + WAVES * WAVE_SIZE + WAVE_SIZE);
   });
 
   it('synchronous=normal (opt-out): commits are written to the WAL but never synced', async () => {
     const traced = await startTraced('normal', '?synchronous=normal');
-    try {
-      const { alone, load } = await workload(traced);
-      expect(alone.transactions).toBeGreaterThanOrEqual(ONE_AT_A_TIME);
-      expect(alone.syncs).toBe(0);
-      expect(load.transactions).toBeGreaterThanOrEqual(WAVES);
-      expect(load.syncs).toBe(0);
-    } finally {
-      await stopTraced(traced);
-    }
+    const { walBytes } = await workload(traced);
+    const events = await stopTraced(traced);
+    const { checked, syncs } = answersAndSyncs(events, walBytes);
+    expect(new Set(checked.map((c) => c.name)).size).toBe(
+      ONE_AT_A_TIME + WAVES * WAVE_SIZE + WAVE_SIZE,
+    );
+    // No sync between the workload's first write and its last answer (shutdown checkpoints later).
+    const firstWrite = Math.min(...checked.map((c) => c.written.start));
+    const lastAnswer = Math.max(...checked.map((c) => c.answer.start));
+    expect(syncs.filter((s) => s.start >= firstWrite && s.start <= lastAnswer)).toEqual([]);
   });
 });

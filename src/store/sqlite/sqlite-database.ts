@@ -14,9 +14,10 @@ export type SqliteDatabase = Database.Database;
 export type Synchronous = 'OFF' | 'NORMAL' | 'FULL';
 
 /**
- * FULL: the WAL is synced at every commit, so an acknowledged grant or commit survives an OS crash
- * or power loss. NORMAL syncs only at checkpoints and may lose the last acknowledged transactions
- * then; with group commit one sync serves a whole batch, so FULL costs little.
+ * FULL: the WAL is synced before every answer, so an acknowledged grant or commit survives an OS
+ * crash or power loss (the store does the syncing off the event loop: sqlite-wal-sync.ts). NORMAL
+ * syncs only at checkpoints and may lose the last acknowledged transactions then; one sync serves
+ * every transaction committed while the previous one ran, so FULL costs little.
  */
 export const DEFAULT_SYNCHRONOUS: Synchronous = 'FULL';
 
@@ -60,6 +61,11 @@ export function openDatabase(options: SqliteOpenOptions): SqliteDatabase {
 }
 
 const SYNCHRONOUS_LEVELS: readonly Synchronous[] = ['OFF', 'NORMAL', 'FULL'];
+
+/** The journal mode SQLite settled on: 'wal' for a file, 'memory' for an in-memory database. */
+export function journalModeOf(db: SqliteDatabase): string {
+  return String(db.pragma('journal_mode', { simple: true })).toLowerCase();
+}
 
 /** The synchronous mode in force on this connection, read back from SQLite. */
 export function synchronousOf(db: SqliteDatabase): Synchronous | 'EXTRA' {

@@ -75,6 +75,8 @@ import { applyPlan } from './sqlite-apply.js';
 import { PendingRows, writePending } from './sqlite-pending-rows.js';
 import {
   DEFAULT_BUSY_TIMEOUT_MS,
+  DEFAULT_SYNCHRONOUS,
+  journalModeOf,
   openDatabase,
   read,
   storeUnavailable,
@@ -104,6 +106,7 @@ import { lastAuditSeq } from './sqlite-snapshot.js';
 import { SqliteStatements } from './sqlite-statements.js';
 import { isBusy, retryWhileBusy } from './sqlite-busy.js';
 import { auditPrunedThrough, pruneAudit, pruneOperations } from './sqlite-retention.js';
+import { WalSync } from './sqlite-wal-sync.js';
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:' for a private in-memory store. */
@@ -134,10 +137,13 @@ export class SqliteStore implements Store {
   readonly #clock: Clock;
   readonly #busyTimeoutMs: number;
   readonly #groupCommitter: GroupCommitter<WriteJob, unknown> | null;
+  /** Syncs the WAL off the event loop when the store is FULL (sqlite-wal-sync.ts). */
+  readonly #walSync: WalSync | null;
   #closed = false;
 
-  private constructor(db: SqliteDatabase, options: SqliteStoreOptions) {
+  private constructor(db: SqliteDatabase, walSync: WalSync | null, options: SqliteStoreOptions) {
     this.#db = db;
+    this.#walSync = walSync;
     this.#statements = new SqliteStatements(db);
     this.#rows = new SqliteRowStatements(db);
     this.#clock = options.clock ?? systemClock;
@@ -154,22 +160,38 @@ export class SqliteStore implements Store {
       options.groupCommit === true ? new GroupCommitter((jobs) => this.#commitBatch(jobs)) : null;
   }
 
+  /**
+   * FULL on a file is kept by the store itself: the connection runs NORMAL and every answer waits
+   * for an fdatasync of the WAL off the event loop (sqlite-wal-sync.ts).
+   */
   static open(options: SqliteStoreOptions): SqliteStore {
+    const full = (options.synchronous ?? DEFAULT_SYNCHRONOUS) === 'FULL';
     const db = openDatabase({
       path: options.path,
-      ...(options.synchronous === undefined ? {} : { synchronous: options.synchronous }),
+      synchronous: full ? 'NORMAL' : (options.synchronous ?? DEFAULT_SYNCHRONOUS),
       ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
     });
-    return new SqliteStore(db, options);
+    let walSync: WalSync | null = null;
+    try {
+      if (full && journalModeOf(db) === 'wal') walSync = new WalSync(db.name);
+      else if (full) db.pragma('synchronous = FULL');
+    } catch (error) {
+      db.close();
+      throw storeUnavailable(error);
+    }
+    return new SqliteStore(db, walSync, options);
   }
 
   now(): Promise<number> {
     return Promise.resolve(this.#clock.now());
   }
 
-  /** The durability mode in force on the store's connection (FULL unless the URL opted out). */
+  /**
+   * The durability the store keeps (FULL unless the URL opted out): the connection's own mode, or
+   * FULL when the store syncs the WAL itself before answering.
+   */
   synchronous(): Promise<Synchronous | 'EXTRA'> {
-    return this.#read(() => synchronousOf(this.#db));
+    return this.#read(() => (this.#walSync === null ? synchronousOf(this.#db) : 'FULL'));
   }
 
   /**
@@ -184,10 +206,10 @@ export class SqliteStore implements Store {
     batched = false,
   ): Promise<A> {
     if (batched && this.#groupCommitter !== null) {
-      return (await this.#groupCommitter.submit({ tenant, plan })) as A;
+      return (await this.#durably(this.#groupCommitter.submit({ tenant, plan }))) as A;
     }
     const answer = await this.#run(() =>
-      writeTransaction(this.#db, () => this.#applyAll([{ tenant, plan }])[0] as Answer<A>),
+      this.#write(() => this.#applyAll([{ tenant, plan }])[0] as Answer<A>),
     );
     if (!answer.ok) throw answer.error;
     return answer.value;
@@ -210,12 +232,50 @@ export class SqliteStore implements Store {
     return this.#run(() => read(work));
   }
 
-  /** Runs `work` now, or, while another process holds the lock, later from the event loop. */
+  /** A write transaction; its answer waits for the WAL sync that covers it (see #durably). */
+  #write<T>(work: () => T): T {
+    const result = writeTransaction(this.#db, work);
+    this.#walSync?.committed();
+    return result;
+  }
+
+  /**
+   * Runs `work` now, or, while another process holds the lock, later from the event loop; answers
+   * once what this process committed so far is durable.
+   */
   #run<T>(work: () => T): Promise<T> {
-    return retryWhileBusy(() => {
-      if (this.#closed) throw storeUnavailable(new Error('the store is closed'));
-      return work();
-    }, this.#busyTimeoutMs);
+    return this.#durably(
+      retryWhileBusy(() => {
+        this.#checkOpen();
+        return work();
+      }, this.#busyTimeoutMs),
+    );
+  }
+
+  #checkOpen(): void {
+    if (this.#closed) throw storeUnavailable(new Error('the store is closed'));
+    // After a failed sync nothing more could be promised durable: refuse until reopened.
+    if (this.#walSync?.failed === true) {
+      throw storeUnavailable(new Error('a sync of the log failed; reopen the store'));
+    }
+  }
+
+  /**
+   * Settles as `work` does, but only once every transaction this process committed before is on
+   * disk: an answer, a refusal or a read never shows a change a power loss could still undo.
+   */
+  async #durably<T>(work: Promise<T>): Promise<T> {
+    const walSync = this.#walSync;
+    if (walSync === null) return work;
+    let value: T;
+    try {
+      value = await work;
+    } catch (error) {
+      await walSync.durable();
+      throw error;
+    }
+    await walSync.durable();
+    return value;
   }
 
   acquire(tenant: string, request: AcquireRequest): Promise<Grant> {
@@ -314,14 +374,14 @@ export class SqliteStore implements Store {
    * one fails.
    */
   #commitBatchNow(jobs: WriteJob[]): Settled<unknown>[] {
-    if (this.#closed) throw storeUnavailable(new Error('the store is closed'));
+    this.#checkOpen();
     try {
-      return writeTransaction(this.#db, () => this.#applyAll(jobs));
+      return this.#write(() => this.#applyAll(jobs));
     } catch (error) {
       if (isFencegateError(error) || jobs.length === 1) throw error;
       return jobs.map((job) => {
         try {
-          return writeTransaction(this.#db, () => this.#applyAll([job])[0] as Settled<unknown>);
+          return this.#write(() => this.#applyAll([job])[0] as Settled<unknown>);
         } catch (jobError) {
           return { ok: false, error: jobError };
         }
@@ -378,7 +438,7 @@ export class SqliteStore implements Store {
     const settled =
       committer === null
         ? await this.#run(() => this.#commitBatchNow(jobs))
-        : await Promise.allSettled(jobs.map((job) => committer.submit(job)));
+        : await this.#durably(Promise.allSettled(jobs.map((job) => committer.submit(job))));
     return settled.map(completionResult);
   }
 
@@ -433,13 +493,13 @@ export class SqliteStore implements Store {
   }
 
   createToken(token: Omit<TokenRecord, 'createdAt'>): Promise<TokenRecord> {
-    return this.#run(() => writeTransaction(this.#db, () => this.#insertToken(token)));
+    return this.#run(() => this.#write(() => this.#insertToken(token)));
   }
 
   createTokensIfNone(tokens: Omit<TokenRecord, 'createdAt'>[]): Promise<TokenRecord[] | null> {
     // The write lock is taken before the count: another process's bootstrap waits for ours.
     return this.#run(() =>
-      writeTransaction(this.#db, () => {
+      this.#write(() => {
         if ((this.#statements.countTokens.get() as { n: number }).n > 0) return null;
         return tokens.map((token) => this.#insertToken(token));
       }),
@@ -476,9 +536,7 @@ export class SqliteStore implements Store {
   }
 
   deleteToken(id: string): Promise<boolean> {
-    return this.#run(() =>
-      writeTransaction(this.#db, () => this.#statements.deleteToken.run(id).changes > 0),
-    );
+    return this.#run(() => this.#write(() => this.#statements.deleteToken.run(id).changes > 0));
   }
 
   countTokens(): Promise<number> {
@@ -492,22 +550,28 @@ export class SqliteStore implements Store {
   }
 
   pruneOperations(createdBefore: number): Promise<number> {
-    return this.#run(() => pruneOperations(this.#db, createdBefore));
+    return this.#run(() => this.#pruned(pruneOperations(this.#db, createdBefore)));
   }
 
   pruneAudit(throughSeq: number): Promise<number> {
-    return this.#run(() => pruneAudit(this.#db, throughSeq));
+    return this.#run(() => this.#pruned(pruneAudit(this.#db, throughSeq)));
+  }
+
+  /** Pruning commits transactions of its own; its answer waits for their sync like any write. */
+  #pruned(rows: number): number {
+    this.#walSync?.committed();
+    return rows;
   }
 
   auditPrunedThrough(): Promise<number> {
     return this.#run(() => auditPrunedThrough(this.#db));
   }
 
-  close(): Promise<void> {
-    if (!this.#closed) {
-      this.#closed = true;
-      this.#db.close();
-    }
-    return Promise.resolve();
+  /** Answers what waits for a sync first; then closes the connection. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#walSync?.close();
+    this.#db.close();
   }
 }

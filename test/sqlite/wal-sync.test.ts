@@ -1,0 +1,108 @@
+/**
+ * The store's own WAL sync (src/store/sqlite/sqlite-wal-sync.ts): an answer waits for a sync that
+ * began after every transaction committed before it; one sync serves every transaction committed
+ * while the previous one ran; a failed sync is never reported as durable. The syncs reaching the
+ * disk before each answer are counted from outside a server in test/e2e/sqlite-durability.test.ts.
+ */
+import { fdatasync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import Database from 'better-sqlite3';
+import { WalSync, type SyncFile } from '../../src/store/sqlite/sqlite-wal-sync.js';
+import { tempDir } from '../helpers/temp-dir.js';
+
+const dir = tempDir();
+afterAll(() => dir.cleanup());
+
+let files = 0;
+/** A WAL-mode file that has written once, so its log exists. */
+function walFile(): string {
+  const path = join(dir.path, `wal-${++files}.db`);
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.exec('CREATE TABLE t (x)');
+  // Left open on purpose: closing the last connection deletes the log.
+  opened.push(db);
+  return path;
+}
+const opened: Database.Database[] = [];
+afterAll(() => opened.forEach((db) => db.close()));
+
+/** A sync that runs only when the test lets it, counting the syncs started. */
+function heldSync() {
+  const held: (() => void)[] = [];
+  const sync: SyncFile = (fd, done) => held.push(() => fdatasync(fd, done));
+  return { sync, started: () => held.length, finish: () => held.shift()?.() };
+}
+
+const settledOf = (promise: Promise<void> | null) => {
+  const state = { settled: promise === null, error: undefined as unknown };
+  void promise?.then(
+    () => (state.settled = true),
+    (error: unknown) => {
+      state.settled = true;
+      state.error = error;
+    },
+  );
+  return state;
+};
+const turn = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+describe('WalSync', () => {
+  it('has nothing to wait for before a commit', () => {
+    const walSync = new WalSync(walFile());
+    expect(walSync.durable()).toBeNull();
+  });
+
+  it('answers a commit only after a sync that began after it; one sync serves the commits made meanwhile', async () => {
+    const held = heldSync();
+    const walSync = new WalSync(walFile(), held.sync);
+    walSync.committed();
+    expect(held.started()).toBe(1);
+    const first = settledOf(walSync.durable());
+    // Committed while the first sync runs: that sync may have begun before their frames.
+    walSync.committed();
+    walSync.committed();
+    const later = settledOf(walSync.durable());
+    expect(held.started()).toBe(1);
+
+    held.finish();
+    await turn();
+    expect(first.settled).toBe(true);
+    expect(later.settled).toBe(false);
+    // The next sync starts by itself and covers both later commits.
+    expect(held.started()).toBe(1);
+    held.finish();
+    await turn();
+    expect(later.settled).toBe(true);
+    expect(later.error).toBeUndefined();
+    expect(held.started()).toBe(0);
+    expect(walSync.durable()).toBeNull();
+  });
+
+  it('never reports a failed sync as durable: waiters get outcome_unknown, and so does every later wait', async () => {
+    const failing: SyncFile = (_fd, done) =>
+      setImmediate(() => done(Object.assign(new Error('EIO: i/o error'), { code: 'EIO' })));
+    const walSync = new WalSync(walFile(), failing);
+    walSync.committed();
+    const waiting = walSync.durable();
+    await expect(waiting).rejects.toMatchObject({ code: 'outcome_unknown' });
+    expect(walSync.failed).toBe(true);
+    await expect(walSync.durable()).rejects.toMatchObject({ code: 'outcome_unknown' });
+  });
+
+  it('close waits for the running sync and answers its waiters', async () => {
+    const held = heldSync();
+    const walSync = new WalSync(walFile(), held.sync);
+    walSync.committed();
+    const waiting = settledOf(walSync.durable());
+    const closed = settledOf(walSync.close());
+    await turn();
+    expect(closed.settled).toBe(false);
+    held.finish();
+    await turn();
+    expect(waiting.settled).toBe(true);
+    expect(waiting.error).toBeUndefined();
+    expect(closed.settled).toBe(true);
+  });
+});
