@@ -8,6 +8,7 @@ import { fdatasync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { WalSync, type SyncFile } from '../../src/store/sqlite/sqlite-wal-sync.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
@@ -104,5 +105,37 @@ describe('WalSync', () => {
     expect(waiting.settled).toBe(true);
     expect(waiting.error).toBeUndefined();
     expect(closed.settled).toBe(true);
+  });
+});
+
+describe('a SQLite store whose WAL sync fails', () => {
+  it('answers outcome_unknown for the change waiting on it, then refuses everything until reopened', async () => {
+    const path = join(dir.path, 'failing-store.db');
+    let fail = false;
+    const syncFile: SyncFile = (fd, done) =>
+      fail
+        ? setImmediate(() => done(Object.assign(new Error('EIO: i/o error'), { code: 'EIO' })))
+        : fdatasync(fd, done);
+    const store = SqliteStore.open({ path, groupCommit: true, syncFile });
+    const grant = await store.acquire('t', { scope: 'a', holder: 'w', ttlMs: 60_000 });
+    fail = true;
+    await expect(
+      store.acquire('t', { scope: 'b', holder: 'w', ttlMs: 60_000 }),
+    ).rejects.toMatchObject({ code: 'outcome_unknown' });
+    // Nothing more is promised durable: reads and writes are refused, not answered from the log.
+    await expect(store.getScope('t', 'a')).rejects.toMatchObject({ code: 'store_unavailable' });
+    await expect(
+      store.acquire('t', { scope: 'c', holder: 'w', ttlMs: 60_000 }),
+    ).rejects.toMatchObject({ code: 'store_unavailable' });
+    await store.close();
+
+    // Reopened (here, without a power loss in between), the file holds what was written.
+    const reopened = SqliteStore.open({ path });
+    try {
+      expect((await reopened.getScope('t', 'a'))?.fence).toBe(grant.fence);
+      expect(await reopened.getScope('t', 'c')).toBeNull();
+    } finally {
+      await reopened.close();
+    }
   });
 });

@@ -106,7 +106,7 @@ import { lastAuditSeq } from './sqlite-snapshot.js';
 import { SqliteStatements } from './sqlite-statements.js';
 import { isBusy, retryWhileBusy } from './sqlite-busy.js';
 import { auditPrunedThrough, pruneAudit, pruneOperations } from './sqlite-retention.js';
-import { WalSync } from './sqlite-wal-sync.js';
+import { WalSync, type SyncFile } from './sqlite-wal-sync.js';
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:' for a private in-memory store. */
@@ -120,6 +120,8 @@ export interface SqliteStoreOptions {
    * the batch (the server turns this on).
    */
   groupCommit?: boolean;
+  /** How the store syncs its WAL under FULL (fs.fdatasync; a test passes one that fails). */
+  syncFile?: SyncFile;
 }
 
 /** One write of a batch: its plan answers (a refusal is an answer), it never throws one. */
@@ -173,7 +175,7 @@ export class SqliteStore implements Store {
     });
     let walSync: WalSync | null = null;
     try {
-      if (full && journalModeOf(db) === 'wal') walSync = new WalSync(db.name);
+      if (full && journalModeOf(db) === 'wal') walSync = new WalSync(db.name, options.syncFile);
       else if (full) db.pragma('synchronous = FULL');
     } catch (error) {
       db.close();
@@ -271,7 +273,9 @@ export class SqliteStore implements Store {
     try {
       value = await work;
     } catch (error) {
-      await walSync.durable();
+      // store_unavailable changed nothing and shows nothing: it need not wait, nor can a failed
+      // sync turn it into outcome_unknown. A refusal is an answer, stored: it waits.
+      if (!isFencegateError(error) || error.code !== 'store_unavailable') await walSync.durable();
       throw error;
     }
     await walSync.durable();
