@@ -338,12 +338,12 @@ export class Dispatcher {
    * news of committed intents.
    */
   async #run(signal: AbortSignal): Promise<void> {
-    const inFlight = new InFlight();
+    const inFlight = new InFlight(signal);
     const claimAt = Math.ceil(this.#batchSize / 2);
     let failures = 0;
     while (!signal.aborted) {
       if (this.#batchSize - inFlight.size < claimAt) {
-        await inFlight.waitForRoom(signal);
+        await inFlight.waitForRoom();
         continue;
       }
       let waitMs = this.#pollIntervalMs;

@@ -6,8 +6,15 @@
  */
 export class InFlight {
   readonly #running = new Set<Promise<void>>();
+  readonly #stopping: AbortSignal;
   #delivering = 0;
   #roomMade: (() => void) | null = null;
+
+  /** Waits for room end at once when `stopping` aborts (one listener for the dispatcher's run). */
+  constructor(stopping: AbortSignal) {
+    this.#stopping = stopping;
+    stopping.addEventListener('abort', () => this.#wake(), { once: true });
+  }
 
   /** Deliveries whose verdict is not known yet: what counts against the batch. */
   get size(): number {
@@ -20,9 +27,7 @@ export class InFlight {
     this.#delivering += 1;
     const roomMade = (): void => {
       this.#delivering -= 1;
-      const waiting = this.#roomMade;
-      this.#roomMade = null;
-      waiting?.();
+      this.#wake();
     };
     delivered.then(roomMade, roomMade);
     const finished = (): void => {
@@ -31,21 +36,22 @@ export class InFlight {
     work.then(finished, finished);
   }
 
-  /** Resolves once a delivery in flight has finished, or at once when `signal` aborts. */
-  waitForRoom(signal: AbortSignal): Promise<void> {
-    if (signal.aborted || this.#delivering === 0) return Promise.resolve();
+  /** Resolves once a delivery in flight has finished, or at once when stopping. */
+  waitForRoom(): Promise<void> {
+    if (this.#stopping.aborted || this.#delivering === 0) return Promise.resolve();
     return new Promise((resolve) => {
-      const done = (): void => {
-        signal.removeEventListener('abort', done);
-        resolve();
-      };
-      this.#roomMade = done;
-      signal.addEventListener('abort', done, { once: true });
+      this.#roomMade = resolve;
     });
   }
 
   /** Resolves once every delivery in flight has finished and its outcome is recorded. */
   async drained(): Promise<void> {
     while (this.#running.size > 0) await Promise.all(this.#running);
+  }
+
+  #wake(): void {
+    const waiting = this.#roomMade;
+    this.#roomMade = null;
+    waiting?.();
   }
 }
