@@ -31,6 +31,11 @@ export interface DispatchBenchOptions {
   /** Per phase. Default 3. */
   seconds?: number;
   dispatchers: 1 | 4;
+  /**
+   * The producer's rate in the latency phase, intents per second. Default: half the measured
+   * throughput, at most 1,000/s. A fixed rate compares two versions' latencies at one load.
+   */
+  latencyRatePerSec?: number;
 }
 
 export interface DispatchBenchResult {
@@ -127,7 +132,8 @@ export async function runDispatchBench(
     await drain(producer);
 
     // Latency: commit at a steady rate below capacity, then read each intent's timestamps.
-    const rate = Math.min(1000, Math.max(10, Math.floor(intentsPerSec / 2)));
+    const rate =
+      options.latencyRatePerSec ?? Math.min(1000, Math.max(10, Math.floor(intentsPerSec / 2)));
     const firstKey = seq + 1;
     const tickMs = 10;
     const latencyStart = performance.now();

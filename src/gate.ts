@@ -29,6 +29,7 @@ import { openStore } from './store/open.js';
 import type { Store } from './store/store.js';
 import { buildCutoverReport } from './cutover/report.js';
 import { isFencegateError } from './errors.js';
+import { claimResult } from './core/plan/plan-intents.js';
 import { runCutover } from './cutover/run.js';
 import {
   validateClaim,
@@ -46,6 +47,7 @@ import type {
   CancelRequest,
   CancelResult,
   ClaimIntentsRequest,
+  CompleteAndClaimResult,
   CommitRequest,
   CommitResult,
   CompleteIntentRequest,
@@ -269,6 +271,42 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
     return checked.map((c) => (isFencegateError(c) ? { ok: false, error: c } : stored[next++]!));
   }
 
+  /**
+   * Records completions as completeIntents does, then claims as claimIntents does: in one store
+   * write where the store can (SQLite), else one after the other. A dispatcher's finished
+   * deliveries and its next batch then cost one transaction. The claim answers on its own.
+   */
+  async completeAndClaim(
+    completions: readonly IntentCompletion[],
+    claim: ClaimIntentsRequest,
+  ): Promise<CompleteAndClaimResult> {
+    const request = validateClaim(claim, this.limits);
+    if (completions.length === 0) {
+      return {
+        completions: [],
+        claim: await claimAnswer(this.store.claimIntents(this.tenant, request)),
+      };
+    }
+    const checked = validateCompletions(completions);
+    const valid = checked.filter((c): c is IntentCompletion => !isFencegateError(c));
+    const stored =
+      this.store.completeAndClaim === undefined || valid.length === 0
+        ? // Nothing to send with the claim, or no store write that takes both.
+          {
+            completions:
+              valid.length === 0 ? [] : await this.store.completeIntents(this.tenant, valid),
+            claim: await claimAnswer(this.store.claimIntents(this.tenant, request)),
+          }
+        : await this.store.completeAndClaim(this.tenant, valid, request);
+    let next = 0;
+    return {
+      completions: checked.map((c) =>
+        isFencegateError(c) ? { ok: false, error: c } : stored.completions[next++]!,
+      ),
+      claim: stored.claim,
+    };
+  }
+
   async registerPolicy(
     request: RegisterPolicyRequest,
     registeredBy: string | null = null,
@@ -307,5 +345,14 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
 
   async close(): Promise<void> {
     if (this.#ownsStore) await this.store.close();
+  }
+}
+
+/** A claim's answer from its promise: the claimed intents, or its refusal. */
+async function claimAnswer(claimed: Promise<Intent[]>): Promise<CompleteAndClaimResult['claim']> {
+  try {
+    return { ok: true, intents: await claimed };
+  } catch (error) {
+    return claimResult({ ok: false, error });
   }
 }

@@ -400,6 +400,12 @@ export interface IntentCompletion extends CompleteIntentRequest {
 export type IntentCompletionResult =
   { ok: true; intent: Intent } | { ok: false; error: FencegateError };
 
+/** What `completeAndClaim` came to: each completion's answer, in order, and the claim's. */
+export interface CompleteAndClaimResult {
+  completions: IntentCompletionResult[];
+  claim: { ok: true; intents: Intent[] } | { ok: false; error: FencegateError };
+}
+
 export interface Policy {
   version: string;
   digest: string | null;

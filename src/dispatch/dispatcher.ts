@@ -10,7 +10,12 @@ import { performance } from 'node:perf_hooks';
 import type { FencegateOpsApi } from '../api.js';
 import { NAME_PATTERN, NAME_RULE, TARGET_PATTERN, TARGET_RULE } from '../core/limits.js';
 import { fail, isFencegateError } from '../errors.js';
-import type { CompleteIntentRequest, Intent, IntentCompletionCode } from '../types.js';
+import type {
+  ClaimIntentsRequest,
+  CompleteIntentRequest,
+  Intent,
+  IntentCompletionCode,
+} from '../types.js';
 import { attemptIntent, describe, type AttemptVerdict } from './attempt.js';
 import { backoffDelay, normalizeBackoff, type Backoff, type BackoffOptions } from './backoff.js';
 import {
@@ -19,6 +24,7 @@ import {
   type RecordCompletion,
 } from './completion-batch.js';
 import type { Effector } from './effector.js';
+import { CompletionsWithClaims, type CompleteAndClaimApi } from './completions-with-claims.js';
 import { InFlight } from './in-flight.js';
 import { silentLogger, type DispatcherLogger } from './logger.js';
 import { WakeUp, type IntentWakeSource } from './wake.js';
@@ -32,12 +38,14 @@ import {
 /**
  * The two calls a dispatcher needs: a Fencegate handle or the HTTP client. An API that can also
  * watch for committed intents (a Fencegate handle) wakes the dispatcher without waiting for a poll,
- * and one that records completions in batches (a Fencegate handle) records the outcomes of
- * concurrent deliveries in one store write.
+ * one that records completions in batches records the outcomes of concurrent deliveries in one
+ * store write, and one that also claims in that write (a Fencegate handle) sends them with the
+ * next claim of a running dispatcher.
  */
 export type DispatchApi = Pick<FencegateOpsApi, 'claimIntents' | 'completeIntent'> &
   Partial<IntentWakeSource> &
-  Partial<BatchCompletionApi>;
+  Partial<BatchCompletionApi> &
+  Partial<Pick<CompleteAndClaimApi, 'completeAndClaim'>>;
 
 export interface DispatcherOptions {
   /** A tenant-bound Fencegate (or the HTTP client): the dispatcher serves that tenant's intents. */
@@ -127,6 +135,8 @@ export class Dispatcher {
   readonly #sleep: (ms: number, signal: AbortSignal) => Promise<void>;
   readonly #random: () => number;
   readonly #recordCompletion: RecordCompletion;
+  /** Completions sent with the next claim, when the API can do both in one store write. */
+  readonly #withClaims: CompletionsWithClaims | null;
   #loop: Promise<void> | null = null;
   #stopping: AbortController | null = null;
   readonly #wake = new WakeUp();
@@ -191,10 +201,23 @@ export class Dispatcher {
     this.#sleep = options.sleep ?? abortableSleep;
     this.#random = options.random ?? Math.random;
     const api = this.#api;
+    this.#withClaims =
+      api.completeAndClaim === undefined || api.completeIntents === undefined
+        ? null
+        : new CompletionsWithClaims(
+            {
+              completeAndClaim: api.completeAndClaim.bind(api),
+              completeIntents: api.completeIntents.bind(api),
+            },
+            this.#batchSize,
+          );
+    const withClaims = this.#withClaims;
     this.#recordCompletion =
-      api.completeIntents === undefined
-        ? (effectKey, request) => api.completeIntent(effectKey, request)
-        : batchedCompletion({ completeIntents: api.completeIntents.bind(api) }, this.#batchSize);
+      withClaims !== null
+        ? (effectKey, request) => withClaims.complete(effectKey, request)
+        : api.completeIntents === undefined
+          ? (effectKey, request) => api.completeIntent(effectKey, request)
+          : batchedCompletion({ completeIntents: api.completeIntents.bind(api) }, this.#batchSize);
   }
 
   /**
@@ -202,24 +225,41 @@ export class Dispatcher {
    * outcome. Throws only when the claim itself fails (nothing was claimed then).
    */
   async runOnce(): Promise<RoundSummary> {
-    const { summary, deliveries } = await this.#claimAndDeliver(this.#batchSize);
-    await Promise.all(deliveries);
+    const { summary, deliveries } = await this.#claimAndDeliver(() => this.#batchSize);
+    await Promise.all(deliveries.map((delivery) => delivery.recorded));
     return summary;
   }
 
+  /** A claim of up to `limit` intents: with the outcomes on their way to the store, if it can. */
+  #claim(limit: () => number): Promise<{ intents: Intent[]; asked: number }> {
+    let asked = 0;
+    const request = (): ClaimIntentsRequest => {
+      asked = limit();
+      return {
+        dispatcher: this.dispatcherId,
+        ttlMs: this.#claimTtlMs,
+        limit: asked,
+        targets: [...this.targets],
+      };
+    };
+    const claimed =
+      this.#withClaims === null
+        ? this.#api.claimIntents(request())
+        : this.#withClaims.claim(request);
+    return claimed.then((intents) => ({ intents, asked }));
+  }
+
   /**
-   * Claims up to `limit` due intents and starts delivering them: one promise per intent, settled
-   * (never rejected) once its outcome is recorded in `summary`. Throws only when the claim fails.
+   * Claims up to `limit()` due intents (asked when the claim is sent) and starts delivering them:
+   * per intent, a promise settled once its verdict is known and one settled (never rejected) once
+   * its outcome is recorded in `summary`. Throws only when the claim fails.
    */
-  async #claimAndDeliver(
-    limit: number,
-  ): Promise<{ summary: RoundSummary; deliveries: Promise<void>[] }> {
-    const intents = await this.#api.claimIntents({
-      dispatcher: this.dispatcherId,
-      ttlMs: this.#claimTtlMs,
-      limit,
-      targets: [...this.targets],
-    });
+  async #claimAndDeliver(limit: () => number): Promise<{
+    summary: RoundSummary;
+    asked: number;
+    deliveries: { verdict: Promise<AttemptVerdict>; recorded: Promise<void> }[];
+  }> {
+    const { intents, asked } = await this.#claim(limit);
     // The claim lapses claimTtlMs after the store granted it, which was before its answer
     // arrived; the guard leaves room to record the outcome while the claim is still ours.
     const deadline = AbortSignal.timeout(
@@ -240,17 +280,30 @@ export class Dispatcher {
       staleCompletions: 0,
       completionErrors: 0,
     };
-    const deliveries = intents.map((intent) =>
-      this.#handle(intent, deadline, summary).catch((error: unknown) => {
-        // Only a throwing metrics or logger hook gets here: the claim lapses and is retried.
-        summary.completionErrors += 1;
-        this.#logger.error(
-          { dispatcher: this.dispatcherId, effectKey: intent.effectKey, error: describe(error) },
-          'handling a claimed intent failed',
-        );
-      }),
-    );
-    return { summary, deliveries };
+    const deliveries = intents.map((intent) => {
+      const verdict = this.#verdictOf(intent, deadline);
+      const recorded = verdict
+        .then((decided) =>
+          this.#complete(
+            intent,
+            { claimFence: intent.claimFence, ...decided.completion },
+            decided,
+            summary,
+            deadline,
+          ),
+        )
+        .catch((error: unknown) => {
+          // Only a throwing hook (targetAllowed, metrics, logger) gets here: the claim lapses and
+          // the intent is claimed again.
+          summary.completionErrors += 1;
+          this.#logger.error(
+            { dispatcher: this.dispatcherId, effectKey: intent.effectKey, error: describe(error) },
+            'handling a claimed intent failed',
+          );
+        });
+      return { verdict, recorded };
+    });
+    return { summary, asked, deliveries };
   }
 
   /** Runs rounds until stop(): back to back while intents are due, else every pollIntervalMs. */
@@ -285,23 +338,25 @@ export class Dispatcher {
    * news of committed intents.
    */
   async #run(signal: AbortSignal): Promise<void> {
-    const inFlight = new InFlight();
+    const inFlight = new InFlight(signal);
     const claimAt = Math.ceil(this.#batchSize / 2);
     let failures = 0;
     while (!signal.aborted) {
-      const room = this.#batchSize - inFlight.size;
-      if (room < claimAt) {
-        await inFlight.waitForRoom(signal);
+      if (this.#batchSize - inFlight.size < claimAt) {
+        await inFlight.waitForRoom();
         continue;
       }
       let waitMs = this.#pollIntervalMs;
       try {
         this.#wake.roundStarts();
-        const { summary, deliveries } = await this.#claimAndDeliver(room);
-        for (const delivery of deliveries) inFlight.add(delivery);
+        // The room when the claim is sent: deliveries ending meanwhile make more.
+        const { summary, asked, deliveries } = await this.#claimAndDeliver(
+          () => this.#batchSize - inFlight.size,
+        );
+        for (const { verdict, recorded } of deliveries) inFlight.add(recorded, verdict);
         failures = 0;
         // As many as asked means more may be due: claim again once there is room.
-        if (summary.claimed >= room) continue;
+        if (summary.claimed >= asked) continue;
         if (!signal.aborted) await this.#wake.sleep(waitMs, signal, this.#sleep);
         continue;
       } catch (error) {
@@ -319,9 +374,10 @@ export class Dispatcher {
     await inFlight.drained();
   }
 
-  async #handle(intent: Intent, deadline: AbortSignal, summary: RoundSummary): Promise<void> {
+  /** What to record for a claimed intent: delivered (or reconciled), failed, unknown, … */
+  async #verdictOf(intent: Intent, deadline: AbortSignal): Promise<AttemptVerdict> {
     const effector = this.#effectors.get(intent.target);
-    const verdict: AttemptVerdict = !this.#targetAllowed(intent.target)
+    return !this.#targetAllowed(intent.target)
       ? // Another tenant's target (its URL, its credentials): never sent.
         {
           completion: {
@@ -352,13 +408,6 @@ export class Dispatcher {
             onEffectorCall: (call, answer, ms) =>
               this.#metrics.effectorLatency(intent.target, call, answer, ms),
           });
-    await this.#complete(
-      intent,
-      { claimFence: intent.claimFence, ...verdict.completion },
-      verdict,
-      summary,
-      deadline,
-    );
   }
 
   async #complete(

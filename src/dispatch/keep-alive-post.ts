@@ -4,11 +4,19 @@
  * into a buffer. No fetch Response, Headers or web stream is made per delivery: on Node 20 the
  * built-in fetch managed about a tenth of node:http's POST rate at 16 in flight, and wrapping
  * node:http's answer in a Response still cost a good part of it (see BENCHMARKS.md, dispatch).
+ * Neither is an AbortController: the request is destroyed by its own timer or by the caller's
+ * signal directly, which saves a signal and node:http's listeners on it per delivery.
  * Redirects are never followed (node:http does not follow them).
  */
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { isSuccess, MAX_ANSWER_BYTES, type WebhookAnswer } from './webhook-answer.js';
+import {
+  isSuccess,
+  MAX_ANSWER_BYTES,
+  PostTimedOut,
+  type PostLimits,
+  type WebhookAnswer,
+} from './webhook-answer.js';
 
 /** Idle connections kept per receiver: enough for a dispatcher's batch in flight. */
 const MAX_FREE_SOCKETS = 64;
@@ -16,41 +24,46 @@ const httpAgent = new HttpAgent({ keepAlive: true, maxFreeSockets: MAX_FREE_SOCK
 const httpsAgent = new HttpsAgent({ keepAlive: true, maxFreeSockets: MAX_FREE_SOCKETS });
 
 /**
- * POSTs `body` to `url`; answers once the whole answer is read (a success's body up to
- * MAX_ANSWER_BYTES; a longer one drops the connection rather than draining it). `signal` aborts
- * the request at any point before that.
+ * POSTs `body` to `url` with `headers`, a fresh object content-length is added to; answers once the whole
+ * answer is read (a success's body up to MAX_ANSWER_BYTES; a longer one drops the connection
+ * rather than draining it). Rejects with PostTimedOut after `limits.timeoutMs`, or with the
+ * signal's reason once `limits.signal` aborts, at any point before that.
  */
 export function keepAlivePost(
   url: URL,
   headers: Record<string, string>,
   body: string,
-  signal: AbortSignal,
+  limits: PostLimits,
 ): Promise<WebhookAnswer> {
   return new Promise<WebhookAnswer>((resolve, reject) => {
+    const { signal, timeoutMs } = limits;
     if (signal.aborted) {
-      reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+      reject(abortReason(signal));
       return;
     }
+    headers['content-length'] = String(Buffer.byteLength(body));
     const onAnswer = (answer: IncomingMessage): void => {
       const status = answer.statusCode ?? 0;
       if (status < 200 || status > 599) {
         answer.destroy();
-        reject(new Error(`unexpected status ${status}`));
+        fail(new Error(`unexpected status ${status}`));
         return;
       }
       const retryAfter = answer.headers['retry-after'];
-      const finish = (text: string): void =>
+      const finish = (text: string): void => {
+        done();
         resolve({
           status,
           statusText: answer.statusMessage ?? '',
           retryAfter: typeof retryAfter === 'string' ? retryAfter : null,
-          body: () => Promise.resolve(text),
+          body: text,
         });
+      };
+      answer.on('error', fail);
       if (!isSuccess(status)) {
         // Read to the end so the connection is reused; nobody looks at it.
         answer.resume();
         answer.on('end', () => finish(''));
-        answer.on('error', reject);
         return;
       }
       const chunks: Buffer[] = [];
@@ -64,19 +77,40 @@ export function keepAlivePost(
           finish('');
         }
       });
-      answer.on('end', () => finish(Buffer.concat(chunks).toString('utf8')));
-      answer.on('error', reject);
+      answer.on('end', () =>
+        finish(
+          chunks.length === 1
+            ? chunks[0]!.toString('utf8')
+            : Buffer.concat(chunks).toString('utf8'),
+        ),
+      );
     };
-    const options = {
-      method: 'POST',
-      headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-      signal,
-    };
+    const options = { method: 'POST', headers };
     const sent =
       url.protocol === 'https:'
         ? httpsRequest(url, { ...options, agent: httpsAgent }, onAnswer)
         : httpRequest(url, { ...options, agent: httpAgent }, onAnswer);
-    sent.on('error', reject);
+    const stop = (reason: Error): void => {
+      sent.destroy(reason);
+      fail(reason);
+    };
+    const timer = setTimeout(() => stop(new PostTimedOut(timeoutMs)), timeoutMs);
+    const onAbort = (): void => stop(abortReason(signal));
+    signal.addEventListener('abort', onAbort);
+    // Whichever settles first wins; the timer and the listener go with it.
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+    }
+    function fail(error: Error): void {
+      done();
+      reject(error);
+    }
+    sent.on('error', fail);
     sent.end(body);
   });
+}
+
+function abortReason(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new Error('aborted');
 }

@@ -16,7 +16,13 @@
 import type { Intent } from '../types.js';
 import type { DeliveryContext, DeliveryResult, Effector } from './effector.js';
 import { keepAlivePost } from './keep-alive-post.js';
-import { answerOf, isSuccess, type WebhookAnswer } from './webhook-answer.js';
+import {
+  fetchPost,
+  isSuccess,
+  PostTimedOut,
+  type PostLimits,
+  type WebhookAnswer,
+} from './webhook-answer.js';
 
 export interface WebhookTarget {
   type: 'webhook';
@@ -61,10 +67,8 @@ export function webhookEffector(
   const send =
     customFetch === undefined
       ? keepAlivePost
-      : async (url: URL, headers: Record<string, string>, body: string, signal: AbortSignal) =>
-          answerOf(
-            await customFetch(url, { method: 'POST', headers, body, signal, redirect: 'manual' }),
-          );
+      : (url: URL, headers: Record<string, string>, body: string, limits: PostLimits) =>
+          fetchPost(customFetch, url, headers, body, limits);
   const url = new URL(target.url);
   const timeoutMs = target.timeoutMs;
   // Header names lowercased once, so the effect's own key replaces any configured one.
@@ -73,51 +77,37 @@ export function webhookEffector(
     configured[name.toLowerCase()] = value;
 
   async function post(intent: Intent, context: DeliveryContext): Promise<DeliveryResult> {
-    // The request ends at the timeout or when the claim is about to lapse, whichever comes first.
-    const abort = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      abort.abort();
-    }, timeoutMs);
-    const onLapse = (): void => abort.abort();
-    context.signal.addEventListener('abort', onLapse);
-    if (context.signal.aborted) abort.abort();
+    let answer: WebhookAnswer;
     try {
-      let answer: WebhookAnswer;
-      try {
-        answer = await send(
-          url,
-          // Set last: the effect's own key, whatever the configuration says.
-          { ...configured, 'idempotency-key': context.effectKey },
-          JSON.stringify(intent.payload ?? null),
-          abort.signal,
-        );
-      } catch (error) {
-        if (timedOut) return { status: 'unknown', error: `no answer within ${timeoutMs} ms` };
-        if (context.signal.aborted) {
-          return { status: 'unknown', error: 'abandoned: the claim was about to lapse' };
-        }
-        const code = networkCode(error);
-        // Only a connection that was never made proves nothing was sent.
-        if (NOT_SENT_CODES.has(code)) {
-          return { status: 'failed', retryable: true, error: `network error (${code})` };
-        }
-        return { status: 'unknown', error: `connection lost after sending (${code})` };
+      // The request ends at the timeout or when the claim is about to lapse, whichever comes first.
+      answer = await send(
+        url,
+        // Set last: the effect's own key, whatever the configuration says.
+        { ...configured, 'idempotency-key': context.effectKey },
+        JSON.stringify(intent.payload ?? null),
+        { timeoutMs, signal: context.signal },
+      );
+    } catch (error) {
+      if (error instanceof PostTimedOut) return { status: 'unknown', error: error.message };
+      if (context.signal.aborted) {
+        return { status: 'unknown', error: 'abandoned: the claim was about to lapse' };
       }
-      return await verdictOf(answer);
-    } finally {
-      clearTimeout(timer);
-      context.signal.removeEventListener('abort', onLapse);
+      const code = networkCode(error);
+      // Only a connection that was never made proves nothing was sent.
+      if (NOT_SENT_CODES.has(code)) {
+        return { status: 'failed', retryable: true, error: `network error (${code})` };
+      }
+      return { status: 'unknown', error: `connection lost after sending (${code})` };
     }
+    return verdictOf(answer);
   }
   return { deliver: post };
 }
 
-async function verdictOf(answer: WebhookAnswer): Promise<DeliveryResult> {
+function verdictOf(answer: WebhookAnswer): DeliveryResult {
   const status = answer.status;
   if (isSuccess(status)) {
-    const providerRef = await readProviderRef(answer);
+    const providerRef = readProviderRef(answer.body);
     return providerRef === undefined
       ? { status: 'delivered' }
       : { status: 'delivered', providerRef };
@@ -136,14 +126,7 @@ async function verdictOf(answer: WebhookAnswer): Promise<DeliveryResult> {
 }
 
 /** The answer's `providerRef` or `id`, when it is JSON and has one; the effect is delivered either way. */
-async function readProviderRef(answer: WebhookAnswer): Promise<string | undefined> {
-  let text: string;
-  try {
-    text = await answer.body();
-  } catch {
-    // The status already says delivered; a body cut short only costs the reference.
-    return undefined;
-  }
+function readProviderRef(text: string): string | undefined {
   if (text.length === 0) return undefined;
   let body: unknown;
   try {

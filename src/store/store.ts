@@ -32,6 +32,7 @@ import type {
   DeleteScopeResult,
   Grant,
   Intent,
+  CompleteAndClaimResult,
   IntentCompletion,
   IntentCompletionResult,
   IntentStatus,
@@ -157,6 +158,16 @@ export interface Store {
     tenant: string,
     completions: readonly IntentCompletion[],
   ): Promise<IntentCompletionResult[]>;
+  /**
+   * Records completions as completeIntents does, then claims as claimIntents does, in one store
+   * write: a dispatcher pays one transaction (one sync) for its finished deliveries and its next
+   * batch. Each completion and the claim answer on their own. A store without it is called twice.
+   */
+  completeAndClaim?(
+    tenant: string,
+    completions: readonly IntentCompletion[],
+    claim: ClaimIntentsRequest,
+  ): Promise<CompleteAndClaimResult>;
   /**
    * The tenants that have intents still to deliver or reconcile (pending, claimed or unknown), in
    * name order: what a dispatcher serving every tenant claims from.

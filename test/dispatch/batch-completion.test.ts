@@ -1,7 +1,9 @@
 /**
  * A running dispatcher records the outcomes of deliveries that end together in one store call
- * (Store.completeIntents), and claims again once half its batch has finished rather than waiting
- * for its slowest delivery. Fencegate.completeIntents judges each completion alone.
+ * (Store.completeIntents), with its next claim where the store writes both at once
+ * (Store.completeAndClaim), and claims again once half its batch has finished rather than waiting
+ * for its slowest delivery. Fencegate.completeIntents and completeAndClaim judge each completion
+ * alone.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { Dispatcher, type Effector } from '../../src/dispatch/index.js';
@@ -29,6 +31,19 @@ function holdingEffector(held: (effectKey: string) => boolean) {
     },
   };
   return { effector, release, delivered };
+}
+
+/** A running dispatcher of batches of four that polls only once a minute; stopped after the test. */
+function startDispatcher(gate: Fencegate, effector: Effector): Dispatcher {
+  const d = new Dispatcher({
+    api: gate,
+    effectors: { crm: effector },
+    batchSize: 4,
+    pollIntervalMs: 60_000,
+  });
+  cleanups.push(() => d.stop());
+  d.start();
+  return d;
 }
 
 describe.each(AREA_STORES)('on $name', (kind) => {
@@ -63,14 +78,7 @@ describe.each(AREA_STORES)('on $name', (kind) => {
     const { gate } = await open();
     await commitIntents(gate, 'wf-slow', intentsFor(['a-slow', 'b-1', 'b-2', 'b-3', 'b-4'], 'crm'));
     const { effector, release, delivered } = holdingEffector((key) => key === 'a-slow');
-    const d = new Dispatcher({
-      api: gate,
-      effectors: { crm: effector },
-      batchSize: 4,
-      pollIntervalMs: 60_000,
-    });
-    cleanups.push(() => d.stop());
-    d.start();
+    const d = startDispatcher(gate, effector);
 
     // The first claim took a-slow and b-1 to b-3; b-4 needs a second claim.
     await waitFor(async () => (await statusOf(gate, 'b-4')) === 'delivered', 'b-4 delivered');
@@ -79,6 +87,64 @@ describe.each(AREA_STORES)('on $name', (kind) => {
     release();
     await waitFor(async () => (await statusOf(gate, 'a-slow')) === 'delivered', 'a-slow delivered');
     await d.stop();
+  });
+
+  it('sends the outcomes of deliveries that end together with its next claim', async () => {
+    const { gate, store } = await open();
+    const keys = Array.from({ length: 8 }, (_, i) => `next-${i}`);
+    await commitIntents(gate, 'wf-next', intentsFor(keys, 'crm'));
+    const { effector } = holdingEffector(() => false);
+    const d = startDispatcher(gate, effector);
+
+    await waitFor(
+      async () =>
+        (await Promise.all(keys.map((key) => statusOf(gate, key)))).every(
+          (status) => status === 'delivered',
+        ),
+      'every intent delivered',
+    );
+    await d.stop();
+    const writes = store.calls
+      .map((call) => call.method)
+      .filter((method) => method.startsWith('complete') || method === 'claimIntents');
+    if (store.inner.completeAndClaim === undefined) {
+      expect(writes).toContain('completeIntents');
+    } else {
+      // The first four's outcomes went with the claim of the last four.
+      expect(writes.slice(0, 2)).toEqual(['claimIntents', 'completeAndClaim']);
+      expect(writes).not.toContain('completeIntent');
+    }
+  });
+
+  it('Fencegate.completeAndClaim answers each completion and the claim on their own', async () => {
+    const { gate } = await open();
+    await commitIntents(gate, 'wf-both', intentsFor(['both-1', 'both-2'], 'crm'));
+    const [first] = await gate.claimIntents({ dispatcher: 'd1', ttlMs: 10_000, limit: 1 });
+    const result = await gate.completeAndClaim(
+      [
+        { effectKey: first!.effectKey, claimFence: first!.claimFence + 1, outcome: 'delivered' },
+        {
+          effectKey: first!.effectKey,
+          claimFence: first!.claimFence,
+          outcome: 'bogus' as 'delivered',
+        },
+        { effectKey: first!.effectKey, claimFence: first!.claimFence, outcome: 'delivered' },
+      ],
+      { dispatcher: 'd1', ttlMs: 10_000, limit: 5 },
+    );
+    expect(result.completions.map((r) => (r.ok ? r.intent.status : r.error.code))).toEqual([
+      'stale_claim',
+      'invalid_request',
+      'delivered',
+    ]);
+    // The claim sees the completions before it: the delivered intent is not claimed again.
+    expect(result.claim).toMatchObject({ ok: true });
+    const claimed = result.claim.ok ? result.claim.intents.map((intent) => intent.effectKey) : [];
+    expect(claimed).toEqual(['both-1', 'both-2'].filter((key) => key !== first!.effectKey));
+    expect(await statusOf(gate, first!.effectKey)).toBe('delivered');
+
+    const none = await gate.completeAndClaim([], { dispatcher: 'd1', ttlMs: 10_000, limit: 5 });
+    expect(none).toEqual({ completions: [], claim: { ok: true, intents: [] } });
   });
 
   it('Fencegate.completeIntents answers a completion that is not valid alone', async () => {

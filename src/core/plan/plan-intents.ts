@@ -3,6 +3,7 @@ import { FencegateError, isFencegateError } from '../../errors.js';
 import type {
   AuditOutcome,
   ClaimIntentsRequest,
+  CompleteAndClaimResult,
   CompleteIntentRequest,
   Intent,
   IntentCompletion,
@@ -154,32 +155,42 @@ export function planCompletions(
   );
 }
 
+type Settlement =
+  { ok: true; value: unknown } | { ok: false; error: unknown } | PromiseSettledResult<unknown>;
+
 /**
  * One completion's answer in a batch, from a batch's settlement or a promise's: its intent, or its
  * refusal (a fault as internal_error).
  */
-export function completionResult(
-  settled:
-    { ok: true; value: unknown } | { ok: false; error: unknown } | PromiseSettledResult<unknown>,
-): IntentCompletionResult {
+export function completionResult(settled: Settlement): IntentCompletionResult {
+  const answer = answerOf(settled, 'recording the completion failed');
+  return answer.ok ? { ok: true, intent: answer.value as Intent } : answer;
+}
+
+/** A claim's answer in a batch: the claimed intents, or its refusal (a fault as internal_error). */
+export function claimResult(settled: Settlement): CompleteAndClaimResult['claim'] {
+  const answer = answerOf(settled, 'claiming intents failed');
+  return answer.ok ? { ok: true, intents: answer.value as Intent[] } : answer;
+}
+
+function answerOf(
+  settled: Settlement,
+  fault: string,
+): { ok: true; value: unknown } | { ok: false; error: FencegateError } {
   if ('status' in settled) {
-    return completionResult(
+    return answerOf(
       settled.status === 'fulfilled'
         ? { ok: true, value: settled.value }
         : { ok: false, error: settled.reason },
+      fault,
     );
   }
-  if (settled.ok) return { ok: true, intent: settled.value as Intent };
+  if (settled.ok) return settled;
   const { error } = settled;
   return {
     ok: false,
     error: isFencegateError(error)
       ? error
-      : new FencegateError(
-          'internal_error',
-          'recording the completion failed',
-          {},
-          { cause: error },
-        ),
+      : new FencegateError('internal_error', fault, {}, { cause: error }),
   };
 }

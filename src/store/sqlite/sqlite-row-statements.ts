@@ -10,6 +10,11 @@ import { INTENT_COLUMNS } from './sqlite-rows.js';
 
 type Stmt = Database.Statement;
 
+/** The intent columns of the `intents AS i` of a join. */
+const INTENT_COLUMNS_OF_I = INTENT_COLUMNS.split(',')
+  .map((column) => `i.${column.trim()}`)
+  .join(', ');
+
 const AUDIT_INSERT = `INSERT INTO audit (at, tenant, scope, kind, outcome, reason, task_id, operation_id,
   holder, policy_version, fence, current_fence, lease_expires_at, records, effect_key, reads)`;
 const AUDIT_COLUMNS = 16;
@@ -217,8 +222,10 @@ export class SqliteRowStatements {
   }
 
   /**
-   * The first `limit` intents claimable at `now`, in claim order. One indexed branch per claimable
-   * state, so the cost of a claim does not grow with the delivered intents a tenant accumulated.
+   * The first `limit` intents claimable at `now` (the plan puts them in claim order). One indexed
+   * branch per claimable state, so the cost of a claim does not grow with the delivered intents a
+   * tenant accumulated. The branches pick and order effect keys only; the chosen rows are read
+   * afterwards by primary key, so no whole row is copied through the merge and its sort.
    */
   dueIntents(filtered: boolean): Stmt {
     let statement = this.#dueIntents.get(filtered);
@@ -226,22 +233,26 @@ export class SqliteRowStatements {
       const targetFilter = filtered ? 'AND target IN (SELECT value FROM json_each(@targets))' : '';
       // Each status in claim order from the index, stopping at `limit`; then the three merged.
       const dueOf = (status: string) =>
-        `SELECT * FROM (SELECT ${INTENT_COLUMNS}, COALESCE(next_attempt_at, created_at) AS due_at
+        `SELECT * FROM (SELECT effect_key, COALESCE(next_attempt_at, created_at) AS due_at
            FROM intents INDEXED BY intents_due_order
            WHERE tenant = @tenant AND status = '${status}'
              AND (next_attempt_at IS NULL OR next_attempt_at <= @now) ${targetFilter}
            ORDER BY COALESCE(next_attempt_at, created_at), effect_key LIMIT @limit)`;
+      // CROSS JOIN keeps the chosen keys as the outer loop: one primary-key probe per key.
       statement = this.#db.prepare(
-        `SELECT * FROM (
-           ${dueOf('pending')}
-           UNION ALL
-           ${dueOf('unknown')}
-           UNION ALL
-           SELECT ${INTENT_COLUMNS}, COALESCE(next_attempt_at, created_at) AS due_at
-           FROM intents INDEXED BY intents_by_status
-           WHERE tenant = @tenant AND status = 'claimed' AND claim_expires_at <= @now ${targetFilter}
-         )
-         ORDER BY due_at, effect_key LIMIT @limit`,
+        `SELECT ${INTENT_COLUMNS_OF_I} FROM (
+           SELECT effect_key FROM (
+             ${dueOf('pending')}
+             UNION ALL
+             ${dueOf('unknown')}
+             UNION ALL
+             SELECT effect_key, COALESCE(next_attempt_at, created_at) AS due_at
+             FROM intents INDEXED BY intents_by_status
+             WHERE tenant = @tenant AND status = 'claimed' AND claim_expires_at <= @now ${targetFilter}
+           )
+           ORDER BY due_at, effect_key LIMIT @limit
+         ) AS due
+         CROSS JOIN intents AS i ON i.tenant = @tenant AND i.effect_key = due.effect_key`,
       );
       this.#dueIntents.set(filtered, statement);
     }

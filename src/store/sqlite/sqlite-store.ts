@@ -15,6 +15,7 @@ import {
   planRegisterPolicy,
 } from '../../core/plan/plan-cutover.js';
 import {
+  claimResult,
   completionResult,
   planClaim,
   planCompletion,
@@ -42,6 +43,7 @@ import type {
   CancelResult,
   ClaimIntentsRequest,
   CommitResult,
+  CompleteAndClaimResult,
   CompleteIntentRequest,
   CutoverRecord,
   CutoverRequest,
@@ -438,12 +440,30 @@ export class SqliteStore implements Store {
     completions: readonly IntentCompletion[],
   ): Promise<IntentCompletionResult[]> {
     const jobs: WriteJob[] = planCompletions(completions).map((plan) => ({ tenant, plan }));
+    return (await this.#writeTogether(jobs)).map(completionResult);
+  }
+
+  /** The completions, then the claim, in one transaction, each answering on its own. */
+  async completeAndClaim(
+    tenant: string,
+    completions: readonly IntentCompletion[],
+    claim: ClaimIntentsRequest,
+  ): Promise<CompleteAndClaimResult> {
+    const jobs: WriteJob[] = planCompletions(completions).map((plan) => ({ tenant, plan }));
+    jobs.push({ tenant, plan: (s) => planClaim(s, claim) });
+    const settled = await this.#writeTogether(jobs);
+    const claimed = settled.pop()!;
+    return { completions: settled.map(completionResult), claim: claimResult(claimed) };
+  }
+
+  /** Writes in one transaction, each settled on its own (with concurrent writes under group commit). */
+  async #writeTogether(
+    jobs: WriteJob[],
+  ): Promise<Settled<unknown>[] | PromiseSettledResult<unknown>[]> {
     const committer = this.#groupCommitter;
-    const settled =
-      committer === null
-        ? await this.#run(() => this.#commitBatchNow(jobs))
-        : await this.#durably(Promise.allSettled(jobs.map((job) => committer.submit(job))));
-    return settled.map(completionResult);
+    return committer === null
+      ? await this.#run(() => this.#commitBatchNow(jobs))
+      : await this.#durably(Promise.allSettled(jobs.map((job) => committer.submit(job))));
   }
 
   listTenantsWithOpenIntents(): Promise<string[]> {
