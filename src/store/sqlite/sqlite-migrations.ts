@@ -223,4 +223,11 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
     // which earlier versions would misread. The version marks the file so they refuse it.
     sql: `SELECT 1;`,
   },
+  {
+    version: 13,
+    name: 'compact stored refusals',
+    // No table changes: a refusal's error is now stored without its field names
+    // (sqlite-operation-row.ts), which earlier versions would misread. The version marks the file.
+    sql: `SELECT 1;`,
+  },
 ];
