@@ -225,9 +225,10 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 13,
-    name: 'compact stored refusals',
-    // No table changes: a refusal's error is now stored without its field names
-    // (sqlite-operation-row.ts), which earlier versions would misread. The version marks the file.
+    name: 'compact stored refusals and audit record changes',
+    // No table changes: a refusal's error and an audit entry's record changes are now stored
+    // without their field names (sqlite-operation-row.ts, sqlite-audit-row.ts), which earlier
+    // versions would misread. The version marks the file so they refuse it.
     sql: `SELECT 1;`,
   },
 ];
