@@ -4,7 +4,8 @@
  *    records. The large store is bulk-loaded with raw SQL (a recursive CTE, journal off), then
  *    fencegate commits a new record into a random scope; the small one the same way.
  *  - a healthy writer's commits/s while other workers send as many stale-fence commits (50 % of
- *    the traffic) against the same writer alone, on the same file;
+ *    the traffic) against the same writer alone, on the same file; and the CPU a refusal takes
+ *    against a commit's, each alone;
  *  - server memory: `fencegate` server process under commit load over HTTP (64 connections) for
  *    `--memory-seconds` (600 by default), RSS sampled every 10 s.
  *
@@ -97,7 +98,23 @@ async function commitRate(
   }
 }
 
-/** Healthy commits/s alone, then with as many stale-fence commits in flight beside them. */
+/** One run of `op` with the process CPU it took per operation (µs), the sync waits left out. */
+async function withCpu(
+  seconds: number,
+  inFlight: number,
+  op: (i: number) => Promise<void>,
+): Promise<RunStats & { cpuUsPerOp: number }> {
+  const before = process.cpuUsage();
+  const stats = await runConcurrent(seconds, inFlight, op);
+  const { user, system } = process.cpuUsage(before);
+  return { ...stats, cpuUsPerOp: (user + system) / stats.ops };
+}
+
+/**
+ * Healthy commits/s alone, then with as many stale-fence commits in flight beside them; then the
+ * refusals alone, so a refusal's CPU can be set against a commit's (the machine's load moves
+ * rates far more than CPU per operation).
+ */
 export async function staleTraffic(path: string, seconds: number) {
   const store = SqliteStore.open({ path, groupCommit: true });
   const gate = await Fencegate.open({ store });
@@ -121,12 +138,13 @@ export async function staleTraffic(path: string, seconds: number) {
       if (result.outcome !== 'rejected') throw new Error('a stale commit was accepted');
     };
     const half = IN_FLIGHT / 2;
-    const alone = await runConcurrent(seconds, half, healthy);
+    const alone = await withCpu(seconds, half, healthy);
     const [withStale] = await Promise.all([
       runConcurrent(seconds, half, healthy),
       runConcurrent(seconds, half, stale),
     ]);
-    return { alone, withStale };
+    const refusalsAlone = await withCpu(seconds, half, stale);
+    return { alone, withStale, refusalsAlone };
   } finally {
     await gate.close();
   }
@@ -218,6 +236,10 @@ export async function runScaleBench(options: ScaleBenchOptions): Promise<void> {
     console.log(
       `healthy writer (32 in flight): alone ${stale.alone.opsPerSec.toFixed(0)}/s, with 32 stale-fence commits in flight beside it ${stale.withStale.opsPerSec.toFixed(0)}/s; ratio ${staleRatio.toFixed(2)} (target >= 0.9)`,
     );
+    const refusalCpuShare = stale.refusalsAlone.cpuUsPerOp / stale.alone.cpuUsPerOp;
+    console.log(
+      `CPU per operation, 32 in flight: commit ${stale.alone.cpuUsPerOp.toFixed(1)} µs, stale-fence refusal ${stale.refusalsAlone.cpuUsPerOp.toFixed(1)} µs (${refusalCpuShare.toFixed(2)} of a commit); refusals alone ${stale.refusalsAlone.opsPerSec.toFixed(0)}/s`,
+    );
     const memory = await serverMemory(dir, options.memorySeconds);
     const rss = memory.samples.map((m) => m.rssMiB);
     const heap = memory.samples.map((m) => m.heapMiB);
@@ -237,6 +259,9 @@ export async function runScaleBench(options: ScaleBenchOptions): Promise<void> {
         healthyAlonePerSec: Math.round(stale.alone.opsPerSec),
         healthyWithStalePerSec: Math.round(stale.withStale.opsPerSec),
         staleRatio: Math.round(staleRatio * 1000) / 1000,
+        commitCpuUs: Math.round(stale.alone.cpuUsPerOp * 10) / 10,
+        refusalCpuUs: Math.round(stale.refusalsAlone.cpuUsPerOp * 10) / 10,
+        refusalsAlonePerSec: Math.round(stale.refusalsAlone.opsPerSec),
         memorySeconds: options.memorySeconds,
         rssFirstMiB: Math.round(rss[0] ?? 0),
         rssMiddleMiB: Math.round(rss[Math.floor(rss.length / 2)] ?? 0),

@@ -17,5 +17,8 @@ export function holderOfFence(
   // Only a grant gives a scope a holder, and renewals keep it: the current fence with a holder is
   // that holder's (also when it was granted before grants were recorded). No lookup needed.
   if (scope !== null && scope.fence === fence && scope.holder !== null) return scope.holder;
+  // Fences only grow, and a scope row outlives its deletion: a fence above the scope's, or on a
+  // scope never created, was never granted. Not reading it spares a stale commit a lookup.
+  if (scope === null || fence > scope.fence) return null;
   return grantOf(fence)?.holder ?? null;
 }

@@ -12,6 +12,7 @@ import { verifyStore } from '../../src/audit/verify.js';
 import { runVerify } from '../../src/cli/verify-command.js';
 import type { CliIo } from '../../src/cli/command.js';
 import { Fencegate } from '../../src/gate.js';
+import { recordsColumn, recordsOf } from '../../src/store/sqlite/sqlite-audit-row.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import { tempDir } from '../helpers/temp-dir.js';
@@ -42,15 +43,10 @@ beforeAll(async () => {
     records: string;
   };
   staleSeq = row.seq;
-  const records = (JSON.parse(row.records) as { actual: number; resulting: number | null }[]).map(
-    (r) => ({
-      ...r,
-      resulting: r.actual + 1,
-    }),
-  );
+  const records = (recordsOf(row.records) ?? []).map((r) => ({ ...r, resulting: r.actual + 1 }));
   db.prepare(
     `UPDATE audit SET outcome = 'committed', reason = NULL, records = ? WHERE seq = ?`,
-  ).run(JSON.stringify(records), staleSeq);
+  ).run(recordsColumn(records), staleSeq);
   // Later writes of that record carry on from the revision it wrongly got.
   const later = db
     .prepare(
@@ -58,24 +54,14 @@ beforeAll(async () => {
     )
     .all(staleSeq, TENANT, S1) as { seq: number; records: string }[];
   for (const entry of later) {
-    const shifted = (
-      JSON.parse(entry.records) as {
-        name: string;
-        expected: number;
-        actual: number;
-        resulting: number | null;
-      }[]
-    ).map((r) =>
+    const shifted = (recordsOf(entry.records) ?? []).map((r) =>
       r.name !== 'notes'
         ? r
         : r.resulting === null
           ? { ...r, actual: r.actual + 1 }
           : { ...r, expected: r.expected + 1, actual: r.actual + 1, resulting: r.resulting + 1 },
     );
-    db.prepare(`UPDATE audit SET records = ? WHERE seq = ?`).run(
-      JSON.stringify(shifted),
-      entry.seq,
-    );
+    db.prepare(`UPDATE audit SET records = ? WHERE seq = ?`).run(recordsColumn(shifted), entry.seq);
   }
   db.close();
 });

@@ -41,6 +41,16 @@ function request(operationId: string, expectRevision: number): CommitRequest {
   };
 }
 
+/** Writes an operations row as an earlier version would have, behind the store's back. */
+function storeRow(operationId: string, fingerprint: string | Buffer, outcome: string): void {
+  const db = new Database(path);
+  db.prepare(
+    `INSERT INTO operations (tenant, operation_id, request_fingerprint, outcome, created_at)
+     VALUES ('default', ?, ?, ?, 0)`,
+  ).run(operationId, fingerprint, outcome);
+  db.close();
+}
+
 describe('stored outcomes on SQLite', () => {
   it('a committed outcome replays exactly as it was answered', async () => {
     const answered = await gate.commit(request('compact-1', 0));
@@ -61,6 +71,33 @@ describe('stored outcomes on SQLite', () => {
     expect(conflict).toMatchObject({ code: 'operation_id_conflict' });
   });
 
+  it("a refusal's row keeps its error as code, message and details, without their names", async () => {
+    const answered = await gate.commit(request('compact-3', 9));
+    expect(answered.outcome).toBe('rejected');
+    const db = new Database(path, { readonly: true });
+    const row = db
+      .prepare(`SELECT outcome FROM operations WHERE operation_id = 'compact-3'`)
+      .get() as { outcome: string };
+    db.close();
+    const { error } = answered as Extract<typeof answered, { outcome: 'rejected' }>;
+    expect(JSON.parse(row.outcome)).toEqual([1, error.code, error.message, error.details]);
+  });
+
+  it('refusals written with their error as an object still answer', async () => {
+    const error = {
+      code: 'stale_revision',
+      message: 'record a was expected at revision 4; it is at revision 1',
+      details: { name: 'a', expected: 4, actual: 1, exists: true },
+    };
+    const legacyRequest = request('legacy-2', 4);
+    const fingerprint = requestFingerprint(validateCommit(legacyRequest));
+    storeRow('legacy-2', Buffer.from(fingerprint, 'hex'), JSON.stringify([1, error]));
+
+    const stored = { outcome: 'rejected', operationId: 'legacy-2', replayed: false, error };
+    expect(JSON.stringify(await gate.getOperation('legacy-2'))).toBe(JSON.stringify(stored));
+    expect(await gate.commit(legacyRequest)).toEqual({ ...stored, replayed: true });
+  });
+
   it('rows written as the whole outcome and a hex fingerprint still answer', async () => {
     const legacy = {
       outcome: 'committed',
@@ -73,12 +110,7 @@ describe('stored outcomes on SQLite', () => {
     };
     const legacyRequest = request('legacy-1', 0);
     const fingerprint = requestFingerprint(validateCommit(legacyRequest));
-    const db = new Database(path);
-    db.prepare(
-      `INSERT INTO operations (tenant, operation_id, request_fingerprint, outcome, created_at)
-       VALUES ('default', 'legacy-1', ?, ?, 0)`,
-    ).run(fingerprint, JSON.stringify(legacy));
-    db.close();
+    storeRow('legacy-1', fingerprint, JSON.stringify(legacy));
 
     expect(await gate.getOperation('legacy-1')).toEqual(legacy);
     expect(await gate.commit(legacyRequest)).toEqual({ ...legacy, replayed: true });

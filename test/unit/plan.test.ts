@@ -152,6 +152,38 @@ describe('planned transitions', () => {
     });
   });
 
+  it('a commit with a fence above the current one or on a scope never created reads no grant: none can exist', () => {
+    const snapshot = new MapSnapshot();
+    held(snapshot, 4);
+    const reads: RowType[] = [];
+    const get = snapshot.get.bind(snapshot);
+    snapshot.get = <K extends RowType>(ref: RefOf<K>): Rows[K] | null => {
+      reads.push(ref.type);
+      return get(ref);
+    };
+    const commit = (scope: string, fence: number) =>
+      planCommit(
+        snapshot,
+        validateCommit({
+          scope,
+          fence,
+          operationId: `op-${scope}-${fence}`,
+          writes: [{ name: 'memory', expectRevision: 0, value: 1 }],
+        }),
+      );
+    for (const transition of [commit('wf-1', 5), commit('wf-never', 1)]) {
+      expect(transition.audit[0]).toMatchObject({ outcome: 'rejected', holder: null });
+      expect(transition.expect.map((ref) => ref.type)).not.toContain('fenceGrant');
+    }
+    expect(reads).not.toContain('fenceGrant');
+
+    // An older fence was granted: its holder is read, and expected.
+    snapshot.set({ type: 'fenceGrant', scope: 'wf-1', fence: 3 }, { holder: 'w0' });
+    const older = commit('wf-1', 3);
+    expect(older.audit[0]).toMatchObject({ outcome: 'rejected', holder: 'w0' });
+    expect(older.expect).toContainEqual({ type: 'fenceGrant', scope: 'wf-1', fence: 3 });
+  });
+
   it('delete tombstones each live record at revision + 1 and remembers the deletion; cancel cancels pending intents only', () => {
     const snapshot = new MapSnapshot();
     held(snapshot);

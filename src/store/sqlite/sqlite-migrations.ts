@@ -232,4 +232,12 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
     sql: `DROP INDEX IF EXISTS intents_by_scope;
       CREATE INDEX intents_by_scope_key ON intents (tenant, scope, effect_key);`,
   },
+  {
+    version: 14,
+    name: 'compact stored refusals and audit record changes',
+    // No table changes: a refusal's error and an audit entry's record changes are now stored
+    // without their field names (sqlite-operation-row.ts, sqlite-audit-row.ts), which earlier
+    // versions would misread. The version marks the file so they refuse it.
+    sql: `SELECT 1;`,
+  },
 ];

@@ -4,7 +4,10 @@
  * twelve rows of the outcome's full JSON and a hex fingerprint, so inserts often split one). The
  * request fingerprint is kept as its 32 bytes; the outcome as a JSON array without what the row
  * already says: its operationId (the key) and `replayed` (false for every stored outcome).
- * Rows written as the full JSON object and hex text, as earlier versions did, read as they are.
+ * A refusal's error is kept as its code, message and details without their field names, which
+ * were a sixth of the row every stale commit stores.
+ * Rows written as the full JSON object and hex text, or a refusal's error as an object, as
+ * earlier versions did, read as they are.
  */
 import type { CommitResult, CommittedIntent, CommittedRecord } from '../../types.js';
 
@@ -24,13 +27,17 @@ const REJECTED = 1;
 
 type CompactRecord = [string, number, number, string | null];
 type CompactIntent = [string, CommittedIntent['status']];
+type Rejection = Extract<CommitResult, { outcome: 'rejected' }>['error'];
 type CompactOutcome =
   | [typeof COMMITTED, string, number, CompactRecord[], CompactIntent[]]
-  | [typeof REJECTED, Extract<CommitResult, { outcome: 'rejected' }>['error']];
+  | [typeof REJECTED, Rejection['code'], string, Rejection['details']]
+  /** The form earlier versions wrote. */
+  | [typeof REJECTED, Rejection];
 
 /** Fields of each outcome shape: one with any other field is kept whole, so nothing is lost. */
 const COMMITTED_FIELDS = 7;
 const REJECTED_FIELDS = 4;
+const REJECTION_FIELDS = ['code', 'message', 'details'].join();
 
 export function outcomeColumn(operationId: string, outcome: CommitResult): string {
   if (outcome.operationId !== operationId || outcome.replayed) return JSON.stringify(outcome);
@@ -40,13 +47,18 @@ export function outcomeColumn(operationId: string, outcome: CommitResult): strin
       COMMITTED,
       outcome.scope,
       outcome.fence,
-      outcome.records.map((r) => [r.name, r.revision, r.incarnation, r.fingerprint]),
-      outcome.intents.map((i) => [i.effectKey, i.status]),
+      outcome.records.map((r): CompactRecord => [r.name, r.revision, r.incarnation, r.fingerprint]),
+      outcome.intents.map((i): CompactIntent => [i.effectKey, i.status]),
     ];
     return JSON.stringify(compact);
   }
   if (outcome.outcome === 'rejected' && fields === REJECTED_FIELDS) {
-    const compact: CompactOutcome = [REJECTED, outcome.error];
+    const { error } = outcome;
+    // Field order included: the answer read back is built in this order.
+    const compact: CompactOutcome =
+      Object.keys(error).join() === REJECTION_FIELDS && error.details !== undefined
+        ? [REJECTED, error.code, error.message, error.details]
+        : [REJECTED, error];
     return JSON.stringify(compact);
   }
   return JSON.stringify(outcome);
@@ -57,7 +69,9 @@ export function outcomeOf(operationId: string, column: string): CommitResult {
   const parsed = JSON.parse(column) as CompactOutcome | CommitResult;
   if (!Array.isArray(parsed)) return parsed;
   if (parsed[0] === REJECTED) {
-    return { outcome: 'rejected', operationId, replayed: false, error: parsed[1] };
+    const error: Rejection =
+      parsed.length === 4 ? { code: parsed[1], message: parsed[2], details: parsed[3] } : parsed[1];
+    return { outcome: 'rejected', operationId, replayed: false, error };
   }
   const [, scope, fence, records, intents] = parsed;
   return {

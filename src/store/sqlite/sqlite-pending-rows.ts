@@ -4,6 +4,7 @@
 import type Database from 'better-sqlite3';
 import type { NewAuditEntry } from '../../core/audit-entry.js';
 import type { OperationRow, PutOf } from '../../core/plan/transition.js';
+import { recordsColumn } from './sqlite-audit-row.js';
 import { fingerprintColumn, outcomeColumn, outcomeOf } from './sqlite-operation-row.js';
 import type { SqliteRowStatements } from './sqlite-row-statements.js';
 
@@ -93,7 +94,7 @@ function auditColumns(entry: NewAuditEntry): unknown[] {
     entry.fence,
     entry.currentFence,
     entry.leaseExpiresAt,
-    entry.records === null ? null : JSON.stringify(entry.records),
+    recordsColumn(entry.records),
     entry.effectKey,
     entry.reads === null ? null : JSON.stringify(entry.reads),
   ];

@@ -12,6 +12,7 @@ import type {
 } from '../../types.js';
 import { recordPageClauses } from '../record-page-sql.js';
 import type { SqliteDatabase } from './sqlite-database.js';
+import { recordsOf } from './sqlite-audit-row.js';
 import {
   decodeCursor,
   encodeCursor,
@@ -86,7 +87,10 @@ export function readAuditPage(
 ): AuditPage {
   const { sql, params, limit } = auditPageStatement(tenant, query);
   const rows = db.prepare(sql).all(params) as AuditRow[];
-  const items = rows.slice(0, limit).map(toAuditEntry);
+  // Record changes are kept compact on SQLite; the entry is built from them as read.
+  const items = rows
+    .slice(0, limit)
+    .map((row) => toAuditEntry({ ...row, records: recordsOf(row.records as string | null) }));
   const last = items.at(-1);
   return { items, nextAfterSeq: rows.length > limit && last ? last.seq : null };
 }
