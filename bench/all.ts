@@ -117,7 +117,7 @@ async function scaleRows(options: AllBenchOptions): Promise<Row[]> {
   const dir = mkdtempSync(join(tmpdir(), 'fencegate-bench-all-'));
   try {
     const path = join(dir, 'small.db');
-    bulkLoad(path, 1000);
+    await bulkLoad(path, 1000);
     const stale = await staleTraffic(path, options.seconds);
     const ratio = stale.withStale.opsPerSec / stale.alone.opsPerSec;
     const memory = await serverMemory(dir, options.memorySeconds);

@@ -38,11 +38,9 @@ const FENCE = 1;
 const VALUE = { summary: 'compacted memory of the workflow', n: 0 };
 
 /** Creates the store's schema, then fills scopes and records with raw SQL. */
-export function bulkLoad(path: string, scopes: number): number {
+export async function bulkLoad(path: string, scopes: number): Promise<number> {
   const started = performance.now();
-  SqliteStore.open({ path })
-    .close()
-    .catch(() => undefined);
+  await SqliteStore.open({ path }).close();
   const db = new Database(path);
   db.pragma('journal_mode = DELETE');
   db.pragma('journal_mode = OFF');
@@ -211,8 +209,8 @@ export async function runScaleBench(options: ScaleBenchOptions): Promise<void> {
   try {
     const smallPath = join(dir, 'small.db');
     const largePath = join(dir, 'large.db');
-    bulkLoad(smallPath, SMALL_SCOPES);
-    const buildSeconds = bulkLoad(largePath, options.largeScopes);
+    await bulkLoad(smallPath, SMALL_SCOPES);
+    const buildSeconds = await bulkLoad(largePath, options.largeScopes);
     const records = options.largeScopes * RECORDS_PER_SCOPE;
     console.log(
       `bulk load: ${options.largeScopes.toLocaleString('en')} scopes and ${records.toLocaleString('en')} records in ${buildSeconds.toFixed(1)} s`,

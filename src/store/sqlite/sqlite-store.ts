@@ -591,11 +591,15 @@ export class SqliteStore implements Store {
     return this.#run(() => auditPrunedThrough(this.#db));
   }
 
-  /** Answers what waits for a sync first; then closes the connection. */
+  /**
+   * Answers what waits for a sync first, then closes the connection: at once when nothing does, so
+   * a caller that does not await may open the file again right after.
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.#walSync?.close();
+    const syncing = this.#walSync?.close();
+    if (syncing) await syncing;
     this.#db.close();
   }
 }

@@ -79,12 +79,18 @@ export class WalSync {
     return this.#failure !== null;
   }
 
-  /** Waits for the running sync, answers its waiters, then closes the WAL's descriptor. */
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  /**
+   * Closes the WAL's descriptor: now when no sync runs (null), else once the running sync has
+   * answered its waiters (a promise).
+   */
+  close(): Promise<void> | null {
+    if (this.#closed) return null;
     this.#closed = true;
-    if (this.#syncing) await new Promise<void>((resolve) => (this.#onIdle = resolve));
-    closeSync(this.#fd);
+    if (!this.#syncing) {
+      closeSync(this.#fd);
+      return null;
+    }
+    return new Promise<void>((resolve) => (this.#onIdle = resolve)).then(() => closeSync(this.#fd));
   }
 
   #startSync(): void {
