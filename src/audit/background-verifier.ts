@@ -2,8 +2,8 @@
  * Verification in the background for a server's metrics: each run (on the server's interval, see
  * server/store-gauges.ts) reads the audit entries appended since the last one (its checkpoint is
  * its last seq) and keeps the totals, so reading the gauges costs no store work. Its memory
- * follows the scopes and records it tracks and at most `maxDeliveredEffects` delivered effect
- * keys, not the length of the log.
+ * follows the scopes it tracks, at most `maxRecords` record revisions and at most
+ * `maxDeliveredEffects` delivered effect keys, not the length of the log or the records written.
  */
 import type { Store } from '../store/store.js';
 import { emptyCheckpoint } from './checkpoint.js';
@@ -13,6 +13,11 @@ import { readInto } from './verify.js';
 export interface BackgroundVerifierOptions {
   /** Delivered effects remembered for the double-delivery check. Default 100,000. */
   maxDeliveredEffects?: number;
+  /**
+   * Record revisions remembered for the revision checks (those written longest ago are forgotten
+   * and checked again from their next write). Default 100,000. `fencegate verify` checks them all.
+   */
+  maxRecords?: number;
   /** Entries read per store call. Default 1000, so one run never holds a large page. */
   pageSize?: number;
   /** Told when a run fails (the store is unreachable); the next run continues from the last seq. */
@@ -20,6 +25,7 @@ export interface BackgroundVerifierOptions {
 }
 
 export const DEFAULT_MAX_DELIVERED_EFFECTS = 100_000;
+export const DEFAULT_MAX_RECORDS = 100_000;
 
 export class BackgroundVerifier {
   readonly #store: Store;
@@ -35,6 +41,7 @@ export class BackgroundVerifier {
     this.#verifier = new HistoryVerifier(emptyCheckpoint(null), {
       maxViolations: 0,
       maxDeliveredEffects: options.maxDeliveredEffects ?? DEFAULT_MAX_DELIVERED_EFFECTS,
+      maxRecords: options.maxRecords ?? DEFAULT_MAX_RECORDS,
     });
     this.#pageSize = options.pageSize ?? 1000;
     this.#onError = options.onError ?? (() => undefined);

@@ -43,6 +43,11 @@ class ScopeTrack {
   grants: Map<number, string | null | false> | null = null;
   /** record name -> current revision (a tombstone keeps its revision). */
   readonly records = new Map<string, number>();
+  /**
+   * Some of this scope's records were forgotten (maxRecords): a record it does not remember is
+   * taken at the revision its next entry names, and checked again from there.
+   */
+  forgotten = false;
 }
 
 export interface HistoryVerifierOptions {
@@ -53,6 +58,13 @@ export interface HistoryVerifierOptions {
    * forgotten, so a long-lived verifier's memory does not grow with the log. Default: all.
    */
   maxDeliveredEffects?: number;
+  /**
+   * Record revisions remembered; beyond it those written longest ago are forgotten, so a
+   * long-lived verifier's memory does not grow with the records written. A forgotten record is
+   * checked again from its next write on (see ScopeTrack.forgotten), so a checkpoint of such a
+   * verifier is not complete. Default: all.
+   */
+  maxRecords?: number;
 }
 
 export const DEFAULT_MAX_VIOLATIONS = 1000;
@@ -62,6 +74,9 @@ export class HistoryVerifier {
   readonly #maxViolations: number;
   readonly #maxDelivered: number;
   #deliveredCount = 0;
+  readonly #maxRecords: number;
+  /** tenant, scope and record -> where it is remembered, oldest write first (with maxRecords). */
+  readonly #recentRecords = new Map<string, [ScopeTrack, string]>();
   readonly #scopes = new Map<string, Map<string, ScopeTrack>>();
   /** tenant -> effectKey -> seq of its delivery. */
   readonly #delivered = new Map<string, Map<string, number>>();
@@ -80,6 +95,7 @@ export class HistoryVerifier {
   constructor(checkpoint?: VerifyCheckpoint, options: HistoryVerifierOptions = {}) {
     this.#maxViolations = options.maxViolations ?? DEFAULT_MAX_VIOLATIONS;
     this.#maxDelivered = options.maxDeliveredEffects ?? Number.POSITIVE_INFINITY;
+    this.#maxRecords = options.maxRecords ?? Number.POSITIVE_INFINITY;
     this.#tenant = checkpoint?.tenant ?? null;
     if (checkpoint !== undefined) this.#restore(checkpoint);
   }
@@ -347,7 +363,10 @@ export class HistoryVerifier {
     if (reads === null) return;
     for (let i = 0; i < reads.length; i++) {
       const read = reads[i]!;
-      const current = this.#find(entry.tenant, read.scope)?.records.get(read.name) ?? 0;
+      const scope = this.#find(entry.tenant, read.scope);
+      const known = scope?.records.get(read.name);
+      if (known === undefined && scope?.forgotten === true) continue;
+      const current = known ?? 0;
       const label = `${read.scope}/${read.name}`;
       if (accepted && read.expected !== current) {
         this.#report(
@@ -613,7 +632,12 @@ export class HistoryVerifier {
         this.#malformed(entry, `accepted write of ${record.name} has no resulting revision`);
         continue;
       }
-      const previous = revisions.get(record.name) ?? 0;
+      const known = revisions.get(record.name);
+      if (known === undefined && scope.forgotten) {
+        this.#remember(entry.tenant, entry.scope ?? '', scope, record.name, resulting);
+        continue;
+      }
+      const previous = known ?? 0;
       if (resulting <= previous) {
         this.#report(
           entry,
@@ -642,8 +666,22 @@ export class HistoryVerifier {
           record.name,
         );
       }
-      revisions.set(record.name, resulting);
+      this.#remember(entry.tenant, entry.scope ?? '', scope, record.name, resulting);
     }
+  }
+
+  /** Sets a record's revision; with maxRecords, forgets the record written longest ago. */
+  #remember(tenant: string, scopeName: string, scope: ScopeTrack, name: string, revision: number) {
+    scope.records.set(name, revision);
+    if (this.#maxRecords === Number.POSITIVE_INFINITY) return;
+    const key = `${tenant}\u0000${scopeName}\u0000${name}`;
+    this.#recentRecords.delete(key);
+    this.#recentRecords.set(key, [scope, name]);
+    if (this.#recentRecords.size <= this.#maxRecords) return;
+    const [oldestKey, [oldScope, oldName]] = this.#recentRecords.entries().next().value!;
+    this.#recentRecords.delete(oldestKey);
+    oldScope.records.delete(oldName);
+    oldScope.forgotten = true;
   }
 
   #grant(entry: AuditEntry, scope: ScopeTrack): void {
@@ -764,7 +802,8 @@ export class HistoryVerifier {
       scope.cutoverFence = cutoverFence;
       // Whom the current fence went to, when the scope still has that holder.
       if (holder !== null) recordGrant(scope, fence, holder);
-      for (const [record, revision] of records) scope.records.set(record, revision);
+      for (const [record, revision] of records)
+        this.#remember(tenant, name, scope, record, revision);
     }
     this.#attempts.restore(checkpoint.attempts ?? []);
     for (const [tenant, effectKey, seq] of checkpoint.delivered) {
