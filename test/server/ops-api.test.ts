@@ -507,7 +507,9 @@ describe('verify and its gauge', () => {
   it('reports a stale commit written as accepted into the audit log, to its tenant only', async () => {
     const dir = tempDir('fencegate-verify-http-');
     const path = join(dir.path, 'store.db');
-    const f = await serverFixture({ path, storeGauges: { intervalMs: 20 } });
+    // The background verifier must not read the stale entry before it is tampered with below:
+    // it refreshes at start, then only after this long (the scrape at the end waits for it).
+    const f = await serverFixture({ path, storeGauges: { intervalMs: 3_000 } });
     try {
       await commitIntents(f, [['fx-1', 'crm']]);
       const stale = await f.send('POST', '/v1/commit', f.tokens.workerA, {
