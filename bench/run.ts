@@ -9,7 +9,7 @@ import { runScaleBench } from './scale.js';
 import { runSqliteCommitBench } from './sqlite-commit.js';
 import { formatWalPages, runWalPagesBench } from './sqlite-wal-pages.js';
 
-const USAGE = `usage: npm run bench -- all [--seconds N] [--store postgres://…] [--memory-seconds N]
+const USAGE = `usage: npm run bench -- all [--seconds N] [--store postgres://…] [--scopes N] [--memory-seconds N]
        npm run bench -- commit [--seconds N] [--in-flight N]
        npm run bench -- commit --store postgres://… [--seconds N]
        npm run bench -- commit --store etcd://host:port[,host:port…] [--seconds N] [--in-flight N]
@@ -55,6 +55,7 @@ async function main(argv: string[]): Promise<number> {
         seconds: values.seconds === '3' ? 2 : seconds,
         postgresUrl: values.store.startsWith('postgres') ? values.store : DEFAULT_POSTGRES,
         memorySeconds: values['memory-seconds'] === '600' ? 30 : Number(values['memory-seconds']),
+        largeScopes: Number(values.scopes),
       });
       return 0;
     }
