@@ -114,12 +114,15 @@ export async function scopeScaling(dir: string, largeScopes: number, seconds: nu
     large.push(await commitRate(largePath, largeScopes, seconds, `large-${round}`));
   }
   const best = (runs: RunStats[]): number => Math.max(...runs.map((r) => r.opsPerSec));
+  const worstP99 = (runs: RunStats[]): number => Math.max(...runs.map((r) => r.p99Ms));
   return {
     records: largeScopes * RECORDS_PER_SCOPE,
     buildSeconds,
     smallPerSec: best(small),
     largePerSec: best(large),
     ratio: best(large) / best(small),
+    smallP99Ms: worstP99(small),
+    largeP99Ms: worstP99(large),
   };
 }
 
@@ -242,7 +245,7 @@ export async function runScaleBench(options: ScaleBenchOptions): Promise<void> {
       `bulk load: ${options.largeScopes.toLocaleString('en')} scopes and ${scaling.records.toLocaleString('en')} records in ${scaling.buildSeconds.toFixed(1)} s`,
     );
     console.log(
-      `commits/s at ${SMALL_SCOPES.toLocaleString('en')} scopes: ${scaling.smallPerSec.toFixed(0)}; at ${options.largeScopes.toLocaleString('en')} scopes / ${scaling.records.toLocaleString('en')} records: ${scaling.largePerSec.toFixed(0)}; ratio ${scaling.ratio.toFixed(2)} (target >= 0.9)`,
+      `commits/s at ${SMALL_SCOPES.toLocaleString('en')} scopes: ${scaling.smallPerSec.toFixed(0)}; at ${options.largeScopes.toLocaleString('en')} scopes / ${scaling.records.toLocaleString('en')} records: ${scaling.largePerSec.toFixed(0)}; ratio ${scaling.ratio.toFixed(2)} (target >= 0.9); p99 ${scaling.smallP99Ms.toFixed(1)} and ${scaling.largeP99Ms.toFixed(1)} ms`,
     );
     const stale = await staleTraffic(smallPath, options.seconds);
     const staleRatio = stale.withStale.opsPerSec / stale.alone.opsPerSec;
@@ -269,6 +272,8 @@ export async function runScaleBench(options: ScaleBenchOptions): Promise<void> {
         smallCommitsPerSec: Math.round(scaling.smallPerSec),
         largeCommitsPerSec: Math.round(scaling.largePerSec),
         scaleRatio: Math.round(scaling.ratio * 1000) / 1000,
+        smallP99Ms: Math.round(scaling.smallP99Ms * 10) / 10,
+        largeP99Ms: Math.round(scaling.largeP99Ms * 10) / 10,
         healthyAlonePerSec: Math.round(stale.alone.opsPerSec),
         healthyWithStalePerSec: Math.round(stale.withStale.opsPerSec),
         staleRatio: Math.round(staleRatio * 1000) / 1000,

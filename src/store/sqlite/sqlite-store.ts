@@ -109,6 +109,7 @@ import { SqliteStatements } from './sqlite-statements.js';
 import { isBusy, retryWhileBusy } from './sqlite-busy.js';
 import { auditPrunedThrough, pruneAudit, pruneOperations } from './sqlite-retention.js';
 import { WalSync, type SyncFile } from './sqlite-wal-sync.js';
+import { Checkpointer, type CheckpointOptions } from './sqlite-checkpointer.js';
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:' for a private in-memory store. */
@@ -124,6 +125,8 @@ export interface SqliteStoreOptions {
   groupCommit?: boolean;
   /** How the store syncs its WAL under FULL (fs.fdatasync; a test passes one that fails). */
   syncFile?: SyncFile;
+  /** When checkpoints move to a thread of their own (sqlite-checkpointer.ts). */
+  checkpoints?: CheckpointOptions;
 }
 
 /** One write of a batch: its plan answers (a refusal is an answer), it never throws one. */
@@ -143,11 +146,19 @@ export class SqliteStore implements Store {
   readonly #groupCommitter: GroupCommitter<WriteJob, unknown> | null;
   /** Syncs the WAL off the event loop when the store is FULL (sqlite-wal-sync.ts). */
   readonly #walSync: WalSync | null;
+  /** Folds the WAL back off the event loop once the store is busy (a file in WAL mode only). */
+  readonly #checkpointer: Checkpointer | null;
   #closed = false;
 
-  private constructor(db: SqliteDatabase, walSync: WalSync | null, options: SqliteStoreOptions) {
+  private constructor(
+    db: SqliteDatabase,
+    walSync: WalSync | null,
+    checkpointer: Checkpointer | null,
+    options: SqliteStoreOptions,
+  ) {
     this.#db = db;
     this.#walSync = walSync;
+    this.#checkpointer = checkpointer;
     this.#statements = new SqliteStatements(db);
     this.#rows = new SqliteRowStatements(db);
     this.#clock = options.clock ?? systemClock;
@@ -170,20 +181,25 @@ export class SqliteStore implements Store {
    */
   static open(options: SqliteStoreOptions): SqliteStore {
     const full = (options.synchronous ?? DEFAULT_SYNCHRONOUS) === 'FULL';
+    const synchronous = full ? 'NORMAL' : (options.synchronous ?? DEFAULT_SYNCHRONOUS);
     const db = openDatabase({
       path: options.path,
-      synchronous: full ? 'NORMAL' : (options.synchronous ?? DEFAULT_SYNCHRONOUS),
+      synchronous,
       ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
     });
     let walSync: WalSync | null = null;
+    const wal = journalModeOf(db) === 'wal';
     try {
-      if (full && journalModeOf(db) === 'wal') walSync = new WalSync(db.name, options.syncFile);
+      if (full && wal) walSync = new WalSync(db.name, options.syncFile);
       else if (full) db.pragma('synchronous = FULL');
     } catch (error) {
       db.close();
       throw storeUnavailable(error);
     }
-    return new SqliteStore(db, walSync, options);
+    const checkpointer = wal
+      ? new Checkpointer(db, { path: db.name, synchronous }, options.checkpoints)
+      : null;
+    return new SqliteStore(db, walSync, checkpointer, options);
   }
 
   now(): Promise<number> {
@@ -240,6 +256,7 @@ export class SqliteStore implements Store {
   #write<T>(work: () => T): T {
     const result = writeTransaction(this.#db, work);
     this.#walSync?.committed();
+    this.#checkpointer?.written();
     return result;
   }
 
@@ -600,6 +617,7 @@ export class SqliteStore implements Store {
     this.#closed = true;
     const syncing = this.#walSync?.close();
     if (syncing) await syncing;
+    this.#checkpointer?.close();
     this.#db.close();
   }
 }
