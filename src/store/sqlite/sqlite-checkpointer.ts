@@ -3,8 +3,8 @@
  * COMMIT that crosses `wal_autocheckpoint`, on the calling thread: it writes every page the log
  * holds to its place in the file and syncs the file. On a large store those pages lie scattered
  * over the file, and the event loop stood still for 100 ms and more, a delay every request in
- * flight paid. So once a connection has written `afterWrites` transactions (a CLI command or a
- * short test never gets there, and never pays for a thread), a worker thread with a connection of
+ * flight paid. So once a connection has written `afterWrites` transactions (a CLI command never
+ * gets there, and never pays for a thread), a worker thread with a connection of
  * its own runs a PASSIVE checkpoint at most every `everyMs` while writes come in. A PASSIVE
  * checkpoint takes no lock a writer needs and never waits for one, and it syncs the log before it
  * copies a page, so durability is as before. The connection's own autocheckpoint stays, at a
@@ -17,7 +17,10 @@ import type { SqliteDatabase, Synchronous } from './sqlite-database.js';
 import { WAL_AUTOCHECKPOINT_PAGES } from './sqlite-database.js';
 
 export interface CheckpointOptions {
-  /** Write transactions of the connection before the thread starts. Default 1,000. */
+  /**
+   * Write transactions of the connection before the thread starts. Default 100: under group
+   * commit a transaction is a whole batch, and a busy server reaches 100 within a second.
+   */
   afterWrites?: number;
   /** Least time between two checkpoints, ms. Default 1,000. */
   everyMs?: number;
@@ -39,7 +42,7 @@ interface CheckpointerSetup {
   driver?: string;
 }
 
-const DEFAULT_AFTER_WRITES = 1000;
+const DEFAULT_AFTER_WRITES = 100;
 const DEFAULT_EVERY_MS = 1000;
 /** While the thread checkpoints, the connection folds the log itself only past this many pages. */
 export const SAFETY_AUTOCHECKPOINT_PAGES = 4 * WAL_AUTOCHECKPOINT_PAGES;
