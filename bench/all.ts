@@ -14,7 +14,13 @@ import { join } from 'node:path';
 import { runDispatchBench } from './dispatch.js';
 import { runHttpBench } from './http.js';
 import { runPostgresCommitBench } from './postgres/commit.js';
-import { scopeScaling, serverMemory, staleTraffic } from './scale.js';
+import {
+  memoryTrend,
+  scopeScaling,
+  serverMemory,
+  staleTraffic,
+  type MemoryTrend,
+} from './scale.js';
 import { runSqliteCommitBench } from './sqlite-commit.js';
 
 export interface AllBenchOptions {
@@ -34,8 +40,6 @@ interface Row {
 }
 
 export const DEFAULT_POSTGRES = 'postgres://postgres@127.0.0.1:5432/postgres';
-/** RSS and retained heap may grow this much from the middle sample to the last and still count as flat. */
-const FLAT_SHARE = 0.25;
 
 const fixed = (n: number, digits = 2): string => n.toFixed(digits);
 
@@ -122,17 +126,9 @@ async function scaleRows(options: AllBenchOptions): Promise<Row[]> {
     const stale = await staleTraffic(join(dir, 'small.db'), options.seconds);
     const ratio = stale.withStale.opsPerSec / stale.alone.opsPerSec;
     const memory = await serverMemory(dir, options.memorySeconds);
-    // The first half is warm-up (JIT, page cache, the background verifier filling to its bound);
-    // growth after it is what would not stay flat.
-    const shape = (mib: number[]) => ({
-      first: mib[0] ?? 0,
-      middle: mib[Math.floor(mib.length / 2)] ?? 0,
-      last: mib.at(-1) ?? 0,
-    });
-    const rss = shape(memory.samples.map((m) => m.rssMiB));
-    const heap = shape(memory.samples.map((m) => m.heapMiB));
-    const flat = (m: typeof rss): boolean => m.last - m.middle <= FLAT_SHARE * m.middle;
-    const path = (m: typeof rss): string =>
+    const rss = memoryTrend(memory.samples.map((m) => m.rssMiB));
+    const heap = memoryTrend(memory.samples.map((m) => m.heapMiB));
+    const path = (m: MemoryTrend): string =>
       `${m.first.toFixed(0)} -> ${m.middle.toFixed(0)} -> ${m.last.toFixed(0)}`;
     return [
       {
@@ -154,7 +150,7 @@ async function scaleRows(options: AllBenchOptions): Promise<Row[]> {
         target: 'flat',
         figure: `RSS ${path(rss)} MiB; heap retained ${path(heap)} MiB`,
         baseline: `${memory.requests.toLocaleString('en')} commits`,
-        met: flat(rss) && flat(heap),
+        met: rss.flat && heap.flat,
       },
     ];
   } finally {

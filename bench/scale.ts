@@ -178,6 +178,25 @@ export async function staleTraffic(path: string, seconds: number) {
   }
 }
 
+/** A series of memory samples by its first, middle and last value, MiB. */
+export interface MemoryTrend {
+  first: number;
+  middle: number;
+  last: number;
+}
+
+/** Growth from the middle sample to the last that still counts as flat, as a share of the middle. */
+const FLAT_SHARE = 0.25;
+
+export function memoryTrend(mib: readonly number[]): MemoryTrend & { flat: boolean } {
+  const first = mib[0] ?? 0;
+  // The first half is warm-up (JIT, page cache, the background verifier filling to its bound);
+  // growth after it is what would not stay flat.
+  const middle = mib[Math.floor(mib.length / 2)] ?? 0;
+  const last = mib.at(-1) ?? 0;
+  return { first, middle, last, flat: last - middle <= FLAT_SHARE * middle };
+}
+
 /** RSS and retained V8 heap (after a full collection) of a server process under commit load, every 10 s. */
 export async function serverMemory(dir: string, seconds: number) {
   const script = fileURLToPath(new URL('./http/server-process.ts', import.meta.url));
@@ -259,6 +278,8 @@ export async function runScaleBench(options: ScaleBenchOptions): Promise<void> {
     const memory = await serverMemory(dir, options.memorySeconds);
     const rss = memory.samples.map((m) => m.rssMiB);
     const heap = memory.samples.map((m) => m.heapMiB);
+    const rssTrend = memoryTrend(rss);
+    const heapTrend = memoryTrend(heap);
     const list = (mib: number[]): string => mib.map((m) => m.toFixed(0)).join(' ');
     console.log(
       `server memory every 10 s over ${options.memorySeconds} s and ${memory.requests.toLocaleString('en')} commits, MiB:\n  RSS            ${list(rss)}\n  heap retained  ${list(heap)}`,
@@ -281,13 +302,14 @@ export async function runScaleBench(options: ScaleBenchOptions): Promise<void> {
         refusalCpuUs: Math.round(stale.refusalsAlone.cpuUsPerOp * 10) / 10,
         refusalsAlonePerSec: Math.round(stale.refusalsAlone.opsPerSec),
         memorySeconds: options.memorySeconds,
-        rssFirstMiB: Math.round(rss[0] ?? 0),
-        rssMiddleMiB: Math.round(rss[Math.floor(rss.length / 2)] ?? 0),
-        rssLastMiB: Math.round(rss.at(-1) ?? 0),
+        rssFirstMiB: Math.round(rssTrend.first),
+        rssMiddleMiB: Math.round(rssTrend.middle),
+        rssLastMiB: Math.round(rssTrend.last),
         rssMaxMiB: Math.round(Math.max(...rss)),
-        heapFirstMiB: Math.round(heap[0] ?? 0),
-        heapMiddleMiB: Math.round(heap[Math.floor(heap.length / 2)] ?? 0),
-        heapLastMiB: Math.round(heap.at(-1) ?? 0),
+        heapFirstMiB: Math.round(heapTrend.first),
+        heapMiddleMiB: Math.round(heapTrend.middle),
+        heapLastMiB: Math.round(heapTrend.last),
+        memoryFlat: rssTrend.flat && heapTrend.flat,
       }),
     );
   } finally {

@@ -118,7 +118,10 @@ describe('checkpoints on a thread of their own', () => {
     const { path, db, write, checkpointer } = startedAtFirstWrite();
     // The thread has its connection open once it answers.
     expect((await writeUntil(checkpointer, write, () => true)).ok).toBe(true);
-    write();
+    // A log of several MiB, then one checkpoint asked for: the thread is busy copying it when
+    // close() asks it to close, so close() must wait for it to get there.
+    for (let i = 0; i < 3000; i++) write();
+    checkpointer.written();
     expect(existsSync(`${path}-wal`)).toBe(true);
     checkpointer.close();
     db.close();

@@ -4,12 +4,11 @@
  * holds to its place in the file and syncs the file. On a large store those pages lie scattered
  * over the file, and the event loop stood still for 100 ms and more, a delay every request in
  * flight paid. So once a connection has written `afterWrites` transactions (a CLI command never
- * gets there, and never pays for a thread), a worker thread with a connection of
- * its own runs a PASSIVE checkpoint at most every `everyMs` while writes come in. A PASSIVE
- * checkpoint takes no lock a writer needs and never waits for one, and it syncs the log before it
- * copies a page, so durability is as before. The connection's own autocheckpoint stays, at a
- * larger bound, as the safety net for a worker that falls behind, and at its usual bound again
- * if the worker fails.
+ * gets there, and never pays for a thread), a worker thread with a connection of its own runs a
+ * PASSIVE checkpoint at most every `everyMs` while writes come in. A PASSIVE checkpoint takes no
+ * lock a writer needs and never waits for one, and it syncs the log before it copies a page, so
+ * durability is as before. The connection's own autocheckpoint stays, at a larger bound, as the
+ * safety net for a worker that falls behind, and at its usual bound again if the worker fails.
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
@@ -82,6 +81,7 @@ export class Checkpointer {
   readonly #setup: CheckpointerSetup;
   readonly #afterWrites: number;
   readonly #everyMs: number;
+  /** Write transactions seen before the thread started. */
   #writes = 0;
   #worker: Worker | null = null;
   #closed: Int32Array | null = null;
@@ -106,9 +106,8 @@ export class Checkpointer {
   /** Called after each committed write transaction of the connection. */
   written(): void {
     if (this.#failed) return;
-    this.#writes++;
     if (this.#worker === null) {
-      if (this.#writes >= this.#afterWrites) this.#start();
+      if (++this.#writes >= this.#afterWrites) this.#start();
       return;
     }
     const now = performance.now();
