@@ -6,5 +6,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     globalSetup: ['test/global-setup.ts'],
+    // The skip reporter prints, after the summary, each group skipped for something missing.
+    reporters: ['default', './test/helpers/skip-reporter.ts'],
   },
 });

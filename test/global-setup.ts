@@ -1,6 +1,11 @@
 /** Runs once before the test files: services the suites need are found or started here. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { findOrStartEtcd } from './etcd/etcd-service.js';
+import { SKIPS_FILE_ENV } from './helpers/missing.js';
+import { printSkippedGroups } from './helpers/skip-reporter.js';
 import { findOrStartPostgres } from './postgres/pg-service.js';
 
 declare module 'vitest' {
@@ -13,15 +18,32 @@ declare module 'vitest' {
     etcdUrl: string | null;
     etcdClusterUrl: string | null;
     etcdProblem: string | null;
+    /** The file where the workers record the groups skipped for something missing. */
+    skipsFile: string;
   }
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const removeSkipsFile = setupSkipsFile(project);
   const stopEtcd = await setupEtcd(project);
   const stopPostgres = await setupPostgres(project);
   return async () => {
     await stopPostgres();
     await stopEtcd();
+    removeSkipsFile();
+  };
+}
+
+/** A run directory whose file collects the skipped groups from every worker. */
+function setupSkipsFile(project: TestProject): () => void {
+  const dir = mkdtempSync(join(tmpdir(), 'fencegate-test-run-'));
+  const file = join(dir, 'skipped.jsonl');
+  project.provide('skipsFile', file);
+  process.env[SKIPS_FILE_ENV] = file;
+  return () => {
+    // The skip reporter printed them after the summary; a run with other reporters prints here.
+    printSkippedGroups();
+    rmSync(dir, { recursive: true, force: true });
   };
 }
 
