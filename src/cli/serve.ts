@@ -49,6 +49,9 @@ Options:
                         (default: every tenant, including tenants created later)
   --keep-outcomes D     delete stored commit outcomes older than D (7d, 12h), at start and hourly;
                         a later repeat of such an operationId is a new operation
+  --trust-proxy         the server is reached through a proxy that terminates TLS: honour its
+                        X-Forwarded-Proto, so the dashboard's cookie is Secure over https
+                        (without it the header is ignored: any client could send it)
   -h, --help            show this help
 
 Environment:
@@ -71,6 +74,7 @@ export const serveCommand: Command = {
     targets: { type: 'string' },
     'dispatch-tenant': { type: 'string', multiple: true },
     'keep-outcomes': { type: 'string' },
+    'trust-proxy': { type: 'boolean' },
   },
   run: serve,
 };
@@ -101,6 +105,7 @@ async function serve(flags: FlagValues, io: CliIo): Promise<number> {
     ...(testClock === undefined ? {} : { testClock }),
     ...(dispatch === undefined ? {} : { dispatch }),
     ...(keepOutcomesMs === undefined ? {} : { keepOutcomesMs }),
+    trustProxy: flags['trust-proxy'] === true,
   });
   if (running.firstRun !== null) io.stdout(firstRunText(running.firstRun, running.url));
   if (running.dispatch !== null) io.stdout(dispatchText(running.dispatch));

@@ -65,6 +65,8 @@ export interface ServerOptions {
   tokenCacheTtlMs?: number;
   /** How often the store's gauges (intents, audit violations) are refreshed in the background. */
   storeGauges?: StoreGaugesOptions;
+  /** Behind a TLS-terminating proxy: its X-Forwarded-Proto decides the dashboard cookie's Secure. */
+  trustProxy?: boolean;
 }
 
 export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
@@ -149,10 +151,10 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
    * async hook: with the token's lookup remembered, the request goes on without a promise.
    */
   const authenticateFor =
-    (required: RouteAuth): onRequestHookHandler =>
+    (required: RouteAuth, takeOverRight: boolean): onRequestHookHandler =>
     (request, _reply, done) => {
       const admit = (principal: Principal): void => {
-        authorize(required, principal);
+        authorize(required, principal, takeOverRight);
         request.principal = principal;
       };
       const principal = authenticator.authenticate(request.headers.authorization);
@@ -220,7 +222,9 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
         ...(spec.querystring === undefined ? {} : { querystring: spec.querystring }),
         ...(spec.body === undefined ? {} : { body: spec.body }),
       },
-      ...(spec.auth === 'public' ? {} : { onRequest: authenticateFor(spec.auth) }),
+      ...(spec.auth === 'public'
+        ? {}
+        : { onRequest: authenticateFor(spec.auth, spec.takeOverRight === true) }),
       ...(spec.auth === 'admin' ? { onSend: forgetTokens } : {}),
       // A missing body may stand for `{}`; a JSON null is a body of the wrong type.
       ...(spec.bodyOptional === true
@@ -252,7 +256,14 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     });
   }
 
-  await app.register(dashboardRoutes({ store, gate, adminToken: options.adminToken }));
+  await app.register(
+    dashboardRoutes({
+      store,
+      gate,
+      adminToken: options.adminToken,
+      trustProxy: options.trustProxy === true,
+    }),
+  );
 
   function routeContext(request: FastifyRequest, principal: Principal | null): RouteContext {
     return {

@@ -58,6 +58,8 @@ export interface StartServerOptions {
   dispatch?: ServeDispatchOptions;
   /** Delete stored outcomes older than this, at start and hourly (docs/semantics.md, Retention). */
   keepOutcomesMs?: number;
+  /** Behind a TLS-terminating proxy: honour its X-Forwarded-Proto (docs/dashboard.md). */
+  trustProxy?: boolean;
 }
 
 /** Tokens created because the store had none and no admin token was configured. */
@@ -131,6 +133,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       ...(options.testClock === undefined ? {} : { testClock: options.testClock }),
       processMetrics: true,
       registry,
+      trustProxy: options.trustProxy === true,
     });
     await app.listen({ host: options.host, port: options.port });
     const url = `http://${urlHost(options.host)}:${boundPort(app, options.port)}`;

@@ -37,10 +37,18 @@ export interface DashboardOptions {
   adminToken?: string | undefined;
   /** How often the page refreshes its panels, in ms (verify: five times less often). */
   pollMs?: number;
+  /**
+   * The server runs behind a proxy that terminates TLS: its X-Forwarded-Proto says whether the
+   * browser's connection was https (then the session cookie is Secure). Never trusted otherwise:
+   * any client could send the header.
+   */
+  trustProxy?: boolean;
 }
 
 const DEFAULT_POLL_MS = 2000;
 const MAX_SIGN_IN_BODY = 4096;
+const FORM_TYPE = 'application/x-www-form-urlencoded';
+const SIGN_IN_FORM_HINT = `sign in with this page's form: the token field only, sent as ${FORM_TYPE} of at most ${MAX_SIGN_IN_BODY} bytes`;
 
 export const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
@@ -82,6 +90,16 @@ export function dashboardRoutes(options: DashboardOptions) {
     return sessions.find(readSessionCookie(request.headers.cookie));
   }
 
+  /** Whether the browser reached this server over TLS: directly, or through a trusted proxy. */
+  function overTls(request: FastifyRequest): boolean {
+    if (request.protocol === 'https') return true;
+    if (options.trustProxy !== true) return false;
+    // A chain of proxies lists each hop; the first is what the browser used.
+    const forwarded = request.headers['x-forwarded-proto'];
+    const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0];
+    return first?.trim().toLowerCase() === 'https';
+  }
+
   function send(reply: FastifyReply, status: number, page: Html): FastifyReply {
     return reply.code(status).type('text/html; charset=utf-8').send(toHtmlString(page));
   }
@@ -98,7 +116,7 @@ export function dashboardRoutes(options: DashboardOptions) {
     done: (error?: Error) => void,
   ): void {
     app.addContentTypeParser(
-      'application/x-www-form-urlencoded',
+      FORM_TYPE,
       { parseAs: 'string', bodyLimit: MAX_SIGN_IN_BODY },
       (_request, body, done) => {
         done(null, Object.fromEntries(new URLSearchParams(body as string)));
@@ -119,6 +137,14 @@ export function dashboardRoutes(options: DashboardOptions) {
     app.setErrorHandler((error, request, reply) => {
       if (isFencegateError(error)) {
         return send(reply, error.httpStatus, errorPage(error.code, error.message));
+      }
+      // The request itself was refused before a handler ran (too large, another media type,
+      // unparsable): the client's mistake, answered with its status and what to send instead.
+      const status = clientErrorStatus(error);
+      if (status !== undefined) {
+        if (request.url.startsWith('/ui/sign-in'))
+          return send(reply, status, signInPage(SIGN_IN_FORM_HINT));
+        return send(reply, status, errorPage('invalid_request', 'the request is malformed'));
       }
       request.log.error({ err: error }, 'unexpected error');
       return send(reply, 500, errorPage('internal_error', `logged under request id ${request.id}`));
@@ -190,14 +216,14 @@ export function dashboardRoutes(options: DashboardOptions) {
     app.post('/ui/sign-in', async (request, reply) => {
       if (!sameOrigin(request))
         return send(reply, 403, signInPage("sign in from this server's own page"));
+      // The JSON API's parser reaches this route too: only the page's own form signs in.
+      if (!isForm(request.headers['content-type']))
+        return send(reply, 415, signInPage(SIGN_IN_FORM_HINT));
       const form = (request.body ?? {}) as Record<string, unknown>;
       try {
         const session = await operatorSession(form.token, store, options.adminToken);
         const id = sessions.open(session);
-        void reply.header(
-          'set-cookie',
-          sessionCookie(id, SESSION_TTL_MS / 1000, request.protocol === 'https'),
-        );
+        void reply.header('set-cookie', sessionCookie(id, SESSION_TTL_MS / 1000, overTls(request)));
         return reply.redirect('/ui', 303);
       } catch (error) {
         if (!isFencegateError(error)) throw error;
@@ -208,7 +234,7 @@ export function dashboardRoutes(options: DashboardOptions) {
     app.post('/ui/sign-out', (request, reply) => {
       if (!sameOrigin(request)) return send(reply, 403, signInPage(null));
       sessions.close(readSessionCookie(request.headers.cookie));
-      void reply.header('set-cookie', clearedSessionCookie(request.protocol === 'https'));
+      void reply.header('set-cookie', clearedSessionCookie(overTls(request)));
       return reply.redirect('/ui', 303);
     });
 
@@ -242,6 +268,16 @@ function scopesQuery(query: unknown): ScopesQuery {
     ...(prefix === undefined ? {} : { prefix }),
     ...(cursor === undefined ? {} : { cursor }),
   };
+}
+
+function isForm(contentType: string | undefined): boolean {
+  return contentType?.split(';')[0]?.trim().toLowerCase() === FORM_TYPE;
+}
+
+/** The 4xx status of an error Fastify raised while reading a request, or undefined. */
+function clientErrorStatus(error: unknown): number | undefined {
+  const status = (error as { statusCode?: unknown } | null)?.statusCode;
+  return typeof status === 'number' && status >= 400 && status < 500 ? status : undefined;
 }
 
 /**
