@@ -107,6 +107,24 @@ export class HeldLease {
     this.lose(() => new FencegateError('authority_revoked', 'the lease was released'));
   }
 
+  /**
+   * Gives authority up because the work must stop writing (its job lock is gone): the signal aborts
+   * at once, then the store releases the lease so nobody waits out its ttl. A release the store
+   * refuses (the scope moved on) or cannot take (unreachable: the lease then runs out on its own)
+   * changes nothing more.
+   */
+  async relinquish(reason: FencegateError): Promise<void> {
+    if (this.lost) return;
+    this.lose(reason);
+    await this.#gate
+      .release({
+        scope: this.#request.scope,
+        holder: this.#request.holder,
+        fence: this.#grant.fence,
+      })
+      .catch(() => undefined);
+  }
+
   /** Marks authority as lost: the signal aborts and renewals stop. */
   lose(reason: FencegateError | (() => FencegateError)): void {
     this.#stopTimer();

@@ -107,20 +107,30 @@ class FencedRun<D, R, N extends string> {
   }
 
   #unwatch: () => void = () => undefined;
+  /** Set when BullMQ reported the job's lock lost: every later commit is refused with it. */
+  #lockLostError: FencegateError | null = null;
 
   #onRenewed(): void {
     // A refusal aborts the lease's signal itself; an unreachable store leaves it to expire.
     this.#lease?.renew().catch(() => undefined);
   }
 
+  /**
+   * The lock is gone, so BullMQ may hand the job to another worker at any moment: from now on this
+   * run's commits are refused here, and its lease is released in the store, so the next run
+   * acquires at once instead of after the lease's ttl, and a commit already on its way is refused
+   * `authority_revoked` by the store.
+   */
   #onLockLost(): void {
+    if (this.#lockLostError !== null) return;
     const lost = new FencegateError(
       'authority_revoked',
       `BullMQ lost the lock of job ${this.job.id ?? ''}; this run no longer owns it`,
       { scope: this.#scope },
     );
+    this.#lockLostError = lost;
     this.#lockLost.abort(lost);
-    this.#lease?.lose(lost);
+    void this.#lease?.relinquish(lost);
   }
 
   async start(): Promise<void> {
@@ -142,6 +152,11 @@ class FencedRun<D, R, N extends string> {
       },
       { wait: true, signal: this.#lockLost },
     );
+    // The lock may have gone while the grant was on its way: give the new lease straight back.
+    if (this.#lockLostError !== null) {
+      await this.#lease.relinquish(this.#lockLostError);
+      throw this.#lockLostError;
+    }
   }
 
   /**
@@ -166,11 +181,13 @@ class FencedRun<D, R, N extends string> {
       commit: async (request) => {
         this.#commits += 1;
         const key = request.operationId ?? String(this.#commits);
+        const operationId = `bullmq:${this.#jobId}:${lease.fence}:${key}`.slice(0, 256);
+        if (this.#lockLostError !== null) return refusedLocally(operationId, this.#lockLostError);
         const result = await this.gate.commit({
           ...request,
           scope,
           fence: lease.fence,
-          operationId: `bullmq:${this.#jobId}:${lease.fence}:${key}`.slice(0, 256),
+          operationId,
           ...(request.release === true ? { job: this.#ledger(['succeeded']) } : {}),
         });
         if (result.outcome === 'committed' && request.release === true) {
@@ -225,4 +242,14 @@ class FencedRun<D, R, N extends string> {
     if (this.#lease === null) throw new Error('the run has not acquired its scope');
     return this.#lease;
   }
+}
+
+/** The answer of a commit the run refuses itself, without asking the store: nothing was written. */
+function refusedLocally(operationId: string, error: FencegateError): CommitResult {
+  return {
+    outcome: 'rejected',
+    operationId,
+    replayed: false,
+    error: { code: 'authority_revoked', message: error.message, details: error.details },
+  };
 }
