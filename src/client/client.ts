@@ -50,10 +50,13 @@ import type {
   TakeoverRequest,
 } from '../types.js';
 import {
+  describeAnswer,
   errorFromReply,
   exchange,
+  isRedirectStatus,
   isSuccess,
   isUnavailableStatus,
+  leavesOutcomeUnknown,
   nothingChanged,
   TransportError,
   type Reply,
@@ -110,8 +113,11 @@ export interface FencegateClientOptions {
 type Kind = 'read' | 'idempotent' | 'write';
 
 interface CallOptions {
-  /** The error for a lost reply of a `write` (default: a generic outcome_unknown). */
-  lost?: (reason: string) => FencegateError;
+  /**
+   * The error of a `write` whose outcome is unknown (its reply was lost, or a redirect or a gateway
+   * answered it); `what` says what happened. Default: a generic outcome_unknown.
+   */
+  lost?: (what: string) => FencegateError;
   /**
    * Rewrites a final error answered after an earlier attempt whose outcome is unknown (its reply
    * was lost, or the server answered outcome_unknown or a gateway error).
@@ -286,10 +292,10 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
       '/v1/intents/claim',
       request satisfies ClaimBody,
       {
-        lost: (reason) =>
+        lost: (what) =>
           new FencegateError(
             'outcome_unknown',
-            `the reply to a claim was lost (${reason}); any intents it claimed stay claimed until ttlMs passes, then they are claimed again`,
+            `${what}; any intents the claim took stay claimed until ttlMs passes, then they are claimed again`,
             { dispatcher: request.dispatcher },
           ),
       },
@@ -413,7 +419,9 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
         lastError = error;
         continue;
       }
-      if (error.code !== 'outcome_unknown' && reply.status < 500) throw error;
+      if (error.code !== 'outcome_unknown' && reply.status < 500 && !leavesOutcomeUnknown(reply)) {
+        throw error;
+      }
       unknown = error.message;
       lastError = error;
       const stored = await this.#storedOutcome(request.operationId);
@@ -478,12 +486,9 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
         if (!(error instanceof TransportError)) throw error;
         if (error.failure === 'lost') {
           if (kind === 'write') {
-            throw (
-              options.lost?.(error.message) ??
-              new FencegateError(
-                'outcome_unknown',
-                `the connection was lost after ${method} ${path} was sent (${error.message}); read the state to learn whether it took effect`,
-              )
+            throw outcomeUnknown(
+              `the connection was lost after ${method} ${path} was sent (${error.message})`,
+              options,
             );
           }
           uncertain = true;
@@ -492,9 +497,17 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
         continue;
       }
       if (isSuccess(reply)) return { status: reply.status, body: reply.body as T };
-      const error = errorFromReply(reply);
       const unchanged = nothingChanged(reply);
-      const retryable = unchanged || (kind !== 'write' && isUnavailableStatus(reply.status));
+      // A write answered by a redirect or a gateway may have taken effect: its outcome is unknown.
+      const error =
+        kind !== 'read' && leavesOutcomeUnknown(reply)
+          ? outcomeUnknown(`${method} ${path} ${describeAnswer(reply)}`, options, {
+              status: reply.status,
+            })
+          : errorFromReply(reply);
+      const retryable =
+        unchanged ||
+        (kind !== 'write' && !isRedirectStatus(reply.status) && isUnavailableStatus(reply.status));
       if (!retryable) throw uncertain && options.afterLoss ? options.afterLoss(error) : error;
       if (!unchanged) uncertain = true;
       lastError = error;
@@ -530,6 +543,24 @@ async function orNull<T>(
     if (isFencegateError(error) && error.code === code) return null;
     throw error;
   }
+}
+
+/**
+ * The error of a write that may have taken effect: the call's own (a claim says what becomes of
+ * its intents) or a generic outcome_unknown; `details` adds what came back.
+ */
+function outcomeUnknown(
+  what: string,
+  options: CallOptions,
+  details: Record<string, unknown> = {},
+): FencegateError {
+  const error =
+    options.lost?.(what) ??
+    new FencegateError(
+      'outcome_unknown',
+      `${what}; read the state to learn whether it took effect`,
+    );
+  return new FencegateError(error.code, error.message, { ...error.details, ...details });
 }
 
 function unreachable(url: string, error: TransportError): FencegateError {

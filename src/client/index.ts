@@ -1,5 +1,12 @@
 /** fencegate/client: the FencegateApi and FencegateOpsApi over HTTP, with the library's errors. */
 export { FencegateClient, type FencegateClientOptions } from './client.js';
+export {
+  FencegateAdminClient,
+  type CreateTokenRequest,
+  type CreatedToken,
+  type FencegateAdminClientOptions,
+  type TokenSummary,
+} from './admin-client.js';
 export type { FencegateApi, FencegateOpsApi, VerifyReport } from '../api.js';
 export type { Violation, ViolationKind } from '../audit/violations.js';
 export {

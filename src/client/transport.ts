@@ -33,6 +33,27 @@ const NOT_SENT_CODES = new Set([
   'UND_ERR_CONNECT_TIMEOUT',
 ]);
 
+/**
+ * Node's codes for a server certificate the client does not trust. Verification is part of the
+ * TLS handshake, which ends before the request is written: nothing was sent.
+ */
+const TLS_VERIFY_CODES = new Set([
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_REJECTED',
+  'CERT_REVOKED',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_UNTRUSTED',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'HOSTNAME_MISMATCH',
+  'INVALID_CA',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+]);
+
 export async function exchange(
   url: string,
   init: { method: string; token: string; body?: unknown; timeoutMs: number },
@@ -49,6 +70,9 @@ export async function exchange(
       method: init.method,
       headers,
       ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+      // A redirect is answered as it is: following it would send the token to whatever origin it
+      // names, and take another URL's answer (a GET, after a 302 on a POST) for this request's.
+      redirect: 'manual',
       signal: AbortSignal.timeout(init.timeoutMs),
     });
     text = await response.text();
@@ -66,6 +90,13 @@ function classify(error: unknown, timeoutMs: number): TransportError {
     error instanceof Error ? (error.cause as { code?: unknown } | undefined) : undefined;
   const code = typeof cause?.code === 'string' ? cause.code : undefined;
   const reason = code ?? (error instanceof Error ? error.message : String(error));
+  if (code !== undefined && TLS_VERIFY_CODES.has(code)) {
+    return new TransportError(
+      'not_sent',
+      `the server's TLS certificate was not accepted (${code}); nothing was sent`,
+      { cause: error },
+    );
+  }
   if (code !== undefined && NOT_SENT_CODES.has(code)) {
     return new TransportError('not_sent', `could not connect (${reason})`, { cause: error });
   }
@@ -86,6 +117,13 @@ export function errorFromReply(reply: Reply): FencegateError {
   const error = wireError(reply);
   if (error !== undefined) return error;
   // Not a fencegate answer (a proxy in between, or a crash): say what came back.
+  if (isRedirectStatus(reply.status)) {
+    return new FencegateError(
+      'internal_error',
+      `the server answered HTTP ${reply.status}, a redirect; API calls never follow redirects: give the client the fencegate server's own URL`,
+      { status: reply.status },
+    );
+  }
   return new FencegateError(
     'internal_error',
     `the server answered HTTP ${reply.status} without a fencegate error body`,
@@ -106,6 +144,28 @@ function wireError(reply: Reply): FencegateError | undefined {
       : {};
   const message = typeof error.message === 'string' ? error.message : error.code;
   return new FencegateError(error.code, message, details);
+}
+
+/**
+ * An answer that says nothing about what a write did: not fencegate's error, and either a redirect
+ * (never followed) or a gateway error (a proxy may have passed the request on before it failed).
+ */
+export function leavesOutcomeUnknown(reply: Reply): boolean {
+  return (
+    wireError(reply) === undefined &&
+    (isRedirectStatus(reply.status) || isUnavailableStatus(reply.status))
+  );
+}
+
+/** What a write's answer says happened, for an unknown-outcome error. */
+export function describeAnswer(reply: Reply): string {
+  return isRedirectStatus(reply.status)
+    ? `was answered HTTP ${reply.status}, a redirect, which API calls never follow`
+    : `was answered HTTP ${reply.status} without a fencegate error body (a proxy or gateway)`;
+}
+
+export function isRedirectStatus(status: number): boolean {
+  return status >= 300 && status < 400;
 }
 
 /** The server said store_unavailable: by the catalog, nothing changed, so any request may be resent. */

@@ -76,6 +76,7 @@ export type IntentPageAnswer = Static<typeof answers.IntentPageSchema>;
 export type AuditEntryAnswer = Static<typeof answers.AuditEntrySchema>;
 export type AuditPageAnswer = Static<typeof answers.AuditPageSchema>;
 export type TokenCreatedAnswer = Static<typeof answers.TokenCreatedSchema>;
+export type TokenListAnswer = Static<typeof answers.TokenListSchema>;
 export type IntentListAnswer = Static<typeof answers.IntentListSchema>;
 export type PolicyAnswer = Static<typeof answers.PolicySchema>;
 export type PolicyListAnswer = Static<typeof answers.PolicyListSchema>;
