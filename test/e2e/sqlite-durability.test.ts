@@ -12,10 +12,18 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FencegateClient } from '../../src/client/index.js';
+import { programMissing, skipForMissing } from '../helpers/missing.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { startServe, type ServerProcess } from './cli-process.js';
 import { readSyscalls, type SyscallEvent } from './strace-events.js';
 import { readWal } from './wal-frames.js';
+
+/** Counted with strace: skipped, and reported, on a machine without it. */
+const noStrace = skipForMissing(
+  'SQLite durability counted with strace',
+  programMissing('strace'),
+  'apt-get install strace',
+);
 
 const dir = tempDir();
 afterAll(() => dir.cleanup());
@@ -147,7 +155,7 @@ function answersAndSyncs(events: SyscallEvent[], walBytes: Buffer) {
   return { checked, syncs, transactions: wal.transactions };
 }
 
-describe('SQLite durability, counted from outside the server', () => {
+describe.skipIf(noStrace)('SQLite durability, counted from outside the server', () => {
   it('synchronous=full by default: every answer leaves after its transaction was synced; one sync serves many', async () => {
     const traced = await startTraced('full', '');
     const { loadStart, loadEnd, walBytes } = await workload(traced);

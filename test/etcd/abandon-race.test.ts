@@ -9,12 +9,17 @@ import { Fencegate } from '../../src/gate.js';
 import { EtcdStore } from '../../src/store/etcd/etcd-store.js';
 import type { CommitResult, Grant } from '../../src/types.js';
 import { expectAgreement } from '../helpers/abandon-agreement.js';
-import { etcdTestUrl, uniquePrefix } from '../helpers/stores/etcd.js';
+import { etcdTestUrl, skipWithoutEtcd, uniquePrefix } from '../helpers/stores/etcd.js';
+
+/** The whole file is skipped, and reported, on a machine without etcd. */
+const noEtcd = skipWithoutEtcd();
 
 const ROUNDS = 12;
 
-describe.each([false, true])('abandon and commit racing on etcd (group commit %s)', (batched) => {
-  const url = `${etcdTestUrl('single')}?prefix=${uniquePrefix('abandon-race')}`;
+const TITLE = 'abandon and commit racing on etcd (group commit %s)';
+
+describe.skipIf(noEtcd).each([false, true])(TITLE, (batched) => {
+  const url = noEtcd ? '' : `${etcdTestUrl('single')}?prefix=${uniquePrefix('abandon-race')}`;
   let committer: Fencegate;
   let abandoner: Fencegate;
   let grant: Grant;

@@ -2,9 +2,12 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../e2e/cli-process.js';
-import { etcdTestUrl } from '../helpers/stores/etcd.js';
+import { etcdTestUrl, skipWithoutEtcd } from '../helpers/stores/etcd.js';
 
-describe('the CLI on etcd', () => {
+/** The whole file is skipped, and reported, on a machine without etcd. */
+const noEtcd = skipWithoutEtcd();
+
+describe.skipIf(noEtcd)('the CLI on etcd', () => {
   it(
     'runs the demo on a 3-member cluster and verifies the history it left',
     { timeout: 120_000 },

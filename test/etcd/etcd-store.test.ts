@@ -18,7 +18,10 @@ import { EtcdKeys } from '../../src/store/etcd/etcd-keys.js';
 import { CallState, KeyCache } from '../../src/store/etcd/etcd-snapshot.js';
 import { EtcdStore } from '../../src/store/etcd/etcd-store.js';
 import { parseEtcdUrl } from '../../src/store/etcd/etcd-url.js';
-import { etcdTestUrl } from '../helpers/stores/etcd.js';
+import { etcdTestUrl, skipWithoutEtcd } from '../helpers/stores/etcd.js';
+
+/** The whole file is skipped, and reported, on a machine without etcd. */
+const noEtcd = skipWithoutEtcd();
 
 const prefix = `store-${randomUUID().slice(0, 8)}`;
 let gate: Fencegate;
@@ -37,7 +40,7 @@ afterAll(async () => {
   await gate.close();
 });
 
-describe('the etcd store', () => {
+describe.skipIf(noEtcd)('the etcd store', () => {
   it('a Txn sent again after its answer was lost applies once and is recognised as applied', async () => {
     const target = parseEtcdUrl(`${etcdTestUrl('single')}?prefix=${prefix}-resend`);
     const connection = new EtcdConnection({

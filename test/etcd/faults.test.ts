@@ -12,6 +12,10 @@ import { Fencegate } from '../../src/gate.js';
 import { EtcdStore } from '../../src/store/etcd/etcd-store.js';
 import { isFencegateError } from '../../src/errors.js';
 import { startEtcdCluster, type EtcdCluster } from './etcd-service.js';
+import { skipWithoutEtcd } from '../helpers/stores/etcd.js';
+
+/** The whole file is skipped, and reported, on a machine without etcd. */
+const noEtcd = skipWithoutEtcd();
 
 const CALL_TIMEOUT_MS = 700;
 const OPERATION_TIMEOUT_MS = 3_000;
@@ -119,7 +123,7 @@ async function expectVerified(gate: Fencegate): Promise<void> {
   expect(result.checked).toBeGreaterThan(0);
 }
 
-describe('etcd faults on three members', () => {
+describe.skipIf(noEtcd)('etcd faults on three members', () => {
   it(
     'SIGKILL of the leader under load: commits go on after the election, none lost',
     { timeout: 60_000 },

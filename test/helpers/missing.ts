@@ -8,6 +8,7 @@
  * the global setup creates (test/global-setup.ts); the skip reporter (test/helpers/skip-reporter.ts)
  * prints them after vitest's summary.
  */
+import { execFileSync } from 'node:child_process';
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { inject } from 'vitest';
 
@@ -65,6 +66,21 @@ export function skipOrRefuse(
     appendFileSync(file, `${JSON.stringify(entry)}\n`);
   }
   return true;
+}
+
+/** The path of `command` on PATH, or null when there is none. */
+export function onPath(command: string): string | null {
+  try {
+    const found = execFileSync('sh', ['-c', `command -v ${command}`], { encoding: 'utf8' }).trim();
+    return found === '' ? null : found;
+  } catch {
+    return null;
+  }
+}
+
+/** `missing` for a group that runs the program `command`: null when it is on PATH. */
+export function programMissing(command: string): string | null {
+  return onPath(command) === null ? `${command} is not on PATH` : null;
 }
 
 /** The groups recorded in `file`, one per group name, in the order they were first skipped. */

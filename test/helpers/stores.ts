@@ -2,7 +2,14 @@
  * The one list of stores the tests run on. Each store is one initializer (test/helpers/stores/*):
  * how to open a fresh, empty store, how to open it again by URL, how to remove what was created,
  * and the few looks behind the store that tests of interrupted work need. Adding a store to the
- * tests is adding its initializer to STORES.
+ * tests is adding its initializer to ALL_STORES.
+ *
+ * FENCEGATE_STORES=sqlite,postgres,etcd (any of them, comma-separated) keeps only the named stores;
+ * a store this machine lacks (no PostgreSQL found or started, no etcd) is left out and reported at
+ * the end of the run, or fails the run under CI=true or FENCEGATE_TEST_STRICT=1. Suites that test
+ * the store loop over STORES (conformance, conformance over HTTP, the model check) or AREA_STORES
+ * (per-area behaviour the store decides); suites that test what sits above the store run on
+ * ONE_STORE.
  *
  *   describe.each(AREA_STORES)('… on $name', (kind) => {
  *     const stores = storesFor(kind, 'dispatch_acceptance');
@@ -13,6 +20,7 @@
  * that removes what it created.
  */
 import { afterAll } from 'vitest';
+import { skipForMissing } from './missing.js';
 import type { Clock } from '../../src/core/clock.js';
 import type { Store } from '../../src/store/store.js';
 import type { CutoverRequest } from '../../src/types.js';
@@ -75,24 +83,70 @@ export interface BehindTheStore {
   watchCutover(url: string): Promise<CutoverWatcher>;
 }
 
+/** The names FENCEGATE_STORES accepts: each covers every deployment of that store in the list. */
+export const STORE_FAMILIES = ['sqlite', 'postgres', 'etcd'] as const;
+export type StoreFamily = (typeof STORE_FAMILIES)[number];
+
 /** One store the tests run on. */
 export interface TestStoreKind {
   readonly name: string;
+  readonly family: StoreFamily;
   /**
    * Run by the per-area suites (dispatch, cutover, tokens…) as well as by the conformance suite.
    * false for a deployment variant of a store that is already listed (etcd with three members),
    * which the conformance suite alone covers.
    */
   readonly everyArea: boolean;
+  /** Run by the conformance suite over HTTP (one deployment per store: etcd's three members). */
+  readonly overHttp: boolean;
+  /** Runs of the model check (test/model/stores-model.test.ts): fewer where a run costs more. */
+  readonly modelRuns: number;
+  /** What this machine lacks to run the store, or null when it runs. */
+  missing(): string | null;
+  /** The command that installs what `missing` names. */
+  readonly install: string;
   /** A factory of fresh stores; `label` names what it creates (file, schema or key prefix). */
   factory(label: string): StoreFactory;
   readonly behind: BehindTheStore;
 }
 
-export const STORES: readonly TestStoreKind[] = [SQLITE, POSTGRES, ETCD, ETCD_CLUSTER];
+export const ALL_STORES: readonly TestStoreKind[] = [SQLITE, POSTGRES, ETCD, ETCD_CLUSTER];
+
+/** The stores FENCEGATE_STORES names (all when unset); an unknown name is refused. */
+export function selectStores(
+  all: readonly TestStoreKind[],
+  filter: string | undefined,
+): TestStoreKind[] {
+  if (filter === undefined || filter.trim() === '') return [...all];
+  const names = filter.split(',').map((name) => name.trim().toLowerCase());
+  const unknown = names.filter((name) => !(STORE_FAMILIES as readonly string[]).includes(name));
+  if (unknown.length > 0) {
+    throw new Error(
+      `FENCEGATE_STORES names unknown store(s) ${unknown.map((name) => `"${name}"`).join(', ')}: ` +
+        `use a comma-separated list of ${STORE_FAMILIES.join(', ')}`,
+    );
+  }
+  return all.filter((kind) => names.includes(kind.family));
+}
+
+/** The selected stores this machine has; each missing one is a skipped group of the run. */
+export const STORES: readonly TestStoreKind[] = selectStores(
+  ALL_STORES,
+  process.env.FENCEGATE_STORES,
+).filter((kind) => !skipForMissing(`tests on ${kind.family}`, kind.missing(), kind.install));
 
 /** The stores every per-area suite runs on. */
 export const AREA_STORES: readonly TestStoreKind[] = STORES.filter((kind) => kind.everyArea);
+
+/** The stores the conformance suite over HTTP runs on. */
+export const HTTP_STORES: readonly TestStoreKind[] = STORES.filter((kind) => kind.overHttp);
+
+/**
+ * The store for suites that test what sits above the store (dispatcher, webhooks, LangGraph's
+ * saver suite, the demo, cutover flows): the first of the list, alone, as a list for
+ * describe.each. The conformance suite proves every store answers the same underneath them.
+ */
+export const ONE_STORE: readonly TestStoreKind[] = AREA_STORES.slice(0, 1);
 
 /** A factory of `kind` for this file or describe block; what it creates goes in its afterAll. */
 export function storesFor(kind: TestStoreKind, label: string): StoreFactory {

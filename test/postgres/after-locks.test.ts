@@ -20,6 +20,10 @@ import {
   untilDatabase,
   withClient,
 } from './pg-helpers.js';
+import { skipWithoutPostgres } from '../helpers/stores/postgres.js';
+
+/** The whole file is skipped, and reported, on a machine without PostgreSQL. */
+const noPostgres = skipWithoutPostgres();
 
 const schema = testSchema('after_locks');
 let url: string;
@@ -65,7 +69,7 @@ async function holdScope(scope: string, fence: number): Promise<() => Promise<vo
   };
 }
 
-describe('store time after the locks', () => {
+describe.skipIf(noPostgres)('store time after the locks', () => {
   it('rejects lease_expired a commit that waited for the scope lock past its lease', async () => {
     const scope = scopeName('late');
     const grant = await gate.acquire({ scope, holder: 'w', ttlMs: 300 });
@@ -133,7 +137,7 @@ async function timePassesWhileWaiting(): Promise<number> {
   return await databaseNow();
 }
 
-describe('store time after the locks of completions and cutover steps', () => {
+describe.skipIf(noPostgres)('store time after the locks of completions and cutover steps', () => {
   it('audits a completion that waited for the intent row at the time it got the lock', async () => {
     const scope = scopeName('complete');
     const grant = await gate.acquire({ scope, holder: 'w', ttlMs: 60_000 });
@@ -188,7 +192,7 @@ describe('store time after the locks of completions and cutover steps', () => {
   });
 });
 
-describe.each([
+describe.skipIf(noPostgres).each([
   ['one at a time', () => gate],
   ['group commit', () => batching],
 ])('abandonOperation against a commit in flight (%s)', (_label, client) => {

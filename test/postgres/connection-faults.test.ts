@@ -12,6 +12,10 @@ import { ManualClock } from '../../src/testing/manual-clock.js';
 import type { CommitRequest } from '../../src/types.js';
 import { dropSchema, pgUrl, testSchema } from './pg-helpers.js';
 import { TcpProxy } from './tcp-proxy.js';
+import { skipWithoutPostgres } from '../helpers/stores/postgres.js';
+
+/** The whole file is skipped, and reported, on a machine without PostgreSQL. */
+const noPostgres = skipWithoutPostgres();
 
 const schema = testSchema('faults');
 const clock = new ManualClock();
@@ -96,7 +100,7 @@ async function auditOf(operationId: string) {
   );
 }
 
-describe('connection cut before the commit is sent', () => {
+describe.skipIf(noPostgres)('connection cut before the commit is sent', () => {
   it('answers store_unavailable and nothing changes; the same operationId commits later', async () => {
     const request = await prepared();
     await proxy.stop();
@@ -143,7 +147,7 @@ describe('connection cut before the commit is sent', () => {
   });
 });
 
-describe('connection cut after PostgreSQL committed, before the reply', () => {
+describe.skipIf(noPostgres)('connection cut after PostgreSQL committed, before the reply', () => {
   it('answers outcome_unknown; getOperation says committed; a retry is replayed; applied once', async () => {
     const request = await prepared();
     const cut = proxy.cutAfterNextReply();

@@ -24,6 +24,10 @@ import {
   untilDatabase,
   withClient,
 } from './pg-helpers.js';
+import { skipWithoutPostgres } from '../helpers/stores/postgres.js';
+
+/** The whole file is skipped, and reported, on a machine without PostgreSQL. */
+const noPostgres = skipWithoutPostgres();
 
 const schema = testSchema('dispatch_cutover');
 let url: string;
@@ -89,7 +93,7 @@ async function callIn<T>(
   return rows[0]!.answer;
 }
 
-describe('claims', () => {
+describe.skipIf(noPostgres)('claims', () => {
   it('skip intents another claim holds, without waiting for it', async () => {
     const keys = ['skip-a', 'skip-b', 'skip-c', 'skip-d'];
     await commitIntents(keys, 'skip');
@@ -276,7 +280,7 @@ describe('claims', () => {
   });
 });
 
-describe('cutovers', () => {
+describe.skipIf(noPostgres)('cutovers', () => {
   function scopesOf(prefix: string, count: number): string[] {
     return Array.from({ length: count }, (_, i) => `${prefix}-${String(i).padStart(2, '0')}`);
   }
@@ -443,7 +447,7 @@ describe('cutovers', () => {
   });
 });
 
-describe('jobs ledger', () => {
+describe.skipIf(noPostgres)('jobs ledger', () => {
   it('of several events of one job in one call, the latest wins, equally late ones the last sent', async () => {
     const scope = unique('jobs');
     const event = (state: 'queued' | 'reserved' | 'running' | 'failed', at?: number) => ({
@@ -471,7 +475,7 @@ describe('jobs ledger', () => {
   });
 });
 
-describe('migrating a schema created before dispatch and cutovers', () => {
+describe.skipIf(noPostgres)('migrating a schema created before dispatch and cutovers', () => {
   it('applies the new migrations on open and keeps the data', async () => {
     const old = testSchema('upgrade');
     try {

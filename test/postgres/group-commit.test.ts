@@ -15,6 +15,10 @@ import { ManualClock } from '../../src/testing/manual-clock.js';
 import type { CommitRequest, CommitResult } from '../../src/types.js';
 import { dropSchema, pgUrl, testSchema } from './pg-helpers.js';
 import { TcpProxy } from './tcp-proxy.js';
+import { skipWithoutPostgres } from '../helpers/stores/postgres.js';
+
+/** The whole file is skipped, and reported, on a machine without PostgreSQL. */
+const noPostgres = skipWithoutPostgres();
 
 const schema = testSchema('group');
 const clock = new ManualClock();
@@ -73,7 +77,7 @@ function summary(answer: CommitResult | string): string {
   return answer.replayed ? 'replayed' : 'committed';
 }
 
-describe('group commit', () => {
+describe.skipIf(noPostgres)('group commit', () => {
   it('answers each commit of one batch as if it ran alone, in order', async () => {
     const a = await grant('batch');
     const b = await grant('batch');

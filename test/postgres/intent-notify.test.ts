@@ -10,6 +10,10 @@ import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { MINUTE, observedSleep, sleepyDispatcher } from '../dispatch/sleepy-dispatcher.js';
 import { Receiver } from '../dispatch/receiver.js';
 import { dropSchema, pgUrl, testSchema, withClient } from './pg-helpers.js';
+import { skipWithoutPostgres } from '../helpers/stores/postgres.js';
+
+/** The whole file is skipped, and reported, on a machine without PostgreSQL. */
+const noPostgres = skipWithoutPostgres();
 
 const schema = testSchema('intent_notify');
 let url: string;
@@ -40,7 +44,7 @@ async function commitIntents(tenant: string, scope: string, keys: string[]): Pro
   expect(result.outcome).toBe('committed');
 }
 
-describe('intent notifications on PostgreSQL', () => {
+describe.skipIf(noPostgres)('intent notifications on PostgreSQL', () => {
   it('tell a listener on another pool which tenant has new intents, once committed', async () => {
     const heard: string[] = [];
     let onHeard: () => void = () => undefined;

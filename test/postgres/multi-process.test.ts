@@ -13,6 +13,10 @@ import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import type { AuditEntry } from '../../src/types.js';
 import { dropSchema, pgUrl, testSchema } from './pg-helpers.js';
 import type { RaceReport } from './race-worker.js';
+import { skipWithoutPostgres } from '../helpers/stores/postgres.js';
+
+/** The whole file is skipped, and reported, on a machine without PostgreSQL. */
+const noPostgres = skipWithoutPostgres();
 
 const PROCESSES = 4;
 const SCOPES = 50;
@@ -61,7 +65,7 @@ interface ScopeHistory {
   commits: number;
 }
 
-describe('four processes on one PostgreSQL schema', () => {
+describe.skipIf(noPostgres)('four processes on one PostgreSQL schema', () => {
   it(
     'race with takeovers, expiries and stale retries: 0 stale commits, 0 lost updates',
     { timeout: 60_000 },

@@ -14,6 +14,10 @@ import { assertFenceKysely } from '../../src/store/postgres/assert-fence.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import type { Grant } from '../../src/types.js';
 import { dropSchema, pgUrl, testSchema } from './pg-helpers.js';
+import { skipWithoutPostgres } from '../helpers/stores/postgres.js';
+
+/** The whole file is skipped, and reported, on a machine without PostgreSQL. */
+const noPostgres = skipWithoutPostgres();
 
 interface WorkflowMemoryTable {
   tenant_id: string;
@@ -149,7 +153,7 @@ async function failsWith(call: Promise<unknown>, code: ErrorCode): Promise<Error
   throw new Error(`expected ${code}`);
 }
 
-describe('assertFenceKysely in a Kysely transaction', () => {
+describe.skipIf(noPostgres)('assertFenceKysely in a Kysely transaction', () => {
   it("lets the current holder's transaction commit its update", async () => {
     const { workflowId, scope } = await workflow();
     const grant = await worker.acquire({ scope, holder: 'controller-v8', ttlMs: 60_000 });

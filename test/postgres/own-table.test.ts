@@ -12,6 +12,10 @@ import { assertFence } from '../../src/store/postgres/assert-fence.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import { dropSchema, pgUrl, testSchema } from './pg-helpers.js';
+import { skipWithoutPostgres } from '../helpers/stores/postgres.js';
+
+/** The whole file is skipped, and reported, on a machine without PostgreSQL. */
+const noPostgres = skipWithoutPostgres();
 
 const schema = testSchema('own_table');
 const TENANT = 'acme';
@@ -105,7 +109,7 @@ async function failsWith(call: Promise<unknown>, code: ErrorCode): Promise<Error
   throw new Error(`expected ${code}`);
 }
 
-describe('assert_fence in the caller transaction', () => {
+describe.skipIf(noPostgres)('assert_fence in the caller transaction', () => {
   it('lets the current holder update its own table', async () => {
     const { workflowId, scope } = await workflow();
     const grant = await gate.acquire({ scope, holder: 'controller-v8', ttlMs: 60_000 });

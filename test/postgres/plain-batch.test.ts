@@ -12,6 +12,10 @@ import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import type { CommitRequest, CommitResult } from '../../src/types.js';
 import { dropSchema, pgUrl, testSchema } from './pg-helpers.js';
+import { skipWithoutPostgres } from '../helpers/stores/postgres.js';
+
+/** The whole file is skipped, and reported, on a machine without PostgreSQL. */
+const noPostgres = skipWithoutPostgres();
 
 const batched = testSchema('plain_batch');
 const alone = testSchema('plain_alone');
@@ -185,60 +189,63 @@ async function rows(schema: string) {
   return { audit: audit.rows, operations: operations.rows, records: records.rows };
 }
 
-it('decides a plain batch exactly as the same commits one at a time, in one transaction', async () => {
-  const start = clock.now();
-  await history(batchedGate);
-  clock.set(start);
-  await history(aloneGate);
+it.skipIf(noPostgres)(
+  'decides a plain batch exactly as the same commits one at a time, in one transaction',
+  async () => {
+    const start = clock.now();
+    await history(batchedGate);
+    clock.set(start);
+    await history(aloneGate);
 
-  const blocker: CommitRequest = {
-    scope: 'b',
-    fence: 1,
-    operationId: 'blocker',
-    writes: [{ name: 'blocker', expectRevision: 0, value: 1 }],
-  };
-  const [, ...batchedAnswers] = await Promise.all(
-    [blocker, ...BATCH].map((request) => settle(batchedGate, request)),
-  );
-  const aloneAnswers = [await settle(aloneGate, blocker)];
-  for (const request of BATCH) aloneAnswers.push(await settle(aloneGate, request));
+    const blocker: CommitRequest = {
+      scope: 'b',
+      fence: 1,
+      operationId: 'blocker',
+      writes: [{ name: 'blocker', expectRevision: 0, value: 1 }],
+    };
+    const [, ...batchedAnswers] = await Promise.all(
+      [blocker, ...BATCH].map((request) => settle(batchedGate, request)),
+    );
+    const aloneAnswers = [await settle(aloneGate, blocker)];
+    for (const request of BATCH) aloneAnswers.push(await settle(aloneGate, request));
 
-  // Sanity: the batch met every case it is meant to.
-  expect(
-    batchedAnswers.map((answer) =>
-      typeof answer === 'string'
-        ? answer
-        : answer.outcome === 'rejected'
-          ? answer.error.code
-          : answer.replayed
-            ? 'replayed'
-            : 'committed',
-    ),
-  ).toEqual([
-    'committed',
-    'committed',
-    'committed',
-    'incarnation_changed',
-    'replayed',
-    'operation_id_conflict',
-    'stale_revision',
-    'stale_fence',
-    'committed',
-    'scope_not_found',
-    'authority_revoked',
-    'lease_expired',
-  ]);
-  expect(batchedAnswers).toEqual(aloneAnswers.slice(1));
+    // Sanity: the batch met every case it is meant to.
+    expect(
+      batchedAnswers.map((answer) =>
+        typeof answer === 'string'
+          ? answer
+          : answer.outcome === 'rejected'
+            ? answer.error.code
+            : answer.replayed
+              ? 'replayed'
+              : 'committed',
+      ),
+    ).toEqual([
+      'committed',
+      'committed',
+      'committed',
+      'incarnation_changed',
+      'replayed',
+      'operation_id_conflict',
+      'stale_revision',
+      'stale_fence',
+      'committed',
+      'scope_not_found',
+      'authority_revoked',
+      'lease_expired',
+    ]);
+    expect(batchedAnswers).toEqual(aloneAnswers.slice(1));
 
-  const { rows: xmins } = await admin.query<{ n: number }>(
-    `SELECT count(DISTINCT xmin::text)::int AS n FROM ${batched}.audit WHERE operation_id = ANY($1)`,
-    [BATCH.map((request) => request.operationId).filter((id) => !id.startsWith('h-'))],
-  );
-  expect(xmins[0]?.n).toBe(1);
+    const { rows: xmins } = await admin.query<{ n: number }>(
+      `SELECT count(DISTINCT xmin::text)::int AS n FROM ${batched}.audit WHERE operation_id = ANY($1)`,
+      [BATCH.map((request) => request.operationId).filter((id) => !id.startsWith('h-'))],
+    );
+    expect(xmins[0]?.n).toBe(1);
 
-  const [b, a] = [await rows(batched), await rows(alone)];
-  expect(b.records).toEqual(a.records);
-  expect(b.operations).toEqual(a.operations);
-  // BATCH is in scope order, the order a batch runs its items in: audit entries come out alike.
-  expect(b.audit).toEqual(a.audit);
-});
+    const [b, a] = [await rows(batched), await rows(alone)];
+    expect(b.records).toEqual(a.records);
+    expect(b.operations).toEqual(a.operations);
+    // BATCH is in scope order, the order a batch runs its items in: audit entries come out alike.
+    expect(b.audit).toEqual(a.audit);
+  },
+);

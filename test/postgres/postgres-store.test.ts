@@ -20,6 +20,10 @@ import {
   untilDatabase,
   withClient,
 } from './pg-helpers.js';
+import { skipWithoutPostgres } from '../helpers/stores/postgres.js';
+
+/** The whole file is skipped, and reported, on a machine without PostgreSQL. */
+const noPostgres = skipWithoutPostgres();
 
 const schema = testSchema('store');
 let url: string;
@@ -52,7 +56,7 @@ async function caught(call: Promise<unknown>): Promise<unknown> {
   throw new Error('expected the call to fail');
 }
 
-describe('opening', () => {
+describe.skipIf(noPostgres)('opening', () => {
   it('records every migration once, also when several processes open a new schema together', async () => {
     const fresh = testSchema('open');
     try {
@@ -120,7 +124,7 @@ describe('opening', () => {
   });
 });
 
-describe('values and time', () => {
+describe.skipIf(noPostgres)('values and time', () => {
   it('reads a value back exactly: key order, NUL characters, unicode, large and small numbers', async () => {
     const scope = unique('values');
     const { fence } = await gate.acquire({ scope, holder: 'w', ttlMs: 60_000 });
@@ -168,7 +172,7 @@ describe('values and time', () => {
   });
 });
 
-describe('concurrent transactions', () => {
+describe.skipIf(noPostgres)('concurrent transactions', () => {
   it('two commits that each read the record the other writes: never both commit (no write skew)', async () => {
     for (let round = 0; round < 10; round++) {
       const a = unique('skew-a');
@@ -353,7 +357,7 @@ describe('concurrent transactions', () => {
   });
 });
 
-describe('audit horizon', () => {
+describe.skipIf(noPostgres)('audit horizon', () => {
   it('readAudit waits for a writer that already holds a seq, so paging never skips an entry', async () => {
     const scope = unique('horizon');
     await withClient(url, async (client) => {
@@ -388,7 +392,7 @@ describe('audit horizon', () => {
   });
 });
 
-describe('tokens', () => {
+describe.skipIf(noPostgres)('tokens', () => {
   it('creates, finds, counts and deletes tokens (not tenant scoped)', async () => {
     const store = gate.store;
     const before = await store.countTokens();

@@ -1,13 +1,23 @@
 /**
- * A real Chromium for the dashboard tests: Debian's `chromium` package driven by playwright-core,
- * with a fresh, empty profile per launch. Never a downloaded browser.
+ * A real Chromium for the dashboard tests: Debian's `chromium` package (the `chromium` on PATH)
+ * driven by playwright-core, with a fresh, empty profile per launch. Never a downloaded browser.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
+import { onPath, skipForMissing } from '../helpers/missing.js';
 
-export const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM = onPath('chromium');
+
+/** For a file of browser tests: true when this machine has no Chromium and they must be skipped. */
+export function skipWithoutChromium(): boolean {
+  return skipForMissing(
+    'the dashboard in Chromium',
+    CHROMIUM === null ? 'chromium is not on PATH' : null,
+    'apt-get install chromium',
+  );
+}
 
 const ARGS = [
   '--headless',
@@ -26,11 +36,7 @@ export interface Browser {
 }
 
 export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `${CHROMIUM} not found: the dashboard tests need the Debian package "chromium" (apt-get install chromium)`,
-    );
-  }
+  if (CHROMIUM === null) throw new Error('chromium is not on PATH (apt-get install chromium)');
   const profile = mkdtempSync(join(tmpdir(), 'fencegate-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,

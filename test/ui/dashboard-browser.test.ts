@@ -14,7 +14,11 @@ import { buildServer } from '../../src/server/build-server.js';
 import { hashToken, issueToken } from '../../src/server/tokens.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { dropSchema, pgUrl, testSchema, withClient } from '../postgres/pg-helpers.js';
-import { launchChromium, type Browser } from './browser.js';
+import { skipWithoutPostgres } from '../helpers/stores/postgres.js';
+import { launchChromium, skipWithoutChromium, type Browser } from './browser.js';
+
+/** Skipped, and reported, on a machine without Chromium or PostgreSQL. */
+const skipped = skipWithoutChromium() || skipWithoutPostgres();
 
 const SHOTS = fileURLToPath(new URL('../../docs/dashboard/', import.meta.url));
 const ADMIN = `admin-${'x'.repeat(24)}`;
@@ -96,7 +100,7 @@ async function seedHostileData(): Promise<void> {
   });
 }
 
-describe('the dashboard in chromium', () => {
+describe.skipIf(skipped)('the dashboard in chromium', () => {
   it('signs in, shows live data safely, watches a cutover, signs out, and ends on revocation', async () => {
     const page = await browser.context.newPage();
     page.on('dialog', (dialog) => {

@@ -9,6 +9,7 @@ import { EtcdStore } from '../../../src/store/etcd/etcd-store.js';
 import { prefixEnd } from '../../../src/store/etcd/etcd-keys.js';
 import { parseEtcdUrl } from '../../../src/store/etcd/etcd-url.js';
 import type { BehindTheStore, StoreFactory, StoreOptions, TestStoreKind } from '../stores.js';
+import { skipForMissing } from '../missing.js';
 import { planOnEtcd } from './etcd-plan.js';
 
 /** The etcd URL of the test run: 'single' member or the 3-member 'cluster'. */
@@ -16,6 +17,19 @@ export function etcdTestUrl(which: 'single' | 'cluster'): string {
   const url = inject(which === 'single' ? 'etcdUrl' : 'etcdClusterUrl');
   if (url === null) throw new Error(inject('etcdProblem') ?? 'no etcd for the tests');
   return url;
+}
+
+/** What the tests of etcd lack on this machine, or null when the global setup has etcd. */
+export function etcdMissing(): string | null {
+  return inject('etcdUrl') === null ? (inject('etcdProblem') ?? 'no etcd for the tests') : null;
+}
+
+export const ETCD_INSTALL =
+  'apt-get install etcd-server etcd-client (or set FENCEGATE_TEST_ETCD_URL=etcd://host:port)';
+
+/** For a file of etcd tests: true when this machine has no etcd and they must be skipped. */
+export function skipWithoutEtcd(): boolean {
+  return skipForMissing('tests on etcd', etcdMissing(), ETCD_INSTALL);
 }
 
 /** A key prefix no other test uses: `label-<8 hex>`. */
@@ -77,14 +91,25 @@ const behind: BehindTheStore = {
 
 export const ETCD: TestStoreKind = {
   name: 'etcd',
+  family: 'etcd',
   everyArea: true,
+  overHttp: false,
+  // Each run is a few hundred etcd round trips.
+  modelRuns: 100,
+  missing: etcdMissing,
+  install: ETCD_INSTALL,
   factory: (label) => etcdFactory('etcd', 'single', label),
   behind,
 };
 
 export const ETCD_CLUSTER: TestStoreKind = {
   name: 'etcd (three members)',
+  family: 'etcd',
   everyArea: false,
+  overHttp: true,
+  modelRuns: 100,
+  missing: etcdMissing,
+  install: ETCD_INSTALL,
   factory: (label) => etcdFactory('etcd (three members)', 'cluster', label),
   behind,
 };

@@ -13,7 +13,25 @@ import {
   truncateSchema,
   withClient,
 } from '../../postgres/pg-helpers.js';
+import { inject } from 'vitest';
+import { skipForMissing } from '../missing.js';
 import type { StoreFactory, StoreOptions, TestStoreKind } from '../stores.js';
+
+/** What the PostgreSQL tests lack, or null when the global setup found or started a server. */
+export function postgresMissing(): string | null {
+  return inject('pgUrl') === null
+    ? (inject('pgProblem') ?? 'no PostgreSQL could be found or started')
+    : null;
+}
+
+export const POSTGRES_INSTALL =
+  'apt-get install postgresql (the tests start a throwaway server from its binaries), ' +
+  'or set FENCEGATE_TEST_PG_URL';
+
+/** For a file of PostgreSQL tests: true when this machine has none and they must be skipped. */
+export function skipWithoutPostgres(): boolean {
+  return skipForMissing('tests on postgres', postgresMissing(), POSTGRES_INSTALL);
+}
 
 function schemaOf(url: string): string {
   const schema = new URL(url).searchParams.get('schema');
@@ -64,7 +82,12 @@ function childApplication(url: string): string {
 
 export const POSTGRES: TestStoreKind = {
   name: 'postgres',
+  family: 'postgres',
   everyArea: true,
+  overHttp: true,
+  modelRuns: 200,
+  missing: postgresMissing,
+  install: POSTGRES_INSTALL,
   factory: postgresFactory,
   behind: {
     planCutover: async (url, tenant, request, now) => {

@@ -40,7 +40,13 @@ function sqliteFactory(label: string): StoreFactory {
 
 export const SQLITE: TestStoreKind = {
   name: 'sqlite',
+  family: 'sqlite',
   everyArea: true,
+  overHttp: true,
+  modelRuns: 1000,
+  // better-sqlite3 is a dependency: nothing to install.
+  missing: () => null,
+  install: 'npm install',
   factory: sqliteFactory,
   behind: {
     planCutover: async (url, tenant, request, now) => {
