@@ -1,0 +1,30 @@
+"""fencegate.celery: Celery tasks with exactly one accepted result (the ``celery`` extra).
+
+    from celery import Celery
+    import fencegate
+    from fencegate.celery import fenced_task
+
+    app = Celery("billing", broker="redis://127.0.0.1:6379/0", backend="redis://127.0.0.1:6379/0")
+    client = fencegate.Client("http://127.0.0.1:7420", worker_token)
+
+    @app.task(bind=True, acks_late=True)
+    @fenced_task(client=client)
+    def charge(task, fence, order_id):
+        fence.add_intent(f"charge-{order_id}", "payments", {"order": order_id})
+        return {"order": order_id, "charged": True}
+"""
+
+from .fenced_task import fenced_task
+from .names import default_scope, ledger_job_id
+from .superseded import TaskSupersededError
+from .task_fence import TaskFence
+from .task_run import RESULT_RECORD
+
+__all__ = [
+    "RESULT_RECORD",
+    "TaskFence",
+    "TaskSupersededError",
+    "default_scope",
+    "fenced_task",
+    "ledger_job_id",
+]

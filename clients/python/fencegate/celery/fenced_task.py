@@ -1,0 +1,125 @@
+"""fenced_task: a Celery task whose deliveries take the task's scope, so one run's result counts.
+
+With ``acks_late`` a task's message is acknowledged only when the run ends; a broker that does not
+see the acknowledgement in time (kombu's Redis transport: ``visibility_timeout``) delivers it
+again, to another worker, while the first run goes on: both run the body. Under this decorator
+each delivery takes the task's scope (a new fence), and the body's result is committed under that
+fence: only the latest delivery's commit is accepted; an earlier one is refused and ends as
+Celery's ``Ignore``, reporting nothing, so the result backend shows the accepted run's result.
+"""
+
+import functools
+import inspect
+from typing import Any, Callable, Optional, TypeVar
+
+from celery import Task
+from celery.exceptions import Retry
+
+from ..client import Client
+from .names import default_scope
+from .task_fence import TaskFence
+from .task_run import TaskRun, require_json
+
+Body = TypeVar("Body", bound=Callable[..., Any])
+ScopeOf = Callable[..., str]
+
+
+def fenced_task(
+    client: Client,
+    scope: Optional[ScopeOf] = None,
+    ttl_ms: int = 30_000,
+    policy_version: Optional[str] = None,
+    wait_s: Optional[float] = None,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorates ``body(task, fence, *args, **kwargs)``; put it under
+    ``@app.task(bind=True, acks_late=True)``.
+
+    ``client`` needs a worker token created with the take-over right over the task scopes
+    (``may_take_over=["celery/"]`` for the default ones). ``scope(task, *args, **kwargs)`` names a
+    task's scope (default ``celery/<task id>``). ``ttl_ms`` is the lease, renewed every third of
+    it while the body runs. ``policy_version`` pins the scope's policy and records the task in the
+    jobs ledger, so a cutover covers it. ``wait_s`` (default twice the ttl) is how long a delivery
+    waits out a lease held by something other than a delivery of the same task.
+    """
+    if not isinstance(client, Client):
+        raise TypeError(f"fenced_task(client=...) needs a fencegate.Client, got {client!r}")
+    if scope is not None and not callable(scope):
+        raise TypeError("fenced_task(scope=...) is a function (task, *args, **kwargs) -> str")
+    waits = wait_s if wait_s is not None else 2 * ttl_ms / 1000.0
+
+    def decorate(body: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(body)
+        def run(task: Task, *args: Any, **kwargs: Any) -> Any:
+            task_id = _task_id(task, body)
+            named = scope(task, *args, **kwargs) if scope is not None else default_scope(task_id)
+            delivery = TaskRun(
+                client,
+                named,
+                task.name,
+                task_id,
+                attempt=int(task.request.retries or 0) + 1,
+                ttl_ms=ttl_ms,
+                policy_version=policy_version,
+                wait_s=waits,
+            )
+            found, stored = delivery.stored_result()
+            if found:
+                return stored
+            fence = delivery.start()
+            try:
+                # Checked again with the scope taken: a run may have committed in between.
+                found, value = delivery.stored_result()
+                if not found:
+                    value = body(task, fence, *args, **kwargs)
+                    require_json(value)
+            except BaseException as error:
+                delivery.fail(_state_after(task, error), error)
+                raise
+            return delivery.finish_stored(value) if found else delivery.commit_result(value)
+
+        # Celery checks a call's arguments against the signature: the body's, without the fence.
+        run.__signature__ = _without_fence(body)  # type: ignore[attr-defined]
+        return run
+
+    return decorate
+
+
+def _task_id(task: Any, body: Callable[..., Any]) -> str:
+    if not isinstance(task, Task):
+        raise TypeError(
+            f"{body.__name__} is a fenced task: put @fenced_task under "
+            "@app.task(bind=True, acks_late=True), so it is given its task"
+        )
+    task_id = task.request.id
+    if not isinstance(task_id, str) or task_id == "":
+        raise TypeError(
+            f"{task.name} has no task id: a fenced task runs from a worker, apply() or "
+            "apply_async(), not as a plain function call"
+        )
+    return task_id
+
+
+def _state_after(task: Task, error: BaseException) -> str:
+    """The job's state in the ledger after the body raised ``error``."""
+    if isinstance(error, Retry):
+        return "retrying"
+    retried = tuple(getattr(task, "autoretry_for", ()) or ())
+    max_retries = task.max_retries
+    if retried and isinstance(error, retried):
+        if max_retries is None or task.request.retries < max_retries:
+            return "retrying"
+    return "failed"
+
+
+def _without_fence(body: Callable[..., Any]) -> inspect.Signature:
+    signature = inspect.signature(body)
+    params = list(signature.parameters.values())
+    if len(params) < 2:
+        raise TypeError(
+            f"{body.__name__} must take (task, fence, ...): a fenced task's body is given its "
+            "task and its TaskFence"
+        )
+    return signature.replace(parameters=[params[0], *params[2:]])
+
+
+__all__ = ["TaskFence", "fenced_task"]

@@ -1,0 +1,127 @@
+"""One delivery of a fenced task, from its stored result (if any) to the commit of its own.
+
+The result is a record of the task's scope, written by the commit that also releases the scope
+and records the job ``succeeded``, and created only if absent: a task's result is written once,
+and every later delivery returns it without running the body.
+"""
+
+import json
+from typing import Any, List, Optional, Tuple
+
+from .._base import FencegateError
+from ..client import Client
+from ..errors import ERROR_CLASSES, InvalidRequestError
+from ..models import Write
+from .delivery_lease import DeliveryLease
+from .names import delivery_holder, holder_prefix, ledger_job_id
+from .superseded import SUPERSEDED_CODES, TaskSupersededError
+from .task_fence import TaskFence
+
+#: The record of the task's scope that holds its result, as ``{"value": result}``.
+RESULT_RECORD = "result"
+
+
+class TaskRun:
+    def __init__(
+        self,
+        client: Client,
+        scope: str,
+        task_name: str,
+        task_id: str,
+        attempt: int,
+        ttl_ms: int,
+        policy_version: Optional[str],
+        wait_s: float,
+    ) -> None:
+        self.client = client
+        self.scope = scope
+        self.task_id = task_id
+        self.lease = DeliveryLease(
+            client,
+            scope,
+            delivery_holder(task_id),
+            ttl_ms,
+            policy_version,
+            job={"job_id": ledger_job_id(task_name, task_id), "attempt": attempt},
+            replaces=holder_prefix(task_id),
+            wait_s=wait_s,
+        )
+        self.fence: Optional[TaskFence] = None
+
+    def stored_result(self) -> Tuple[bool, Any]:
+        """``(True, result)`` when a run of the task has committed its result."""
+        record = self.client.get_record(self.scope, RESULT_RECORD)
+        if not record.exists or not isinstance(record.value, dict):
+            return False, None
+        return True, record.value.get("value")
+
+    def start(self) -> TaskFence:
+        self.lease.start()
+        self.fence = TaskFence(self.lease, self.task_id)
+        return self.fence
+
+    def commit_result(self, value: Any) -> Any:
+        """Commits the result with the staged intents, releasing the scope; returns the result."""
+        fence = self._started()
+        result = fence.send(
+            RESULT_RECORD,
+            writes=[Write(RESULT_RECORD, expect_revision=0, value={"value": value})],
+            intents=fence.intents,
+            release=True,
+            job=self.lease.ledger(["succeeded"]),
+        )
+        self.lease.stop(release=False)
+        if result.error is None:
+            return value
+        error = result.error
+        if error.code in SUPERSEDED_CODES:
+            raise TaskSupersededError(error.message, error.details, code=error.code)
+        if error.code == "stale_revision":
+            # Another run committed the result first; that one is the task's.
+            self._release(["succeeded"])
+            return self.stored_result()[1]
+        self._release(["failed"])
+        raise ERROR_CLASSES[error.code](error.message, error.details, code=error.code)
+
+    def finish_stored(self, value: Any) -> Any:
+        """The result was found only once the scope was taken: releases it, returns the result."""
+        self.lease.stop(release=False)
+        self._release(["succeeded"])
+        return value
+
+    def fail(self, state: str, cause: BaseException) -> None:
+        """The body raised: records ``state`` with the release; raises ``TaskSupersededError`` when
+        the run turns out to have been replaced, so Celery reports nothing for it."""
+        self.lease.stop(release=False)
+        loss = self.lease.loss
+        if loss is not None and loss.code in SUPERSEDED_CODES:
+            raise TaskSupersededError(loss.message, loss.details, code=loss.code) from cause
+        self._release([state], cause)
+
+    def _release(self, states: List[str], cause: Optional[BaseException] = None) -> None:
+        try:
+            self.client.release(
+                self.scope, self.lease.holder, self.lease.fence, job=self.lease.ledger(states)
+            )
+        except FencegateError as refusal:
+            if refusal.code in SUPERSEDED_CODES:
+                raise TaskSupersededError(
+                    refusal.message, refusal.details, code=refusal.code
+                ) from cause
+            # Otherwise (the store unreachable, the lease run out) the lease simply lapses.
+
+    def _started(self) -> TaskFence:
+        if self.fence is None:
+            raise RuntimeError("the run has not taken its scope")
+        return self.fence
+
+
+def require_json(value: Any) -> None:
+    """Refuses, before anything is sent, a result the store could not hold."""
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError) as error:
+        raise InvalidRequestError(
+            f"a fenced task's return value is stored as JSON; return JSON values only ({error})",
+            {"field": "result"},
+        ) from None

@@ -1,0 +1,126 @@
+"""Real Celery workers on the real Redis for the fenced-task tests.
+
+Every test gets a key prefix of its own (broker queue, unacked index, result backend, marks) on
+the Redis at ``FENCEGATE_TEST_REDIS`` (default ``redis://127.0.0.1:6379/13``), deleted after it.
+"""
+
+import inspect
+import json
+import os
+import secrets
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Dict, Iterator, List
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+PACKAGE = HERE.parents[1]
+REDIS_URL = os.environ.get("FENCEGATE_TEST_REDIS", "redis://127.0.0.1:6379/13")
+
+
+def worker_token(admin, server, tenant_name: str) -> str:
+    """A worker token with the take-over right over the task scopes (``celery/``)."""
+    if "may_take_over" in inspect.signature(admin.create_token).parameters:
+        made = admin.create_token(
+            tenant=tenant_name, role="worker", label="celery worker", may_take_over=["celery/"]
+        )
+        return made["token"]
+    request = urllib.request.Request(
+        server.url + "/v1/admin/tokens",
+        data=json.dumps(
+            {"tenant": tenant_name, "role": "worker", "mayTakeOver": ["celery/"]}
+        ).encode(),
+        method="POST",
+        headers={
+            "authorization": f"Bearer {server.admin_token}",
+            "content-type": "application/json",
+        },
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())["token"]
+
+
+class Workers:
+    """Worker processes of one test, and the environment they and the test share."""
+
+    def __init__(self, env: Dict[str, str], logs: Path) -> None:
+        self.env = env
+        self.logs = logs
+        self.processes: List[subprocess.Popen] = []
+
+    def start(self, name: str, timeout: float = 30.0) -> None:
+        """Starts a worker process and waits until it consumes."""
+        log = self.logs / f"{name}.log"
+        with open(log, "w") as out:
+            child = subprocess.Popen(
+                [sys.executable, str(HERE / "worker.py"), f"{name}@{self.env['FG_CELERY_PREFIX']}"],
+                env=self.env,
+                cwd=str(HERE),
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        self.processes.append(child)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if " ready." in log.read_text():
+                return
+            if child.poll() is not None:
+                break
+            time.sleep(0.05)
+        pytest.fail(f"worker {name} did not start:\n{log.read_text()}")
+
+    def output(self) -> str:
+        return "".join(path.read_text() for path in sorted(self.logs.glob("*.log")))
+
+    def stop(self) -> None:
+        for child in self.processes:
+            child.terminate()
+        for child in self.processes:
+            try:
+                child.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+
+
+@pytest.fixture
+def celery_env(server, admin, tenant, tmp_path) -> Dict[str, str]:
+    prefix = "fgtest-" + secrets.token_hex(4) + ":"
+    return {
+        **os.environ,
+        "FENCEGATE_URL": server.url,
+        "FENCEGATE_TOKEN": worker_token(admin, server, tenant.name),
+        "FG_CELERY_PREFIX": prefix,
+        "FG_CELERY_REDIS": REDIS_URL,
+        "PYTHONPATH": os.pathsep.join([str(PACKAGE), str(HERE)]),
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+
+
+@pytest.fixture
+def tasks(celery_env, monkeypatch):
+    """The tasks module, imported in this process with the test's environment."""
+    for name, value in celery_env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.syspath_prepend(str(HERE))
+    sys.modules.pop("tasks", None)
+    import tasks as module  # noqa: WPS433  configured from the environment just set
+
+    yield module
+    module.app.close()
+    sys.modules.pop("tasks", None)
+    for found in module.marks.scan_iter(match=celery_env["FG_CELERY_PREFIX"] + "*"):
+        module.marks.delete(found)
+
+
+@pytest.fixture
+def workers(celery_env, tasks, tmp_path) -> Iterator[Workers]:
+    group = Workers(celery_env, tmp_path)
+    try:
+        yield group
+    finally:
+        group.stop()

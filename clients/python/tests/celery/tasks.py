@@ -1,0 +1,78 @@
+"""The Celery app the tests' workers run, configured from the environment the tests give them.
+
+Each test has a key prefix of its own on the real Redis (broker and result backend), so its
+workers see only its messages. The visibility timeout is 1 s: a message a run has not
+acknowledged by then is delivered again, while that run goes on.
+"""
+
+import os
+import time
+
+import redis
+from celery import Celery
+from celery.signals import task_postrun
+
+import fencegate
+from fencegate.celery import fenced_task
+
+PREFIX = os.environ["FG_CELERY_PREFIX"]
+REDIS_URL = os.environ["FG_CELERY_REDIS"]
+#: How long the first run of a task waits for the second one to start.
+WAIT_FOR_SECOND_RUN_S = 40.0
+
+app = Celery("fencegate_celery_tests", broker=REDIS_URL, backend=REDIS_URL)
+app.conf.update(
+    broker_transport_options={"visibility_timeout": 1, "global_keyprefix": PREFIX},
+    result_backend_transport_options={"global_keyprefix": PREFIX},
+    task_default_queue=f"{PREFIX}tasks",
+    task_acks_late=True,
+    worker_prefetch_multiplier=1,
+    broker_connection_retry_on_startup=True,
+    worker_hijack_root_logger=False,
+)
+
+marks = redis.Redis.from_url(REDIS_URL, decode_responses=True)
+client = fencegate.Client(os.environ["FENCEGATE_URL"], os.environ["FENCEGATE_TOKEN"])
+POLICY = os.environ.get("FG_CELERY_POLICY") or None
+
+
+def key(name: str) -> str:
+    return f"{PREFIX}marks:{name}"
+
+
+def start_run(task_id: str) -> int:
+    """Counts the runs of the task's body; the first run waits until a second one has started."""
+    run = marks.incr(key(f"runs:{task_id}"))
+    if run == 1:
+        deadline = time.monotonic() + WAIT_FOR_SECOND_RUN_S
+        while int(marks.get(key(f"runs:{task_id}")) or 0) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    return run
+
+
+@app.task(bind=True, acks_late=True)
+@fenced_task(client=client, ttl_ms=6_000, policy_version=POLICY)
+def fenced_effect(task, fence, order):
+    run = start_run(task.request.id)
+    fence.add_intent(f"charge-{order}", "payments", {"order": order, "run": run})
+    return {"order": order, "run": run, "fence": fence.fence, "holder": fence.holder}
+
+
+@app.task(bind=True, acks_late=True)
+def plain_effect(task, order):
+    run = start_run(task.request.id)
+    marks.rpush(key(f"effects:{order}"), run)
+    return {"order": order, "run": run}
+
+
+@app.task(bind=True, acks_late=True)
+@fenced_task(client=client)
+def fenced_count(task, fence, order):
+    runs = marks.incr(key(f"runs:{task.request.id}"))
+    return {"order": order, "runs": runs, "fence": fence.fence}
+
+
+@task_postrun.connect
+def record_state(task_id=None, state=None, **_):
+    """What Celery itself made of each run: SUCCESS, IGNORED, FAILURE."""
+    marks.rpush(key(f"ended:{task_id}"), str(state))

@@ -1,0 +1,16 @@
+"""A Celery worker process, started through Celery's Python API (no command line)."""
+
+import sys
+
+from tasks import app
+
+if __name__ == "__main__":
+    app.Worker(
+        hostname=sys.argv[1],
+        pool="solo",
+        concurrency=1,
+        loglevel="INFO",
+        without_heartbeat=True,
+        without_mingle=True,
+        without_gossip=True,
+    ).start()
