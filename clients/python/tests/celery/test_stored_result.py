@@ -1,0 +1,27 @@
+"""A delivery of a task whose result is stored already returns it without running the body."""
+
+import time
+
+import pytest
+
+pytest.importorskip("celery")
+pytest.importorskip("redis")
+
+
+def test_a_second_delivery_of_a_finished_task_returns_the_stored_result(tasks, workers, tenant):
+    workers.start("a")
+    first = tasks.fenced_count.apply_async(args=["order-3"])
+    answer = first.get(timeout=20)
+    assert answer == {"order": "order-3", "runs": 1, "fence": 1}
+
+    again = tasks.fenced_count.apply_async(args=["order-3"], task_id=first.id)
+    ended = tasks.key(f"ended:{first.id}")
+    deadline = time.monotonic() + 20
+    while tasks.marks.llen(ended) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+    assert tasks.marks.lrange(ended, 0, -1) == ["SUCCESS", "SUCCESS"]
+    assert again.get(timeout=5) == answer
+    assert tasks.marks.get(tasks.key(f"runs:{first.id}")) == "1"  # the body ran once
+    scope = tenant.operator().get_scope(f"celery/{first.id}")
+    assert scope.fence == 1 and scope.holder is None  # the second delivery took nothing
