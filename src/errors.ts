@@ -24,7 +24,8 @@ export const ERROR_CATALOG = {
   forbidden: {
     httpStatus: 403,
     retryable: false,
-    description: "The token's role may not call this endpoint.",
+    description:
+      "The token's role may not call this endpoint, or a worker's take-over right does not cover the scope.",
   },
   not_found: {
     httpStatus: 404,

@@ -357,6 +357,8 @@ export interface TokenRecord {
   label: string | null;
   /** sha256 hex of the token; the token itself is never stored. */
   hash: string;
+  /** Scope prefixes a worker token may take over (core/take-over-right.ts); absent for none. */
+  mayTakeOver?: string[];
   createdAt: number;
 }
 

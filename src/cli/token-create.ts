@@ -15,19 +15,23 @@ import {
 } from './command.js';
 
 const USAGE = `Usage: fencegate token create --tenant T --role worker|operator [--store URL] [--label L]
+                              [--may-take-over PREFIX]...
 
 Creates a token of one tenant and one role and prints it on stdout (details on stderr).
 The token is shown only this once; the store keeps its sha256.
 
 Options:
-  --tenant T     the tenant the token acts for (a-z 0-9 _ -, starting with a letter or digit)
-  --role ROLE    worker, or operator (a worker, plus takeover, cancel, delete and audit)
-  --store URL    store URL (env FENCEGATE_STORE, default ${DEFAULT_STORE_URL})
-  --label L      a note kept with the token
-  -h, --help     show this help
+  --tenant T              the tenant the token acts for (a-z 0-9 _ -, starting with a letter or digit)
+  --role ROLE             worker, or operator (a worker, plus takeover, cancel, delete and audit)
+  --may-take-over PREFIX  (worker only, repeatable) the worker may also take over scopes whose
+                          name starts with PREFIX, and no others
+  --store URL             store URL (env FENCEGATE_STORE, default ${DEFAULT_STORE_URL})
+  --label L               a note kept with the token
+  -h, --help              show this help
 
-Example:
+Examples:
   export FENCEGATE_TOKEN=$(fencegate token create --tenant acme --role worker)
+  fencegate token create --tenant acme --role worker --may-take-over langgraph/
 `;
 
 export const tokenCreateCommand: Command = {
@@ -39,6 +43,7 @@ export const tokenCreateCommand: Command = {
     role: { type: 'string' },
     store: { type: 'string' },
     label: { type: 'string' },
+    'may-take-over': { type: 'string', multiple: true },
   },
   run: createToken,
 };
@@ -50,16 +55,33 @@ async function createToken(flags: FlagValues, io: CliIo): Promise<number> {
     throw new UsageError(`--role must be worker or operator, not "${role}"`);
   }
   const label = typeof flags.label === 'string' ? flags.label : undefined;
+  const mayTakeOver = takeOverPrefixes(flags, role);
   const storeUrl = stringOption(flags, 'store', io.env, 'FENCEGATE_STORE', DEFAULT_STORE_URL);
   const store = await openStore(storeUrl);
   try {
-    const { record, token } = await issueToken(store, { tenant, role: role, label });
+    const { record, token } = await issueToken(store, { tenant, role, label, mayTakeOver });
     io.stdout(`${token}\n`);
+    const right =
+      record.mayTakeOver === undefined
+        ? ''
+        : ` that may take over scopes starting with ${record.mayTakeOver.join(', ')}`;
     io.stderr(
-      `fencegate: created ${record.role} token ${record.id} for tenant ${record.tenant}; it is shown only this once\n`,
+      `fencegate: created ${record.role} token ${record.id} for tenant ${record.tenant}${right}; it is shown only this once\n`,
     );
   } finally {
     await store.close();
   }
   return EXIT_OK;
+}
+
+/** The --may-take-over prefixes, or undefined when none was given. */
+function takeOverPrefixes(flags: FlagValues, role: string): string[] | undefined {
+  const value = flags['may-take-over'];
+  if (value === undefined) return undefined;
+  if (role !== 'worker') {
+    throw new UsageError(
+      '--may-take-over is only for --role worker: an operator may take over any scope already',
+    );
+  }
+  return (Array.isArray(value) ? value : [value]).map(String);
 }

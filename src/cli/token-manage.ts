@@ -23,8 +23,9 @@ export const tokenListCommand: Command = {
   summary: 'list tokens: id, tenant, role, created, label (never the token)',
   usage: `Usage: fencegate token list [--tenant T] [--store URL]
 
-Prints one line per token, oldest first: id, tenant, role, creation time and label.
-Admin tokens show tenant _admin and role admin. Tokens themselves are never shown.
+Prints one line per token, oldest first: id, tenant, role, creation time and label, and the
+scope prefixes a worker may take over when a listed token has them. Admin tokens show tenant
+_admin and role admin. Tokens themselves are never shown.
 
 Options:
   --tenant T     only the tokens of this tenant
@@ -55,10 +56,19 @@ ${STORE_OPTION}
 async function listTokens(flags: FlagValues, io: CliIo): Promise<number> {
   const tenant = typeof flags.tenant === 'string' ? requireTenant(flags.tenant) : undefined;
   const tokens = await withStore(flags, io, (store) => store.listTokens(tenant));
-  const rows = tokens
-    .map(summarizeToken)
-    .map((t) => [t.id, t.tenant, t.role, new Date(t.createdAt).toISOString(), printable(t.label)]);
-  io.stdout(table([['ID', 'TENANT', 'ROLE', 'CREATED', 'LABEL'], ...rows]));
+  const summaries = tokens.map(summarizeToken);
+  // The take-over column appears only when a listed token has the right.
+  const withRight = summaries.some((t) => t.mayTakeOver !== undefined);
+  const rows = summaries.map((t) => [
+    t.id,
+    t.tenant,
+    t.role,
+    new Date(t.createdAt).toISOString(),
+    printable(t.label),
+    ...(withRight ? [(t.mayTakeOver ?? []).join(',')] : []),
+  ]);
+  const header = ['ID', 'TENANT', 'ROLE', 'CREATED', 'LABEL'];
+  io.stdout(table([withRight ? [...header, 'MAY TAKE OVER'] : header, ...rows]));
   return EXIT_OK;
 }
 

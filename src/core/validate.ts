@@ -236,7 +236,7 @@ export function validateRelease(input: unknown): ReleaseRequest {
   return request;
 }
 
-const MAX_REASON = 1024;
+export const MAX_REASON = 1024;
 
 export function validateTakeover(input: unknown, limits: Limits = DEFAULT_LIMITS): TakeoverRequest {
   const body = requireObject(input, 'body', ['holder', 'ttlMs', 'policyVersion', 'reason']);

@@ -3,6 +3,7 @@
  * which honours revocation) and checked against the route's requirement. The tenant always comes
  * from the token, never from the request.
  */
+import { takeOverAllowed } from '../core/take-over-right.js';
 import { FencegateError } from '../errors.js';
 import type { TokenRecord, TokenRole } from '../types.js';
 import type { RouteAuth } from './route.js';
@@ -11,7 +12,14 @@ import { ADMIN_TENANT, hashToken, sameHash } from './tokens.js';
 
 export type Principal =
   | { kind: 'admin'; tokenId: string | null }
-  | { kind: 'tenant'; tenant: string; role: TokenRole; tokenId: string };
+  | {
+      kind: 'tenant';
+      tenant: string;
+      role: TokenRole;
+      tokenId: string;
+      /** Scope prefixes a worker token may take over; empty for none. */
+      mayTakeOver: readonly string[];
+    };
 
 const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i;
 
@@ -61,10 +69,21 @@ function bearerToken(authorization: string | undefined): string {
 
 function principalOf(record: TokenRecord): Principal {
   if (record.tenant === ADMIN_TENANT) return { kind: 'admin', tokenId: record.id };
-  return { kind: 'tenant', tenant: record.tenant, role: record.role, tokenId: record.id };
+  return {
+    kind: 'tenant',
+    tenant: record.tenant,
+    role: record.role,
+    tokenId: record.id,
+    mayTakeOver: record.mayTakeOver ?? [],
+  };
 }
 
-export function authorize(required: RouteAuth, principal: Principal): void {
+/**
+ * Whether the caller may call a route that needs `required`. A route open to the take-over right
+ * (`takeOverRight`) also admits a worker token that has one; the handler then checks the scope
+ * with authorizeTakeover.
+ */
+export function authorize(required: RouteAuth, principal: Principal, takeOverRight = false): void {
   if (required === 'public') return;
   if (required === 'admin') {
     if (principal.kind !== 'admin') {
@@ -79,9 +98,30 @@ export function authorize(required: RouteAuth, principal: Principal): void {
     );
   }
   if (required === 'operator' && principal.role !== 'operator') {
+    if (takeOverRight && principal.mayTakeOver.length > 0) return;
     throw new FencegateError(
       'forbidden',
-      'this endpoint needs an operator token; this is a worker token',
+      takeOverRight
+        ? 'a takeover needs an operator token, or a worker token created with mayTakeOver covering the scope; this worker token has no take-over right'
+        : 'this endpoint needs an operator token; this is a worker token',
     );
   }
+}
+
+/**
+ * A takeover of `scope` by this caller: an operator may take over any scope of its tenant; a
+ * worker only a scope under one of its take-over prefixes. Answers the worker token's id (for the
+ * audit entry), or null for an operator.
+ */
+export function authorizeTakeover(principal: Principal | null, scope: string): string | null {
+  if (principal?.kind !== 'tenant') throw new Error('a takeover needs a tenant token');
+  if (principal.role === 'operator') return null;
+  if (!takeOverAllowed(principal.mayTakeOver, scope)) {
+    throw new FencegateError(
+      'forbidden',
+      `this worker token may take over only scopes starting with ${principal.mayTakeOver.map((p) => JSON.stringify(p)).join(', ') || 'nothing'}; taking over ${scope} needs an operator token or a worker token whose mayTakeOver covers it`,
+      { scope },
+    );
+  }
+  return principal.tokenId;
 }

@@ -54,6 +54,8 @@ export interface RouteSpec<P extends TSchema, Q extends TSchema, B extends TSche
   /** Fastify path syntax (`/v1/scopes/:scope`). */
   url: string;
   auth: RouteAuth;
+  /** An operator route that a worker token with a take-over right may call too (auth.ts). */
+  takeOverRight?: boolean;
   summary: string;
   tag: string;
   params?: P;

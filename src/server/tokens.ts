@@ -4,6 +4,7 @@
  */
 import * as crypto from 'node:crypto';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { requireTakeOverPrefixes } from '../core/take-over-right.js';
 import { optionalText, requireTenant } from '../core/validate.js';
 import { fail } from '../errors.js';
 import type { Store } from '../store/store.js';
@@ -49,6 +50,8 @@ export interface IssueTokenRequest {
   tenant: string;
   role: TokenRole;
   label?: string | undefined;
+  /** Scope prefixes a worker token may take over (core/take-over-right.ts). */
+  mayTakeOver?: string[] | undefined;
 }
 
 export interface IssuedToken {
@@ -57,13 +60,22 @@ export interface IssuedToken {
   token: string;
 }
 
-export function validateTokenRequest(input: IssueTokenRequest): IssueTokenRequest {
-  requireTenant(input.tenant);
+/** The checked request, with its take-over prefixes (an empty list for none). */
+export interface ValidTokenRequest {
+  tenant: string;
+  role: TokenRole;
+  label: string | null;
+  mayTakeOver: string[];
+}
+
+export function validateTokenRequest(input: IssueTokenRequest): ValidTokenRequest {
+  const tenant = requireTenant(input.tenant);
   if (input.role !== 'worker' && input.role !== 'operator') {
     fail('invalid_request', 'role must be worker or operator', { field: 'role' });
   }
-  optionalText(input.label, 'label', MAX_LABEL_LENGTH);
-  return input;
+  const label = optionalText(input.label, 'label', MAX_LABEL_LENGTH) ?? null;
+  const mayTakeOver = requireTakeOverPrefixes(input.mayTakeOver, input.role);
+  return { tenant, role: input.role, label, mayTakeOver };
 }
 
 export async function issueToken(store: Store, request: IssueTokenRequest): Promise<IssuedToken> {
@@ -84,22 +96,25 @@ export interface NewToken {
 }
 
 export function newToken(request: IssueTokenRequest): NewToken {
-  const { tenant, role, label } = validateTokenRequest(request);
-  return tokenRecord(tenant, role, label ?? null);
+  return tokenRecord(validateTokenRequest(request));
 }
 
 /** An admin token (first run), kept in the store like any other token. */
 export function newAdminToken(label: string): NewToken {
   // The role column is unused for admin tokens: the reserved tenant is what makes them admin.
-  return tokenRecord(ADMIN_TENANT, 'operator', label);
+  return tokenRecord({ tenant: ADMIN_TENANT, role: 'operator', label, mayTakeOver: [] });
 }
 
-/** What a token listing shows: never the token or its hash. Admin tokens show role `admin`. */
+/**
+ * What a token listing shows: never the token or its hash. Admin tokens show role `admin`;
+ * `mayTakeOver` is there only for a token that has the take-over right.
+ */
 export interface TokenSummary {
   id: string;
   tenant: string;
   role: TokenRole | 'admin';
   label: string | null;
+  mayTakeOver?: string[];
   createdAt: number;
 }
 
@@ -109,11 +124,20 @@ export function summarizeToken(record: TokenRecord): TokenSummary {
     tenant: record.tenant,
     role: record.tenant === ADMIN_TENANT ? 'admin' : record.role,
     label: record.label,
+    ...takeOverField(record),
     createdAt: record.createdAt,
   };
 }
 
-function tokenRecord(tenant: string, role: TokenRole, label: string | null): NewToken {
+/** `{ mayTakeOver }` for a token with the take-over right, `{}` otherwise (answers omit it). */
+export function takeOverField(record: Pick<TokenRecord, 'mayTakeOver'>): {
+  mayTakeOver?: string[];
+} {
+  const prefixes = record.mayTakeOver ?? [];
+  return prefixes.length === 0 ? {} : { mayTakeOver: prefixes };
+}
+
+function tokenRecord({ tenant, role, label, mayTakeOver }: ValidTokenRequest): NewToken {
   const token = generateToken();
   return {
     record: {
@@ -122,6 +146,7 @@ function tokenRecord(tenant: string, role: TokenRole, label: string | null): New
       role,
       label,
       hash: hashToken(token),
+      ...takeOverField({ mayTakeOver }),
     },
     token,
   };

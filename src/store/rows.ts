@@ -71,12 +71,17 @@ export interface AuditRow {
   reads: string | AuditReadCheck[] | null;
 }
 
+/** The token table's columns, in the order both SQL adapters read and write them. */
+export const TOKEN_COLUMNS = 'id, tenant, role, label, hash, may_take_over, created_at';
+
 export interface TokenRow {
   id: string;
   tenant: string;
   role: string;
   label: string | null;
   hash: string;
+  /** JSON list of scope prefixes, or null for none. */
+  may_take_over: string | null;
   created_at: Counter;
 }
 
@@ -183,6 +188,11 @@ export function toAuditEntry(row: AuditRow): AuditEntry {
   };
 }
 
+/** The stored form of a token's take-over prefixes: null when it has none. */
+export function takeOverColumn(prefixes: readonly string[] | undefined): string | null {
+  return prefixes === undefined || prefixes.length === 0 ? null : JSON.stringify(prefixes);
+}
+
 export function toTokenRecord(row: TokenRow): TokenRecord {
   return {
     id: row.id,
@@ -190,6 +200,9 @@ export function toTokenRecord(row: TokenRow): TokenRecord {
     role: row.role as TokenRole,
     label: row.label,
     hash: row.hash,
+    ...(row.may_take_over === null
+      ? {}
+      : { mayTakeOver: JSON.parse(row.may_take_over) as string[] }),
     createdAt: Number(row.created_at),
   };
 }

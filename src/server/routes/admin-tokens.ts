@@ -6,12 +6,13 @@ import { TokenCreatedSchema, TokenDeletedSchema, TokenListSchema } from '../sche
 import {
   issueToken,
   summarizeToken,
+  takeOverField,
   validateTokenRequest,
   type IssueTokenRequest,
 } from '../tokens.js';
 
 function explainTokenBody(value: unknown): void {
-  requireObject(value, 'body', ['tenant', 'role', 'label']);
+  requireObject(value, 'body', ['tenant', 'role', 'label', 'mayTakeOver']);
   validateTokenRequest(value as IssueTokenRequest);
 }
 
@@ -21,13 +22,15 @@ export const adminTokenRoutes: RouteFile = (s) => [
     url: '/v1/admin/tokens',
     auth: 'admin',
     tag: 'admin',
-    summary: 'Create a token of one tenant and one role; the token is shown only in this answer',
+    summary:
+      'Create a token of one tenant and one role (a worker may get mayTakeOver: scope prefixes it may take over); the token is shown only in this answer',
     body: s.CreateTokenBody,
     explain: { body: explainTokenBody },
     responses: { 201: { description: 'the new token', schema: TokenCreatedSchema } },
     handler: async ({ body }, ctx) => {
       const { record, token } = await issueToken(ctx.store, body);
-      return ok({ id: record.id, token, tenant: record.tenant, role: record.role }, 201);
+      const { id, tenant, role } = record;
+      return ok({ id, token, tenant, role, ...takeOverField(record) }, 201);
     },
   }),
   route({

@@ -5,7 +5,9 @@ import {
   validateReason,
   validateTakeover,
 } from '../../core/validate.js';
+import { workerTakeoverReason } from '../../core/take-over-right.js';
 import { FencegateError } from '../../errors.js';
+import { authorizeTakeover } from '../auth.js';
 import { ok, route, type RouteFile } from '../route.js';
 import {
   CancelResultSchema,
@@ -56,15 +58,25 @@ export const scopeRoutes: RouteFile = (s, limits) => [
     method: 'POST',
     url: '/v1/scopes/:scope/takeover',
     auth: 'operator',
+    takeOverRight: true,
     tag: 'scopes',
-    summary: 'Grant authority regardless of the live lease (fence+1); re-creates a deleted scope',
+    summary:
+      'Grant authority regardless of the live lease (fence+1); re-creates a deleted scope. Operators, and worker tokens whose mayTakeOver covers the scope',
     params: s.ScopeParams,
     body: s.TakeoverBody,
     explain: { params: explainScopeParams, body: (value) => validateTakeover(value, limits) },
     responses: { 200: { description: 'the new grant', schema: GrantSchema } },
     errors: ['policy_mismatch'],
-    handler: ({ params, body }, ctx) =>
-      countedLeaseOperation(ctx, 'takeover', () => ctx.tenantApi().takeover(params.scope, body)),
+    handler: ({ params, body }, ctx) => {
+      const workerToken = authorizeTakeover(ctx.principal, params.scope);
+      const request =
+        workerToken === null
+          ? body
+          : { ...body, reason: workerTakeoverReason(workerToken, body.reason) };
+      return countedLeaseOperation(ctx, 'takeover', () =>
+        ctx.tenantApi().takeover(params.scope, request),
+      );
+    },
   }),
   route({
     method: 'POST',

@@ -3,7 +3,16 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import { VIOLATION_KINDS, type ViolationKind } from '../../audit/violations.js';
 import { COMMIT_REJECTION_CODES } from '../../errors.js';
 import { AUDIT_KINDS, INTENT_STATUSES, JOB_STATES } from '../../types.js';
-import { CLOSED, Counter, Millis, Name, Nullable, Target, Tenant } from './common.js';
+import {
+  CLOSED,
+  Counter,
+  Millis,
+  Name,
+  Nullable,
+  TakeOverPrefixes,
+  Target,
+  Tenant,
+} from './common.js';
 
 export const IntentStatusSchema = Type.Union(INTENT_STATUSES.map((status) => Type.Literal(status)));
 export const AuditKindSchema = Type.Union(AUDIT_KINDS.map((kind) => Type.Literal(kind)));
@@ -196,6 +205,7 @@ export const TokenCreatedSchema = Type.Object(
     token: Type.String({ description: 'shown once; only its sha256 is stored' }),
     tenant: Tenant,
     role: Type.Union([Type.Literal('worker'), Type.Literal('operator')]),
+    mayTakeOver: Type.Optional(TakeOverPrefixes),
   },
   CLOSED,
 );
@@ -215,6 +225,7 @@ export const TokenListSchema = Type.Object(
             Type.Literal('admin'),
           ]),
           label: Nullable(Type.String()),
+          mayTakeOver: Type.Optional(TakeOverPrefixes),
           createdAt: Millis,
         },
         CLOSED,

@@ -11,6 +11,7 @@ import {
   TENANT_PATTERN,
   TENANT_RULE,
 } from '../../core/limits.js';
+import { MAX_TAKE_OVER_PREFIXES } from '../../core/take-over-right.js';
 import { ERROR_CATALOG, type ErrorCode } from '../../errors.js';
 
 /** Every object on the wire is closed: an unknown field is a mistake worth reporting. */
@@ -27,6 +28,13 @@ export const Name = Type.String({
   minLength: 1,
   maxLength: 256,
   description: NAME_RULE,
+});
+
+/** The scope prefixes a worker token may take over (core/take-over-right.ts). */
+export const TakeOverPrefixes = Type.Array(Name, {
+  minItems: 1,
+  maxItems: MAX_TAKE_OVER_PREFIXES,
+  description: 'scope prefixes this worker token may take over',
 });
 
 export const Target = Type.String({

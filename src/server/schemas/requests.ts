@@ -21,6 +21,7 @@ import {
   MAX_REASON_LENGTH,
   Name,
   Reason,
+  TakeOverPrefixes,
   Target,
   Tenant,
 } from './common.js';
@@ -173,6 +174,7 @@ export function requestSchemas(limits: Limits) {
       tenant: Tenant,
       role: Type.Union([Type.Literal('worker'), Type.Literal('operator')]),
       label: Type.Optional(Type.String({ maxLength: MAX_LABEL_LENGTH })),
+      mayTakeOver: Type.Optional(TakeOverPrefixes),
     },
     CLOSED,
   );

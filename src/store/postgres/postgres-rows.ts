@@ -11,7 +11,9 @@ export {
   toAuditEntry,
   toIntent,
   toScopeState,
+  takeOverColumn,
   toTokenRecord,
+  TOKEN_COLUMNS,
   type AuditRow,
   type IntentRow,
   type ScopeRow,
@@ -36,7 +38,6 @@ export const INTENT_COLUMNS = `effect_key, scope, target, payload, status, attem
   claimed_by, claim_expires_at, next_attempt_at`;
 export const AUDIT_COLUMNS = `seq, at, tenant, scope, kind, outcome, reason, task_id, operation_id,
   holder, policy_version, fence, current_fence, lease_expires_at, records, effect_key, reads`;
-export const TOKEN_COLUMNS = 'id, tenant, role, label, hash, created_at';
 
 export function toRecordState(
   scope: string,

@@ -90,6 +90,7 @@ import {
   encodeCursor,
   RECORD_COLUMNS,
   SCOPE_COLUMNS,
+  takeOverColumn,
   TOKEN_COLUMNS,
   toRecordState,
   toScopeState,
@@ -552,9 +553,9 @@ export class PostgresStore implements Store {
   async createToken(token: Omit<TokenRecord, 'createdAt'>): Promise<TokenRecord> {
     const rows = await this.#connection.query<TokenRow>(MUTATION, {
       text: `INSERT INTO ${this.schema}.tokens (${TOKEN_COLUMNS})
-             VALUES ($1, $2, $3, $4, $5, coalesce($6, ${this.schema}.db_now()))
+             VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, ${this.schema}.db_now()))
              RETURNING ${TOKEN_COLUMNS}`,
-      values: [token.id, token.tenant, token.role, token.label, token.hash, this.#now()],
+      values: tokenValues(token, this.#now()),
     });
     return toTokenRecord(rows.rows[0] as TokenRow);
   }
@@ -576,9 +577,9 @@ export class PostgresStore implements Store {
         for (const token of tokens) {
           const rows = await client.query<TokenRow>({
             text: `INSERT INTO ${this.schema}.tokens (${TOKEN_COLUMNS})
-                   VALUES ($1, $2, $3, $4, $5, coalesce($6, ${this.schema}.db_now()))
+                   VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, ${this.schema}.db_now()))
                    RETURNING ${TOKEN_COLUMNS}`,
-            values: [token.id, token.tenant, token.role, token.label, token.hash, this.#now()],
+            values: tokenValues(token, this.#now()),
           });
           created.push(toTokenRecord(rows.rows[0] as TokenRow));
         }
@@ -652,4 +653,17 @@ export class PostgresStore implements Store {
   close(): Promise<void> {
     return this.#connection.close();
   }
+}
+
+/** A token's insert parameters, in TOKEN_COLUMNS order; a null time means the database's now. */
+function tokenValues(token: Omit<TokenRecord, 'createdAt'>, now: number | null): unknown[] {
+  return [
+    token.id,
+    token.tenant,
+    token.role,
+    token.label,
+    token.hash,
+    takeOverColumn(token.mayTakeOver),
+    now,
+  ];
 }

@@ -240,4 +240,10 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
     // versions would misread. The version marks the file so they refuse it.
     sql: `SELECT 1;`,
   },
+  {
+    version: 15,
+    name: 'take-over right of worker tokens',
+    // A JSON list of scope prefixes the token may take over; null for none (every earlier token).
+    sql: `ALTER TABLE tokens ADD COLUMN may_take_over TEXT;`,
+  },
 ];

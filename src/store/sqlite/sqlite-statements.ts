@@ -4,7 +4,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { SqliteDatabase } from './sqlite-database.js';
-import { INTENT_COLUMNS } from './sqlite-rows.js';
+import { INTENT_COLUMNS, TOKEN_COLUMNS } from './sqlite-rows.js';
 
 type Stmt = Database.Statement;
 
@@ -49,18 +49,14 @@ export class SqliteStatements {
     );
 
     this.insertToken = db.prepare(
-      `INSERT INTO tokens (id, tenant, role, label, hash, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO tokens (${TOKEN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`,
     );
-    this.findToken = db.prepare(
-      `SELECT id, tenant, role, label, hash, created_at FROM tokens WHERE hash = ?`,
-    );
+    this.findToken = db.prepare(`SELECT ${TOKEN_COLUMNS} FROM tokens WHERE hash = ?`);
     this.deleteToken = db.prepare(`DELETE FROM tokens WHERE id = ?`);
     this.countTokens = db.prepare(`SELECT COUNT(*) AS n FROM tokens`);
-    this.listTokens = db.prepare(
-      `SELECT id, tenant, role, label, hash, created_at FROM tokens ORDER BY created_at, id`,
-    );
+    this.listTokens = db.prepare(`SELECT ${TOKEN_COLUMNS} FROM tokens ORDER BY created_at, id`);
     this.listTenantTokens = db.prepare(
-      `SELECT id, tenant, role, label, hash, created_at FROM tokens WHERE tenant = ?
+      `SELECT ${TOKEN_COLUMNS} FROM tokens WHERE tenant = ?
        ORDER BY created_at, id`,
     );
   }

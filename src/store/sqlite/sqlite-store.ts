@@ -95,6 +95,7 @@ import {
   encodeCursor,
   toIntent,
   toRecordState,
+  takeOverColumn,
   toScopeState,
   toTokenRecord,
   type IntentRow,
@@ -555,6 +556,7 @@ export class SqliteStore implements Store {
       token.role,
       token.label,
       token.hash,
+      takeOverColumn(token.mayTakeOver),
       createdAt,
     );
     return { ...token, createdAt };

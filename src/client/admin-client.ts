@@ -1,0 +1,89 @@
+/**
+ * FencegateAdminClient: token management over HTTP with the admin token (`/v1/admin/tokens`).
+ * Creating a token is not resent after a lost reply (a second token would be made); listing and
+ * deleting are, since a deletion that already happened answers `not_found` and changes nothing.
+ */
+import { FencegateError } from '../errors.js';
+import { errorFromReply, exchange, isSuccess, TransportError, type Reply } from './transport.js';
+import type { CreateTokenBody, TokenCreatedAnswer, TokenListAnswer } from './wire.js';
+
+export interface FencegateAdminClientOptions {
+  /** The server's base URL, e.g. http://127.0.0.1:7420. */
+  url: string;
+  /** The admin token (FENCEGATE_ADMIN_TOKEN, or one printed by a first run). */
+  adminToken: string;
+  /** Per request; default 10,000 ms. */
+  timeoutMs?: number;
+}
+
+/** A new token's request: a worker may get `mayTakeOver`, the scope prefixes it may take over. */
+export type CreateTokenRequest = CreateTokenBody;
+/** The new token: `token` is shown only in this answer. */
+export type CreatedToken = TokenCreatedAnswer;
+export type TokenSummary = TokenListAnswer['items'][number];
+
+export class FencegateAdminClient {
+  readonly url: string;
+  readonly #token: string;
+  readonly #timeoutMs: number;
+
+  constructor(options: FencegateAdminClientOptions) {
+    this.url = options.url.replace(/\/+$/, '');
+    this.#token = options.adminToken;
+    this.#timeoutMs = options.timeoutMs ?? 10_000;
+  }
+
+  /** Creates a token of one tenant and one role; a worker's `mayTakeOver` lists its prefixes. */
+  async createToken(request: CreateTokenRequest): Promise<CreatedToken> {
+    return (await this.#send('POST', '/v1/admin/tokens', false, request)) as CreatedToken;
+  }
+
+  /** Every token (one tenant's with `tenant`), oldest first; never a token or its hash. */
+  async listTokens(tenant?: string): Promise<TokenSummary[]> {
+    const query = tenant === undefined ? '' : `?tenant=${encodeURIComponent(tenant)}`;
+    const answer = (await this.#send('GET', `/v1/admin/tokens${query}`, true)) as TokenListAnswer;
+    return answer.items;
+  }
+
+  /** Deletes a token; it stops working at once. `not_found` when no token has this id. */
+  async deleteToken(id: string): Promise<void> {
+    await this.#send('DELETE', `/v1/admin/tokens/${encodeURIComponent(id)}`, true);
+  }
+
+  async #send(method: string, path: string, resend: boolean, body?: unknown): Promise<unknown> {
+    let reply: Reply;
+    try {
+      reply = await this.#exchange(method, path, body);
+    } catch (error) {
+      if (!(error instanceof TransportError)) throw error;
+      if (error.failure === 'lost' && !resend) {
+        throw new FencegateError(
+          'outcome_unknown',
+          `the answer of ${method} ${path} was lost (${error.message}); list the tokens to see whether it took effect`,
+          {},
+          { cause: error },
+        );
+      }
+      reply = await this.#exchange(method, path, body).catch((again: unknown) => {
+        if (!(again instanceof TransportError)) throw again;
+        throw new FencegateError(
+          'store_unavailable',
+          `could not reach fencegate at ${this.url}: ${again.message}`,
+          {},
+          { cause: again },
+        );
+      });
+    }
+    if (!isSuccess(reply)) throw errorFromReply(reply);
+    return reply.body;
+  }
+
+  #exchange(method: string, path: string, body: unknown): Promise<Reply> {
+    return exchange(`${this.url}${path}`, {
+      method,
+      token: this.#token,
+      timeoutMs: this.#timeoutMs,
+      ...(body === undefined ? {} : { body }),
+    });
+  }
+}

@@ -1,0 +1,244 @@
+/**
+ * The take-over right of worker tokens, on every store: a worker token created with
+ * `mayTakeOver` prefixes may take over scopes under them (the audit entry names the token) and
+ * nothing else; without the right, or outside its prefixes, a takeover is `403 forbidden` and
+ * changes nothing; operators keep every right. Created over HTTP, through the TS admin client and
+ * with `fencegate token create --may-take-over`.
+ */
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { afterEach, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import { FencegateAdminClient } from '../../src/client/admin-client.js';
+import { FencegateClient } from '../../src/client/client.js';
+import { buildServer } from '../../src/server/build-server.js';
+import { issueToken } from '../../src/server/tokens.js';
+import type { Store } from '../../src/store/store.js';
+import type { AuditEntry, Grant, ScopeState } from '../../src/types.js';
+import { AREA_STORES, ONE_STORE, storesFor } from '../helpers/stores.js';
+import { tempDir } from '../helpers/temp-dir.js';
+
+const ADMIN = 'admin-token-for-take-over-tests';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function serve(store: Store): Promise<FastifyInstance> {
+  const app = await buildServer({ store, adminToken: ADMIN, tokenCacheTtlMs: 0 });
+  cleanups.push(() => app.close());
+  return app;
+}
+
+function send(
+  app: FastifyInstance,
+  method: 'GET' | 'POST',
+  url: string,
+  token: string,
+  body?: unknown,
+): Promise<LightMyRequestResponse> {
+  return app.inject({
+    method,
+    url,
+    headers: { authorization: `Bearer ${token}` },
+    ...(body === undefined ? {} : { payload: body as Record<string, unknown> }),
+  });
+}
+
+function errorOf(response: LightMyRequestResponse): { code: string; message: string } {
+  return response.json<{ error: { code: string; message: string } }>().error;
+}
+
+describe.each(AREA_STORES)('the take-over right on $name', (kind) => {
+  const stores = storesFor(kind, 'take_over_right');
+
+  async function fixture() {
+    const { store, url } = await stores.open();
+    cleanups.push(() => store.close());
+    const app = await serve(store);
+    const operator = (await issueToken(store, { tenant: 'acme', role: 'operator' })).token;
+    const plainWorker = (await issueToken(store, { tenant: 'acme', role: 'worker' })).token;
+    const created = await send(app, 'POST', '/v1/admin/tokens', ADMIN, {
+      tenant: 'acme',
+      role: 'worker',
+      label: 'graph replicas',
+      mayTakeOver: ['langgraph/', 'jobs/a'],
+    });
+    expect(created.statusCode).toBe(201);
+    const rightful = created.json<{ id: string; token: string; mayTakeOver: string[] }>();
+    const acquire = async (scope: string, holder: string) => {
+      const grant = await send(app, 'POST', '/v1/leases/acquire', plainWorker, {
+        scope,
+        holder,
+        ttlMs: 60_000,
+      });
+      expect(grant.statusCode).toBe(200);
+      return grant.json<Grant>();
+    };
+    const scopeOf = async (scope: string) =>
+      (
+        await send(app, 'GET', `/v1/scopes/${encodeURIComponent(scope)}`, operator)
+      ).json<ScopeState>();
+    const takeover = (token: string, scope: string, body: Record<string, unknown> = {}) =>
+      send(app, 'POST', `/v1/scopes/${encodeURIComponent(scope)}/takeover`, token, {
+        holder: 'replica-2',
+        ttlMs: 60_000,
+        ...body,
+      });
+    return { store, url, app, operator, plainWorker, rightful, acquire, scopeOf, takeover };
+  }
+
+  it('creates a worker token with mayTakeOver and shows the prefixes in its answer and the listing', async () => {
+    const { app, rightful } = await fixture();
+    expect(rightful.mayTakeOver).toEqual(['langgraph/', 'jobs/a']);
+    const listed = await send(app, 'GET', '/v1/admin/tokens?tenant=acme', ADMIN);
+    const items = listed.json<{ items: { id: string; mayTakeOver?: string[] }[] }>().items;
+    expect(items.find((item) => item.id === rightful.id)?.mayTakeOver).toEqual([
+      'langgraph/',
+      'jobs/a',
+    ]);
+    // Tokens without the right show no mayTakeOver at all.
+    expect(items.filter((item) => item.mayTakeOver === undefined)).toHaveLength(2);
+  });
+
+  it('refuses mayTakeOver on an operator token, an empty list and a bad prefix with invalid_request, creating nothing', async () => {
+    const { store, app } = await fixture();
+    const before = await store.countTokens();
+    for (const [body, field] of [
+      [{ tenant: 'acme', role: 'operator', mayTakeOver: ['a/'] }, /only for worker tokens/],
+      [{ tenant: 'acme', role: 'worker', mayTakeOver: [] }, /mayTakeOver/],
+      [{ tenant: 'acme', role: 'worker', mayTakeOver: ['has space'] }, /mayTakeOver\[0\]/],
+      [{ tenant: 'acme', role: 'worker', mayTakeOver: 'a/' }, /mayTakeOver/],
+    ] as const) {
+      const response = await send(app, 'POST', '/v1/admin/tokens', ADMIN, body);
+      expect(response.statusCode).toBe(400);
+      expect(errorOf(response).code).toBe('invalid_request');
+      expect(errorOf(response).message).toMatch(field);
+    }
+    expect(await store.countTokens()).toBe(before);
+  });
+
+  it('lets a worker with the right take over a live scope under its prefix; the audit entry names the token', async () => {
+    const { app, operator, rightful, acquire, takeover } = await fixture();
+    const first = await acquire('langgraph/thread-1', 'replica-1');
+    const taken = await takeover(rightful.token, 'langgraph/thread-1', { reason: 'double text' });
+    expect(taken.statusCode).toBe(200);
+    expect(taken.json<Grant>()).toMatchObject({ fence: first.fence + 1, holder: 'replica-2' });
+
+    const audit = await send(
+      app,
+      'GET',
+      '/v1/audit?scope=langgraph%2Fthread-1&kind=takeover',
+      operator,
+    );
+    const entries = audit.json<{ items: AuditEntry[] }>().items;
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ outcome: 'granted', holder: 'replica-2' });
+    expect(entries[0]!.reason).toBe(`taken over by worker token ${rightful.id}: double text`);
+  });
+
+  it('answers 403 forbidden outside the prefixes and without the right, and changes nothing', async () => {
+    const { plainWorker, rightful, acquire, scopeOf, takeover } = await fixture();
+    await acquire('orders/1', 'replica-1');
+    await acquire('langgraph/thread-2', 'replica-1');
+    const outside = await takeover(rightful.token, 'orders/1');
+    expect(outside.statusCode).toBe(403);
+    expect(errorOf(outside)).toMatchObject({ code: 'forbidden' });
+    expect(errorOf(outside).message).toMatch(/"langgraph\/", "jobs\/a".*orders\/1.*mayTakeOver/);
+    // A prefix is a prefix of the name, not a path segment.
+    expect((await takeover(rightful.token, 'jobs/b')).statusCode).toBe(403);
+
+    const without = await takeover(plainWorker, 'langgraph/thread-2');
+    expect(without.statusCode).toBe(403);
+    expect(errorOf(without).message).toMatch(
+      /operator token, or a worker token created with mayTakeOver/,
+    );
+
+    for (const scope of ['orders/1', 'langgraph/thread-2']) {
+      expect(await scopeOf(scope)).toMatchObject({ holder: 'replica-1', fence: 1 });
+    }
+  });
+
+  it('keeps the full right of operators: any scope, and the audit reason is theirs', async () => {
+    const { app, operator, acquire, takeover } = await fixture();
+    await acquire('orders/2', 'replica-1');
+    const taken = await takeover(operator, 'orders/2', { reason: 'ops' });
+    expect(taken.statusCode).toBe(200);
+    const audit = await send(app, 'GET', '/v1/audit?scope=orders%2F2&kind=takeover', operator);
+    expect(audit.json<{ items: AuditEntry[] }>().items[0]!.reason).toBe('ops');
+  });
+
+  it('keeps the right in the store: another server on the same store honours it', async () => {
+    const { url, rightful, acquire } = await fixture();
+    await acquire('jobs/a-1', 'replica-1');
+    const other = await stores.reopen(url);
+    cleanups.push(() => other.close());
+    const second = await serve(other);
+    const taken = await send(second, 'POST', '/v1/scopes/jobs%2Fa-1/takeover', rightful.token, {
+      holder: 'replica-3',
+    });
+    expect(taken.statusCode).toBe(200);
+    expect(taken.json<Grant>()).toMatchObject({ fence: 2, holder: 'replica-3' });
+  });
+});
+
+describe.each(ONE_STORE)('creating take-over tokens from the clients on $name', (kind) => {
+  const stores = storesFor(kind, 'take_over_clients');
+
+  it('FencegateAdminClient creates one over HTTP and FencegateClient takes over with it', async () => {
+    const { store } = await stores.open();
+    cleanups.push(() => store.close());
+    const app = await serve(store);
+    const url = await app.listen({ host: '127.0.0.1', port: 0 });
+    const admin = new FencegateAdminClient({ url, adminToken: ADMIN });
+    const created = await admin.createToken({
+      tenant: 'acme',
+      role: 'worker',
+      mayTakeOver: ['langgraph/'],
+    });
+    expect(created.mayTakeOver).toEqual(['langgraph/']);
+    expect((await admin.listTokens('acme')).map((t) => t.mayTakeOver)).toEqual([['langgraph/']]);
+    await expect(
+      admin.createToken({ tenant: 'acme', role: 'operator', mayTakeOver: ['langgraph/'] }),
+    ).rejects.toMatchObject({ code: 'invalid_request' });
+
+    const worker = new FencegateClient({ url, token: created.token });
+    await worker.acquire({ scope: 'langgraph/t', holder: 'replica-1', ttlMs: 60_000 });
+    await expect(worker.takeover('langgraph/t', { holder: 'replica-2' })).resolves.toMatchObject({
+      fence: 2,
+      holder: 'replica-2',
+    });
+    await expect(worker.takeover('other/t', { holder: 'replica-2' })).rejects.toMatchObject({
+      code: 'forbidden',
+    });
+  });
+
+  it('fencegate token create --may-take-over stores the prefixes; with --role operator it is a usage error', async () => {
+    const dir = tempDir();
+    cleanups.push(() => Promise.resolve(dir.cleanup()));
+    const store = `sqlite:${dir.path}/tokens.db`;
+    const output = { stdout: '', stderr: '' };
+    const io = {
+      stdout: (text: string) => (output.stdout += text),
+      stderr: (text: string) => (output.stderr += text),
+      env: {},
+    };
+    const args = ['token', 'create', '--tenant', 'acme', '--store', store];
+    expect(
+      await main(
+        [...args, '--role', 'worker', '--may-take-over', 'a/', '--may-take-over', 'b/'],
+        io,
+      ),
+    ).toBe(0);
+    expect(output.stderr).toMatch(/may take over scopes starting with a\/, b\//);
+    expect(await main([...args, '--role', 'operator', '--may-take-over', 'a/'], io)).toBe(2);
+    expect(output.stderr).toMatch(/--may-take-over is only for --role worker/);
+
+    output.stdout = '';
+    expect(await main(['token', 'list', '--store', store], io)).toBe(0);
+    const lines = output.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/MAY TAKE OVER$/);
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toMatch(/worker .*a\/,b\/$/);
+  });
+});
