@@ -6,6 +6,7 @@ import type { TestProject } from 'vitest/node';
 import { findOrStartEtcd } from './etcd/etcd-service.js';
 import { SKIPS_FILE_ENV } from './helpers/missing.js';
 import { printSkippedGroups } from './helpers/skip-reporter.js';
+import { redisProblem } from './integrations/redis-service.js';
 import { findOrStartPostgres } from './postgres/pg-service.js';
 
 declare module 'vitest' {
@@ -18,6 +19,8 @@ declare module 'vitest' {
     etcdUrl: string | null;
     etcdClusterUrl: string | null;
     etcdProblem: string | null;
+    /** What the Redis tests lack (no Redis answers and no redis-server to start), or null. */
+    redisProblem: string | null;
     /** The file where the workers record the groups skipped for something missing. */
     skipsFile: string;
   }
@@ -27,6 +30,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const removeSkipsFile = setupSkipsFile(project);
   const stopEtcd = await setupEtcd(project);
   const stopPostgres = await setupPostgres(project);
+  project.provide('redisProblem', await redisProblem());
   return async () => {
     await stopPostgres();
     await stopEtcd();

@@ -9,11 +9,12 @@ import { describe, expect, it } from 'vitest';
 import { fencedProcessor, recordQueuedJobs } from '../../src/integrations/bullmq/index.js';
 import { PausePoints } from '../../src/testing/index.js';
 import { useBullmqFixture, type WorkflowJob } from './bullmq-fixture.js';
+import { skipWithoutRedis } from './redis-service.js';
 
 const WORKFLOWS = ['wf-1', 'wf-2', 'wf-3', 'wf-4'];
 const scopeOf = (job: { data: WorkflowJob }) => `${job.data.workflow}/memory`;
 
-describe('fencedProcessor across a cutover', () => {
+describe.skipIf(skipWithoutRedis('BullMQ'))('fencedProcessor across a cutover', () => {
   const fixture = useBullmqFixture();
 
   it('refuses every commit of the running v7 jobs once their scopes moved to v8', async () => {

@@ -7,8 +7,9 @@ import { Worker } from 'bullmq';
 import { describe, expect, it } from 'vitest';
 import { fencedProcessor } from '../../src/integrations/bullmq/index.js';
 import { useBullmqFixture, type WorkflowJob } from './bullmq-fixture.js';
+import { skipWithoutRedis } from './redis-service.js';
 
-describe('fencedProcessor with a releasing last commit', () => {
+describe.skipIf(skipWithoutRedis('BullMQ'))('fencedProcessor with a releasing last commit', () => {
   const fixture = useBullmqFixture();
 
   for (const outcome of ['returns', 'throws'] as const) {

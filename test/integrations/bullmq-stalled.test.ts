@@ -11,8 +11,9 @@ import { PausePoints } from '../../src/testing/index.js';
 import type { CommitResult } from '../../src/types.js';
 import { useBullmqFixture, type WorkflowJob } from './bullmq-fixture.js';
 import { startHttpGate } from './http-gate.js';
+import { skipWithoutRedis } from './redis-service.js';
 
-describe('fencedProcessor with a stalled BullMQ job', () => {
+describe.skipIf(skipWithoutRedis('BullMQ'))('fencedProcessor with a stalled BullMQ job', () => {
   const fixture = useBullmqFixture();
 
   for (const api of ['the library', 'FencegateClient with a worker token'] as const) {

@@ -5,6 +5,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createConnection, createServer } from 'node:net';
+import { inject } from 'vitest';
+import { onPath, skipForMissing } from '../helpers/missing.js';
 
 export interface RedisService {
   host: string;
@@ -35,6 +37,32 @@ function freePort(): Promise<number> {
       server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
     });
   });
+}
+
+/**
+ * What the Redis tests lack, or null when a Redis answers (FENCEGATE_TEST_REDIS_URL or
+ * 127.0.0.1:6379) or redis-server can start one. Asked once, by the global setup.
+ */
+export async function redisProblem(): Promise<string | null> {
+  const fromEnv = process.env.FENCEGATE_TEST_REDIS_URL;
+  if (fromEnv !== undefined && fromEnv !== '') {
+    const url = new URL(fromEnv);
+    const answers = await answersPing(url.hostname, Number(url.port || 6379));
+    return answers ? null : `FENCEGATE_TEST_REDIS_URL is set but no Redis answers at ${fromEnv}`;
+  }
+  if (await answersPing('127.0.0.1', 6379)) return null;
+  return onPath('redis-server') === null
+    ? 'no Redis answers on 127.0.0.1:6379 and redis-server is not on PATH'
+    : null;
+}
+
+/** For a group of Redis tests: true when this machine has no Redis and they must be skipped. */
+export function skipWithoutRedis(group: string): boolean {
+  return skipForMissing(
+    group,
+    inject('redisProblem'),
+    'apt-get install redis-server (or set FENCEGATE_TEST_REDIS_URL=redis://host:port)',
+  );
 }
 
 export async function findOrStartRedis(): Promise<RedisService> {
