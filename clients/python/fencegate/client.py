@@ -66,6 +66,7 @@ class Client:
         "delete_scope": ("DELETE", "/v1/scopes/{scope}"),
         "get_record": ("GET", "/v1/scopes/{scope}/records/{name}"),
         "list_records": ("GET", "/v1/scopes/{scope}/records"),
+        "list_records_page": ("GET", "/v1/scopes/{scope}/records"),
         "commit": ("POST", "/v1/commit"),
         "get_operation": ("GET", "/v1/operations/{operationId}"),
         "abandon_operation": ("POST", "/v1/operations/{operationId}/abandon"),
@@ -180,6 +181,27 @@ class Client:
     def list_records(self, scope: str) -> List[RecordState]:
         answer = self._json(READ, "GET", f"/v1/scopes/{_seg(scope, 'scope')}/records")
         return [from_wire(RecordState, item) for item in answer["items"]]
+
+    def list_records_page(
+        self,
+        scope: str,
+        prefix: Optional[str] = None,
+        direction: str = "asc",
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+        order: Optional[str] = None,
+        after: Optional[str] = None,
+    ) -> Page:
+        """One page of the scope's records (tombstones too): names starting with ``prefix``, in
+        ``order`` (``name``, the default, or ``revision``) and ``direction`` (``asc`` or
+        ``desc``), at most ``limit`` (1 to 1,000, default 100), past ``after`` (a name) or from
+        ``cursor`` (the previous page's ``next_cursor``). Items are ``RecordState``."""
+        query = _query(
+            prefix=prefix, order=order, direction=direction, after=after, limit=limit, cursor=cursor
+        )
+        answer = self._json(READ, "GET", f"/v1/scopes/{_seg(scope, 'scope')}/records{query}")
+        items = [from_wire(RecordState, item) for item in answer["items"]]
+        return Page(items=items, next_cursor=answer.get("nextCursor"))
 
     def commit(
         self,
@@ -383,9 +405,20 @@ class Client:
 
     # Tokens (the admin token)
 
-    def create_token(self, tenant: str, role: str, label: Optional[str] = None) -> JsonObject:
-        """Admin: ``{"id", "token", "tenant", "role"}``; the token is shown only here."""
+    def create_token(
+        self,
+        tenant: str,
+        role: str,
+        label: Optional[str] = None,
+        may_take_over: Optional[Sequence[str]] = None,
+    ) -> JsonObject:
+        """Admin: ``{"id", "token", "tenant", "role"}``; the token is shown only here.
+
+        ``may_take_over`` (scope name prefixes) gives a worker token the take-over right: it may
+        take over a scope whose name starts with one of them."""
         body = _body(tenant=tenant, role=role, label=label)
+        if may_take_over is not None:
+            body["mayTakeOver"] = list(may_take_over)
         return self._json(WRITE, "POST", "/v1/admin/tokens", body)
 
     def list_tokens(self, tenant: Optional[str] = None) -> List[JsonObject]:

@@ -1,0 +1,63 @@
+"""Paging a scope's records by prefix, direction and cursor, and a worker token with the take-over
+right, through the client against the real server."""
+
+import pytest
+
+import fencegate
+from fencegate import Write
+
+
+def write_records(worker, scope, names):
+    grant = worker.acquire(scope, holder="w", ttl_ms=30_000)
+    writes = [Write(name, 0, {"name": name}) for name in names]
+    assert worker.commit(scope, grant.fence, f"{scope}-seed", writes=writes).committed
+
+
+def test_records_are_paged_by_prefix_direction_and_cursor(tenant):
+    worker = tenant.worker()
+    scope = "wf-p1/memory"
+    write_records(worker, scope, ["cp/1", "cp/2", "cp/3", "cp/4", "cp/5", "other"])
+
+    first = worker.list_records_page(scope, prefix="cp/", direction="desc", limit=2)
+    assert [r.name for r in first.items] == ["cp/5", "cp/4"]
+    assert all(isinstance(r, fencegate.RecordState) for r in first.items)
+    assert first.next_cursor is not None
+    second = worker.list_records_page(
+        scope, prefix="cp/", direction="desc", limit=2, cursor=first.next_cursor
+    )
+    assert [r.name for r in second.items] == ["cp/3", "cp/2"]
+    last = worker.list_records_page(
+        scope, prefix="cp/", direction="desc", limit=2, cursor=second.next_cursor
+    )
+    assert [r.name for r in last.items] == ["cp/1"]
+    assert last.next_cursor is None
+
+    ascending = worker.list_records_page(scope)
+    assert [r.name for r in ascending.items] == ["cp/1", "cp/2", "cp/3", "cp/4", "cp/5", "other"]
+    assert ascending.next_cursor is None
+
+
+def test_a_bad_page_query_is_refused_with_what_to_fix(tenant):
+    with pytest.raises(fencegate.InvalidRequestError) as refused:
+        tenant.worker().list_records_page("wf-p2/memory", direction="sideways")
+    assert "direction" in refused.value.message
+    with pytest.raises(fencegate.InvalidRequestError):
+        tenant.worker().list_records_page("wf-p2/memory", limit=0)
+
+
+def test_a_worker_token_with_the_take_over_right_takes_over_only_its_prefixes(admin, tenant):
+    created = admin.create_token(
+        tenant=tenant.name, role="worker", label="rescuer", may_take_over=["jobs/"]
+    )
+    assert created["mayTakeOver"] == ["jobs/"]
+    rescuer = fencegate.Client(tenant.server.url, created["token"])
+    worker = tenant.worker()
+    held = worker.acquire("jobs/j1", holder="frozen", ttl_ms=60_000)
+    grant = rescuer.takeover("jobs/j1", holder="rescuer", ttl_ms=30_000)
+    assert (grant.holder, grant.fence) == ("rescuer", held.fence + 1)
+
+    worker.acquire("other/j1", holder="frozen", ttl_ms=60_000)
+    with pytest.raises(fencegate.ForbiddenError):
+        rescuer.takeover("other/j1", holder="rescuer", ttl_ms=30_000)
+    with pytest.raises(fencegate.ForbiddenError):
+        worker.takeover("jobs/j1", holder="plain worker", ttl_ms=30_000)
