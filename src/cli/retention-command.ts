@@ -5,7 +5,7 @@
  */
 import { loadCheckpoint } from '../audit/checkpoint.js';
 import { applyRetention } from '../retention/retention.js';
-import { parseDuration } from '../retention/duration.js';
+import { parseOutcomeWindow } from '../retention/duration.js';
 import { DEFAULT_STORE_URL, openStore, redactUrl } from '../store/open.js';
 import {
   EXIT_OK,
@@ -21,7 +21,7 @@ const USAGE = `Usage: fencegate retention [--store URL] [--keep-outcomes DURATIO
 
 Deletes what a store no longer needs to keep, in short transactions while it serves:
 
-  --keep-outcomes DURATION  delete stored commit outcomes older than DURATION (e.g. 7d, 12h, 30m).
+  --keep-outcomes DURATION  delete stored commit outcomes older than DURATION, at least 1h (7d, 12h).
                             A commit that repeats such an operationId is a new operation: its
                             checks run again (docs/semantics.md, Retention).
   --checkpoint FILE         delete audit entries through the last seq of this verify checkpoint
@@ -59,7 +59,7 @@ async function retention(flags: FlagValues, io: CliIo): Promise<number> {
     throw new UsageError('--export needs --checkpoint: it exports the entries that are pruned');
   }
   const outcomeRetentionMs =
-    typeof keep === 'string' ? usage(() => parseDuration(keep)) : undefined;
+    typeof keep === 'string' ? usage(() => parseOutcomeWindow(keep)) : undefined;
   const auditCheckpoint =
     typeof checkpointPath === 'string' ? await existingCheckpoint(checkpointPath) : undefined;
   const store = await openStore(url);

@@ -11,7 +11,7 @@ import {
   type RunningDispatch,
   type ServeDispatchOptions,
 } from '../server/start-server.js';
-import { parseDuration } from '../retention/duration.js';
+import { parseOutcomeWindow } from '../retention/duration.js';
 import { ManualClock } from '../testing/manual-clock.js';
 import {
   EXIT_OK,
@@ -47,7 +47,7 @@ Options:
                         a target's "tenants" lists who may use it (default: every tenant)
   --dispatch-tenant T   only dispatch the intents of this tenant; repeat for several
                         (default: every tenant, including tenants created later)
-  --keep-outcomes D     delete stored commit outcomes older than D (7d, 12h), at start and hourly;
+  --keep-outcomes D     delete stored commit outcomes older than D (7d, 12h; at least 1h), hourly;
                         a later repeat of such an operationId is a new operation
   --trust-proxy         the server is reached through a proxy that terminates TLS: honour its
                         X-Forwarded-Proto, so the dashboard's cookie is Secure over https
@@ -94,7 +94,9 @@ async function serve(flags: FlagValues, io: CliIo): Promise<number> {
   const dispatch = dispatchFrom(flags);
   const keepOutcomes = flags['keep-outcomes'];
   const keepOutcomesMs =
-    typeof keepOutcomes === 'string' ? durationFlag('--keep-outcomes', keepOutcomes) : undefined;
+    typeof keepOutcomes === 'string'
+      ? outcomeWindowFlag('--keep-outcomes', keepOutcomes)
+      : undefined;
 
   const running = await startServer({
     store,
@@ -232,9 +234,9 @@ function waitForSignal(io: CliIo): Promise<void> {
   });
 }
 
-function durationFlag(flag: string, text: string): number {
+function outcomeWindowFlag(flag: string, text: string): number {
   try {
-    return parseDuration(text);
+    return parseOutcomeWindow(text);
   } catch (error) {
     throw new UsageError(`${flag}: ${error instanceof Error ? error.message : String(error)}`);
   }

@@ -1,5 +1,6 @@
 /** Durations as operators write them: a whole number and a unit, `30m`, `12h`, `7d`. */
 import { fail } from '../errors.js';
+import { requireOutcomeWindow } from './retention.js';
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 const DURATION = /^(\d{1,9})(ms|s|m|h|d)$/;
@@ -14,4 +15,11 @@ export function parseDuration(text: string): number {
     );
   }
   return Number(match[1]) * unit;
+}
+
+/** A `--keep-outcomes` window: a duration of at least the floor (retention.ts). */
+export function parseOutcomeWindow(text: string): number {
+  const ms = parseDuration(text);
+  requireOutcomeWindow(ms, 'the window');
+  return ms;
 }

@@ -3,7 +3,7 @@
  * at start and then every `intervalMs` (default hourly), in the server process. A failed pass is
  * reported and retried at the next interval; it never stops the server.
  */
-import { applyRetention } from './retention.js';
+import { applyRetention, requireOutcomeWindow } from './retention.js';
 import type { Store } from '../store/store.js';
 
 export const DEFAULT_PRUNE_INTERVAL_MS = 3_600_000;
@@ -19,6 +19,7 @@ export function startOutcomePruner(
   store: Store,
   options: OutcomePrunerOptions,
 ): () => Promise<void> {
+  requireOutcomeWindow(options.keepOutcomesMs, 'keepOutcomesMs');
   let running: Promise<void> = Promise.resolve();
   const pass = (): void => {
     running = running.then(async () => {

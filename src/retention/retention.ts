@@ -14,6 +14,25 @@ import type { VerifyCheckpoint } from '../audit/checkpoint.js';
 import { fail } from '../errors.js';
 import type { Store } from '../store/store.js';
 
+/**
+ * The shortest window stored outcomes are kept. An outcome deleted while its client still retries
+ * the commit (a lost reply, a backoff, a restart) turns the retry into a new operation that applies
+ * again; an hour is far past any client's retry horizon (FencegateClient's is seconds), and short
+ * enough for a busy store to stay small.
+ */
+export const MIN_OUTCOME_RETENTION_MS = 3_600_000;
+
+/** Refuses a retention window that is not a whole number of ms of at least the floor. */
+export function requireOutcomeWindow(ms: number, field: string): void {
+  if (!Number.isSafeInteger(ms) || ms < MIN_OUTCOME_RETENTION_MS) {
+    fail(
+      'invalid_request',
+      `${field} must be at least 1h (${MIN_OUTCOME_RETENTION_MS} ms): stored outcomes must outlive every retry of their commit`,
+      { field },
+    );
+  }
+}
+
 export interface RetentionOptions {
   /** Stored outcomes older than this (ms of store time) are deleted; absent: kept. */
   outcomeRetentionMs?: number;
@@ -46,16 +65,7 @@ export async function applyRetention(
     });
   }
   if (options.outcomeRetentionMs !== undefined) {
-    const ms = options.outcomeRetentionMs;
-    if (!Number.isSafeInteger(ms) || ms < 0) {
-      fail(
-        'invalid_request',
-        'outcomeRetentionMs must be a whole number of milliseconds, 0 or more',
-        {
-          field: 'outcomeRetentionMs',
-        },
-      );
-    }
+    requireOutcomeWindow(options.outcomeRetentionMs, 'outcomeRetentionMs');
   }
   const result: RetentionResult = {
     outcomesDeleted: 0,

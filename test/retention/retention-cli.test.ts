@@ -1,6 +1,6 @@
 /**
  * `fencegate retention` on a SQLite file, in process: verify writes a checkpoint, retention
- * exports and prunes below it and deletes old outcomes, verify continues from the checkpoint;
+ * exports and prunes below it and keeps outcomes younger than the window, verify continues from the checkpoint;
  * wrong calls are usage errors that change nothing.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -44,7 +44,7 @@ it('exports and prunes verified audit entries and old outcomes; verify continues
     '--store',
     store,
     '--keep-outcomes',
-    '0ms',
+    '1h',
     '--checkpoint',
     checkpoint,
     '--export',
@@ -52,7 +52,7 @@ it('exports and prunes verified audit entries and old outcomes; verify continues
   );
   expect(pruned).toMatchObject({ code: 0 });
   expect(pruned.stdout).toMatch(
-    /1 stored outcomes deleted, 1 audit entries deleted \(2 exported\)/,
+    /0 stored outcomes deleted, 1 audit entries deleted \(2 exported\)/,
   );
   expect(readFileSync(exported, 'utf8').trim().split('\n')).toHaveLength(2);
   // From the start, the pruned history cannot be proven: the caller is told to use the checkpoint.

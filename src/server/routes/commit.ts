@@ -54,7 +54,7 @@ export const commitRoutes: RouteFile = (s, limits) => [
       if (outcome === null) {
         throw new FencegateError(
           'not_found',
-          `operation ${params.operationId} has no outcome: nothing happened, the operationId may be retried`,
+          `operation ${params.operationId} has no outcome stored yet: a commit with it may still be in flight (or its outcome was deleted by retention); send the same commit again, or abandonOperation to settle it`,
           { operationId: params.operationId },
         );
       }

@@ -1,8 +1,7 @@
 /**
  * Retention on PostgreSQL: stored outcomes older than a cutoff, and audit entries through a
- * verified seq, deleted in statements of at most CHUNK rows, so no transaction holds many locks
- * for long. Outcomes carry no index on their age (it would cost every commit one more B-tree): a
- * pass walks the table in key order instead.
+ * verified seq, deleted in statements of at most a chunk of rows, so no transaction holds many
+ * locks for long. Outcomes are found through their index by age: a pass costs what it deletes.
  */
 import type { PostgresCalls } from './postgres-calls.js';
 
@@ -13,27 +12,21 @@ export async function pruneOperations(
   createdBefore: number,
 ): Promise<number> {
   const s = calls.schema;
-  let after: [string, string] = ['', ''];
   let deleted = 0;
   for (;;) {
-    const rows = await calls.rows<{ tenant: string; id: string; removed: boolean }>(
-      `WITH page AS (
-         SELECT tenant, operation_id, created_at FROM ${s}.operations
-         WHERE (tenant, operation_id) > ($1, $2) ORDER BY tenant, operation_id LIMIT ${CHUNK}),
-       removed AS (
-         DELETE FROM ${s}.operations o USING page
-         WHERE o.tenant = page.tenant AND o.operation_id = page.operation_id AND o.created_at < $3
-         RETURNING o.tenant, o.operation_id)
-       SELECT page.tenant, page.operation_id AS id,
-              EXISTS (SELECT 1 FROM removed r WHERE r.tenant = page.tenant AND r.operation_id = page.operation_id) AS removed
-       FROM page ORDER BY page.tenant, page.operation_id`,
-      [after[0], after[1], createdBefore],
+    const rows = await calls.rows<{ n: string }>(
+      `WITH removed AS (
+         DELETE FROM ${s}.operations WHERE (tenant, operation_id) IN (
+           SELECT tenant, operation_id FROM ${s}.operations
+           WHERE created_at < $1 ORDER BY created_at LIMIT ${CHUNK})
+         RETURNING 1)
+       SELECT count(*) AS n FROM removed`,
+      [createdBefore],
       'prune_operations',
     );
-    const last = rows.at(-1);
-    if (last === undefined) return deleted;
-    deleted += rows.filter((row) => row.removed).length;
-    after = [last.tenant, last.id];
+    const changes = Number(rows[0]?.n ?? 0);
+    deleted += changes;
+    if (changes < CHUNK) return deleted;
   }
 }
 
@@ -74,4 +67,19 @@ CREATE TABLE @schema@.audit_retention (
   id integer PRIMARY KEY CHECK (id = 1),
   pruned_through bigint NOT NULL
 );
+`;
+
+/**
+ * Migration 22: stored outcomes by age (retention deletes the oldest through it); the store's id,
+ * made once at random, that a verify checkpoint names; and the hash of the last pruned audit entry,
+ * which a checkpoint ending there must match.
+ */
+export const POSTGRES_STORE_ID_AND_OUTCOMES_BY_AGE_SQL = `
+CREATE INDEX IF NOT EXISTS operations_by_age ON @schema@.operations (created_at);
+CREATE TABLE @schema@.store_identity (
+  id integer PRIMARY KEY CHECK (id = 1),
+  store_id text NOT NULL
+);
+INSERT INTO @schema@.store_identity (id, store_id) VALUES (1, replace(gen_random_uuid()::text, '-', ''));
+ALTER TABLE @schema@.audit_retention ADD COLUMN pruned_hash text;
 `;

@@ -1,60 +1,56 @@
 /**
  * Retention on SQLite: stored outcomes older than a cutoff, and audit entries through a verified
- * seq, deleted in short write transactions of at most CHUNK rows, so commits are never held up for
- * long. Outcomes carry no index on their age (it would cost every commit one more B-tree): a pass
- * walks the table in key order instead.
+ * seq, deleted in short write transactions of at most a chunk of rows each. The store runs one
+ * step at a time and gives the event loop back between steps (sqlite-store.ts), so neither commits
+ * nor the process's other requests wait for a whole pass.
  */
 import { writeTransaction, read, type SqliteDatabase } from './sqlite-database.js';
 
-const CHUNK = 5000;
+/** Audit entries deleted in one step: rowid ranges, so a step is as short as an outcome step. */
+export const AUDIT_PRUNE_CHUNK = 2000;
+/**
+ * Outcomes deleted in one step. An outcome row and its index entries are a few hundred bytes: a
+ * step of this size takes a few milliseconds.
+ */
+export const OUTCOME_PRUNE_CHUNK = 1000;
 
-export function pruneOperations(db: SqliteDatabase, createdBefore: number): number {
-  const page = db.prepare(
-    `SELECT tenant, operation_id AS id, created_at AS at FROM operations
-     WHERE (tenant, operation_id) > (?, ?) ORDER BY tenant, operation_id LIMIT ${CHUNK}`,
-  );
+/**
+ * Deletes up to OUTCOME_PRUNE_CHUNK stored outcomes created before the cutoff, oldest first,
+ * found through the index by age: a step costs what it deletes, not the size of the table.
+ */
+export function pruneOperationsStep(db: SqliteDatabase, createdBefore: number): number {
   const remove = db.prepare(
-    'DELETE FROM operations WHERE tenant = ? AND operation_id = ? AND created_at < ?',
+    `DELETE FROM operations WHERE (tenant, operation_id) IN (
+       SELECT tenant, operation_id FROM operations
+       WHERE created_at < ? ORDER BY created_at LIMIT ${OUTCOME_PRUNE_CHUNK})`,
   );
-  let after: [string, string] = ['', ''];
-  let deleted = 0;
-  for (;;) {
-    const rows = read(() => page.all(...after) as { tenant: string; id: string; at: number }[]);
-    const last = rows.at(-1);
-    if (last === undefined) return deleted;
-    const old = rows.filter((row) => row.at < createdBefore);
-    if (old.length > 0) {
-      deleted += writeTransaction(db, () =>
-        old.reduce((n, row) => n + remove.run(row.tenant, row.id, createdBefore).changes, 0),
-      );
-    }
-    after = [last.tenant, last.id];
-  }
+  return writeTransaction(db, () => remove.run(createdBefore).changes);
 }
 
 /**
- * Deletes audit entries with seq <= throughSeq and records how far the log is pruned. The newest
- * entry of the log always stays: seq is the rowid, and SQLite would hand out a deleted newest
- * rowid again, putting new entries below the checkpoint where verify never reads.
+ * Records that the audit log starts after `throughSeq`. The mark comes first: from then on a verify
+ * without the checkpoint is refused, even mid-prune.
  */
-export function pruneAudit(db: SqliteDatabase, throughSeq: number): number {
-  const remove = db.prepare(
-    `DELETE FROM audit WHERE seq IN (
-       SELECT seq FROM audit WHERE seq <= ? AND seq < (SELECT max(seq) FROM audit)
-       ORDER BY seq LIMIT ${CHUNK})`,
-  );
+export function markAuditPruned(db: SqliteDatabase, throughSeq: number): void {
   const mark = db.prepare(
     `INSERT INTO audit_retention (id, pruned_through) VALUES (1, ?)
      ON CONFLICT (id) DO UPDATE SET pruned_through = max(pruned_through, excluded.pruned_through)`,
   );
-  // The mark first: from then on a verify without the checkpoint is refused, even mid-prune.
   writeTransaction(db, () => mark.run(throughSeq));
-  let deleted = 0;
-  for (;;) {
-    const changes = writeTransaction(db, () => remove.run(throughSeq).changes);
-    deleted += changes;
-    if (changes < CHUNK) return deleted;
-  }
+}
+
+/**
+ * Deletes up to AUDIT_PRUNE_CHUNK audit entries with seq <= throughSeq. The newest entry of the log
+ * always stays: seq is the rowid, and SQLite would hand out a deleted newest rowid again, putting
+ * new entries below the checkpoint where verify never reads.
+ */
+export function pruneAuditStep(db: SqliteDatabase, throughSeq: number): number {
+  const remove = db.prepare(
+    `DELETE FROM audit WHERE seq IN (
+       SELECT seq FROM audit WHERE seq <= ? AND seq < (SELECT max(seq) FROM audit)
+       ORDER BY seq LIMIT ${AUDIT_PRUNE_CHUNK})`,
+  );
+  return writeTransaction(db, () => remove.run(throughSeq).changes);
 }
 
 export function auditPrunedThrough(db: SqliteDatabase): number {
@@ -71,4 +67,21 @@ export const SQLITE_RETENTION_MIGRATION = `
     id INTEGER PRIMARY KEY CHECK (id = 1),
     pruned_through INTEGER NOT NULL
   );
+`;
+
+/**
+ * Migration 16: stored outcomes by age, so a retention step finds the oldest without walking the
+ * table (its entries are appended at the right edge, store time only grows, so a commit batch
+ * dirties one more index page, not one per commit); the store's id, made once at random, that a
+ * verify checkpoint names; and the hash of the last pruned audit entry, which a checkpoint ending
+ * there must match.
+ */
+export const SQLITE_STORE_ID_AND_OUTCOMES_BY_AGE_SQL = `
+  CREATE INDEX operations_by_age ON operations (created_at);
+  CREATE TABLE store_identity (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    store_id TEXT NOT NULL
+  );
+  INSERT INTO store_identity (id, store_id) VALUES (1, lower(hex(randomblob(16))));
+  ALTER TABLE audit_retention ADD COLUMN pruned_hash TEXT;
 `;
