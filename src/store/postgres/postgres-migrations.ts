@@ -23,7 +23,10 @@ import { INTENT_NOTIFY_SQL } from './postgres-sql-intent-notify.js';
 import { LEASES_SQL } from './postgres-sql-leases.js';
 import { LEASE_JOBS_SQL } from './postgres-sql-lease-jobs.js';
 import { PLAIN_BATCH_SQL } from './postgres-sql-plain-batch.js';
-import { POSTGRES_RETENTION_SQL } from './postgres-retention.js';
+import {
+  POSTGRES_RETENTION_SQL,
+  POSTGRES_STORE_ID_AND_OUTCOMES_BY_AGE_SQL,
+} from './postgres-retention.js';
 import { TABLES_SQL } from './postgres-sql-tables.js';
 
 export interface PostgresMigration {
@@ -78,6 +81,11 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     version: 21,
     name: 'take-over right of worker tokens',
     sql: 'ALTER TABLE @schema@.tokens ADD COLUMN IF NOT EXISTS may_take_over text;',
+  },
+  {
+    version: 22,
+    name: 'store id, stored outcomes by age, hash of the last pruned audit entry',
+    sql: POSTGRES_STORE_ID_AND_OUTCOMES_BY_AGE_SQL,
   },
 ];
 

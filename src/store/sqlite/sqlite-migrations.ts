@@ -3,7 +3,10 @@
  * recorded in `fencegate_migrations`, so several processes opening one file agree on it.
  */
 import { SQLITE_FENCE_GRANTS_MIGRATION } from './sqlite-fence-grants.js';
-import { SQLITE_RETENTION_MIGRATION } from './sqlite-retention.js';
+import {
+  SQLITE_RETENTION_MIGRATION,
+  SQLITE_STORE_ID_AND_OUTCOMES_BY_AGE_SQL,
+} from './sqlite-retention.js';
 
 export interface Migration {
   version: number;
@@ -245,5 +248,10 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
     name: 'take-over right of worker tokens',
     // A JSON list of scope prefixes the token may take over; null for none (every earlier token).
     sql: `ALTER TABLE tokens ADD COLUMN may_take_over TEXT;`,
+  },
+  {
+    version: 16,
+    name: 'store id, stored outcomes by age, hash of the last pruned audit entry',
+    sql: SQLITE_STORE_ID_AND_OUTCOMES_BY_AGE_SQL,
   },
 ];

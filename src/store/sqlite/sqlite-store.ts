@@ -5,6 +5,7 @@
  * holds it, the store waits from the event loop (sqlite-busy.ts), never blocking the process, up
  * to the busy timeout, after which the answer is store_unavailable with nothing changed.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { systemClock, type Clock } from '../../core/clock.js';
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
 import { planAbandon, planCommit } from '../../core/plan/plan-commit.js';
@@ -108,7 +109,14 @@ import { SqliteRowStatements } from './sqlite-row-statements.js';
 import { lastAuditSeq } from './sqlite-snapshot.js';
 import { SqliteStatements } from './sqlite-statements.js';
 import { isBusy, retryWhileBusy } from './sqlite-busy.js';
-import { auditPrunedThrough, pruneAudit, pruneOperations } from './sqlite-retention.js';
+import {
+  AUDIT_PRUNE_CHUNK,
+  auditPrunedThrough,
+  markAuditPruned,
+  OUTCOME_PRUNE_CHUNK,
+  pruneAuditStep,
+  pruneOperationsStep,
+} from './sqlite-retention.js';
 import { WalSync, type SyncFile } from './sqlite-wal-sync.js';
 import { Checkpointer, type CheckpointOptions } from './sqlite-checkpointer.js';
 
@@ -593,17 +601,34 @@ export class SqliteStore implements Store {
   }
 
   pruneOperations(createdBefore: number): Promise<number> {
-    return this.#run(() => this.#pruned(pruneOperations(this.#db, createdBefore)));
+    return this.#pruneInSteps(OUTCOME_PRUNE_CHUNK, () =>
+      pruneOperationsStep(this.#db, createdBefore),
+    );
   }
 
-  pruneAudit(throughSeq: number): Promise<number> {
-    return this.#run(() => this.#pruned(pruneAudit(this.#db, throughSeq)));
+  async pruneAudit(throughSeq: number): Promise<number> {
+    await this.#run(() => this.#pruned(markAuditPruned(this.#db, throughSeq)));
+    return await this.#pruneInSteps(AUDIT_PRUNE_CHUNK, () => pruneAuditStep(this.#db, throughSeq));
+  }
+
+  /**
+   * Runs deletion steps until one deletes less than a full chunk, giving the event loop back
+   * between steps: a pass over a large table never holds other requests for more than one step.
+   */
+  async #pruneInSteps(chunk: number, step: () => number): Promise<number> {
+    let deleted = 0;
+    for (;;) {
+      const changes = await this.#run(() => this.#pruned(step()));
+      deleted += changes;
+      if (changes < chunk) return deleted;
+      await nextTurn();
+    }
   }
 
   /** Pruning commits transactions of its own; its answer waits for their sync like any write. */
-  #pruned(rows: number): number {
+  #pruned<T>(result: T): T {
     this.#walSync?.committed();
-    return rows;
+    return result;
   }
 
   auditPrunedThrough(): Promise<number> {
