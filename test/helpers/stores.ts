@@ -21,6 +21,7 @@
  */
 import { afterAll } from 'vitest';
 import { skipForMissing } from './missing.js';
+import { storeSelected, type StoreFamily } from './store-filter.js';
 import type { Clock } from '../../src/core/clock.js';
 import type { Store } from '../../src/store/store.js';
 import type { CutoverRequest } from '../../src/types.js';
@@ -83,10 +84,6 @@ export interface BehindTheStore {
   watchCutover(url: string): Promise<CutoverWatcher>;
 }
 
-/** The names FENCEGATE_STORES accepts: each covers every deployment of that store in the list. */
-export const STORE_FAMILIES = ['sqlite', 'postgres', 'etcd'] as const;
-export type StoreFamily = (typeof STORE_FAMILIES)[number];
-
 /** One store the tests run on. */
 export interface TestStoreKind {
   readonly name: string;
@@ -112,28 +109,12 @@ export interface TestStoreKind {
 
 export const ALL_STORES: readonly TestStoreKind[] = [SQLITE, POSTGRES, ETCD, ETCD_CLUSTER];
 
-/** The stores FENCEGATE_STORES names (all when unset); an unknown name is refused. */
-export function selectStores(
-  all: readonly TestStoreKind[],
-  filter: string | undefined,
-): TestStoreKind[] {
-  if (filter === undefined || filter.trim() === '') return [...all];
-  const names = filter.split(',').map((name) => name.trim().toLowerCase());
-  const unknown = names.filter((name) => !(STORE_FAMILIES as readonly string[]).includes(name));
-  if (unknown.length > 0) {
-    throw new Error(
-      `FENCEGATE_STORES names unknown store(s) ${unknown.map((name) => `"${name}"`).join(', ')}: ` +
-        `use a comma-separated list of ${STORE_FAMILIES.join(', ')}`,
-    );
-  }
-  return all.filter((kind) => names.includes(kind.family));
-}
-
 /** The selected stores this machine has; each missing one is a skipped group of the run. */
-export const STORES: readonly TestStoreKind[] = selectStores(
-  ALL_STORES,
-  process.env.FENCEGATE_STORES,
-).filter((kind) => !skipForMissing(`tests on ${kind.family}`, kind.missing(), kind.install));
+export const STORES: readonly TestStoreKind[] = ALL_STORES.filter(
+  (kind) =>
+    storeSelected(kind.family) &&
+    !skipForMissing(`tests on ${kind.family}`, kind.missing(), kind.install),
+);
 
 /** The stores every per-area suite runs on. */
 export const AREA_STORES: readonly TestStoreKind[] = STORES.filter((kind) => kind.everyArea);

@@ -10,6 +10,7 @@ import { prefixEnd } from '../../../src/store/etcd/etcd-keys.js';
 import { parseEtcdUrl } from '../../../src/store/etcd/etcd-url.js';
 import type { BehindTheStore, StoreFactory, StoreOptions, TestStoreKind } from '../stores.js';
 import { skipForMissing } from '../missing.js';
+import { storeSelected } from '../store-filter.js';
 import { planOnEtcd } from './etcd-plan.js';
 
 /** The etcd URL of the test run: 'single' member or the 3-member 'cluster'. */
@@ -27,8 +28,12 @@ export function etcdMissing(): string | null {
 export const ETCD_INSTALL =
   'apt-get install etcd-server etcd-client (or set FENCEGATE_TEST_ETCD_URL=etcd://host:port)';
 
-/** For a file of etcd tests: true when this machine has no etcd and they must be skipped. */
+/**
+ * For a file of etcd tests: true when FENCEGATE_STORES leaves it out, or this
+ * machine has no etcd and they must be skipped.
+ */
 export function skipWithoutEtcd(): boolean {
+  if (!storeSelected('etcd')) return true;
   return skipForMissing('tests on etcd', etcdMissing(), ETCD_INSTALL);
 }
 

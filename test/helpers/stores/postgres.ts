@@ -15,6 +15,7 @@ import {
 } from '../../postgres/pg-helpers.js';
 import { inject } from 'vitest';
 import { skipForMissing } from '../missing.js';
+import { storeSelected } from '../store-filter.js';
 import type { StoreFactory, StoreOptions, TestStoreKind } from '../stores.js';
 
 /** What the PostgreSQL tests lack, or null when the global setup found or started a server. */
@@ -28,8 +29,12 @@ export const POSTGRES_INSTALL =
   'apt-get install postgresql (the tests start a throwaway server from its binaries), ' +
   'or set FENCEGATE_TEST_PG_URL';
 
-/** For a file of PostgreSQL tests: true when this machine has none and they must be skipped. */
+/**
+ * For a file of PostgreSQL tests: true when FENCEGATE_STORES leaves it out, or this
+ * machine has none and they must be skipped.
+ */
 export function skipWithoutPostgres(): boolean {
+  if (!storeSelected('postgres')) return true;
   return skipForMissing('tests on postgres', postgresMissing(), POSTGRES_INSTALL);
 }
 

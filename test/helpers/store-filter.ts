@@ -1,0 +1,26 @@
+/**
+ * FENCEGATE_STORES: which stores a run tests, as a comma-separated list of sqlite, postgres and
+ * etcd (all of them when unset). The store list (test/helpers/stores.ts) keeps only these, and the
+ * files that test one store alone (test/postgres, test/etcd) are skipped when it is left out.
+ */
+export const STORE_FAMILIES = ['sqlite', 'postgres', 'etcd'] as const;
+export type StoreFamily = (typeof STORE_FAMILIES)[number];
+
+/** The stores `filter` names, all when it is unset or empty; an unknown name is refused. */
+export function parseStoreFilter(filter: string | undefined): StoreFamily[] {
+  if (filter === undefined || filter.trim() === '') return [...STORE_FAMILIES];
+  const names = filter.split(',').map((name) => name.trim().toLowerCase());
+  const unknown = names.filter((name) => !(STORE_FAMILIES as readonly string[]).includes(name));
+  if (unknown.length > 0) {
+    throw new Error(
+      `FENCEGATE_STORES names unknown store(s) ${unknown.map((name) => `"${name}"`).join(', ')}: ` +
+        `use a comma-separated list of ${STORE_FAMILIES.join(', ')}`,
+    );
+  }
+  return STORE_FAMILIES.filter((family) => names.includes(family));
+}
+
+/** Whether this run tests `family` (FENCEGATE_STORES names it, or is unset). */
+export function storeSelected(family: StoreFamily): boolean {
+  return parseStoreFilter(process.env.FENCEGATE_STORES).includes(family);
+}
