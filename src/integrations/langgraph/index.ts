@@ -3,3 +3,10 @@
  * fence. Needs the optional peer dependency @langchain/langgraph-checkpoint.
  */
 export { FencedCheckpointSaver, type FencedCheckpointSaverOptions } from './checkpoint-saver.js';
+export {
+  runThread,
+  ThreadBusyError,
+  isThreadBusyError,
+  type RunThreadOptions,
+  type MultitaskStrategy,
+} from './run-thread.js';
