@@ -1,7 +1,8 @@
 """Real Celery workers on the real Redis for the fenced-task tests.
 
 Every test gets a key prefix of its own (broker queue, unacked index, result backend, marks) on
-the Redis at ``FENCEGATE_TEST_REDIS`` (default ``redis://127.0.0.1:6379/13``), deleted after it.
+the Redis at ``FENCEGATE_TEST_REDIS_URL`` (default ``redis://127.0.0.1:6379``; database 13 unless
+the URL names one), deleted after it.
 """
 
 import inspect
@@ -14,12 +15,18 @@ import time
 import urllib.request
 from pathlib import Path
 from typing import Dict, Iterator, List
+from urllib.parse import urlsplit
 
 import pytest
 
 HERE = Path(__file__).resolve().parent
 PACKAGE = HERE.parents[1]
-REDIS_URL = os.environ.get("FENCEGATE_TEST_REDIS", "redis://127.0.0.1:6379/13")
+
+
+def redis_url() -> str:
+    url = os.environ.get("FENCEGATE_TEST_REDIS_URL") or "redis://127.0.0.1:6379"
+    return url if urlsplit(url).path.strip("/") else url.rstrip("/") + "/13"
+
 
 
 def worker_token(admin, server, tenant_name: str) -> str:
@@ -95,7 +102,7 @@ def celery_env(server, admin, tenant, tmp_path) -> Dict[str, str]:
         "FENCEGATE_URL": server.url,
         "FENCEGATE_TOKEN": worker_token(admin, server, tenant.name),
         "FG_CELERY_PREFIX": prefix,
-        "FG_CELERY_REDIS": REDIS_URL,
+        "FG_CELERY_REDIS": redis_url(),
         "PYTHONPATH": os.pathsep.join([str(PACKAGE), str(HERE)]),
         "PYTHONDONTWRITEBYTECODE": "1",
     }
