@@ -1,0 +1,205 @@
+"""Reading a thread back: the tip, one checkpoint, its history, as plans (see plans.py).
+
+Reads need no ownership: any saver, owner or not, reads every thread of its tenant.
+"""
+
+import re
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+
+from langgraph.checkpoint.base import CheckpointTuple
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+from ..errors import ScopeNotFoundError
+from ..models import RecordState
+from .names import blob_name, checkpoint_name, checkpoint_prefix, writes_prefix
+from .plans import Emit, Plan, call
+from .stored import is_empty, load, recency, writes_in_order
+
+_PAGE = 100
+#: LangGraph's own checkpoint ids: uuid6, whose name order is time order.
+_UUID6 = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-6[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+class ThreadReader:
+    """Reads one tenant's threads through plans; ``scope_for`` names a thread's scope."""
+
+    def __init__(self, serde: SerializerProtocol, scope_for: Callable[[str], str]) -> None:
+        self.serde = serde
+        self.scope_for = scope_for
+
+    def get_tuple(
+        self, thread_id: str, namespace: str, checkpoint_id: Optional[str]
+    ) -> "Plan[Optional[CheckpointTuple]]":
+        scope = self.scope_for(thread_id)
+        if checkpoint_id:
+            record = yield from self._record(scope, checkpoint_name(namespace, checkpoint_id))
+            stored = record.value if record is not None and record.exists else None
+        else:
+            newest = yield from self._newest_first(scope, checkpoint_prefix(namespace), 1)
+            stored = newest[0] if newest else None
+        if stored is None:
+            return None
+        return (yield from self._to_tuple(thread_id, stored))
+
+    def list(
+        self,
+        thread_ids: Optional[List[str]],
+        thread_prefix: str,
+        namespace: Optional[str],
+        only_id: Optional[str],
+        before_id: Optional[str],
+        metadata_filter: Optional[Dict[str, Any]],
+        limit: Optional[int],
+    ) -> "Plan[None]":
+        remaining = limit if limit is not None else -1
+        if remaining == 0:
+            return
+        threads = thread_ids
+        if threads is None:
+            threads = yield from self._thread_ids(thread_prefix)
+        for thread_id in threads:
+            scope = self.scope_for(thread_id)
+            ordered = yield from self._newest_first(scope, checkpoint_prefix(namespace), None)
+            for stored in _below(self.serde, ordered, before_id):
+                if only_id and stored["id"] != only_id:
+                    continue
+                metadata = load(self.serde, stored["metadata"])
+                if metadata_filter and any(
+                    metadata.get(key) != value for key, value in metadata_filter.items()
+                ):
+                    continue
+                checkpoint_tuple = yield from self._to_tuple(thread_id, stored, metadata)
+                yield Emit(checkpoint_tuple)
+                remaining -= 1
+                if remaining == 0:
+                    return
+
+    def _newest_first(
+        self, scope: str, prefix: str, wanted: Optional[int]
+    ) -> "Plan[List[Dict[str, Any]]]":
+        """Checkpoint records newest first. Ids LangGraph makes are uuid6, so name order is time
+        order and paging stops once ``wanted`` are found; a thread with ids of another kind is
+        read whole and ordered by each checkpoint's timestamp."""
+        found: List[Dict[str, Any]] = []
+        cursor: Optional[str] = None
+        by_name = True
+        while True:
+            page = yield from self._page(scope, prefix, cursor)
+            for record in page.items:
+                if record.exists:
+                    found.append(record.value)
+                    by_name = by_name and bool(_UUID6.match(str(record.value["id"])))
+            cursor = page.next_cursor
+            if cursor is None or (by_name and wanted is not None and len(found) >= wanted):
+                break
+        if not by_name:
+            found.sort(key=lambda stored: recency(self.serde, stored), reverse=True)
+        return found if wanted is None else found[:wanted]
+
+    def _to_tuple(
+        self, thread_id: str, stored: Dict[str, Any], metadata: Any = None
+    ) -> "Plan[CheckpointTuple]":
+        scope = self.scope_for(thread_id)
+        namespace = stored["ns"]
+        checkpoint = load(self.serde, stored["checkpoint"])
+        values: Dict[str, Any] = {}
+        for channel, version in checkpoint.get("channel_versions", {}).items():
+            blob = yield from self._record(scope, blob_name(namespace, channel, version))
+            if blob is not None and blob.exists and not is_empty(blob.value):
+                values[channel] = load(self.serde, blob.value)
+        checkpoint["channel_values"] = values
+        writes = yield from self._pending_writes(scope, namespace, stored["id"])
+        config = _config(thread_id, namespace, stored["id"])
+        parent = stored.get("parent")
+        return CheckpointTuple(
+            config=config,
+            checkpoint=checkpoint,
+            metadata=metadata if metadata is not None else load(self.serde, stored["metadata"]),
+            parent_config=None if parent is None else _config(thread_id, namespace, parent),
+            pending_writes=[
+                (w["task"], w["channel"], load(self.serde, w["value"])) for w in writes
+            ],
+        )
+
+    def _pending_writes(
+        self, scope: str, namespace: str, checkpoint_id: str
+    ) -> "Plan[List[Dict[str, Any]]]":
+        writes: List[Dict[str, Any]] = []
+        cursor: Optional[str] = None
+        while True:
+            page = yield from self._page(scope, writes_prefix(namespace, checkpoint_id), cursor)
+            writes.extend(record.value for record in page.items if record.exists)
+            cursor = page.next_cursor
+            if cursor is None:
+                return writes_in_order(writes)
+
+    def _thread_ids(self, prefix: str) -> "Plan[List[str]]":
+        from .names import unescape_name
+
+        threads: List[str] = []
+        cursor: Optional[str] = None
+        while True:
+            page = yield call("list_scopes", prefix=prefix, limit=_PAGE, cursor=cursor)
+            threads.extend(
+                unescape_name(scope.scope[len(prefix) :])
+                for scope in page.items
+                if scope.status == "active"
+            )
+            cursor = page.next_cursor
+            if cursor is None:
+                return threads
+
+    def _page(self, scope: str, prefix: str, cursor: Optional[str]) -> "Plan[Any]":
+        """One descending page of a prefix; a thread never written reads as empty."""
+        try:
+            return (
+                yield call(
+                    "list_records_page",
+                    scope,
+                    prefix=prefix,
+                    direction="desc",
+                    limit=_PAGE,
+                    cursor=cursor,
+                )
+            )
+        except ScopeNotFoundError:
+            return _EMPTY_PAGE
+
+    def _record(self, scope: str, name: str) -> "Plan[Optional[RecordState]]":
+        try:
+            return (yield call("get_record", scope, name))
+        except ScopeNotFoundError:
+            return None
+
+
+class _EmptyPage:
+    items: List[RecordState] = []
+    next_cursor: Optional[str] = None
+
+
+_EMPTY_PAGE = _EmptyPage()
+
+
+def _below(
+    serde: SerializerProtocol, ordered: List[Dict[str, Any]], before_id: Optional[str]
+) -> Iterator[Dict[str, Any]]:
+    """The checkpoints older than ``before_id`` (all of them without it), newest first."""
+    if not before_id:
+        yield from ordered
+        return
+    anchor = next((stored for stored in ordered if stored["id"] == before_id), None)
+    bound: Tuple[str, str] = recency(serde, anchor) if anchor is not None else ("", "")
+    for stored in ordered:
+        older = recency(serde, stored) < bound if anchor is not None else stored["id"] < before_id
+        if older:
+            yield stored
+
+
+def _config(thread_id: str, namespace: str, checkpoint_id: str) -> Dict[str, Any]:
+    return {
+        "configurable": {
+            "thread_id": thread_id,
+            "checkpoint_ns": namespace,
+            "checkpoint_id": checkpoint_id,
+        }
+    }

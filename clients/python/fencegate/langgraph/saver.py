@@ -1,0 +1,423 @@
+"""FencedCheckpointSaver: a LangGraph checkpoint saver whose every write is a fenced commit.
+
+A thread is one scope (``scope_for(thread_id)``, as the TypeScript saver names it); its
+checkpoints, channel blobs and pending writes are records of that scope (see names.py). A run
+writes under the fence of a write ownership it claimed, of ``configurable.fence``, or of a lease
+the saver acquires for it; once another run owns the thread, its next write is refused with
+:class:`StaleWriteOwnerError` and nothing of it is stored.
+"""
+
+import logging
+import uuid
+from typing import Any, AsyncIterator, Dict, Iterator, List, Optional, Sequence, Tuple
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    copy_checkpoint,
+    get_checkpoint_metadata,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+from ..errors import InvalidRequestError, LeaseHeldError, ScopeDeletedError, ScopeNotFoundError
+from .leases import HeldLease, ThreadLeases
+from .names import DEFAULT_SCOPE_PREFIX, blob_name, checkpoint_name, escape_name, write_name
+from .owner import WriteOwner
+from .plans import Plan, aiterate, arun, call, iterate, run
+from .reads import ThreadReader
+from .stored import EMPTY, dump, stored_checkpoint, stored_write, write_index
+from .writes import DEFAULT_MAX_WRITES, Batch, RecordToWrite, write_records
+
+log = logging.getLogger("fencegate.langgraph")
+
+DEFAULT_TTL_MS = 30_000
+
+#: What ``_fence`` answers for a write that must be dropped: the thread was deleted.
+_DELETED = -1
+
+
+class FencedCheckpointSaver(BaseCheckpointSaver):
+    """A ``BaseCheckpointSaver`` over fencegate, synchronous and asynchronous.
+
+    ``client`` is a ``fencegate.Client`` or a ``fencegate.AsyncClient`` (or give both,
+    ``client=`` and ``aclient=``) with a **worker** token: the synchronous methods need the
+    first, the ``a``-methods the second. ``holder`` (default: an id unique to this saver) holds
+    the lease of a run that brings no fence of its own, renewed every third of ``ttl_ms``.
+    ``operator_client`` / ``operator_aclient`` delete threads, an operator action (default:
+    ``client`` / ``aclient``, which then need an operator token for it).
+    """
+
+    def __init__(
+        self,
+        client: Any = None,
+        holder: Optional[str] = None,
+        ttl_ms: int = DEFAULT_TTL_MS,
+        *,
+        aclient: Any = None,
+        operator_client: Any = None,
+        operator_aclient: Any = None,
+        scope_prefix: str = DEFAULT_SCOPE_PREFIX,
+        max_writes: int = DEFAULT_MAX_WRITES,
+        serde: Optional[SerializerProtocol] = None,
+    ) -> None:
+        super().__init__(serde=serde)
+        if client is not None and _is_async(client):
+            client, aclient = None, aclient or client
+        if client is None and aclient is None:
+            raise InvalidRequestError(
+                "FencedCheckpointSaver needs client= (a fencegate.Client) or aclient= "
+                "(a fencegate.AsyncClient)",
+                {"field": "client"},
+            )
+        if not isinstance(ttl_ms, int) or ttl_ms < 1:
+            raise InvalidRequestError("ttl_ms must be a whole number of milliseconds ≥ 1")
+        self.client = client
+        self.aclient = aclient
+        self.operator_client = operator_client or client
+        self.operator_aclient = operator_aclient or aclient
+        self.holder = holder or f"langgraph-saver-{uuid.uuid4().hex[:12]}"
+        self.ttl_ms = ttl_ms
+        self.scope_prefix = scope_prefix
+        self.max_writes = max_writes
+        self._leases = ThreadLeases(client, aclient, ttl_ms)
+        self._reader = ThreadReader(self.serde, self.scope_for)
+
+    def scope_for(self, thread_id: str) -> str:
+        """The scope of a thread: acquire or take it over to give a run its fence."""
+        return self.scope_prefix + escape_name(str(thread_id))
+
+    # Reads
+
+    def get_tuple(self, config: RunnableConfig) -> Optional[CheckpointTuple]:
+        return run(self._sync("get_tuple"), self._get_tuple(config))
+
+    async def aget_tuple(self, config: RunnableConfig) -> Optional[CheckpointTuple]:
+        return await arun(self._async("aget_tuple"), self._get_tuple(config))
+
+    def list(
+        self,
+        config: Optional[RunnableConfig],
+        *,
+        filter: Optional[Dict[str, Any]] = None,
+        before: Optional[RunnableConfig] = None,
+        limit: Optional[int] = None,
+    ) -> Iterator[CheckpointTuple]:
+        return iterate(self._sync("list"), self._list(config, filter, before, limit))
+
+    async def alist(
+        self,
+        config: Optional[RunnableConfig],
+        *,
+        filter: Optional[Dict[str, Any]] = None,
+        before: Optional[RunnableConfig] = None,
+        limit: Optional[int] = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        async for item in aiterate(
+            self._async("alist"), self._list(config, filter, before, limit)
+        ):
+            yield item
+
+    # Writes
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        plan = self._put(config, checkpoint, metadata, new_versions)
+        return run(self._sync("put"), plan)
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        plan = self._put(config, checkpoint, metadata, new_versions)
+        return await arun(self._async("aput"), plan)
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[Tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        run(self._sync("put_writes"), self._put_writes(config, writes, task_id, task_path))
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[Tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        plan = self._put_writes(config, writes, task_id, task_path)
+        await arun(self._async("aput_writes"), plan)
+
+    def delete_thread(self, thread_id: str) -> None:
+        run(self._operator_sync(), self._delete_thread(thread_id))
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        await arun(self._operator_async(), self._delete_thread(thread_id))
+
+    # Write ownership
+
+    def claim_write_ownership(self, thread_id: str) -> WriteOwner:
+        """Takes the thread: acquires it, or takes it over from a live owner (a worker token
+        needs the take-over right for the saver's scope prefix). The returned writer's writes
+        are accepted until another claim supersedes it."""
+        return run(self._sync("claim_write_ownership"), self._claim(thread_id))
+
+    async def aclaim_write_ownership(self, thread_id: str) -> WriteOwner:
+        return await arun(self._async("aclaim_write_ownership"), self._claim(thread_id))
+
+    def release_thread(self, thread_id: str) -> None:
+        """Releases this saver's own lease on a thread; its next write acquires it again."""
+        lease = self._leases.held(self.scope_for(thread_id), self.holder)
+        if lease is not None:
+            run(self._sync("release_thread"), self._leases.release(lease))
+
+    async def arelease_thread(self, thread_id: str) -> None:
+        lease = self._leases.held(self.scope_for(thread_id), self.holder)
+        if lease is not None:
+            await arun(self._async("arelease_thread"), self._leases.release(lease))
+
+    def close(self) -> None:
+        """Stops renewing and releases every lease this saver and its writers hold."""
+        for lease in self._leases.release_all():
+            run(self._sync("close"), self._leases.release(lease))
+
+    async def aclose(self) -> None:
+        for lease in self._leases.release_all():
+            await arun(self._async("aclose"), self._leases.release(lease))
+
+    def __enter__(self) -> "FencedCheckpointSaver":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> "FencedCheckpointSaver":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # Plans: each operation once, for both kinds of client
+
+    def _get_tuple(self, config: RunnableConfig) -> "Plan[Optional[CheckpointTuple]]":
+        thread_id = _thread_of(config)
+        if thread_id is None:
+            return None
+        namespace = _namespace_of(config) or ""
+        checkpoint_id = _config_string(config, "checkpoint_id")
+        return (yield from self._reader.get_tuple(thread_id, namespace, checkpoint_id))
+
+    def _list(
+        self,
+        config: Optional[RunnableConfig],
+        metadata_filter: Optional[Dict[str, Any]],
+        before: Optional[RunnableConfig],
+        limit: Optional[int],
+    ) -> "Plan[None]":
+        config = config or {}
+        thread_id = _thread_of(config)
+        yield from self._reader.list(
+            thread_ids=None if thread_id is None else [thread_id],
+            thread_prefix=self.scope_prefix,
+            namespace=_namespace_of(config),
+            only_id=_config_string(config, "checkpoint_id"),
+            before_id=None if before is None else _config_string(before, "checkpoint_id"),
+            metadata_filter=metadata_filter,
+            limit=limit,
+        )
+
+    def _put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> "Plan[RunnableConfig]":
+        thread_id = _require_thread(config, "put a checkpoint")
+        namespace = _namespace_of(config) or ""
+        prepared: Dict[str, Any] = dict(copy_checkpoint(checkpoint))
+        values = prepared.pop("channel_values")
+        prepared["channel_values"] = {}
+        # Only the channels that changed get a blob; the others are read from earlier versions.
+        records: List[RecordToWrite] = [
+            RecordToWrite(
+                blob_name(namespace, channel, version),
+                dump(self.serde, values[channel]) if channel in values else EMPTY,
+                keep_existing=True,
+            )
+            for channel, version in new_versions.items()
+        ]
+        stored = stored_checkpoint(
+            self.serde,
+            namespace,
+            prepared,
+            get_checkpoint_metadata(config, metadata),
+            _config_string(config, "checkpoint_id"),
+        )
+        records.append(RecordToWrite(checkpoint_name(namespace, checkpoint["id"]), stored))
+        yield from self._write(config, thread_id, records, f"put {namespace} {checkpoint['id']}")
+        return {
+            "configurable": {
+                "thread_id": thread_id,
+                "checkpoint_ns": namespace,
+                "checkpoint_id": checkpoint["id"],
+            }
+        }
+
+    def _put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[Tuple[str, Any]],
+        task_id: str,
+        task_path: str,
+    ) -> "Plan[None]":
+        thread_id = _require_thread(config, "put writes")
+        checkpoint_id = _config_string(config, "checkpoint_id")
+        if checkpoint_id is None:
+            raise InvalidRequestError(
+                "put_writes needs configurable.checkpoint_id: pass the config put returned",
+                {"field": "configurable.checkpoint_id"},
+            )
+        namespace = _namespace_of(config) or ""
+        # A special channel has one fixed slot that the current owner's later write replaces; a
+        # regular write keeps the slot it was first stored in, so a repeat is absorbed.
+        by_name: Dict[str, RecordToWrite] = {}
+        for position, (channel, value) in enumerate(writes):
+            index = write_index(channel, position)
+            name = write_name(namespace, checkpoint_id, task_id, index)
+            value_record = stored_write(self.serde, task_id, channel, task_path, index, value)
+            by_name[name] = RecordToWrite(name, value_record, keep_existing=index >= 0)
+        if by_name:
+            purpose = f"writes {namespace} {checkpoint_id}"
+            yield from self._write(config, thread_id, list(by_name.values()), purpose)
+
+    def _delete_thread(self, thread_id: str) -> "Plan[None]":
+        scope = self.scope_for(thread_id)
+        self._leases.forget(scope)
+        try:
+            yield call("delete_scope", scope, reason="langgraph delete_thread")
+        except (ScopeNotFoundError, ScopeDeletedError):
+            return
+
+    def _claim(self, thread_id: str) -> "Plan[WriteOwner]":
+        scope = self.scope_for(thread_id)
+        # Each claim holds the thread under a holder of its own, so a second claim supersedes
+        # the first even within one saver.
+        holder = f"{self.holder}:{uuid.uuid4().hex[:12]}"
+        try:
+            grant = yield call("acquire", scope, holder, self.ttl_ms)
+        except LeaseHeldError:
+            grant = yield call(
+                "takeover", scope, holder, ttl_ms=self.ttl_ms, reason="claim_write_ownership"
+            )
+        lease = self._leases.hold(scope, holder, grant.fence)
+        return WriteOwner(self, thread_id, lease)
+
+    def _write(
+        self, config: RunnableConfig, thread_id: str, records: List[RecordToWrite], purpose: str
+    ) -> "Plan[None]":
+        scope = self.scope_for(thread_id)
+        fence = yield from self._fence(config, scope)
+        if fence == _DELETED:
+            log.warning("thread %r was deleted: a late write to it is not stored", thread_id)
+            return
+        batch = Batch(thread_id, scope, fence, records, purpose)
+        yield from write_records(batch, self.max_writes)
+
+    def _fence(self, config: RunnableConfig, scope: str) -> "Plan[int]":
+        """The run's own fence when it brings one, else this saver's lease on the thread."""
+        given = (config.get("configurable") or {}).get("fence")
+        if given is not None:
+            if isinstance(given, bool) or not isinstance(given, int) or given < 0:
+                raise InvalidRequestError(
+                    "configurable.fence must be a whole number ≥ 0 (the fence of a grant)",
+                    {"field": "configurable.fence"},
+                )
+            return given
+        held: Optional[HeldLease] = self._leases.held(scope, self.holder)
+        if held is not None:
+            return held.fence
+        try:
+            grant = yield call("acquire", scope, self.holder, self.ttl_ms)
+        except ScopeDeletedError:
+            # As LangGraph's savers do: a deleted thread is not re-created by a late write.
+            return _DELETED
+        return self._leases.hold(scope, self.holder, grant.fence).fence
+
+    def _sync(self, method: str) -> Any:
+        if self.client is None:
+            raise InvalidRequestError(
+                f"{method} is synchronous and this saver has no fencegate.Client: pass client=, "
+                f"or call the a-method with the AsyncClient it has",
+                {"field": "client"},
+            )
+        return self.client
+
+    def _async(self, method: str) -> Any:
+        if self.aclient is None:
+            raise InvalidRequestError(
+                f"{method} is asynchronous and this saver has no fencegate.AsyncClient: pass "
+                f"aclient=, or call the synchronous method with the Client it has",
+                {"field": "aclient"},
+            )
+        return self.aclient
+
+    def _operator_sync(self) -> Any:
+        return self.operator_client or self._sync("delete_thread")
+
+    def _operator_async(self) -> Any:
+        return self.operator_aclient or self._async("adelete_thread")
+
+
+def _is_async(client: Any) -> bool:
+    import inspect
+
+    return inspect.iscoroutinefunction(getattr(client, "get_record", None))
+
+
+def _config_string(config: RunnableConfig, key: str) -> Optional[str]:
+    """LangGraph ids are strings, though a caller may pass a number; anything else is refused."""
+    value = (config.get("configurable") or {}).get(key)
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise InvalidRequestError(
+        f"configurable.{key} must be a string, got {type(value).__name__}",
+        {"field": f"configurable.{key}"},
+    )
+
+
+def _thread_of(config: RunnableConfig) -> Optional[str]:
+    return _config_string(config, "thread_id")
+
+
+def _namespace_of(config: RunnableConfig) -> Optional[str]:
+    return _config_string(config, "checkpoint_ns")
+
+
+def _require_thread(config: RunnableConfig, action: str) -> str:
+    thread_id = _thread_of(config)
+    if thread_id is None:
+        raise InvalidRequestError(
+            f"cannot {action}: configurable.thread_id is missing; pass "
+            '{"configurable": {"thread_id": ...}}',
+            {"field": "configurable.thread_id"},
+        )
+    return thread_id
