@@ -68,8 +68,7 @@ describe.skipIf(skip)('Python client (pytest)', () => {
       env: { ...process.env, FENCEGATE_NODE: process.execPath, PYTHONDONTWRITEBYTECODE: '1' },
       maxBuffer: 16 * 1024 * 1024,
     }).catch((error: { code?: unknown; stdout?: string; stderr?: string; message: string }) => {
-      const why =
-        error.code === NO_TESTS_COLLECTED ? 'pytest collected no tests' : 'pytest failed';
+      const why = error.code === NO_TESTS_COLLECTED ? 'pytest collected no tests' : 'pytest failed';
       throw new Error(`${why}:\n${error.stdout ?? ''}${error.stderr ?? error.message}`);
     });
     console.log(result.stdout.trim().split('\n').slice(-6).join('\n'));

@@ -1,5 +1,6 @@
 """fencegate for Python: fencing tokens, leases and revision checks at the commit boundary, over
-the fencegate HTTP API. Standard library only.
+the fencegate HTTP API. ``Client`` needs the standard library only; ``AsyncClient`` (the same
+methods as coroutines) needs httpx, the extra ``fencegate[async]``.
 
     import fencegate
 
@@ -15,6 +16,8 @@ the fencegate HTTP API. Standard library only.
 """
 
 from ._base import FencegateError
+from .aio import AsyncClient
+from .aio_lease import AsyncLeaseKeeper
 from .client import Client
 from .errors import *  # noqa: F401,F403  one class per catalog code
 from .errors import ERROR_CLASSES
@@ -38,6 +41,8 @@ from .models import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "AsyncClient",
+    "AsyncLeaseKeeper",
     "CancelResult",
     "Client",
     "CommitError",

@@ -1,5 +1,5 @@
 """LeaseKeeper: holds a lease, renews it in the background, signals when it is lost, and commits
-with the fence it was granted.
+with the fence it was granted. AsyncLeaseKeeper (aio_lease.py) is the same for AsyncClient.
 
 The keeper's view is a hint, never the authority: a commit always carries the fence and the store
 decides. A paused or frozen process cannot renew, its lease lapses, and when it wakes its commit
@@ -9,7 +9,7 @@ worker can stop working on a scope it no longer owns (``lost``, ``on_lost``, ``c
 
 import threading
 import time
-from typing import Callable, Iterable, Optional
+from typing import Any, Callable, Dict, Iterable, Optional
 
 from ._base import FencegateError
 from .client import Client
@@ -22,8 +22,80 @@ LOST_CODES = frozenset(
 )
 
 
-class LeaseKeeper:
-    """Acquire, keep and release one lease.
+class LeaseRules:
+    """What both keepers share: the lease they hold, and when a failed renew ends it."""
+
+    def __init__(
+        self,
+        scope: str,
+        holder: str,
+        ttl_ms: int,
+        policy_version: Optional[str],
+        renew_every: Optional[float],
+        on_lost: Optional[Callable[[FencegateError], None]],
+    ) -> None:
+        self.scope = scope
+        self.holder = holder
+        self.ttl_ms = ttl_ms
+        self.policy_version = policy_version
+        self.renew_every = renew_every if renew_every is not None else ttl_ms / 3000.0
+        self.on_lost = on_lost
+        self.loss: Optional[FencegateError] = None
+        self._grant: Optional[Grant] = None
+
+    @property
+    def grant(self) -> Grant:
+        if self._grant is None:
+            raise RuntimeError("the lease was not acquired: call start() or use `with`")
+        return self._grant
+
+    @property
+    def fence(self) -> int:
+        return self.grant.fence
+
+    def check(self) -> None:
+        """Raises the error that ended the lease, if the keeper knows it ended."""
+        if self.loss is not None:
+            raise self.loss
+
+    def _commit_arguments(
+        self,
+        operation_id: str,
+        writes: Iterable[CommitPart],
+        reads: Iterable[CommitPart],
+        intents: Iterable[CommitPart],
+        task_id: Optional[str],
+    ) -> Dict[str, Any]:
+        """A commit on this scope carrying the granted fence (and policy version, if any)."""
+        grant = self.grant
+        return dict(
+            scope=self.scope,
+            fence=grant.fence,
+            operation_id=operation_id,
+            writes=writes,
+            reads=reads,
+            intents=intents,
+            task_id=task_id,
+            policy_version=grant.policy_version,
+        )
+
+    def _renew_failure_ends_lease(
+        self, error: FencegateError, last_renewed: float
+    ) -> Optional[FencegateError]:
+        """The error that ends the lease after a failed renew, or None to try again."""
+        if error.code in LOST_CODES:
+            return error
+        # Unavailable or unknown: try again, unless the lease has surely run out by now.
+        if time.monotonic() - last_renewed >= self.ttl_ms / 1000.0:
+            return LeaseExpiredError(
+                f"the lease on {self.scope} could not be renewed within its ttl ({error})",
+                {"scope": self.scope},
+            )
+        return None
+
+
+class LeaseKeeper(LeaseRules):
+    """Acquire, keep and release one lease; it renews from a background thread.
 
     >>> with LeaseKeeper(client, "wf-1/memory", "worker-7", ttl_ms=30_000) as lease:
     ...     record = client.get_record(lease.scope, "summary")
@@ -43,29 +115,12 @@ class LeaseKeeper:
     ) -> None:
         """``renew_every`` in seconds, a third of the ttl by default; ``on_lost`` is called once,
         from the renewing thread, with the error that ended the lease."""
+        super().__init__(scope, holder, ttl_ms, policy_version, renew_every, on_lost)
         self.client = client
-        self.scope = scope
-        self.holder = holder
-        self.ttl_ms = ttl_ms
-        self.policy_version = policy_version
-        self.renew_every = renew_every if renew_every is not None else ttl_ms / 3000.0
-        self.on_lost = on_lost
         self.lost = threading.Event()
-        self.loss: Optional[FencegateError] = None
-        self._grant: Optional[Grant] = None
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
         self._lock = threading.Lock()
-
-    @property
-    def grant(self) -> Grant:
-        if self._grant is None:
-            raise RuntimeError("the lease was not acquired: call start() or use `with`")
-        return self._grant
-
-    @property
-    def fence(self) -> int:
-        return self.grant.fence
 
     def start(self) -> Grant:
         """Acquires the lease (refusals such as ``lease_held`` raise) and starts renewing it."""
@@ -95,11 +150,6 @@ class LeaseKeeper:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def check(self) -> None:
-        """Raises the error that ended the lease, if the keeper knows it ended."""
-        if self.loss is not None:
-            raise self.loss
-
     def commit(
         self,
         operation_id: str,
@@ -109,17 +159,8 @@ class LeaseKeeper:
         task_id: Optional[str] = None,
     ) -> CommitResult:
         """A commit on this scope carrying the granted fence (and policy version, if any)."""
-        grant = self.grant
-        return self.client.commit(
-            scope=self.scope,
-            fence=grant.fence,
-            operation_id=operation_id,
-            writes=writes,
-            reads=reads,
-            intents=intents,
-            task_id=task_id,
-            policy_version=grant.policy_version,
-        )
+        arguments = self._commit_arguments(operation_id, writes, reads, intents, task_id)
+        return self.client.commit(**arguments)
 
     def _renew_loop(self) -> None:
         last_renewed = time.monotonic()
@@ -128,18 +169,9 @@ class LeaseKeeper:
                 self._grant = self.client.renew(self.scope, self.holder, self.fence, self.ttl_ms)
                 last_renewed = time.monotonic()
             except FencegateError as error:
-                if error.code in LOST_CODES:
-                    self._lose(error)
-                    return
-                # Unavailable or unknown: try again, unless the lease has surely run out by now.
-                if time.monotonic() - last_renewed >= self.ttl_ms / 1000.0:
-                    self._lose(
-                        LeaseExpiredError(
-                            f"the lease on {self.scope} could not be renewed within its ttl "
-                            f"({error})",
-                            {"scope": self.scope},
-                        )
-                    )
+                ended = self._renew_failure_ends_lease(error, last_renewed)
+                if ended is not None:
+                    self._lose(ended)
                     return
 
     def _lose(self, error: FencegateError) -> None:

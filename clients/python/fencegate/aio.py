@@ -1,0 +1,77 @@
+"""fencegate.AsyncClient: the fencegate HTTP API as coroutines, over httpx.
+
+The same plans as ``fencegate.Client`` (_api.py): the same methods, errors, retry rules and
+settling of unknown commit outcomes; only the I/O differs, and it never blocks the event loop.
+httpx is the optional extra ``fencegate[async]``; the blocking client needs nothing but the
+standard library.
+
+    async with fencegate.AsyncClient(url, token) as client:
+        grant = await client.acquire("wf-1/memory", holder="worker-7", ttl_ms=30_000)
+"""
+
+from typing import Any, Awaitable, Callable, Optional
+
+from ._api import ApiPlans, install_calls
+from ._plans import Exchange, run_async
+from ._wire import Reply
+
+try:
+    import httpx
+
+    from ._async_http import exchange, open_session
+except ModuleNotFoundError as absent:  # pragma: no cover - only without the extra
+    if absent.name != "httpx":
+        raise
+    httpx = None  # type: ignore[assignment]
+
+
+class AsyncClient(ApiPlans):
+    """A worker, operator or admin token of one tenant, talking to one fencegate server.
+
+    Its connections belong to the event loop that first uses it: use one AsyncClient per loop,
+    and close it (``await client.aclose()``, or ``async with``) when done.
+    """
+
+    def __init__(self, base_url: str, token: str, timeout: float = 10.0, retries: int = 3) -> None:
+        """``timeout`` is per attempt, in seconds; ``retries`` extra attempts where allowed."""
+        if httpx is None:
+            raise ImportError(
+                "fencegate.AsyncClient needs httpx: pip install 'fencegate[async]'"
+            )
+        self.base_url = base_url.rstrip("/")
+        self._token = token
+        self.timeout = timeout
+        self.retries = retries
+        self._session: Optional["httpx.AsyncClient"] = None
+
+    def __repr__(self) -> str:  # never the token
+        return f"fencegate.AsyncClient({self.base_url!r})"
+
+    async def __aenter__(self) -> "AsyncClient":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Closes the client's connections; a later call opens new ones."""
+        session, self._session = self._session, None
+        if session is not None:
+            await session.aclose()
+
+    async def _exchange(self, step: Exchange) -> Reply:
+        if self._session is None:
+            self._session = open_session(self.timeout)
+        return await exchange(
+            self._session, self.base_url + step.path, step.method, self._token, step.body
+        )
+
+
+def _awaitable(plan: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
+    async def call(self: AsyncClient, *args: Any, **kwargs: Any) -> Any:
+        return await run_async(plan(self, *args, **kwargs), self._exchange)
+
+    return call
+
+
+install_calls(AsyncClient, _awaitable)
