@@ -1,8 +1,8 @@
 /**
- * ACCEPTANCE.md B1-B5 (policy cutover) on every store (real SQLite files, real PostgreSQL
- * schemas). Each case drives a controlled interleaving (the stale worker reads and computes, the
- * cutover commits, then the worker resumes) and inspects the store's records, scopes, audit log
- * and report, not what a worker saw.
+ * ACCEPTANCE.md B1-B5 (policy cutover) on one store (the first of the test list; the conformance
+ * suite runs the cutover cases on every store). Each case drives a controlled interleaving (the
+ * stale worker reads and computes, the cutover commits, then the worker resumes) and inspects the
+ * store's records, scopes, audit log and report, not what a worker saw.
  */
 import { describe, expect, it } from 'vitest';
 import { runIncidentDemo } from '../../src/demo/incident.js';
@@ -18,9 +18,9 @@ import {
   registerPolicies,
   rejectionCode,
 } from './cutover-helpers.js';
-import { AREA_STORES, storesFor } from '../helpers/stores.js';
+import { ONE_STORE, storesFor } from '../helpers/stores.js';
 
-describe.each(AREA_STORES)('policy cutover acceptance on $name', (kind) => {
+describe.each(ONE_STORE)('policy cutover acceptance on $name', (kind) => {
   const stores = storesFor(kind, 'cutover_acceptance');
 
   it('B1: the incident at 1,000 workflows and 60 jobs: no resumed v7 job lands, v8 commits everywhere', async () => {

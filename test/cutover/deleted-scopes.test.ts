@@ -4,10 +4,10 @@
  * cutover's answer and report list it as skipped.
  */
 import { describe, expect, it } from 'vitest';
-import { AREA_STORES, storesFor } from '../helpers/stores.js';
+import { ONE_STORE, storesFor } from '../helpers/stores.js';
 import { createWorkflows, openStore, readAudit, registerPolicies } from './cutover-helpers.js';
 
-describe.each(AREA_STORES)('a cutover and deleted scopes on $name', (kind) => {
+describe.each(ONE_STORE)('a cutover and deleted scopes on $name', (kind) => {
   const stores = storesFor(kind, 'cutover_deleted');
 
   it('skips a listed scope that was deleted, leaves it deleted and lists it', async () => {

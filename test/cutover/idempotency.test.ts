@@ -14,7 +14,7 @@ import {
   registerPolicies,
   V7,
 } from './cutover-helpers.js';
-import { AREA_STORES, storesFor } from '../helpers/stores.js';
+import { ONE_STORE, storesFor } from '../helpers/stores.js';
 
 /** Everything a refused or repeated request must leave as it was. */
 async function snapshot(gate: Fencegate) {
@@ -23,7 +23,7 @@ async function snapshot(gate: Fencegate) {
   return { scopes: scopes.items, auditEntries: audit.length, policies: await gate.listPolicies() };
 }
 
-describe.each(AREA_STORES)('cutover idempotency and policy immutability on $name', (kind) => {
+describe.each(ONE_STORE)('cutover idempotency and policy immutability on $name', (kind) => {
   const stores = storesFor(kind, 'cutover_idempotency');
 
   it('the same cutoverId twice returns the same fences and bumps nothing', async () => {

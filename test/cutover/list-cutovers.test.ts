@@ -10,7 +10,7 @@ import type { FencegateOpsApi } from '../../src/api.js';
 import { buildServer } from '../../src/server/build-server.js';
 import { issueToken } from '../../src/server/tokens.js';
 import type { CutoverSummary } from '../../src/types.js';
-import { AREA_STORES, storesFor } from '../helpers/stores.js';
+import { ONE_STORE, storesFor } from '../helpers/stores.js';
 import { codeOf, createWorkflows, openStore, registerPolicies } from './cutover-helpers.js';
 
 async function allPages(api: FencegateOpsApi, limit: number): Promise<CutoverSummary[][]> {
@@ -24,7 +24,7 @@ async function allPages(api: FencegateOpsApi, limit: number): Promise<CutoverSum
   return pages;
 }
 
-describe.each(AREA_STORES)('the cutover list on $name', (kind) => {
+describe.each(ONE_STORE)('the cutover list on $name', (kind) => {
   const stores = storesFor(kind, 'cutover_list');
 
   it('lists newest first with progress, pages by cursor, the same in-process and over HTTP', async () => {

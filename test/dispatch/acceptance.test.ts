@@ -1,7 +1,7 @@
 /**
- * ACCEPTANCE A6 and A7 down to the delivery, on every store (a real SQLite file, a real
- * PostgreSQL schema) and a real HTTP receiver. The store's clock is a ManualClock; the test
- * decides every order.
+ * ACCEPTANCE A6 and A7 down to the delivery, on one store (the first of the test list; the
+ * conformance suite runs A6 and A7 on each store) and a real HTTP receiver. The store's clock is a
+ * ManualClock; the test decides every order.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { verifyStore } from '../../src/audit/verify.js';
@@ -15,7 +15,7 @@ import { Fencegate } from '../../src/gate.js';
 import { faultyStore } from '../../src/testing/faulty-store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import type { CommitRequest } from '../../src/types.js';
-import { AREA_STORES, storesFor } from '../helpers/stores.js';
+import { ONE_STORE, storesFor } from '../helpers/stores.js';
 import { commitIntents, openGate, pausingEffector } from './helpers.js';
 import { Receiver } from './receiver.js';
 
@@ -50,7 +50,7 @@ function dispatcher(
   });
 }
 
-describe.each(AREA_STORES)('on $name', (kind) => {
+describe.each(ONE_STORE)('on $name', (kind) => {
   const stores = storesFor(kind, 'dispatch_acceptance');
 
   describe('A6: a lost commit reply, a retried commit, an unknown delivery, a reconciliation', () => {

@@ -10,7 +10,7 @@ import { Dispatcher, type Effector } from '../../src/dispatch/index.js';
 import { Fencegate } from '../../src/gate.js';
 import { faultyStore } from '../../src/testing/faulty-store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
-import { AREA_STORES, storesFor } from '../helpers/stores.js';
+import { ONE_STORE, storesFor } from '../helpers/stores.js';
 import { commitIntents, intentsFor, statusOf, waitFor } from './helpers.js';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -46,7 +46,7 @@ function startDispatcher(gate: Fencegate, effector: Effector): Dispatcher {
   return d;
 }
 
-describe.each(AREA_STORES)('on $name', (kind) => {
+describe.each(ONE_STORE)('on $name', (kind) => {
   const stores = storesFor(kind, 'dispatch_batch');
 
   async function open() {

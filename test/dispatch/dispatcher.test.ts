@@ -1,7 +1,7 @@
 /**
  * The Dispatcher's own behaviour: the start/stop loop, stale completions, store errors around
- * claims and completions (on every store), logs, metrics, options, and the targets-file entry
- * point.
+ * claims and completions, logs, metrics, options, and the targets-file entry point; on one store
+ * (test/helpers/stores.ts ONE_STORE): the conformance suite proves claims and completions on each.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -22,7 +22,7 @@ import { Fencegate } from '../../src/gate.js';
 import { faultyStore } from '../../src/testing/faulty-store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import { tempDir } from '../helpers/temp-dir.js';
-import { AREA_STORES, storesFor, type StoreFactory } from '../helpers/stores.js';
+import { ONE_STORE, storesFor, type StoreFactory } from '../helpers/stores.js';
 import { SQLITE } from '../helpers/stores/sqlite.js';
 import { commitIntents, openGate, pausingEffector, statusOf, waitFor } from './helpers.js';
 import { Receiver, type ReceivedRequest, type ReceiverAnswer } from './receiver.js';
@@ -89,7 +89,7 @@ async function drainEventLoop(): Promise<void> {
   for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
 }
 
-describe.each(AREA_STORES)('on $name', (kind) => {
+describe.each(ONE_STORE)('on $name', (kind) => {
   const stores = kind === SQLITE ? sqliteStores : storesFor(kind, 'dispatcher');
 
   describe('start and stop', () => {

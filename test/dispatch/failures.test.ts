@@ -1,8 +1,8 @@
 /**
- * Failure paths on every store (a real SQLite file, a real PostgreSQL schema) and a real receiver:
- * a receiver that is down, a target that always refuses, unknown outcomes without and with a
- * provider lookup, a dispatcher that died holding a claim. The store's clock is a ManualClock:
- * backoff passes when the test says so.
+ * Failure paths on one store (the first of the test list; the conformance suite proves each
+ * store's claims) and a real receiver: a receiver that is down, a target that always refuses,
+ * unknown outcomes without and with a provider lookup, a dispatcher that died holding a claim. The
+ * store's clock is a ManualClock: backoff passes when the test says so.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -15,7 +15,7 @@ import {
   type LookupResult,
 } from '../../src/dispatch/index.js';
 import type { Fencegate } from '../../src/gate.js';
-import { AREA_STORES, storesFor, type StoreFactory } from '../helpers/stores.js';
+import { ONE_STORE, storesFor, type StoreFactory } from '../helpers/stores.js';
 import { commitIntents, openGate, type TestGate } from './helpers.js';
 import { Receiver, type ReceiverAnswer, type ReceivedRequest } from './receiver.js';
 
@@ -56,7 +56,7 @@ function dispatcher(
   });
 }
 
-describe.each(AREA_STORES)('on $name', (kind) => {
+describe.each(ONE_STORE)('on $name', (kind) => {
   const stores = storesFor(kind, 'dispatch_failures');
 
   describe('retryable failures', () => {

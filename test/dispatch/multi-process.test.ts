@@ -1,10 +1,11 @@
 /**
- * Two dispatcher processes and one paused in-process dispatcher on one store, on every store (a
- * SQLite file, a PostgreSQL schema). The paused one claims, stops before delivering until its
- * claim lapsed and the others delivered everything, then sends anyway (a process frozen past its
- * deadline): the receiver still applies every effect exactly once, and the paused dispatcher's
- * completions are refused with stale_claim. The processes share store time (the host clock for a
- * SQLite file, the database clock for PostgreSQL), so claim ttls are short real durations here.
+ * Two dispatcher processes and one paused in-process dispatcher on one store (the first of the
+ * test list; the conformance suite proves each store's claims from a second connection). The
+ * paused one claims, stops before delivering until its claim lapsed and the others delivered
+ * everything, then sends anyway (a process frozen past its deadline): the receiver still applies
+ * every effect exactly once, and the paused dispatcher's completions are refused with stale_claim.
+ * The processes share store time (the host clock for a SQLite file, the database clock for
+ * PostgreSQL), so claim ttls are short real durations here.
  */
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -15,7 +16,7 @@ import { verifyStore } from '../../src/audit/verify.js';
 import { Dispatcher, webhookEffector, type DispatchOutcome } from '../../src/dispatch/index.js';
 import { Fencegate } from '../../src/gate.js';
 import { tempDir } from '../helpers/temp-dir.js';
-import { AREA_STORES, storesFor } from '../helpers/stores.js';
+import { ONE_STORE, storesFor } from '../helpers/stores.js';
 import { commitIntents, intentsFor, pausingEffector } from './helpers.js';
 import { Receiver } from './receiver.js';
 
@@ -30,7 +31,7 @@ interface ChildReport {
   deliveries: number;
 }
 
-describe.each(AREA_STORES)('dispatchers in several processes on one $name store', (kind) => {
+describe.each(ONE_STORE)('dispatchers in several processes on one $name store', (kind) => {
   const stores = storesFor(kind, 'dispatch_multi_process');
 
   it('apply every effect exactly once; a paused dispatcher completion is stale_claim', async () => {

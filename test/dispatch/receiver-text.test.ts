@@ -2,8 +2,8 @@
  * What a receiver or an effector answers is not trusted to be storable: a provider id or an error
  * text with a NUL in it is cleaned before it is recorded, a completion the store refuses is
  * recorded without its text, and an intent whose outcomes cannot be recorded at all is claimed at
- * most maxAttempts times before it ends needs_attention. On every store, no intent is re-sent
- * forever.
+ * most maxAttempts times before it ends needs_attention: no intent is re-sent forever. On one
+ * store; test/server/free-text.test.ts checks each store's answer to a NUL.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Effector } from '../../src/dispatch/index.js';
@@ -11,7 +11,7 @@ import { FencegateError, type ErrorCode } from '../../src/errors.js';
 import { Fencegate } from '../../src/gate.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import type { CompleteIntentRequest, IntentCompletion } from '../../src/types.js';
-import { AREA_STORES, storesFor, type StoreFactory } from '../helpers/stores.js';
+import { ONE_STORE, storesFor, type StoreFactory } from '../helpers/stores.js';
 import { commitIntents, roundDispatcher, webhookTo } from './helpers.js';
 import { Receiver, type ReceiverAnswer } from './receiver.js';
 
@@ -72,7 +72,7 @@ async function setup(
   return { gate, clock, receiver, refused };
 }
 
-describe.each(AREA_STORES)('on $name', (kind) => {
+describe.each(ONE_STORE)('on $name', (kind) => {
   const stores = storesFor(kind, 'dispatch_receiver_text');
 
   it('a provider id with a NUL is cleaned and the intent is delivered once', async () => {

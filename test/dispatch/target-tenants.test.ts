@@ -1,6 +1,6 @@
 /**
  * Targets are the operator's, and a target's `tenants` list says whose intents may use it. On
- * every store, with a real receiver: tenant mallory's intent for acme's target is never sent and
+ * one store, with a real receiver: tenant mallory's intent for acme's target is never sent and
  * ends failed with lastError target_not_allowed (audited), while acme's own intent is delivered;
  * and a server dispatching without a tenant list delivers the intents of every tenant, including
  * one that appeared after it started.
@@ -11,7 +11,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { parseTargets, startDispatcherFromTargets } from '../../src/dispatch/index.js';
 import { Fencegate } from '../../src/gate.js';
 import { startServer } from '../../src/server/start-server.js';
-import { AREA_STORES, storesFor } from '../helpers/stores.js';
+import { ONE_STORE, storesFor } from '../helpers/stores.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { commitIntents, waitFor } from './helpers.js';
 import { Receiver } from './receiver.js';
@@ -62,7 +62,7 @@ describe('the targets file', () => {
   });
 });
 
-describe.each(AREA_STORES)('on $name', (kind) => {
+describe.each(ONE_STORE)('on $name', (kind) => {
   const stores = storesFor(kind, 'dispatch_target_tenants');
 
   it("mallory's intent for acme's target is never sent and ends failed target_not_allowed", async () => {
