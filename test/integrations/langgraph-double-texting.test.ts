@@ -16,7 +16,7 @@ import { aborted, buildGraph, fullRun, type RunHooks } from './langgraph-double-
 
 const DURABILITIES = ['sync', 'async', 'exit'] as const;
 type Durability = (typeof DURABILITIES)[number];
-const TTL_MS = 600;
+const TTL_MS = 1_500;
 
 describe('runThread: a second run on a busy thread', () => {
   let gate: Fencegate;

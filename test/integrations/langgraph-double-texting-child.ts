@@ -1,0 +1,61 @@
+/**
+ * One run of the double-texting graph in a process of its own, on a SQLite file the test process
+ * shares: `tsx langgraph-double-texting-child.ts <json options>`. With `hold`, its `act` prints
+ * `in act` and waits for a line on stdin. It prints one JSON line: the run's steps, or the code of
+ * the error it ended with and whether its signal had aborted.
+ */
+import { createInterface } from 'node:readline';
+import { Fencegate } from '../../src/gate.js';
+import { isFencegateError } from '../../src/errors.js';
+import {
+  FencedCheckpointSaver,
+  runThread,
+  type MultitaskStrategy,
+} from '../../src/integrations/langgraph/index.js';
+import { buildGraph, type RunHooks } from './langgraph-double-texting-graph.js';
+
+interface ChildOptions {
+  store: string;
+  thread: string;
+  run: string;
+  message: string;
+  durability: 'sync' | 'async' | 'exit';
+  strategy: MultitaskStrategy;
+  ttlMs: number;
+  hold: boolean;
+}
+
+const options = JSON.parse(process.argv[2] ?? '{}') as ChildOptions;
+const gate = await Fencegate.open({ store: options.store });
+const saver = new FencedCheckpointSaver({ gate, holder: `${options.run}-saver` });
+const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+let signal: AbortSignal | undefined;
+const hooks: RunHooks = options.hold
+  ? {
+      hold: async (runSignal) => {
+        signal = runSignal;
+        console.log('in act');
+        await lines.next();
+      },
+    }
+  : {};
+try {
+  const result = await runThread(buildGraph(saver, options.run, hooks), {
+    gate,
+    threadId: options.thread,
+    input: { steps: [options.message] },
+    config: { durability: options.durability },
+    multitaskStrategy: options.strategy,
+    holder: options.run,
+    ttlMs: options.ttlMs,
+    pollMs: 20,
+  });
+  console.log(JSON.stringify({ steps: result.steps }));
+} catch (error) {
+  const code = isFencegateError(error) ? error.code : String(error);
+  console.log(JSON.stringify({ error: code, signalAborted: signal?.aborted ?? false }));
+} finally {
+  await saver.close();
+  await gate.close();
+  process.exit(0);
+}

@@ -1,0 +1,159 @@
+/**
+ * Two messages on one thread from two processes sharing one SQLite file: the strategies hold
+ * across processes, a dead waiter drops out of the line when its ticket lapses, verify after each.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Fencegate } from '../../src/gate.js';
+import { FencedCheckpointSaver, runThread } from '../../src/integrations/langgraph/index.js';
+import { PausePoints } from '../../src/testing/index.js';
+import { buildGraph, fullRun } from './langgraph-double-texting-graph.js';
+
+const CHILD = new URL('./langgraph-double-texting-child.ts', import.meta.url).pathname;
+/** The child's lease: a dead child's ticket lapses after it, a live one renews every third. */
+const TTL_MS = 600;
+/** The parent's runs: long enough that a busy machine never lets them lapse by accident. */
+const PARENT_TTL_MS = 5_000;
+type Durability = 'sync' | 'async' | 'exit';
+
+interface Child {
+  process: ChildProcessWithoutNullStreams;
+  /** The next line the child prints. */
+  line(): Promise<string>;
+}
+
+function startChild(options: Record<string, unknown>): Child {
+  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, JSON.stringify(options)]);
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  return {
+    process: child,
+    line: async () => {
+      const next = await lines.next();
+      if (next.done === true) throw new Error('the child ended without a line');
+      return String(next.value);
+    },
+  };
+}
+
+describe('runThread across two processes', () => {
+  let dir: string;
+  let store: string;
+  let gate: Fencegate;
+  let saver: FencedCheckpointSaver;
+
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'fencegate-double-texting-'));
+    store = `sqlite:${join(dir, 'threads.db')}`;
+    gate = await Fencegate.open({ store });
+    saver = new FencedCheckpointSaver({ gate, holder: 'parent' });
+  });
+
+  afterEach(async () => {
+    expect((await gate.verify()).violations).toEqual([]);
+    await saver.close();
+    await gate.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const child = (thread: string, run: string, message: string, more: Record<string, unknown>) =>
+    startChild({ store, thread, run, message, ttlMs: TTL_MS, durability: 'sync', ...more });
+
+  function run(thread: string, name: string, message: string, more: Record<string, unknown> = {}) {
+    return runThread(buildGraph(saver, name), {
+      gate,
+      threadId: thread,
+      input: { steps: [message] },
+      holder: name,
+      ttlMs: PARENT_TTL_MS,
+      pollMs: 20,
+      ...more,
+    });
+  }
+
+  async function steps(thread: string): Promise<string[]> {
+    const tuple = await saver.getTuple({ configurable: { thread_id: thread } });
+    return (tuple?.checkpoint.channel_values as { steps?: string[] } | undefined)?.steps ?? [];
+  }
+
+  async function tickets(thread: string): Promise<number> {
+    const page = await gate.listScopes({ prefix: `multitask/${saver.scopeFor(thread)}/ticket/` });
+    return page.items.filter((scope) => scope.holder !== null).length;
+  }
+
+  for (const durability of ['sync', 'async', 'exit'] as Durability[]) {
+    for (const strategy of ['interrupt', 'rollback'] as const) {
+      it(`${strategy} stops a run of another process (durability ${durability})`, async () => {
+        const thread = `${strategy}-${durability}`;
+        if (strategy === 'rollback') await run(thread, 'run-0', 'm0', { config: { durability } });
+        const before = await steps(thread);
+        const other = child(thread, 'run-1', 'm1', { durability, strategy: 'reject', hold: true });
+        expect(await other.line()).toBe('in act');
+        if (durability !== 'exit') {
+          await expect.poll(async () => (await steps(thread)).includes('plan by run-1')).toBe(true);
+        }
+        const result = await run(thread, 'run-2', 'm2', {
+          config: { durability },
+          multitaskStrategy: strategy,
+        });
+        // Past one renewal interval of the other run, its signal has aborted too.
+        await new Promise((resolve) => setTimeout(resolve, TTL_MS / 2));
+        other.process.stdin.write('go\n');
+        expect(JSON.parse(await other.line())).toEqual({
+          error: 'stale_fence',
+          signalAborted: true,
+        });
+        const kept =
+          strategy === 'rollback' || durability === 'exit' ? [] : ['m1', 'plan by run-1'];
+        expect(result.steps).toEqual([...before, ...kept, ...fullRun('run-2', 'm2')]);
+      });
+    }
+  }
+
+  it('enqueue: a waiter of another process runs before one that arrived after it', async () => {
+    const thread = 'enqueue';
+    const points = new PausePoints();
+    const first = runThread(buildGraph(saver, 'run-1', { hold: () => points.reach('act') }), {
+      gate,
+      threadId: thread,
+      input: { steps: ['m1'] },
+      holder: 'run-1',
+      ttlMs: PARENT_TTL_MS,
+    });
+    await points.waitUntilReached('act', first);
+    const other = child(thread, 'run-2', 'm2', { strategy: 'enqueue', hold: false });
+    await expect.poll(() => tickets(thread), { timeout: 10_000 }).toBe(1);
+    const third = run(thread, 'run-3', 'm3', { multitaskStrategy: 'enqueue' });
+    await expect.poll(() => tickets(thread)).toBe(2);
+    points.release('act');
+
+    const both = [...fullRun('run-1', 'm1'), ...fullRun('run-2', 'm2')];
+    expect(JSON.parse(await other.line())).toEqual({ steps: both });
+    expect((await third).steps).toEqual([...both, ...fullRun('run-3', 'm3')]);
+    await first;
+  });
+
+  it('enqueue: a waiter whose process died drops out when its ticket lapses', async () => {
+    const thread = 'dead-waiter';
+    const points = new PausePoints();
+    const first = runThread(buildGraph(saver, 'run-1', { hold: () => points.reach('act') }), {
+      gate,
+      threadId: thread,
+      input: { steps: ['m1'] },
+      holder: 'run-1',
+      ttlMs: PARENT_TTL_MS,
+    });
+    await points.waitUntilReached('act', first);
+    const other = child(thread, 'run-2', 'm2', { strategy: 'enqueue', hold: false });
+    await expect.poll(() => tickets(thread), { timeout: 10_000 }).toBe(1);
+    other.process.kill('SIGKILL');
+    const third = run(thread, 'run-3', 'm3', { multitaskStrategy: 'enqueue' });
+    points.release('act');
+
+    expect((await third).steps).toEqual([...fullRun('run-1', 'm1'), ...fullRun('run-3', 'm3')]);
+    await first;
+  });
+});
