@@ -9,34 +9,23 @@ by anything else than a delivery of the same task is waited out, as the BullMQ i
 
 import threading
 import time
-from typing import Any, Dict, List, Mapping, Optional
 
 from ..client import Client
 from ..errors import LeaseHeldError
 from ..lease import LeaseKeeper
 from ..models import Grant
 from .._base import FencegateError
+from .names import TaskDelivery
+from .options import FencedTaskOptions
 
 
 class DeliveryLease(LeaseKeeper):
     def __init__(
-        self,
-        client: Client,
-        scope: str,
-        holder: str,
-        ttl_ms: int,
-        policy_version: Optional[str],
-        job: Mapping[str, Any],
-        replaces: str,
-        wait_s: float,
+        self, client: Client, scope: str, delivery: TaskDelivery, options: FencedTaskOptions
     ) -> None:
-        """``job`` is the run's ledger entry (``job_id``, ``attempt``); ``replaces`` the prefix of
-        the holders this delivery may take the scope over from; ``wait_s`` how long it waits out
-        another holder's lease before it gives up with ``lease_held``."""
-        super().__init__(client, scope, holder, ttl_ms, policy_version)
-        self.job = dict(job)
-        self.replaces = replaces
-        self.wait_s = wait_s
+        super().__init__(client, scope, delivery.holder, options.ttl_ms, options.policy_version)
+        self.delivery = delivery
+        self.wait_s = options.wait_s
 
     def start(self) -> Grant:
         self._grant = self._take()
@@ -50,10 +39,6 @@ class DeliveryLease(LeaseKeeper):
         """Marks the lease lost: a commit was refused for want of authority."""
         self._lose(error)
 
-    def ledger(self, states: List[str]) -> Dict[str, Any]:
-        """The run's job entry with ``states``, as acquire, commit and release carry it."""
-        return {**self.job, "states": states}
-
     def _take(self) -> Grant:
         deadline = time.monotonic() + self.wait_s
         while True:
@@ -63,11 +48,11 @@ class DeliveryLease(LeaseKeeper):
                     self.holder,
                     self.ttl_ms,
                     self.policy_version,
-                    job=self.ledger(["reserved", "running"]),
+                    job=self.delivery.ledger("reserved", "running"),
                 )
             except LeaseHeldError as held:
                 current = str(held.details.get("holder", ""))
-                if current.startswith(self.replaces):
+                if current.startswith(self.delivery.replaces):
                     return self._take_over(current)
                 if time.monotonic() >= deadline:
                     raise
@@ -83,14 +68,16 @@ class DeliveryLease(LeaseKeeper):
         )
         # A takeover carries no job entry: the run's states are recorded under its new fence.
         if grant.policy_version is not None:
+            job = self.delivery.ledger("reserved", "running")
             self.client.record_job_events(
                 {
-                    **self.job,
+                    "job_id": job["job_id"],
+                    "attempt": job["attempt"],
                     "scope": grant.scope,
                     "policy_version": grant.policy_version,
                     "fence": grant.fence,
                     "state": state,
                 }
-                for state in ("reserved", "running")
+                for state in job["states"]
             )
         return grant

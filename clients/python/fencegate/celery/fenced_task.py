@@ -10,18 +10,17 @@ Celery's ``Ignore``, reporting nothing, so the result backend shows the accepted
 
 import functools
 import inspect
-from typing import Any, Callable, Optional, TypeVar
+from typing import Any, Callable, Optional
 
 from celery import Task
 from celery.exceptions import Retry
 
 from ..client import Client
-from .names import default_scope
+from .names import TaskDelivery, default_scope
+from .options import FencedTaskOptions, ScopeOf
 from .task_fence import TaskFence
 from .task_run import TaskRun, require_json
 
-Body = TypeVar("Body", bound=Callable[..., Any])
-ScopeOf = Callable[..., str]
 
 
 def fenced_task(
@@ -46,22 +45,15 @@ def fenced_task(
     if scope is not None and not callable(scope):
         raise TypeError("fenced_task(scope=...) is a function (task, *args, **kwargs) -> str")
     waits = wait_s if wait_s is not None else 2 * ttl_ms / 1000.0
+    options = FencedTaskOptions(scope, ttl_ms, policy_version, waits)
 
     def decorate(body: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(body)
         def run(task: Task, *args: Any, **kwargs: Any) -> Any:
             task_id = _task_id(task, body)
             named = scope(task, *args, **kwargs) if scope is not None else default_scope(task_id)
-            delivery = TaskRun(
-                client,
-                named,
-                task.name,
-                task_id,
-                attempt=int(task.request.retries or 0) + 1,
-                ttl_ms=ttl_ms,
-                policy_version=policy_version,
-                wait_s=waits,
-            )
+            attempt = int(task.request.retries or 0) + 1
+            delivery = TaskRun(client, named, TaskDelivery(task.name, task_id, attempt), options)
             found, stored = delivery.stored_result()
             if found:
                 return stored

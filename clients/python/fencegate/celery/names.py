@@ -1,26 +1,14 @@
 """Names of a Celery task in fencegate: its default scope, its holders and its jobs-ledger id.
-
-Task ids and names are foreign identifiers; they are escaped into fencegate names the way the
-TypeScript integrations escape theirs (src/integrations/name-escape.ts): ``[A-Za-z0-9._:-]`` stays,
-every other byte of the UTF-8 form becomes ``@`` and two hex digits, which leaves ``/`` free to
-separate the pieces of a name.
+Task ids and names are foreign identifiers, escaped into pieces of names (``_names.py``).
 """
 
-import re
 import uuid
+from dataclasses import dataclass, field
+from typing import Any, Dict
 
-_KEPT = re.compile(r"[A-Za-z0-9._:-]")
+from .._names import escape_name
+
 _MAX_NAME = 256
-
-
-def escape_name(identifier: str) -> str:
-    out = []
-    for char in identifier:
-        if _KEPT.fullmatch(char):
-            out.append(char)
-        else:
-            out.extend(f"@{byte:02X}" for byte in char.encode("utf-8"))
-    return "".join(out)
 
 
 def default_scope(task_id: str) -> str:
@@ -41,3 +29,30 @@ def delivery_holder(task_id: str) -> str:
 def holder_prefix(task_id: str) -> str:
     """What the holders of every delivery of the task begin with."""
     return f"celery:{escape_name(task_id)[:200]}:"
+
+
+@dataclass(frozen=True)
+class TaskDelivery:
+    """One delivery of a task: its holder, and its entry in the jobs ledger."""
+
+    task_name: str
+    task_id: str
+    attempt: int
+    holder: str = field(default="")
+
+    def __post_init__(self) -> None:
+        if self.holder == "":
+            object.__setattr__(self, "holder", delivery_holder(self.task_id))
+
+    @property
+    def replaces(self) -> str:
+        """The prefix of the holders this delivery may take the task's scope over from."""
+        return holder_prefix(self.task_id)
+
+    def ledger(self, *states: str) -> Dict[str, Any]:
+        """The run's job entry with ``states``, as acquire, commit and release carry it."""
+        return {
+            "job_id": ledger_job_id(self.task_name, self.task_id),
+            "attempt": self.attempt,
+            "states": list(states),
+        }

@@ -6,7 +6,7 @@ from typing import Iterable, List, Optional
 from ..errors import ERROR_CLASSES
 from ..models import CommitPart, CommitResult, Intent
 from .delivery_lease import DeliveryLease
-from .names import escape_name
+from .._names import escape_name
 from .superseded import SUPERSEDED_CODES, TaskSupersededError
 
 #: Refusals of a commit that end the run's authority.
@@ -33,27 +33,12 @@ class TaskFence:
         self._lease = lease
         self._task_id = task_id
         self._commits = 0
+        self.scope = lease.scope
+        self.fence = lease.fence
+        self.holder = lease.holder
+        self.policy_version: Optional[str] = lease.grant.policy_version
+        self.lost: threading.Event = lease.lost
         self.intents: List[Intent] = []
-
-    @property
-    def scope(self) -> str:
-        return self._lease.scope
-
-    @property
-    def fence(self) -> int:
-        return self._lease.fence
-
-    @property
-    def holder(self) -> str:
-        return self._lease.holder
-
-    @property
-    def policy_version(self) -> Optional[str]:
-        return self._lease.grant.policy_version
-
-    @property
-    def lost(self) -> threading.Event:
-        return self._lease.lost
 
     def check(self) -> None:
         loss = self._lease.loss

@@ -13,7 +13,8 @@ from ..client import Client
 from ..errors import ERROR_CLASSES, InvalidRequestError
 from ..models import Write
 from .delivery_lease import DeliveryLease
-from .names import delivery_holder, holder_prefix, ledger_job_id
+from .names import TaskDelivery
+from .options import FencedTaskOptions
 from .superseded import SUPERSEDED_CODES, TaskSupersededError
 from .task_fence import TaskFence
 
@@ -23,29 +24,12 @@ RESULT_RECORD = "result"
 
 class TaskRun:
     def __init__(
-        self,
-        client: Client,
-        scope: str,
-        task_name: str,
-        task_id: str,
-        attempt: int,
-        ttl_ms: int,
-        policy_version: Optional[str],
-        wait_s: float,
+        self, client: Client, scope: str, delivery: TaskDelivery, options: FencedTaskOptions
     ) -> None:
         self.client = client
         self.scope = scope
-        self.task_id = task_id
-        self.lease = DeliveryLease(
-            client,
-            scope,
-            delivery_holder(task_id),
-            ttl_ms,
-            policy_version,
-            job={"job_id": ledger_job_id(task_name, task_id), "attempt": attempt},
-            replaces=holder_prefix(task_id),
-            wait_s=wait_s,
-        )
+        self.delivery = delivery
+        self.lease = DeliveryLease(client, scope, delivery, options)
         self.fence: Optional[TaskFence] = None
 
     def stored_result(self) -> Tuple[bool, Any]:
@@ -57,7 +41,7 @@ class TaskRun:
 
     def start(self) -> TaskFence:
         self.lease.start()
-        self.fence = TaskFence(self.lease, self.task_id)
+        self.fence = TaskFence(self.lease, self.delivery.task_id)
         return self.fence
 
     def commit_result(self, value: Any) -> Any:
@@ -68,7 +52,7 @@ class TaskRun:
             writes=[Write(RESULT_RECORD, expect_revision=0, value={"value": value})],
             intents=fence.intents,
             release=True,
-            job=self.lease.ledger(["succeeded"]),
+            job=self.delivery.ledger("succeeded"),
         )
         self.lease.stop(release=False)
         if result.error is None:
@@ -101,7 +85,7 @@ class TaskRun:
     def _release(self, states: List[str], cause: Optional[BaseException] = None) -> None:
         try:
             self.client.release(
-                self.scope, self.lease.holder, self.lease.fence, job=self.lease.ledger(states)
+                self.scope, self.lease.holder, self.lease.fence, job=self.delivery.ledger(*states)
             )
         except FencegateError as refusal:
             if refusal.code in SUPERSEDED_CODES:
