@@ -30,9 +30,7 @@ export class PostgresConnection {
       connectionTimeoutMillis:
         options.connectionTimeoutMillis ?? DEFAULT_POOL.connectionTimeoutMillis,
       application_name: options.applicationName ?? DEFAULT_POOL.applicationName,
-      ...(options.statementTimeoutMillis === undefined
-        ? {}
-        : { statement_timeout: options.statementTimeoutMillis }),
+      statement_timeout: options.statementTimeoutMillis ?? DEFAULT_POOL.statementTimeoutMillis,
     });
     // A pooled connection that breaks while idle is dropped by the pool; without these listeners
     // its 'error' event would crash the process.

@@ -61,7 +61,12 @@ export function classify(error: unknown): ErrorClass {
 
 /** A short, password-free reason: the SQLSTATE or the system error code. */
 export function reasonOf(error: unknown): string {
-  if (isServerError(error)) return `SQLSTATE ${error.code}`;
+  if (isServerError(error)) {
+    // 57014: the statement_timeout (statementTimeoutMillis) ran out, or an operator cancelled it.
+    return error.code === '57014'
+      ? 'SQLSTATE 57014, statement cancelled: statementTimeoutMillis ran out or it was cancelled'
+      : `SQLSTATE ${error.code}`;
+  }
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string') return code;
   if (error instanceof AggregateError) {

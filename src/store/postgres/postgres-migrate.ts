@@ -11,6 +11,9 @@ export async function migrate(client: PoolClient, schema: string): Promise<numbe
   const applied: number[] = [];
   await client.query('BEGIN');
   try {
+    // Waiting for another process's migration, or building an index over a large table, may take
+    // longer than the statement timeout that guards commits.
+    await client.query('SET LOCAL statement_timeout = 0');
     await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
       `fencegate.migrate:${schema}`,
     ]);
