@@ -176,3 +176,35 @@ def test_a_lease_of_another_holder_is_waited_out_not_taken_over(tasks, worker):
     assert outcome.state == "FAILURE"
     assert isinstance(outcome.result, fencegate.LeaseHeldError)
     assert outcome.result.details["holder"] == "billing-job-3"
+
+
+def test_an_unreachable_store_fails_the_delivery_before_the_body_runs(tasks, free_port):
+    ran = []
+    unreachable = fencegate.Client(f"http://127.0.0.1:{free_port}", "fg_unused", retries=1)
+
+    @tasks.app.task(bind=True, acks_late=True, name="store_down")
+    @fenced_task(client=unreachable)
+    def store_down(task, fence):
+        ran.append(fence.fence)
+
+    outcome = store_down.apply()
+
+    assert outcome.state == "FAILURE"
+    assert isinstance(outcome.result, fencegate.StoreUnavailableError)
+    assert ran == []
+
+
+def test_celery_checks_a_call_against_the_body_without_its_fence(tasks):
+    with pytest.raises(TypeError, match="order"):
+        tasks.fenced_count.delay()
+    with pytest.raises(TypeError):
+        tasks.fenced_count.delay("order-6", "one too many")
+
+
+@pytest.fixture
+def free_port():
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
