@@ -5,6 +5,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FencegateApi, FencegateOpsApi, VerifyReport } from './api.js';
+import {
+  DEFAULT_MAX_DELIVERED_EFFECTS,
+  DEFAULT_MAX_RECORDS,
+} from './audit/background-verifier.js';
 import { verifyStore } from './audit/verify.js';
 import type { Clock } from './core/clock.js';
 import { DEFAULT_LIMITS, type Limits } from './core/limits.js';
@@ -339,7 +343,13 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
   }
 
   async verify(): Promise<VerifyReport> {
-    const { ok, checked, violations } = await verifyStore(this.store, { tenant: this.tenant });
+    // Bounded in memory like the server's background verifier (background-verifier.ts): a
+    // request never holds every record revision of a long history. `fencegate verify` checks all.
+    const { ok, checked, violations } = await verifyStore(this.store, {
+      tenant: this.tenant,
+      maxRecords: DEFAULT_MAX_RECORDS,
+      maxDeliveredEffects: DEFAULT_MAX_DELIVERED_EFFECTS,
+    });
     return { ok, checked, violations };
   }
 

@@ -8,7 +8,8 @@
 import type { Store } from '../store/store.js';
 import { emptyCheckpoint } from './checkpoint.js';
 import { HistoryVerifier } from './history-verifier.js';
-import { readInto } from './verify.js';
+import { TenantVerifications, type TenantVerification } from './tenant-verifications.js';
+import { readInto, type EntrySink } from './verify.js';
 
 export interface BackgroundVerifierOptions {
   /** Delivered effects remembered for the double-delivery check. Default 100,000. */
@@ -30,6 +31,9 @@ export const DEFAULT_MAX_RECORDS = 100_000;
 export class BackgroundVerifier {
   readonly #store: Store;
   readonly #verifier: HistoryVerifier;
+  readonly #tenants = new TenantVerifications();
+  /** Feeds the verifier and counts each entry for its tenant. */
+  readonly #sink: EntrySink;
   readonly #pageSize: number;
   readonly #onError: (error: unknown) => void;
   #running: Promise<void> | null = null;
@@ -37,12 +41,24 @@ export class BackgroundVerifier {
 
   constructor(store: Store, options: BackgroundVerifierOptions = {}) {
     this.#store = store;
-    // Only counts are needed for gauges; details of violations are not kept.
+    // Violations are kept per tenant (TenantVerifications), not in one list for every tenant.
     this.#verifier = new HistoryVerifier(emptyCheckpoint(null), {
       maxViolations: 0,
       maxDeliveredEffects: options.maxDeliveredEffects ?? DEFAULT_MAX_DELIVERED_EFFECTS,
       maxRecords: options.maxRecords ?? DEFAULT_MAX_RECORDS,
+      onViolation: (violation) => this.#tenants.violation(violation),
     });
+    const verifier = this.#verifier;
+    const tenants = this.#tenants;
+    this.#sink = {
+      get lastSeq() {
+        return verifier.lastSeq;
+      },
+      push(entry) {
+        tenants.entry(entry);
+        verifier.push(entry);
+      },
+    };
     this.#pageSize = options.pageSize ?? 1000;
     this.#onError = options.onError ?? (() => undefined);
   }
@@ -50,6 +66,11 @@ export class BackgroundVerifier {
   /** Violations found in the history verified so far (must be 0). */
   get violations(): number {
     return this.#verifier.totalViolations;
+  }
+
+  /** What was found in one tenant's entries: the dashboard shows a tenant only its own. */
+  forTenant(tenant: string): TenantVerification {
+    return this.#tenants.of(tenant);
   }
 
   /** Entries verified so far. */
@@ -79,15 +100,9 @@ export class BackgroundVerifier {
 
   /** Reads and verifies the entries appended since the last run. Concurrent calls share one run. */
   runOnce(): Promise<void> {
-    // An embedded store reads each page synchronously: between pages, the requests waiting on
-    // the event loop go first, so a large backlog never stalls them for the whole run.
-    this.#running ??= readInto(
-      this.#store,
-      this.#verifier,
-      undefined,
-      this.#pageSize,
-      () => new Promise<void>((resolve) => setImmediate(resolve)),
-    )
+    // Between pages the requests waiting on the event loop go first (readInto), so a large
+    // backlog never stalls them for the whole run.
+    this.#running ??= readInto(this.#store, this.#sink, undefined, this.#pageSize)
       .then(() => {
         this.#lastRunAt = Date.now();
       })

@@ -65,6 +65,8 @@ export interface HistoryVerifierOptions {
    * verifier is not complete. Default: all.
    */
   maxRecords?: number;
+  /** Told of every violation as it is found, beyond maxViolations too. */
+  onViolation?: (violation: Violation) => void;
 }
 
 export const DEFAULT_MAX_VIOLATIONS = 1000;
@@ -75,6 +77,7 @@ export class HistoryVerifier {
   readonly #maxDelivered: number;
   #deliveredCount = 0;
   readonly #maxRecords: number;
+  readonly #onViolation: ((violation: Violation) => void) | undefined;
   /** tenant, scope and record -> where it is remembered, oldest write first (with maxRecords). */
   readonly #recentRecords = new Map<string, [ScopeTrack, string]>();
   readonly #scopes = new Map<string, Map<string, ScopeTrack>>();
@@ -96,6 +99,7 @@ export class HistoryVerifier {
     this.#maxViolations = options.maxViolations ?? DEFAULT_MAX_VIOLATIONS;
     this.#maxDelivered = options.maxDeliveredEffects ?? Number.POSITIVE_INFINITY;
     this.#maxRecords = options.maxRecords ?? Number.POSITIVE_INFINITY;
+    this.#onViolation = options.onViolation;
     this.#tenant = checkpoint?.tenant ?? null;
     if (checkpoint !== undefined) this.#restore(checkpoint);
   }
@@ -735,7 +739,8 @@ export class HistoryVerifier {
   ): void {
     this.#violationCount++;
     this.#totalViolations++;
-    if (this.#violations.length >= this.#maxViolations) return;
+    const kept = this.#violations.length < this.#maxViolations;
+    if (!kept && this.#onViolation === undefined) return;
     const violation: Violation = {
       seq: entry.seq,
       tenant: entry.tenant,
@@ -747,7 +752,8 @@ export class HistoryVerifier {
     };
     if (record !== undefined) violation.record = record;
     if (effectKey !== undefined) violation.effectKey = effectKey;
-    this.#violations.push(violation);
+    if (kept) this.#violations.push(violation);
+    this.#onViolation?.(violation);
   }
 
   // --- state ---------------------------------------------------------------------------------

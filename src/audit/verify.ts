@@ -6,6 +6,7 @@
 import { fail } from '../errors.js';
 import type { Store } from '../store/store.js';
 import type { AuditEntry } from '../types.js';
+import { auditPages, REPLAY_PAGE_SIZE } from './audit-pages.js';
 import { emptyCheckpoint, type VerifyCheckpoint } from './checkpoint.js';
 import { HistoryVerifier, type HistoryVerifierOptions } from './history-verifier.js';
 import type { Violation } from './violations.js';
@@ -53,11 +54,11 @@ export interface VerifyStoreOptions extends VerifyHistoryOptions {
   tenant?: string;
   /** Continue from an earlier result's checkpoint (made for the same tenant option). */
   checkpoint?: VerifyCheckpoint;
-  /** Entries read per readAudit call. Default 5000. */
+  /** Entries read per readAudit call. Default 1000. */
   pageSize?: number;
 }
 
-export const DEFAULT_PAGE_SIZE = 5000;
+export const DEFAULT_PAGE_SIZE = REPLAY_PAGE_SIZE;
 
 /** Reads the store's audit log page by page in seq order and verifies it. */
 export async function verifyStore(
@@ -84,31 +85,25 @@ export async function verifyStore(
   return resultOf(verifier);
 }
 
+/** Where a replay puts the entries it reads: a verifier, or one that also counts per tenant. */
+export interface EntrySink {
+  readonly lastSeq: number | null;
+  push(entry: AuditEntry): void;
+}
+
 /**
- * Pushes every audit entry after the verifier's last seq into it, page by page. Used by
- * verifyStore and by long-lived verifiers that keep their state between runs; `betweenPages`, if
- * given, is awaited before each page after the first (a server's verifier yields to requests).
+ * Pushes every audit entry after the sink's last seq into it, page by page, giving the event
+ * loop back between pages (audit-pages.ts). Used by verifyStore and by long-lived verifiers that
+ * keep their state between runs.
  */
 export async function readInto(
   store: Store,
-  verifier: HistoryVerifier,
+  sink: EntrySink,
   tenant: string | undefined,
   pageSize: number = DEFAULT_PAGE_SIZE,
-  betweenPages?: () => Promise<void>,
 ): Promise<void> {
-  let afterSeq = verifier.lastSeq;
-  for (let first = true; ; first = false) {
-    if (!first && betweenPages !== undefined) await betweenPages();
-    const query = afterSeq === null ? { limit: pageSize } : { afterSeq, limit: pageSize };
-    const page = await store.readAudit(tenant, query);
-    const items = page.items;
-    for (let i = 0; i < items.length; i++) verifier.push(items[i]!);
-    if (items.length === 0 || page.nextAfterSeq === null) return;
-    if (afterSeq !== null && page.nextAfterSeq <= afterSeq) {
-      // A store that pages backwards would loop forever; its history cannot be read in order.
-      fail('internal_error', `readAudit did not advance past seq ${afterSeq}`);
-    }
-    afterSeq = page.nextAfterSeq;
+  for await (const items of auditPages(store, tenant, sink.lastSeq, pageSize)) {
+    for (let i = 0; i < items.length; i++) sink.push(items[i]!);
   }
 }
 

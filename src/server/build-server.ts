@@ -260,6 +260,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     dashboardRoutes({
       store,
       gate,
+      verifier: storeGauges.verifier,
       adminToken: options.adminToken,
       trustProxy: options.trustProxy === true,
     }),

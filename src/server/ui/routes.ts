@@ -5,6 +5,7 @@
  * reach the JSON API, and its routes are not part of the API's OpenAPI document.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { BackgroundVerifier } from '../../audit/background-verifier.js';
 import { isFencegateError } from '../../errors.js';
 import type { Fencegate } from '../../gate.js';
 import type { Store } from '../../store/store.js';
@@ -34,6 +35,8 @@ export interface DashboardOptions {
   store: Store;
   /** The server's library facade; each request gets its signed-in tenant's handle. */
   gate: Fencegate;
+  /** The server's background verifier: the Verify panel shows its result, never replays. */
+  verifier: BackgroundVerifier;
   adminToken?: string | undefined;
   /** How often the page refreshes its panels, in ms (verify: five times less often). */
   pollMs?: number;
@@ -83,7 +86,18 @@ export function dashboardRoutes(options: DashboardOptions) {
     },
     intents: { title: 'Intents', every: pollMs, render: (api) => intentsPanel(api) },
     cutovers: { title: 'Cutovers', every: pollMs, render: (api) => cutoversPanel(api) },
-    verify: { title: 'Verify', every: pollMs * 5, render: (api) => verifyPanel(api) },
+    verify: {
+      title: 'Verify',
+      every: pollMs * 5,
+      render: (_api, _query, _now, tenant) =>
+        Promise.resolve(
+          verifyPanel({
+            ...options.verifier.forTenant(tenant),
+            lastRunAt: options.verifier.lastRunAt,
+            lastSeq: options.verifier.lastSeq,
+          }),
+        ),
+    },
   };
 
   async function sessionOf(request: FastifyRequest): Promise<Session | null> {
