@@ -7,40 +7,17 @@ One scope per thread, ``<prefix><thread id>`` (default ``langgraph/``), and insi
     bl/<ns>/<channel>/<version>              one version of one channel's value
     wr/<ns>/<checkpoint id>/<task id>/<idx>  a pending write of a task
 
-Every piece is escaped: ``[A-Za-z0-9._:-]`` stays as it is (so uuids and numbers keep their
-order), every other byte of the UTF-8 form becomes ``@`` and two hex digits. ``/`` is escaped
-too, so it only ever separates pieces and ``cp/<ns>/`` selects exactly one namespace.
+Every piece is escaped (``fencegate/_names.py``), so ``/`` only ever separates pieces and
+``cp/<ns>/`` selects exactly one namespace; uuid ids keep their order.
 """
 
-import re
 from typing import Optional, Union
 
+from .._names import escape_name, unescape_name
+
+__all__ = ["escape_name", "unescape_name"]
+
 DEFAULT_SCOPE_PREFIX = "langgraph/"
-
-_KEPT = re.compile(r"[A-Za-z0-9._:-]")
-
-
-def escape_name(piece: str) -> str:
-    out = []
-    for char in piece:
-        if _KEPT.fullmatch(char):
-            out.append(char)
-        else:
-            out.extend(f"@{byte:02X}" for byte in char.encode("utf-8"))
-    return "".join(out)
-
-
-def unescape_name(piece: str) -> str:
-    data = bytearray()
-    index = 0
-    while index < len(piece):
-        if piece[index] == "@":
-            data.append(int(piece[index + 1 : index + 3], 16))
-            index += 3
-        else:
-            data.extend(piece[index].encode("ascii"))
-            index += 1
-    return data.decode("utf-8")
 
 
 def checkpoint_prefix(namespace: Optional[str] = None) -> str:

@@ -11,7 +11,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from ..errors import ScopeNotFoundError
 from ..models import RecordState
-from .names import blob_name, checkpoint_name, checkpoint_prefix, writes_prefix
+from .names import blob_name, checkpoint_name, checkpoint_prefix, unescape_name, writes_prefix
 from .plans import Emit, Plan, call
 from .stored import is_empty, load, recency, writes_in_order
 
@@ -134,8 +134,6 @@ class ThreadReader:
                 return writes_in_order(writes)
 
     def _thread_ids(self, prefix: str) -> "Plan[List[str]]":
-        from .names import unescape_name
-
         threads: List[str] = []
         cursor: Optional[str] = None
         while True:
