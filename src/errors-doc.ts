@@ -1,4 +1,4 @@
-import { ERROR_CATALOG, type ErrorSpec } from './errors.js';
+import { ERROR_CATALOG, INTEGRATION_ERRORS, type ErrorSpec } from './errors.js';
 
 /** docs/errors.md as the catalog says it should read; a test keeps the file equal to this. */
 export function renderErrorsDoc(): string {
@@ -19,6 +19,18 @@ export function renderErrorsDoc(): string {
     '| code | HTTP status | retryable | meaning |',
     '|---|---|---|---|',
     ...rows,
+    '',
+    '## Exceptions of the integrations',
+    '',
+    'An integration raises a class of its own for a situation of its own; it carries one of the',
+    'codes above as its `code`.',
+    '',
+    '| exception | codes | meaning |',
+    '|---|---|---|',
+    ...INTEGRATION_ERRORS.map((spec) => {
+      const codes = spec.codes.map((code) => `\`${code}\``).join(', ');
+      return `| \`${spec.name}\` (${spec.language}) | ${codes} | ${spec.description} |`;
+    }),
     '',
   ].join('\n');
 }

@@ -168,6 +168,29 @@ export const COMMIT_REJECTION_CODES = [
 
 export type CommitRejectionCode = (typeof COMMIT_REJECTION_CODES)[number];
 
+/**
+ * An exception an integration raises for one situation of its own, carrying one of the catalog's
+ * codes as its `code`. docs/errors.md lists them; each integration's tests check its entry.
+ */
+export interface IntegrationErrorSpec {
+  /** The class, named as it is imported. */
+  name: string;
+  language: 'TypeScript' | 'Python';
+  /** The codes it carries. */
+  codes: readonly ErrorCode[];
+  description: string;
+}
+
+export const INTEGRATION_ERRORS: readonly IntegrationErrorSpec[] = [
+  {
+    name: 'fencegate.celery.TaskSupersededError',
+    language: 'Python',
+    codes: ['stale_fence', 'not_holder', 'scope_deleted', 'scope_not_found'],
+    description:
+      "A fenced Celery task's run was replaced: a redelivery, a takeover or a cutover moved the scope's fence. A subclass of Celery's Ignore: the run reports nothing to the result backend.",
+  },
+];
+
 export type ErrorDetails = Record<string, unknown>;
 
 const ERROR_BRAND = Symbol.for('fencegate.error');
