@@ -67,6 +67,12 @@ export function journalModeOf(db: SqliteDatabase): string {
   return String(db.pragma('journal_mode', { simple: true })).toLowerCase();
 }
 
+/** The path of the main database file as SQLite resolved it (symlinks followed). */
+export function mainFileOf(db: SqliteDatabase): string {
+  const list = db.pragma('database_list') as { name: string; file: string }[];
+  return list.find((entry) => entry.name === 'main')?.file ?? db.name;
+}
+
 /** The synchronous mode in force on this connection, read back from SQLite. */
 export function synchronousOf(db: SqliteDatabase): Synchronous | 'EXTRA' {
   const level = db.pragma('synchronous', { simple: true }) as number;

@@ -80,6 +80,7 @@ import {
   DEFAULT_BUSY_TIMEOUT_MS,
   DEFAULT_SYNCHRONOUS,
   journalModeOf,
+  mainFileOf,
   openDatabase,
   read,
   storeUnavailable,
@@ -199,11 +200,11 @@ export class SqliteStore implements Store {
     let walSync: WalSync | null = null;
     const wal = journalModeOf(db) === 'wal';
     try {
-      if (full && wal) walSync = new WalSync(db.name, options.syncFile);
+      if (full && wal) walSync = new WalSync(mainFileOf(db), options.syncFile);
       else if (full) db.pragma('synchronous = FULL');
     } catch (error) {
       db.close();
-      throw storeUnavailable(error);
+      throw isFencegateError(error) ? error : storeUnavailable(error);
     }
     const checkpointer = wal
       ? new Checkpointer(db, { path: db.name, synchronous }, options.checkpoints)
@@ -285,9 +286,8 @@ export class SqliteStore implements Store {
   #checkOpen(): void {
     if (this.#closed) throw storeUnavailable(new Error('the store is closed'));
     // After a failed sync nothing more could be promised durable: refuse until reopened.
-    if (this.#walSync?.failed === true) {
-      throw storeUnavailable(new Error('a sync of the log failed; reopen the store'));
-    }
+    const syncFailure = this.#walSync?.failure ?? null;
+    if (syncFailure !== null) throw syncFailure;
   }
 
   /**

@@ -13,7 +13,18 @@
  * (never an answer of this process); every write of that process is answered after a sync of its
  * own, which covers the frames it read (docs/semantics.md, "Durability").
  */
-import { closeSync, fdatasync, fdatasyncSync, fsyncSync, openSync, constants } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fdatasync,
+  fdatasyncSync,
+  fstatSync,
+  fsyncSync,
+  openSync,
+  readdirSync,
+  realpathSync,
+  statSync,
+} from 'node:fs';
 import { dirname } from 'node:path';
 import { FencegateError } from '../../errors.js';
 
@@ -43,17 +54,28 @@ export class WalSync {
 
   /**
    * Opens the WAL of `databasePath` (the connection must already be in WAL mode and have written)
-   * and makes the file and its directory entry durable once, as SQLite's first sync would.
+   * and makes the file and its directory entry durable once, as SQLite's first sync would. SQLite
+   * resolves a symlinked path and keeps its log beside the real file, so the path is resolved
+   * here too: a `-wal` beside the link is not SQLite's (absent, or a stale leftover). Then the file
+   * opened must be the one SQLite has open, or the store would answer after syncing another file.
    */
   constructor(databasePath: string, sync: SyncFile = fdatasync) {
     this.#sync = sync;
-    this.#fd = openSync(`${databasePath}-wal`, constants.O_RDWR);
-    fdatasyncSync(this.#fd);
-    const directory = openSync(dirname(databasePath), constants.O_RDONLY);
+    const realPath = realpathSync(databasePath);
+    const walPath = `${realPath}-wal`;
+    this.#fd = openSync(walPath, constants.O_RDWR);
     try {
-      fsyncSync(directory);
-    } finally {
-      closeSync(directory);
+      requireOpenElsewhere(this.#fd, walPath);
+      fdatasyncSync(this.#fd);
+      const directory = openSync(dirname(realPath), constants.O_RDONLY);
+      try {
+        fsyncSync(directory);
+      } finally {
+        closeSync(directory);
+      }
+    } catch (error) {
+      closeSync(this.#fd);
+      throw error;
     }
   }
 
@@ -116,6 +138,16 @@ export class WalSync {
     this.#waiters = waiting;
   }
 
+  /** The refusal of every operation after a failed sync: the store must be reopened. */
+  get failure(): FencegateError | null {
+    return this.#failure === null
+      ? null
+      : new FencegateError(
+          'store_unavailable',
+          'the SQLite store is unavailable: a sync of its log failed earlier, so no change can be promised durable any more; restart the server (reopen the store), then read the outcomes in doubt',
+        );
+  }
+
   #fail(cause: Error): void {
     this.#failure = new FencegateError(
       'outcome_unknown',
@@ -124,4 +156,34 @@ export class WalSync {
       { cause },
     );
   }
+}
+
+/** Where a process lists its open files (Linux); elsewhere the check below is skipped. */
+const OPEN_FILES = '/proc/self/fd';
+
+/**
+ * Throws unless another descriptor of this process (SQLite's) has the same file open as `fd`: the
+ * same device and inode, whatever path reached it.
+ */
+function requireOpenElsewhere(fd: number, walPath: string): void {
+  let descriptors: string[];
+  try {
+    descriptors = readdirSync(OPEN_FILES);
+  } catch {
+    return;
+  }
+  const ours = fstatSync(fd);
+  for (const name of descriptors) {
+    if (Number(name) === fd) continue;
+    try {
+      const other = statSync(`${OPEN_FILES}/${name}`);
+      if (other.dev === ours.dev && other.ino === ours.ino) return;
+    } catch {
+      // Closed since the listing (or not a file): not SQLite's log.
+    }
+  }
+  throw new FencegateError(
+    'store_unavailable',
+    `the SQLite store is unavailable: ${walPath} is not the log SQLite writes, so syncing it would not make commits durable; check how the database path is mounted or linked`,
+  );
 }
