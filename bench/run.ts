@@ -19,7 +19,8 @@ const USAGE = `usage: npm run bench -- all [--seconds N] [--store postgres://…
        npm run bench -- wal-pages
        npm run bench -- http [--seconds N] [--connections N] [--profile DIR]
        npm run bench -- scale [--seconds N] [--scopes N] [--memory-seconds N]
-       npm run bench -- bullmq [--jobs N] [--concurrency N]`;
+       npm run bench -- bullmq [--jobs N] [--concurrency N]
+       npm run bench -- langgraph [--seconds N]`;
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
@@ -124,6 +125,12 @@ async function main(argv: string[]): Promise<number> {
       const jobs = Number(values.jobs);
       const concurrency = Number(values.concurrency);
       console.log(formatBullmqBench(await runBullmqBench({ jobs, concurrency })));
+      return 0;
+    }
+    case 'langgraph': {
+      // Loaded on demand: LangGraph is an optional peer, needed by this benchmark only.
+      const { formatLanggraphBench, runLanggraphBench } = await import('./langgraph.js');
+      console.log(formatLanggraphBench(await runLanggraphBench({ seconds })));
       return 0;
     }
     default:
