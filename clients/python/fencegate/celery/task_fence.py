@@ -3,6 +3,7 @@
 import threading
 from typing import Iterable, List, Optional
 
+from .._base import FencegateError
 from ..errors import ERROR_CLASSES
 from ..models import CommitPart, CommitResult, Intent
 from .delivery_lease import DeliveryLease
@@ -78,6 +79,6 @@ class TaskFence:
         )
         if result.error is not None and result.error.code in AUTHORITY_LOST:
             error = result.error
-            cls = ERROR_CLASSES[error.code]
+            cls = ERROR_CLASSES.get(error.code, FencegateError)
             self._lease.lose(cls(error.message, error.details, code=error.code))
         return result

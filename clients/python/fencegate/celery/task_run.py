@@ -47,14 +47,17 @@ class TaskRun:
     def commit_result(self, value: Any) -> Any:
         """Commits the result with the staged intents, releasing the scope; returns the result."""
         fence = self._started()
-        result = fence.send(
-            RESULT_RECORD,
-            writes=[Write(RESULT_RECORD, expect_revision=0, value={"value": value})],
-            intents=fence.intents,
-            release=True,
-            job=self.delivery.ledger("succeeded"),
-        )
-        self.lease.stop(release=False)
+        try:
+            result = fence.send(
+                RESULT_RECORD,
+                writes=[Write(RESULT_RECORD, expect_revision=0, value={"value": value})],
+                intents=fence.intents,
+                release=True,
+                job=self.delivery.ledger("succeeded"),
+            )
+        finally:
+            # Committed, the scope is released; refused or unknown, the run is over either way.
+            self.lease.stop(release=False)
         if result.error is None:
             return value
         error = result.error
@@ -65,7 +68,9 @@ class TaskRun:
             self._release(["succeeded"])
             return self.stored_result()[1]
         self._release(["failed"])
-        raise ERROR_CLASSES[error.code](error.message, error.details, code=error.code)
+        raise ERROR_CLASSES.get(error.code, FencegateError)(
+            error.message, error.details, code=error.code
+        )
 
     def finish_stored(self, value: Any) -> Any:
         """The result was found only once the scope was taken: releases it, returns the result."""
