@@ -1,6 +1,11 @@
 """A real `fencegate serve` for the tests: started once per session on a fresh SQLite file with a
-manual store clock (moved by the admin-only test route), and a fresh tenant per test."""
+manual store clock (moved by the admin-only test route), and a fresh tenant per test.
 
+``connect`` gives a test a client of each kind in turn (the blocking ``Client``, and the
+``AsyncClient`` driven from a background event loop), so one test body checks that both behave
+the same."""
+
+import asyncio
 import json
 import os
 import re
@@ -13,7 +18,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, List
+from typing import Any, Callable, Iterator, List
 
 import pytest
 
@@ -134,3 +139,60 @@ def skip_without_route(server: Server, method: str, path: str, route: str = "") 
 @pytest.fixture
 def abandon_route(server: Server) -> None:
     skip_without_route(server, "POST", "/v1/operations/probe/abandon", "/v1/operations/:id/abandon")
+
+
+class EventLoopThread:
+    """An event loop running in a thread of its own, for driving AsyncClient from a test."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self._thread.start()
+
+    def run(self, coroutine: Any, timeout: float = 60) -> Any:
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(10)
+        self.loop.close()
+
+
+class AsyncClientFromThread:
+    """An AsyncClient whose calls a synchronous test can make: each one runs on the loop thread."""
+
+    def __init__(self, client: "fencegate.AsyncClient", loop: EventLoopThread) -> None:
+        self.client = client
+        self._loop = loop
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        method = getattr(self.client, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return self._loop.run(method(*args, **kwargs))
+
+        return call
+
+
+@pytest.fixture(scope="session")
+def event_loop_thread() -> Iterator[EventLoopThread]:
+    loop = EventLoopThread()
+    yield loop
+    loop.close()
+
+
+@pytest.fixture(params=["sync", "async"])
+def connect(request: Any, event_loop_thread: EventLoopThread) -> Iterator[Callable[..., Any]]:
+    """``connect(url, token, **options)``: a Client, or an AsyncClient called from this thread."""
+    opened: List[fencegate.AsyncClient] = []
+
+    def make(url: str, token: str, **options: Any) -> Any:
+        if request.param == "sync":
+            return fencegate.Client(url, token, **options)
+        client = fencegate.AsyncClient(url, token, **options)
+        opened.append(client)
+        return AsyncClientFromThread(client, event_loop_thread)
+
+    yield make
+    for client in opened:
+        event_loop_thread.run(client.aclose())

@@ -1,15 +1,27 @@
-"""A TCP proxy in front of the server that can lose one exchange: the request never forwarded
-(the connection is cut after the client sent it), or forwarded and its reply cut off. The
-client sees a lost connection either way; only the store knows what happened."""
+"""A TCP proxy in front of the server that can spoil one exchange. It can lose it: the request
+never forwarded (the connection is cut after the client sent it), or forwarded and its reply cut
+off; the client sees a lost connection either way, only the store knows what happened. It can
+answer as a misconfigured or failing proxy would: a 502 before or after forwarding the request,
+or a 302 to another address (``redirect_to``). And it can hold a request for ``delay`` seconds
+before forwarding it."""
 
 import socket
 import threading
-from typing import List
+import time
+from typing import List, Optional
 from urllib.parse import urlparse
 
 PASS = "pass"
 DROP_REQUEST = "drop_request"
 DROP_REPLY = "drop_reply"
+GATEWAY_BEFORE = "gateway_before"  # 502, the request never forwarded
+GATEWAY_AFTER = "gateway_after"  # 502 in place of the server's answer
+REDIRECT = "redirect"  # 302 to redirect_to, the request never forwarded
+
+_BAD_GATEWAY = (
+    b"HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/html\r\nContent-Length: 24\r\n"
+    b"Connection: close\r\n\r\n<h1>502 Bad Gateway</h1>"
+)
 
 
 class FaultProxy:
@@ -18,6 +30,8 @@ class FaultProxy:
         self.upstream = (parsed.hostname or "127.0.0.1", parsed.port or 80)
         self.faults: List[str] = []
         self.seen: List[str] = []
+        self.redirect_to: Optional[str] = None
+        self.delay = 0.0
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
         threading.Thread(target=self._serve, daemon=True).start()
@@ -40,6 +54,13 @@ class FaultProxy:
             fault = self.faults.pop(0) if self.faults else PASS
             if fault == DROP_REQUEST:
                 return
+            if fault == GATEWAY_BEFORE:
+                conn.sendall(_BAD_GATEWAY)
+                return
+            if fault == REDIRECT:
+                conn.sendall(_redirect(self.redirect_to or "http://127.0.0.1:9/"))
+                return
+            time.sleep(self.delay)
             with socket.create_connection(self.upstream) as up:
                 up.sendall(request)
                 reply = b""
@@ -47,7 +68,14 @@ class FaultProxy:
                     reply += chunk
             if fault == DROP_REPLY:
                 return
-            conn.sendall(reply)
+            conn.sendall(_BAD_GATEWAY if fault == GATEWAY_AFTER else reply)
+
+
+def _redirect(location: str) -> bytes:
+    return (
+        f"HTTP/1.1 302 Found\r\nLocation: {location}\r\nContent-Length: 0\r\n"
+        "Connection: close\r\n\r\n"
+    ).encode()
 
 
 def _read_request(conn: socket.socket) -> bytes:
@@ -59,10 +87,14 @@ def _read_request(conn: socket.socket) -> bytes:
         data += chunk
     head, _, body = data.partition(b"\r\n\r\n")
     length = 0
-    for line in head.split(b"\r\n")[1:]:
+    lines = head.split(b"\r\n")
+    for line in lines[1:]:
         key, _, value = line.partition(b":")
         if key.strip().lower() == b"content-length":
             length = int(value.strip())
     while len(body) < length:
         body += conn.recv(65536)
-    return head + b"\r\n\r\n" + body
+    # One exchange per connection: the server closes after its answer (which then says so), so
+    # the proxy reads the answer to its end, and a client never reuses a proxied connection.
+    kept = [line for line in lines if not line.lower().startswith(b"connection:")]
+    return b"\r\n".join(kept + [b"Connection: close"]) + b"\r\n\r\n" + body

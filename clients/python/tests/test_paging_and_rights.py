@@ -1,5 +1,5 @@
 """Paging a scope's records by prefix, direction and cursor, and a worker token with the take-over
-right, through the client against the real server."""
+right, through both clients against the real server."""
 
 import pytest
 
@@ -13,10 +13,10 @@ def write_records(worker, scope, names):
     assert worker.commit(scope, grant.fence, f"{scope}-seed", writes=writes).committed
 
 
-def test_records_are_paged_by_prefix_direction_and_cursor(tenant):
-    worker = tenant.worker()
+def test_records_are_paged_by_prefix_direction_and_cursor(tenant, connect):
+    worker = connect(tenant.server.url, tenant.worker_token)
     scope = "wf-p1/memory"
-    write_records(worker, scope, ["cp/1", "cp/2", "cp/3", "cp/4", "cp/5", "other"])
+    write_records(tenant.worker(), scope, ["cp/1", "cp/2", "cp/3", "cp/4", "cp/5", "other"])
 
     first = worker.list_records_page(scope, prefix="cp/", direction="desc", limit=2)
     assert [r.name for r in first.items] == ["cp/5", "cp/4"]
@@ -37,20 +37,22 @@ def test_records_are_paged_by_prefix_direction_and_cursor(tenant):
     assert ascending.next_cursor is None
 
 
-def test_a_bad_page_query_is_refused_with_what_to_fix(tenant):
+def test_a_bad_page_query_is_refused_with_what_to_fix(tenant, connect):
+    worker = connect(tenant.server.url, tenant.worker_token)
     with pytest.raises(fencegate.InvalidRequestError) as refused:
-        tenant.worker().list_records_page("wf-p2/memory", direction="sideways")
+        worker.list_records_page("wf-p2/memory", direction="sideways")
     assert "direction" in refused.value.message
     with pytest.raises(fencegate.InvalidRequestError):
-        tenant.worker().list_records_page("wf-p2/memory", limit=0)
+        worker.list_records_page("wf-p2/memory", limit=0)
 
 
-def test_a_worker_token_with_the_take_over_right_takes_over_only_its_prefixes(admin, tenant):
+def test_a_worker_token_with_the_take_over_right_takes_over_only_its_prefixes(tenant, connect):
+    admin = connect(tenant.server.url, tenant.server.admin_token)
     created = admin.create_token(
         tenant=tenant.name, role="worker", label="rescuer", may_take_over=["jobs/"]
     )
     assert created["mayTakeOver"] == ["jobs/"]
-    rescuer = fencegate.Client(tenant.server.url, created["token"])
+    rescuer = connect(tenant.server.url, created["token"])
     worker = tenant.worker()
     held = worker.acquire("jobs/j1", holder="frozen", ttl_ms=60_000)
     grant = rescuer.takeover("jobs/j1", holder="rescuer", ttl_ms=30_000)

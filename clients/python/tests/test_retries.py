@@ -1,5 +1,6 @@
 """The retry rules of FencegateClient, through a proxy that loses exchanges: reads are sent again,
-lease operations never are, and a commit whose outcome is unknown is settled by abandon."""
+lease operations never are, and a commit whose outcome is unknown is settled by abandon. Each
+test runs with the blocking Client and with the AsyncClient."""
 
 import pytest
 
@@ -15,38 +16,40 @@ def proxy(server):
     proxy.close()
 
 
-def via(proxy, tenant):
-    return fencegate.Client(proxy.url, tenant.worker_token, timeout=10, retries=3)
+@pytest.fixture
+def via(proxy, tenant, connect):
+    """A worker client of the kind under test, talking through the proxy."""
+    return lambda: connect(proxy.url, tenant.worker_token, timeout=10, retries=3)
 
 
-def commit_through(proxy, tenant, name, fault, **options):
+def commit_through(via, proxy, tenant, name, fault, **options):
     """Acquires wf-NAME/memory, then commits through the proxy with `fault` on the commit."""
     scope = f"wf-{name}/memory"
     grant = tenant.worker().acquire(scope, holder="w", ttl_ms=30_000)
     proxy.faults = [fault]
-    return scope, grant, via(proxy, tenant).commit(
+    return scope, grant, via().commit(
         scope, grant.fence, name, writes=[Write("summary", 0, "v")], **options
     )
 
 
-def test_a_read_whose_reply_was_lost_is_sent_again(proxy, tenant):
+def test_a_read_whose_reply_was_lost_is_sent_again(proxy, tenant, via):
     proxy.faults = [DROP_REPLY]
-    record = via(proxy, tenant).get_record("wf-r1/memory", "summary")
+    record = via().get_record("wf-r1/memory", "summary")
     assert record.revision == 0
     assert len(proxy.seen) == 2
 
 
-def test_an_acquire_whose_reply_was_lost_is_not_sent_again(proxy, tenant):
+def test_an_acquire_whose_reply_was_lost_is_not_sent_again(proxy, tenant, via):
     proxy.faults = [DROP_REPLY]
     with pytest.raises(fencegate.OutcomeUnknownError) as unknown:
-        via(proxy, tenant).acquire("wf-r2/memory", holder="w", ttl_ms=30_000)
+        via().acquire("wf-r2/memory", holder="w", ttl_ms=30_000)
     assert unknown.value.retryable is True
     assert len(proxy.seen) == 1
     # It did take effect: the store is the one that knows.
     assert tenant.operator().get_scope("wf-r2/memory").holder == "w"
 
 
-def test_a_completion_whose_reply_was_lost_is_sent_again_and_says_so(proxy, tenant):
+def test_a_completion_whose_reply_was_lost_is_sent_again_and_says_so(proxy, tenant, via):
     worker = tenant.worker()
     grant = worker.acquire("wf-r8/memory", holder="w", ttl_ms=30_000)
     intent = fencegate.Intent("r8-effect", "crm", {"n": 1})
@@ -55,7 +58,7 @@ def test_a_completion_whose_reply_was_lost_is_sent_again_and_says_so(proxy, tena
     proxy.faults = [DROP_REPLY]
     # The lost attempt recorded it; the resend's claim fence is no longer current.
     with pytest.raises(fencegate.StaleClaimError) as refused:
-        via(proxy, tenant).complete_intent(
+        via().complete_intent(
             "r8-effect", claim_fence=claimed["claimFence"], outcome="delivered"
         )
     assert refused.value.details["afterLostReply"] is True
@@ -63,18 +66,18 @@ def test_a_completion_whose_reply_was_lost_is_sent_again_and_says_so(proxy, tena
     assert worker.get_intent("r8-effect")["status"] == "delivered"
 
 
-def test_an_unreachable_server_is_store_unavailable(tenant):
-    client = fencegate.Client("http://127.0.0.1:9", tenant.worker_token, retries=1)
+def test_an_unreachable_server_is_store_unavailable(tenant, connect):
+    client = connect("http://127.0.0.1:9", tenant.worker_token, retries=1)
     with pytest.raises(fencegate.StoreUnavailableError):
         client.get_record("wf-r3/memory", "summary")
     with pytest.raises(fencegate.StoreUnavailableError):
         client.commit("wf-r3/memory", 1, "r3", writes=[Write("summary", 0, 1)])
 
 
-def test_an_unknown_commit_can_be_left_unsettled_and_read_back(proxy, tenant):
+def test_an_unknown_commit_can_be_left_unsettled_and_read_back(proxy, tenant, via):
     worker = tenant.worker()
     with pytest.raises(fencegate.OutcomeUnknownError) as unknown:
-        commit_through(proxy, tenant, "r4", DROP_REPLY, settle_unknown=False)
+        commit_through(via, proxy, tenant, "r4", DROP_REPLY, settle_unknown=False)
     assert unknown.value.details == {"operationId": "r4"}
     grant = worker.get_scope("wf-r4/memory")
     stored = worker.get_operation("r4")
@@ -83,8 +86,8 @@ def test_an_unknown_commit_can_be_left_unsettled_and_read_back(proxy, tenant):
     assert again.outcome == "committed" and again.replayed is True
 
 
-def test_a_commit_whose_reply_was_lost_is_settled_as_committed(proxy, tenant, abandon_route):
-    scope, _, result = commit_through(proxy, tenant, "r5", DROP_REPLY)
+def test_a_commit_whose_reply_was_lost_is_settled_as_committed(proxy, tenant, abandon_route, via):
+    scope, _, result = commit_through(via, proxy, tenant, "r5", DROP_REPLY)
     assert result.outcome == "committed"
     assert [line.split()[1] for line in proxy.seen] == ["/v1/commit", "/v1/operations/r5/abandon"]
     record = tenant.worker().get_record(scope, "summary")
@@ -93,9 +96,9 @@ def test_a_commit_whose_reply_was_lost_is_settled_as_committed(proxy, tenant, ab
 
 def test_a_commit_that_never_arrived_is_settled_as_abandoned_for_good(
     proxy, tenant, abandon_route
-):
+, via):
     worker = tenant.worker()
-    _, grant, result = commit_through(proxy, tenant, "r6", DROP_REQUEST)
+    _, grant, result = commit_through(via, proxy, tenant, "r6", DROP_REQUEST)
     assert result.outcome == "rejected"
     assert result.error is not None and result.error.code == "operation_abandoned"
     late = worker.commit("wf-r6/memory", grant.fence, "r6", writes=[Write("summary", 0, "v")])
@@ -104,16 +107,17 @@ def test_a_commit_that_never_arrived_is_settled_as_abandoned_for_good(
     assert worker.get_record("wf-r6/memory", "summary").exists is False
 
 
-def test_bad_input_is_refused_before_it_is_sent(tenant):
+def test_bad_input_is_refused_before_it_is_sent(tenant, connect):
+    worker = connect(tenant.server.url, tenant.worker_token)
     with pytest.raises(fencegate.InvalidRequestError) as refused:
-        tenant.worker().get_record("..", "summary")
+        worker.get_record("..", "summary")
     assert refused.value.details == {"field": "scope"}
     with pytest.raises(fencegate.InvalidRequestError) as answered:
-        tenant.worker().acquire("wf-r7/memory", holder="w", ttl_ms=5)
+        worker.acquire("wf-r7/memory", holder="w", ttl_ms=5)
     assert "ttlMs" in answered.value.message
 
 
-def test_a_worker_token_on_an_operator_endpoint_is_forbidden(tenant):
+def test_a_worker_token_on_an_operator_endpoint_is_forbidden(tenant, connect):
     with pytest.raises(fencegate.ForbiddenError) as refused:
-        tenant.worker().verify()
+        connect(tenant.server.url, tenant.worker_token).verify()
     assert refused.value.code == "forbidden" and refused.value.http_status == 403

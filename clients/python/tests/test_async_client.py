@@ -1,0 +1,141 @@
+"""What is particular to AsyncClient: its methods are coroutines that leave the event loop free
+while a request is in flight, AsyncLeaseKeeper renews from a task and signals a lost lease once,
+and without httpx the client says which extra to install. (The behaviour both clients share is
+tested with each of them: see the ``connect`` fixture.)"""
+
+import asyncio
+import inspect
+import subprocess
+import sys
+
+import pytest
+
+import fencegate
+from conftest import HERE
+from fault_proxy import FaultProxy
+from fencegate import AsyncLeaseKeeper, Write
+
+
+def test_every_route_has_a_coroutine_method():
+    for name in fencegate.Client.ROUTES:
+        method = getattr(fencegate.AsyncClient, name)
+        assert inspect.iscoroutinefunction(method), name
+        assert inspect.signature(method) == inspect.signature(getattr(fencegate.Client, name))
+
+
+def test_the_event_loop_runs_on_while_a_request_is_in_flight(server, tenant):
+    proxy = FaultProxy(server.url)
+    proxy.delay = 0.5  # the request is held before it is forwarded
+
+    async def scenario():
+        ticks = 0
+        in_flight = asyncio.Event()
+
+        async def ticker():
+            nonlocal ticks
+            await in_flight.wait()
+            while True:
+                await asyncio.sleep(0.01)
+                ticks += 1
+
+        ticking = asyncio.ensure_future(ticker())
+        async with fencegate.AsyncClient(proxy.url, tenant.worker_token) as client:
+            read = asyncio.ensure_future(client.get_record("wf-a1/memory", "summary"))
+            in_flight.set()
+            record = await read
+        ticking.cancel()
+        return record, ticks
+
+    try:
+        record, ticks = asyncio.run(scenario())
+    finally:
+        proxy.close()
+    assert record.revision == 0
+    # A blocking call would have held the loop for the whole half second: no tick at all.
+    assert ticks >= 10
+
+
+def test_concurrent_calls_share_one_client(tenant):
+    async def scenario():
+        async with fencegate.AsyncClient(tenant.server.url, tenant.worker_token) as client:
+            grants = await asyncio.gather(
+                *(client.acquire(f"wf-a2/{n}", holder="w", ttl_ms=30_000) for n in range(8))
+            )
+            return sorted(grant.scope for grant in grants)
+
+    assert asyncio.run(scenario()) == [f"wf-a2/{n}" for n in range(8)]
+
+
+def test_the_async_keeper_renews_so_the_lease_outlives_its_ttl(tenant, server):
+    scope = "wf-a3/memory"
+    operator = tenant.operator()
+
+    async def scenario():
+        async with fencegate.AsyncClient(tenant.server.url, tenant.worker_token) as client:
+            async with AsyncLeaseKeeper(client, scope, "keeper", ttl_ms=1_000,
+                                        renew_every=0.05) as lease:
+                now = server.advance_clock(800)
+                for _ in range(500):
+                    if operator.get_scope(scope).lease_expires_at == now + 1_000:
+                        break
+                    await asyncio.sleep(0.02)
+                server.advance_clock(800)  # past the first grant's expiry
+                result = await lease.commit("a3", writes=[Write("summary", 0, "kept")])
+                return result, lease.lost.is_set()
+
+    result, lost = asyncio.run(scenario())
+    assert result.committed, result.error
+    assert lost is False
+    assert operator.get_scope(scope).holder is None  # released on exit
+
+
+def test_the_async_keeper_signals_a_takeover_once_and_its_commit_is_fenced_out(tenant):
+    scope = "wf-a4/memory"
+    operator = tenant.operator()
+    losses = []
+
+    async def scenario():
+        async with fencegate.AsyncClient(tenant.server.url, tenant.worker_token) as client:
+            async with AsyncLeaseKeeper(client, scope, "keeper", ttl_ms=30_000, renew_every=0.05,
+                                        on_lost=losses.append) as lease:
+                operator.takeover(scope, holder="operator-run", ttl_ms=30_000)
+                await asyncio.wait_for(lease.lost.wait(), 10)
+                with pytest.raises(fencegate.StaleFenceError):
+                    lease.check()
+                return await lease.commit("a4", writes=[Write("summary", 0, "late")])
+
+    result = asyncio.run(scenario())
+    assert result.error is not None and result.error.code == "stale_fence"
+    assert len(losses) == 1 and isinstance(losses[0], fencegate.StaleFenceError)
+    assert operator.get_scope(scope).holder == "operator-run"  # never released by the keeper
+    assert operator.get_record(scope, "summary").exists is False
+
+
+def test_a_held_scope_refuses_the_async_keeper_with_lease_held(tenant):
+    scope = "wf-a5/memory"
+    tenant.worker().acquire(scope, holder="other", ttl_ms=30_000)
+
+    async def scenario():
+        async with fencegate.AsyncClient(tenant.server.url, tenant.worker_token) as client:
+            await AsyncLeaseKeeper(client, scope, "keeper", ttl_ms=30_000).start()
+
+    with pytest.raises(fencegate.LeaseHeldError) as held:
+        asyncio.run(scenario())
+    assert held.value.details["holder"] == "other"
+
+
+def test_without_httpx_the_blocking_client_works_and_the_async_one_names_the_extra():
+    # httpx made unimportable in a fresh interpreter, as on a machine without the extra.
+    program = (
+        "import sys; sys.modules['httpx'] = None\n"
+        f"sys.path.insert(0, {str(HERE.parent)!r})\n"
+        "import fencegate\n"
+        "fencegate.Client('http://127.0.0.1:9', 't')\n"
+        "try:\n"
+        "    fencegate.AsyncClient('http://127.0.0.1:9', 't')\n"
+        "except ImportError as error:\n"
+        "    print(error)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "pip install 'fencegate[async]'" in done.stdout
