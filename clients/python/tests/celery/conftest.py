@@ -5,14 +5,11 @@ the Redis at ``FENCEGATE_TEST_REDIS_URL`` (default ``redis://127.0.0.1:6379``; d
 the URL names one), deleted after it.
 """
 
-import inspect
-import json
 import os
 import secrets
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 from typing import Dict, Iterator, List
 from urllib.parse import urlsplit
@@ -29,26 +26,12 @@ def redis_url() -> str:
 
 
 
-def worker_token(admin, server, tenant_name: str) -> str:
+def worker_token(admin, tenant_name: str) -> str:
     """A worker token with the take-over right over the task scopes (``celery/``)."""
-    if "may_take_over" in inspect.signature(admin.create_token).parameters:
-        made = admin.create_token(
-            tenant=tenant_name, role="worker", label="celery worker", may_take_over=["celery/"]
-        )
-        return made["token"]
-    request = urllib.request.Request(
-        server.url + "/v1/admin/tokens",
-        data=json.dumps(
-            {"tenant": tenant_name, "role": "worker", "mayTakeOver": ["celery/"]}
-        ).encode(),
-        method="POST",
-        headers={
-            "authorization": f"Bearer {server.admin_token}",
-            "content-type": "application/json",
-        },
+    made = admin.create_token(
+        tenant=tenant_name, role="worker", label="celery worker", may_take_over=["celery/"]
     )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return json.loads(response.read())["token"]
+    return made["token"]
 
 
 class Workers:
@@ -100,7 +83,7 @@ def celery_env(server, admin, tenant, tmp_path) -> Dict[str, str]:
     return {
         **os.environ,
         "FENCEGATE_URL": server.url,
-        "FENCEGATE_TOKEN": worker_token(admin, server, tenant.name),
+        "FENCEGATE_TOKEN": worker_token(admin, tenant.name),
         "FG_CELERY_PREFIX": prefix,
         "FG_CELERY_REDIS": redis_url(),
         "PYTHONPATH": os.pathsep.join([str(PACKAGE), str(HERE)]),
