@@ -1,5 +1,33 @@
 import { ERROR_CATALOG, INTEGRATION_ERRORS, type ErrorSpec } from './errors.js';
 
+/**
+ * What the clients (TypeScript FencegateClient, Python Client and AsyncClient) report when no
+ * fencegate answer says what happened: the same codes, chosen by whether the request can have
+ * taken effect.
+ */
+const CLIENT_SECTION = [
+  '## What the clients report without a fencegate answer',
+  '',
+  "The clients (`FencegateClient`, Python's `Client` and `AsyncClient`) never follow a redirect,",
+  "so the token never reaches the redirect's target, and they map every exchange that ends",
+  'without a fencegate answer onto the codes above, by whether the request can have taken effect:',
+  '',
+  '| what happened | read | lease operation, claim, other write | commit |',
+  '|---|---|---|---|',
+  '| nothing was sent: connection refused, unknown host, a TLS certificate the client does not accept | sent again; then `store_unavailable` | the same | the same |',
+  '| sent, then the connection was lost or timed out | sent again | `outcome_unknown` | settled by abandon |',
+  '| answered by a redirect (3xx), never followed | `internal_error`, saying so | `outcome_unknown` | settled by abandon |',
+  '| answered 502, 503 or 504 without a fencegate error body (a proxy or gateway) | sent again | `outcome_unknown` | settled by abandon |',
+  '',
+  '"Settled by abandon": the client calls `abandonOperation` (`abandon_operation`) with the',
+  "commit's operationId and returns what it answers: the stored outcome if the commit was",
+  'stored, otherwise `operation_abandoned`, stored so that commit can never apply. If abandon',
+  'cannot be reached either, the commit raises `outcome_unknown`. A write that is idempotent by',
+  'construction (completing an intent, registering a policy, a cutover by its id, job events',
+  'that carry `at`, abandon itself) is sent again like a read after a lost reply or a gateway.',
+  '',
+];
+
 /** docs/errors.md as the catalog says it should read; a test keeps the file equal to this. */
 export function renderErrorsDoc(): string {
   const rows = Object.entries(ERROR_CATALOG).map(([code, spec]: [string, ErrorSpec]) => {
@@ -32,5 +60,6 @@ export function renderErrorsDoc(): string {
       return `| \`${spec.name}\` (${spec.language}) | ${codes} | ${spec.description} |`;
     }),
     '',
+    ...CLIENT_SECTION,
   ].join('\n');
 }
