@@ -20,7 +20,8 @@ const USAGE = `usage: npm run bench -- all [--seconds N] [--store postgres://…
        npm run bench -- http [--seconds N] [--connections N] [--profile DIR]
        npm run bench -- scale [--seconds N] [--scopes N] [--memory-seconds N]
        npm run bench -- bullmq [--jobs N] [--concurrency N]
-       npm run bench -- langgraph [--seconds N]`;
+       npm run bench -- langgraph [--seconds N]
+       npm run bench -- python-langgraph [--seconds N] [--rounds N]`;
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
@@ -131,6 +132,14 @@ async function main(argv: string[]): Promise<number> {
       // Loaded on demand: LangGraph is an optional peer, needed by this benchmark only.
       const { formatLanggraphBench, runLanggraphBench } = await import('./langgraph.js');
       console.log(formatLanggraphBench(await runLanggraphBench({ seconds })));
+      return 0;
+    }
+    case 'python-langgraph': {
+      // Runs LangGraph in the Python test venv, against a `fencegate serve` it starts.
+      const { formatPythonLanggraphBench, runPythonLanggraphBench } =
+        await import('./python-langgraph.js');
+      const rounds = Number(values.rounds);
+      console.log(formatPythonLanggraphBench(await runPythonLanggraphBench({ seconds, rounds })));
       return 0;
     }
     default:
