@@ -1,12 +1,15 @@
 """One description of each saver operation, run by a synchronous or an asynchronous client.
 
 An operation is written once, as a generator (a *plan*) that yields a :class:`Call` of a client
-method and is sent back its result (or has its exception thrown in); a plan that produces items
-(``list``) also yields :class:`Emit`. ``run`` and ``arun`` execute a plan with a ``Client`` or an
+method and is sent back its result (or has its exception thrown in), or a :class:`Gather` of
+independent calls and is sent back their results in order (awaited together by the asynchronous
+client, made one after the other by the synchronous one); a plan that produces items (``list``)
+also yields :class:`Emit`. ``run`` and ``arun`` execute a plan with a ``Client`` or an
 ``AsyncClient``, ``iterate`` and ``aiterate`` stream its items. The saver's rules thus live in one
 place whichever client carries them, and the asynchronous path never blocks the event loop.
 """
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Dict, Generator, Iterator, Tuple, TypeVar, Union
 
@@ -23,13 +26,20 @@ class Call:
 
 
 @dataclass(frozen=True)
+class Gather:
+    """Calls that do not depend on each other; their results, in order."""
+
+    calls: Tuple[Call, ...]
+
+
+@dataclass(frozen=True)
 class Emit:
     """An item a streaming plan hands to its caller."""
 
     item: Any
 
 
-Step = Union[Call, Emit]
+Step = Union[Call, Gather, Emit]
 Plan = Generator[Step, Any, T]
 
 
@@ -93,7 +103,9 @@ def _steps(client: Any, cursor: _Cursor) -> Iterator[Any]:
             cursor.send(None)
             continue
         try:
-            result = getattr(client, step.method)(*step.args, **step.kwargs)
+            calls = step.calls if isinstance(step, Gather) else (step,)
+            results = [getattr(client, one.method)(*one.args, **one.kwargs) for one in calls]
+            result = results if isinstance(step, Gather) else results[0]
         except Exception as error:  # handed to the plan, which decides
             cursor.throw(error)
         else:
@@ -108,7 +120,12 @@ async def _asteps(client: Any, cursor: _Cursor) -> AsyncIterator[Any]:
             cursor.send(None)
             continue
         try:
-            result = await getattr(client, step.method)(*step.args, **step.kwargs)
+            if isinstance(step, Gather):
+                result = await asyncio.gather(
+                    *(getattr(client, one.method)(*one.args, **one.kwargs) for one in step.calls)
+                )
+            else:
+                result = await getattr(client, step.method)(*step.args, **step.kwargs)
         except Exception as error:  # handed to the plan, which decides
             cursor.throw(error)
         else:

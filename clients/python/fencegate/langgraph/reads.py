@@ -12,7 +12,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from ..errors import ScopeNotFoundError
 from ..models import RecordState
 from .names import blob_name, checkpoint_name, checkpoint_prefix, unescape_name, writes_prefix
-from .plans import Emit, Plan, call
+from .plans import Emit, Gather, Plan, call
 from .stored import is_empty, load, recency, writes_in_order
 
 _PAGE = 100
@@ -84,7 +84,9 @@ class ThreadReader:
         cursor: Optional[str] = None
         by_name = True
         while True:
-            page = yield from self._page(scope, prefix, cursor)
+            # A page of only what is wanted while name order holds; whole pages once it does not.
+            limit = wanted if by_name and wanted is not None else _PAGE
+            page = yield from self._page(scope, prefix, cursor, limit)
             for record in page.items:
                 if record.exists:
                     found.append(record.value)
@@ -102,12 +104,15 @@ class ThreadReader:
         scope = self.scope_for(thread_id)
         namespace = stored["ns"]
         checkpoint = load(self.serde, stored["checkpoint"])
-        values: Dict[str, Any] = {}
-        for channel, version in checkpoint.get("channel_versions", {}).items():
-            blob = yield from self._record(scope, blob_name(namespace, channel, version))
-            if blob is not None and blob.exists and not is_empty(blob.value):
-                values[channel] = load(self.serde, blob.value)
-        checkpoint["channel_values"] = values
+        versions = list(checkpoint.get("channel_versions", {}).items())
+        blobs = yield from self._records(
+            scope, [blob_name(namespace, channel, version) for channel, version in versions]
+        )
+        checkpoint["channel_values"] = {
+            channel: load(self.serde, blob.value)
+            for (channel, _), blob in zip(versions, blobs)
+            if blob is not None and blob.exists and not is_empty(blob.value)
+        }
         writes = yield from self._pending_writes(scope, namespace, stored["id"])
         config = _config(thread_id, namespace, stored["id"])
         parent = stored.get("parent")
@@ -147,7 +152,9 @@ class ThreadReader:
             if cursor is None:
                 return threads
 
-    def _page(self, scope: str, prefix: str, cursor: Optional[str]) -> "Plan[Any]":
+    def _page(
+        self, scope: str, prefix: str, cursor: Optional[str], limit: int = _PAGE
+    ) -> "Plan[Any]":
         """One descending page of a prefix; a thread never written reads as empty."""
         try:
             return (
@@ -156,12 +163,19 @@ class ThreadReader:
                     scope,
                     prefix=prefix,
                     direction="desc",
-                    limit=_PAGE,
+                    limit=limit,
                     cursor=cursor,
                 )
             )
         except ScopeNotFoundError:
             return _EMPTY_PAGE
+
+    def _records(self, scope: str, names: List[str]) -> "Plan[List[Optional[RecordState]]]":
+        """Several records at once; none of them when the thread was never written."""
+        try:
+            return (yield Gather(tuple(call("get_record", scope, name) for name in names)))
+        except ScopeNotFoundError:
+            return [None for _ in names]
 
     def _record(self, scope: str, name: str) -> "Plan[Optional[RecordState]]":
         try:
