@@ -22,6 +22,12 @@ export interface PgService {
   stop(): Promise<void>;
 }
 
+/** A cluster of its own that a test may take down and bring back on the same port. */
+export interface ThrowawayCluster extends PgService {
+  /** Stops the server (fast shutdown: connections are cut), waits `downMs`, starts it again. */
+  restart(downMs: number): Promise<void>;
+}
+
 const LOCAL_URL = 'postgres://postgres@127.0.0.1:5432/test';
 
 async function answers(url: string): Promise<string | null> {
@@ -55,7 +61,7 @@ function findBinDir(): string | null {
   }
 }
 
-async function startCluster(binDir: string): Promise<PgService> {
+async function startCluster(binDir: string): Promise<ThrowawayCluster> {
   const asRoot = process.getuid?.() === 0;
   const dir = mkdtempSync(join(tmpdir(), 'fencegate-pg-'));
   const run = (tool: string, args: string[]): void => {
@@ -83,16 +89,18 @@ async function startCluster(binDir: string): Promise<PgService> {
     'UTF8',
     '--no-locale',
   ]);
-  run('pg_ctl', [
-    '-D',
-    data,
-    '-l',
-    join(dir, 'server.log'),
-    '-w',
-    '-o',
-    `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c max_connections=200 -c fsync=off`,
-    'start',
-  ]);
+  const start = (): void =>
+    run('pg_ctl', [
+      '-D',
+      data,
+      '-l',
+      join(dir, 'server.log'),
+      '-w',
+      '-o',
+      `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c max_connections=200 -c fsync=off`,
+      'start',
+    ]);
+  start();
   const admin = new pg.Client({
     connectionString: `postgres://postgres@127.0.0.1:${port}/postgres`,
   });
@@ -102,6 +110,11 @@ async function startCluster(binDir: string): Promise<PgService> {
   return {
     url: `postgres://postgres@127.0.0.1:${port}/test`,
     origin: `a throwaway cluster started from ${binDir} on port ${port}`,
+    restart: async (downMs) => {
+      run('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
+      await new Promise((resolve) => setTimeout(resolve, downMs));
+      start();
+    },
     stop: () => {
       try {
         run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
@@ -146,4 +159,11 @@ export async function findOrStartPostgres(): Promise<PgService | Error> {
     const reason = error instanceof Error ? error.message : String(error);
     return new Error(`starting a throwaway PostgreSQL from ${binDir} failed: ${reason}`);
   }
+}
+
+/** A new cluster of the test's own (initdb as the postgres user when run as root). */
+export async function startThrowawayCluster(): Promise<ThrowawayCluster | Error> {
+  const binDir = findBinDir();
+  if (binDir === null) return new Error('no initdb and pg_ctl to start a PostgreSQL cluster with');
+  return await startCluster(binDir);
 }
