@@ -189,6 +189,13 @@ export const INTEGRATION_ERRORS: readonly IntegrationErrorSpec[] = [
     description:
       "A fenced Celery task's run was replaced: a redelivery, a takeover or a cutover moved the scope's fence. A subclass of Celery's Ignore: the run reports nothing to the result backend.",
   },
+  {
+    name: 'ThreadBusyError',
+    language: 'TypeScript',
+    codes: ['lease_held'],
+    description:
+      "runThread (fencegate/langgraph) with multitaskStrategy 'reject' found the thread held by another run; nothing was started. Carries threadId, holder and leaseExpiresAt; isThreadBusyError() recognises it.",
+  },
 ];
 
 export type ErrorDetails = Record<string, unknown>;

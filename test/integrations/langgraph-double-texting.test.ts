@@ -3,6 +3,7 @@
  * real StateGraph run is inside a node, under each durability mode, verify after each.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { INTEGRATION_ERRORS } from '../../src/errors.js';
 import { Fencegate } from '../../src/gate.js';
 import {
   FencedCheckpointSaver,
@@ -90,6 +91,9 @@ describe('runThread: a second run on a busy thread', () => {
         expect(isThreadBusyError(refusal)).toBe(true);
         expect(refusal).toMatchObject({ code: 'lease_held', holder: 'run-1', threadId: thread });
         expect(typeof (refusal as { leaseExpiresAt: unknown }).leaseExpiresAt).toBe('number');
+        // docs/errors.md lists the class with the code it carries.
+        const listed = INTEGRATION_ERRORS.find((spec) => spec.name === 'ThreadBusyError');
+        expect(listed?.codes).toEqual([(refusal as { code: string }).code]);
         expect(planned).toBe(false);
         expect(await gate.listRecords(scope)).toEqual(before);
         expect((await gate.getScope(scope))?.fence).toBe(fenceBefore);
