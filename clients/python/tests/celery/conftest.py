@@ -101,6 +101,8 @@ def tasks(celery_env, monkeypatch):
     import tasks as module  # noqa: WPS433  configured from the environment just set
 
     yield module
+    # Each test imports the module afresh; its signal handler must not outlive it.
+    module.task_postrun.disconnect(module.record_state)
     module.app.close()
     sys.modules.pop("tasks", None)
     for found in module.marks.scan_iter(match=celery_env["FG_CELERY_PREFIX"] + "*"):
