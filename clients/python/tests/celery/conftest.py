@@ -77,14 +77,20 @@ class Workers:
                 child.wait()
 
 
+#: The policy the tasks module's fenced_effect pins its scopes to (so the jobs ledger has them).
+TASK_POLICY = "celery-tasks-v1"
+
+
 @pytest.fixture
 def celery_env(server, admin, tenant, tmp_path) -> Dict[str, str]:
+    tenant.operator().register_policy(TASK_POLICY)
     prefix = "fgtest-" + secrets.token_hex(4) + ":"
     return {
         **os.environ,
         "FENCEGATE_URL": server.url,
         "FENCEGATE_TOKEN": worker_token(admin, tenant.name),
         "FG_CELERY_PREFIX": prefix,
+        "FG_CELERY_POLICY": TASK_POLICY,
         "FG_CELERY_REDIS": redis_url(),
         "PYTHONPATH": os.pathsep.join([str(PACKAGE), str(HERE)]),
         "PYTHONDONTWRITEBYTECODE": "1",

@@ -55,6 +55,11 @@ def test_a_redelivered_fenced_task_has_exactly_one_accepted_effect(tasks, worker
     assert refused[0]["operationId"] == f"celery:{sent.id}:1:result"
     report = operator.verify()
     assert report.ok and report.violations == []
+    # Both deliveries are in the jobs ledger; the job's last state is the winner's.
+    operator.register_policy("celery-tasks-v2")
+    cutover = operator.cutover("celery-tasks-v2", "controller", scopes=[scope])
+    jobs = operator.cutover_report(cutover["cutoverId"])["oldJobs"]
+    assert jobs["total"] == 1 and jobs["byState"]["succeeded"] == 1
 
 
 def test_without_the_decorator_both_runs_have_their_effect(tasks, workers):
