@@ -196,6 +196,13 @@ export const INTEGRATION_ERRORS: readonly IntegrationErrorSpec[] = [
     description:
       "runThread (fencegate/langgraph) with multitaskStrategy 'reject' found the thread held by another run; nothing was started. Carries threadId, holder and leaseExpiresAt; isThreadBusyError() recognises it.",
   },
+  {
+    name: 'fencegate.langgraph.StaleWriteOwnerError',
+    language: 'Python',
+    codes: ['stale_fence', 'lease_expired', 'authority_revoked', 'not_holder', 'scope_deleted'],
+    description:
+      "A LangGraph run wrote a thread it no longer owns: another claim_write_ownership, a takeover, a cutover or a release moved the thread's fence. Nothing of the write was stored, and every later write of that run is refused the same way. Its class attribute is_stale_write_owner_error = True is the marker LangGraph's write-ownership suite recognises.",
+  },
 ];
 
 export type ErrorDetails = Record<string, unknown>;
