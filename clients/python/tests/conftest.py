@@ -16,9 +16,9 @@ import tempfile
 import threading
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Iterator, List
+from typing import Any, Callable, Iterator, List, Optional
 
 import pytest
 
@@ -59,12 +59,23 @@ class Tenant:
     worker_token: str
     operator_token: str
     server: Server
+    #: Makes the clients of worker() and operator(); a blocking Client when None.
+    connect: Optional[Callable[..., Any]] = None
 
-    def worker(self) -> fencegate.Client:
-        return fencegate.Client(self.server.url, self.worker_token)
+    def worker(self) -> Any:
+        return self._client(self.worker_token)
 
-    def operator(self) -> fencegate.Client:
-        return fencegate.Client(self.server.url, self.operator_token)
+    def operator(self) -> Any:
+        return self._client(self.operator_token)
+
+    def through(self, connect: Callable[..., Any]) -> "Tenant":
+        """The same tenant, whose worker() and operator() are clients of another kind."""
+        return replace(self, connect=connect)
+
+    def _client(self, token: str) -> Any:
+        if self.connect is None:
+            return fencegate.Client(self.server.url, token)
+        return self.connect(self.server.url, token)
 
 
 @pytest.fixture(scope="session")

@@ -1,10 +1,16 @@
-"""Acceptance cases A1-A5 (competing workers) through the Python client, each in a controlled
+"""Acceptance cases A1-A5 (competing workers) through both Python clients, each in a controlled
 order and each checked on the authoritative state: records, scopes, the audit log and verify."""
 
 import pytest
 
 import fencegate
 from fencegate import Write
+
+
+@pytest.fixture
+def tenant(tenant, connect):
+    """Every test here runs with the blocking Client and with the AsyncClient."""
+    return tenant.through(connect)
 
 
 def commits_of(operator, scope):

@@ -1,9 +1,17 @@
-"""The rest of the API through the client, against the real server: scopes, intents and their
+"""The rest of the API through both clients, against the real server: scopes, intents and their
 delivery, policies and cutovers, job events, audit, tokens and the operational routes."""
+
+import pytest
 
 import fencegate
 from conftest import skip_without_route
 from fencegate import Intent, Write
+
+
+@pytest.fixture
+def tenant(tenant, connect):
+    """Every test here runs with the blocking Client and with the AsyncClient."""
+    return tenant.through(connect)
 
 
 def test_scopes_records_and_intents_round_trip(tenant):
