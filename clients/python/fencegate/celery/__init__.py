@@ -17,8 +17,7 @@
 from .fenced_task import fenced_task
 from .names import default_scope, ledger_job_id
 from .superseded import TaskSupersededError
-from .task_fence import TaskFence
-from .task_run import RESULT_RECORD
+from .task_fence import RESULT_RECORD, TaskFence
 
 __all__ = [
     "RESULT_RECORD",

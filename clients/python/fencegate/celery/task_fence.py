@@ -4,11 +4,15 @@ import threading
 from typing import Iterable, List, Optional
 
 from .._base import FencegateError
-from ..errors import ERROR_CLASSES
+from ..errors import ERROR_CLASSES, InvalidRequestError
 from ..models import CommitPart, CommitResult, Intent
 from .delivery_lease import DeliveryLease
 from .._names import escape_name
 from .superseded import SUPERSEDED_CODES, TaskSupersededError
+
+#: The record of the task's scope that holds its result, as ``{"value": result}``; also the name
+#: of the commit that writes it within the run.
+RESULT_RECORD = "result"
 
 #: Refusals of a commit that end the run's authority.
 AUTHORITY_LOST = SUPERSEDED_CODES | {"lease_expired", "authority_revoked"}
@@ -66,6 +70,12 @@ class TaskFence:
         """
         self._commits += 1
         key = operation_id if operation_id is not None else str(self._commits)
+        if key == RESULT_RECORD:
+            raise InvalidRequestError(
+                f"operation_id {RESULT_RECORD!r} names the commit of the task's result; "
+                "give this commit another name",
+                {"field": "operation_id"},
+            )
         return self.send(key, writes=writes, reads=reads, intents=intents)
 
     def send(self, key: str, **request: object) -> CommitResult:

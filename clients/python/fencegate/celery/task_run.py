@@ -16,11 +16,7 @@ from .delivery_lease import DeliveryLease
 from .names import TaskDelivery
 from .options import FencedTaskOptions
 from .superseded import SUPERSEDED_CODES, TaskSupersededError
-from .task_fence import TaskFence
-
-#: The record of the task's scope that holds its result, as ``{"value": result}``.
-RESULT_RECORD = "result"
-
+from .task_fence import RESULT_RECORD, TaskFence
 
 class TaskRun:
     def __init__(

@@ -75,6 +75,8 @@ def test_commits_within_a_run_carry_the_task_and_the_fence_in_their_operation_id
             writes=[fencegate.Write("draft", 1, {"order": order, "final": True})],
             operation_id="final-draft",
         )
+        with pytest.raises(fencegate.InvalidRequestError, match="commit of the task's result"):
+            fence.commit(writes=[fencegate.Write("draft", 2, None)], operation_id="result")
         return [first.operation_id, named.operation_id, fence.scope]
 
     outcome = two_commits.apply(args=["o-9"])
