@@ -77,6 +77,13 @@ class Workers:
                 child.wait()
 
 
+class Environment(dict):
+    """The workers' environment; it holds a token, so a failing test's report never prints it."""
+
+    def __repr__(self) -> str:
+        return f"Environment({len(self)} variables, FENCEGATE_URL={self.get('FENCEGATE_URL')!r})"
+
+
 #: The policy the tasks module's fenced_effect pins its scopes to (so the jobs ledger has them).
 TASK_POLICY = "celery-tasks-v1"
 
@@ -85,16 +92,16 @@ TASK_POLICY = "celery-tasks-v1"
 def celery_env(server, admin, tenant, tmp_path) -> Dict[str, str]:
     tenant.operator().register_policy(TASK_POLICY)
     prefix = "fgtest-" + secrets.token_hex(4) + ":"
-    return {
+    return Environment(
         **os.environ,
-        "FENCEGATE_URL": server.url,
-        "FENCEGATE_TOKEN": worker_token(admin, tenant.name),
-        "FG_CELERY_PREFIX": prefix,
-        "FG_CELERY_POLICY": TASK_POLICY,
-        "FG_CELERY_REDIS": redis_url(),
-        "PYTHONPATH": os.pathsep.join([str(PACKAGE), str(HERE)]),
-        "PYTHONDONTWRITEBYTECODE": "1",
-    }
+        FENCEGATE_URL=server.url,
+        FENCEGATE_TOKEN=worker_token(admin, tenant.name),
+        FG_CELERY_PREFIX=prefix,
+        FG_CELERY_POLICY=TASK_POLICY,
+        FG_CELERY_REDIS=redis_url(),
+        PYTHONPATH=os.pathsep.join([str(PACKAGE), str(HERE)]),
+        PYTHONDONTWRITEBYTECODE="1",
+    )
 
 
 @pytest.fixture
