@@ -93,7 +93,7 @@ def celery_env(server, admin, tenant, tmp_path) -> Dict[str, str]:
     tenant.operator().register_policy(TASK_POLICY)
     prefix = "fgtest-" + secrets.token_hex(4) + ":"
     return Environment(
-        **os.environ,
+        os.environ,
         FENCEGATE_URL=server.url,
         FENCEGATE_TOKEN=worker_token(admin, tenant.name),
         FG_CELERY_PREFIX=prefix,
