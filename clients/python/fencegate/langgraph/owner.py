@@ -1,35 +1,37 @@
 """WriteOwner: what claiming a thread's write ownership returns.
 
-A checkpointer bound to one thread and to the fence its claim was granted: its writes go through
-its saver under that fence, so once another claim supersedes it every write it makes is refused
-with :class:`StaleWriteOwnerError`, stores nothing, and goes on being refused. Reads are its
-saver's (reading needs no ownership), so a graph may be compiled with the writer itself.
+The claiming saver, bound to one thread and to the fence its claim was granted: every write goes
+under that fence, so once another claim supersedes it each write it makes is refused with
+:class:`StaleWriteOwnerError`, stores nothing, and goes on being refused. It reads as its saver
+does (reading needs no ownership), so a graph may be compiled with the writer itself.
 """
 
-from typing import TYPE_CHECKING, Any, AsyncIterator, Dict, Iterator, Optional, Sequence, Tuple
-
-from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import (
-    BaseCheckpointSaver,
-    ChannelVersions,
-    Checkpoint,
-    CheckpointMetadata,
-    CheckpointTuple,
-)
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidRequestError
 from .errors import StaleWriteOwnerError
 from .leases import HeldLease
 from .plans import Plan, arun, call, run
+from .saver import FencedCheckpointSaver
 
 if TYPE_CHECKING:
-    from .saver import FencedCheckpointSaver
+    from langchain_core.runnables import RunnableConfig
 
 
-class WriteOwner(BaseCheckpointSaver):
-    def __init__(self, saver: "FencedCheckpointSaver", thread_id: str, lease: HeldLease) -> None:
-        super().__init__(serde=saver.serde)
-        self.saver = saver
+class WriteOwner(FencedCheckpointSaver):
+    def __init__(self, saver: FencedCheckpointSaver, thread_id: str, lease: HeldLease) -> None:
+        super().__init__(
+            saver.client,
+            saver.holder,
+            saver.ttl_ms,
+            aclient=saver.aclient,
+            operator_client=saver.operator_client,
+            operator_aclient=saver.operator_aclient,
+            scope_prefix=saver.scope_prefix,
+            max_writes=saver.max_writes,
+            serde=saver.serde,
+        )
+        self._leases = saver._leases  # renewed, and released by close, with the saver's
         self.thread_id = thread_id
         self._lease = lease
 
@@ -39,122 +41,43 @@ class WriteOwner(BaseCheckpointSaver):
 
     @property
     def fence(self) -> int:
-        """The fence this ownership was granted; ``configurable.fence`` of a run it carries."""
+        """The fence this ownership was granted."""
         return self._lease.fence
 
     def __repr__(self) -> str:
         return f"WriteOwner(thread_id={self.thread_id!r}, fence={self.fence})"
 
-    # Writes, under this ownership's fence
-
-    def put(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        return self.saver.put(self._fenced(config), checkpoint, metadata, new_versions)
-
-    async def aput(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        return await self.saver.aput(self._fenced(config), checkpoint, metadata, new_versions)
-
-    def put_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[Tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        self.saver.put_writes(self._fenced(config), writes, task_id, task_path)
-
-    async def aput_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[Tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        await self.saver.aput_writes(self._fenced(config), writes, task_id, task_path)
-
     def check_write_ownership(self) -> None:
         """Raises :class:`StaleWriteOwnerError` if another run owns the thread now."""
-        run(self.saver._sync("check_write_ownership"), self._check())
+        run(self._client_for("check_write_ownership"), self._check())
 
     async def acheck_write_ownership(self) -> None:
-        await arun(self.saver._async("acheck_write_ownership"), self._check())
+        await arun(self._client_for("acheck_write_ownership"), self._check())
 
-    def release(self) -> None:
+    def close(self) -> None:
         """Gives the thread up; later writes of this writer are refused."""
-        run(self.saver._sync("release"), self.saver._leases.release(self._lease))
+        run(self._client_for("close"), self._leases.release(self._lease))
 
-    async def arelease(self) -> None:
-        await arun(self.saver._async("arelease"), self.saver._leases.release(self._lease))
+    async def aclose(self) -> None:
+        await arun(self._client_for("aclose"), self._leases.release(self._lease))
 
-    def __enter__(self) -> "WriteOwner":
-        return self
+    release = close
+    arelease = aclose
 
-    def __exit__(self, *exc: object) -> None:
-        self.release()
-
-    async def __aenter__(self) -> "WriteOwner":
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.arelease()
-
-    # Reads are the saver's
-
-    def get_tuple(self, config: RunnableConfig) -> Optional[CheckpointTuple]:
-        return self.saver.get_tuple(config)
-
-    async def aget_tuple(self, config: RunnableConfig) -> Optional[CheckpointTuple]:
-        return await self.saver.aget_tuple(config)
-
-    def list(
-        self,
-        config: Optional[RunnableConfig],
-        *,
-        filter: Optional[Dict[str, Any]] = None,
-        before: Optional[RunnableConfig] = None,
-        limit: Optional[int] = None,
-    ) -> Iterator[CheckpointTuple]:
-        return self.saver.list(config, filter=filter, before=before, limit=limit)
-
-    def alist(
-        self,
-        config: Optional[RunnableConfig],
-        *,
-        filter: Optional[Dict[str, Any]] = None,
-        before: Optional[RunnableConfig] = None,
-        limit: Optional[int] = None,
-    ) -> AsyncIterator[CheckpointTuple]:
-        return self.saver.alist(config, filter=filter, before=before, limit=limit)
-
-    def get_next_version(self, current: Any, channel: None) -> Any:
-        return self.saver.get_next_version(current, channel)
-
-    def _fenced(self, config: RunnableConfig) -> RunnableConfig:
-        configurable = dict(config.get("configurable") or {})
-        thread_id = configurable.get("thread_id")
-        if thread_id is not None and str(thread_id) != self.thread_id:
+    def _fence(self, config: "RunnableConfig", scope: str) -> "Plan[int]":
+        """This ownership's fence, whatever the config says; for its own thread only."""
+        if scope != self.scope:
             raise InvalidRequestError(
-                f"this writer owns thread {self.thread_id!r}, not {thread_id!r}: claim that "
-                "thread's write ownership to write it",
+                f"this writer owns thread {self.thread_id!r}, not "
+                f"{(config.get('configurable') or {}).get('thread_id')!r}: claim that thread's "
+                "write ownership to write it",
                 {"field": "configurable.thread_id"},
             )
-        configurable["thread_id"] = self.thread_id
-        configurable["fence"] = self.fence
-        return {**config, "configurable": configurable}
+        return self.fence
+        yield  # a plan that needs no call
 
     def _check(self) -> "Plan[None]":
-        state = yield call("get_scope", self.scope)
+        state: Any = yield call("get_scope", self.scope)
         if state is None or state.status != "active":
             code = "scope_deleted"
         elif state.fence != self.fence:

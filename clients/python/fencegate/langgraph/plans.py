@@ -11,7 +11,7 @@ place whichever client carries them, and the asynchronous path never blocks the 
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Dict, Generator, Iterator, Tuple, TypeVar, Union
+from typing import Any, AsyncIterator, Callable, Dict, Generator, Iterator, List, Tuple, TypeVar, Union
 
 T = TypeVar("T")
 
@@ -87,6 +87,26 @@ class _Cursor:
     def throw(self, error: Exception) -> None:
         self.step = self._resume(lambda: self.plan.throw(error))
 
+    def answer(self, results: Callable[[], List[Any]]) -> None:
+        """Sends the step its results (one result for a Call), or throws in what they raised."""
+        try:
+            values = results()
+        except Exception as error:  # handed to the plan, which decides
+            self.throw(error)
+            return
+        self.send(values if isinstance(self.step, Gather) else values[0])
+
+    def __iter__(self) -> Iterator[Tuple[bool, Any]]:
+        """``(True, item)`` for an item emitted (resumed at once), ``(False, calls)`` for calls
+        to make, resumed by :meth:`answer` or :meth:`throw`; until the plan ends."""
+        while self.step is not None:
+            step = self.step
+            if isinstance(step, Emit):
+                yield True, step.item
+                self.send(None)
+            else:
+                yield False, step.calls if isinstance(step, Gather) else (step,)
+
     def _resume(self, move: Any) -> Any:
         try:
             return move()
@@ -96,37 +116,28 @@ class _Cursor:
 
 
 def _steps(client: Any, cursor: _Cursor) -> Iterator[Any]:
-    while cursor.step is not None:
-        step = cursor.step
-        if isinstance(step, Emit):
-            yield step.item
-            cursor.send(None)
-            continue
-        try:
-            calls = step.calls if isinstance(step, Gather) else (step,)
-            results = [getattr(client, one.method)(*one.args, **one.kwargs) for one in calls]
-            result = results if isinstance(step, Gather) else results[0]
-        except Exception as error:  # handed to the plan, which decides
-            cursor.throw(error)
+    for emitted, value in cursor:
+        if emitted:
+            yield value
         else:
-            cursor.send(result)
+            cursor.answer(lambda: [_invoke(client, one) for one in value])
 
 
 async def _asteps(client: Any, cursor: _Cursor) -> AsyncIterator[Any]:
-    while cursor.step is not None:
-        step = cursor.step
-        if isinstance(step, Emit):
-            yield step.item
-            cursor.send(None)
+    for emitted, value in cursor:
+        if emitted:
+            yield value
             continue
         try:
-            if isinstance(step, Gather):
-                result = await asyncio.gather(
-                    *(getattr(client, one.method)(*one.args, **one.kwargs) for one in step.calls)
-                )
+            if len(value) == 1:
+                results = [await _invoke(client, value[0])]
             else:
-                result = await getattr(client, step.method)(*step.args, **step.kwargs)
+                results = await asyncio.gather(*(_invoke(client, one) for one in value))
         except Exception as error:  # handed to the plan, which decides
             cursor.throw(error)
         else:
-            cursor.send(result)
+            cursor.answer(lambda: results)
+
+
+def _invoke(client: Any, one: Call) -> Any:
+    return getattr(client, one.method)(*one.args, **one.kwargs)

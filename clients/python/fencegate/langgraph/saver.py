@@ -9,7 +9,7 @@ the saver acquires for it; once another run owns the thread, its next write is r
 
 import logging
 import uuid
-from typing import Any, AsyncIterator, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, AsyncIterator, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -26,11 +26,13 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from ..errors import InvalidRequestError, LeaseHeldError, ScopeDeletedError, ScopeNotFoundError
 from .leases import HeldLease, ThreadLeases
 from .names import DEFAULT_SCOPE_PREFIX, blob_name, checkpoint_name, escape_name, write_name
-from .owner import WriteOwner
 from .plans import Plan, aiterate, arun, call, iterate, run
 from .reads import ThreadReader
 from .stored import EMPTY, dump, stored_checkpoint, stored_write, write_index
 from .writes import DEFAULT_MAX_WRITES, Batch, RecordToWrite, write_records
+
+if TYPE_CHECKING:
+    from .owner import WriteOwner
 
 log = logging.getLogger("fencegate.langgraph")
 
@@ -93,10 +95,10 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
     # Reads
 
     def get_tuple(self, config: RunnableConfig) -> Optional[CheckpointTuple]:
-        return run(self._sync("get_tuple"), self._get_tuple(config))
+        return run(self._client_for("get_tuple"), self._get_tuple(config))
 
     async def aget_tuple(self, config: RunnableConfig) -> Optional[CheckpointTuple]:
-        return await arun(self._async("aget_tuple"), self._get_tuple(config))
+        return await arun(self._client_for("aget_tuple"), self._get_tuple(config))
 
     def list(
         self,
@@ -106,7 +108,7 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
         before: Optional[RunnableConfig] = None,
         limit: Optional[int] = None,
     ) -> Iterator[CheckpointTuple]:
-        return iterate(self._sync("list"), self._list(config, filter, before, limit))
+        return iterate(self._client_for("list"), self._list(config, filter, before, limit))
 
     async def alist(
         self,
@@ -117,7 +119,7 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
         limit: Optional[int] = None,
     ) -> AsyncIterator[CheckpointTuple]:
         async for item in aiterate(
-            self._async("alist"), self._list(config, filter, before, limit)
+            self._client_for("alist"), self._list(config, filter, before, limit)
         ):
             yield item
 
@@ -131,7 +133,7 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         plan = self._put(config, checkpoint, metadata, new_versions)
-        return run(self._sync("put"), plan)
+        return run(self._client_for("put"), plan)
 
     async def aput(
         self,
@@ -141,7 +143,7 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         plan = self._put(config, checkpoint, metadata, new_versions)
-        return await arun(self._async("aput"), plan)
+        return await arun(self._client_for("aput"), plan)
 
     def put_writes(
         self,
@@ -150,7 +152,7 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
         task_id: str,
         task_path: str = "",
     ) -> None:
-        run(self._sync("put_writes"), self._put_writes(config, writes, task_id, task_path))
+        run(self._client_for("put_writes"), self._put_writes(config, writes, task_id, task_path))
 
     async def aput_writes(
         self,
@@ -160,44 +162,44 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
         task_path: str = "",
     ) -> None:
         plan = self._put_writes(config, writes, task_id, task_path)
-        await arun(self._async("aput_writes"), plan)
+        await arun(self._client_for("aput_writes"), plan)
 
     def delete_thread(self, thread_id: str) -> None:
-        run(self._operator_sync(), self._delete_thread(thread_id))
+        run(self._operator_client_for("delete_thread"), self._delete_thread(thread_id))
 
     async def adelete_thread(self, thread_id: str) -> None:
-        await arun(self._operator_async(), self._delete_thread(thread_id))
+        await arun(self._operator_client_for("adelete_thread"), self._delete_thread(thread_id))
 
     # Write ownership
 
-    def claim_write_ownership(self, thread_id: str) -> WriteOwner:
+    def claim_write_ownership(self, thread_id: str) -> "WriteOwner":
         """Takes the thread: acquires it, or takes it over from a live owner (a worker token
         needs the take-over right for the saver's scope prefix). The returned writer's writes
         are accepted until another claim supersedes it."""
-        return run(self._sync("claim_write_ownership"), self._claim(thread_id))
+        return run(self._client_for("claim_write_ownership"), self._claim(thread_id))
 
-    async def aclaim_write_ownership(self, thread_id: str) -> WriteOwner:
-        return await arun(self._async("aclaim_write_ownership"), self._claim(thread_id))
+    async def aclaim_write_ownership(self, thread_id: str) -> "WriteOwner":
+        return await arun(self._client_for("aclaim_write_ownership"), self._claim(thread_id))
 
     def release_thread(self, thread_id: str) -> None:
         """Releases this saver's own lease on a thread; its next write acquires it again."""
         lease = self._leases.held(self.scope_for(thread_id), self.holder)
         if lease is not None:
-            run(self._sync("release_thread"), self._leases.release(lease))
+            run(self._client_for("release_thread"), self._leases.release(lease))
 
     async def arelease_thread(self, thread_id: str) -> None:
         lease = self._leases.held(self.scope_for(thread_id), self.holder)
         if lease is not None:
-            await arun(self._async("arelease_thread"), self._leases.release(lease))
+            await arun(self._client_for("arelease_thread"), self._leases.release(lease))
 
     def close(self) -> None:
         """Stops renewing and releases every lease this saver and its writers hold."""
         for lease in self._leases.release_all():
-            run(self._sync("close"), self._leases.release(lease))
+            run(self._client_for("close"), self._leases.release(lease))
 
     async def aclose(self) -> None:
         for lease in self._leases.release_all():
-            await arun(self._async("aclose"), self._leases.release(lease))
+            await arun(self._client_for("aclose"), self._leases.release(lease))
 
     def __enter__(self) -> "FencedCheckpointSaver":
         return self
@@ -314,6 +316,7 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
             return
 
     def _claim(self, thread_id: str) -> "Plan[WriteOwner]":
+        from .owner import WriteOwner  # a subclass of this one
         scope = self.scope_for(thread_id)
         # Each claim holds the thread under a holder of its own, so a second claim supersedes
         # the first even within one saver.
@@ -358,29 +361,44 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
             return _DELETED
         return self._leases.hold(scope, self.holder, grant.fence).fence
 
-    def _sync(self, method: str) -> Any:
-        if self.client is None:
-            raise InvalidRequestError(
-                f"{method} is synchronous and this saver has no fencegate.Client: pass client=, "
-                f"or call the a-method with the AsyncClient it has",
-                {"field": "client"},
+    def _client_for(self, method: str) -> Any:
+        """The client a method runs on: the AsyncClient for an a-method, else the Client."""
+        asynchronous = _is_async_method(method)
+        client = self.aclient if asynchronous else self.client
+        if client is None:
+            has, lacks, argument = (
+                ("Client", "AsyncClient", "aclient") if asynchronous else ("AsyncClient", "Client", "client")
             )
-        return self.client
-
-    def _async(self, method: str) -> Any:
-        if self.aclient is None:
             raise InvalidRequestError(
-                f"{method} is asynchronous and this saver has no fencegate.AsyncClient: pass "
-                f"aclient=, or call the synchronous method with the Client it has",
-                {"field": "aclient"},
+                f"{method} needs a fencegate.{lacks} and this saver has none: pass {argument}=, "
+                f"or call the {'synchronous' if asynchronous else 'a-'} method with the {has} it has",
+                {"field": argument},
             )
-        return self.aclient
+        return client
 
-    def _operator_sync(self) -> Any:
-        return self.operator_client or self._sync("delete_thread")
+    def _operator_client_for(self, method: str) -> Any:
+        operator = self.operator_aclient if _is_async_method(method) else self.operator_client
+        return operator or self._client_for(method)
 
-    def _operator_async(self) -> Any:
-        return self.operator_aclient or self._async("adelete_thread")
+
+#: The methods that come in a synchronous and an asynchronous (``a``-prefixed) form.
+_PAIRED = frozenset(
+    {
+        "get_tuple",
+        "list",
+        "put",
+        "put_writes",
+        "delete_thread",
+        "claim_write_ownership",
+        "check_write_ownership",
+        "release_thread",
+        "close",
+    }
+)
+
+
+def _is_async_method(method: str) -> bool:
+    return method.startswith("a") and method[1:] in _PAIRED
 
 
 def _is_async(client: Any) -> bool:

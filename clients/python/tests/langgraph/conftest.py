@@ -2,10 +2,7 @@
 take-over right over the thread scopes (``langgraph/``), and an operator token for deleting
 threads. Each saver made here is closed after its test."""
 
-import inspect
-import json
 import sys
-import urllib.request
 from pathlib import Path
 from typing import Any, Callable, Iterator, List
 
@@ -19,24 +16,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 THREADS = "langgraph/"
 
 
-def worker_token(admin: fencegate.Client, server: Any, tenant: str) -> str:
+def worker_token(admin: fencegate.Client, tenant: str) -> str:
     """A worker token that may take over thread scopes: claiming a live thread needs no operator."""
-    if "may_take_over" in inspect.signature(admin.create_token).parameters:
-        made = admin.create_token(
-            tenant=tenant, role="worker", label="langgraph worker", may_take_over=[THREADS]
-        )
-        return str(made["token"])
-    request = urllib.request.Request(
-        server.url + "/v1/admin/tokens",
-        data=json.dumps({"tenant": tenant, "role": "worker", "mayTakeOver": [THREADS]}).encode(),
-        method="POST",
-        headers={
-            "authorization": f"Bearer {server.admin_token}",
-            "content-type": "application/json",
-        },
+    made = admin.create_token(
+        tenant=tenant, role="worker", label="langgraph worker", may_take_over=[THREADS]
     )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return str(json.loads(response.read())["token"])
+    return str(made["token"])
 
 
 class Tokens:
@@ -58,7 +43,7 @@ class Tokens:
 
 @pytest.fixture
 def tokens(server: Any, admin: fencegate.Client, tenant: Any) -> Tokens:
-    return Tokens(server.url, worker_token(admin, server, tenant.name), tenant.operator_token)
+    return Tokens(server.url, worker_token(admin, tenant.name), tenant.operator_token)
 
 
 @pytest.fixture

@@ -41,15 +41,8 @@ def build(name: str, workdir: Path) -> Any:
     def answer(state: State) -> Dict[str, List[str]]:
         return {"log": [f"answered by {name}"]}
 
-    builder = StateGraph(State)
-    builder.add_node("plan", plan)
-    builder.add_node("think", think)
-    builder.add_node("answer", answer)
-    builder.add_edge(START, "plan")
-    builder.add_edge("plan", "think")
-    builder.add_edge("think", "answer")
-    builder.add_edge("answer", END)
-    return builder
+    builder = StateGraph(State).add_sequence([plan, think, answer])
+    return builder.add_edge(START, "plan").add_edge("answer", END)
 
 
 def outcome(state: Any) -> Dict[str, Any]:

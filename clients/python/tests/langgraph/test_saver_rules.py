@@ -22,11 +22,11 @@ def test_a_saver_needs_a_client(tokens):
 def test_each_half_says_which_client_it_lacks(tokens):
     only_sync = FencedCheckpointSaver(client=fencegate.Client(tokens.url, tokens.worker))
     only_async = FencedCheckpointSaver(client=fencegate.AsyncClient(tokens.url, tokens.worker))
-    with pytest.raises(InvalidRequestError, match="no fencegate.AsyncClient"):
+    with pytest.raises(InvalidRequestError, match="needs a fencegate.AsyncClient"):
         asyncio.run(only_sync.aget_tuple(config()))
-    with pytest.raises(InvalidRequestError, match="no fencegate.Client"):
+    with pytest.raises(InvalidRequestError, match="needs a fencegate.Client"):
         only_async.get_tuple(config())
-    with pytest.raises(InvalidRequestError, match="no fencegate.Client"):
+    with pytest.raises(InvalidRequestError, match="needs a fencegate.Client"):
         only_async.claim_write_ownership("t")
 
 

@@ -34,6 +34,15 @@ async def refused(write):
     return caught.value
 
 
+async def superseded(it):
+    """A thread, a writer that wrote its first checkpoint, and the claim that superseded it."""
+    thread_id = str(uuid4())
+    stale = await it.claim(thread_id)
+    stored = await put(stale, thread_id)
+    current = await it.claim(thread_id)
+    return thread_id, stale, stored, current
+
+
 async def writes_at(it, thread_id, checkpoint_id):
     found = await it.get_tuple(config(thread_id, checkpoint_id=checkpoint_id))
     return [] if found is None else list(found.pending_writes)
@@ -61,21 +70,15 @@ async def test_3_the_current_owners_pending_write_is_stored(it):
 
 
 async def test_4_a_superseded_owners_put_is_refused(it):
-    thread_id = str(uuid4())
-    stale = await it.claim(thread_id)
-    await put(stale, thread_id)
-    await it.claim(thread_id)
+    thread_id, stale, _, _ = await superseded(it)
     error = await refused(put(stale, thread_id, step=1))
     assert error.code == "stale_fence" and error.thread_id == thread_id
 
 
 async def test_5_a_superseded_owners_put_stores_nothing(it):
-    thread_id = str(uuid4())
-    stale = await it.claim(thread_id)
-    first = (await put(stale, thread_id))["configurable"]["checkpoint_id"]
-    await it.claim(thread_id)
+    thread_id, stale, stored, _ = await superseded(it)
     await refused(put(stale, thread_id, step=1))
-    assert await it.ids(thread_id) == [first]
+    assert await it.ids(thread_id) == [stored["configurable"]["checkpoint_id"]]
 
 
 async def test_6_a_superseded_owner_cannot_fork_the_chain(it):
@@ -91,27 +94,18 @@ async def test_6_a_superseded_owner_cannot_fork_the_chain(it):
 
 
 async def test_7_a_superseded_owners_put_writes_is_refused(it):
-    thread_id = str(uuid4())
-    stale = await it.claim(thread_id)
-    stored = await put(stale, thread_id)
-    await it.claim(thread_id)
+    _, stale, stored, _ = await superseded(it)
     await refused(stale.put_writes(stored, [("ch", "stale")], str(uuid4())))
 
 
 async def test_8_a_superseded_owners_fresh_write_stores_nothing(it):
-    thread_id = str(uuid4())
-    stale = await it.claim(thread_id)
-    stored = await put(stale, thread_id)
-    await it.claim(thread_id)
+    thread_id, stale, stored, _ = await superseded(it)
     await refused(stale.put_writes(stored, [("ch", "stale")], str(uuid4())))
     assert await writes_at(it, thread_id, stored["configurable"]["checkpoint_id"]) == []
 
 
 async def test_9_on_the_same_task_the_current_owners_value_survives(it):
-    thread_id = str(uuid4())
-    stale = await it.claim(thread_id)
-    stored = await put(stale, thread_id)
-    current = await it.claim(thread_id)
+    thread_id, stale, stored, current = await superseded(it)
     task = str(uuid4())
     await current.put_writes(stored, [("ch", "current")], task)
     await refused(stale.put_writes(stored, [("ch", "stale")], task))
@@ -120,10 +114,7 @@ async def test_9_on_the_same_task_the_current_owners_value_survives(it):
 
 @pytest.mark.parametrize("channel", ["__resume__", "__error__", "__interrupt__", "__scheduled__"])
 async def test_10_on_a_special_channel_the_current_owners_value_survives(it, channel):
-    thread_id = str(uuid4())
-    stale = await it.claim(thread_id)
-    stored = await put(stale, thread_id)
-    current = await it.claim(thread_id)
+    thread_id, stale, stored, current = await superseded(it)
     task = str(uuid4())
     await current.put_writes(stored, [(channel, "current")], task)
     await refused(stale.put_writes(stored, [(channel, "stale")], task))
@@ -132,10 +123,8 @@ async def test_10_on_a_special_channel_the_current_owners_value_survives(it, cha
 
 
 async def test_11_a_superseded_owner_stays_refused(it):
-    thread_id = str(uuid4())
-    stale = await it.claim(thread_id)
-    first = (await put(stale, thread_id))["configurable"]["checkpoint_id"]
-    await it.claim(thread_id)
+    thread_id, stale, stored, _ = await superseded(it)
+    first = stored["configurable"]["checkpoint_id"]
     await refused(put(stale, thread_id, step=1))
     await refused(put(stale, thread_id, step=2))
     await refused(stale.put_writes(config(thread_id, checkpoint_id=first), [("ch", "x")], "t"))
