@@ -46,6 +46,13 @@ export interface VerifyCheckpoint {
   delivered: DeliveredCheckpoint[];
   /** Delivery attempts per intent (absent in checkpoints made before they were followed). */
   attempts?: AttemptCheckpoint[];
+  /**
+   * The id of the store whose log was verified (checkpoint-identity.ts); absent in checkpoints
+   * made before checkpoints named their store, or of a store without an id.
+   */
+  storeId?: string;
+  /** The hash of the entry at lastSeq; null when unknown, absent in older checkpoints. */
+  lastHash?: string | null;
 }
 
 export function emptyCheckpoint(tenant: string | null = null): VerifyCheckpoint {
@@ -107,6 +114,12 @@ export function parseCheckpoint(value: unknown): VerifyCheckpoint {
     (!Array.isArray(data.attempts) || !data.attempts.every(isAttemptCheckpoint))
   ) {
     invalid('delivery attempts are malformed');
+  }
+  if (data.storeId !== undefined && typeof data.storeId !== 'string') {
+    invalid('storeId must be a string');
+  }
+  if (data.lastHash !== undefined && !isNullableString(data.lastHash)) {
+    invalid('lastHash must be a string or null');
   }
   return data as unknown as VerifyCheckpoint;
 }

@@ -8,6 +8,7 @@ import type { Store } from '../store/store.js';
 import type { AuditEntry } from '../types.js';
 import { auditPages, REPLAY_PAGE_SIZE } from './audit-pages.js';
 import { emptyCheckpoint, type VerifyCheckpoint } from './checkpoint.js';
+import { checkpointIdentity, requireCheckpointOfStore } from './checkpoint-identity.js';
 import { HistoryVerifier, type HistoryVerifierOptions } from './history-verifier.js';
 import type { Violation } from './violations.js';
 
@@ -80,9 +81,25 @@ export async function verifyStore(
       `audit entries through seq ${pruned} were pruned after they verified; continue from the checkpoint that covered them (fencegate verify --checkpoint FILE)`,
     );
   }
+  if (options.checkpoint !== undefined) {
+    await requireCheckpointOfStore(store, checkpoint, { strict: false });
+  }
   const verifier = new HistoryVerifier(checkpoint, options);
-  await readInto(store, verifier, options.tenant, options.pageSize ?? DEFAULT_PAGE_SIZE);
-  return resultOf(verifier);
+  // The last entry read, whose hash the new checkpoint names (checkpoint-identity.ts).
+  let lastEntry: AuditEntry | null = null;
+  const sink: EntrySink = {
+    get lastSeq() {
+      return verifier.lastSeq;
+    },
+    push(entry) {
+      lastEntry = entry;
+      verifier.push(entry);
+    },
+  };
+  await readInto(store, sink, options.tenant, options.pageSize ?? DEFAULT_PAGE_SIZE);
+  const result = resultOf(verifier);
+  const identity = await checkpointIdentity(store, lastEntry, checkpoint);
+  return { ...result, checkpoint: { ...result.checkpoint, ...identity } };
 }
 
 /** Where a replay puts the entries it reads: a verifier, or one that also counts per tenant. */

@@ -4,13 +4,15 @@
  * - Stored outcomes older than the window are deleted. A commit that repeats a deleted outcome's
  *   operationId is a new operation: its checks run again against the current state (docs/semantics.md
  *   says what clients must do).
- * - Audit entries are deleted only through the last seq of a verify checkpoint that covers every
- *   tenant and found no violation, so what is deleted was proven first, and `verify` continues
+ * - Audit entries are deleted only through the last seq of a verify checkpoint of this store's own
+ *   log that covers every tenant and found no violation, so what is deleted was proven first, and
+ *   `verify` continues
  *   from that checkpoint. Optionally they are first appended to a JSON-lines file (one entry a
  *   line, flushed to disk before anything is deleted).
  */
 import { open } from 'node:fs/promises';
 import type { VerifyCheckpoint } from '../audit/checkpoint.js';
+import { requireCheckpointOfStore } from '../audit/checkpoint-identity.js';
 import { fail } from '../errors.js';
 import type { Store } from '../store/store.js';
 
@@ -59,6 +61,11 @@ export async function applyRetention(
   const { pruneOperations, pruneAudit, auditPrunedThrough } = retentionOf(store);
   const checkpoint = options.auditCheckpoint;
   const throughSeq = checkpoint === undefined ? null : prunableThrough(checkpoint);
+  // Only a checkpoint of this store's own log proves what it covers (checkpoint-identity.ts).
+  const lastHash =
+    checkpoint === undefined
+      ? null
+      : await requireCheckpointOfStore(store, checkpoint, { strict: true });
   if (options.exportFile !== undefined && checkpoint === undefined) {
     fail('invalid_request', 'an export file needs an audit checkpoint: it exports what is pruned', {
       field: 'exportFile',
@@ -87,7 +94,7 @@ export async function applyRetention(
         throughSeq,
       );
     }
-    result.auditDeleted = await pruneAudit(throughSeq);
+    result.auditDeleted = await pruneAudit(throughSeq, lastHash);
     result.auditPrunedThrough = throughSeq;
   }
   return result;
@@ -122,7 +129,7 @@ function retentionOf(store: Store) {
   }
   return {
     pruneOperations: (before: number) => store.pruneOperations!(before),
-    pruneAudit: (seq: number) => store.pruneAudit!(seq),
+    pruneAudit: (seq: number, lastHash: string | null) => store.pruneAudit!(seq, lastHash),
     auditPrunedThrough: () => store.auditPrunedThrough!(),
   };
 }

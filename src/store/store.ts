@@ -236,9 +236,16 @@ export interface Store {
    * created before `createdBefore` (store time, ms) in short transactions; the number deleted.
    */
   pruneOperations?(createdBefore: number): Promise<number>;
-  /** Deletes audit entries with seq <= throughSeq, first recording that the log starts after it. */
-  pruneAudit?(throughSeq: number): Promise<number>;
+  /**
+   * Deletes audit entries with seq <= throughSeq, first recording that the log starts after it and
+   * `lastHash`, the hash of the entry at throughSeq, which a checkpoint ending there must match.
+   */
+  pruneAudit?(throughSeq: number, lastHash?: string | null): Promise<number>;
   /** The highest seq pruned from the audit log; 0 when nothing was. */
   auditPrunedThrough?(): Promise<number>;
+  /** The hash of the entry at auditPrunedThrough, as pruneAudit recorded it; null if none. */
+  auditPrunedHash?(): Promise<string | null>;
+  /** The store's id: made once, at random, when the store was created. Verify checkpoints name it. */
+  storeId?(): Promise<string>;
   close(): Promise<void>;
 }

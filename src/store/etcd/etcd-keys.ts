@@ -95,6 +95,16 @@ export class EtcdKeys {
   auditPrunedThrough(): string {
     return `${this.prefix}/ar`;
   }
+
+  /** The hash of the entry the audit log is pruned through (written with the mark). */
+  auditPrunedHash(): string {
+    return `${this.prefix}/arh`;
+  }
+
+  /** The store's id, made at random by the first process that needs it. */
+  storeId(): string {
+    return `${this.prefix}/id`;
+  }
 }
 
 /** The end of the range of every key starting with `prefix` (etcd's range_end). */

@@ -5,6 +5,7 @@
  * entry is at or below the checkpoint (a key straddling it stays, below the mark where verify
  * starts reading).
  */
+import { randomBytes } from 'node:crypto';
 import { CompareResult, CompareTarget } from 'etcd3';
 import type { IKeyValue, IRequestOp } from 'etcd3';
 import type { OperationRow } from '../../core/plan/transition.js';
@@ -64,9 +65,10 @@ export async function pruneAudit(
   keys: EtcdKeys,
   batch: number,
   throughSeq: number,
+  lastHash: string | null,
 ): Promise<number> {
   // The mark first: from then on a verify without the checkpoint is refused, even mid-prune.
-  await raiseMark(connection, keys, throughSeq);
+  await raiseMark(connection, keys, throughSeq, lastHash);
   let deleted = 0;
   await pruneWhere(connection, keys.family('a'), batch, (kv) => {
     const { offset, entries } = parseValue<{ offset: number; entries: unknown[] }>(kv);
@@ -87,9 +89,46 @@ export async function auditPrunedThrough(
   return kv === undefined ? 0 : Number(kv.value.toString());
 }
 
-/** Moves the mark up to `throughSeq`, never down, against concurrent pruners. */
-async function raiseMark(connection: EtcdConnection, keys: EtcdKeys, throughSeq: number) {
+export async function auditPrunedHash(
+  connection: EtcdConnection,
+  keys: EtcdKeys,
+): Promise<string | null> {
+  const response = await connection.range({ key: Buffer.from(keys.auditPrunedHash()) });
+  const kv = response.kvs[0];
+  return kv === undefined || kv.value.length === 0 ? null : kv.value.toString();
+}
+
+/**
+ * The store's id: read, or made at random and put only if no process put one first (a create
+ * compare), then read back, so every process agrees on it.
+ */
+export async function storeIdOf(connection: EtcdConnection, keys: EtcdKeys): Promise<string> {
+  const key = Buffer.from(keys.storeId());
+  for (;;) {
+    const kv = (await connection.range({ key })).kvs[0];
+    if (kv !== undefined) return kv.value.toString();
+    const result = await connection.writeTxn({
+      compare: [
+        { key, target: CompareTarget.Create, result: CompareResult.Equal, create_revision: 0 },
+      ],
+      success: [{ request_put: { key, value: Buffer.from(randomBytes(16).toString('hex')) } }],
+    });
+    if (!result.ok) throw connection.writeError(result.error, undefined);
+  }
+}
+
+/**
+ * Moves the mark up to `throughSeq`, never down, against concurrent pruners, with the hash of the
+ * entry at the mark.
+ */
+async function raiseMark(
+  connection: EtcdConnection,
+  keys: EtcdKeys,
+  throughSeq: number,
+  lastHash: string | null,
+) {
   const key = Buffer.from(keys.auditPrunedThrough());
+  const hashKey = Buffer.from(keys.auditPrunedHash());
   for (;;) {
     const kv = (await connection.range({ key })).kvs[0];
     if (kv !== undefined && Number(kv.value.toString()) >= throughSeq) return;
@@ -102,7 +141,10 @@ async function raiseMark(connection: EtcdConnection, keys: EtcdKeys, throughSeq:
           mod_revision: kv === undefined ? 0 : kv.mod_revision,
         },
       ],
-      success: [{ request_put: { key, value: Buffer.from(String(throughSeq)) } }],
+      success: [
+        { request_put: { key, value: Buffer.from(String(throughSeq)) } },
+        { request_put: { key: hashKey, value: Buffer.from(lastHash ?? '') } },
+      ],
     });
     if (!result.ok) throw connection.writeError(result.error, undefined);
     if (result.response.succeeded) return;

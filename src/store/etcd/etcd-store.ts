@@ -93,7 +93,13 @@ import {
   listTenantsWithOpenIntents,
   toRecordState,
 } from './etcd-lists.js';
-import { auditPrunedThrough, pruneAudit, pruneOperations } from './etcd-retention.js';
+import {
+  auditPrunedHash,
+  auditPrunedThrough,
+  pruneAudit,
+  pruneOperations,
+  storeIdOf,
+} from './etcd-retention.js';
 import { parseValue, scanPrefix } from './etcd-scan.js';
 import { KeyCache, type EtcdSnapshot } from './etcd-snapshot.js';
 import { createTokensIfNone, listTokens, tokenPuts } from './etcd-tokens.js';
@@ -546,8 +552,22 @@ export class EtcdStore implements Store {
     );
   }
 
-  pruneAudit(throughSeq: number): Promise<number> {
-    return pruneAudit(this.#connection, this.#keys, this.#engine.limits.maxTxnOps, throughSeq);
+  pruneAudit(throughSeq: number, lastHash: string | null = null): Promise<number> {
+    return pruneAudit(
+      this.#connection,
+      this.#keys,
+      this.#engine.limits.maxTxnOps,
+      throughSeq,
+      lastHash,
+    );
+  }
+
+  auditPrunedHash(): Promise<string | null> {
+    return auditPrunedHash(this.#connection, this.#keys);
+  }
+
+  storeId(): Promise<string> {
+    return storeIdOf(this.#connection, this.#keys);
   }
 
   auditPrunedThrough(): Promise<number> {

@@ -3,6 +3,7 @@
  * verified seq, deleted in statements of at most a chunk of rows, so no transaction holds many
  * locks for long. Outcomes are found through their index by age: a pass costs what it deletes.
  */
+import { fail } from '../../errors.js';
 import type { PostgresCalls } from './postgres-calls.js';
 
 const CHUNK = 5000;
@@ -30,13 +31,21 @@ export async function pruneOperations(
   }
 }
 
-export async function pruneAudit(calls: PostgresCalls, throughSeq: number): Promise<number> {
+export async function pruneAudit(
+  calls: PostgresCalls,
+  throughSeq: number,
+  lastHash: string | null,
+): Promise<number> {
   const s = calls.schema;
-  // The mark first: from then on a verify without the checkpoint is refused, even mid-prune.
+  // The mark first: from then on a verify without the checkpoint is refused, even mid-prune. The
+  // hash of the entry at the mark follows the mark only when the mark moves.
   await calls.rows(
-    `INSERT INTO ${s}.audit_retention (id, pruned_through) VALUES (1, $1)
-     ON CONFLICT (id) DO UPDATE SET pruned_through = greatest(${s}.audit_retention.pruned_through, excluded.pruned_through)`,
-    [throughSeq],
+    `INSERT INTO ${s}.audit_retention (id, pruned_through, pruned_hash) VALUES (1, $1, $2)
+     ON CONFLICT (id) DO UPDATE SET
+       pruned_through = greatest(${s}.audit_retention.pruned_through, excluded.pruned_through),
+       pruned_hash = CASE WHEN excluded.pruned_through >= ${s}.audit_retention.pruned_through
+                          THEN excluded.pruned_hash ELSE ${s}.audit_retention.pruned_hash END`,
+    [throughSeq, lastHash],
   );
   let deleted = 0;
   for (;;) {
@@ -60,6 +69,26 @@ export async function auditPrunedThrough(calls: PostgresCalls): Promise<number> 
     [],
   );
   return Number(rows[0]?.seq ?? 0);
+}
+
+export async function auditPrunedHash(calls: PostgresCalls): Promise<string | null> {
+  const rows = await calls.rows<{ hash: string | null }>(
+    `SELECT pruned_hash AS hash FROM ${calls.schema}.audit_retention WHERE id = 1`,
+    [],
+  );
+  return rows[0]?.hash ?? null;
+}
+
+/** The store's id, made by migration 22 (verify checkpoints name it). */
+export async function storeIdOf(calls: PostgresCalls): Promise<string> {
+  const rows = await calls.rows<{ id: string }>(
+    `SELECT store_id AS id FROM ${calls.schema}.store_identity WHERE id = 1`,
+    [],
+  );
+  const id = rows[0]?.id;
+  if (id === undefined)
+    return fail('internal_error', 'the store has no id: its schema is incomplete');
+  return id;
 }
 
 export const POSTGRES_RETENTION_SQL = `

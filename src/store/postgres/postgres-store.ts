@@ -82,7 +82,13 @@ import {
 import { PostgresGroupCommitter } from './postgres-group-commit.js';
 import { isPlainBatch, plainBatchStatement } from './postgres-plain-batch.js';
 import { listenForIntents } from './postgres-intent-listener.js';
-import { auditPrunedThrough, pruneAudit, pruneOperations } from './postgres-retention.js';
+import {
+  auditPrunedHash,
+  auditPrunedThrough,
+  pruneAudit,
+  pruneOperations,
+  storeIdOf,
+} from './postgres-retention.js';
 import { migrate } from './postgres-migrate.js';
 import { readAuditPage, readIntentPage, readRecordPage } from './postgres-queries.js';
 import {
@@ -636,12 +642,20 @@ export class PostgresStore implements Store {
     return pruneOperations(this.#calls, createdBefore);
   }
 
-  pruneAudit(throughSeq: number): Promise<number> {
-    return pruneAudit(this.#calls, throughSeq);
+  pruneAudit(throughSeq: number, lastHash: string | null = null): Promise<number> {
+    return pruneAudit(this.#calls, throughSeq, lastHash);
   }
 
   auditPrunedThrough(): Promise<number> {
     return auditPrunedThrough(this.#calls);
+  }
+
+  auditPrunedHash(): Promise<string | null> {
+    return auditPrunedHash(this.#calls);
+  }
+
+  storeId(): Promise<string> {
+    return storeIdOf(this.#calls);
   }
 
   /** LISTEN on its own connection: see postgres-intent-listener.ts. */

@@ -31,12 +31,39 @@ export function pruneOperationsStep(db: SqliteDatabase, createdBefore: number): 
  * Records that the audit log starts after `throughSeq`. The mark comes first: from then on a verify
  * without the checkpoint is refused, even mid-prune.
  */
-export function markAuditPruned(db: SqliteDatabase, throughSeq: number): void {
+export function markAuditPruned(
+  db: SqliteDatabase,
+  throughSeq: number,
+  lastHash: string | null,
+): void {
+  // SET expressions read the row as it was: the hash follows the mark only when the mark moves.
   const mark = db.prepare(
-    `INSERT INTO audit_retention (id, pruned_through) VALUES (1, ?)
-     ON CONFLICT (id) DO UPDATE SET pruned_through = max(pruned_through, excluded.pruned_through)`,
+    `INSERT INTO audit_retention (id, pruned_through, pruned_hash) VALUES (1, ?, ?)
+     ON CONFLICT (id) DO UPDATE SET
+       pruned_through = max(pruned_through, excluded.pruned_through),
+       pruned_hash = CASE WHEN excluded.pruned_through >= pruned_through
+                          THEN excluded.pruned_hash ELSE pruned_hash END`,
   );
-  writeTransaction(db, () => mark.run(throughSeq));
+  writeTransaction(db, () => mark.run(throughSeq, lastHash));
+}
+
+/** The hash of the entry the log is pruned through; null when none was recorded. */
+export function auditPrunedHash(db: SqliteDatabase): string | null {
+  const row = read(
+    () =>
+      db.prepare('SELECT pruned_hash AS hash FROM audit_retention WHERE id = 1').get() as
+        { hash: string | null } | undefined,
+  );
+  return row?.hash ?? null;
+}
+
+/** The store's id, made by migration 16 (verify checkpoints name it). */
+export function storeIdOf(db: SqliteDatabase): string {
+  return read(
+    () =>
+      (db.prepare('SELECT store_id AS id FROM store_identity WHERE id = 1').get() as { id: string })
+        .id,
+  );
 }
 
 /**

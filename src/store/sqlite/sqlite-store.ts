@@ -112,11 +112,13 @@ import { SqliteStatements } from './sqlite-statements.js';
 import { isBusy, retryWhileBusy } from './sqlite-busy.js';
 import {
   AUDIT_PRUNE_CHUNK,
+  auditPrunedHash,
   auditPrunedThrough,
   markAuditPruned,
   OUTCOME_PRUNE_CHUNK,
   pruneAuditStep,
   pruneOperationsStep,
+  storeIdOf,
 } from './sqlite-retention.js';
 import { WalSync, type SyncFile } from './sqlite-wal-sync.js';
 import { Checkpointer, type CheckpointOptions } from './sqlite-checkpointer.js';
@@ -606,8 +608,8 @@ export class SqliteStore implements Store {
     );
   }
 
-  async pruneAudit(throughSeq: number): Promise<number> {
-    await this.#run(() => this.#pruned(markAuditPruned(this.#db, throughSeq)));
+  async pruneAudit(throughSeq: number, lastHash: string | null = null): Promise<number> {
+    await this.#run(() => this.#pruned(markAuditPruned(this.#db, throughSeq, lastHash)));
     return await this.#pruneInSteps(AUDIT_PRUNE_CHUNK, () => pruneAuditStep(this.#db, throughSeq));
   }
 
@@ -633,6 +635,14 @@ export class SqliteStore implements Store {
 
   auditPrunedThrough(): Promise<number> {
     return this.#run(() => auditPrunedThrough(this.#db));
+  }
+
+  auditPrunedHash(): Promise<string | null> {
+    return this.#run(() => auditPrunedHash(this.#db));
+  }
+
+  storeId(): Promise<string> {
+    return this.#run(() => storeIdOf(this.#db));
   }
 
   /**
