@@ -4,16 +4,12 @@
  * with that error; the new run, given the takeover's fence, continues from the last checkpoint the
  * old run committed. Once for each durability mode.
  */
-import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { Fencegate } from '../../src/gate.js';
 import { FencedCheckpointSaver } from '../../src/integrations/langgraph/index.js';
 import { PausePoints } from '../../src/testing/index.js';
 import { startHttpGate } from './http-gate.js';
-
-const State = Annotation.Root({
-  steps: Annotation<string[]>({ reducer: (done, next) => done.concat(next), default: () => [] }),
-});
+import { buildGraph, verifiedGateEachTest } from './langgraph-fixture.js';
 
 /**
  * Waits until the checkpoint after `plan` is stored: with durability 'async' it is written while
@@ -28,32 +24,11 @@ async function planCommitted(saver: FencedCheckpointSaver, thread: string): Prom
     .toContain('plan by run-1');
 }
 
-/** plan → act → report; `act` waits at a pause point in the first run. */
-function buildGraph(saver: FencedCheckpointSaver, run: string, points?: PausePoints) {
-  return new StateGraph(State)
-    .addNode('plan', () => ({ steps: [`plan by ${run}`] }))
-    .addNode('act', async () => {
-      if (points !== undefined) await points.reach(`${run}:act`);
-      return { steps: [`act by ${run}`] };
-    })
-    .addNode('report', () => ({ steps: [`report by ${run}`] }))
-    .addEdge(START, 'plan')
-    .addEdge('plan', 'act')
-    .addEdge('act', 'report')
-    .addEdge('report', END)
-    .compile({ checkpointer: saver });
-}
-
 describe('LangGraph StateGraph taken over mid-run', () => {
+  const gateOfTest = verifiedGateEachTest();
   let gate: Fencegate;
-
-  beforeEach(async () => {
-    gate = await Fencegate.open({ store: 'sqlite::memory:' });
-  });
-
-  afterEach(async () => {
-    expect((await gate.verify()).violations).toEqual([]);
-    await gate.close();
+  beforeEach(() => {
+    gate = gateOfTest();
   });
 
   for (const durability of ['sync', 'async', 'exit'] as const) {

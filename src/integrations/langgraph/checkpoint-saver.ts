@@ -4,7 +4,12 @@
  * writes are records of that scope (see record-names.ts). A run that is superseded (an operator
  * took the thread over, a cutover moved it) has its next checkpoint refused `stale_fence`, so
  * `graph.invoke` rejects with that error instead of overwriting its successor's state.
+ *
+ * `claimWriteOwnership(threadId)` takes a thread for a new owner (acquire, or take over a live
+ * one) and answers a checkpointer bound to the new fence (thread-write-owner.ts). A superseded
+ * writer's writes are refused with StaleWriteOwnerError, the store's refusal under its catalog code.
  */
+import { randomUUID } from 'node:crypto';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import {
   BaseCheckpointSaver,
@@ -38,13 +43,20 @@ import {
   writesPrefix,
 } from './record-names.js';
 import { writeRecords, type RecordToWrite } from './record-writer.js';
+import { asStaleWriteOwner } from './stale-write-owner-error.js';
 import { ThreadLeases } from './thread-leases.js';
+import { ThreadWriteOwner } from './thread-write-owner.js';
 
 export interface FencedCheckpointSaverOptions {
   /** A Fencegate, or a FencegateClient with a worker token. */
   gate: FencegateApi;
-  /** Who holds a thread's lease when a run brings no `configurable.fence`. */
-  holder: string;
+  /**
+   * Who holds a thread's lease when a run brings no `configurable.fence`, and who claims threads.
+   * Default: an id unique to this saver instance, so replicas never share a fence by accident
+   * (replicas given the same holder share one: each acquire of the other's live lease answers
+   * the same fence).
+   */
+  holder?: string;
   /** The lease of such a run, renewed every third of it. Default 30 s. */
   ttlMs?: number;
   /** Scopes are `<scopePrefix><thread id>`. Default `langgraph/`. */
@@ -92,6 +104,8 @@ export class FencedCheckpointSaver extends BaseCheckpointSaver {
   readonly #scopePrefix: string;
   readonly #maxWrites: number;
   readonly #leases: ThreadLeases;
+  /** Who holds this saver's leases: `options.holder`, or an id unique to this instance. */
+  readonly holder: string;
 
   constructor(options: FencedCheckpointSaverOptions) {
     super(options.serde);
@@ -99,7 +113,20 @@ export class FencedCheckpointSaver extends BaseCheckpointSaver {
     this.#operatorGate = options.operatorGate ?? options.gate;
     this.#scopePrefix = options.scopePrefix ?? DEFAULT_SCOPE_PREFIX;
     this.#maxWrites = options.maxWrites ?? DEFAULT_LIMITS.maxWrites;
-    this.#leases = new ThreadLeases(options.gate, options.holder, options.ttlMs ?? DEFAULT_TTL_MS);
+    this.holder = options.holder ?? `langgraph-saver-${randomUUID()}`;
+    this.#leases = new ThreadLeases(options.gate, this.holder, options.ttlMs ?? DEFAULT_TTL_MS);
+  }
+
+  /**
+   * Takes the thread for a new owner: acquires it, or takes it over from a live owner (another
+   * saver, a run of this one, an earlier claim), and answers a checkpointer whose writes carry the
+   * new fence. Every earlier writer of the thread is refused from then on. Over HTTP the takeover
+   * needs an operator token, or a worker token whose take-over right covers the thread's scope.
+   */
+  async claimWriteOwnership(threadId: string): Promise<ThreadWriteOwner> {
+    const id = String(threadId);
+    const lease = await this.#leases.claim(this.scopeFor(id));
+    return new ThreadWriteOwner(this, id, lease);
   }
 
   /** The scope of a thread: acquire or take it over to give a run its fence. */
@@ -257,8 +284,12 @@ export class FencedCheckpointSaver extends BaseCheckpointSaver {
     purpose: string,
   ): Promise<void> {
     const scope = this.scopeFor(threadId);
-    const fence = await this.#fence(config, scope);
-    await writeRecords(this.#gate, { scope, fence, records, purpose }, this.#maxWrites);
+    try {
+      const fence = await this.#fence(config, scope);
+      await writeRecords(this.#gate, { scope, fence, records, purpose }, this.#maxWrites);
+    } catch (error) {
+      throw asStaleWriteOwner(threadId, error);
+    }
   }
 
   /** The run's own fence when it brings one, else this saver's lease on the thread. */

@@ -3,6 +3,12 @@
  * fence. Needs the optional peer dependency @langchain/langgraph-checkpoint.
  */
 export { FencedCheckpointSaver, type FencedCheckpointSaverOptions } from './checkpoint-saver.js';
+export { ThreadWriteOwner } from './thread-write-owner.js';
+export {
+  StaleWriteOwnerError,
+  STALE_WRITE_OWNER_CODES,
+  isStaleWriteOwnerError,
+} from './stale-write-owner-error.js';
 export {
   runThread,
   ThreadBusyError,

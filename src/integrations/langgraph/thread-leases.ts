@@ -5,7 +5,11 @@
  * old fence, so the store rejects it `stale_fence` and the run stops.
  */
 import type { FencegateApi } from '../../api.js';
-import { acquireLease, type HeldLease } from '../lease-keeper.js';
+import { FencegateError, isFencegateError } from '../../errors.js';
+import { acquireLease, HeldLease, type LeaseRequest } from '../lease-keeper.js';
+
+/** An acquire refused for these reasons is a claim's cue to take the thread over. */
+const TAKE_OVER_ON = new Set(['lease_held', 'scope_deleted']);
 
 export class ThreadLeases {
   readonly #held = new Map<string, Promise<HeldLease>>();
@@ -21,13 +25,30 @@ export class ThreadLeases {
   hold(scope: string): Promise<HeldLease> {
     let lease = this.#held.get(scope);
     if (lease === undefined) {
-      lease = acquireLease(this.gate, { scope, holder: this.holder, ttlMs: this.ttlMs });
-      this.#held.set(scope, lease);
-      lease.then(
-        (held) => this.#keepRenewed(scope, held),
-        () => this.#held.delete(scope),
-      );
+      lease = acquireLease(this.gate, this.#request(scope));
+      this.#keep(scope, lease);
     }
+    return lease;
+  }
+
+  /**
+   * Takes `scope` for a new owner, so its fence moves past every earlier writer's: acquires it
+   * when nobody holds it, else takes it over (from another holder, or from this saver's own
+   * earlier claim, whose lease is marked lost). Over HTTP the takeover needs an operator token or
+   * a worker token whose take-over right covers the scope.
+   */
+  claim(scope: string): Promise<HeldLease> {
+    const previous = this.#held.get(scope);
+    this.forget(scope);
+    const lease = this.#takeFresh(scope, previous === undefined);
+    this.#keep(scope, lease);
+    void previous?.then(
+      (held) =>
+        held.lose(
+          new FencegateError('stale_fence', `a newer claim of ${scope} superseded this one`),
+        ),
+      () => undefined,
+    );
     return lease;
   }
 
@@ -48,6 +69,36 @@ export class ThreadLeases {
   async releaseAll(): Promise<void> {
     const scopes = [...this.#held.keys()];
     await Promise.allSettled(scopes.map((scope) => this.release(scope)));
+  }
+
+  async #takeFresh(scope: string, mayAcquire: boolean): Promise<HeldLease> {
+    const request = this.#request(scope);
+    if (mayAcquire) {
+      try {
+        return await acquireLease(this.gate, request);
+      } catch (error) {
+        if (!isFencegateError(error) || !TAKE_OVER_ON.has(error.code)) throw error;
+      }
+    }
+    const sentAt = Date.now();
+    const grant = await this.gate.takeover(scope, { holder: this.holder, ttlMs: this.ttlMs });
+    return new HeldLease(this.gate, request, grant, sentAt);
+  }
+
+  #request(scope: string): LeaseRequest {
+    return { scope, holder: this.holder, ttlMs: this.ttlMs };
+  }
+
+  #keep(scope: string, lease: Promise<HeldLease>): void {
+    this.#held.set(scope, lease);
+    lease.then(
+      (held) => {
+        if (this.#held.get(scope) === lease) this.#keepRenewed(scope, held);
+      },
+      () => {
+        if (this.#held.get(scope) === lease) this.#held.delete(scope);
+      },
+    );
   }
 
   #keepRenewed(scope: string, lease: HeldLease): void {

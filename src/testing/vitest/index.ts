@@ -1,6 +1,8 @@
 /**
- * fencegate/testing/vitest: the store conformance suite, which registers vitest suites and so
- * needs vitest (an optional peer dependency). The framework-free kit is fencegate/testing.
+ * fencegate/testing/vitest: the store conformance suite and the LangGraph.js write-ownership
+ * suite, which register vitest suites and so need vitest (an optional peer dependency; the
+ * write-ownership suite also @langchain/langgraph-checkpoint). The framework-free kit is
+ * fencegate/testing.
  */
 export {
   defineStoreConformanceSuite,
@@ -11,3 +13,11 @@ export {
   type StoreConformanceOptions,
 } from '../conformance/index.js';
 export { auditAfter, tenantState, type TenantState } from '../conformance/helpers.js';
+export { validateWriteOwnership, type WriteOwnershipTestInitializer } from './write-ownership.js';
+export {
+  WRITE_OWNERSHIP_CLAUSES,
+  WriteOwnershipViolation,
+  type WriteOwnershipCheckpointer,
+  type WriteOwnershipClause,
+  type WriteOwnershipWriter,
+} from './write-ownership-clauses.js';
