@@ -1,6 +1,6 @@
 /**
  * The graph the double-texting tests run, in the test process and in the child process: a real
- * StateGraph, plan → act → report, each node noting which run did it. `act` may wait at a hold
+ * StateGraph, the sequence plan → act → report, each node noting which run did it. `act` may wait at a hold
  * (a pause point, or a line on stdin in a child) so another run can arrive while it works; it
  * notes when its run's signal aborted.
  */
@@ -21,18 +21,18 @@ export interface RunHooks {
 
 export function buildGraph(saver: FencedCheckpointSaver, run: string, hooks: RunHooks = {}) {
   return new StateGraph(State)
-    .addNode('plan', () => {
-      hooks.planned?.(run);
-      return { steps: [`plan by ${run}`] };
+    .addSequence({
+      plan: () => {
+        hooks.planned?.(run);
+        return { steps: [`plan by ${run}`] };
+      },
+      act: async (_state: unknown, config: LangGraphRunnableConfig) => {
+        await hooks.hold?.(config.signal);
+        return { steps: [`act by ${run}`] };
+      },
+      report: () => ({ steps: [`report by ${run}`] }),
     })
-    .addNode('act', async (_state, config: LangGraphRunnableConfig) => {
-      await hooks.hold?.(config.signal);
-      return { steps: [`act by ${run}`] };
-    })
-    .addNode('report', () => ({ steps: [`report by ${run}`] }))
     .addEdge(START, 'plan')
-    .addEdge('plan', 'act')
-    .addEdge('act', 'report')
     .addEdge('report', END)
     .compile({ checkpointer: saver });
 }
