@@ -6,88 +6,69 @@
  */
 import { Worker } from 'bullmq';
 import { describe, expect, it } from 'vitest';
-import { fencedProcessor, type FencedJobContext } from '../../src/integrations/bullmq/index.js';
-import { PausePoints } from '../../src/testing/index.js';
-import type { CommitResult } from '../../src/types.js';
-import { useBullmqFixture, type WorkflowJob } from './bullmq-fixture.js';
-import { startHttpGate } from './http-gate.js';
+import { useBullmqFixture } from './bullmq-fixture.js';
+import { GATE_KINDS, twoRuns } from './bullmq-two-runs.js';
+import { skipWithoutRedis } from './redis-service.js';
 
-describe('fencedProcessor when BullMQ loses the job lock', () => {
-  const fixture = useBullmqFixture();
+describe.skipIf(skipWithoutRedis('BullMQ'))(
+  'fencedProcessor when BullMQ loses the job lock',
+  () => {
+    const fixture = useBullmqFixture();
 
-  for (const api of ['the library', 'FencegateClient with a worker token'] as const) {
-    it(`ends the run's authority in the store and refuses its later commits (${api})`, async () => {
-      const fx = fixture();
-      const http =
-        api === 'the library' ? null : await startHttpGate(fx.gate.store, fx.gate.tenant);
-      const gate = http?.worker ?? fx.gate;
-      const points = new PausePoints();
-      const runs: { worker: string; ctx: FencedJobContext }[] = [];
-      const results = new Map<string, CommitResult>();
-      const processor = (worker: string) =>
-        fencedProcessor<WorkflowJob>(
-          gate,
-          { scope: (job) => `${job.data.workflow}/memory`, policyVersion: 'v1' },
-          async (job, ctx) => {
-            runs.push({ worker, ctx });
-            const read = await gate.getRecord(ctx.scope, 'summary');
-            if (worker === 'A') await points.reach('A:after-read');
-            const result = await ctx.commit({
-              writes: [{ name: 'summary', expectRevision: read.revision, value: { by: worker } }],
-            });
-            results.set(worker, result);
-            return worker;
-          },
+    for (const api of GATE_KINDS) {
+      it(`ends the run's authority in the store and refuses its later commits (${api})`, async () => {
+        const fx = fixture();
+        const { points, runs, results, processor, close } = await twoRuns(fx, api);
+
+        const job = await fx.queue.add('compact', { workflow: 'wf-1' }, { jobId: 'compact-wf-1' });
+        // A renews its 4 s lock every 2 s: the lease (same ttl) would outlive the lost lock by
+        // seconds if only the local signal reacted.
+        const a = fx.track(
+          new Worker(fx.queueName, processor('A'), {
+            connection: fx.connection(),
+            lockDuration: 4_000,
+            skipStalledCheck: true,
+          }),
         );
+        a.on('error', () => undefined); // A's renewal and late completion fail: the lock is gone.
+        await points.waitUntilReached('A:after-read');
 
-      const job = await fx.queue.add('compact', { workflow: 'wf-1' }, { jobId: 'compact-wf-1' });
-      // A renews its 4 s lock every 2 s: the lease (same ttl) would outlive the lost lock by
-      // seconds if only the local signal reacted.
-      const a = fx.track(
-        new Worker(fx.queueName, processor('A'), {
-          connection: fx.connection(),
-          lockDuration: 4_000,
-          skipStalledCheck: true,
-        }),
-      );
-      a.on('error', () => undefined); // A's renewal and late completion fail: the lock is gone.
-      await points.waitUntilReached('A:after-read');
+        const redis = fx.connection();
+        const lockKey = `bull:${fx.queueName}:${job.id ?? ''}:lock`;
+        expect(await redis.del(lockKey)).toBe(1);
+        await expect.poll(() => runs[0]?.ctx.signal.aborted, { timeout: 5_000 }).toBe(true);
+        // The store no longer names A the holder: nobody has to wait out A's lease.
+        await expect
+          .poll(async () => (await fx.gate.getScope('wf-1/memory'))?.holder, { timeout: 5_000 })
+          .toBeNull();
 
-      const redis = fx.connection();
-      const lockKey = `bull:${fx.queueName}:${job.id ?? ''}:lock`;
-      expect(await redis.del(lockKey)).toBe(1);
-      await expect.poll(() => runs[0]?.ctx.signal.aborted, { timeout: 5_000 }).toBe(true);
-      // The store no longer names A the holder: nobody has to wait out A's lease.
-      await expect
-        .poll(async () => (await fx.gate.getScope('wf-1/memory'))?.holder, { timeout: 5_000 })
-        .toBeNull();
+        points.release('A:after-read');
+        await expect.poll(() => results.get('A'), { timeout: 5_000 }).toBeDefined();
+        expect(results.get('A')).toMatchObject({
+          outcome: 'rejected',
+          error: { code: 'authority_revoked' },
+        });
 
-      points.release('A:after-read');
-      await expect.poll(() => results.get('A'), { timeout: 5_000 }).toBeDefined();
-      expect(results.get('A')).toMatchObject({
-        outcome: 'rejected',
-        error: { code: 'authority_revoked' },
+        // A's worker stops taking jobs; B's stalled checker finds the job without a lock and runs it
+        // again.
+        await a.close(true);
+        fx.track(
+          new Worker(fx.queueName, processor('B'), {
+            connection: fx.connection(),
+            lockDuration: 5_000,
+            stalledInterval: 300,
+          }),
+        );
+        await expect.poll(() => results.get('B'), { timeout: 10_000 }).toBeDefined();
+        expect(results.get('B')).toMatchObject({ outcome: 'committed' });
+        expect(runs.map((run) => run.worker)).toEqual(['A', 'B']);
+        expect(await fx.gate.getRecord('wf-1/memory', 'summary')).toMatchObject({
+          value: { by: 'B' },
+          revision: 1,
+        });
+        expect((await fx.gate.verify()).violations).toEqual([]);
+        await close();
       });
-
-      // A's worker stops taking jobs; B's stalled checker finds the job without a lock and runs it
-      // again.
-      await a.close(true);
-      fx.track(
-        new Worker(fx.queueName, processor('B'), {
-          connection: fx.connection(),
-          lockDuration: 5_000,
-          stalledInterval: 300,
-        }),
-      );
-      await expect.poll(() => results.get('B'), { timeout: 10_000 }).toBeDefined();
-      expect(results.get('B')).toMatchObject({ outcome: 'committed' });
-      expect(runs.map((run) => run.worker)).toEqual(['A', 'B']);
-      expect(await fx.gate.getRecord('wf-1/memory', 'summary')).toMatchObject({
-        value: { by: 'B' },
-        revision: 1,
-      });
-      expect((await fx.gate.verify()).violations).toEqual([]);
-      await http?.close();
-    });
-  }
-});
+    }
+  },
+);

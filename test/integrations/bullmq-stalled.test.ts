@@ -6,40 +6,17 @@
  */
 import { Worker } from 'bullmq';
 import { describe, expect, it } from 'vitest';
-import { fencedProcessor, type FencedJobContext } from '../../src/integrations/bullmq/index.js';
-import { PausePoints } from '../../src/testing/index.js';
-import type { CommitResult } from '../../src/types.js';
-import { useBullmqFixture, type WorkflowJob } from './bullmq-fixture.js';
-import { startHttpGate } from './http-gate.js';
+import { useBullmqFixture } from './bullmq-fixture.js';
+import { GATE_KINDS, twoRuns } from './bullmq-two-runs.js';
 import { skipWithoutRedis } from './redis-service.js';
 
 describe.skipIf(skipWithoutRedis('BullMQ'))('fencedProcessor with a stalled BullMQ job', () => {
   const fixture = useBullmqFixture();
 
-  for (const api of ['the library', 'FencegateClient with a worker token'] as const) {
+  for (const api of GATE_KINDS) {
     it(`runs the job twice but lets only the run holding the lock write (${api})`, async () => {
       const fx = fixture();
-      const http =
-        api === 'the library' ? null : await startHttpGate(fx.gate.store, fx.gate.tenant);
-      const gate = http?.worker ?? fx.gate;
-      const points = new PausePoints();
-      const runs: { worker: string; ctx: FencedJobContext }[] = [];
-      const results = new Map<string, CommitResult>();
-      const processor = (worker: string) =>
-        fencedProcessor<WorkflowJob>(
-          gate,
-          { scope: (job) => `${job.data.workflow}/memory`, policyVersion: 'v1' },
-          async (job, ctx) => {
-            runs.push({ worker, ctx });
-            const read = await gate.getRecord(ctx.scope, 'summary');
-            if (worker === 'A') await points.reach('A:after-read');
-            const result = await ctx.commit({
-              writes: [{ name: 'summary', expectRevision: read.revision, value: { by: worker } }],
-            });
-            results.set(worker, result);
-            return worker;
-          },
-        );
+      const { points, runs, results, processor, close } = await twoRuns(fx, api);
 
       await fx.queue.add('compact', { workflow: 'wf-1' }, { jobId: 'compact-wf-1' });
       // A holds the lock for 1 s and never renews it: a process frozen by a long GC pause.
@@ -82,7 +59,7 @@ describe.skipIf(skipWithoutRedis('BullMQ'))('fencedProcessor with a stalled Bull
       const [ledger] = await fx.gate.store.listJobs(fx.gate.tenant, ['wf-1/memory']);
       expect(ledger).toMatchObject({ state: 'succeeded', fence: runB?.ctx.fence });
       expect((await fx.gate.verify()).violations).toEqual([]);
-      await http?.close();
+      await close();
     });
   }
 });

@@ -6,23 +6,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
 import { Fencegate } from '../../src/gate.js';
 import { tempDir } from '../helpers/temp-dir.js';
+import { cli } from './in-process-cli.js';
 
 const dir = tempDir();
 afterEach(() => dir.cleanup());
-
-async function cli(...argv: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await main(argv, {
-    stdout: (text) => (stdout += text),
-    stderr: (text) => (stderr += text),
-    env: {},
-  });
-  return { code, stdout, stderr };
-}
 
 it('exports and prunes verified audit entries and old outcomes; verify continues', async () => {
   const store = `sqlite:${join(dir.path, 'store.db')}`;

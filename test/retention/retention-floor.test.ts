@@ -6,13 +6,13 @@
  */
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
 import { Fencegate } from '../../src/gate.js';
 import { applyRetention } from '../../src/retention/retention.js';
 import { startOutcomePruner } from '../../src/retention/outcome-pruner.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import { tempDir } from '../helpers/temp-dir.js';
+import { cli } from './in-process-cli.js';
 
 const HOUR = 3_600_000;
 let dir = tempDir();
@@ -20,17 +20,6 @@ beforeEach(() => {
   dir = tempDir();
 });
 afterEach(() => dir.cleanup());
-
-async function cli(...argv: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await main(argv, {
-    stdout: (text) => (stdout += text),
-    stderr: (text) => (stderr += text),
-    env: {},
-  });
-  return { code, stdout, stderr };
-}
 
 it('the library refuses a window under one hour and deletes nothing', async () => {
   const clock = new ManualClock();
