@@ -197,6 +197,13 @@ export const INTEGRATION_ERRORS: readonly IntegrationErrorSpec[] = [
       "runThread (fencegate/langgraph) with multitaskStrategy 'reject' found the thread held by another run; nothing was started. Carries threadId, holder and leaseExpiresAt; isThreadBusyError() recognises it.",
   },
   {
+    name: 'StaleWriteOwnerError',
+    language: 'TypeScript',
+    codes: ['stale_fence', 'lease_expired', 'authority_revoked', 'not_holder', 'scope_deleted'],
+    description:
+      "A LangGraph.js run (FencedCheckpointSaver, fencegate/langgraph) wrote a thread it no longer owns: another claimWriteOwnership, a takeover, a cutover, a release or a delete moved the thread's fence. Nothing of the write was stored, and every later write of that writer is refused the same way. Carries threadId and isStaleWriteOwnerError = true, the marker the write-ownership suite of fencegate/testing/vitest recognises; isStaleWriteOwnerError() recognises it.",
+  },
+  {
     name: 'fencegate.langgraph.StaleWriteOwnerError',
     language: 'Python',
     codes: ['stale_fence', 'lease_expired', 'authority_revoked', 'not_holder', 'scope_deleted'],

@@ -13,6 +13,7 @@ import { FencegateError, isFencegateError } from '../../src/errors.js';
 import { Fencegate } from '../../src/gate.js';
 import {
   FencedCheckpointSaver,
+  STALE_WRITE_OWNER_CODES,
   StaleWriteOwnerError,
   isStaleWriteOwnerError,
 } from '../../src/integrations/langgraph/index.js';
@@ -98,6 +99,16 @@ describe('claimWriteOwnership in process', () => {
     const result = await buildGraph(again, 'run-2').invoke({ steps: [] }, config('t-deleted'));
     expect(result.steps).toEqual(['plan by run-2', 'act by run-2', 'report by run-2']);
     await saver.close();
+  });
+
+  it('wraps exactly the refusals the error catalog lists for StaleWriteOwnerError', () => {
+    expect([...STALE_WRITE_OWNER_CODES].sort()).toEqual([
+      'authority_revoked',
+      'lease_expired',
+      'not_holder',
+      'scope_deleted',
+      'stale_fence',
+    ]);
   });
 
   it("marks this saver's earlier claim of the thread lost, and refuses a write for another thread", async () => {

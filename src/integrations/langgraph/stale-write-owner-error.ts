@@ -5,16 +5,20 @@
  * `isStaleWriteOwnerError` marker by which write-ownership suites recognise a refusal without
  * importing this package.
  */
-import { FencegateError, isFencegateError, type ErrorCode } from '../../errors.js';
+import {
+  FencegateError,
+  INTEGRATION_ERRORS,
+  isFencegateError,
+  type ErrorCode,
+} from '../../errors.js';
 
-/** The store's answers that mean the writer was superseded; nothing of its write was stored. */
-export const STALE_WRITE_OWNER_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
-  'stale_fence',
-  'lease_expired',
-  'authority_revoked',
-  'not_holder',
-  'scope_deleted',
-]);
+/**
+ * The store's answers that mean the writer was superseded (nothing of its write was stored): the
+ * codes the error catalog lists for this class.
+ */
+export const STALE_WRITE_OWNER_CODES: ReadonlySet<ErrorCode> = new Set(
+  INTEGRATION_ERRORS.find((spec) => spec.name === 'StaleWriteOwnerError')?.codes,
+);
 
 export class StaleWriteOwnerError extends FencegateError {
   readonly isStaleWriteOwnerError = true;
