@@ -113,8 +113,8 @@ describe('runThread across two processes', () => {
     }
   }
 
-  it('enqueue: a waiter of another process runs before one that arrived after it', async () => {
-    const thread = 'enqueue';
+  /** Run 1 of this process inside `act`, and run 2 of a child process waiting in line. */
+  async function childInLine(thread: string) {
     const points = new PausePoints();
     const first = runThread(buildGraph(saver, 'run-1', { hold: () => points.reach('act') }), {
       gate,
@@ -126,6 +126,12 @@ describe('runThread across two processes', () => {
     await points.waitUntilReached('act', first);
     const other = child(thread, 'run-2', 'm2', { strategy: 'enqueue', hold: false });
     await expect.poll(() => tickets(thread), { timeout: 10_000 }).toBe(1);
+    return { first, points, other };
+  }
+
+  it('enqueue: a waiter of another process runs before one that arrived after it', async () => {
+    const thread = 'enqueue';
+    const { first, points, other } = await childInLine(thread);
     const third = run(thread, 'run-3', 'm3', { multitaskStrategy: 'enqueue' });
     await expect.poll(() => tickets(thread)).toBe(2);
     points.release('act');
@@ -138,17 +144,7 @@ describe('runThread across two processes', () => {
 
   it('enqueue: a waiter whose process died drops out when its ticket lapses', async () => {
     const thread = 'dead-waiter';
-    const points = new PausePoints();
-    const first = runThread(buildGraph(saver, 'run-1', { hold: () => points.reach('act') }), {
-      gate,
-      threadId: thread,
-      input: { steps: ['m1'] },
-      holder: 'run-1',
-      ttlMs: PARENT_TTL_MS,
-    });
-    await points.waitUntilReached('act', first);
-    const other = child(thread, 'run-2', 'm2', { strategy: 'enqueue', hold: false });
-    await expect.poll(() => tickets(thread), { timeout: 10_000 }).toBe(1);
+    const { first, points, other } = await childInLine(thread);
     other.process.kill('SIGKILL');
     const third = run(thread, 'run-3', 'm3', { multitaskStrategy: 'enqueue' });
     points.release('act');

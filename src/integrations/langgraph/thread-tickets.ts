@@ -10,7 +10,7 @@
 import type { FencegateApi } from '../../api.js';
 import { FencegateError, isFencegateError } from '../../errors.js';
 import type { ScopeState } from '../../types.js';
-import { acquireLease, type HeldLease, type LeaseRequest } from '../lease-keeper.js';
+import { acquireLease, sleep, type HeldLease, type LeaseRequest } from '../lease-keeper.js';
 import { keepRenewed } from './lease-renewal.js';
 
 const PAGE = 100;
@@ -55,7 +55,7 @@ export async function waitForTurn(gate: FencegateApi, request: TurnRequest): Pro
         const lease = await tryAcquire(gate, request);
         if (lease !== null) return lease;
       }
-      await pause(request.pollMs, request.signal);
+      await sleep(request.pollMs, request.signal);
       ahead = await stillLive(gate, ahead);
     }
   } finally {
@@ -78,7 +78,7 @@ async function takeTicket(
   while (place === null) {
     request.signal?.throwIfAborted();
     place = await acquireOrNull(gate, queue);
-    if (place === null) await pause(request.pollMs, request.signal);
+    if (place === null) await sleep(request.pollMs, request.signal);
   }
   try {
     const number = place.fence;
@@ -156,19 +156,4 @@ export async function acquireOrNull(
     if (isFencegateError(error) && error.code === 'lease_held') return null;
     throw error;
   }
-}
-
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      signal?.removeEventListener('abort', aborted);
-      resolve();
-    }
-    function aborted(): void {
-      clearTimeout(timer);
-      reject(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
-    }
-    signal?.addEventListener('abort', aborted, { once: true });
-  });
 }
