@@ -5,10 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FencegateApi, FencegateOpsApi, VerifyReport } from './api.js';
-import {
-  DEFAULT_MAX_DELIVERED_EFFECTS,
-  DEFAULT_MAX_RECORDS,
-} from './audit/background-verifier.js';
+import { DEFAULT_MAX_DELIVERED_EFFECTS, DEFAULT_MAX_RECORDS } from './audit/background-verifier.js';
+import { prunedLogCheckpoint, tenantPart } from './audit/stored-checkpoint.js';
 import { verifyStore } from './audit/verify.js';
 import type { Clock } from './core/clock.js';
 import { DEFAULT_LIMITS, type Limits } from './core/limits.js';
@@ -345,8 +343,11 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
   async verify(): Promise<VerifyReport> {
     // Bounded in memory like the server's background verifier (background-verifier.ts): a
     // request never holds every record revision of a long history. `fencegate verify` checks all.
+    // After audit retention, the history goes on from the checkpoint it pruned through.
+    const pruned = await prunedLogCheckpoint(this.store);
     const { ok, checked, violations } = await verifyStore(this.store, {
       tenant: this.tenant,
+      ...(pruned === null ? {} : { checkpoint: tenantPart(pruned, this.tenant) }),
       maxRecords: DEFAULT_MAX_RECORDS,
       maxDeliveredEffects: DEFAULT_MAX_DELIVERED_EFFECTS,
     });

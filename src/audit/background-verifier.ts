@@ -7,7 +7,8 @@
  */
 import type { Store } from '../store/store.js';
 import { emptyCheckpoint } from './checkpoint.js';
-import { HistoryVerifier } from './history-verifier.js';
+import { HistoryVerifier, type HistoryVerifierOptions } from './history-verifier.js';
+import { prunedLogCheckpoint } from './stored-checkpoint.js';
 import { TenantVerifications, type TenantVerification } from './tenant-verifications.js';
 import { readInto, type EntrySink } from './verify.js';
 
@@ -30,7 +31,8 @@ export const DEFAULT_MAX_RECORDS = 100_000;
 
 export class BackgroundVerifier {
   readonly #store: Store;
-  readonly #verifier: HistoryVerifier;
+  #verifier: HistoryVerifier;
+  readonly #verifierOptions: HistoryVerifierOptions;
   readonly #tenants = new TenantVerifications();
   /** Feeds the verifier and counts each entry for its tenant. */
   readonly #sink: EntrySink;
@@ -42,25 +44,40 @@ export class BackgroundVerifier {
   constructor(store: Store, options: BackgroundVerifierOptions = {}) {
     this.#store = store;
     // Violations are kept per tenant (TenantVerifications), not in one list for every tenant.
-    this.#verifier = new HistoryVerifier(emptyCheckpoint(null), {
+    this.#verifierOptions = {
       maxViolations: 0,
       maxDeliveredEffects: options.maxDeliveredEffects ?? DEFAULT_MAX_DELIVERED_EFFECTS,
       maxRecords: options.maxRecords ?? DEFAULT_MAX_RECORDS,
       onViolation: (violation) => this.#tenants.violation(violation),
-    });
-    const verifier = this.#verifier;
+    };
+    this.#verifier = new HistoryVerifier(emptyCheckpoint(null), this.#verifierOptions);
+    const current = (): HistoryVerifier => this.#verifier;
     const tenants = this.#tenants;
     this.#sink = {
       get lastSeq() {
-        return verifier.lastSeq;
+        return current().lastSeq;
       },
       push(entry) {
         tenants.entry(entry);
-        verifier.push(entry);
+        current().push(entry);
       },
     };
     this.#pageSize = options.pageSize ?? 1000;
     this.#onError = options.onError ?? (() => undefined);
+  }
+
+  /**
+   * When audit retention pruned entries this verifier has not read (before it started, or by
+   * another process since), it goes on from the checkpoint the store kept for them: the pruned
+   * entries were verified clean before they were deleted.
+   */
+  async #continueAfterPruned(): Promise<void> {
+    const pruned = (await this.#store.auditPrunedThrough?.()) ?? 0;
+    if (pruned <= (this.#verifier.lastSeq ?? 0)) return;
+    const checkpoint = await prunedLogCheckpoint(this.#store);
+    if (checkpoint === null) return;
+    this.#verifier = new HistoryVerifier(checkpoint, this.#verifierOptions);
+    this.#tenants.clear();
   }
 
   /** Violations found in the history verified so far (must be 0). */
@@ -102,7 +119,8 @@ export class BackgroundVerifier {
   runOnce(): Promise<void> {
     // Between pages the requests waiting on the event loop go first (readInto), so a large
     // backlog never stalls them for the whole run.
-    this.#running ??= readInto(this.#store, this.#sink, undefined, this.#pageSize)
+    this.#running ??= this.#continueAfterPruned()
+      .then(() => readInto(this.#store, this.#sink, undefined, this.#pageSize))
       .then(() => {
         this.#lastRunAt = Date.now();
       })

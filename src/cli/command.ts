@@ -10,6 +10,8 @@ export interface CliIo {
   env: Record<string, string | undefined>;
   /** Whether stderr is a terminal, for commands that draw a live progress line. */
   stderrIsTTY?: boolean;
+  /** Whether stdout is a terminal: secrets are printed only to one (or to a file named). */
+  stdoutIsTTY?: boolean;
 }
 
 export interface FlagSpec {

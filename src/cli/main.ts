@@ -107,5 +107,6 @@ function processIo(): CliIo {
     stderr: (text) => process.stderr.write(text),
     env: process.env,
     stderrIsTTY: process.stderr.isTTY === true,
+    stdoutIsTTY: process.stdout.isTTY === true,
   };
 }

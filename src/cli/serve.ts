@@ -2,6 +2,7 @@
  * `fencegate serve`: runs the HTTP server (and, with --dispatch, the dispatchers) until SIGTERM or
  * SIGINT, then stops the dispatchers, lets in-flight requests finish and closes the store.
  */
+import { open } from 'node:fs/promises';
 import { requireTenant } from '../core/validate.js';
 import { DEFAULT_STORE_URL, redactUrl } from '../store/open.js';
 import { createLogger } from '../server/logger.js';
@@ -49,6 +50,10 @@ Options:
                         (default: every tenant, including tenants created later)
   --keep-outcomes D     delete stored commit outcomes older than D (7d, 12h; at least 1h), hourly;
                         a later repeat of such an operationId is a new operation
+  --first-run-tokens-file PATH
+                        where a first run writes its admin and operator tokens (created with
+                        mode 0600); without it they are printed only when stdout is a terminal,
+                        and otherwise only their ids are
   --trust-proxy         the server is reached through a proxy that terminates TLS: honour its
                         X-Forwarded-Proto, so the dashboard's cookie is Secure over https
                         (without it the header is ignored: any client could send it)
@@ -56,8 +61,9 @@ Options:
 
 Environment:
   FENCEGATE_ADMIN_TOKEN   the admin token (at least ${MIN_ADMIN_TOKEN_LENGTH} characters); it only manages tokens.
-                          Without it, a store that has no tokens yet gets a first-run admin
-                          token and an operator token for tenant "dev", printed once.
+                          Without it, a store that never had tokens gets a first-run admin
+                          token and an operator token for tenant "dev", once per store, ever;
+                          they are shown once (see --first-run-tokens-file).
   FENCEGATE_LOG_LEVEL     ${LOG_LEVELS.join(', ')} (default info); logs are JSON lines on stdout,
                           readable lines when stdout is a terminal.
 `;
@@ -75,6 +81,7 @@ export const serveCommand: Command = {
     'dispatch-tenant': { type: 'string', multiple: true },
     'keep-outcomes': { type: 'string' },
     'trust-proxy': { type: 'boolean' },
+    'first-run-tokens-file': { type: 'string' },
   },
   run: serve,
 };
@@ -92,6 +99,7 @@ async function serve(flags: FlagValues, io: CliIo): Promise<number> {
   }
   const testClock = testClockFrom(io);
   const dispatch = dispatchFrom(flags);
+  const tokensFile = firstRunTokensFile(flags);
   const keepOutcomes = flags['keep-outcomes'];
   const keepOutcomesMs =
     typeof keepOutcomes === 'string'
@@ -109,7 +117,9 @@ async function serve(flags: FlagValues, io: CliIo): Promise<number> {
     ...(keepOutcomesMs === undefined ? {} : { keepOutcomesMs }),
     trustProxy: flags['trust-proxy'] === true,
   });
-  if (running.firstRun !== null) io.stdout(firstRunText(running.firstRun, running.url));
+  if (running.firstRun !== null) {
+    await showFirstRunTokens(running.firstRun, running.url, tokensFile, io);
+  }
   if (running.dispatch !== null) io.stdout(dispatchText(running.dispatch));
   for (const target of running.dispatch?.openToEveryTenant ?? []) {
     io.stderr(
@@ -192,6 +202,70 @@ function dispatchText(dispatch: RunningDispatch): string {
   return dispatch.tenants
     .map((tenant) => `fencegate dispatching intents of tenant ${tenant} to ${targets}\n`)
     .join('');
+}
+
+function firstRunTokensFile(flags: FlagValues): string | undefined {
+  const path = flags['first-run-tokens-file'];
+  if (path === undefined) return undefined;
+  if (typeof path !== 'string' || path === '') {
+    throw new UsageError('--first-run-tokens-file needs a file path');
+  }
+  return path;
+}
+
+/**
+ * The first run's secrets go to a terminal or to the file the operator named, never to a log
+ * stream: when stdout is not a terminal it gets only the tokens' ids and how to make new ones.
+ */
+async function showFirstRunTokens(
+  tokens: FirstRunTokens,
+  url: string,
+  file: string | undefined,
+  io: CliIo,
+): Promise<void> {
+  if (file !== undefined) {
+    await writeSecretFile(file, firstRunText(tokens, url));
+    io.stdout(firstRunIdsText(tokens, `They are in ${file} (readable by this user only).`));
+  } else if (io.stdoutIsTTY === true) {
+    io.stdout(firstRunText(tokens, url));
+  } else {
+    io.stdout(
+      firstRunIdsText(
+        tokens,
+        'Their secrets are shown only on a terminal or in --first-run-tokens-file, so not here.',
+      ),
+    );
+  }
+}
+
+/** Creates or replaces the file, readable and writable by its owner only. */
+async function writeSecretFile(path: string, text: string): Promise<void> {
+  const file = await open(path, 'w', 0o600);
+  try {
+    // An existing file keeps its mode on open: narrow it before the secret is written.
+    await file.chmod(0o600);
+    await file.writeFile(text);
+    await file.sync();
+  } finally {
+    await file.close();
+  }
+}
+
+function firstRunIdsText(tokens: FirstRunTokens, where: string): string {
+  return [
+    '',
+    'fencegate first run: this store had no tokens, so two were created, once for this store.',
+    where,
+    '',
+    `  admin token id:                         ${tokens.adminTokenId}`,
+    `  operator token id, tenant "${tokens.operatorTenant}":        ${tokens.operatorTokenId}`,
+    '',
+    'Without them, make tokens with the store at hand:',
+    `  fencegate token create --tenant ${tokens.operatorTenant} --role operator   (prints a new token)`,
+    'and revoke these with: fencegate token revoke ID',
+    '',
+    '',
+  ].join('\n');
 }
 
 function firstRunText(tokens: FirstRunTokens, url: string): string {

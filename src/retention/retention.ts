@@ -94,6 +94,8 @@ export async function applyRetention(
         throughSeq,
       );
     }
+    // Kept before anything is deleted: a server continues verifying from it (docs/verify.md).
+    await store.saveVerifiedCheckpoint?.(throughSeq, JSON.stringify(checkpoint));
     result.auditDeleted = await pruneAudit(throughSeq, lastHash);
     result.auditPrunedThrough = throughSeq;
   }

@@ -234,10 +234,11 @@ function dispatcherLogger(
 /**
  * On a store without any token, and without a configured admin token, nobody could log in: an
  * admin and an operator token are created, in one step that only the first of several servers
- * starting at once on the empty store takes. null when the store had tokens.
+ * starting at once on the empty store takes, and once per store, ever. null when the store had
+ * tokens or made its first-run tokens before (even if they were all revoked since).
  */
 export async function createFirstRunTokens(store: Store): Promise<FirstRunTokens | null> {
-  if ((await store.countTokens()) > 0) return null;
+  // Always asked of the store, even when it has tokens: it marks then that its first run is past.
   const admin = newAdminToken('first-run admin token');
   const operator = newToken({
     tenant: FIRST_RUN_TENANT,

@@ -218,8 +218,10 @@ export interface Store {
   /** Every token (one tenant's when `tenant` is given), oldest first. */
   listTokens(tenant?: string): Promise<TokenRecord[]>;
   /**
-   * Stores `tokens` only if the store holds no token at all, atomically: of several processes
-   * bootstrapping one empty store at once, exactly one gets the records, the others null.
+   * Stores the first-run `tokens` once per store, ever, atomically: only if the store never made
+   * them before and holds no token at all (a store whose tokens were all revoked gets none). Of
+   * several processes bootstrapping one empty store at once, exactly one gets the records, the
+   * others null.
    */
   createTokensIfNone(tokens: Omit<TokenRecord, 'createdAt'>[]): Promise<TokenRecord[] | null>;
 
@@ -247,5 +249,13 @@ export interface Store {
   auditPrunedHash?(): Promise<string | null>;
   /** The store's id: made once, at random, when the store was created. Verify checkpoints name it. */
   storeId?(): Promise<string>;
+  /**
+   * Keeps the verify checkpoint (as JSON) that audit retention prunes through, unless the one
+   * kept already reaches `lastSeq` or further: a server continues verifying from it after the
+   * pruned entries, across restarts.
+   */
+  saveVerifiedCheckpoint?(lastSeq: number, checkpoint: string): Promise<void>;
+  /** The checkpoint saveVerifiedCheckpoint kept, as JSON; null when none was. */
+  loadVerifiedCheckpoint?(): Promise<string | null>;
   close(): Promise<void>;
 }

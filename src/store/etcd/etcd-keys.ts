@@ -19,6 +19,8 @@
  *   a/<tenant>/<unique>                      the audit entries one Txn wrote for the tenant
  *   t/<hash>, ti/<id>                        tokens, by hash and by id
  *   ar                                       the highest audit seq pruned (retention)
+ *   vc, vcc/<generation>/<n>                 the verified checkpoint retention pruned through
+ *   fr                                       first-run tokens were made
  *
  * A new family (retention marks, token listings, …) is one more tag here.
  */
@@ -104,6 +106,21 @@ export class EtcdKeys {
   /** The store's id, made at random by the first process that needs it. */
   storeId(): string {
     return `${this.prefix}/id`;
+  }
+
+  /** Where the verified checkpoint retention pruned through is: its last seq and its chunks. */
+  verifiedCheckpoint(): string {
+    return `${this.prefix}/vc`;
+  }
+
+  /** The chunks of one stored verified checkpoint (a checkpoint may exceed one etcd value). */
+  verifiedCheckpointChunks(generation: string): string {
+    return `${this.prefix}/vcc/${generation}/`;
+  }
+
+  /** Present once the store's first-run tokens were made: they are made once, ever. */
+  firstRunTokens(): string {
+    return `${this.prefix}/fr`;
   }
 }
 

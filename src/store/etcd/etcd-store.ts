@@ -102,6 +102,11 @@ import {
 } from './etcd-retention.js';
 import { parseValue, scanPrefix } from './etcd-scan.js';
 import { KeyCache, type EtcdSnapshot } from './etcd-snapshot.js';
+import {
+  loadVerifiedCheckpoint,
+  markFirstRunTokensMade,
+  saveVerifiedCheckpoint,
+} from './etcd-store-marks.js';
 import { createTokensIfNone, listTokens, tokenPuts } from './etcd-tokens.js';
 import { parseEtcdUrl } from './etcd-url.js';
 
@@ -534,13 +539,18 @@ export class EtcdStore implements Store {
     return listTokens(this.#connection, this.#keys, tenant);
   }
 
-  createTokensIfNone(tokens: Omit<TokenRecord, 'createdAt'>[]): Promise<TokenRecord[] | null> {
+  async createTokensIfNone(
+    tokens: Omit<TokenRecord, 'createdAt'>[],
+  ): Promise<TokenRecord[] | null> {
     const createdAt = this.#clock.now();
-    return createTokensIfNone(
+    const created = await createTokensIfNone(
       this.#connection,
       this.#keys,
       tokens.map((token) => ({ ...token, createdAt })),
     );
+    // A store that has tokens had its first run, even one made before the mark existed.
+    if (created === null) await markFirstRunTokensMade(this.#connection, this.#keys, createdAt);
+    return created;
   }
 
   pruneOperations(createdBefore: number): Promise<number> {
@@ -572,6 +582,14 @@ export class EtcdStore implements Store {
 
   auditPrunedThrough(): Promise<number> {
     return auditPrunedThrough(this.#connection, this.#keys);
+  }
+
+  saveVerifiedCheckpoint(lastSeq: number, checkpoint: string): Promise<void> {
+    return saveVerifiedCheckpoint(this.#connection, this.#keys, lastSeq, checkpoint);
+  }
+
+  loadVerifiedCheckpoint(): Promise<string | null> {
+    return loadVerifiedCheckpoint(this.#connection, this.#keys);
   }
 
   /**

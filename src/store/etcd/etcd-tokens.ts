@@ -38,7 +38,7 @@ export function tokenPuts(keys: EtcdKeys, record: TokenRecord): IRequestOp[] {
 /**
  * Stores the tokens in one Txn whose compare asks that no token id key exists at all (etcd
  * compares every key of the range, and an empty range as one absent key): of several processes
- * bootstrapping at once, exactly one succeeds.
+ * bootstrapping at once, exactly one succeeds. The first-run mark must be absent too (and is put).
  */
 export async function createTokensIfNone(
   connection: EtcdConnection,
@@ -55,8 +55,23 @@ export async function createTokensIfNone(
         result: CompareResult.Equal,
         create_revision: 0,
       },
+      // Once per store, ever: a store whose tokens were all revoked gets no new ones.
+      {
+        key: Buffer.from(keys.firstRunTokens()),
+        target: CompareTarget.Create,
+        result: CompareResult.Equal,
+        create_revision: 0,
+      },
     ],
-    success: records.flatMap((record) => tokenPuts(keys, record)),
+    success: [
+      ...records.flatMap((record) => tokenPuts(keys, record)),
+      {
+        request_put: {
+          key: Buffer.from(keys.firstRunTokens()),
+          value: Buffer.from(String(records[0]?.createdAt ?? 0)),
+        },
+      },
+    ],
   });
   if (!result.ok) throw connection.writeError(result.error, undefined);
   return result.response.succeeded ? records : null;

@@ -28,6 +28,7 @@ import {
   POSTGRES_STORE_ID_AND_OUTCOMES_BY_AGE_SQL,
 } from './postgres-retention.js';
 import { TABLES_SQL } from './postgres-sql-tables.js';
+import { POSTGRES_STORE_MARKS_SQL } from './postgres-store-marks.js';
 
 export interface PostgresMigration {
   version: number;
@@ -86,6 +87,11 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     version: 22,
     name: 'store id, stored outcomes by age, hash of the last pruned audit entry',
     sql: POSTGRES_STORE_ID_AND_OUTCOMES_BY_AGE_SQL,
+  },
+  {
+    version: 23,
+    name: 'verified checkpoint and first-run tokens mark',
+    sql: POSTGRES_STORE_MARKS_SQL,
   },
 ];
 

@@ -89,6 +89,11 @@ import {
   pruneOperations,
   storeIdOf,
 } from './postgres-retention.js';
+import {
+  loadVerifiedCheckpoint,
+  markFirstRunTokensMade,
+  saveVerifiedCheckpoint,
+} from './postgres-store-marks.js';
 import { migrate } from './postgres-migrate.js';
 import { readAuditPage, readIntentPage, readRecordPage } from './postgres-queries.js';
 import {
@@ -574,9 +579,14 @@ export class PostgresStore implements Store {
       try {
         // Conflicts with itself and with inserts, not with reads: one bootstrap at a time.
         await client.query(`LOCK TABLE ${this.schema}.tokens IN SHARE ROW EXCLUSIVE MODE`);
+        // Once per store, ever: a store whose tokens were all revoked gets no new ones.
+        if (!(await markFirstRunTokensMade(client, this.schema))) {
+          await client.query('ROLLBACK');
+          return null;
+        }
         const existing = await client.query(`SELECT 1 FROM ${this.schema}.tokens LIMIT 1`);
         if ((existing.rowCount ?? 0) > 0) {
-          await client.query('ROLLBACK');
+          await client.query('COMMIT');
           return null;
         }
         const created: TokenRecord[] = [];
@@ -648,6 +658,14 @@ export class PostgresStore implements Store {
 
   auditPrunedThrough(): Promise<number> {
     return auditPrunedThrough(this.#calls);
+  }
+
+  saveVerifiedCheckpoint(lastSeq: number, checkpoint: string): Promise<void> {
+    return saveVerifiedCheckpoint(this.#calls, lastSeq, checkpoint);
+  }
+
+  loadVerifiedCheckpoint(): Promise<string | null> {
+    return loadVerifiedCheckpoint(this.#calls);
   }
 
   auditPrunedHash(): Promise<string | null> {

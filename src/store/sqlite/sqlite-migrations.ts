@@ -7,6 +7,7 @@ import {
   SQLITE_RETENTION_MIGRATION,
   SQLITE_STORE_ID_AND_OUTCOMES_BY_AGE_SQL,
 } from './sqlite-retention.js';
+import { SQLITE_STORE_MARKS_MIGRATION } from './sqlite-store-marks.js';
 
 export interface Migration {
   version: number;
@@ -253,5 +254,10 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
     version: 16,
     name: 'store id, stored outcomes by age, hash of the last pruned audit entry',
     sql: SQLITE_STORE_ID_AND_OUTCOMES_BY_AGE_SQL,
+  },
+  {
+    version: 17,
+    name: 'verified checkpoint and first-run tokens mark',
+    sql: SQLITE_STORE_MARKS_MIGRATION,
   },
 ];

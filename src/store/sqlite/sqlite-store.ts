@@ -91,6 +91,12 @@ import {
 } from './sqlite-database.js';
 import { listCutovers, listJobs, listPolicies, readCutover } from './sqlite-cutover.js';
 import { countIntents, listTenantsWithOpenIntents } from './sqlite-dispatch.js';
+import {
+  firstRunTokensMade,
+  loadVerifiedCheckpoint,
+  markFirstRunTokensMade,
+  saveVerifiedCheckpoint,
+} from './sqlite-store-marks.js';
 import { readAuditPage, readIntentPage, readRecordPage } from './sqlite-queries.js';
 import {
   decodeCursor,
@@ -552,6 +558,9 @@ export class SqliteStore implements Store {
     // The write lock is taken before the count: another process's bootstrap waits for ours.
     return this.#run(() =>
       this.#write(() => {
+        // Once per store, ever: a store whose tokens were all revoked gets no new ones.
+        if (firstRunTokensMade(this.#db)) return null;
+        markFirstRunTokensMade(this.#db, this.#clock.now());
         if ((this.#statements.countTokens.get() as { n: number }).n > 0) return null;
         return tokens.map((token) => this.#insertToken(token));
       }),
@@ -643,6 +652,16 @@ export class SqliteStore implements Store {
 
   storeId(): Promise<string> {
     return this.#run(() => storeIdOf(this.#db));
+  }
+
+  saveVerifiedCheckpoint(lastSeq: number, checkpoint: string): Promise<void> {
+    return this.#run(() =>
+      this.#write(() => saveVerifiedCheckpoint(this.#db, lastSeq, checkpoint)),
+    );
+  }
+
+  loadVerifiedCheckpoint(): Promise<string | null> {
+    return this.#run(() => loadVerifiedCheckpoint(this.#db));
   }
 
   /**
