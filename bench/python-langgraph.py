@@ -3,7 +3,8 @@ LangGraph's InMemorySaver (the baseline) and on fencegate.langgraph.FencedCheckp
 through fencegate.AsyncClient against the server bench/python-langgraph.ts started), in one
 process, under LangGraph's default durability ("async") and under "sync". Rounds interleave the
 two savers; each measurement runs the graph again and again on one thread. A step's time is the gap between two updates of `graph.astream`; steps/s counts every
-step of the measured runs. Prints one JSON object.
+step of the measured runs; the driver's CPU time per step (user + system, this process only) is
+less noisy than the rates on a busy machine. Prints one JSON object.
 
     python bench/python-langgraph.py URL WORKER_TOKEN SECONDS ROUNDS
 """
@@ -60,7 +61,7 @@ async def measure(checkpointer: Any, durability: Optional[str], seconds: float) 
     for _ in range(WARM_UP_RUNS):
         await one_run()
     steps.clear()
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     while time.perf_counter() - start < seconds:
         await one_run()
     elapsed = time.perf_counter() - start
@@ -68,6 +69,7 @@ async def measure(checkpointer: Any, durability: Optional[str], seconds: float) 
     return {
         "steps": len(steps),
         "seconds": elapsed,
+        "cpuMsPerStep": 1000 * (time.process_time() - cpu_start) / len(steps),
         "p50Ms": 1000 * ordered[len(ordered) // 2],
         "p99Ms": 1000 * ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))],
     }
@@ -83,6 +85,7 @@ def median_of(rounds: List[Dict[str, Any]]) -> Dict[str, float]:
         "stepsPerSec": round(rates[len(rates) // 2]),
         "p50Ms": round(median("p50Ms"), 3),
         "p99Ms": round(median("p99Ms"), 3),
+        "cpuMsPerStep": round(median("cpuMsPerStep"), 3),
     }
 
 

@@ -32,6 +32,8 @@ interface SaverFigures {
   stepsPerSec: number;
   p50Ms: number;
   p99Ms: number;
+  /** The Python process's CPU time per step: less noisy than the rates on a busy machine. */
+  cpuMsPerStep: number;
 }
 
 export interface PythonLanggraphResult {
@@ -110,7 +112,7 @@ async function workerToken(url: string, adminToken: string): Promise<string> {
 
 export function formatPythonLanggraphBench(result: PythonLanggraphResult): string {
   const row = (label: string, figures: SaverFigures) =>
-    `${label.padEnd(52)} ${String(figures.stepsPerSec).padStart(6)} steps/s   p50 ${figures.p50Ms.toFixed(3)} ms   p99 ${figures.p99Ms.toFixed(3)} ms`;
+    `${label.padEnd(52)} ${String(figures.stepsPerSec).padStart(6)} steps/s   p50 ${figures.p50Ms.toFixed(3)} ms   p99 ${figures.p99Ms.toFixed(3)} ms   CPU ${figures.cpuMsPerStep.toFixed(3)} ms/step`;
   const lines: string[] = [];
   for (const run of result.results) {
     lines.push(

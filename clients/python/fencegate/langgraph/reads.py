@@ -12,7 +12,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from ..errors import ScopeNotFoundError
 from ..models import RecordState
 from .names import blob_name, checkpoint_name, checkpoint_prefix, unescape_name, writes_prefix
-from .plans import Emit, Gather, Plan, call
+from .plans import Call, Emit, Gather, Plan, call
 from .stored import is_empty, load, recency, writes_in_order
 
 _PAGE = 100
@@ -104,16 +104,28 @@ class ThreadReader:
         scope = self.scope_for(thread_id)
         namespace = stored["ns"]
         checkpoint = load(self.serde, stored["checkpoint"])
-        versions = list(checkpoint.get("channel_versions", {}).items())
-        blobs = yield from self._records(
-            scope, [blob_name(namespace, channel, version) for channel, version in versions]
-        )
+        empty = set(stored.get("empty") or ())
+        versions = [
+            (channel, version)
+            for channel, version in checkpoint.get("channel_versions", {}).items()
+            if channel not in empty
+        ]
+        # The channels' blobs and the first page of pending writes, read together.
+        names = [blob_name(namespace, channel, version) for channel, version in versions]
+        prefix = writes_prefix(namespace, stored["id"])
+        try:
+            *blobs, first_page = yield Gather(
+                tuple(call("get_record", scope, name) for name in names)
+                + (_page_call(scope, prefix, None, _PAGE),)
+            )
+        except ScopeNotFoundError:
+            blobs, first_page = [], _EMPTY_PAGE
         checkpoint["channel_values"] = {
             channel: load(self.serde, blob.value)
             for (channel, _), blob in zip(versions, blobs)
-            if blob is not None and blob.exists and not is_empty(blob.value)
+            if blob.exists and not is_empty(blob.value)
         }
-        writes = yield from self._pending_writes(scope, namespace, stored["id"])
+        writes = yield from self._pending_writes(scope, prefix, first_page)
         config = _config(thread_id, namespace, stored["id"])
         parent = stored.get("parent")
         return CheckpointTuple(
@@ -127,16 +139,15 @@ class ThreadReader:
         )
 
     def _pending_writes(
-        self, scope: str, namespace: str, checkpoint_id: str
+        self, scope: str, prefix: str, page: Any
     ) -> "Plan[List[Dict[str, Any]]]":
+        """A checkpoint's pending writes, from its first page on."""
         writes: List[Dict[str, Any]] = []
-        cursor: Optional[str] = None
         while True:
-            page = yield from self._page(scope, writes_prefix(namespace, checkpoint_id), cursor)
             writes.extend(record.value for record in page.items if record.exists)
-            cursor = page.next_cursor
-            if cursor is None:
+            if page.next_cursor is None:
                 return writes_in_order(writes)
+            page = yield from self._page(scope, prefix, page.next_cursor)
 
     def _thread_ids(self, prefix: str) -> "Plan[List[str]]":
         threads: List[str] = []
@@ -157,31 +168,21 @@ class ThreadReader:
     ) -> "Plan[Any]":
         """One descending page of a prefix; a thread never written reads as empty."""
         try:
-            return (
-                yield call(
-                    "list_records_page",
-                    scope,
-                    prefix=prefix,
-                    direction="desc",
-                    limit=limit,
-                    cursor=cursor,
-                )
-            )
+            return (yield _page_call(scope, prefix, cursor, limit))
         except ScopeNotFoundError:
             return _EMPTY_PAGE
-
-    def _records(self, scope: str, names: List[str]) -> "Plan[List[Optional[RecordState]]]":
-        """Several records at once; none of them when the thread was never written."""
-        try:
-            return (yield Gather(tuple(call("get_record", scope, name) for name in names)))
-        except ScopeNotFoundError:
-            return [None for _ in names]
 
     def _record(self, scope: str, name: str) -> "Plan[Optional[RecordState]]":
         try:
             return (yield call("get_record", scope, name))
         except ScopeNotFoundError:
             return None
+
+
+def _page_call(scope: str, prefix: str, cursor: Optional[str], limit: int) -> Call:
+    return call(
+        "list_records_page", scope, prefix=prefix, direction="desc", limit=limit, cursor=cursor
+    )
 
 
 class _EmptyPage:

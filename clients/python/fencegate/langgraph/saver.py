@@ -269,6 +269,7 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
             prepared,
             get_checkpoint_metadata(config, metadata),
             _config_string(config, "checkpoint_id"),
+            [channel for channel in prepared["channel_versions"] if channel not in values],
         )
         records.append(RecordToWrite(checkpoint_name(namespace, checkpoint["id"]), stored))
         yield from self._write(config, thread_id, records, f"put {namespace} {checkpoint['id']}")

@@ -38,13 +38,17 @@ def stored_checkpoint(
     checkpoint: Dict[str, Any],
     metadata: Any,
     parent: Optional[str],
+    empty: List[str],
 ) -> Dict[str, Any]:
-    """A checkpoint record; ``ts`` is kept in the clear so recency is read without decoding."""
+    """A checkpoint record. Two fields the TypeScript saver neither writes nor needs: ``ts`` in
+    the clear, so recency is read without decoding, and ``empty``, the versioned channels that
+    had no value, whose blobs a read then skips."""
     return {
         "ns": namespace,
         "id": checkpoint["id"],
         "parent": parent,
         "ts": checkpoint.get("ts"),
+        "empty": empty,
         "checkpoint": dump(serde, checkpoint),
         "metadata": dump(serde, metadata),
     }
