@@ -87,6 +87,9 @@ describe('claimWriteOwnership in process', () => {
         buildGraph(released, 'run-1').invoke({ steps: [] }, config('t-released')),
       ).rejects.toMatchObject({ code: 'authority_revoked', isStaleWriteOwnerError: true });
     }
+    // The saver itself forgets the released claim: its next run acquires the thread again.
+    const rerun = await buildGraph(saver, 'run-2').invoke({ steps: [] }, config('t-released'));
+    expect(rerun.steps).toContain('report by run-2');
 
     const deleted = await saver.claimWriteOwnership('t-deleted');
     await buildGraph(deleted, 'run-1').invoke({ steps: [] }, config('t-deleted'));

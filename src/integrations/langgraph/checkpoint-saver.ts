@@ -125,8 +125,9 @@ export class FencedCheckpointSaver extends BaseCheckpointSaver {
    */
   async claimWriteOwnership(threadId: string): Promise<ThreadWriteOwner> {
     const id = String(threadId);
-    const lease = await this.#leases.claim(this.scopeFor(id));
-    return new ThreadWriteOwner(this, id, lease);
+    const scope = this.scopeFor(id);
+    const lease = await this.#leases.claim(scope);
+    return new ThreadWriteOwner(this, id, lease, () => this.#leases.releaseLease(scope, lease));
   }
 
   /** The scope of a thread: acquire or take it over to give a run its fence. */

@@ -59,6 +59,18 @@ export class ThreadLeases {
     if (lease !== undefined) await (await lease).release();
   }
 
+  /**
+   * Releases `lease` (a claim's); if it is still this saver's lease on `scope`, forgets it, so the
+   * saver's next write to the thread acquires it again. A newer claim's lease is left alone.
+   */
+  async releaseLease(scope: string, lease: HeldLease): Promise<void> {
+    const current = this.#held.get(scope);
+    if (current !== undefined && (await current.catch(() => undefined)) === lease) {
+      this.forget(scope);
+    }
+    await lease.release();
+  }
+
   /** Drops the lease without a word to the store (its scope was deleted). */
   forget(scope: string): void {
     clearInterval(this.#timers.get(scope));

@@ -23,12 +23,20 @@ export class ThreadWriteOwner extends BaseCheckpointSaver {
   readonly threadId: string;
   readonly #saver: FencedCheckpointSaver;
   readonly #lease: HeldLease;
+  readonly #release: () => Promise<void>;
 
-  constructor(saver: FencedCheckpointSaver, threadId: string, lease: HeldLease) {
+  /** `release` gives the claim's lease back through the saver that holds it. */
+  constructor(
+    saver: FencedCheckpointSaver,
+    threadId: string,
+    lease: HeldLease,
+    release: () => Promise<void>,
+  ) {
     super(saver.serde);
     this.#saver = saver;
     this.threadId = threadId;
     this.#lease = lease;
+    this.#release = release;
   }
 
   /** The fence this owner writes under. */
@@ -74,9 +82,12 @@ export class ThreadWriteOwner extends BaseCheckpointSaver {
     return this.#saver.deleteThread(threadId);
   }
 
-  /** Gives the thread up (the fence stays; the next claim or run moves it). */
-  async release(): Promise<void> {
-    await this.#lease.release();
+  /**
+   * Gives the thread up: the fence stays and the next claim or run moves it; this writer's later
+   * writes are refused `authority_revoked`.
+   */
+  release(): Promise<void> {
+    return this.#release();
   }
 
   /** The config with this owner's fence; a write for another thread is a mistake, refused. */
