@@ -324,7 +324,9 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
         holder = f"{self.holder}:{uuid.uuid4().hex[:12]}"
         try:
             grant = yield call("acquire", scope, holder, self.ttl_ms)
-        except LeaseHeldError:
+        except (LeaseHeldError, ScopeDeletedError):
+            # Held by a live owner, or deleted: a claim takes it over (a deleted thread starts
+            # again, as in the TypeScript saver).
             grant = yield call(
                 "takeover", scope, holder, ttl_ms=self.ttl_ms, reason="claim_write_ownership"
             )

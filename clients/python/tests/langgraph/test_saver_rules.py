@@ -138,3 +138,14 @@ def test_a_claimed_writer_of_a_deleted_thread_is_refused(saver):
         owner.put(stored, checkpoint(), metadata(step=1), {})
     assert caught.value.code == "scope_deleted"
     assert saver.get_tuple(config("doomed")) is None
+
+
+def test_a_claim_starts_a_deleted_thread_again(saver):
+    old = saver.claim_write_ownership("reborn")
+    old.put(config("reborn"), checkpoint({"x": "before"}), metadata(), {"x": 1})
+    saver.delete_thread("reborn")
+    new = saver.claim_write_ownership("reborn")
+    stored = new.put(config("reborn"), checkpoint({"x": "after"}), metadata(), {"x": 1})
+    assert saver.get_tuple(config("reborn")).checkpoint["channel_values"] == {"x": "after"}
+    with pytest.raises(StaleWriteOwnerError):
+        old.put_writes(stored, [("ch", "late")], "task")
