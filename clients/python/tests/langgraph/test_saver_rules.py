@@ -149,3 +149,19 @@ def test_a_claim_starts_a_deleted_thread_again(saver):
     assert saver.get_tuple(config("reborn")).checkpoint["channel_values"] == {"x": "after"}
     with pytest.raises(StaleWriteOwnerError):
         old.put_writes(stored, [("ch", "late")], "task")
+
+
+@pytest.mark.asyncio
+async def test_async_with_releases_what_the_saver_holds(tokens, tenant):
+    async with tokens.saver() as saver:
+        await saver.aput(config("async-own"), checkpoint(), metadata(), {})
+        await saver.aclaim_write_ownership("async-claimed")
+    operator = tenant.operator()
+    assert operator.get_scope(saver.scope_for("async-own")).holder is None
+    assert operator.get_scope(saver.scope_for("async-claimed")).holder is None
+
+
+def test_each_saver_holds_under_an_id_of_its_own(tokens):
+    first, second = tokens.saver(), tokens.saver()
+    assert first.holder != second.holder
+    assert tokens.saver(holder="agent-7").holder == "agent-7"
