@@ -189,7 +189,7 @@ describe('runThread: a second run on a busy thread', () => {
     });
   }
 
-  it('refuses an unknown strategy and a graph without a FencedCheckpointSaver, changing nothing', async () => {
+  it('refuses an unknown strategy, a bad pollMs or threadId and a graph without a FencedCheckpointSaver, changing nothing', async () => {
     const graph = buildGraph(saver, 'run-x');
     await expect(
       runThread(graph, {
@@ -199,6 +199,12 @@ describe('runThread: a second run on a busy thread', () => {
         multitaskStrategy: 'queue' as MultitaskStrategy,
       }),
     ).rejects.toMatchObject({ code: 'invalid_request', details: { field: 'multitaskStrategy' } });
+    await expect(
+      runThread(graph, { gate, threadId: 't', input: { steps: [] }, pollMs: Number.NaN }),
+    ).rejects.toMatchObject({ code: 'invalid_request', details: { field: 'pollMs' } });
+    await expect(
+      runThread(graph, { gate, threadId: '', input: { steps: [] } }),
+    ).rejects.toMatchObject({ code: 'invalid_request', details: { field: 'threadId' } });
     await expect(
       runThread({ invoke: () => Promise.resolve(1) }, { gate, threadId: 't', input: null }),
     ).rejects.toMatchObject({ code: 'invalid_request', details: { field: 'graph.checkpointer' } });

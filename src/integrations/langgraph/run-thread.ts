@@ -71,6 +71,12 @@ export async function runThread<Input, Output>(
     );
   }
   const threadId = requireThreadId(options.threadId);
+  const pollMs = options.pollMs ?? DEFAULT_POLL_MS;
+  if (!Number.isFinite(pollMs) || pollMs < 1) {
+    throw new FencegateError('invalid_request', 'pollMs must be a number of milliseconds ≥ 1', {
+      field: 'pollMs',
+    });
+  }
   const runId = randomUUID();
   const request: LeaseRequest = {
     scope: saver.scopeFor(threadId),
@@ -80,17 +86,18 @@ export async function runThread<Input, Output>(
   const { gate } = options;
   const lease = await claimThread(gate, request, strategy, {
     threadId,
-    pollMs: options.pollMs ?? DEFAULT_POLL_MS,
+    pollMs,
     signal: options.signal,
   });
   const stopRenewing = keepRenewed(lease, request.ttlMs);
   let marker: MarkerState | null = null;
   try {
     const previous = await readRunMarker(gate, request.scope);
-    const unfinished = previous.marker !== null && !previous.marker.ended;
-    if (strategy === 'rollback' && unfinished && previous.marker!.fence < lease.fence) {
+    const interrupted = previous.marker;
+    const unfinished = interrupted !== null && !interrupted.ended;
+    if (strategy === 'rollback' && unfinished && interrupted.fence < lease.fence) {
       const target = { gate, saver, threadId, scope: request.scope, fence: lease.fence };
-      await rollBackRun(target, previous.marker!);
+      await rollBackRun(target, interrupted);
     }
     marker = await markRunStarted(
       gate,
