@@ -217,7 +217,7 @@ function firstRunTokensFile(flags: FlagValues): string | undefined {
  * The first run's secrets go to a terminal or to the file the operator named, never to a log
  * stream: when stdout is not a terminal it gets only the tokens' ids and how to make new ones.
  */
-async function showFirstRunTokens(
+export async function showFirstRunTokens(
   tokens: FirstRunTokens,
   url: string,
   file: string | undefined,

@@ -38,11 +38,12 @@ ${STORE_OPTION}
 
 export const tokenRevokeCommand: Command = {
   name: 'token revoke',
-  summary: 'delete a token by its id; it stops working at once',
+  summary: 'delete a token by its id; every server refuses it within 1 s',
   usage: `Usage: fencegate token revoke ID [--store URL]
 
 Deletes the token with this id (from "fencegate token list", or printed when it was created).
-Requests with it are refused from then on.
+Requests with it are refused from then on: a running server may trust a token
+it looked up in the last second, so every server refuses it within 1 s.
 
 Options:
 ${STORE_OPTION}

@@ -4,7 +4,8 @@
  * SIGTERM that lets an in-flight request finish, help texts and exit codes.
  */
 import { request } from 'node:http';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { tempDir } from '../helpers/temp-dir.js';
@@ -53,10 +54,17 @@ async function call(
 describe('fencegate serve', () => {
   it('prints the startup line with the real port, and first-run tokens that work, once', async () => {
     const store = storeUrl();
-    const server = await serve(['--port', '0', '--store', store.url]);
-    const { stdout } = server.output();
-    expect(stdout).toMatch(/^fencegate listening on http:\/\/127\.0\.0\.1:[1-9][0-9]*$/m);
+    const tokensFile = join(dirname(store.path), 'first-run-tokens.txt');
+    const server = await serve([
+      ...['--port', '0', '--store', store.url],
+      ...['--first-run-tokens-file', tokensFile],
+    ]);
+    const printed = server.output().stdout;
+    expect(printed).toMatch(/^fencegate listening on http:\/\/127\.0\.0\.1:[1-9][0-9]*$/m);
+    expect(printed).not.toContain('fg_');
     expect(server.url).not.toMatch(/:0$/);
+    // Not a terminal: the secrets went to the file only.
+    const stdout = readFileSync(tokensFile, 'utf8');
     const admin = /admin token \(manages tokens only\):\s+(fg_\S+)/.exec(stdout)?.[1] ?? '';
     const operator = /operator token, tenant "dev":\s+(fg_\S+)/.exec(stdout)?.[1] ?? '';
     expect(admin).toMatch(/^fg_/);

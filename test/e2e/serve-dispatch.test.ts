@@ -6,7 +6,7 @@
  * dispatchers, then the server, and exits 0 with every outcome recorded. Mistakes in the dispatch
  * flags or the targets file are usage errors (exit 2) that name the file and the field.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -125,6 +125,7 @@ describe('fencegate serve --dispatch', () => {
       [
         ...['--port', '0', '--store', store, '--dispatch', '--targets', targets],
         ...['--dispatch-tenant', 'dev', '--dispatch-tenant', 'acme'],
+        ...['--first-run-tokens-file', join(dir, 'first-run-tokens.txt')],
       ],
       { FENCEGATE_LOG_LEVEL: 'info' },
     );
@@ -132,7 +133,8 @@ describe('fencegate serve --dispatch', () => {
     const { stdout } = server.output();
     expect(stdout).toContain('fencegate dispatching intents of tenant dev to crm-webhook');
     expect(stdout).toContain('fencegate dispatching intents of tenant acme to crm-webhook');
-    const devToken = /operator token, tenant "dev":\s+(fg_\S+)/.exec(stdout)?.[1] ?? '';
+    const tokens = readFileSync(join(dir, 'first-run-tokens.txt'), 'utf8');
+    const devToken = /operator token, tenant "dev":\s+(fg_\S+)/.exec(tokens)?.[1] ?? '';
     expect(devToken).toMatch(/^fg_/);
     const created = await runCli(['token', 'create', '--tenant', 'acme', '--role', 'worker'], {
       FENCEGATE_STORE: store,

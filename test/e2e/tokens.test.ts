@@ -1,11 +1,14 @@
 /**
  * Tokens as a user manages them with the built CLI (run `npm run build` first): two servers
- * started at once on one empty store (a SQLite file, a PostgreSQL schema, an etcd key prefix) print first-run tokens
- * exactly once between them, with their ids; `token list` shows those ids and never a token;
+ * started at once on one empty store (a SQLite file, a PostgreSQL schema, an etcd key prefix) write first-run tokens
+ * exactly once between them, with their ids, to the file each was given; `token list` shows those ids and never a token;
  * `token revoke ID` deletes one, and requests with it are refused.
  */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AREA_STORES, storesFor } from '../helpers/stores.js';
+import { tempDir } from '../helpers/temp-dir.js';
 import { runCli, startServe, type ServerProcess } from './cli-process.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -28,14 +31,21 @@ describe.each(AREA_STORES)('on $name', (kind) => {
 
   it('two servers starting at once on an empty store create first-run tokens once', async () => {
     const store = stores.freshUrl();
+    const dir = tempDir('fencegate-e2e-tokens-');
+    cleanups.push(() => dir.cleanup());
+    // Not a terminal: each server would write its secrets to its own file only.
+    const files = [0, 1].map((n) => join(dir.path, `tokens-${n}.txt`));
     const servers: ServerProcess[] = await Promise.all(
-      [0, 1].map(() => startServe(['--store', store, '--port', '0'])),
+      files.map((file) =>
+        startServe(['--store', store, '--port', '0', '--first-run-tokens-file', file]),
+      ),
     );
     for (const server of servers) cleanups.push(() => server.stop().then(() => undefined));
 
     const banners = servers.filter((server) => server.output().stdout.includes('first run'));
     expect(banners).toHaveLength(1);
-    const stdout = banners[0]!.output().stdout;
+    expect(files.filter((file) => existsSync(file))).toHaveLength(1);
+    const stdout = readFileSync(files[servers.indexOf(banners[0]!)]!, 'utf8');
     const [, adminId, operatorId] = BANNER_IDS.exec(stdout) ?? [];
     const operatorToken = /operator token, tenant "dev":\s+(fg_\S+)/.exec(stdout)?.[1] ?? '';
     expect(adminId).toMatch(/^tok_/);
