@@ -193,6 +193,25 @@ export function takeOverColumn(prefixes: readonly string[] | undefined): string 
   return prefixes === undefined || prefixes.length === 0 ? null : JSON.stringify(prefixes);
 }
 
+/**
+ * A token's row values in TOKEN_COLUMNS order, for both SQL adapters' inserts; PostgreSQL reads
+ * a null `createdAt` as the database's now.
+ */
+export function tokenValues(
+  token: Omit<TokenRecord, 'createdAt'>,
+  createdAt: number | null,
+): unknown[] {
+  return [
+    token.id,
+    token.tenant,
+    token.role,
+    token.label,
+    token.hash,
+    takeOverColumn(token.mayTakeOver),
+    createdAt,
+  ];
+}
+
 export function toTokenRecord(row: TokenRow): TokenRecord {
   return {
     id: row.id,

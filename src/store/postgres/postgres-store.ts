@@ -101,8 +101,8 @@ import {
   encodeCursor,
   RECORD_COLUMNS,
   SCOPE_COLUMNS,
-  takeOverColumn,
   TOKEN_COLUMNS,
+  tokenValues,
   toRecordState,
   toScopeState,
   toTokenRecord,
@@ -685,17 +685,4 @@ export class PostgresStore implements Store {
   close(): Promise<void> {
     return this.#connection.close();
   }
-}
-
-/** A token's insert parameters, in TOKEN_COLUMNS order; a null time means the database's now. */
-function tokenValues(token: Omit<TokenRecord, 'createdAt'>, now: number | null): unknown[] {
-  return [
-    token.id,
-    token.tenant,
-    token.role,
-    token.label,
-    token.hash,
-    takeOverColumn(token.mayTakeOver),
-    now,
-  ];
 }

@@ -103,9 +103,9 @@ import {
   encodeCursor,
   toIntent,
   toRecordState,
-  takeOverColumn,
   toScopeState,
   toTokenRecord,
+  tokenValues,
   type IntentRow,
   type RecordRow,
   type ScopeRow,
@@ -569,15 +569,7 @@ export class SqliteStore implements Store {
 
   #insertToken(token: Omit<TokenRecord, 'createdAt'>): TokenRecord {
     const createdAt = this.#clock.now();
-    this.#statements.insertToken.run(
-      token.id,
-      token.tenant,
-      token.role,
-      token.label,
-      token.hash,
-      takeOverColumn(token.mayTakeOver),
-      createdAt,
-    );
+    this.#statements.insertToken.run(...tokenValues(token, createdAt));
     return { ...token, createdAt };
   }
 
