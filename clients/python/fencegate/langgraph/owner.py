@@ -31,7 +31,8 @@ class WriteOwner(FencedCheckpointSaver):
             max_writes=saver.max_writes,
             serde=saver.serde,
         )
-        self._leases = saver._leases  # renewed, and released by close, with the saver's
+        # One lease renewal, one memory of recent checkpoints, one reader with the saver.
+        self._leases, self._recent, self._reader = saver._leases, saver._recent, saver._reader
         self.thread_id = thread_id
         self._lease = lease
 

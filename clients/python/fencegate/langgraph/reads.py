@@ -3,7 +3,6 @@
 Reads need no ownership: any saver, owner or not, reads every thread of its tenant.
 """
 
-import re
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from langgraph.checkpoint.base import CheckpointTuple
@@ -13,19 +12,25 @@ from ..errors import ScopeNotFoundError
 from ..models import RecordState
 from .names import blob_name, checkpoint_name, checkpoint_prefix, unescape_name, writes_prefix
 from .plans import Call, Emit, Gather, Plan, call
+from .recent import Recent, RecentCheckpoints, is_uuid6
 from .stored import is_empty, load, recency, writes_in_order
 
 _PAGE = 100
 #: LangGraph's own checkpoint ids: uuid6, whose name order is time order.
-_UUID6 = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-6[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
 class ThreadReader:
     """Reads one tenant's threads through plans; ``scope_for`` names a thread's scope."""
 
-    def __init__(self, serde: SerializerProtocol, scope_for: Callable[[str], str]) -> None:
+    def __init__(
+        self,
+        serde: SerializerProtocol,
+        scope_for: Callable[[str], str],
+        recent: RecentCheckpoints,
+    ) -> None:
         self.serde = serde
         self.scope_for = scope_for
+        self.recent = recent
 
     def get_tuple(
         self, thread_id: str, namespace: str, checkpoint_id: Optional[str]
@@ -35,6 +40,11 @@ class ThreadReader:
             record = yield from self._record(scope, checkpoint_name(namespace, checkpoint_id))
             stored = record.value if record is not None and record.exists else None
         else:
+            recent = self.recent.recall(scope, namespace)
+            if recent is not None:
+                confirmed = yield from self._confirmed(thread_id, recent)
+                if confirmed is not None:
+                    return confirmed
             newest = yield from self._newest_first(scope, checkpoint_prefix(namespace), 1)
             stored = newest[0] if newest else None
         if stored is None:
@@ -90,7 +100,7 @@ class ThreadReader:
             for record in page.items:
                 if record.exists:
                     found.append(record.value)
-                    by_name = by_name and bool(_UUID6.match(str(record.value["id"])))
+                    by_name = by_name and is_uuid6(record.value["id"])
             cursor = page.next_cursor
             if cursor is None or (by_name and wanted is not None and len(found) >= wanted):
                 break
@@ -111,25 +121,60 @@ class ThreadReader:
             if channel not in empty
         ]
         # The channels' blobs and the first page of pending writes, read together.
-        names = [blob_name(namespace, channel, version) for channel, version in versions]
-        prefix = writes_prefix(namespace, stored["id"])
         try:
-            *blobs, first_page = yield Gather(
-                tuple(call("get_record", scope, name) for name in names)
-                + (_page_call(scope, prefix, None, _PAGE),)
+            first_page, *blobs = yield Gather(
+                (_page_call(scope, writes_prefix(namespace, stored["id"]), None, _PAGE),)
+                + tuple(_blob_calls(scope, namespace, versions))
             )
         except ScopeNotFoundError:
-            blobs, first_page = [], _EMPTY_PAGE
+            first_page, blobs = _EMPTY_PAGE, []
+        values = {channel: blob.value for (channel, _), blob in zip(versions, blobs) if blob.exists}
+        return (yield from self._assemble(thread_id, stored, checkpoint, values, first_page, metadata))
+
+    def _confirmed(self, thread_id: str, recent: Recent) -> "Plan[Optional[CheckpointTuple]]":
+        """The tuple of the checkpoint this saver wrote last, if the store confirms it is still
+        the newest: one exchange for the newest id, its pending writes and any blob not known."""
+        scope = self.scope_for(thread_id)
+        stored = recent.stored
+        namespace = stored["ns"]
+        try:
+            newest, first_page, *blobs = yield Gather(
+                (
+                    _page_call(scope, checkpoint_prefix(namespace), None, 1),
+                    _page_call(scope, writes_prefix(namespace, stored["id"]), None, _PAGE),
+                )
+                + tuple(_blob_calls(scope, namespace, recent.missing))
+            )
+        except ScopeNotFoundError:
+            return None
+        tip = newest.items[0] if newest.items else None
+        if tip is None or not tip.exists or tip.value.get("id") != stored["id"]:
+            return None
+        values = dict(recent.blobs)
+        values.update(
+            (channel, blob.value) for (channel, _), blob in zip(recent.missing, blobs) if blob.exists
+        )
+        checkpoint = load(self.serde, stored["checkpoint"])
+        return (yield from self._assemble(thread_id, stored, checkpoint, values, first_page))
+
+    def _assemble(
+        self,
+        thread_id: str,
+        stored: Dict[str, Any],
+        checkpoint: Dict[str, Any],
+        blobs: Dict[str, Any],
+        first_writes_page: Any,
+        metadata: Any = None,
+    ) -> "Plan[CheckpointTuple]":
+        namespace = stored["ns"]
         checkpoint["channel_values"] = {
-            channel: load(self.serde, blob.value)
-            for (channel, _), blob in zip(versions, blobs)
-            if blob.exists and not is_empty(blob.value)
+            channel: load(self.serde, blob) for channel, blob in blobs.items() if not is_empty(blob)
         }
-        writes = yield from self._pending_writes(scope, prefix, first_page)
-        config = _config(thread_id, namespace, stored["id"])
+        prefix = writes_prefix(namespace, stored["id"])
+        writes = yield from self._pending_writes(self.scope_for(thread_id), prefix, first_writes_page)
         parent = stored.get("parent")
         return CheckpointTuple(
-            config=config,
+            config=_config(thread_id, namespace, stored["id"]),
             checkpoint=checkpoint,
             metadata=metadata if metadata is not None else load(self.serde, stored["metadata"]),
             parent_config=None if parent is None else _config(thread_id, namespace, parent),
@@ -177,6 +222,10 @@ class ThreadReader:
             return (yield call("get_record", scope, name))
         except ScopeNotFoundError:
             return None
+
+
+def _blob_calls(scope: str, namespace: str, versions: List[Tuple[str, Any]]) -> List[Call]:
+    return [call("get_record", scope, blob_name(namespace, c, v)) for c, v in versions]
 
 
 def _page_call(scope: str, prefix: str, cursor: Optional[str], limit: int) -> Call:

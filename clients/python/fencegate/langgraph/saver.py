@@ -28,6 +28,7 @@ from .leases import HeldLease, ThreadLeases
 from .names import DEFAULT_SCOPE_PREFIX, blob_name, checkpoint_name, escape_name, write_name
 from .plans import Plan, aiterate, arun, call, iterate, run
 from .reads import ThreadReader
+from .recent import RecentCheckpoints
 from .stored import EMPTY, dump, stored_checkpoint, stored_write, write_index
 from .writes import DEFAULT_MAX_WRITES, Batch, RecordToWrite, write_records
 
@@ -86,7 +87,8 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
         self.scope_prefix = scope_prefix
         self.max_writes = max_writes
         self._leases = ThreadLeases(client, aclient, ttl_ms)
-        self._reader = ThreadReader(self.serde, self.scope_for)
+        self._recent = RecentCheckpoints()
+        self._reader = ThreadReader(self.serde, self.scope_for, self._recent)
 
     def scope_for(self, thread_id: str) -> str:
         """The scope of a thread: acquire or take it over to give a run its fence."""
@@ -255,12 +257,12 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
         values = prepared.pop("channel_values")
         prepared["channel_values"] = {}
         # Only the channels that changed get a blob; the others are read from earlier versions.
+        blobs = {
+            channel: dump(self.serde, values[channel]) if channel in values else EMPTY
+            for channel in new_versions
+        }
         records: List[RecordToWrite] = [
-            RecordToWrite(
-                blob_name(namespace, channel, version),
-                dump(self.serde, values[channel]) if channel in values else EMPTY,
-                keep_existing=True,
-            )
+            RecordToWrite(blob_name(namespace, channel, version), blobs[channel], keep_existing=True)
             for channel, version in new_versions.items()
         ]
         stored = stored_checkpoint(
@@ -272,7 +274,10 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
             [channel for channel in prepared["channel_versions"] if channel not in values],
         )
         records.append(RecordToWrite(checkpoint_name(namespace, checkpoint["id"]), stored))
-        yield from self._write(config, thread_id, records, f"put {namespace} {checkpoint['id']}")
+        purpose = f"put {namespace} {checkpoint['id']}"
+        if (yield from self._write(config, thread_id, records, purpose)):
+            versions = prepared["channel_versions"]
+            self._recent.remember(self.scope_for(thread_id), stored, versions, blobs)
         return {
             "configurable": {
                 "thread_id": thread_id,
@@ -311,6 +316,7 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
     def _delete_thread(self, thread_id: str) -> "Plan[None]":
         scope = self.scope_for(thread_id)
         self._leases.forget(scope)
+        self._recent.forget(scope)
         try:
             yield call("delete_scope", scope, reason="langgraph delete_thread")
         except (ScopeNotFoundError, ScopeDeletedError):
@@ -335,14 +341,16 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
 
     def _write(
         self, config: RunnableConfig, thread_id: str, records: List[RecordToWrite], purpose: str
-    ) -> "Plan[None]":
+    ) -> "Plan[bool]":
+        """Whether the records were written (a late write to a deleted thread is dropped)."""
         scope = self.scope_for(thread_id)
         fence = yield from self._fence(config, scope)
         if fence == _DELETED:
             log.warning("thread %r was deleted: a late write to it is not stored", thread_id)
-            return
+            return False
         batch = Batch(thread_id, scope, fence, records, purpose)
         yield from write_records(batch, self.max_writes)
+        return True
 
     def _fence(self, config: RunnableConfig, scope: str) -> "Plan[int]":
         """The run's own fence when it brings one, else this saver's lease on the thread."""
