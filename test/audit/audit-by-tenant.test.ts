@@ -15,6 +15,7 @@ import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
 import type { AuditQuery } from '../../src/types.js';
 import { tempDir } from '../helpers/temp-dir.js';
+import { skipWithoutPostgres } from '../helpers/stores/postgres.js';
 import { dropSchema, pgUrl, testSchema, withClient } from '../postgres/pg-helpers.js';
 
 /** Entries of the big tenant: enough that a walk past them would show, few enough to be quick. */
@@ -95,7 +96,7 @@ function planNodes(node: PlanNode): PlanNode[] {
   return [node, ...(node.Plans ?? []).flatMap(planNodes)];
 }
 
-describe('audit reads by tenant on postgres', () => {
+describe.skipIf(skipWithoutPostgres())('audit reads by tenant on postgres', () => {
   const schema = testSchema('audit_by_tenant');
   afterAll(() => dropSchema(pgUrl(), schema));
 

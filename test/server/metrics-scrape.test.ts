@@ -14,7 +14,7 @@ import type { Store } from '../../src/store/store.js';
 import { faultyStore } from '../../src/testing/faulty-store.js';
 import { withClient } from '../postgres/pg-helpers.js';
 import { AREA_STORES, storesFor } from '../helpers/stores.js';
-import { POSTGRES } from '../helpers/stores/postgres.js';
+import { POSTGRES, skipWithoutPostgres } from '../helpers/stores/postgres.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -116,7 +116,7 @@ describe.each(AREA_STORES)('/metrics on $name', (kind) => {
 });
 
 // The audit horizon lock is PostgreSQL's (an advisory lock); the other stores have none to hold.
-describe('/metrics on postgres', () => {
+describe.skipIf(skipWithoutPostgres())('/metrics on postgres', () => {
   const stores = storesFor(POSTGRES, 'metrics_scrape_lock');
 
   it('a scrape answers while the audit horizon lock is held: it takes no lock', async () => {
