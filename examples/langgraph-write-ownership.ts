@@ -1,6 +1,6 @@
 /**
  * Two replicas of a LangGraph agent on one thread, each a worker of a fencegate server. Replica A
- * claims the thread and its run hangs in a tool call; replica B claims the thread (a takeover: its
+ * claims the thread and its run hangs in a model call; replica B claims the thread (a takeover: its
  * worker token was created with the take-over right for `langgraph/`) and finishes the run. When
  * A wakes, its next checkpoint is refused with StaleWriteOwnerError and nothing of it is stored.
  *
@@ -31,26 +31,26 @@ const replica = () => new FencedCheckpointSaver({ gate: new FencegateClient({ ur
 const State = Annotation.Root({
   notes: Annotation<string[]>({ reducer: (done, next) => done.concat(next), default: () => [] }),
 });
-let unfreeze: () => void = () => undefined;
-const frozen = new Promise<void>((resolve) => (unfreeze = resolve));
-let reachedTool: () => void = () => undefined;
-const inTool = new Promise<void>((resolve) => (reachedTool = resolve));
+let wake: () => void = () => undefined;
+const asleep = new Promise<void>((resolve) => (wake = resolve));
+let hung: () => void = () => undefined;
+const hanging = new Promise<void>((resolve) => (hung = resolve));
 
+/** look up → draft a reply; replica A's draft hangs (a model call that never answers). */
 function agent(checkpointer: BaseCheckpointSaver, name: string) {
+  const draft = async () => {
+    if (name === 'replica A') {
+      hung();
+      await asleep;
+    }
+    return { notes: [`reply drafted by ${name}`] };
+  };
   return new StateGraph(State)
-    .addNode('research', () => ({ notes: [`research by ${name}`] }))
-    .addNode('tool', async () => {
-      if (name === 'replica A') {
-        reachedTool();
-        await frozen; // the tool call hangs
-      }
-      return { notes: [`tool result by ${name}`] };
-    })
-    .addNode('answer', () => ({ notes: [`answer by ${name}`] }))
-    .addEdge(START, 'research')
-    .addEdge('research', 'tool')
-    .addEdge('tool', 'answer')
-    .addEdge('answer', END)
+    .addNode('lookUp', () => ({ notes: [`order looked up by ${name}`] }))
+    .addNode('draft', draft)
+    .addEdge(START, 'lookUp')
+    .addEdge('lookUp', 'draft')
+    .addEdge('draft', END)
     .compile({ checkpointer });
 }
 
@@ -59,16 +59,16 @@ const replicaA = replica();
 const replicaB = replica();
 
 const ownerA = await replicaA.claimWriteOwnership('support-ticket-42');
-console.log(`replica A owns the thread under fence ${ownerA.fence}; its tool call hangs`);
+console.log(`replica A owns the thread under fence ${ownerA.fence}; its draft hangs`);
 const runA = agent(ownerA, 'replica A').invoke({ notes: ['question'] }, thread);
-await inTool;
+await hanging;
 
 const ownerB = await replicaB.claimWriteOwnership('support-ticket-42');
 console.log(`replica B took the thread over: fence ${ownerB.fence}`);
 const answer = await agent(ownerB, 'replica B').invoke(null, thread);
 console.log('replica B answered:', answer.notes.join(' → '));
 
-unfreeze();
+wake();
 try {
   await runA;
   throw new Error('the superseded run should have been refused');
