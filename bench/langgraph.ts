@@ -15,7 +15,9 @@
  * `reject` takes to refuse, and how long an `interrupt` takes to stop the old run (from calling
  * runThread until the old run's invoke rejects; the old run loops over a 1 ms step).
  *
- *   npm run bench -- langgraph [--seconds N]
+ * Three interleaved rounds of each saver (`--rounds`), medians.
+ *
+ *   npm run bench -- langgraph [--seconds N] [--rounds N]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -35,6 +37,8 @@ const State = Annotation.Root({
 
 export interface LanggraphBenchOptions {
   seconds?: number;
+  /** Interleaved rounds of every saver; the figures are the medians. Default 3. */
+  rounds?: number;
   /** Repetitions of each multitask answer. */
   answers?: number;
 }
@@ -105,6 +109,21 @@ async function measureSteps(
   return summarize(steps, Number(process.hrtime.bigint() - start));
 }
 
+/** Each figure the median of the rounds' figures. */
+function medianRun(runs: RunStats[]): RunStats {
+  const median = (pick: (run: RunStats) => number): number => {
+    const sorted = runs.map(pick).sort((a, b) => a - b);
+    return sorted[Math.floor(sorted.length / 2)] ?? 0;
+  };
+  return {
+    ops: median((run) => run.ops),
+    seconds: median((run) => run.seconds),
+    opsPerSec: median((run) => run.opsPerSec),
+    p50Ms: median((run) => run.p50Ms),
+    p99Ms: median((run) => run.p99Ms),
+  };
+}
+
 function figures(saver: string, durability: Durability, stats: RunStats): SaverFigures {
   return {
     saver,
@@ -136,14 +155,21 @@ export async function runLanggraphBench(
     };
     const rows: SaverFigures[] = [];
     const added: Record<Durability, number> = { async: 0, sync: 0 };
+    const rounds = options.rounds ?? 3;
     for (const durability of ['async', 'sync'] as const) {
-      const memory = await measureSteps(savers.memory, seconds, durability);
-      const local = await measureSteps(savers.local, seconds, durability);
-      const remote = await measureSteps(savers.remote, seconds, durability);
+      // Rounds interleave the savers, so a change of the machine's load hits all of them.
+      const runs: Record<keyof typeof savers, RunStats[]> = { memory: [], local: [], remote: [] };
+      for (let r = 0; r < rounds; r++) {
+        for (const name of ['memory', 'local', 'remote'] as const) {
+          runs[name].push(await measureSteps(savers[name], seconds, durability));
+        }
+      }
+      const memory = medianRun(runs.memory);
+      const local = medianRun(runs.local);
       rows.push(
         figures('MemorySaver', durability, memory),
         figures('FencedCheckpointSaver, in process (SQLite)', durability, local),
-        figures('FencedCheckpointSaver, over HTTP (SQLite)', durability, remote),
+        figures('FencedCheckpointSaver, over HTTP (SQLite)', durability, medianRun(runs.remote)),
       );
       added[durability] = round(local.p50Ms - memory.p50Ms);
     }

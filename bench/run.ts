@@ -131,7 +131,8 @@ async function main(argv: string[]): Promise<number> {
     case 'langgraph': {
       // Loaded on demand: LangGraph is an optional peer, needed by this benchmark only.
       const { formatLanggraphBench, runLanggraphBench } = await import('./langgraph.js');
-      console.log(formatLanggraphBench(await runLanggraphBench({ seconds })));
+      const rounds = Number(values.rounds);
+      console.log(formatLanggraphBench(await runLanggraphBench({ seconds, rounds })));
       return 0;
     }
     case 'python-langgraph': {
