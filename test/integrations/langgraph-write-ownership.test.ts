@@ -1,6 +1,6 @@
 /**
  * The write-ownership suite of fencegate/testing/vitest, run on FencedCheckpointSaver in process
- * on SQLite and over HTTP (with a worker token whose take-over right covers `langgraph/`): every
+ * on each store (SQLite, PostgreSQL, etcd) and over HTTP (with a worker token whose take-over right covers `langgraph/`): every
  * clause holds. And on LangGraph's own MemorySaver and @langchain/langgraph-checkpoint-sqlite's
  * SqliteSaver, given a claim that only records the owner: the clauses each fails are listed as
  * expected failures, so this file states the measured result and notices any change to it.
@@ -21,6 +21,7 @@ import {
   type WriteOwnershipCheckpointer,
   type WriteOwnershipClause,
 } from '../../src/testing/vitest/index.js';
+import { AREA_STORES, storesFor } from '../helpers/stores.js';
 
 /** Without a fence, a claim can only note who claimed last; the writer is the saver itself. */
 function withRecordedClaim<T extends BaseCheckpointSaver>(
@@ -51,19 +52,22 @@ const UNFENCED_FAILURES: WriteOwnershipClause[] = [
   'superseded_owner_stays_superseded',
 ];
 
-let gate: Fencegate;
-validateWriteOwnership<FencedCheckpointSaver>({
-  checkpointerName: 'FencedCheckpointSaver in process on SQLite',
-  async beforeAll() {
-    gate = await Fencegate.open({ store: 'sqlite::memory:' });
-  },
-  createCheckpointer: () => new FencedCheckpointSaver({ gate }),
-  async destroyCheckpointer(saver) {
-    await saver.close();
-    expect((await gate.verify()).violations).toEqual([]);
-    await gate.close();
-  },
-});
+for (const kind of AREA_STORES) {
+  const stores = storesFor(kind, 'langgraph_write_ownership');
+  let gate: Fencegate;
+  validateWriteOwnership<FencedCheckpointSaver>({
+    checkpointerName: `FencedCheckpointSaver in process on ${kind.name}`,
+    async beforeAll() {
+      gate = await Fencegate.open({ store: (await stores.open()).store });
+    },
+    createCheckpointer: () => new FencedCheckpointSaver({ gate }),
+    async destroyCheckpointer(saver) {
+      await saver.close();
+      expect((await gate.verify()).violations).toEqual([]);
+      await gate.close();
+    },
+  });
+}
 
 let app: FastifyInstance;
 let store: SqliteStore;
