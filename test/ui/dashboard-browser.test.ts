@@ -214,7 +214,7 @@ describe.skipIf(skipped)('the dashboard in chromium', () => {
       .toMatch(/^0 violations in \d+ audit entries checked$/);
     await shot(page, 'verify', 'verify');
 
-    // The hostile scope's own page: its name and its record's value, as text.
+    // The hostile scope's own page: its name, then its record's value on the record's page, as text.
     await page.fill('#prefix', 'x/');
     await page.click('.filter button');
     expect(page.url()).toBe(`${url}/ui?prefix=x%2F`);
@@ -222,7 +222,9 @@ describe.skipIf(skipped)('the dashboard in chromium', () => {
     await scopes.getByRole('link', { name: 'x/../../v1/admin/tokens', exact: true }).click();
     expect(page.url()).toBe(`${url}/ui/scopes/x%2F..%2F..%2Fv1%2Fadmin%2Ftokens`);
     expect(await page.locator('h2 .name').textContent()).toBe('x/../../v1/admin/tokens');
-    expect(await page.locator('main').textContent()).toContain(HOSTILE);
+    await page.getByRole('link', { name: 'note', exact: true }).click();
+    expect(page.url()).toBe(`${url}/ui/scopes/x%2F..%2F..%2Fv1%2Fadmin%2Ftokens/records/note`);
+    expect(await page.locator('main .value').textContent()).toContain(HOSTILE);
     expect(await page.locator('main img').count()).toBe(0);
 
     // Sign out: the cookie is gone and the panels answer 401.

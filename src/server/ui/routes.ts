@@ -17,7 +17,7 @@ import { toHtmlString, withQuery, type Html } from './html.js';
 import { activityPanel } from './panels/activity.js';
 import { cutoversPanel } from './panels/cutovers.js';
 import { intentsPanel } from './panels/intents.js';
-import { scopeDetail } from './panels/scope-page.js';
+import { recordDetail, scopeDetail } from './panels/scope-page.js';
 import { scopesPanel, type ScopesQuery } from './panels/scopes.js';
 import { verifyPanel } from './panels/verify.js';
 import {
@@ -89,14 +89,16 @@ export function dashboardRoutes(options: DashboardOptions) {
     verify: {
       title: 'Verify',
       every: pollMs * 5,
-      render: (_api, _query, _now, tenant) =>
-        Promise.resolve(
-          verifyPanel({
-            ...options.verifier.forTenant(tenant),
-            lastRunAt: options.verifier.lastRunAt,
-            lastSeq: options.verifier.lastSeq,
-          }),
-        ),
+      render: async (_api, _query, _now, tenant) => {
+        // Brings the shared verifier up to date: it reads only the entries appended since its
+        // last pass (every tab and the metrics share one pass), never the history again.
+        await options.verifier.runOnce();
+        return verifyPanel({
+          ...options.verifier.forTenant(tenant),
+          lastRunAt: options.verifier.lastRunAt,
+          lastSeq: options.verifier.lastSeq,
+        });
+      },
     },
   };
 
@@ -116,6 +118,16 @@ export function dashboardRoutes(options: DashboardOptions) {
 
   function send(reply: FastifyReply, status: number, page: Html): FastifyReply {
     return reply.code(status).type('text/html; charset=utf-8').send(toHtmlString(page));
+  }
+
+  /** The page's body, or the API's refusal shown as text in its place. */
+  async function orRefusal(render: () => Promise<Html>): Promise<Html> {
+    try {
+      return await render();
+    } catch (error) {
+      if (!isFencegateError(error)) throw error;
+      return errorFragment(error.code, error.message);
+    }
   }
 
   /** A refusal of the API, shown as text in a panel, with its catalog status. */
@@ -217,15 +229,23 @@ export function dashboardRoutes(options: DashboardOptions) {
       const session = await sessionOf(request);
       if (session === null) return reply.redirect('/ui', 303);
       const name = request.params.scope;
-      let body: Html;
-      try {
-        body = await scopeDetail(gate.forTenant(session.tenant), name, await store.now());
-      } catch (error) {
-        if (!isFencegateError(error)) throw error;
-        body = errorFragment(error.code, error.message);
-      }
+      const cursor = param(request.query, 'cursor');
+      const api = gate.forTenant(session.tenant);
+      const body = await orRefusal(async () => scopeDetail(api, name, await store.now(), cursor));
       return send(reply, 200, scopePage(session.tenant, name, body));
     });
+
+    app.get<{ Params: { scope: string; record: string } }>(
+      '/ui/scopes/:scope/records/:record',
+      async (request, reply) => {
+        const session = await sessionOf(request);
+        if (session === null) return reply.redirect('/ui', 303);
+        const { scope, record } = request.params;
+        const api = gate.forTenant(session.tenant);
+        const body = await orRefusal(() => recordDetail(api, scope, record));
+        return send(reply, 200, scopePage(session.tenant, scope, body));
+      },
+    );
 
     app.post('/ui/sign-in', async (request, reply) => {
       if (!sameOrigin(request))
