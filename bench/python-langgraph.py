@@ -2,9 +2,10 @@
 LangGraph's InMemorySaver (the baseline) and on fencegate.langgraph.FencedCheckpointSaver (async,
 through fencegate.AsyncClient against the server bench/python-langgraph.ts started), in one
 process, under LangGraph's default durability ("async") and under "sync". Rounds interleave the
-two savers; each measurement runs the graph again and again on one thread. A step's time is the gap between two updates of `graph.astream`; steps/s counts every
-step of the measured runs; the driver's CPU time per step (user + system, this process only) is
-less noisy than the rates on a busy machine. Prints one JSON object.
+two savers; each measurement runs the graph again and again on one thread. A step's time is the
+gap between two updates of `graph.astream`; steps/s counts every step of the measured runs; the
+driver's CPU time per step (user + system, this process only) is less noisy than the rates on a
+busy machine. Prints one JSON object.
 
     python bench/python-langgraph.py URL WORKER_TOKEN SECONDS ROUNDS
 """

@@ -62,8 +62,9 @@ def agent(worker: str) -> StateGraph:
 
 async def main(url: str, token: str, thread_id: str) -> int:
     config = {"configurable": {"thread_id": thread_id}}
-    async with FencedCheckpointSaver(client=fencegate.AsyncClient(url, token), holder="worker-a") as a, \
-            FencedCheckpointSaver(client=fencegate.AsyncClient(url, token), holder="worker-b") as b:
+    async with FencedCheckpointSaver(
+        client=fencegate.AsyncClient(url, token), holder="worker-a"
+    ) as a, FencedCheckpointSaver(client=fencegate.AsyncClient(url, token), holder="worker-b") as b:
         owner_a = await a.aclaim_write_ownership(thread_id)
         graph_a = agent("worker-a").compile(checkpointer=owner_a)
         await graph_a.ainvoke({"messages": ["user: hello"]}, config)
@@ -72,8 +73,10 @@ async def main(url: str, token: str, thread_id: str) -> int:
         owner_b = await b.aclaim_write_ownership(thread_id)
         graph_b = agent("worker-b").compile(checkpointer=owner_b)
         state = await graph_b.ainvoke({"messages": ["user: and then?"]}, config)
-        print(f"worker-b took the thread over with fence {owner_b.fence}: "
-              f"{len(state['messages'])} messages")
+        print(
+            f"worker-b took the thread over with fence {owner_b.fence}: "
+            f"{len(state['messages'])} messages"
+        )
 
         try:
             await graph_a.ainvoke({"messages": ["user: are you there?"]}, config)
@@ -91,8 +94,10 @@ async def main(url: str, token: str, thread_id: str) -> int:
 if __name__ == "__main__":
     TOKEN = os.environ.get("FENCEGATE_TOKEN")
     if not TOKEN:
-        print("set FENCEGATE_TOKEN to a worker token (with --may-take-over langgraph/) or an "
-              "operator token")
+        print(
+            "set FENCEGATE_TOKEN to a worker token (with --may-take-over langgraph/) or an "
+            "operator token"
+        )
         sys.exit(64)
     URL = os.environ.get("FENCEGATE_URL", "http://127.0.0.1:7420")
     THREAD = os.environ.get("FENCEGATE_THREAD") or f"conversation-{uuid.uuid4().hex[:8]}"

@@ -11,7 +11,18 @@ place whichever client carries them, and the asynchronous path never blocks the 
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Callable, Dict, Generator, Iterator, List, Tuple, TypeVar, Union
+from typing import (
+    Any,
+    AsyncIterator,
+    Callable,
+    Dict,
+    Generator,
+    Iterator,
+    List,
+    Tuple,
+    TypeVar,
+    Union,
+)
 
 T = TypeVar("T")
 

@@ -129,7 +129,9 @@ class ThreadReader:
         except ScopeNotFoundError:
             first_page, blobs = _EMPTY_PAGE, []
         values = {channel: blob.value for (channel, _), blob in zip(versions, blobs) if blob.exists}
-        return (yield from self._assemble(thread_id, stored, checkpoint, values, first_page, metadata))
+        return (
+            yield from self._assemble(thread_id, stored, checkpoint, values, first_page, metadata)
+        )
 
     def _confirmed(self, thread_id: str, recent: Recent) -> "Plan[Optional[CheckpointTuple]]":
         """The tuple of the checkpoint this saver wrote last, if the store confirms it is still
@@ -152,7 +154,9 @@ class ThreadReader:
             return None
         values = dict(recent.blobs)
         values.update(
-            (channel, blob.value) for (channel, _), blob in zip(recent.missing, blobs) if blob.exists
+            (channel, blob.value)
+            for (channel, _), blob in zip(recent.missing, blobs)
+            if blob.exists
         )
         checkpoint = load(self.serde, stored["checkpoint"])
         return (yield from self._assemble(thread_id, stored, checkpoint, values, first_page))
@@ -171,7 +175,9 @@ class ThreadReader:
             channel: load(self.serde, blob) for channel, blob in blobs.items() if not is_empty(blob)
         }
         prefix = writes_prefix(namespace, stored["id"])
-        writes = yield from self._pending_writes(self.scope_for(thread_id), prefix, first_writes_page)
+        writes = yield from self._pending_writes(
+            self.scope_for(thread_id), prefix, first_writes_page
+        )
         parent = stored.get("parent")
         return CheckpointTuple(
             config=_config(thread_id, namespace, stored["id"]),
@@ -183,9 +189,7 @@ class ThreadReader:
             ],
         )
 
-    def _pending_writes(
-        self, scope: str, prefix: str, page: Any
-    ) -> "Plan[List[Dict[str, Any]]]":
+    def _pending_writes(self, scope: str, prefix: str, page: Any) -> "Plan[List[Dict[str, Any]]]":
         """A checkpoint's pending writes, from its first page on."""
         writes: List[Dict[str, Any]] = []
         while True:

@@ -9,7 +9,17 @@ the saver acquires for it; once another run owns the thread, its next write is r
 
 import logging
 import uuid
-from typing import TYPE_CHECKING, Any, AsyncIterator, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    AsyncIterator,
+    Dict,
+    Iterator,
+    List,
+    Optional,
+    Sequence,
+    Tuple,
+)
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -262,7 +272,9 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
             for channel in new_versions
         }
         records: List[RecordToWrite] = [
-            RecordToWrite(blob_name(namespace, channel, version), blobs[channel], keep_existing=True)
+            RecordToWrite(
+                blob_name(namespace, channel, version), blobs[channel], keep_existing=True
+            )
             for channel, version in new_versions.items()
         ]
         stored = stored_checkpoint(
@@ -324,6 +336,7 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
 
     def _claim(self, thread_id: str) -> "Plan[WriteOwner]":
         from .owner import WriteOwner  # a subclass of this one
+
         scope = self.scope_for(thread_id)
         # Each claim holds the thread under a holder of its own, so a second claim supersedes
         # the first even within one saver.
@@ -378,11 +391,14 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
         client = self.aclient if asynchronous else self.client
         if client is None:
             has, lacks, argument = (
-                ("Client", "AsyncClient", "aclient") if asynchronous else ("AsyncClient", "Client", "client")
+                ("Client", "AsyncClient", "aclient")
+                if asynchronous
+                else ("AsyncClient", "Client", "client")
             )
             raise InvalidRequestError(
                 f"{method} needs a fencegate.{lacks} and this saver has none: pass {argument}=, "
-                f"or call the {'synchronous' if asynchronous else 'a-'} method with the {has} it has",
+                f"or call the {'synchronous' if asynchronous else 'a-'} method with the {has} "
+                "it has",
                 {"field": argument},
             )
         return client

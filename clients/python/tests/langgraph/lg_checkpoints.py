@@ -10,7 +10,10 @@ from langgraph.checkpoint.base.id import uuid6
 def config(
     thread_id: Optional[str] = None, namespace: str = "", checkpoint_id: Optional[str] = None
 ) -> Dict[str, Any]:
-    configurable: Dict[str, Any] = {"thread_id": thread_id or str(uuid4()), "checkpoint_ns": namespace}
+    configurable: Dict[str, Any] = {
+        "thread_id": thread_id or str(uuid4()),
+        "checkpoint_ns": namespace,
+    }
     if checkpoint_id is not None:
         configurable["checkpoint_id"] = checkpoint_id
     return {"configurable": configurable}
@@ -25,7 +28,9 @@ def checkpoint(
     made = empty_checkpoint()
     made["id"] = checkpoint_id or str(uuid6(clock_seq=-2))
     made["channel_values"] = dict(values or {})
-    made["channel_versions"] = dict(versions if versions is not None else {k: 1 for k in made["channel_values"]})
+    made["channel_versions"] = dict(
+        versions if versions is not None else {k: 1 for k in made["channel_values"]}
+    )
     made.update(fields)  # type: ignore[typeddict-item]
     return made
 

@@ -48,5 +48,7 @@ class Through:
         return [t.checkpoint["id"] for t in await self.list({"configurable": configurable})]
 
     async def tip(self, thread_id: str) -> Optional[str]:
-        found = await self.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
+        found = await self.get_tuple(
+            {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+        )
         return None if found is None else found.checkpoint["id"]

@@ -40,7 +40,13 @@ async def test_put_answers_the_config_of_the_stored_checkpoint(it):
 
 
 async def test_put_round_trips_values_of_every_json_kind(it):
-    values = {"text": "hello", "number": 42, "list": [1, 2, 3], "nested": {"deep": True}, "none": None}
+    values = {
+        "text": "hello",
+        "number": 42,
+        "list": [1, 2, 3],
+        "nested": {"deep": True},
+        "none": None,
+    }
     stored = await it.put(config(), checkpoint(values), metadata(), {k: 1 for k in values})
     found = await it.get_tuple(stored)
     assert found.checkpoint["channel_values"] == {k: v for k, v in values.items()}
@@ -67,7 +73,9 @@ async def test_put_round_trips_metadata_with_custom_and_nested_keys(it):
 async def test_put_keeps_root_and_child_namespaces_apart(it):
     thread_id = str(uuid4())
     root = await it.put(config(thread_id, ""), checkpoint({"x": "root"}), metadata(), {"x": 1})
-    child = await it.put(config(thread_id, "child:abc"), checkpoint({"x": "child"}), metadata(), {"x": 1})
+    child = await it.put(
+        config(thread_id, "child:abc"), checkpoint({"x": "child"}), metadata(), {"x": 1}
+    )
     assert (await it.get_tuple(root)).config["configurable"]["checkpoint_ns"] == ""
     found = await it.get_tuple(child)
     assert found.config["configurable"]["checkpoint_ns"] == "child:abc"
@@ -79,7 +87,9 @@ async def test_put_keeps_every_checkpoint_of_a_thread_and_threads_apart(it):
     ids = await chain(it, first, 3)
     await it.put(config(second), checkpoint({"x": "other"}), metadata(), {"x": 1})
     for checkpoint_id in ids:
-        assert (await it.get_tuple(config(first, checkpoint_id=checkpoint_id))).checkpoint["id"] == checkpoint_id
+        assert (await it.get_tuple(config(first, checkpoint_id=checkpoint_id))).checkpoint[
+            "id"
+        ] == checkpoint_id
     assert (await it.get_tuple(config(second))).checkpoint["channel_values"] == {"x": "other"}
 
 
@@ -94,16 +104,29 @@ async def test_put_records_the_parent(it):
 
 async def test_put_reads_unchanged_channels_from_their_earlier_version(it):
     thread_id = str(uuid4())
-    one = await it.put(config(thread_id), checkpoint({"a": "v1", "b": "v2"}), metadata(), {"a": 1, "b": 1})
+    one = await it.put(
+        config(thread_id), checkpoint({"a": "v1", "b": "v2"}), metadata(), {"a": 1, "b": 1}
+    )
     # only a changed; c is new; b is carried at version 1
-    two = await it.put(child_of(one), checkpoint({"a": "v1b", "b": "v2", "c": "new"}, {"a": 2, "b": 1, "c": 1}), metadata(step=1), {"a": 2, "c": 1})
-    assert (await it.get_tuple(two)).checkpoint["channel_values"] == {"a": "v1b", "b": "v2", "c": "new"}
+    two = await it.put(
+        child_of(one),
+        checkpoint({"a": "v1b", "b": "v2", "c": "new"}, {"a": 2, "b": 1, "c": 1}),
+        metadata(step=1),
+        {"a": 2, "c": 1},
+    )
+    assert (await it.get_tuple(two)).checkpoint["channel_values"] == {
+        "a": "v1b",
+        "b": "v2",
+        "c": "new",
+    }
     assert (await it.get_tuple(one)).checkpoint["channel_values"] == {"a": "v1", "b": "v2"}
 
 
 async def test_put_drops_a_channel_no_longer_versioned(it):
     thread_id = str(uuid4())
-    one = await it.put(config(thread_id), checkpoint({"a": "v1", "b": "v2"}), metadata(), {"a": 1, "b": 1})
+    one = await it.put(
+        config(thread_id), checkpoint({"a": "v1", "b": "v2"}), metadata(), {"a": 1, "b": 1}
+    )
     two = await it.put(child_of(one), checkpoint({"a": "v3"}, {"a": 2}), metadata(step=1), {"a": 2})
     assert (await it.get_tuple(two)).checkpoint["channel_values"] == {"a": "v3"}
 
@@ -116,7 +139,11 @@ async def test_put_writes_are_pending_writes_of_their_checkpoint(it):
     task = str(uuid4())
     await it.put_writes(stored, [("ch1", "v1"), ("ch2", {"data": 123}), ("ch3", [1])], task, "a:b")
     found = await it.get_tuple(stored)
-    assert sorted(found.pending_writes) == [(task, "ch1", "v1"), (task, "ch2", {"data": 123}), (task, "ch3", [1])]
+    assert sorted(found.pending_writes) == [
+        (task, "ch1", "v1"),
+        (task, "ch2", {"data": 123}),
+        (task, "ch3", [1]),
+    ]
 
 
 async def test_put_writes_of_two_tasks_stay_separate(it):
@@ -124,7 +151,9 @@ async def test_put_writes_of_two_tasks_stay_separate(it):
     one, two = str(uuid4()), str(uuid4())
     await it.put_writes(stored, [("ch", "from one")], one)
     await it.put_writes(stored, [("ch", "from two")], two)
-    assert sorted((await it.get_tuple(stored)).pending_writes) == sorted([(one, "ch", "from one"), (two, "ch", "from two")])
+    assert sorted((await it.get_tuple(stored)).pending_writes) == sorted(
+        [(one, "ch", "from one"), (two, "ch", "from two")]
+    )
 
 
 async def test_put_writes_repeated_is_stored_once(it, make_saver, api):
@@ -142,7 +171,9 @@ async def test_put_writes_keeps_error_and_interrupt_writes(it):
     stored = await it.put(config(), checkpoint(), metadata(), {})
     task = str(uuid4())
     await it.put_writes(stored, [(ERROR, "went wrong"), (INTERRUPT, {"reason": "human"})], task)
-    assert sorted((await it.get_tuple(stored)).pending_writes, key=str) == sorted([(task, ERROR, "went wrong"), (task, INTERRUPT, {"reason": "human"})], key=str)
+    assert sorted((await it.get_tuple(stored)).pending_writes, key=str) == sorted(
+        [(task, ERROR, "went wrong"), (task, INTERRUPT, {"reason": "human"})], key=str
+    )
 
 
 async def test_put_writes_are_kept_per_namespace_and_per_checkpoint(it):
@@ -176,8 +207,18 @@ async def test_get_tuple_without_an_id_is_the_newest(it):
 
 async def test_get_tuple_newest_follows_the_timestamp_not_the_id(it):
     thread_id = str(uuid4())
-    older = await it.put(config(thread_id), checkpoint(checkpoint_id="z-older", ts="2026-01-01T00:00:00+00:00"), metadata(step=0), {})
-    await it.put(child_of(older), checkpoint(checkpoint_id="a-newer", ts="2026-01-01T00:00:01+00:00"), metadata(step=1), {})
+    older = await it.put(
+        config(thread_id),
+        checkpoint(checkpoint_id="z-older", ts="2026-01-01T00:00:00+00:00"),
+        metadata(step=0),
+        {},
+    )
+    await it.put(
+        child_of(older),
+        checkpoint(checkpoint_id="a-newer", ts="2026-01-01T00:00:01+00:00"),
+        metadata(step=1),
+        {},
+    )
     assert (await it.get_tuple(config(thread_id))).checkpoint["id"] == "a-newer"
 
 
@@ -203,8 +244,18 @@ async def test_list_is_newest_first_and_only_the_thread(it):
 
 async def test_list_follows_the_timestamp_not_the_id(it):
     thread_id = str(uuid4())
-    older = await it.put(config(thread_id), checkpoint(checkpoint_id="z-older", ts="2026-01-01T00:00:00+00:00"), metadata(), {})
-    await it.put(child_of(older), checkpoint(checkpoint_id="a-newer", ts="2026-01-01T00:00:01+00:00"), metadata(step=1), {})
+    older = await it.put(
+        config(thread_id),
+        checkpoint(checkpoint_id="z-older", ts="2026-01-01T00:00:00+00:00"),
+        metadata(),
+        {},
+    )
+    await it.put(
+        child_of(older),
+        checkpoint(checkpoint_id="a-newer", ts="2026-01-01T00:00:01+00:00"),
+        metadata(step=1),
+        {},
+    )
     assert await it.ids(thread_id) == ["a-newer", "z-older"]
     before = await it.list(config(thread_id), before=config(thread_id, checkpoint_id="a-newer"))
     assert [t.checkpoint["id"] for t in before] == ["z-older"]
@@ -224,7 +275,10 @@ async def test_list_filters_by_metadata_every_key_matching(it):
     await chain(it, thread_id, 4, source=["input", "loop", "input", "loop"], score=[1, 2, 3, 4])
     found = await it.list(config(thread_id), filter={"source": "input"})
     assert [t.metadata["step"] for t in found] == [2, 0]
-    assert [t.metadata["step"] for t in await it.list(config(thread_id), filter={"source": "input", "score": 3})] == [2]
+    assert [
+        t.metadata["step"]
+        for t in await it.list(config(thread_id), filter={"source": "input", "score": 3})
+    ] == [2]
     assert await it.list(config(thread_id), filter={"source": "update", "step": 99}) == []
 
 

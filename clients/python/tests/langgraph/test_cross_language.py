@@ -15,7 +15,14 @@ ROOT = Path(__file__).resolve().parents[4]
 
 def typescript(tokens, thread_id, mode):
     done = subprocess.run(
-        [os.environ.get("FENCEGATE_NODE", "node"), str(SCRIPT), tokens.url, tokens.worker, thread_id, mode],
+        [
+            os.environ.get("FENCEGATE_NODE", "node"),
+            str(SCRIPT),
+            tokens.url,
+            tokens.worker,
+            thread_id,
+            mode,
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,

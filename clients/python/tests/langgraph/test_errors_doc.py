@@ -21,7 +21,9 @@ def test_the_catalog_lists_the_stale_write_owner_error_with_its_codes():
 
 
 def test_the_error_is_a_fencegate_error_carrying_the_refusal_and_the_marker():
-    error = StaleWriteOwnerError("superseded", {"currentFence": 4}, code="not_holder", thread_id="t")
+    error = StaleWriteOwnerError(
+        "superseded", {"currentFence": 4}, code="not_holder", thread_id="t"
+    )
     assert isinstance(error, fencegate.FencegateError)
     assert (error.code, error.details, error.thread_id) == ("not_holder", {"currentFence": 4}, "t")
     assert StaleWriteOwnerError.is_stale_write_owner_error is True

@@ -35,8 +35,15 @@ def recorded_saver(tokens):
 def test_the_last_checkpoint_written_reads_without_its_blobs(tokens):
     saver, client = recorded_saver(tokens)
     thread_id = str(uuid4())
-    first = saver.put(config(thread_id), checkpoint({"a": 1, "b": [2]}), metadata(), {"a": 1, "b": 1})
-    second = saver.put(child_of(first), checkpoint({"a": 3, "b": [2]}, {"a": 2, "b": 1}), metadata(step=1), {"a": 2})
+    first = saver.put(
+        config(thread_id), checkpoint({"a": 1, "b": [2]}), metadata(), {"a": 1, "b": 1}
+    )
+    second = saver.put(
+        child_of(first),
+        checkpoint({"a": 3, "b": [2]}, {"a": 2, "b": 1}),
+        metadata(step=1),
+        {"a": 2},
+    )
     saver.put_writes(second, [("ch", "w")], "task")
     client.calls.clear()
     found = saver.get_tuple(config(thread_id))
@@ -56,7 +63,9 @@ def test_a_newer_checkpoint_of_another_writer_is_read_from_the_store(tokens):
     stored = mine.put(config(thread_id), checkpoint({"a": "mine"}), metadata(), {"a": 1})
     mine.close()
     other = tokens.saver()
-    newer = other.put(child_of(stored), checkpoint({"a": "theirs"}, {"a": 2}), metadata(step=1), {"a": 2})
+    newer = other.put(
+        child_of(stored), checkpoint({"a": "theirs"}, {"a": 2}), metadata(step=1), {"a": 2}
+    )
     other.close()
     found = mine.get_tuple(config(thread_id))
     assert found.checkpoint["id"] == newer["configurable"]["checkpoint_id"]

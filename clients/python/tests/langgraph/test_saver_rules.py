@@ -65,9 +65,16 @@ def test_a_run_with_its_own_fence_is_refused_once_taken_over(saver, tenant):
     first = saver.put(run, checkpoint(), metadata(), {})
     tenant.operator().takeover(scope, "run-43", ttl_ms=60_000)
     with pytest.raises(StaleWriteOwnerError) as caught:
-        saver.put({**run, "configurable": {**first["configurable"], "fence": grant.fence}}, checkpoint(), metadata(step=1), {})
+        saver.put(
+            {**run, "configurable": {**first["configurable"], "fence": grant.fence}},
+            checkpoint(),
+            metadata(step=1),
+            {},
+        )
     assert caught.value.code == "stale_fence"
-    assert [t.checkpoint["id"] for t in saver.list(config(thread_id))] == [first["configurable"]["checkpoint_id"]]
+    assert [t.checkpoint["id"] for t in saver.list(config(thread_id))] == [
+        first["configurable"]["checkpoint_id"]
+    ]
 
 
 def test_the_savers_own_lease_once_lost_is_not_taken_again(saver, tenant):
@@ -115,7 +122,9 @@ async def test_an_unreachable_store_is_refused_not_guessed():
 
 
 def test_claiming_a_held_thread_needs_the_take_over_right(saver, tenant):
-    plain_worker = FencedCheckpointSaver(client=fencegate.Client(saver.client.base_url, tenant.worker_token))
+    plain_worker = FencedCheckpointSaver(
+        client=fencegate.Client(saver.client.base_url, tenant.worker_token)
+    )
     saver.claim_write_ownership("held")
     with pytest.raises(fencegate.ForbiddenError):
         plain_worker.claim_write_ownership("held")
@@ -124,7 +133,9 @@ def test_claiming_a_held_thread_needs_the_take_over_right(saver, tenant):
 
 def test_deleting_a_thread_is_an_operators_action(saver, tenant):
     stored = saver.put(config("kept"), checkpoint(), metadata(), {})
-    worker_only = FencedCheckpointSaver(client=fencegate.Client(saver.client.base_url, tenant.worker_token))
+    worker_only = FencedCheckpointSaver(
+        client=fencegate.Client(saver.client.base_url, tenant.worker_token)
+    )
     with pytest.raises(fencegate.ForbiddenError):
         worker_only.delete_thread("kept")
     assert saver.get_tuple(stored) is not None

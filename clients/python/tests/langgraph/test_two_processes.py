@@ -22,7 +22,17 @@ WORKER = Path(__file__).resolve().parent / "graph_worker.py"
 
 def start(tokens, thread_id, name, api, workdir, mode):
     return subprocess.Popen(
-        [sys.executable, str(WORKER), tokens.url, tokens.worker, thread_id, name, api, str(workdir), mode],
+        [
+            sys.executable,
+            str(WORKER),
+            tokens.url,
+            tokens.worker,
+            thread_id,
+            name,
+            api,
+            str(workdir),
+            mode,
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -73,7 +83,11 @@ def test_a_thawed_worker_is_refused_and_the_successors_thread_stands(tokens, ten
     finally:
         os.kill(a.pid, signal.SIGCONT)
 
-    assert ended(a) == {"outcome": "refused", "error": "StaleWriteOwnerError", "code": "stale_fence"}
+    assert ended(a) == {
+        "outcome": "refused",
+        "error": "StaleWriteOwnerError",
+        "code": "stale_fence",
+    }
     assert all_records(reader, scope) == before_thaw
     with FencedCheckpointSaver(client=reader) as saver:
         after = saver.get_tuple({"configurable": {"thread_id": thread_id}})

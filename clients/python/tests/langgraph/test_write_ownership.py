@@ -66,7 +66,9 @@ async def test_3_the_current_owners_pending_write_is_stored(it):
     owner = await it.claim(thread_id)
     stored = await put(owner, thread_id)
     await owner.put_writes(stored, [("ch", "owned")], str(uuid4()))
-    assert [w[2] for w in await writes_at(it, thread_id, stored["configurable"]["checkpoint_id"])] == ["owned"]
+    assert [
+        w[2] for w in await writes_at(it, thread_id, stored["configurable"]["checkpoint_id"])
+    ] == ["owned"]
 
 
 async def test_4_a_superseded_owners_put_is_refused(it):
@@ -109,7 +111,9 @@ async def test_9_on_the_same_task_the_current_owners_value_survives(it):
     task = str(uuid4())
     await current.put_writes(stored, [("ch", "current")], task)
     await refused(stale.put_writes(stored, [("ch", "stale")], task))
-    assert [w[2] for w in await writes_at(it, thread_id, stored["configurable"]["checkpoint_id"])] == ["current"]
+    assert [
+        w[2] for w in await writes_at(it, thread_id, stored["configurable"]["checkpoint_id"])
+    ] == ["current"]
 
 
 @pytest.mark.parametrize("channel", ["__resume__", "__error__", "__interrupt__", "__scheduled__"])
@@ -147,7 +151,9 @@ async def test_13_the_new_owner_writes_after_taking_over(it):
     c2 = await put(new, thread_id, parent=c1, step=1)
     await new.put_writes(c2, [("ch", "recovered")], str(uuid4()))
     assert await it.tip(thread_id) == c2["configurable"]["checkpoint_id"]
-    assert [w[2] for w in await writes_at(it, thread_id, c2["configurable"]["checkpoint_id"])] == ["recovered"]
+    assert [w[2] for w in await writes_at(it, thread_id, c2["configurable"]["checkpoint_id"])] == [
+        "recovered"
+    ]
 
 
 async def test_14_the_current_owners_repeated_write_is_absorbed_not_refused(it, api):
