@@ -5,7 +5,7 @@ and the synchronous half. Reads go through the saver, never through a claimed wr
 from uuid import uuid4
 
 import pytest
-from lg_checkpoints import checkpoint, child_of, config, metadata
+from lg_checkpoints import checkpoint, config, metadata
 from lg_through import Through
 
 from fencegate import FencegateError
