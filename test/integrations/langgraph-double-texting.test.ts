@@ -7,6 +7,7 @@ import { INTEGRATION_ERRORS } from '../../src/errors.js';
 import { Fencegate } from '../../src/gate.js';
 import {
   FencedCheckpointSaver,
+  isStaleWriteOwnerError,
   isThreadBusyError,
   runThread,
   type MultitaskStrategy,
@@ -139,7 +140,9 @@ describe('runThread: a second run on a busy thread', () => {
         // The old run renews every third of its ttl: its first renewal after the takeover fails.
         await expect.poll(() => signalled, { timeout: TTL_MS }).toBe(true);
         points.release('act');
-        await expect(running).rejects.toMatchObject({ code: 'stale_fence' });
+        const stopped = await running.catch((error: unknown) => error);
+        expect(isStaleWriteOwnerError(stopped)).toBe(true);
+        expect(stopped).toMatchObject({ code: 'stale_fence', threadId: thread });
 
         const kept = durability === 'exit' ? [] : ['m1', 'plan by run-1'];
         expect(second.steps).toEqual([...kept, ...fullRun('run-2', 'm2')]);

@@ -21,6 +21,7 @@ import { FencedCheckpointSaver } from './checkpoint-saver.js';
 import { keepRenewed } from './lease-renewal.js';
 import { claimThread, MULTITASK_STRATEGIES, type MultitaskStrategy } from './thread-claim.js';
 import { markRunEnded, markRunStarted, readRunMarker, type MarkerState } from './run-marker.js';
+import { asStaleWriteOwner } from './stale-write-owner-error.js';
 import { rollBackRun } from './thread-rollback.js';
 
 export { MULTITASK_STRATEGIES, type MultitaskStrategy };
@@ -110,7 +111,7 @@ export async function runThread<Input, Output>(
     return result;
   } catch (error) {
     await endRun(gate, request.scope, lease, marker);
-    throw lostAuthority(lease) ?? error;
+    throw asStaleWriteOwner(threadId, lostAuthority(lease) ?? error);
   } finally {
     stopRenewing();
   }
@@ -150,7 +151,10 @@ async function endRun(
   }
 }
 
-/** The store's word on a run that lost its thread, rather than LangGraph's abort error. */
+/**
+ * The store's word on a run that lost its thread, rather than LangGraph's abort error; thrown as
+ * StaleWriteOwnerError, as the saver throws a refused write, whichever of the two came first.
+ */
 function lostAuthority(lease: HeldLease): FencegateError | undefined {
   const reason: unknown = lease.signal.reason;
   if (!lease.signal.aborted || !isFencegateError(reason)) return undefined;
