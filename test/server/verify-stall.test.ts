@@ -14,8 +14,12 @@ import { startServer, type RunningServer } from '../../src/server/start-server.j
 import { LARGE_CUTOVER, LARGE_TENANT, writeLargeHistory } from '../audit/large-history.js';
 
 const ENTRIES = 200_000;
-/** Generous: a page of replay takes a few ms; the whole replay in one go took over a second. */
-const MAX_HEALTHZ_MS = 250;
+/**
+ * The worst /healthz wait, as a share of the time the work took: a replay held in one go blocks
+ * the server for a large part of it (0.3 of it, measured before the replays gave way; 0.04 after), a page
+ * at a time for a few milliseconds. A share, not a time, so a loaded machine slows both alike.
+ */
+const MAX_SHARE_OF_WORK = 0.1;
 
 let dir: string;
 let running: RunningServer;
@@ -106,13 +110,19 @@ it('keeps /healthz answering while verify, the report and the panels run on a la
   const probe = startProbe(`${running.url}/healthz`);
   await new Promise((resolve) => setTimeout(resolve, 300));
   let latencies: number[];
+  const started = performance.now();
+  let workMs = 0;
   try {
     await work();
+    workMs = performance.now() - started;
   } finally {
     latencies = await probe.stop();
   }
   const worst = Math.max(...latencies);
-  expect(worst, `worst /healthz latency ${Math.round(worst)} ms`).toBeLessThan(MAX_HEALTHZ_MS);
+  expect(
+    worst / workMs,
+    `worst /healthz latency ${Math.round(worst)} ms while the work took ${Math.round(workMs)} ms`,
+  ).toBeLessThan(MAX_SHARE_OF_WORK);
   expect(latencies.length).toBeGreaterThan(5);
 }, 120_000);
 
