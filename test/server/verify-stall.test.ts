@@ -16,8 +16,8 @@ import { LARGE_CUTOVER, LARGE_TENANT, writeLargeHistory } from '../audit/large-h
 const ENTRIES = 200_000;
 /**
  * The worst /healthz wait, as a share of the time the work took: a replay held in one go blocks
- * the server for a large part of it (0.3 of it, measured before the replays gave way; 0.04 after), a page
- * at a time for a few milliseconds. A share, not a time, so a loaded machine slows both alike.
+ * the server for a large part of it (0.3, measured before the replays gave way; 0.04 after), a
+ * page at a time for a few milliseconds. A share, not a time: a loaded machine slows both alike.
  */
 const MAX_SHARE_OF_WORK = 0.1;
 
