@@ -1,6 +1,6 @@
 """fencegate for Python: fencing tokens, leases and revision checks at the commit boundary, over
-the fencegate HTTP API. ``Client`` needs the standard library only; ``AsyncClient`` (the same
-methods as coroutines) needs httpx, the extra ``fencegate[async]``.
+the fencegate HTTP API. ``Client`` and ``AsyncClient`` (the same methods as coroutines) need the
+standard library only.
 
     import fencegate
 

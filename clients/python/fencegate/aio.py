@@ -1,9 +1,9 @@
-"""fencegate.AsyncClient: the fencegate HTTP API as coroutines, over httpx.
+"""fencegate.AsyncClient: the fencegate HTTP API as coroutines, over asyncio streams.
 
 The same plans as ``fencegate.Client`` (_api.py): the same methods, errors, retry rules and
 settling of unknown commit outcomes; only the I/O differs, and it never blocks the event loop.
-httpx is the optional extra ``fencegate[async]``; the blocking client needs nothing but the
-standard library.
+Like the blocking client it needs nothing but the standard library (_async_http.py), and it
+keeps its connections open between requests.
 
     async with fencegate.AsyncClient(url, token) as client:
         grant = await client.acquire("wf-1/memory", holder="worker-7", ttl_ms=30_000)
@@ -12,17 +12,9 @@ standard library.
 from typing import Any, Awaitable, Callable, Optional
 
 from ._api import ApiPlans, install_calls
+from ._async_http import Session
 from ._plans import Exchange, run_async
 from ._wire import Reply
-
-try:
-    import httpx
-
-    from ._async_http import exchange, open_session
-except ModuleNotFoundError as absent:  # pragma: no cover - only without the extra
-    if absent.name != "httpx":
-        raise
-    httpx = None  # type: ignore[assignment]
 
 
 class AsyncClient(ApiPlans):
@@ -34,15 +26,11 @@ class AsyncClient(ApiPlans):
 
     def __init__(self, base_url: str, token: str, timeout: float = 10.0, retries: int = 3) -> None:
         """``timeout`` is per attempt, in seconds; ``retries`` extra attempts where allowed."""
-        if httpx is None:
-            raise ImportError(
-                "fencegate.AsyncClient needs httpx: pip install 'fencegate[async]'"
-            )
         self.base_url = base_url.rstrip("/")
         self._token = token
         self.timeout = timeout
         self.retries = retries
-        self._session: Optional["httpx.AsyncClient"] = None
+        self._session: Optional[Session] = None
 
     def __repr__(self) -> str:  # never the token
         return f"fencegate.AsyncClient({self.base_url!r})"
@@ -61,10 +49,8 @@ class AsyncClient(ApiPlans):
 
     async def _exchange(self, step: Exchange) -> Reply:
         if self._session is None:
-            self._session = open_session(self.timeout)
-        return await exchange(
-            self._session, self.base_url + step.path, step.method, self._token, step.body
-        )
+            self._session = Session(self.base_url, self.timeout)
+        return await self._session.exchange(step.method, step.path, self._token, step.body)
 
 
 def _awaitable(plan: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
