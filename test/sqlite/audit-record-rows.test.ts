@@ -1,7 +1,6 @@
 /**
  * An audit entry's record changes are kept compact on SQLite (sqlite-audit-row.ts): the entry
- * reads back with every field, in the order it was built, and entries written in the earlier form
- * (an array of objects) still read as they were.
+ * reads back with every field, in the order it was built.
  */
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
@@ -77,24 +76,5 @@ describe("audit entries' record changes on SQLite", () => {
       ['a', 1, false],
       ['b', 1, false],
     ]);
-  });
-
-  it('written as objects, as earlier versions did, still read as they were', async () => {
-    const earlier = [
-      {
-        name: 'old',
-        expected: 2,
-        actual: 2,
-        resulting: 3,
-        fingerprint: 'f'.repeat(64),
-        deleted: false,
-      },
-    ];
-    const db = new Database(path);
-    db.prepare("UPDATE audit SET records = ? WHERE operation_id = 'accepted'").run(
-      JSON.stringify(earlier),
-    );
-    db.close();
-    expect(JSON.stringify((await entryOf('accepted'))?.records)).toBe(JSON.stringify(earlier));
   });
 });

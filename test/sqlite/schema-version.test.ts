@@ -1,7 +1,8 @@
 /**
- * A SQLite file migrated by a newer fencegate may hold rows in forms this version does not read
- * (stored outcomes in compact rows, for one), so opening it is refused, with nothing changed,
- * instead of misreading its rows.
+ * The schema version of a SQLite file. A file migrated by a newer fencegate may hold rows in forms
+ * this version does not read (stored outcomes in compact rows, for one), and a file made before
+ * the baseline schema by a pre-release version holds rows in forms no release reads: opening
+ * either is refused, by its version and with what to do, and the file is left as it is.
  */
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
@@ -15,7 +16,36 @@ const dir = tempDir();
 
 afterAll(() => dir.cleanup());
 
+function openError(path: string): unknown {
+  try {
+    SqliteStore.open({ path });
+  } catch (caught) {
+    return caught;
+  }
+  return undefined;
+}
+
+function tablesOf(path: string): string[] {
+  const check = new Database(path, { readonly: true });
+  const rows = check
+    .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+    .all() as { name: string }[];
+  check.close();
+  return rows.map((row) => row.name);
+}
+
 describe('the schema version of a SQLite file', () => {
+  it('a new file gets the baseline and records each version once', async () => {
+    const path = join(dir.path, 'fresh.db');
+    await SqliteStore.open({ path }).close();
+    await SqliteStore.open({ path }).close();
+    const check = new Database(path, { readonly: true });
+    const versions = check.prepare('SELECT version, name FROM fencegate_schema').all();
+    check.close();
+    expect(versions).toEqual(SQLITE_MIGRATIONS.map(({ version, name }) => ({ version, name })));
+    expect(versions[0]).toEqual({ version: 1, name: 'baseline' });
+  });
+
   it('a file migrated by a newer version is refused by name, and left as it is', async () => {
     const path = join(dir.path, 'newer.db');
     await SqliteStore.open({ path }).close();
@@ -23,25 +53,40 @@ describe('the schema version of a SQLite file', () => {
     const raw = new Database(path);
     raw
       .prepare(
-        "INSERT INTO fencegate_migrations (version, name, applied_at) VALUES (?, 'later', datetime('now'))",
+        "INSERT INTO fencegate_schema (version, name, applied_at) VALUES (?, 'later', datetime('now'))",
       )
       .run(known + 1);
     raw.close();
 
-    let error: unknown;
-    try {
-      SqliteStore.open({ path });
-    } catch (caught) {
-      error = caught;
-    }
+    const error = openError(path);
     expect(isFencegateError(error) && error.code).toBe('store_unavailable');
     expect(isFencegateError(error) && error.message).toMatch(
       new RegExp(`schema ${known + 1}.*newer.*up to ${known}`),
     );
     const check = new Database(path, { readonly: true });
-    const versions = check.prepare('SELECT MAX(version) AS v FROM fencegate_migrations').get();
+    const versions = check.prepare('SELECT MAX(version) AS v FROM fencegate_schema').get();
     check.close();
     expect(versions).toEqual({ v: known + 1 });
+  });
+
+  it('a file made before the baseline is refused with its version and what to do, and left as it is', () => {
+    const path = join(dir.path, 'pre-release.db');
+    const raw = new Database(path);
+    raw.exec(`CREATE TABLE fencegate_migrations (
+      version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`);
+    raw.exec(`CREATE TABLE operations (tenant TEXT, operation_id TEXT, outcome TEXT)`);
+    const insert = raw.prepare(
+      "INSERT INTO fencegate_migrations (version, name, applied_at) VALUES (?, ?, datetime('now'))",
+    );
+    for (let version = 1; version <= 17; version++) insert.run(version, `step ${version}`);
+    raw.close();
+
+    const error = openError(path);
+    expect(isFencegateError(error) && error.code).toBe('store_unavailable');
+    expect(isFencegateError(error) && error.message).toMatch(
+      /pre-release fencegate \(schema 17 .*delete the file or open the store at a new path/,
+    );
+    expect(tablesOf(path)).toEqual(['fencegate_migrations', 'operations']);
   });
 
   it('a file at this version opens', async () => {

@@ -1,15 +1,12 @@
 /**
  * Stored outcomes on SQLite are kept compact (sqlite-operation-row.ts); a replay and
- * getOperation answer exactly what the commit answered, field order included, and rows written
- * in the earlier form (the whole outcome as JSON, the fingerprint as hex text) still answer.
+ * getOperation answer exactly what the commit answered, field order included.
  */
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requestFingerprint } from '../../src/core/commit-check.js';
 import { Fencegate } from '../../src/gate.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { validateCommit } from '../../src/core/validate.js';
 import type { CommitRequest, Grant } from '../../src/types.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
@@ -39,16 +36,6 @@ function request(operationId: string, expectRevision: number): CommitRequest {
     ],
     intents: [{ effectKey: `mail-${operationId}`, target: 'mail', payload: { to: 'x' } }],
   };
-}
-
-/** Writes an operations row as an earlier version would have, behind the store's back. */
-function storeRow(operationId: string, fingerprint: string | Buffer, outcome: string): void {
-  const db = new Database(path);
-  db.prepare(
-    `INSERT INTO operations (tenant, operation_id, request_fingerprint, outcome, created_at)
-     VALUES ('default', ?, ?, ?, 0)`,
-  ).run(operationId, fingerprint, outcome);
-  db.close();
 }
 
 describe('stored outcomes on SQLite', () => {
@@ -81,41 +68,6 @@ describe('stored outcomes on SQLite', () => {
     db.close();
     const { error } = answered as Extract<typeof answered, { outcome: 'rejected' }>;
     expect(JSON.parse(row.outcome)).toEqual([1, error.code, error.message, error.details]);
-  });
-
-  it('refusals written with their error as an object still answer', async () => {
-    const error = {
-      code: 'stale_revision',
-      message: 'record a was expected at revision 4; it is at revision 1',
-      details: { name: 'a', expected: 4, actual: 1, exists: true },
-    };
-    const legacyRequest = request('legacy-2', 4);
-    const fingerprint = requestFingerprint(validateCommit(legacyRequest));
-    storeRow('legacy-2', Buffer.from(fingerprint, 'hex'), JSON.stringify([1, error]));
-
-    const stored = { outcome: 'rejected', operationId: 'legacy-2', replayed: false, error };
-    expect(JSON.stringify(await gate.getOperation('legacy-2'))).toBe(JSON.stringify(stored));
-    expect(await gate.commit(legacyRequest)).toEqual({ ...stored, replayed: true });
-  });
-
-  it('rows written as the whole outcome and a hex fingerprint still answer', async () => {
-    const legacy = {
-      outcome: 'committed',
-      operationId: 'legacy-1',
-      scope: 'rows',
-      fence: grant.fence,
-      records: [{ name: 'old', revision: 3, incarnation: 1, fingerprint: 'f'.repeat(64) }],
-      intents: [],
-      replayed: false,
-    };
-    const legacyRequest = request('legacy-1', 0);
-    const fingerprint = requestFingerprint(validateCommit(legacyRequest));
-    storeRow('legacy-1', fingerprint, JSON.stringify(legacy));
-
-    expect(await gate.getOperation('legacy-1')).toEqual(legacy);
-    expect(await gate.commit(legacyRequest)).toEqual({ ...legacy, replayed: true });
-    const conflict = await gate.commit(request('legacy-1', 5)).catch((error: unknown) => error);
-    expect(conflict).toMatchObject({ code: 'operation_id_conflict' });
   });
 });
 

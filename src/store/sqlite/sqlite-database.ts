@@ -1,5 +1,5 @@
 /**
- * Opening a SQLite file: pragmas, migrations, and the write-transaction wrapper that makes several
+ * Opening a SQLite file: pragmas, the schema (sqlite-migrations.ts), and the write-transaction wrapper that makes several
  * processes sharing one file safe. Every write runs under BEGIN IMMEDIATE, so the write lock is
  * taken before anything is read and a transaction never has to upgrade a read snapshot (the
  * upgrade is where WAL mode returns SQLITE_BUSY without waiting).
@@ -7,7 +7,7 @@
 import Database from 'better-sqlite3';
 import { FencegateError } from '../../errors.js';
 import { BUSY_SLICE_MS } from './sqlite-busy.js';
-import { SQLITE_MIGRATIONS } from './sqlite-migrations.js';
+import { migrate } from './sqlite-migrations.js';
 
 export type SqliteDatabase = Database.Database;
 
@@ -77,33 +77,6 @@ export function mainFileOf(db: SqliteDatabase): string {
 export function synchronousOf(db: SqliteDatabase): Synchronous | 'EXTRA' {
   const level = db.pragma('synchronous', { simple: true }) as number;
   return SYNCHRONOUS_LEVELS[level] ?? 'EXTRA';
-}
-
-function migrate(db: SqliteDatabase): void {
-  const apply = db.transaction(() => {
-    db.exec(`CREATE TABLE IF NOT EXISTS fencegate_migrations (
-      version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`);
-    const row = db.prepare('SELECT MAX(version) AS v FROM fencegate_migrations').get() as {
-      v: number | null;
-    };
-    const current = row.v ?? 0;
-    const known = SQLITE_MIGRATIONS.at(-1)?.version ?? 0;
-    if (current > known) {
-      // A newer version may keep rows in forms this one would misread (stored outcomes, for one).
-      throw new FencegateError(
-        'store_unavailable',
-        `the SQLite file is at schema ${current}, written by a newer fencegate; this version knows up to ${known}: run the newer version`,
-      );
-    }
-    for (const migration of SQLITE_MIGRATIONS) {
-      if (migration.version <= current) continue;
-      db.exec(migration.sql);
-      db.prepare(
-        "INSERT INTO fencegate_migrations (version, name, applied_at) VALUES (?, ?, datetime('now'))",
-      ).run(migration.version, migration.name);
-    }
-  });
-  apply.immediate();
 }
 
 /** SQLite result codes that mean the file could not be used; nothing was committed. */

@@ -5,9 +5,7 @@
  * request fingerprint is kept as its 32 bytes; the outcome as a JSON array without what the row
  * already says: its operationId (the key) and `replayed` (false for every stored outcome).
  * A refusal's error is kept as its code, message and details without their field names, which
- * were a sixth of the row every stale commit stores.
- * Rows written as the full JSON object and hex text, or a refusal's error as an object, as
- * earlier versions did, read as they are.
+ * were a sixth of the row every stale commit stores. This compact form is the only one.
  */
 import type { CommitResult, CommittedIntent, CommittedRecord } from '../../types.js';
 
@@ -30,48 +28,34 @@ type CompactIntent = [string, CommittedIntent['status']];
 type Rejection = Extract<CommitResult, { outcome: 'rejected' }>['error'];
 type CompactOutcome =
   | [typeof COMMITTED, string, number, CompactRecord[], CompactIntent[]]
-  | [typeof REJECTED, Rejection['code'], string, Rejection['details']]
-  /** The form earlier versions wrote. */
-  | [typeof REJECTED, Rejection];
+  | [typeof REJECTED, Rejection['code'], string, Rejection['details']];
 
-/** Fields of each outcome shape: one with any other field is kept whole, so nothing is lost. */
-const COMMITTED_FIELDS = 7;
-const REJECTED_FIELDS = 4;
-const REJECTION_FIELDS = ['code', 'message', 'details'].join();
-
-export function outcomeColumn(operationId: string, outcome: CommitResult): string {
-  if (outcome.operationId !== operationId || outcome.replayed) return JSON.stringify(outcome);
-  const fields = Object.keys(outcome).length;
-  if (outcome.outcome === 'committed' && fields === COMMITTED_FIELDS) {
-    const compact: CompactOutcome = [
-      COMMITTED,
-      outcome.scope,
-      outcome.fence,
-      outcome.records.map((r): CompactRecord => [r.name, r.revision, r.incarnation, r.fingerprint]),
-      outcome.intents.map((i): CompactIntent => [i.effectKey, i.status]),
-    ];
-    return JSON.stringify(compact);
-  }
-  if (outcome.outcome === 'rejected' && fields === REJECTED_FIELDS) {
-    const { error } = outcome;
-    // Field order included: the answer read back is built in this order.
-    const compact: CompactOutcome =
-      Object.keys(error).join() === REJECTION_FIELDS && error.details !== undefined
-        ? [REJECTED, error.code, error.message, error.details]
-        : [REJECTED, error];
-    return JSON.stringify(compact);
-  }
-  return JSON.stringify(outcome);
+/** The outcome as stored under its operationId: its own id and `replayed` are not kept. */
+export function outcomeColumn(outcome: CommitResult): string {
+  const compact: CompactOutcome =
+    outcome.outcome === 'committed'
+      ? [
+          COMMITTED,
+          outcome.scope,
+          outcome.fence,
+          outcome.records.map((r): CompactRecord => [
+            r.name,
+            r.revision,
+            r.incarnation,
+            r.fingerprint,
+          ]),
+          outcome.intents.map((i): CompactIntent => [i.effectKey, i.status]),
+        ]
+      : [REJECTED, outcome.error.code, outcome.error.message, outcome.error.details];
+  return JSON.stringify(compact);
 }
 
 /** The outcome as it was answered, fields in the order the plan built them. */
 export function outcomeOf(operationId: string, column: string): CommitResult {
-  const parsed = JSON.parse(column) as CompactOutcome | CommitResult;
-  if (!Array.isArray(parsed)) return parsed;
+  const parsed = JSON.parse(column) as CompactOutcome;
   if (parsed[0] === REJECTED) {
-    const error: Rejection =
-      parsed.length === 4 ? { code: parsed[1], message: parsed[2], details: parsed[3] } : parsed[1];
-    return { outcome: 'rejected', operationId, replayed: false, error };
+    const [, code, message, details] = parsed;
+    return { outcome: 'rejected', operationId, replayed: false, error: { code, message, details } };
   }
   const [, scope, fence, records, intents] = parsed;
   return {

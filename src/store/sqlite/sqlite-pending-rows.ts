@@ -31,7 +31,7 @@ export class PendingRows {
     const { requestFingerprint, outcome, at } = put.row;
     return {
       requestFingerprint,
-      outcome: outcomeOf(operationId, outcomeColumn(operationId, outcome)),
+      outcome: outcomeOf(operationId, outcomeColumn(outcome)),
       at,
     };
   }
@@ -74,7 +74,7 @@ function operationColumns(put: PendingOperation): unknown[] {
     put.tenant,
     put.operationId,
     fingerprintColumn(requestFingerprint),
-    outcomeColumn(put.operationId, outcome),
+    outcomeColumn(outcome),
     at,
   ];
 }

@@ -57,7 +57,7 @@ export function auditPrunedHash(db: SqliteDatabase): string | null {
   return row?.hash ?? null;
 }
 
-/** The store's id, made by migration 16 (verify checkpoints name it). */
+/** The store's id, made with the schema (verify checkpoints name it). */
 export function storeIdOf(db: SqliteDatabase): string {
   return read(
     () =>
@@ -88,27 +88,3 @@ export function auditPrunedThrough(db: SqliteDatabase): number {
   );
   return row?.seq ?? 0;
 }
-
-export const SQLITE_RETENTION_MIGRATION = `
-  CREATE TABLE audit_retention (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
-    pruned_through INTEGER NOT NULL
-  );
-`;
-
-/**
- * Migration 16: stored outcomes by age, so a retention step finds the oldest without walking the
- * table (its entries are appended at the right edge, store time only grows, so a commit batch
- * dirties one more index page, not one per commit); the store's id, made once at random, that a
- * verify checkpoint names; and the hash of the last pruned audit entry, which a checkpoint ending
- * there must match.
- */
-export const SQLITE_STORE_ID_AND_OUTCOMES_BY_AGE_SQL = `
-  CREATE INDEX operations_by_age ON operations (created_at);
-  CREATE TABLE store_identity (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
-    store_id TEXT NOT NULL
-  );
-  INSERT INTO store_identity (id, store_id) VALUES (1, lower(hex(randomblob(16))));
-  ALTER TABLE audit_retention ADD COLUMN pruned_hash TEXT;
-`;

@@ -5,20 +5,6 @@
  */
 import { read, type SqliteDatabase } from './sqlite-database.js';
 
-export const SQLITE_STORE_MARKS_MIGRATION = `
-  CREATE TABLE verified_checkpoint (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
-    last_seq INTEGER NOT NULL,
-    checkpoint TEXT NOT NULL
-  );
-  CREATE TABLE first_run_tokens (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
-    made_at INTEGER NOT NULL
-  );
-  -- A store that already has tokens had its first run.
-  INSERT INTO first_run_tokens (id, made_at) SELECT 1, 0 WHERE EXISTS (SELECT 1 FROM tokens);
-`;
-
 /** Keeps the checkpoint unless the stored one already reaches as far or further. */
 export function saveVerifiedCheckpoint(db: SqliteDatabase, lastSeq: number, json: string): void {
   db.prepare(
