@@ -14,6 +14,7 @@ import {
 } from '../server/start-server.js';
 import { parseOutcomeWindow } from '../retention/duration.js';
 import { ManualClock } from '../testing/manual-clock.js';
+import { storeKindsUsage } from './store-kinds-usage.js';
 import {
   EXIT_OK,
   stringOption,
@@ -35,8 +36,8 @@ Runs the fencegate HTTP API. Prints "fencegate listening on http://HOST:PORT" on
 accepts requests; exits cleanly on SIGTERM or SIGINT after in-flight requests finish.
 
 Options:
-  --store URL           sqlite:PATH, sqlite::memory:, postgres://… or etcd://host:port[,host:port…]
-                          (env FENCEGATE_STORE, default ${DEFAULT_STORE_URL})
+  --store URL           the store (env FENCEGATE_STORE, default ${DEFAULT_STORE_URL}), one of:
+${storeKindsUsage('                          ')}
   --host HOST           address to listen on                           (env FENCEGATE_HOST, default ${DEFAULT_HOST})
   --port PORT           port to listen on, 0 for any free port         (env FENCEGATE_PORT, default ${DEFAULT_PORT})
   --dispatch            also run the dispatcher in this process: it delivers committed intents
