@@ -261,7 +261,7 @@ function firstRunIdsText(tokens: FirstRunTokens, where: string): string {
     `  admin token id:                         ${tokens.adminTokenId}`,
     `  operator token id, tenant "${tokens.operatorTenant}":        ${tokens.operatorTokenId}`,
     '',
-    'Without them, make tokens with the store at hand:',
+    'For a token to use here, create one with access to the store:',
     `  fencegate token create --tenant ${tokens.operatorTenant} --role operator   (prints a new token)`,
     'and revoke these with: fencegate token revoke ID',
     '',
