@@ -2,16 +2,11 @@
  * PostgreSQL cases of dispatch, cutovers and the jobs ledger that the every-store suites cannot
  * express: races between concurrent transactions, each decided by row locks and shown by holding
  * one side open in a transaction of its own (never by timing), concurrent dispatchers on separate
- * pools, the migration from a schema created before these functions existed, and the database
- * clock.
+ * pools, the refusal of a schema made before the baseline, and the database clock.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyStore } from '../../src/audit/verify.js';
 import { Fencegate } from '../../src/gate.js';
-import {
-  POSTGRES_MIGRATIONS,
-  renderMigration,
-} from '../../src/store/postgres/postgres-migrations.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { cutoverFingerprint } from '../../src/cutover/plan.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
@@ -475,9 +470,9 @@ describe.skipIf(noPostgres)('jobs ledger', () => {
   });
 });
 
-describe.skipIf(noPostgres)('migrating a schema created before dispatch and cutovers', () => {
-  it('applies the new migrations on open and keeps the data', async () => {
-    const old = testSchema('upgrade');
+describe.skipIf(noPostgres)('a schema made before the baseline', () => {
+  it('is refused with its version and what to do, and left as it is', async () => {
+    const old = testSchema('pre_release');
     try {
       await withClient(url, async (client) => {
         await client.query(`CREATE SCHEMA ${old}`);
@@ -485,39 +480,29 @@ describe.skipIf(noPostgres)('migrating a schema created before dispatch and cuto
           `CREATE TABLE ${old}.migrations (version integer PRIMARY KEY, name text NOT NULL,
              applied_at timestamptz NOT NULL DEFAULT now())`,
         );
-        for (const migration of POSTGRES_MIGRATIONS.filter((m) => m.version <= 6)) {
-          await client.query(renderMigration(migration.sql, old));
-          await client.query(`INSERT INTO ${old}.migrations (version, name) VALUES ($1, $2)`, [
-            migration.version,
-            migration.name,
-          ]);
-        }
-        await client.query(`SELECT ${old}.acquire('default', 'kept', 'w', 60000, 'v7', 1000)`);
-      });
-      const upgraded = await Fencegate.open({
-        store: await PostgresStore.open({ url, schema: old, clock }),
-      });
-      try {
-        expect(await upgraded.getScope('kept')).toMatchObject({ fence: 1, policyVersion: 'v7' });
-        await upgraded.registerPolicy({ version: 'v8' });
-        const result = await upgraded.cutover({
-          cutoverId: 'after-upgrade',
-          toPolicy: 'v8',
-          holder: 'ctl',
-          scopes: ['kept'],
-        });
-        expect(result.fences).toEqual([{ scope: 'kept', fence: 2 }]);
-        const versions = await withClient(url, async (client) =>
-          (
-            await client.query<{ version: number }>(
-              `SELECT version FROM ${old}.migrations ORDER BY version`,
-            )
-          ).rows.map((row) => row.version),
+        await client.query(
+          `INSERT INTO ${old}.migrations (version, name) SELECT v, 'step ' || v FROM generate_series(1, 23) v`,
         );
-        expect(versions).toEqual(POSTGRES_MIGRATIONS.map((m) => m.version));
-      } finally {
-        await upgraded.close();
-      }
+      });
+      const error = await PostgresStore.open({ url, schema: old, clock }).then(
+        (store) => store.close().then(() => undefined),
+        (caught: unknown) => caught,
+      );
+      expect(error).toMatchObject({ code: 'store_unavailable' });
+      expect((error as Error).message).toMatch(
+        new RegExp(
+          `schema ${old} was made by a pre-release fencegate \\(version 23 .*DROP SCHEMA ${old} CASCADE`,
+        ),
+      );
+      const tables = await withClient(url, async (client) =>
+        (
+          await client.query<{ name: string }>(
+            `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1`,
+            [old],
+          )
+        ).rows.map((row) => row.name),
+      );
+      expect(tables).toEqual(['migrations']);
     } finally {
       await dropSchema(url, old);
     }

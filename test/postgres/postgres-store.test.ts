@@ -57,7 +57,7 @@ async function caught(call: Promise<unknown>): Promise<unknown> {
 }
 
 describe.skipIf(noPostgres)('opening', () => {
-  it('records every migration once, also when several processes open a new schema together', async () => {
+  it('records every schema version once, also when several processes open a new schema together', async () => {
     const fresh = testSchema('open');
     try {
       const stores = await Promise.all(
@@ -67,7 +67,7 @@ describe.skipIf(noPostgres)('opening', () => {
       const versions = await withClient(url, async (client) =>
         (
           await client.query<{ version: number }>(
-            `SELECT version FROM ${fresh}.migrations ORDER BY version`,
+            `SELECT version FROM ${fresh}.schema_versions ORDER BY version`,
           )
         ).rows.map((row) => row.version),
       );

@@ -7,6 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
+import { FencegateError } from '../../errors.js';
 import { classify, internalError, outcomeUnknown, storeUnavailable } from './postgres-errors.js';
 import { DEFAULT_POOL, type PostgresPoolOptions } from './postgres-pool-options.js';
 
@@ -62,6 +63,8 @@ export class PostgresConnection {
       return result;
     } catch (error) {
       client.release(true);
+      // A refusal the work decided (a schema this version does not open) keeps its own message.
+      if (error instanceof FencegateError) throw error;
       if (classify(error) === 'internal') throw internalError(this.target, error);
       throw storeUnavailable(this.target, error);
     }

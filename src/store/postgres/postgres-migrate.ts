@@ -1,12 +1,14 @@
 /**
  * Applies the schema (postgres-migrations.ts) at open, in one transaction under an advisory lock,
- * so processes opening the store together apply each migration once. Kept apart from the list so
- * the public types do not reach pg's.
+ * so processes opening the store together apply each version once. A schema made before the
+ * baseline, or by a newer version, is refused with nothing changed. Kept apart from the list so the
+ * public types do not reach pg's.
  */
 import type { PoolClient } from 'pg';
+import { FencegateError } from '../../errors.js';
 import { POSTGRES_MIGRATIONS, renderMigration } from './postgres-migrations.js';
 
-/** Applies the missing migrations; returns the versions applied now. */
+/** Applies the missing versions; returns the versions applied now. */
 export async function migrate(client: PoolClient, schema: string): Promise<number[]> {
   const applied: number[] = [];
   await client.query('BEGIN');
@@ -17,19 +19,27 @@ export async function migrate(client: PoolClient, schema: string): Promise<numbe
     await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
       `fencegate.migrate:${schema}`,
     ]);
+    await refusePreBaseline(client, schema);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
     await client.query(
-      `CREATE TABLE IF NOT EXISTS ${schema}.migrations (
+      `CREATE TABLE IF NOT EXISTS ${schema}.schema_versions (
          version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
     );
     const { rows } = await client.query<{ version: number | null }>(
-      `SELECT max(version) AS version FROM ${schema}.migrations`,
+      `SELECT max(version) AS version FROM ${schema}.schema_versions`,
     );
     const current = rows[0]?.version ?? 0;
+    const known = POSTGRES_MIGRATIONS.at(-1)?.version ?? 0;
+    if (current > known) {
+      throw new FencegateError(
+        'store_unavailable',
+        `the PostgreSQL schema ${schema} is at version ${current}, made by a newer fencegate; this version knows up to ${known}: run the newer version`,
+      );
+    }
     for (const migration of POSTGRES_MIGRATIONS) {
       if (migration.version <= current) continue;
       await client.query(renderMigration(migration.sql, schema));
-      await client.query(`INSERT INTO ${schema}.migrations (version, name) VALUES ($1, $2)`, [
+      await client.query(`INSERT INTO ${schema}.schema_versions (version, name) VALUES ($1, $2)`, [
         migration.version,
         migration.name,
       ]);
@@ -41,4 +51,20 @@ export async function migrate(client: PoolClient, schema: string): Promise<numbe
     throw error;
   }
   return applied;
+}
+
+async function refusePreBaseline(client: PoolClient, schema: string): Promise<void> {
+  const { rows } = await client.query<{ earlier: string | null }>(
+    'SELECT to_regclass($1)::text AS earlier',
+    [`${schema}.migrations`],
+  );
+  if (rows[0]?.earlier == null) return;
+  const versions = await client.query<{ version: number | null }>(
+    `SELECT max(version) AS version FROM ${schema}.migrations`,
+  );
+  const version = versions.rows[0]?.version ?? 0;
+  throw new FencegateError(
+    'store_unavailable',
+    `the PostgreSQL schema ${schema} was made by a pre-release fencegate (version ${version} of the pre-release numbering), which this version does not open: no release made it, so drop the schema (DROP SCHEMA ${schema} CASCADE) or open the store with a new ?schema=`,
+  );
 }

@@ -1,14 +1,19 @@
 /**
- * The PostgreSQL schema as data: an ordered list of SQL texts, applied at open in one transaction
- * under an advisory lock (so processes opening the store together apply each migration once) and
- * recorded in `<schema>.migrations`. Every object lives in the store's own schema; `@schema@` in
- * the texts is replaced by its name. A migration is never edited once released: changes are new
- * entries (CREATE OR REPLACE FUNCTION for function bodies).
+ * The PostgreSQL schema's versions: an ordered list of SQL texts, applied at open in one
+ * transaction under an advisory lock (so processes opening the store together apply each once) and
+ * recorded in `<schema>.schema_versions`. Every object lives in the store's own schema; `@schema@`
+ * in the texts is replaced by its name.
+ *
+ * Version 1 is the baseline, the first of a numbering that starts again with the first release:
+ * the schema the pre-release versions built step by step, in one piece, grouped by concern (the
+ * tables, then the functions, then the triggers that call them). A change from now on is a new
+ * entry here, never an edit of one already released. Schemas made before the baseline recorded
+ * their steps in `<schema>.migrations` instead; no release made them, so they are refused, not
+ * upgraded (postgres-migrate.ts).
  */
 import { AFTER_LOCKS_SQL } from './postgres-sql-after-locks.js';
 import { AUDIT_SQL } from './postgres-sql-audit.js';
 import { COMMIT_SQL } from './postgres-sql-commit.js';
-import { COMMIT_READS_SQL } from './postgres-sql-commit-reads.js';
 import { COMMIT_RELEASE_SQL } from './postgres-sql-commit-release.js';
 import { COMPLETE_BATCH_SQL } from './postgres-sql-complete-batch.js';
 import { COMPLETION_REASON_SQL } from './postgres-sql-completion-reason.js';
@@ -23,12 +28,7 @@ import { INTENT_NOTIFY_SQL } from './postgres-sql-intent-notify.js';
 import { LEASES_SQL } from './postgres-sql-leases.js';
 import { LEASE_JOBS_SQL } from './postgres-sql-lease-jobs.js';
 import { PLAIN_BATCH_SQL } from './postgres-sql-plain-batch.js';
-import {
-  POSTGRES_RETENTION_SQL,
-  POSTGRES_STORE_ID_AND_OUTCOMES_BY_AGE_SQL,
-} from './postgres-retention.js';
 import { TABLES_SQL } from './postgres-sql-tables.js';
-import { POSTGRES_STORE_MARKS_SQL } from './postgres-store-marks.js';
 
 export interface PostgresMigration {
   version: number;
@@ -36,63 +36,38 @@ export interface PostgresMigration {
   sql: string;
 }
 
+/**
+ * In the order each text needs the one before: SQL-language functions are checked against the
+ * tables when created, and triggers name their functions.
+ */
+const BASELINE_SQL = [
+  TABLES_SQL,
+  // Commits, one at a time, in batches and with a release; abandon.
+  COMMIT_SQL,
+  // Authority: leases and the fence check for the caller's own transactions.
+  LEASES_SQL,
+  AUDIT_SQL,
+  FENCE_SQL,
+  GROUP_COMMIT_SQL,
+  // Dispatch: claims and completions.
+  DISPATCH_SQL,
+  // Policies, cutovers and the jobs ledger.
+  CUTOVER_SQL,
+  CUTOVER_SKIP_SQL,
+  INTENT_NOTIFY_SQL,
+  // The locks-first wrappers of the functions above that read store time.
+  AFTER_LOCKS_SQL,
+  LEASE_JOBS_SQL,
+  COMPLETION_REASON_SQL,
+  CUTOVER_CLOCK_SQL,
+  FENCE_GRANTS_SQL,
+  PLAIN_BATCH_SQL,
+  COMMIT_RELEASE_SQL,
+  COMPLETE_BATCH_SQL,
+].join('');
+
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
-  { version: 1, name: 'authority, records, operations, intents, audit, tokens', sql: TABLES_SQL },
-  { version: 2, name: 'commit function', sql: COMMIT_SQL },
-  { version: 3, name: 'lease functions', sql: LEASES_SQL },
-  { version: 4, name: 'audit horizon', sql: AUDIT_SQL },
-  { version: 5, name: 'assert_fence for caller-owned tables', sql: FENCE_SQL },
-  { version: 6, name: 'group commit function', sql: GROUP_COMMIT_SQL },
-  { version: 7, name: 'intent claims and completions', sql: DISPATCH_SQL },
-  { version: 8, name: 'policies, cutovers, jobs ledger', sql: CUTOVER_SQL },
-  // Every commit appends an audit row; a per-scope index made each append maintain one more
-  // B-tree. Reading one scope's entries scans from afterSeq instead (an operator's query).
-  {
-    version: 9,
-    name: 'audit without a scope index',
-    sql: 'DROP INDEX IF EXISTS @schema@.audit_by_scope;',
-  },
-  { version: 10, name: 'cutovers skip deleted scopes', sql: CUTOVER_SKIP_SQL },
-  // Without it, one tenant's audit page (the audit endpoint, verify) walked the primary key past
-  // every other tenant's rows. Keys append at the right edge of each tenant's range.
-  {
-    version: 11,
-    name: 'audit by tenant',
-    sql: 'CREATE INDEX IF NOT EXISTS audit_by_tenant ON @schema@.audit (tenant, seq);',
-  },
-  { version: 12, name: 'intent notifications', sql: INTENT_NOTIFY_SQL },
-  { version: 13, name: "audit of a commit's dependency reads", sql: COMMIT_READS_SQL },
-  {
-    version: 14,
-    name: 'store time read after the scope locks; abandoned operations',
-    sql: AFTER_LOCKS_SQL,
-  },
-  { version: 15, name: 'audit retention mark', sql: POSTGRES_RETENTION_SQL },
-  { version: 16, name: 'job events of lease operations', sql: LEASE_JOBS_SQL },
-  {
-    version: 17,
-    name: 'completion reasons; store time after the locks of completions and cutover steps; fence grants',
-    sql: COMPLETION_REASON_SQL + CUTOVER_CLOCK_SQL + FENCE_GRANTS_SQL,
-  },
-  { version: 18, name: 'group commit of plain commits in one pass', sql: PLAIN_BATCH_SQL },
-  { version: 19, name: 'a commit that releases its lease', sql: COMMIT_RELEASE_SQL },
-  { version: 20, name: 'intent completions in batches', sql: COMPLETE_BATCH_SQL },
-  // A JSON list of scope prefixes a worker token may take over; null for none (every earlier token).
-  {
-    version: 21,
-    name: 'take-over right of worker tokens',
-    sql: 'ALTER TABLE @schema@.tokens ADD COLUMN IF NOT EXISTS may_take_over text;',
-  },
-  {
-    version: 22,
-    name: 'store id, stored outcomes by age, hash of the last pruned audit entry',
-    sql: POSTGRES_STORE_ID_AND_OUTCOMES_BY_AGE_SQL,
-  },
-  {
-    version: 23,
-    name: 'verified checkpoint and first-run tokens mark',
-    sql: POSTGRES_STORE_MARKS_SQL,
-  },
+  { version: 1, name: 'baseline', sql: BASELINE_SQL },
 ];
 
 /** Schema names are interpolated into SQL, so only plain lowercase identifiers are accepted. */

@@ -79,7 +79,7 @@ export async function auditPrunedHash(calls: PostgresCalls): Promise<string | nu
   return rows[0]?.hash ?? null;
 }
 
-/** The store's id, made by migration 22 (verify checkpoints name it). */
+/** The store's id, made with the schema (verify checkpoints name it). */
 export async function storeIdOf(calls: PostgresCalls): Promise<string> {
   const rows = await calls.rows<{ id: string }>(
     `SELECT store_id AS id FROM ${calls.schema}.store_identity WHERE id = 1`,
@@ -90,25 +90,3 @@ export async function storeIdOf(calls: PostgresCalls): Promise<string> {
     return fail('internal_error', 'the store has no id: its schema is incomplete');
   return id;
 }
-
-export const POSTGRES_RETENTION_SQL = `
-CREATE TABLE @schema@.audit_retention (
-  id integer PRIMARY KEY CHECK (id = 1),
-  pruned_through bigint NOT NULL
-);
-`;
-
-/**
- * Migration 22: stored outcomes by age (retention deletes the oldest through it); the store's id,
- * made once at random, that a verify checkpoint names; and the hash of the last pruned audit entry,
- * which a checkpoint ending there must match.
- */
-export const POSTGRES_STORE_ID_AND_OUTCOMES_BY_AGE_SQL = `
-CREATE INDEX IF NOT EXISTS operations_by_age ON @schema@.operations (created_at);
-CREATE TABLE @schema@.store_identity (
-  id integer PRIMARY KEY CHECK (id = 1),
-  store_id text NOT NULL
-);
-INSERT INTO @schema@.store_identity (id, store_id) VALUES (1, replace(gen_random_uuid()::text, '-', ''));
-ALTER TABLE @schema@.audit_retention ADD COLUMN pruned_hash text;
-`;

@@ -1,12 +1,12 @@
 /**
- * Migration 10: store time is read after the locks are held, and abandoned operations.
+ * Store time is read after the locks are held, and abandoned operations.
  *
- * The functions of migrations 2, 3 and 5 read the clock (`db_now()`) in their declarations, before
- * waiting for the scope row lock, so a commit that waited past its lease's expiry was still judged
- * by the time it arrived (and audited with it). Each of them is renamed `<name>_under_lock` and
- * replaced by a function of the same signature that first takes the same row locks (in the same
- * order and modes), then reads the clock and calls it: its own locking then finds the locks held
- * and waits no more. Bodies stay in the migrations that created them.
+ * The scope functions (postgres-sql-commit.ts, -leases.ts, -fence.ts) read the clock (`db_now()`)
+ * in their declarations, before waiting for the scope row lock: called directly, a commit that
+ * waited past its lease's expiry would be judged by the time it arrived. They are created as
+ * `<name>_under_lock`, and `<name>` is a function of the same signature that first takes the same
+ * row locks (in the same order and modes), then reads the clock and calls it: its own locking then
+ * finds the locks held and waits no more.
  *
  * The new `commit` also answers every commit with an abandoned operationId with the stored
  * abandonment (core/abandon.ts), and `abandon_operation` stores it. An abandonment that lands
@@ -116,7 +116,6 @@ const SCOPE_FUNCTIONS: readonly ScopeFunction[] = [
 ];
 
 function clockAfterLock(f: ScopeFunction): string {
-  const types = f.params.map(([, type]) => type).join(', ');
   const declared = f.params
     .map(
       ([name, type]) =>
@@ -127,7 +126,6 @@ function clockAfterLock(f: ScopeFunction): string {
     .map(([name]) => (name === 'p_now' ? 'coalesce(p_now, @schema@.db_now())' : name))
     .join(', ');
   return `
-ALTER FUNCTION @schema@.${f.name}(${types}) RENAME TO ${f.name}_under_lock;
 CREATE FUNCTION @schema@.${f.name}(${declared}) RETURNS ${f.returns} LANGUAGE plpgsql AS $fn$
 BEGIN
   PERFORM 1 FROM @schema@.scopes x WHERE x.tenant = p_tenant AND x.scope = p_scope ${f.lock};
@@ -177,7 +175,6 @@ CREATE FUNCTION @schema@.replayed_outcome(
     AND o.request_fingerprint IN (p_request_fingerprint, 'abandoned')
 $$;
 
-ALTER FUNCTION @schema@.commit(text, jsonb, bigint, text) RENAME TO commit_under_lock;
 CREATE FUNCTION @schema@.commit(
   p_tenant text, p_request jsonb, p_now bigint, p_request_fingerprint text
 ) RETURNS jsonb LANGUAGE plpgsql AS $fn$

@@ -1,5 +1,5 @@
 /**
- * Migration 19, a commit that releases its lease (`release: true`, core/plan/plan-commit.ts): the
+ * A commit that releases its lease (`release: true`, core/plan/plan-commit.ts): the
  * commit function, then, in the same transaction and only when it committed anew, what the release
  * function does on success: the lease ends (the fence stays), the release's audit entry, and the
  * job's events (postgres-sql-lease-jobs.ts). A commit that passed its checks holds the scope's

@@ -58,7 +58,7 @@ BEGIN
 END
 $fn$;
 
-CREATE FUNCTION @schema@.commit(
+CREATE FUNCTION @schema@.commit_under_lock(
   p_tenant text, p_request jsonb, p_now bigint, p_request_fingerprint text
 ) RETURNS jsonb LANGUAGE plpgsql AS $fn$
 DECLARE
@@ -97,6 +97,7 @@ DECLARE
   v_new_revision bigint;
   v_new_incarnation bigint;
   v_audit_records jsonb := '[]';
+  v_audit_reads jsonb := '[]';
   v_result_records jsonb := '[]';
   v_result_intents jsonb := '[]';
   v_result jsonb;
@@ -174,22 +175,21 @@ BEGIN
 
   -- Check 7: the first dependency whose revision moved. Every lookup below is one primary-key
   -- probe per item (plpgsql loops, not joins), so no plan can ever scan a scope's records.
-  IF v_rejection IS NULL THEN
-    FOR i IN 1 .. v_read_count LOOP
+  FOR i IN 1 .. v_read_count LOOP
       v_item := v_reads->(i - 1);
       SELECT x.revision INTO v_current FROM @schema@.records x
         WHERE x.tenant = p_tenant AND x.scope = v_item->>'scope' AND x.name = v_item->>'name';
       IF NOT FOUND THEN v_current := 0; END IF;
-      IF v_current <> (v_item->>'revision')::bigint THEN
+      v_audit_reads := v_audit_reads || jsonb_build_object('scope', v_item->>'scope',
+        'name', v_item->>'name', 'expected', (v_item->>'revision')::bigint, 'actual', v_current);
+      IF v_rejection IS NULL AND v_current <> (v_item->>'revision')::bigint THEN
         v_rejection := jsonb_build_object('code', 'stale_dependency',
           'message', format('dependency %s/%s was read at revision %s; it is now %s',
             v_item->>'scope', v_item->>'name', v_item->>'revision', v_current),
           'details', jsonb_build_object('scope', v_item->>'scope', 'name', v_item->>'name',
             'expected', (v_item->>'revision')::bigint, 'actual', v_current));
-        EXIT;
       END IF;
     END LOOP;
-  END IF;
 
   -- Check 8, loading every written record's current state (the audit names it either way).
   FOR i IN 1 .. v_write_count LOOP
@@ -245,10 +245,10 @@ BEGIN
         ON CONFLICT DO NOTHING RETURNING 1
     )
     INSERT INTO @schema@.audit (at, tenant, scope, kind, outcome, reason, task_id, operation_id,
-        holder, policy_version, fence, current_fence, lease_expires_at, records)
+        holder, policy_version, fence, current_fence, lease_expires_at, records, reads)
       SELECT v_now, p_tenant, v_scope, 'commit', 'rejected', v_rejection->>'code', v_task,
         v_operation, v_s_holder, coalesce(v_policy, v_s_policy), v_fence, v_s_fence, v_s_lease,
-        v_audit_records
+        v_audit_records, nullif(v_audit_reads, '[]'::jsonb)
       FROM stored;
     IF NOT FOUND THEN
       RAISE EXCEPTION USING ERRCODE = 'serialization_failure',
@@ -323,9 +323,10 @@ BEGIN
       ON CONFLICT DO NOTHING RETURNING 1
   )
   INSERT INTO @schema@.audit (at, tenant, scope, kind, outcome, task_id, operation_id, holder,
-      policy_version, fence, current_fence, lease_expires_at, records)
+      policy_version, fence, current_fence, lease_expires_at, records, reads)
     SELECT v_now, p_tenant, v_scope, 'commit', 'committed', v_task, v_operation, v_s_holder,
-      coalesce(v_policy, v_s_policy), v_fence, v_s_fence, v_s_lease, v_audit_records
+      coalesce(v_policy, v_s_policy), v_fence, v_s_fence, v_s_lease, v_audit_records,
+      nullif(v_audit_reads, '[]'::jsonb)
     FROM stored;
   IF NOT FOUND THEN
     RAISE EXCEPTION USING ERRCODE = 'serialization_failure',

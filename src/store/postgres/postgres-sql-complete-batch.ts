@@ -1,5 +1,5 @@
 /**
- * Migration 20, completions in batches: `complete_intents` runs `complete_intent` once per item,
+ * Completions in batches: `complete_intents` runs `complete_intent` once per item,
  * in order, in the caller's one transaction, and answers each item's own answer (its intent or its
  * refusal, whose audit entry commits with the rest).
  */

@@ -1,5 +1,5 @@
 /**
- * Migration 17, intent completions: `complete_intent` takes the completion's audit reason from the
+ * Intent completions: `complete_intent` takes the completion's audit reason from the
  * caller (core/intent-rules.ts `completionAuditReason`: a dispatcher's completion code such as
  * `target_not_allowed`, or `retryable_failure`), so the reasons are spelled once, in core. It also
  * reads store time only once it holds the intent's row lock: a completion that waited behind a
@@ -8,8 +8,6 @@
 import { AUDIT_LOCK } from './postgres-sql-audit.js';
 
 export const COMPLETION_REASON_SQL = `
-DROP FUNCTION @schema@.complete_intent(text, text, bigint, text, boolean, bigint, text, text, bigint);
-
 CREATE FUNCTION @schema@.complete_intent(
   p_tenant text, p_effect_key text, p_claim_fence bigint, p_outcome text, p_retryable boolean,
   p_retry_after bigint, p_provider_ref text, p_error text, p_reason text, p_now bigint

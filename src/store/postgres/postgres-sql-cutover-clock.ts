@@ -1,15 +1,13 @@
 /**
- * Migration 17, cutover steps: `cutover_chunk` (migration 10) read store time in its declarations,
- * before waiting for the chunk's row locks, so a step that waited behind a commit or a takeover
- * granted leases, and audited them, at the time it arrived. As migration 14 did for the scope
- * functions, it is renamed `cutover_chunk_under_lock` and replaced by a function of the same
+ * Cutover steps: `cutover_chunk_under_lock` (postgres-sql-cutover-skip.ts) reads store time in its
+ * declarations, before waiting for the chunk's row locks, so called directly a step that waited
+ * behind a commit or a takeover would grant leases, and audit them, at the time it arrived. As for
+ * the scope functions (postgres-sql-after-locks.ts), `cutover_chunk` is a function of the same
  * signature that first takes the chunk's locks (its cutover_scopes rows, then their scope rows, in
  * scope order and the same modes), then reads the clock and calls it: its own locking then finds
  * the locks held and waits no more.
  */
 export const CUTOVER_CLOCK_SQL = `
-ALTER FUNCTION @schema@.cutover_chunk(text, text, integer, bigint)
-  RENAME TO cutover_chunk_under_lock;
 CREATE FUNCTION @schema@.cutover_chunk(
   p_tenant text, p_cutover_id text, p_chunk integer, p_now bigint
 ) RETURNS integer LANGUAGE plpgsql AS $fn$

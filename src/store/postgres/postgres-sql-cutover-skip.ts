@@ -1,16 +1,14 @@
 /**
- * Migration 10: a cutover step leaves a deleted scope as it is (only a takeover re-creates a
- * scope). The chunk function is replaced: once the chunk's scope rows are locked, a scope found
- * deleted is marked skipped in cutover_scopes (with its fence, so it is no longer pending) and is
- * neither bumped nor audited; the others move as before. Lock order and audit lock as in
+ * A cutover step, `cutover_chunk_under_lock` (called by `cutover_chunk`: cutover-clock.ts), leaves
+ * a deleted scope as it is (only a takeover re-creates a scope): once the chunk's scope rows are
+ * locked, a scope found deleted is marked skipped in cutover_scopes (with its fence, so it is no
+ * longer pending) and is neither bumped nor audited; the others move as before. Lock order and audit lock as in
  * postgres-sql-cutover.ts.
  */
 import { AUDIT_LOCK } from './postgres-sql-audit.js';
 
 export const CUTOVER_SKIP_SQL = `
-ALTER TABLE @schema@.cutover_scopes ADD COLUMN skipped boolean NOT NULL DEFAULT false;
-
-CREATE OR REPLACE FUNCTION @schema@.cutover_chunk(
+CREATE FUNCTION @schema@.cutover_chunk_under_lock(
   p_tenant text, p_cutover_id text, p_chunk integer, p_now bigint
 ) RETURNS integer LANGUAGE plpgsql AS $fn$
 DECLARE

@@ -1,5 +1,6 @@
 /**
- * Migration 8: policies, cutovers and the jobs ledger, with their functions (one call each).
+ * Policies, cutovers and the jobs ledger: their functions (one call each; tables in
+ * postgres-sql-tables.ts).
  *
  * A cutover is planned by one call (`plan_cutover`: the scope list is fixed then) and carried out
  * by one call per chunk (`cutover_chunk`): each chunk bumps its scopes, marks them moved and
@@ -11,59 +12,8 @@
  * the scope rows in (tenant, scope) order, then the audit lock right before the audit insert (see
  * postgres-sql-audit.ts): each scope's cutover entry gets its seq while the scope row is held.
  */
-import { AUDIT_LOCK } from './postgres-sql-audit.js';
 
 export const CUTOVER_SQL = `
-CREATE TABLE @schema@.policies (
-  tenant text COLLATE "C" NOT NULL,
-  version text COLLATE "C" NOT NULL,
-  digest text,
-  description text,
-  registered_by text,
-  registered_at bigint NOT NULL,
-  PRIMARY KEY (tenant, version)
-);
-
-CREATE TABLE @schema@.cutovers (
-  tenant text COLLATE "C" NOT NULL,
-  cutover_id text COLLATE "C" NOT NULL,
-  request_fingerprint text NOT NULL,
-  to_policy text NOT NULL,
-  holder text NOT NULL,
-  lease_ttl_ms bigint,
-  reason text,
-  status text NOT NULL,
-  start_seq bigint NOT NULL,
-  started_at bigint NOT NULL,
-  completed_at bigint,
-  PRIMARY KEY (tenant, cutover_id)
-);
-
-CREATE TABLE @schema@.cutover_scopes (
-  tenant text COLLATE "C" NOT NULL,
-  cutover_id text COLLATE "C" NOT NULL,
-  scope text COLLATE "C" NOT NULL,
-  -- The fence the cutover gave the scope; null until the scope is moved.
-  fence bigint,
-  PRIMARY KEY (tenant, cutover_id, scope)
-);
--- The scopes still to move, so each chunk finds its scopes without walking the moved ones.
-CREATE INDEX cutover_scopes_pending ON @schema@.cutover_scopes (tenant, cutover_id, scope)
-  WHERE fence IS NULL;
-
-CREATE TABLE @schema@.jobs (
-  tenant text COLLATE "C" NOT NULL,
-  job_id text COLLATE "C" NOT NULL,
-  scope text COLLATE "C" NOT NULL,
-  policy_version text NOT NULL,
-  fence bigint NOT NULL,
-  state text NOT NULL,
-  attempt integer NOT NULL,
-  at bigint NOT NULL,
-  PRIMARY KEY (tenant, job_id)
-);
-CREATE INDEX jobs_by_scope ON @schema@.jobs (tenant, scope);
-
 CREATE FUNCTION @schema@.register_policy(
   p_tenant text, p_version text, p_digest text, p_description text, p_registered_by text,
   p_now bigint
@@ -143,84 +93,6 @@ BEGIN
       jsonb_build_object('cutoverId', p_cutover_id));
   END IF;
   RETURN '{}'::jsonb;
-END
-$fn$;
-
--- Moves up to p_chunk planned scopes; returns how many moved (0 once every scope has moved, when
--- the cutover is marked completed).
-CREATE FUNCTION @schema@.cutover_chunk(
-  p_tenant text, p_cutover_id text, p_chunk integer, p_now bigint
-) RETURNS integer LANGUAGE plpgsql AS $fn$
-DECLARE
-  v_now bigint := coalesce(p_now, @schema@.db_now());
-  v_cutover record;
-  v_lease bigint;
-  v_scopes text[];
-  v_moved text[];
-  v_fences bigint[];
-BEGIN
-  SELECT x.to_policy, x.holder, x.lease_ttl_ms INTO v_cutover FROM @schema@.cutovers x
-    WHERE x.tenant = p_tenant AND x.cutover_id = p_cutover_id;
-  IF NOT FOUND THEN
-    RAISE EXCEPTION 'fencegate: cutover % of tenant % is not planned', p_cutover_id, p_tenant;
-  END IF;
-  v_lease := CASE WHEN v_cutover.lease_ttl_ms IS NULL THEN NULL
-    ELSE v_now + v_cutover.lease_ttl_ms END;
-
-  LOOP
-    SELECT array_agg(p.scope ORDER BY p.scope) INTO v_scopes FROM (
-      SELECT cs.scope FROM @schema@.cutover_scopes cs
-        WHERE cs.tenant = p_tenant AND cs.cutover_id = p_cutover_id AND cs.fence IS NULL
-        ORDER BY cs.scope LIMIT p_chunk
-        FOR UPDATE
-    ) p;
-    EXIT WHEN v_scopes IS NOT NULL;
-    -- Nothing left to lock. A new statement sees every chunk committed meanwhile.
-    IF NOT EXISTS (SELECT 1 FROM @schema@.cutover_scopes cs
-        WHERE cs.tenant = p_tenant AND cs.cutover_id = p_cutover_id AND cs.fence IS NULL) THEN
-      UPDATE @schema@.cutovers x SET status = 'completed', completed_at = v_now
-        WHERE x.tenant = p_tenant AND x.cutover_id = p_cutover_id AND x.status = 'running';
-      RETURN 0;
-    END IF;
-  END LOOP;
-
-  -- A listed scope that was never created starts at fence 0 here and gets fence 1 below.
-  INSERT INTO @schema@.scopes (tenant, scope, fence, holder, lease_expires_at, policy_version,
-      status, updated_at)
-    SELECT p_tenant, s.scope, 0, NULL, NULL, NULL, 'active', v_now
-    FROM unnest(v_scopes) AS s(scope) ORDER BY s.scope
-    ON CONFLICT DO NOTHING;
-  PERFORM 1 FROM (
-    SELECT x.scope FROM @schema@.scopes x
-      WHERE x.tenant = p_tenant AND x.scope = ANY (v_scopes)
-      ORDER BY x.scope
-      FOR NO KEY UPDATE
-  ) l;
-
-  WITH bumped AS (
-    UPDATE @schema@.scopes x SET fence = x.fence + 1, holder = v_cutover.holder,
-        lease_expires_at = v_lease, policy_version = v_cutover.to_policy, status = 'active',
-        updated_at = v_now
-      WHERE x.tenant = p_tenant AND x.scope = ANY (v_scopes)
-      RETURNING x.scope, x.fence
-  )
-  SELECT array_agg(b.scope ORDER BY b.scope), array_agg(b.fence ORDER BY b.scope)
-    INTO v_moved, v_fences FROM bumped b;
-  -- Planned for each chunk (EXECUTE): a cached generic plan, blind to the chunk's size, can join
-  -- the chunk against every scope of the cutover row by row.
-  EXECUTE 'UPDATE @schema@.cutover_scopes cs SET fence = m.fence
-      FROM unnest($1::text[], $2::bigint[]) AS m(scope, fence)
-      WHERE cs.tenant = $3 AND cs.cutover_id = $4 AND cs.scope = m.scope'
-    USING v_moved, v_fences, p_tenant, p_cutover_id;
-
-  -- The same entry a grant writes, one per scope, in scope order.
-  ${AUDIT_LOCK}
-  INSERT INTO @schema@.audit (at, tenant, scope, kind, outcome, reason, holder, policy_version,
-      current_fence, lease_expires_at)
-    SELECT v_now, p_tenant, m.scope, 'cutover', 'granted', p_cutover_id, v_cutover.holder,
-      v_cutover.to_policy, m.fence, v_lease
-    FROM unnest(v_moved, v_fences) WITH ORDINALITY AS m(scope, fence, n) ORDER BY m.n;
-  RETURN cardinality(v_moved);
 END
 $fn$;
 

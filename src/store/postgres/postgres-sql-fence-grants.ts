@@ -1,5 +1,5 @@
 /**
- * Migration 17, fence grants: whom each fence was granted to (core/fence-holder.ts), so a commit's
+ * Fence grants (the table is in postgres-sql-tables.ts): whom each fence was granted to (core/fence-holder.ts), so a commit's
  * audit entry names the holder of the fence it presented, accepted or rejected.
  *
  * The database records it and applies it, so no function (commit, commit_batch, the lease
@@ -14,14 +14,6 @@
  * still attributed); retention does not prune them.
  */
 export const FENCE_GRANTS_SQL = `
-CREATE TABLE @schema@.fence_grants (
-  tenant text NOT NULL,
-  scope text NOT NULL,
-  fence bigint NOT NULL,
-  holder text NOT NULL,
-  PRIMARY KEY (tenant, scope, fence)
-);
-
 CREATE FUNCTION @schema@.record_fence_grant() RETURNS trigger LANGUAGE plpgsql AS $fn$
 BEGIN
   INSERT INTO @schema@.fence_grants (tenant, scope, fence, holder)

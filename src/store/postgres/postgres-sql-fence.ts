@@ -11,7 +11,7 @@
  * whose store runs on an injected clock.
  */
 export const FENCE_SQL = `
-CREATE FUNCTION @schema@.assert_fence(
+CREATE FUNCTION @schema@.assert_fence_under_lock(
   p_tenant text, p_scope text, p_fence bigint, p_now bigint DEFAULT NULL
 ) RETURNS bigint LANGUAGE plpgsql AS $fn$
 DECLARE

@@ -26,7 +26,7 @@ CREATE FUNCTION @schema@.grant_answer(
     'reacquired', p_reacquired))
 $$;
 
-CREATE FUNCTION @schema@.acquire(
+CREATE FUNCTION @schema@.acquire_under_lock(
   p_tenant text, p_scope text, p_holder text, p_ttl bigint, p_policy text, p_now bigint
 ) RETURNS jsonb LANGUAGE plpgsql AS $fn$
 DECLARE
@@ -126,7 +126,7 @@ BEGIN
 END
 $fn$;
 
-CREATE FUNCTION @schema@.renew(
+CREATE FUNCTION @schema@.renew_under_lock(
   p_tenant text, p_scope text, p_holder text, p_fence bigint, p_ttl bigint, p_now bigint
 ) RETURNS jsonb LANGUAGE plpgsql AS $fn$
 DECLARE
@@ -164,7 +164,7 @@ BEGIN
 END
 $fn$;
 
-CREATE FUNCTION @schema@.release(
+CREATE FUNCTION @schema@.release_under_lock(
   p_tenant text, p_scope text, p_holder text, p_fence bigint, p_now bigint
 ) RETURNS jsonb LANGUAGE plpgsql AS $fn$
 DECLARE
@@ -196,7 +196,7 @@ BEGIN
 END
 $fn$;
 
-CREATE FUNCTION @schema@.takeover(
+CREATE FUNCTION @schema@.takeover_under_lock(
   p_tenant text, p_scope text, p_holder text, p_ttl bigint, p_policy text, p_reason text,
   p_now bigint
 ) RETURNS jsonb LANGUAGE plpgsql AS $fn$
@@ -268,7 +268,7 @@ BEGIN
 END
 $fn$;
 
-CREATE FUNCTION @schema@.cancel(p_tenant text, p_scope text, p_reason text, p_now bigint)
+CREATE FUNCTION @schema@.cancel_under_lock(p_tenant text, p_scope text, p_reason text, p_now bigint)
 RETURNS jsonb LANGUAGE plpgsql AS $fn$
 DECLARE
   v_now bigint := coalesce(p_now, @schema@.db_now());
@@ -309,7 +309,7 @@ BEGIN
 END
 $fn$;
 
-CREATE FUNCTION @schema@.delete_scope(p_tenant text, p_scope text, p_reason text, p_now bigint)
+CREATE FUNCTION @schema@.delete_scope_under_lock(p_tenant text, p_scope text, p_reason text, p_now bigint)
 RETURNS jsonb LANGUAGE plpgsql AS $fn$
 DECLARE
   v_now bigint := coalesce(p_now, @schema@.db_now());

@@ -1,5 +1,5 @@
 /**
- * Migration 18: group commit of plain commits in a fixed number of statements per batch.
+ * Group commit of plain commits in a fixed number of statements per batch.
  *
  * `commit_batch` runs `commit` once per item: about a dozen statements each (replay lookup,
  * locks, scope, record, write, outcome and audit inserts). When every commit of a batch is plain

@@ -1,7 +1,7 @@
 /**
- * Migration 1: the tables. `@schema@` is replaced by the store's schema name when the migration
- * is applied. Key columns use the "C" collation so names sort by code unit, as in every other
- * adapter, whatever the database's default collation is.
+ * The tables of the baseline schema, with their indexes, and store time. `@schema@` is replaced
+ * by the store's schema name when the schema is applied. Key columns use the "C" collation so
+ * names sort by code unit, as in every other adapter, whatever the database's default collation is.
  */
 export const TABLES_SQL = `
 CREATE TABLE @schema@.scopes (
@@ -49,6 +49,8 @@ CREATE TABLE @schema@.operations (
   created_at bigint NOT NULL,
   PRIMARY KEY (tenant, operation_id)
 );
+-- Retention deletes the oldest outcomes through it.
+CREATE INDEX operations_by_age ON @schema@.operations (created_at);
 
 CREATE TABLE @schema@.intents (
   tenant text COLLATE "C" NOT NULL,
@@ -73,6 +75,9 @@ CREATE TABLE @schema@.intents (
 );
 CREATE INDEX intents_by_scope ON @schema@.intents (tenant, scope, status);
 CREATE INDEX intents_due ON @schema@.intents (tenant, status, next_attempt_at);
+CREATE INDEX intents_claimable ON @schema@.intents
+  (tenant, (coalesce(next_attempt_at, created_at)), effect_key)
+  WHERE status IN ('pending', 'unknown', 'claimed');
 
 CREATE TABLE @schema@.audit (
   seq bigserial PRIMARY KEY,
@@ -90,11 +95,14 @@ CREATE TABLE @schema@.audit (
   current_fence bigint,
   lease_expires_at bigint,
   records jsonb,
-  effect_key text
+  effect_key text,
+  -- A commit's dependency reads, [{scope, name, expected, actual}]; null without reads.
+  reads jsonb
 );
--- Reads by scope use this index; reads by tenant walk the primary key in seq order. One index
--- fewer to maintain on every commit.
-CREATE INDEX audit_by_scope ON @schema@.audit (tenant, scope, seq);
+-- One tenant's page (the audit endpoint, verify) without walking the primary key past every
+-- other tenant's rows; keys append at the right edge of each tenant's range. No index by scope:
+-- every commit appends an entry, and reading one scope's entries scans from afterSeq instead.
+CREATE INDEX audit_by_tenant ON @schema@.audit (tenant, seq);
 
 CREATE TABLE @schema@.tokens (
   id text PRIMARY KEY,
@@ -102,8 +110,99 @@ CREATE TABLE @schema@.tokens (
   role text NOT NULL,
   label text,
   hash text NOT NULL UNIQUE,
-  created_at bigint NOT NULL
+  created_at bigint NOT NULL,
+  -- A JSON list of scope prefixes a worker token may take over; null for none.
+  may_take_over text
 );
+
+-- Whom each fence was granted to (postgres-sql-fence-grants.ts).
+CREATE TABLE @schema@.fence_grants (
+  tenant text NOT NULL,
+  scope text NOT NULL,
+  fence bigint NOT NULL,
+  holder text NOT NULL,
+  PRIMARY KEY (tenant, scope, fence)
+);
+
+CREATE TABLE @schema@.policies (
+  tenant text COLLATE "C" NOT NULL,
+  version text COLLATE "C" NOT NULL,
+  digest text,
+  description text,
+  registered_by text,
+  registered_at bigint NOT NULL,
+  PRIMARY KEY (tenant, version)
+);
+
+CREATE TABLE @schema@.cutovers (
+  tenant text COLLATE "C" NOT NULL,
+  cutover_id text COLLATE "C" NOT NULL,
+  request_fingerprint text NOT NULL,
+  to_policy text NOT NULL,
+  holder text NOT NULL,
+  lease_ttl_ms bigint,
+  reason text,
+  status text NOT NULL,
+  start_seq bigint NOT NULL,
+  started_at bigint NOT NULL,
+  completed_at bigint,
+  PRIMARY KEY (tenant, cutover_id)
+);
+
+CREATE TABLE @schema@.cutover_scopes (
+  tenant text COLLATE "C" NOT NULL,
+  cutover_id text COLLATE "C" NOT NULL,
+  scope text COLLATE "C" NOT NULL,
+  -- The fence the cutover gave the scope; null until the scope is moved.
+  fence bigint,
+  -- A scope found deleted gets its fence too, marked skipped, so it is no longer pending.
+  skipped boolean NOT NULL DEFAULT false,
+  PRIMARY KEY (tenant, cutover_id, scope)
+);
+-- The scopes still to move, so each chunk finds its scopes without walking the moved ones.
+CREATE INDEX cutover_scopes_pending ON @schema@.cutover_scopes (tenant, cutover_id, scope)
+  WHERE fence IS NULL;
+
+CREATE TABLE @schema@.jobs (
+  tenant text COLLATE "C" NOT NULL,
+  job_id text COLLATE "C" NOT NULL,
+  scope text COLLATE "C" NOT NULL,
+  policy_version text NOT NULL,
+  fence bigint NOT NULL,
+  state text NOT NULL,
+  attempt integer NOT NULL,
+  at bigint NOT NULL,
+  PRIMARY KEY (tenant, job_id)
+);
+CREATE INDEX jobs_by_scope ON @schema@.jobs (tenant, scope);
+
+-- How far retention pruned the audit log, and the hash of the last pruned entry, which a verify
+-- checkpoint ending there must match.
+CREATE TABLE @schema@.audit_retention (
+  id integer PRIMARY KEY CHECK (id = 1),
+  pruned_through bigint NOT NULL,
+  pruned_hash text
+);
+
+-- The checkpoint the log was verified through (postgres-store-marks.ts).
+CREATE TABLE @schema@.verified_checkpoint (
+  id integer PRIMARY KEY CHECK (id = 1),
+  last_seq bigint NOT NULL,
+  checkpoint text NOT NULL
+);
+
+-- The mark that the store's first-run tokens were made (once per store, ever).
+CREATE TABLE @schema@.first_run_tokens (
+  id integer PRIMARY KEY CHECK (id = 1),
+  made_at bigint NOT NULL
+);
+
+-- The store's id, made once at random; verify checkpoints name it.
+CREATE TABLE @schema@.store_identity (
+  id integer PRIMARY KEY CHECK (id = 1),
+  store_id text NOT NULL
+);
+INSERT INTO @schema@.store_identity (id, store_id) VALUES (1, replace(gen_random_uuid()::text, '-', ''));
 
 -- Store time in ms by the database clock: the clock that judges leases when no test clock is
 -- injected.

@@ -6,21 +6,6 @@
 import type { PoolClient } from 'pg';
 import type { PostgresCalls } from './postgres-calls.js';
 
-export const POSTGRES_STORE_MARKS_SQL = `
-CREATE TABLE @schema@.verified_checkpoint (
-  id integer PRIMARY KEY CHECK (id = 1),
-  last_seq bigint NOT NULL,
-  checkpoint text NOT NULL
-);
-CREATE TABLE @schema@.first_run_tokens (
-  id integer PRIMARY KEY CHECK (id = 1),
-  made_at bigint NOT NULL
-);
--- A store that already has tokens had its first run.
-INSERT INTO @schema@.first_run_tokens (id, made_at)
-  SELECT 1, 0 WHERE EXISTS (SELECT 1 FROM @schema@.tokens);
-`;
-
 /** Keeps the checkpoint unless the stored one already reaches as far or further. */
 export async function saveVerifiedCheckpoint(
   calls: PostgresCalls,
