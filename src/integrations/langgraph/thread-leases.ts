@@ -7,13 +7,15 @@
 import type { FencegateApi } from '../../api.js';
 import { FencegateError, isFencegateError } from '../../errors.js';
 import { acquireLease, HeldLease, type LeaseRequest } from '../lease-keeper.js';
+import { keepRenewed } from './lease-renewal.js';
 
 /** An acquire refused for these reasons is a claim's cue to take the thread over. */
 const TAKE_OVER_ON = new Set(['lease_held', 'scope_deleted']);
 
 export class ThreadLeases {
   readonly #held = new Map<string, Promise<HeldLease>>();
-  readonly #timers = new Map<string, NodeJS.Timeout>();
+  /** Per scope, the function that stops its lease's renewals. */
+  readonly #renewals = new Map<string, () => void>();
 
   constructor(
     private readonly gate: FencegateApi,
@@ -73,8 +75,8 @@ export class ThreadLeases {
 
   /** Drops the lease without a word to the store (its scope was deleted). */
   forget(scope: string): void {
-    clearInterval(this.#timers.get(scope));
-    this.#timers.delete(scope);
+    this.#renewals.get(scope)?.();
+    this.#renewals.delete(scope);
     this.#held.delete(scope);
   }
 
@@ -105,25 +107,12 @@ export class ThreadLeases {
     this.#held.set(scope, lease);
     lease.then(
       (held) => {
-        if (this.#held.get(scope) === lease) this.#keepRenewed(scope, held);
+        if (this.#held.get(scope) === lease)
+          this.#renewals.set(scope, keepRenewed(held, this.ttlMs));
       },
       () => {
         if (this.#held.get(scope) === lease) this.#held.delete(scope);
       },
     );
-  }
-
-  #keepRenewed(scope: string, lease: HeldLease): void {
-    const timer = setInterval(
-      () => {
-        lease.renew().catch(() => {
-          // A lost lease stops here; a store that cannot be reached is tried again next tick.
-          if (lease.lost) clearInterval(timer);
-        });
-      },
-      Math.max(1, Math.floor(this.ttlMs / 3)),
-    );
-    timer.unref();
-    this.#timers.set(scope, timer);
   }
 }
