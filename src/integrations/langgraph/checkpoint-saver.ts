@@ -16,7 +16,6 @@ import {
   TASKS,
   WRITES_IDX_MAP,
   compareWritesSortKeys,
-  copyCheckpoint,
   getCheckpointId,
   maxChannelVersion,
   writesSortKey,
@@ -145,10 +144,9 @@ export class FencedCheckpointSaver extends BaseCheckpointSaver {
     if (checkpointId) {
       record = await this.#gate.getRecord(scope, checkpointName(ns, checkpointId));
     } else {
-      for await (const newest of this.#records(scope, {
-        prefix: checkpointPrefix(ns),
-        direction: 'desc',
-      })) {
+      // Name order is time order: the first record newest first is the one wanted.
+      const newestFirst = { prefix: checkpointPrefix(ns), direction: 'desc' } as const;
+      for await (const newest of this.#records(scope, newestFirst, 1)) {
         if (!newest.exists) continue;
         record = newest;
         break;
@@ -197,9 +195,13 @@ export class FencedCheckpointSaver extends BaseCheckpointSaver {
   ): Promise<RunnableConfig> {
     const threadId = requireThread(config, 'put a checkpoint');
     const ns = namespaceOf(config) ?? '';
-    const prepared = copyCheckpoint(checkpoint);
-    const values = prepared.channel_values;
-    prepared.channel_values = {};
+    // The values go to their blobs; the checkpoint record keeps everything else. A shallow copy
+    // is enough: the serializer reads it before anything else runs (its first step is synchronous).
+    const values = checkpoint.channel_values;
+    const serialized = Promise.all([
+      this.#dump({ ...checkpoint, channel_values: {} }),
+      this.#dump(metadata),
+    ]);
     // Only the channels that changed get a blob; the others are read from their versioned blobs.
     const records: RecordToWrite[] = await Promise.all(
       Object.entries(newVersions).map(async ([channel, version]) => ({
@@ -208,12 +210,13 @@ export class FencedCheckpointSaver extends BaseCheckpointSaver {
         keepExisting: true,
       })),
     );
+    const [storedCheckpoint, storedMetadata] = await serialized;
     const stored: StoredCheckpoint = {
       ns,
       id: checkpoint.id,
       parent: (config.configurable?.checkpoint_id as string | undefined) ?? null,
-      checkpoint: await this.#dump(prepared),
-      metadata: await this.#dump(metadata),
+      checkpoint: storedCheckpoint,
+      metadata: storedMetadata,
     };
     records.push({ name: checkpointName(ns, checkpoint.id), value: stored });
     await this.#write(config, threadId, records, `put ${ns} ${checkpoint.id}`);
@@ -387,13 +390,20 @@ export class FencedCheckpointSaver extends BaseCheckpointSaver {
     return writes.sort((a, b) => compareWritesSortKeys(key(a), key(b)));
   }
 
-  /** Records page by page: a long thread is never read whole. */
-  async *#records(scope: string, query: ListRecordsQuery): AsyncGenerator<RecordState> {
+  /**
+   * Records page by page: a long thread is never read whole. `firstPage` sizes the first page for
+   * a caller that expects to stop early; later pages are full ones.
+   */
+  async *#records(
+    scope: string,
+    query: ListRecordsQuery,
+    firstPage = PAGE,
+  ): AsyncGenerator<RecordState> {
     let cursor: string | undefined;
     do {
       const page = await this.#gate.listRecordsPage(scope, {
         ...query,
-        limit: PAGE,
+        limit: cursor === undefined ? firstPage : PAGE,
         ...(cursor === undefined ? {} : { cursor }),
       });
       yield* page.items;
