@@ -7,7 +7,8 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Dispatcher, Fencegate, effectorsFromTargets, parseTargets } from 'fencegate';
+import { Fencegate } from 'fencegate';
+import { Dispatcher, effectorsFromTargets, parseTargets } from 'fencegate/dispatch';
 
 // A stand-in for the CRM: applies each Idempotency-Key once and answers with its own id.
 const applied = new Map<string, string>();

@@ -1,12 +1,10 @@
+/**
+ * `fencegate`: the facade, its types, the errors and openStore. Everything else is a subpath of
+ * the package: fencegate/store, fencegate/postgres, fencegate/audit, fencegate/dispatch,
+ * fencegate/client, fencegate/server, fencegate/testing and the integrations.
+ */
 export { Fencegate, DEFAULT_TENANT, type FencegateOptions } from './gate.js';
 export type { FencegateApi, FencegateOpsApi, VerifyReport } from './api.js';
-export {
-  verifyHistory,
-  verifyStore,
-  type VerifyResult,
-  type Violation,
-  type ViolationKind,
-} from './audit/index.js';
 export {
   FencegateError,
   ERROR_CATALOG,
@@ -15,12 +13,10 @@ export {
   isErrorCode,
   type ErrorCode,
   type CommitRejectionCode,
+  type ErrorDetails,
 } from './errors.js';
-export { systemClock, type Clock } from './core/clock.js';
-export { canonicalJson, fingerprint } from './core/canonical.js';
-export { DEFAULT_LIMITS, type Limits } from './core/limits.js';
-export { openStore, DEFAULT_STORE_URL } from './store/open.js';
-export type { Store, StoreCapabilities } from './store/store.js';
+export { openStore, DEFAULT_STORE_URL, type OpenStoreOptions } from './store/open.js';
+export type { Store } from './store/store.js';
+export type { Clock } from './core/clock.js';
+export type { Limits } from './core/limits.js';
 export type * from './types.js';
-export * from './dispatch/index.js';
-export * from './store/postgres/index.js';

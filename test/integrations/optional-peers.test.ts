@@ -1,8 +1,9 @@
 /**
- * BullMQ and LangGraph are optional peers, and ioredis (BullMQ's usual connection) is not a
- * dependency at all: importing fencegate (or its client, server and testing kit) must load none of
- * them. A child process refuses to resolve them; the langgraph entry point,
- * which does need its peer, shows that the refusal works. Runs against dist/ like a user would.
+ * BullMQ, LangGraph and the PostgreSQL and etcd drivers are optional peers, and ioredis (BullMQ's
+ * usual connection) is not a dependency at all: importing fencegate (or its client, server, store
+ * registry and testing kit) must load none of them. A child process refuses to resolve them; the
+ * postgres and langgraph entry points, which do need their peers, show that the refusal works.
+ * Runs against dist/ like a user would.
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -12,7 +13,7 @@ const run = promisify(execFile);
 /** Module hooks for the child: resolving an optional peer dependency fails loudly. */
 const DENY_PEERS = `
   export async function resolve(specifier, context, next) {
-    if (/^(bullmq|ioredis|@langchain\\/)/.test(specifier)) {
+    if (/^(bullmq|ioredis|@langchain\\/|pg$|pg\\/|etcd3|@grpc\\/)/.test(specifier)) {
       throw new Error('optional peer loaded: ' + specifier);
     }
     return next(specifier, context);
@@ -42,13 +43,22 @@ describe('optional peer dependencies', () => {
     'fencegate',
     'fencegate/client',
     'fencegate/server',
+    'fencegate/store',
+    'fencegate/audit',
+    'fencegate/dispatch',
     'fencegate/testing',
     'fencegate/bullmq',
   ]) {
-    it(`importing ${entry} loads none of bullmq, ioredis and @langchain`, async () => {
+    it(`importing ${entry} loads none of bullmq, ioredis, @langchain, pg, etcd3 and @grpc`, async () => {
       expect(Number(await importWithoutPeers(entry))).toBeGreaterThan(0);
     });
   }
+
+  it('the refusal is real: fencegate/postgres needs pg and fails without it', async () => {
+    await expect(importWithoutPeers('fencegate/postgres')).rejects.toThrow(
+      /optional peer loaded: pg/,
+    );
+  });
 
   it('the refusal is real: fencegate/langgraph needs its peer and fails without it', async () => {
     await expect(importWithoutPeers('fencegate/langgraph')).rejects.toThrow(

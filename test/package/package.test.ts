@@ -18,7 +18,16 @@ import {
   type Packed,
 } from './consumer.js';
 
-const CORE = ['fencegate', 'fencegate/client', 'fencegate/server', 'fencegate/testing'];
+/** The entry points that need no optional peer (the store drivers included: they are peers). */
+const CORE = [
+  'fencegate',
+  'fencegate/store',
+  'fencegate/audit',
+  'fencegate/dispatch',
+  'fencegate/client',
+  'fencegate/server',
+  'fencegate/testing',
+];
 const manifest = projectPackage();
 const everySubpath = Object.keys(manifest.exports).map((key) =>
   key === '.' ? 'fencegate' : `fencegate/${key.slice(2)}`,
@@ -81,6 +90,28 @@ describe('the packed package', () => {
       expect.arrayContaining(['ManualClock', 'PausePoints', 'faultyStore', 'runInterleaved']),
     );
     expect(modules['fencegate/testing']).not.toContain('defineStoreConformanceSuite');
+  });
+
+  it('names the driver a postgres:// or etcd:// URL needs when it is not installed', async () => {
+    const script = `
+      import { openStore, isFencegateError } from 'fencegate';
+      for (const url of ['postgres://u:secret@127.0.0.1:1/db', 'etcd://127.0.0.1:1']) {
+        await openStore(url).then(
+          () => console.log('opened ' + url),
+          (e) => console.log((isFencegateError(e) ? e.code : 'not a FencegateError') + ': ' + e.message),
+        );
+      }`;
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: bare,
+    });
+    const lines = stdout.trim().split('\n');
+    expect(lines[0]).toMatch(
+      /^invalid_request: the postgres store needs the package pg.*npm install pg$/,
+    );
+    expect(lines[1]).toMatch(
+      /^invalid_request: the etcd store needs the package (etcd3|@grpc\/grpc-js).*npm install etcd3 @grpc\/grpc-js$/,
+    );
+    expect(stdout).not.toContain('secret');
   });
 
   it('says which peer to install when a fast-check helper runs without it', async () => {
