@@ -2,9 +2,12 @@
  * The dashboard in a real browser (Debian chromium), on a server over PostgreSQL: sign in, a stale
  * rejection appearing after a takeover, a cutover watched while one of its chunks waits on a row
  * lock and then when it completes, hostile names and values shown and never run, sign-out, and a
- * deleted token ending the open page's session. Each panel's screenshot goes to docs/dashboard/.
+ * deleted token ending the open page's session. Each panel's screenshot goes to a temporary folder,
+ * or to docs/dashboard/ with FENCEGATE_UPDATE_SCREENSHOTS=1 (a test run leaves the tree as it was).
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import type { Page } from 'playwright-core';
@@ -20,7 +23,10 @@ import { launchChromium, skipWithoutChromium, type Browser } from './browser.js'
 /** Skipped, and reported, on a machine without Chromium or PostgreSQL. */
 const skipped = skipWithoutChromium() || skipWithoutPostgres();
 
-const SHOTS = fileURLToPath(new URL('../../docs/dashboard/', import.meta.url));
+const SHOTS =
+  process.env.FENCEGATE_UPDATE_SCREENSHOTS === '1'
+    ? fileURLToPath(new URL('../../docs/dashboard/', import.meta.url))
+    : `${mkdtempSync(join(tmpdir(), 'fencegate-shots-'))}/`;
 const ADMIN = `admin-${'x'.repeat(24)}`;
 const TENANT = 'acme';
 const HOSTILE = '<img src=x onerror=alert(1)>';
