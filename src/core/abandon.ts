@@ -7,6 +7,7 @@
  */
 import type { CommitRejected } from '../types.js';
 import { auditEntry, type NewAuditEntry } from './audit-entry.js';
+import { commitRejection } from './refusal-messages.js';
 
 /** Stored as the request fingerprint of an abandoned operation: no request has this hash. */
 export const ABANDONED_FINGERPRINT = 'abandoned';
@@ -16,11 +17,10 @@ export function abandonedOutcome(operationId: string, reason: string | undefined
     outcome: 'rejected',
     operationId,
     replayed: false,
-    error: {
-      code: 'operation_abandoned',
-      message: `operation ${operationId} was abandoned: no commit with this operationId applies; retry under a new operationId`,
-      details: reason === undefined ? { operationId } : { operationId, reason },
-    },
+    error: commitRejection(
+      'operation_abandoned',
+      reason === undefined ? { operationId } : { operationId, reason },
+    ),
   };
 }
 

@@ -2,7 +2,7 @@
  * The commit validation order of SEMANTICS.md as a pure function. An adapter that can run code
  * inside its transaction (SQLite, etcd's read-then-Txn) loads the current state, calls this, and
  * commits only when it returns null; the PostgreSQL adapter runs the same order in SQL and is held
- * to it by the conformance suite. Check 1 (operationId replay) is the adapter's: it needs the
+ * to it by the conformance suite. The rejections and their messages are built in refusal-messages.ts. Check 1 (operationId replay) is the adapter's: it needs the
  * stored outcome, not the scope.
  */
 import type { AuditReadCheck, CommitRejection } from '../types.js';
@@ -12,6 +12,7 @@ import {
   rememberRequestFingerprint,
   valueFingerprint,
 } from './prepared-value.js';
+import { commitRejection as reject } from './refusal-messages.js';
 import type { NormalizedCommit } from './validate.js';
 
 export interface ScopeSnapshot {
@@ -45,61 +46,40 @@ export interface CommitCheckInput {
 /** The first failing check in SEMANTICS.md order (2 to 9), or null when the commit may apply. */
 export function checkCommit(input: CommitCheckInput): CommitRejection | null {
   const { request, scope, now } = input;
-  if (scope === null) {
-    return reject('scope_not_found', `scope ${request.scope} does not exist`, {
-      scope: request.scope,
-    });
-  }
+  if (scope === null) return reject('scope_not_found', { scope: request.scope });
   if (scope.status === 'deleted') {
-    return reject('scope_deleted', `scope ${request.scope} is deleted`, {
-      scope: request.scope,
-      currentFence: scope.fence,
-    });
+    return reject('scope_deleted', { scope: request.scope, currentFence: scope.fence });
   }
-  if (request.fence !== scope.fence) {
-    const relation = request.fence < scope.fence ? 'older than' : 'not';
-    return reject(
-      'stale_fence',
-      `fence ${request.fence} is ${relation} the scope's fence ${scope.fence}`,
-      { currentFence: scope.fence },
-    );
-  }
+  if (request.fence !== scope.fence) return reject('stale_fence', { currentFence: scope.fence });
   if (scope.holder === null) {
-    return reject(
-      'authority_revoked',
-      `scope ${request.scope} has no holder at fence ${scope.fence}`,
-      {
-        currentFence: scope.fence,
-        holder: null,
-      },
-    );
+    return reject('authority_revoked', { currentFence: scope.fence, holder: null });
   }
   if (scope.leaseExpiresAt !== null && scope.leaseExpiresAt <= now) {
-    return reject(
-      'lease_expired',
-      `the lease of ${scope.holder} expired at ${scope.leaseExpiresAt}; store time is ${now}`,
-      { currentFence: scope.fence, holder: scope.holder, leaseExpiresAt: scope.leaseExpiresAt },
-    );
+    return reject('lease_expired', {
+      currentFence: scope.fence,
+      holder: scope.holder,
+      leaseExpiresAt: scope.leaseExpiresAt,
+    });
   }
   if (
     request.policyVersion !== undefined &&
     scope.policyVersion !== null &&
     request.policyVersion !== scope.policyVersion
   ) {
-    return reject(
-      'stale_policy',
-      `policy ${request.policyVersion} is not the scope's policy ${scope.policyVersion}`,
-      { currentPolicyVersion: scope.policyVersion, currentFence: scope.fence },
-    );
+    return reject('stale_policy', {
+      currentPolicyVersion: scope.policyVersion,
+      currentFence: scope.fence,
+    });
   }
   for (const read of request.reads) {
     const current = input.record(read.scope, read.name);
     if (current.revision !== read.revision) {
-      return reject(
-        'stale_dependency',
-        `dependency ${read.scope}/${read.name} was read at revision ${read.revision}; it is now ${current.revision}`,
-        { scope: read.scope, name: read.name, expected: read.revision, actual: current.revision },
-      );
+      return reject('stale_dependency', {
+        scope: read.scope,
+        name: read.name,
+        expected: read.revision,
+        actual: current.revision,
+      });
     }
   }
   for (const write of request.writes) {
@@ -115,9 +95,7 @@ export function checkCommit(input: CommitCheckInput): CommitRejection | null {
   }
   for (const intent of request.intents) {
     if (input.effectKeyExists(intent.effectKey)) {
-      return reject('duplicate_effect', `effect ${intent.effectKey} was committed before`, {
-        effectKey: intent.effectKey,
-      });
+      return reject('duplicate_effect', { effectKey: intent.effectKey });
     }
   }
   return null;
@@ -137,27 +115,13 @@ export function checkWrite(
 ): CommitRejection | null {
   const details = { name, expected, actual: current.revision, exists: current.exists };
   if (expected === current.revision) {
-    if (isDelete && !current.exists) {
-      return reject(
-        'stale_revision',
-        `record ${name} does not exist; there is nothing to delete`,
-        details,
-      );
-    }
-    return null;
+    // The message says there is nothing to delete: details with expected === actual, !exists.
+    return isDelete && !current.exists ? reject('stale_revision', details) : null;
   }
   if (lifetimeEnded(expected, current, wasDeletedAt)) {
-    return reject(
-      'incarnation_changed',
-      `record ${name} was read at revision ${expected} in a lifetime that has ended; it is now at revision ${current.revision}`,
-      { ...details, incarnation: current.incarnation },
-    );
+    return reject('incarnation_changed', { ...details, incarnation: current.incarnation });
   }
-  return reject(
-    'stale_revision',
-    `record ${name} was expected at revision ${expected}; it is at revision ${current.revision}`,
-    details,
-  );
+  return reject('stale_revision', details);
 }
 
 function lifetimeEnded(
@@ -168,14 +132,6 @@ function lifetimeEnded(
   if (expected === 0 || expected > current.revision || wasDeletedAt(expected)) return false;
   // `expected` was a live revision: its lifetime ended unless it is the current one.
   return !current.exists || expected < current.incarnation;
-}
-
-function reject(
-  code: CommitRejection['code'],
-  message: string,
-  details: CommitRejection['details'],
-): CommitRejection {
-  return { code, message, details };
 }
 
 /**

@@ -2,8 +2,9 @@
  * Intent state transitions of SEMANTICS.md as pure decisions: which intents a claim may take, and
  * what a completion does. Only the holder of the current claim fence completes an intent.
  */
-import { FencegateError } from '../errors.js';
+import type { FencegateError } from '../errors.js';
 import type { CompleteIntentRequest, IntentCompletionCode, IntentStatus } from '../types.js';
+import { refusalError, staleClaim } from './refusal-messages.js';
 
 export interface IntentSnapshot {
   status: IntentStatus;
@@ -53,10 +54,8 @@ export function decideCompletion(
   if (intent.status !== 'claimed' || intent.claimFence !== request.claimFence) {
     return {
       ok: false,
-      error: new FencegateError(
-        'stale_claim',
-        `claim fence ${request.claimFence} of ${effectKey} is not current (claim fence ${intent.claimFence}, status ${intent.status})`,
-        { currentClaimFence: intent.claimFence, status: intent.status },
+      error: refusalError(
+        staleClaim(effectKey, request.claimFence, intent.claimFence, intent.status),
       ),
     };
   }

@@ -3,8 +3,21 @@
  * run code in their transaction apply the decision they get back; the fence moves only through
  * `nextGrant`, so it strictly increases by construction.
  */
-import { FencegateError } from '../errors.js';
+import type { FencegateError } from '../errors.js';
 import type { ScopeSnapshot } from './commit-check.js';
+import {
+  acquireOfDeletedScope,
+  acquirePolicyMismatch,
+  leaseHeld,
+  leaseStaleFence,
+  notHolder,
+  refusalError,
+  renewOfReleasedScope,
+  scopeDeleted,
+  scopeNotFound,
+  takeoverPolicyMismatch,
+  type Refusal,
+} from './refusal-messages.js';
 
 export type LeaseDecision<T> = { ok: true; value: T } | { ok: false; error: FencegateError };
 
@@ -19,8 +32,8 @@ export function isLive(scope: ScopeSnapshot, now: number): boolean {
   return scope.holder !== null && (scope.leaseExpiresAt === null || scope.leaseExpiresAt > now);
 }
 
-function refuse<T>(error: FencegateError): LeaseDecision<T> {
-  return { ok: false, error };
+function refuse<T>(refusal: Refusal): LeaseDecision<T> {
+  return { ok: false, error: refusalError(refusal) };
 }
 
 export function decideAcquire(
@@ -43,24 +56,10 @@ export function decideAcquire(
     };
   }
   if (scope.status === 'deleted') {
-    return refuse(
-      new FencegateError(
-        'scope_deleted',
-        `scope ${scopeName} is deleted; an operator takeover re-creates it`,
-        {
-          currentFence: scope.fence,
-        },
-      ),
-    );
+    return refuse(acquireOfDeletedScope(scopeName, scope.fence));
   }
   if (scope.policyVersion !== null && requested !== scope.policyVersion) {
-    return refuse(
-      new FencegateError(
-        'policy_mismatch',
-        `scope ${scopeName} is pinned to policy ${scope.policyVersion}; this acquire names ${requested ?? 'no policy'}`,
-        { currentPolicyVersion: scope.policyVersion },
-      ),
-    );
+    return refuse(acquirePolicyMismatch(scopeName, scope.policyVersion, requested));
   }
   if (isLive(scope, now)) {
     if (scope.holder === request.holder) {
@@ -75,13 +74,7 @@ export function decideAcquire(
         },
       };
     }
-    return refuse(
-      new FencegateError('lease_held', `scope ${scopeName} is held by ${scope.holder}`, {
-        holder: scope.holder,
-        leaseExpiresAt: scope.leaseExpiresAt,
-        currentFence: scope.fence,
-      }),
-    );
+    return refuse(leaseHeld(scopeName, scope.holder ?? '', scope.leaseExpiresAt, scope.fence));
   }
   return {
     ok: true,
@@ -101,31 +94,12 @@ function checkHolder(
   scope: ScopeSnapshot | null,
   holder: string,
   fence: number,
-): FencegateError | null {
-  if (scope === null) {
-    return new FencegateError('scope_not_found', `scope ${scopeName} does not exist`, {
-      scope: scopeName,
-    });
-  }
-  if (fence !== scope.fence) {
-    return new FencegateError(
-      'stale_fence',
-      `fence ${fence} is not the scope's fence ${scope.fence}`,
-      {
-        currentFence: scope.fence,
-      },
-    );
-  }
-  if (scope.status === 'deleted') {
-    return new FencegateError('scope_deleted', `scope ${scopeName} is deleted`, {
-      currentFence: scope.fence,
-    });
-  }
+): Refusal | null {
+  if (scope === null) return scopeNotFound(scopeName);
+  if (fence !== scope.fence) return leaseStaleFence(fence, scope.fence);
+  if (scope.status === 'deleted') return scopeDeleted(scopeName, scope.fence);
   if (scope.holder !== null && scope.holder !== holder) {
-    return new FencegateError('not_holder', `${holder} does not hold scope ${scopeName}`, {
-      currentFence: scope.fence,
-      holder: scope.holder,
-    });
+    return notHolder(scopeName, holder, scope.holder, scope.fence);
   }
   return null;
 }
@@ -139,16 +113,7 @@ export function decideRenew(
   const error = checkHolder(scopeName, scope, request.holder, request.fence);
   if (error !== null) return refuse(error);
   if (scope === null || scope.holder === null) {
-    return refuse(
-      new FencegateError(
-        'not_holder',
-        `scope ${scopeName} was released or cancelled; acquire it again`,
-        {
-          currentFence: scope?.fence ?? 0,
-          holder: null,
-        },
-      ),
-    );
+    return refuse(renewOfReleasedScope(scopeName, scope?.fence ?? 0));
   }
   return {
     ok: true,
@@ -182,13 +147,7 @@ export function decideTakeover(
   const requested = request.policyVersion ?? null;
   const pinned = scope?.policyVersion ?? null;
   if (pinned !== null && requested !== null && requested !== pinned) {
-    return refuse(
-      new FencegateError(
-        'policy_mismatch',
-        `scope ${scopeName} is pinned to policy ${pinned}; use a cutover to move it to ${requested}`,
-        { currentPolicyVersion: pinned },
-      ),
-    );
+    return refuse(takeoverPolicyMismatch(scopeName, pinned, requested));
   }
   return {
     ok: true,
@@ -203,15 +162,7 @@ export function decideTakeover(
 
 /** Cancel and delete need an existing, active scope. */
 export function checkActive(scopeName: string, scope: ScopeSnapshot | null): FencegateError | null {
-  if (scope === null) {
-    return new FencegateError('scope_not_found', `scope ${scopeName} does not exist`, {
-      scope: scopeName,
-    });
-  }
-  if (scope.status === 'deleted') {
-    return new FencegateError('scope_deleted', `scope ${scopeName} is deleted`, {
-      currentFence: scope.fence,
-    });
-  }
+  if (scope === null) return refusalError(scopeNotFound(scopeName));
+  if (scope.status === 'deleted') return refusalError(scopeDeleted(scopeName, scope.fence));
   return null;
 }

@@ -2,7 +2,6 @@
  * The commit boundary planned over a snapshot: the replay check, the check order of
  * commit-check.ts, then the records, tombstones, intents, stored outcome and audit entries.
  */
-import { FencegateError } from '../../errors.js';
 import type {
   AuditRecordChange,
   CommitCommitted,
@@ -26,6 +25,7 @@ import {
 } from '../commit-check.js';
 import { holderOfFence } from '../fence-holder.js';
 import { valueFingerprint, valueJson } from '../prepared-value.js';
+import { operationIdConflict, refusalError } from '../refusal-messages.js';
 import type { NormalizedCommit } from '../validate.js';
 import { tombstone, withRelease } from './plan-leases.js';
 import { refKey, type Put, type Ref, type Snapshot, type Transition } from './transition.js';
@@ -93,11 +93,7 @@ export function planCommit(
       ],
       answer: {
         ok: false,
-        error: new FencegateError(
-          'operation_id_conflict',
-          `operationId ${request.operationId} already has an outcome for a different request`,
-          { operationId: request.operationId },
-        ),
+        error: refusalError(operationIdConflict(request.operationId)),
       },
     };
   }

@@ -4,9 +4,15 @@
  * the same transition, so a resumed cutover never bumps a scope twice.
  */
 import { cutoverFingerprint } from '../../cutover/plan.js';
-import { FencegateError } from '../../errors.js';
+import type { FencegateError } from '../../errors.js';
 import type { CutoverRequest, JobEvent, Policy, RegisterPolicyRequest } from '../../types.js';
 import { auditEntry } from '../audit-entry.js';
+import {
+  cutoverIdConflict,
+  policyConflict,
+  refusalError,
+  unregisteredCutoverPolicy,
+} from '../refusal-messages.js';
 import type { Put, Ref, Snapshot, Transition } from './transition.js';
 import { fenceGrantPut } from './plan-leases.js';
 
@@ -25,11 +31,7 @@ export function planRegisterPolicy(
         audit: [],
         answer: {
           ok: false,
-          error: new FencegateError(
-            'policy_conflict',
-            `policy ${request.version} is registered with digest ${existing.digest ?? 'none'}; a version never changes`,
-            { version: request.version, digest: existing.digest },
-          ),
+          error: refusalError(policyConflict(request.version, existing.digest)),
         },
       };
     }
@@ -69,27 +71,13 @@ export function planCutoverStart(
   const existing = snapshot.get(ref);
   if (existing !== null) {
     if (existing.requestFingerprint !== fingerprint) {
-      return failed(
-        [ref],
-        new FencegateError(
-          'operation_id_conflict',
-          `cutoverId ${request.cutoverId} already names a different cutover`,
-          { cutoverId: request.cutoverId },
-        ),
-      );
+      return failed([ref], refusalError(cutoverIdConflict(request.cutoverId)));
     }
     return { expect: [ref], put: [], audit: [], answer: { ok: true, value: undefined } };
   }
   const policyRef = { type: 'policy' as const, version: request.toPolicy };
   if (snapshot.get(policyRef) === null) {
-    return failed(
-      [ref, policyRef],
-      new FencegateError(
-        'invalid_request',
-        `toPolicy ${request.toPolicy} is not registered; register it with POST /v1/policies first`,
-        { field: 'toPolicy' },
-      ),
-    );
+    return failed([ref, policyRef], refusalError(unregisteredCutoverPolicy(request.toPolicy)));
   }
   const scopes =
     request.scopes !== undefined

@@ -11,6 +11,7 @@ import type {
 } from '../../types.js';
 import { auditEntry } from '../audit-entry.js';
 import { completionAuditReason, decideCompletion, isClaimable } from '../intent-rules.js';
+import { intentNotFound, refusalError } from '../refusal-messages.js';
 import { refused, type RangeRef, type Snapshot, type Transition } from './transition.js';
 
 /** The open intents a claim reads: a store may list only the first `limit` due ones. */
@@ -99,7 +100,7 @@ export function planCompletion(
       audit: [],
       answer: {
         ok: false,
-        error: new FencegateError('not_found', `intent ${effectKey} does not exist`, { effectKey }),
+        error: refusalError(intentNotFound(effectKey)),
       },
     };
   }

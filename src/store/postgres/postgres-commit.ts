@@ -4,9 +4,9 @@
  * `<schema>.commit_release(...)` for one that releases its lease.
  */
 import { requestFingerprint } from '../../core/commit-check.js';
+import { commitRejection, operationIdConflict, refusalError } from '../../core/refusal-messages.js';
 import { payloadJson, valueFingerprint, valueJson } from '../../core/prepared-value.js';
 import type { NormalizedCommit } from '../../core/validate.js';
-import { FencegateError } from '../../errors.js';
 import type { CommitResult } from '../../types.js';
 
 /** The request as the SQL function reads it. */
@@ -124,24 +124,22 @@ export function batchOrder<T extends { tenant: string; request: { scope: string 
 /** The function's answer as the Store answers it; an operationId conflict is thrown. */
 export function toCommitResult(request: NormalizedCommit, answer: CommitAnswer): CommitResult {
   if ('conflict' in answer) {
-    throw new FencegateError(
-      'operation_id_conflict',
-      `operationId ${request.operationId} already has an outcome for a different request`,
-      { operationId: request.operationId },
-    );
+    throw refusalError(operationIdConflict(request.operationId));
   }
   return inFieldOrder(answer);
 }
 
-/** jsonb sorts object keys; answers are rebuilt in the field order of types.ts for readability. */
+/**
+ * jsonb sorts object keys; answers are rebuilt in the field order of types.ts for readability. A
+ * rejection is rebuilt by core from its code and details: the stored message is never answered.
+ */
 export function inFieldOrder(result: CommitResult): CommitResult {
   if (result.outcome === 'rejected') {
-    const { code, message, details } = result.error;
     return {
       outcome: 'rejected',
       operationId: result.operationId,
       replayed: result.replayed,
-      error: { code, message, details },
+      error: commitRejection(result.error.code, result.error.details),
     };
   }
   return {

@@ -21,7 +21,7 @@ import { CUTOVER_CHUNK, cutoverFingerprint } from '../../cutover/plan.js';
 import { decodeCutoverCursor } from '../../core/cutover-cursor.js';
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
 import { cutoverPage, cutoverSummaryColumns, type CutoverSummaryRow } from '../cutover-list.js';
-import { throwIfRefused, type Refusal } from './postgres-answers.js';
+import { cutoverRefusal, policyRefusal, throwIfRefused, type Refusal } from './postgres-answers.js';
 import { MUTATION, type PostgresCalls } from './postgres-calls.js';
 
 type Bigint = string | number;
@@ -64,6 +64,7 @@ export async function registerPolicy(
         db.now(),
       ],
     ),
+    policyRefusal(request.version),
   );
   return { policy: toPolicy(answer.policy), created: answer.created };
 }
@@ -102,6 +103,7 @@ export async function startCutover(
         db.now(),
       ],
     ),
+    cutoverRefusal(request),
   );
 }
 

@@ -12,7 +12,7 @@ import type {
 } from '../../types.js';
 import { completionAuditReason } from '../../core/intent-rules.js';
 import { completionResult } from '../../core/plan/plan-intents.js';
-import { throwIfRefused, type Refusal } from './postgres-answers.js';
+import { completionRefusal, throwIfRefused, type Refusal } from './postgres-answers.js';
 import { MUTATION, type PostgresCalls } from './postgres-calls.js';
 import { toIntent, type IntentRow } from './postgres-rows.js';
 
@@ -54,6 +54,7 @@ export async function completeIntent(
         db.now(),
       ],
     ),
+    completionRefusal(effectKey, request.claimFence),
   );
   return toIntent(answer.intent);
 }
@@ -85,9 +86,11 @@ export async function completeIntents(
       db.now(),
     ],
   );
-  return answers.map((answer) => {
+  return answers.map((answer, i) => {
+    const { effectKey, claimFence } = completions[i] as IntentCompletion;
     try {
-      return { ok: true, intent: toIntent(throwIfRefused(answer).intent) };
+      const refusalOf = completionRefusal(effectKey, claimFence);
+      return { ok: true, intent: toIntent(throwIfRefused(answer, refusalOf).intent) };
     } catch (error) {
       return completionResult({ ok: false, error });
     }

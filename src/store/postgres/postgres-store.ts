@@ -60,7 +60,7 @@ import {
 } from './postgres-commit.js';
 import { PostgresConnection, type StatementKind } from './postgres-connection.js';
 import { DEFAULT_POOL, type PostgresPoolOptions } from './postgres-pool-options.js';
-import { throwIfRefused, toGrant, type Refusal } from './postgres-answers.js';
+import { leaseRefusal, throwIfRefused, toGrant, type Refusal } from './postgres-answers.js';
 import { MUTATION, READ, type PostgresCalls } from './postgres-calls.js';
 import {
   listCutovers,
@@ -242,8 +242,12 @@ export class PostgresStore implements Store {
       request.policyVersion ?? null,
       this.#now(),
     ];
+    const refusalOf = leaseRefusal({ kind: 'acquire', ...request });
     if (request.job === undefined) {
-      return toGrant(await this.#call(MUTATION, 'acquire', `SELECT ${call} AS answer`, values));
+      return toGrant(
+        await this.#call(MUTATION, 'acquire', `SELECT ${call} AS answer`, values),
+        refusalOf,
+      );
     }
     return toGrant(
       await this.#call(
@@ -252,6 +256,7 @@ export class PostgresStore implements Store {
         this.#withJobEvents(call, `(a.answer->'grant'->>'fence')::bigint`, '$6', '$7'),
         [...values, JSON.stringify(request.job)],
       ),
+      refusalOf,
     );
   }
 
@@ -274,6 +279,7 @@ export class PostgresStore implements Store {
         `SELECT ${this.schema}.renew($1, $2, $3, $4, $5, $6) AS answer`,
         [tenant, request.scope, request.holder, request.fence, request.ttlMs, this.#now()],
       ),
+      leaseRefusal({ kind: 'holder', ...request }),
     );
   }
 
@@ -294,6 +300,7 @@ export class PostgresStore implements Store {
             this.#withJobEvents(call, '$4', '$5', '$6'),
             [...values, JSON.stringify(request.job)],
           ),
+      leaseRefusal({ kind: 'holder', ...request }),
     );
     return { released: true, alreadyReleased: answer.alreadyReleased };
   }
@@ -314,6 +321,7 @@ export class PostgresStore implements Store {
           this.#now(),
         ],
       ),
+      leaseRefusal({ kind: 'takeover', scope, policyVersion: request.policyVersion }),
     );
   }
 
@@ -325,6 +333,7 @@ export class PostgresStore implements Store {
         `SELECT ${this.schema}.cancel($1, $2, $3, $4) AS answer`,
         [tenant, scope, request.reason ?? null, this.#now()],
       ),
+      leaseRefusal({ kind: 'operator', scope }),
     );
     return { fence: answer.fence, cancelledIntents: answer.cancelledIntents };
   }
@@ -341,6 +350,7 @@ export class PostgresStore implements Store {
         `SELECT ${this.schema}.delete_scope($1, $2, $3, $4) AS answer`,
         [tenant, scope, request.reason ?? null, this.#now()],
       ),
+      leaseRefusal({ kind: 'operator', scope }),
     );
     return { fence: answer.fence };
   }

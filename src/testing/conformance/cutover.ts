@@ -4,6 +4,11 @@
  * cutoverId, and a report whose staleAccepted is 0.
  */
 import { describe, expect, it } from 'vitest';
+import {
+  cutoverIdConflict,
+  policyConflict,
+  unregisteredCutoverPolicy,
+} from '../../core/refusal-messages.js';
 import { CUTOVER_CHUNK } from '../../cutover/plan.js';
 import type { CommitResult, Grant } from '../../types.js';
 import {
@@ -68,7 +73,7 @@ export function cutoverCases(fx: SubjectFixture): void {
       expect(again).toEqual({ created: false, policy: first.policy });
       await expectFailure(
         gate.registerPolicy({ ...V7, digest: 'sha256:other' }),
-        'policy_conflict',
+        policyConflict('v7', 'sha256:v7'),
       );
       await gate.registerPolicy(V8);
       expect((await gate.listPolicies()).map((p) => [p.version, p.digest])).toEqual([
@@ -163,7 +168,7 @@ export function cutoverCases(fx: SubjectFixture): void {
       expect(await tenantState(gate)).toEqual(before);
       await expectFailure(
         gate.cutover({ ...request, holder: 'another-controller' }),
-        'operation_id_conflict',
+        cutoverIdConflict(request.cutoverId),
       );
       expect(await tenantState(gate)).toEqual(before);
     });
@@ -192,7 +197,7 @@ export function cutoverCases(fx: SubjectFixture): void {
       const before = await tenantState(gate);
       await expectFailure(
         gate.cutover({ cutoverId: 'c-1', toPolicy: 'v9', holder: 'c', scopes: [a!.scope] }),
-        'invalid_request',
+        unregisteredCutoverPolicy('v9'),
       );
       expect(await tenantState(gate)).toEqual(before);
       expect(await gate.cutoverReport('c-1')).toBeNull();

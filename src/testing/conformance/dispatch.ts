@@ -3,6 +3,7 @@
  * claim fence (SEMANTICS.md, "Intents"). A paused dispatcher cannot overwrite a newer attempt.
  */
 import { describe, expect, it } from 'vitest';
+import { intentNotFound, staleClaim } from '../../core/refusal-messages.js';
 import type { CompleteIntentRequest, Intent, IntentRequest } from '../../types.js';
 import { OperationIds, acquire, auditAfter, expectCommitted, expectFailure } from './helpers.js';
 import type { ConformanceGate, SubjectFixture } from './subject.js';
@@ -84,7 +85,7 @@ export function dispatchCases(fx: SubjectFixture): void {
       expect(await gate.getIntent('fx-1')).toEqual(delivered);
       await expectFailure(
         gate.completeIntent('fx-1', { claimFence: 1, outcome: 'failed' }),
-        'stale_claim',
+        staleClaim('fx-1', 1, 1, 'delivered'),
       );
       expect(await gate.getIntent('fx-1')).toEqual(delivered);
       expect(await claim(gate, 'd1')).toEqual([]);
@@ -100,7 +101,7 @@ export function dispatchCases(fx: SubjectFixture): void {
 
       await expectFailure(
         gate.completeIntent('fx-1', { claimFence: first!.claimFence, outcome: 'delivered' }),
-        'stale_claim',
+        staleClaim('fx-1', 1, 2, 'claimed'),
       );
       expect(await gate.getIntent('fx-1')).toMatchObject({ status: 'claimed', claimFence: 2 });
       const done = await gate.completeIntent('fx-1', { claimFence: 2, outcome: 'delivered' });
@@ -172,12 +173,12 @@ export function dispatchCases(fx: SubjectFixture): void {
       const { gate } = fx.subject;
       await expectFailure(
         gate.completeIntent('fx-none', { claimFence: 1, outcome: 'delivered' }),
-        'not_found',
+        intentNotFound('fx-none'),
       );
       await commitIntents(gate, [intent('fx-1')]);
       await expectFailure(
         gate.completeIntent('fx-1', { claimFence: 1, outcome: 'delivered' }),
-        'stale_claim',
+        staleClaim('fx-1', 1, 0, 'pending'),
       );
       expect(await gate.getIntent('fx-1')).toMatchObject({ status: 'pending', claimFence: 0 });
     });
@@ -204,7 +205,7 @@ export function dispatchCases(fx: SubjectFixture): void {
       expect(await claim(other, 'd1')).toEqual([]);
       await expectFailure(
         other.completeIntent('fx-1', { claimFence: 1, outcome: 'delivered' }),
-        'not_found',
+        intentNotFound('fx-1'),
       );
       expect(await gate.getIntent('fx-1')).toMatchObject({ status: 'pending' });
     });

@@ -1,10 +1,12 @@
 /**
  * Small helpers shared by the conformance cases: expecting catalog errors, reading a tenant's
  * whole authoritative state and its audit log, and the "rejected and nothing changed" check every
- * rejection case runs.
+ * rejection case runs. A refusal the store decides is compared whole (code, message and details)
+ * with the one core builds (core/refusal-messages.ts), so a store that words it otherwise fails.
  */
 import { expect } from 'vitest';
 import type { FencegateApi } from '../../api.js';
+import { commitRejection, type Refusal } from '../../core/refusal-messages.js';
 import { isFencegateError, type ErrorCode, type FencegateError } from '../../errors.js';
 import type {
   AuditEntry,
@@ -21,17 +23,26 @@ import type { ConformanceSubject } from './subject.js';
 
 export const LONG_TTL = 60_000;
 
-/** Awaits a call that must fail with `code`; returns the error for further checks. */
+/**
+ * Awaits a call that must fail with `expected`: a code, or the whole refusal core builds for the
+ * situation (then its message and details must be equal too). Returns the error for further checks.
+ */
 export async function expectFailure(
   call: Promise<unknown>,
-  code: ErrorCode,
+  expected: ErrorCode | Refusal,
 ): Promise<FencegateError> {
+  const code = typeof expected === 'string' ? expected : expected.code;
   let value: unknown;
   try {
     value = await call;
   } catch (error) {
     if (!isFencegateError(error)) throw error;
     expect({ code: error.code, message: error.message }).toMatchObject({ code });
+    if (typeof expected !== 'string') {
+      expect({ code: error.code, message: error.message, details: error.details }).toEqual(
+        expected,
+      );
+    }
     return error;
   }
   throw new Error(`expected ${code}, but the call answered ${JSON.stringify(value)}`);
@@ -52,6 +63,8 @@ export function expectRejected(
     throw new Error(`expected rejection ${code}, but the commit was accepted`);
   }
   expect(result.error.code).toBe(code);
+  // Every store answers the rejection core renders from the code and details.
+  expect(result.error).toEqual(commitRejection(code, result.error.details));
   return result;
 }
 

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { FencegateApi } from '../../api.js';
+import { scopeNotFound } from '../../core/refusal-messages.js';
 import {
   auditAfter,
   acquire,
@@ -62,14 +63,14 @@ export function isolationCases(fx: SubjectFixture): void {
       expectRejected(commit, 'scope_not_found');
       await expectFailure(
         other.renew({ scope: SCOPE, holder: 'a-worker', fence: 1, ttlMs: 1_000 }),
-        'scope_not_found',
+        scopeNotFound(SCOPE),
       );
       await expectFailure(
         other.release({ scope: SCOPE, holder: 'a-worker', fence: 1 }),
-        'scope_not_found',
+        scopeNotFound(SCOPE),
       );
-      await expectFailure(other.cancel(SCOPE), 'scope_not_found');
-      await expectFailure(other.deleteScope(SCOPE), 'scope_not_found');
+      await expectFailure(other.cancel(SCOPE), scopeNotFound(SCOPE));
+      await expectFailure(other.deleteScope(SCOPE), scopeNotFound(SCOPE));
 
       // B's own scope of the same name: fence 1, its own records, intents and operation ids.
       const grant = await acquire(other, SCOPE, 'b-worker');

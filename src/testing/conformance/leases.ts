@@ -1,6 +1,16 @@
 /** Acquire, renew and release: the worker-side lease rules of SEMANTICS.md. */
 import { describe, expect, it } from 'vitest';
 import type { FencegateApi } from '../../api.js';
+import {
+  acquireOfDeletedScope,
+  acquirePolicyMismatch,
+  leaseHeld,
+  leaseStaleFence,
+  notHolder,
+  renewOfReleasedScope,
+  scopeNotFound,
+  type Refusal,
+} from '../../core/refusal-messages.js';
 import type { ErrorCode } from '../../errors.js';
 import {
   LONG_TTL,
@@ -20,11 +30,12 @@ async function expectRefused(
   gate: FencegateApi,
   kind: 'acquire' | 'renew' | 'release',
   call: () => Promise<unknown>,
-  code: ErrorCode,
+  expected: ErrorCode | Refusal,
 ): Promise<Record<string, unknown>> {
+  const code = typeof expected === 'string' ? expected : expected.code;
   const before = await tenantState(gate);
   const seq = await lastSeq(gate);
-  const error = await expectFailure(call(), code);
+  const error = await expectFailure(call(), expected);
   expect(await tenantState(gate)).toEqual(before);
   const entries = await auditAfter(gate, seq);
   expect(entries).toHaveLength(1);
@@ -85,7 +96,7 @@ export function leaseCases(fx: SubjectFixture): void {
         gate,
         'acquire',
         () => acquire(gate, SCOPE, 'w2'),
-        'lease_held',
+        leaseHeld(SCOPE, 'w1', first.leaseExpiresAt, first.fence),
       );
       expect(details).toMatchObject({ holder: 'w1', leaseExpiresAt: first.leaseExpiresAt });
     });
@@ -125,14 +136,14 @@ export function leaseCases(fx: SubjectFixture): void {
         gate,
         'acquire',
         () => acquire(gate, SCOPE, 'w3', { policyVersion: 'v2' }),
-        'policy_mismatch',
+        acquirePolicyMismatch(SCOPE, 'v1', 'v2'),
       );
       expect(other).toMatchObject({ currentPolicyVersion: 'v1' });
       const none = await expectRefused(
         gate,
         'acquire',
         () => acquire(gate, SCOPE, 'w3'),
-        'policy_mismatch',
+        acquirePolicyMismatch(SCOPE, 'v1', null),
       );
       expect(none).toMatchObject({ currentPolicyVersion: 'v1' });
 
@@ -151,7 +162,12 @@ export function leaseCases(fx: SubjectFixture): void {
       const { gate } = fx.subject;
       await acquire(gate, SCOPE, 'w1');
       await gate.deleteScope(SCOPE);
-      await expectRefused(gate, 'acquire', () => acquire(gate, SCOPE, 'w2'), 'scope_deleted');
+      await expectRefused(
+        gate,
+        'acquire',
+        () => acquire(gate, SCOPE, 'w2'),
+        acquireOfDeletedScope(SCOPE, 2),
+      );
     });
   });
 
@@ -193,14 +209,14 @@ export function leaseCases(fx: SubjectFixture): void {
         gate,
         'renew',
         () => gate.renew({ scope: SCOPE, holder: 'w1', fence: 1, ttlMs: LONG_TTL }),
-        'stale_fence',
+        leaseStaleFence(1, 2),
       );
       expect(details).toMatchObject({ currentFence: 2 });
       await expectRefused(
         gate,
         'renew',
         () => gate.renew({ scope: SCOPE, holder: 'op', fence: 3, ttlMs: LONG_TTL }),
-        'stale_fence',
+        leaseStaleFence(3, 2),
       );
     });
 
@@ -211,7 +227,7 @@ export function leaseCases(fx: SubjectFixture): void {
         gate,
         'renew',
         () => gate.renew({ scope: SCOPE, holder: 'w2', fence: 1, ttlMs: LONG_TTL }),
-        'not_holder',
+        notHolder(SCOPE, 'w2', 'w1', 1),
       );
     });
 
@@ -223,7 +239,7 @@ export function leaseCases(fx: SubjectFixture): void {
         gate,
         'renew',
         () => gate.renew({ scope: SCOPE, holder: 'w1', fence: 1, ttlMs: LONG_TTL }),
-        'not_holder',
+        renewOfReleasedScope(SCOPE, 1),
       );
     });
 
@@ -233,7 +249,7 @@ export function leaseCases(fx: SubjectFixture): void {
         gate,
         'renew',
         () => gate.renew({ scope: SCOPE, holder: 'w1', fence: 1, ttlMs: LONG_TTL }),
-        'scope_not_found',
+        scopeNotFound(SCOPE),
       );
     });
   });
@@ -275,14 +291,14 @@ export function leaseCases(fx: SubjectFixture): void {
         gate,
         'release',
         () => gate.release({ scope: SCOPE, holder: 'w1', fence: 1 }),
-        'stale_fence',
+        leaseStaleFence(1, 2),
       );
       expect(details).toMatchObject({ currentFence: 2 });
       await expectRefused(
         gate,
         'release',
         () => gate.release({ scope: SCOPE, holder: 'w1', fence: 2 }),
-        'not_holder',
+        notHolder(SCOPE, 'w1', 'op', 2),
       );
       expect(await gate.getScope(SCOPE)).toMatchObject({ fence: 2, holder: 'op' });
     });
@@ -293,7 +309,7 @@ export function leaseCases(fx: SubjectFixture): void {
         gate,
         'release',
         () => gate.release({ scope: SCOPE, holder: 'w1', fence: 1 }),
-        'scope_not_found',
+        scopeNotFound(SCOPE),
       );
     });
   });

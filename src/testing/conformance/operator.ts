@@ -1,6 +1,13 @@
 /** Takeover, cancel and delete: the operator transitions, and the fence rule across all of them. */
 import { describe, expect, it } from 'vitest';
 import type { FencegateApi } from '../../api.js';
+import {
+  leaseStaleFence,
+  scopeDeleted,
+  scopeNotFound,
+  takeoverPolicyMismatch,
+  type Refusal,
+} from '../../core/refusal-messages.js';
 import type { ErrorCode } from '../../errors.js';
 import {
   LONG_TTL,
@@ -22,11 +29,12 @@ async function expectOperatorRefused(
   gate: FencegateApi,
   kind: 'takeover' | 'cancel' | 'delete',
   call: () => Promise<unknown>,
-  code: ErrorCode,
+  expected: ErrorCode | Refusal,
 ): Promise<void> {
+  const code = typeof expected === 'string' ? expected : expected.code;
   const before = await tenantState(gate);
   const seq = await lastSeq(gate);
-  await expectFailure(call(), code);
+  await expectFailure(call(), expected);
   expect(await tenantState(gate)).toEqual(before);
   const entries = await auditAfter(gate, seq);
   expect(entries).toHaveLength(1);
@@ -69,7 +77,7 @@ export function operatorCases(fx: SubjectFixture): void {
       expect(expectRejected(stale, 'stale_fence').error.details).toMatchObject({ currentFence: 2 });
       await expectFailure(
         gate.renew({ scope: SCOPE, holder: 'w1', fence: old.fence, ttlMs: LONG_TTL }),
-        'stale_fence',
+        leaseStaleFence(old.fence, 2),
       );
       // A takeover without ttlMs never expires: the operator's grant commits however late.
       await fx.subject.advanceClock(10 * LONG_TTL);
@@ -109,7 +117,7 @@ export function operatorCases(fx: SubjectFixture): void {
         gate,
         'takeover',
         () => gate.takeover(SCOPE, { holder: 'op', policyVersion: 'v2' }),
-        'policy_mismatch',
+        takeoverPolicyMismatch(SCOPE, 'v1', 'v2'),
       );
     });
 
@@ -191,10 +199,11 @@ export function operatorCases(fx: SubjectFixture): void {
 
     it('answers scope_not_found and scope_deleted, changing nothing', async () => {
       const { gate } = fx.subject;
-      await expectOperatorRefused(gate, 'cancel', () => gate.cancel(SCOPE), 'scope_not_found');
+      const cancel = () => gate.cancel(SCOPE);
+      await expectOperatorRefused(gate, 'cancel', cancel, scopeNotFound(SCOPE));
       await acquire(gate, SCOPE, 'w1');
       await gate.deleteScope(SCOPE);
-      await expectOperatorRefused(gate, 'cancel', () => gate.cancel(SCOPE), 'scope_deleted');
+      await expectOperatorRefused(gate, 'cancel', cancel, scopeDeleted(SCOPE, 2));
     });
   });
 
@@ -258,10 +267,11 @@ export function operatorCases(fx: SubjectFixture): void {
 
     it('answers scope_not_found and scope_deleted, changing nothing', async () => {
       const { gate } = fx.subject;
-      await expectOperatorRefused(gate, 'delete', () => gate.deleteScope(SCOPE), 'scope_not_found');
+      const remove = () => gate.deleteScope(SCOPE);
+      await expectOperatorRefused(gate, 'delete', remove, scopeNotFound(SCOPE));
       await acquire(gate, SCOPE, 'w1');
       await gate.deleteScope(SCOPE);
-      await expectOperatorRefused(gate, 'delete', () => gate.deleteScope(SCOPE), 'scope_deleted');
+      await expectOperatorRefused(gate, 'delete', remove, scopeDeleted(SCOPE, 2));
     });
   });
 
