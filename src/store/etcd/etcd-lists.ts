@@ -3,7 +3,6 @@
  * name or by revision), the cutovers newest first, and the tenants with open intents.
  */
 import { SortOrder, SortTarget } from 'etcd3';
-import { decodeCutoverCursor } from '../../core/cutover-cursor.js';
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
 import type { CutoverRow, RecordRow } from '../../core/plan/transition.js';
 import { recordPage, resolveRecordPage } from '../../core/record-page.js';
@@ -14,19 +13,10 @@ import type {
   Page,
   RecordState,
 } from '../../types.js';
-import { cutoverPage, type CutoverSummaryRow } from '../cutover-list.js';
-import { toRecordState as recordState } from '../rows.js';
+import { cutoverRowsPage, recordStateOf } from '../plan-rows.js';
 import type { EtcdConnection } from './etcd-connection.js';
 import { prefixEnd, type EtcdKeys } from './etcd-keys.js';
 import { afterKey, parseValue, scanPrefix } from './etcd-scan.js';
-
-export function toRecordState(scope: string, name: string, row: RecordRow | null): RecordState {
-  return recordState(
-    scope,
-    name,
-    row === null ? undefined : { ...row, value: row.valueJson, updated_at: row.updatedAt },
-  );
-}
 
 /**
  * One page of a scope's records. Name order is key order: one range read of limit + 1 keys, in
@@ -44,7 +34,7 @@ export async function listRecordsPage(
   const scopePrefix = keys.range(tenant, { type: 'scopeRecords', scope });
   const namePrefix = Buffer.from(scopePrefix + page.prefix);
   const toState = (key: Buffer, row: RecordRow): RecordState =>
-    toRecordState(scope, key.toString().slice(scopePrefix.length), row);
+    recordStateOf(scope, key.toString().slice(scopePrefix.length), row);
   if (page.order === 'name') {
     let start: Buffer = namePrefix;
     let end: Buffer = prefixEnd(namePrefix);
@@ -96,43 +86,19 @@ export async function listCutovers(
   tenant: string,
   query: ListCutoversQuery,
 ): Promise<Page<CutoverSummary>> {
-  const limit = query.limit ?? DEFAULT_LIST_LIMIT;
-  const after = decodeCutoverCursor(query.cursor);
-  const newestFirst = (a: CutoverRow, b: CutoverRow): number =>
-    b.startedAt - a.startedAt ||
-    (a.cutoverId < b.cutoverId ? 1 : a.cutoverId > b.cutoverId ? -1 : 0);
   const cutovers: CutoverRow[] = [];
   for await (const kv of scanPrefix(connection, keys.family('c', tenant))) {
-    const row = parseValue<CutoverRow>(kv);
-    if (
-      after === null ||
-      row.startedAt < after.startedAt ||
-      (row.startedAt === after.startedAt && row.cutoverId < after.cutoverId)
-    ) {
-      cutovers.push(row);
-    }
+    cutovers.push(parseValue<CutoverRow>(kv));
   }
-  const rows: CutoverSummaryRow[] = [];
-  for (const row of cutovers.sort(newestFirst).slice(0, limit + 1)) {
-    const steps = Buffer.from(
-      keys.range(tenant, { type: 'cutoverSteps', cutoverId: row.cutoverId }),
-    );
+  return cutoverRowsPage(cutovers, query, query.limit ?? DEFAULT_LIST_LIMIT, async (cutoverId) => {
+    const steps = Buffer.from(keys.range(tenant, { type: 'cutoverSteps', cutoverId }));
     const moved = await connection.range({
       key: steps,
       range_end: prefixEnd(steps),
       count_only: true,
     });
-    rows.push({
-      cutover_id: row.cutoverId,
-      to_policy: row.toPolicy,
-      holder: row.holder,
-      started_at: row.startedAt,
-      completed_at: row.completedAt,
-      planned: row.scopes.length,
-      moved: Number(moved.count),
-    });
-  }
-  return cutoverPage(rows, limit);
+    return Number(moved.count);
+  });
 }
 
 /**

@@ -7,57 +7,22 @@
 import { CompareResult, CompareTarget } from 'etcd3';
 import { systemClock, type Clock } from '../../core/clock.js';
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
-import { planAbandon, planCommit } from '../../core/plan/plan-commit.js';
-import {
-  planCutoverChunk,
-  planCutoverStart,
-  planJobEvents,
-  planRegisterPolicy,
-} from '../../core/plan/plan-cutover.js';
-import {
-  completionResult,
-  planClaim,
-  planCompletion,
-  planCompletions,
-} from '../../core/plan/plan-intents.js';
-import {
-  planAcquire,
-  planCancel,
-  planDeleteScope,
-  planRelease,
-  planRenew,
-  planTakeover,
-} from '../../core/plan/plan-leases.js';
 import type {
   CutoverRow,
   CutoverStepRow,
   OperationRow,
   RecordRow,
   ScopeRow,
-  Transition,
 } from '../../core/plan/transition.js';
-import type { NormalizedCommit } from '../../core/validate.js';
 import { FencegateError } from '../../errors.js';
 import type {
-  AbandonRequest,
-  AcquireRequest,
   AuditPage,
   AuditQuery,
-  CancelRequest,
-  CancelResult,
-  ClaimIntentsRequest,
   CommitResult,
-  CompleteIntentRequest,
   CutoverRecord,
-  CutoverRequest,
   CutoverSummary,
-  DeleteScopeResult,
-  Grant,
   Intent,
-  IntentCompletion,
-  IntentCompletionResult,
   IntentStatus,
-  JobEvent,
   JobRecord,
   ListCutoversQuery,
   ListIntentsQuery,
@@ -66,15 +31,19 @@ import type {
   Page,
   Policy,
   RecordState,
-  RegisterPolicyRequest,
-  ReleaseRequest,
-  ReleaseResult,
-  RenewRequest,
   ScopeState,
-  TakeoverRequest,
   TokenRecord,
 } from '../../types.js';
 import { decodeCursor, encodeCursor } from '../rows.js';
+import {
+  PlannedStore,
+  type AuditPosition,
+  type PlanLimits,
+  type PlannedOperation,
+  type PlannedWrite,
+  type WriteSettlement,
+} from '../planned-store.js';
+import { cutoverRecordOf, recordStateOf, scopeStateOf } from '../plan-rows.js';
 import type { Store, StoreCapabilities } from '../store.js';
 import { readAuditPage } from './etcd-audit.js';
 import { EtcdConnection } from './etcd-connection.js';
@@ -87,12 +56,7 @@ import {
 } from './etcd-engine.js';
 import { EtcdBatcher } from './etcd-group-commit.js';
 import { EtcdKeys, prefixEnd } from './etcd-keys.js';
-import {
-  listCutovers,
-  listRecordsPage,
-  listTenantsWithOpenIntents,
-  toRecordState,
-} from './etcd-lists.js';
+import { listCutovers, listRecordsPage, listTenantsWithOpenIntents } from './etcd-lists.js';
 import {
   auditPrunedHash,
   auditPrunedThrough,
@@ -101,7 +65,7 @@ import {
   storeIdOf,
 } from './etcd-retention.js';
 import { parseValue, scanPrefix } from './etcd-scan.js';
-import { KeyCache, type EtcdSnapshot } from './etcd-snapshot.js';
+import { KeyCache } from './etcd-snapshot.js';
 import {
   loadVerifiedCheckpoint,
   markFirstRunTokensMade,
@@ -123,7 +87,20 @@ export interface EtcdStoreOptions {
   limits?: Partial<EtcdLimits>;
 }
 
-export class EtcdStore implements Store {
+/**
+ * The operations a group commit packs into shared Txns; the others, and any whose plan reads a
+ * range, run in a Txn of their own.
+ */
+const BATCHED: ReadonlySet<PlannedOperation> = new Set<PlannedOperation>([
+  'acquire',
+  'renew',
+  'release',
+  'takeover',
+  'commit',
+  'completeIntent',
+]);
+
+export class EtcdStore extends PlannedStore implements Store {
   readonly kind = 'etcd';
   readonly capabilities: StoreCapabilities;
   readonly #connection: EtcdConnection;
@@ -135,6 +112,7 @@ export class EtcdStore implements Store {
   readonly #completions: EtcdBatcher;
 
   private constructor(options: EtcdStoreOptions) {
+    super();
     const target = parseEtcdUrl(options.url);
     this.#clock = options.clock ?? systemClock;
     const operationTimeoutMs = options.operationTimeoutMs ?? 5_000;
@@ -182,42 +160,57 @@ export class EtcdStore implements Store {
     return Promise.resolve(this.#clock.now());
   }
 
-  acquire(tenant: string, request: AcquireRequest): Promise<Grant> {
-    return this.#write(tenant, (s) => planAcquire(s, request));
-  }
-
-  renew(tenant: string, request: RenewRequest): Promise<Grant> {
-    return this.#write(tenant, (s) => planRenew(s, request));
-  }
-
-  release(tenant: string, request: ReleaseRequest): Promise<ReleaseResult> {
-    return this.#write(tenant, (s) => planRelease(s, request));
-  }
-
-  takeover(tenant: string, scope: string, request: TakeoverRequest): Promise<Grant> {
-    return this.#write(tenant, (s) => planTakeover(s, scope, request));
-  }
-
   /** One Txn of its own, or a place in the next group commit. */
-  #write<A>(
-    tenant: string,
-    plan: (snapshot: EtcdSnapshot) => Transition<A>,
-    operationId?: string,
-  ): Promise<A> {
-    if (this.#batcher !== null) return this.#batcher.submit(tenant, plan, operationId);
-    return this.#engine.run(tenant, plan, { operationId });
+  protected apply<A>({
+    operation,
+    tenant,
+    plan,
+    ranges,
+    operationId,
+  }: PlannedWrite<A>): Promise<A> {
+    if (this.#batcher !== null && ranges === undefined && BATCHED.has(operation)) {
+      return this.#batcher.submit(tenant, plan, operationId);
+    }
+    return this.#engine.run(tenant, plan, { ranges, operationId });
   }
 
-  cancel(tenant: string, scope: string, request: CancelRequest): Promise<CancelResult> {
-    return this.#engine.run(tenant, (s) => planCancel(s, scope, request.reason), {
-      ranges: [{ type: 'scopeIntents', scope }],
-    });
+  /** Submitted together, so the batcher packs them into as few Txns as fit. */
+  protected async applyTogether(writes: PlannedWrite<unknown>[]): Promise<WriteSettlement[]> {
+    // Writes of distinct keys go to the batcher together; a write of a key already in the wave
+    // waits for that wave. The batcher runs batches concurrently and defers a job whose key is
+    // taken, so without the wait a later completion of one intent could be applied before an
+    // earlier one.
+    const settled: WriteSettlement[] = [];
+    let wave: Promise<unknown>[] = [];
+    let keys = new Set<string | undefined>();
+    for (const { tenant, plan, key } of writes) {
+      if (keys.has(key)) {
+        settled.push(...(await Promise.allSettled(wave)));
+        wave = [];
+        keys = new Set();
+      }
+      keys.add(key);
+      wave.push(this.#completions.submit(tenant, plan));
+    }
+    settled.push(...(await Promise.allSettled(wave)));
+    return settled;
   }
 
-  deleteScope(tenant: string, scope: string, request: CancelRequest): Promise<DeleteScopeResult> {
-    return this.#engine.run(tenant, (s) => planDeleteScope(s, scope, request.reason), {
-      ranges: [{ type: 'scopeRecords', scope }],
-    });
+  protected planLimits(): PlanLimits {
+    const { maxTxnOps } = this.#engine.limits;
+    return {
+      // Two keys per claimed intent (the intent and its open copy) and the audit key.
+      maxClaims: Math.floor((maxTxnOps - 1) / 2),
+      // Per scope: its row, its fence grant and its step; plus the cutover and the audit key.
+      cutoverChunk: Math.floor((maxTxnOps - 2) / 3),
+      jobEventsPerWrite: maxTxnOps - 1,
+    };
+  }
+
+  /** Entries up to the revision read now happened before the cutover's first step. */
+  protected async cutoverStartPosition(): Promise<AuditPosition> {
+    const revision = await this.#revision();
+    return () => revision * AUDIT_SLOTS + AUDIT_SLOTS - 1;
   }
 
   async #get<T>(key: string): Promise<T | null> {
@@ -228,7 +221,7 @@ export class EtcdStore implements Store {
 
   async getScope(tenant: string, scope: string): Promise<ScopeState | null> {
     const row = await this.#get<ScopeRow>(this.#keys.ref(tenant, { type: 'scope', scope }));
-    return row === null ? null : toScopeState(scope, row);
+    return row === null ? null : scopeStateOf(scope, row);
   }
 
   async listScopes(tenant: string, query: ListScopesQuery): Promise<Page<ScopeState>> {
@@ -248,7 +241,7 @@ export class EtcdStore implements Store {
         break;
       }
       items.push(
-        toScopeState(
+        scopeStateOf(
           kv.key.toString().slice(family.length),
           JSON.parse(kv.value.toString()) as ScopeRow,
         ),
@@ -260,7 +253,7 @@ export class EtcdStore implements Store {
 
   async getRecord(tenant: string, scope: string, name: string): Promise<RecordState> {
     const row = await this.#get<RecordRow>(this.#keys.ref(tenant, { type: 'record', scope, name }));
-    return toRecordState(scope, name, row);
+    return recordStateOf(scope, name, row);
   }
 
   async listRecords(tenant: string, scope: string): Promise<RecordState[]> {
@@ -268,7 +261,7 @@ export class EtcdStore implements Store {
     const records: RecordState[] = [];
     for await (const kv of scanPrefix(this.#connection, prefix)) {
       const name = kv.key.toString().slice(prefix.length);
-      records.push(toRecordState(scope, name, JSON.parse(kv.value.toString()) as RecordRow));
+      records.push(recordStateOf(scope, name, JSON.parse(kv.value.toString()) as RecordRow));
     }
     return records;
   }
@@ -281,23 +274,11 @@ export class EtcdStore implements Store {
     return listRecordsPage(this.#connection, this.#keys, tenant, scope, query);
   }
 
-  commit(tenant: string, request: NormalizedCommit): Promise<CommitResult> {
-    return this.#write(tenant, (s) => planCommit(s, request), request.operationId);
-  }
-
   async getOperation(tenant: string, operationId: string): Promise<CommitResult | null> {
     const row = await this.#get<OperationRow>(
       this.#keys.ref(tenant, { type: 'operation', operationId }),
     );
     return row === null ? null : row.outcome;
-  }
-
-  abandonOperation(
-    tenant: string,
-    operationId: string,
-    request: AbandonRequest,
-  ): Promise<CommitResult> {
-    return this.#engine.run(tenant, (s) => planAbandon(s, operationId, request.reason));
   }
 
   async listIntents(tenant: string, query: ListIntentsQuery): Promise<Page<Intent>> {
@@ -328,48 +309,6 @@ export class EtcdStore implements Store {
     return this.#get<Intent>(this.#keys.ref(tenant, { type: 'intent', effectKey }));
   }
 
-  claimIntents(tenant: string, request: ClaimIntentsRequest): Promise<Intent[]> {
-    // Two keys per claimed intent (the intent and its open copy) and the audit key.
-    const maxClaims = Math.floor((this.#engine.limits.maxTxnOps - 1) / 2);
-    return this.#engine.run(tenant, (s) => planClaim(s, request, maxClaims), {
-      ranges: [{ type: 'openIntents' }],
-    });
-  }
-
-  completeIntent(
-    tenant: string,
-    effectKey: string,
-    request: CompleteIntentRequest,
-  ): Promise<Intent> {
-    return this.#write(tenant, (s) => planCompletion(s, effectKey, request));
-  }
-
-  /** Submitted together, so the batcher packs them into as few Txns as fit. */
-  async completeIntents(
-    tenant: string,
-    completions: readonly IntentCompletion[],
-  ): Promise<IntentCompletionResult[]> {
-    // Completions of distinct intents go to the batcher together; a completion of an intent
-    // already in the wave waits for that wave. The batcher runs batches concurrently and defers
-    // a job whose key is taken, so without the wait a later completion of one intent could be
-    // applied before an earlier one.
-    const plans = planCompletions(completions);
-    const settled: PromiseSettledResult<Intent>[] = [];
-    let wave: Promise<Intent>[] = [];
-    let keys = new Set<string>();
-    for (const [i, completion] of completions.entries()) {
-      if (keys.has(completion.effectKey)) {
-        settled.push(...(await Promise.allSettled(wave)));
-        wave = [];
-        keys = new Set();
-      }
-      keys.add(completion.effectKey);
-      wave.push(this.#completions.submit(tenant, plans[i]!));
-    }
-    settled.push(...(await Promise.allSettled(wave)));
-    return settled.map(completionResult);
-  }
-
   listTenantsWithOpenIntents(): Promise<string[]> {
     return listTenantsWithOpenIntents(this.#connection, this.#keys);
   }
@@ -381,14 +320,6 @@ export class EtcdStore implements Store {
       counts[status] = (counts[status] ?? 0) + 1;
     }
     return counts;
-  }
-
-  registerPolicy(
-    tenant: string,
-    request: RegisterPolicyRequest,
-    registeredBy: string | null,
-  ): Promise<{ policy: Policy; created: boolean }> {
-    return this.#engine.run(tenant, (s) => planRegisterPolicy(s, request, registeredBy));
   }
 
   async listPolicies(tenant: string): Promise<Policy[]> {
@@ -403,26 +334,6 @@ export class EtcdStore implements Store {
     );
   }
 
-  async startCutover(
-    tenant: string,
-    request: CutoverRequest & { cutoverId: string },
-  ): Promise<void> {
-    // Entries up to this revision happened before the cutover's first step.
-    const revision = await this.#revision();
-    await this.#engine.run(tenant, (s) =>
-      planCutoverStart(s, request, revision * AUDIT_SLOTS + AUDIT_SLOTS - 1),
-    );
-  }
-
-  /** Each chunk is its own Txn: other writers run between them. */
-  moveCutoverChunk(tenant: string, cutoverId: string): Promise<number> {
-    // Per scope: its row, its fence grant and its step; plus the cutover and the audit key.
-    const chunk = Math.floor((this.#engine.limits.maxTxnOps - 2) / 3);
-    return this.#engine.run(tenant, (s) => planCutoverChunk(s, cutoverId, chunk), {
-      ranges: [{ type: 'cutoverSteps', cutoverId }],
-    });
-  }
-
   async getCutover(tenant: string, cutoverId: string): Promise<CutoverRecord | null> {
     const row = await this.#get<CutoverRow>(this.#keys.ref(tenant, { type: 'cutover', cutoverId }));
     if (row === null) return null;
@@ -431,34 +342,11 @@ export class EtcdStore implements Store {
     for await (const kv of scanPrefix(this.#connection, prefix)) {
       steps.set(kv.key.toString().slice(prefix.length), parseValue<CutoverStepRow>(kv));
     }
-    return {
-      cutoverId: row.cutoverId,
-      toPolicy: row.toPolicy,
-      holder: row.holder,
-      status: row.status,
-      startedAt: row.startedAt,
-      completedAt: row.completedAt,
-      startSeq: row.startSeq,
-      fences: row.scopes.flatMap((scope) => {
-        const step = steps.get(scope);
-        return step === undefined || step.skipped === true ? [] : [{ scope, fence: step.fence }];
-      }),
-      planned: row.scopes.length,
-      skipped: row.scopes.filter((scope) => steps.get(scope)?.skipped === true),
-    };
+    return cutoverRecordOf(row, steps);
   }
 
   listCutovers(tenant: string, query: ListCutoversQuery): Promise<Page<CutoverSummary>> {
     return listCutovers(this.#connection, this.#keys, tenant, query);
-  }
-
-  async recordJobEvents(tenant: string, events: JobEvent[]): Promise<void> {
-    // One Txn per chunk of events: a job's events are applied in order within a chunk and across them.
-    const chunk = this.#engine.limits.maxTxnOps - 1;
-    for (let start = 0; start < events.length; start += chunk) {
-      const part = events.slice(start, start + chunk);
-      await this.#engine.run(tenant, (s) => planJobEvents(s, part));
-    }
   }
 
   async listJobs(tenant: string, scopes?: readonly string[]): Promise<JobRecord[]> {
@@ -623,16 +511,4 @@ export class EtcdStore implements Store {
     this.#connection.close();
     return Promise.resolve();
   }
-}
-
-function toScopeState(scope: string, row: ScopeRow): ScopeState {
-  return {
-    scope,
-    fence: row.fence,
-    holder: row.holder,
-    leaseExpiresAt: row.leaseExpiresAt,
-    policyVersion: row.policyVersion,
-    status: row.status,
-    updatedAt: row.updatedAt,
-  };
 }

@@ -8,54 +8,22 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { systemClock, type Clock } from '../../core/clock.js';
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
-import { planAbandon, planCommit } from '../../core/plan/plan-commit.js';
-import {
-  planCutoverChunk,
-  planCutoverStart,
-  planJobEvents,
-  planRegisterPolicy,
-} from '../../core/plan/plan-cutover.js';
-import {
-  claimResult,
-  completionResult,
-  planClaim,
-  planCompletion,
-  planCompletions,
-} from '../../core/plan/plan-intents.js';
-import {
-  planAcquire,
-  planCancel,
-  planDeleteScope,
-  planRelease,
-  planRenew,
-  planTakeover,
-} from '../../core/plan/plan-leases.js';
+import { claimResult, completionResult } from '../../core/plan/plan-intents.js';
 import type { Answer, Snapshot, Transition } from '../../core/plan/transition.js';
 import { UNBOUNDED_TRANSACTIONS } from '../../core/transaction-limits.js';
-import type { NormalizedCommit } from '../../core/validate.js';
 import { CUTOVER_CHUNK } from '../../cutover/plan.js';
 import { isFencegateError } from '../../errors.js';
 import type {
-  AbandonRequest,
-  AcquireRequest,
   AuditPage,
   AuditQuery,
-  CancelRequest,
-  CancelResult,
   ClaimIntentsRequest,
   CommitResult,
   CompleteAndClaimResult,
-  CompleteIntentRequest,
   CutoverRecord,
-  CutoverRequest,
   CutoverSummary,
-  DeleteScopeResult,
-  Grant,
   Intent,
   IntentCompletion,
-  IntentCompletionResult,
   IntentStatus,
-  JobEvent,
   JobRecord,
   ListIntentsQuery,
   ListRecordsQuery,
@@ -64,15 +32,18 @@ import type {
   Page,
   Policy,
   RecordState,
-  RegisterPolicyRequest,
-  ReleaseRequest,
-  ReleaseResult,
-  RenewRequest,
   ScopeState,
-  TakeoverRequest,
   TokenRecord,
 } from '../../types.js';
 import { GroupCommitter, type Settled } from '../group-commit.js';
+import {
+  PlannedStore,
+  type AuditPosition,
+  type PlanLimits,
+  type PlannedOperation,
+  type PlannedWrite,
+  type WriteSettlement,
+} from '../planned-store.js';
 import type { Store, StoreCapabilities } from '../store.js';
 import { applyPlan } from './sqlite-apply.js';
 import { PendingRows, writePending } from './sqlite-pending-rows.js';
@@ -153,7 +124,25 @@ interface WriteJob {
   plan: (snapshot: Snapshot) => Transition<unknown>;
 }
 
-export class SqliteStore implements Store {
+/** The operations group commit batches with concurrent writes; the others run on their own. */
+const GROUP_COMMITTED: ReadonlySet<PlannedOperation> = new Set<PlannedOperation>([
+  'acquire',
+  'renew',
+  'release',
+  'takeover',
+  'cancel',
+  'deleteScope',
+  'commit',
+  'recordJobEvents',
+]);
+
+const PLAN_LIMITS: PlanLimits = {
+  maxClaims: Number.POSITIVE_INFINITY,
+  cutoverChunk: CUTOVER_CHUNK,
+  jobEventsPerWrite: Number.POSITIVE_INFINITY,
+};
+
+export class SqliteStore extends PlannedStore implements Store {
   readonly kind = 'sqlite';
   readonly capabilities: StoreCapabilities;
   readonly #db: SqliteDatabase;
@@ -174,6 +163,7 @@ export class SqliteStore implements Store {
     checkpointer: Checkpointer | null,
     options: SqliteStoreOptions,
   ) {
+    super();
     this.#db = db;
     this.#walSync = walSync;
     this.#checkpointer = checkpointer;
@@ -238,12 +228,8 @@ export class SqliteStore implements Store {
    * A refusal's audit entry must survive it: the plan answers the refusal, the transaction
    * commits, and the refusal is thrown afterwards.
    */
-  async #planned<A>(
-    tenant: string,
-    plan: (snapshot: Snapshot) => Transition<A>,
-    batched = false,
-  ): Promise<A> {
-    if (batched && this.#groupCommitter !== null) {
+  protected async apply<A>({ operation, tenant, plan }: PlannedWrite<A>): Promise<A> {
+    if (this.#groupCommitter !== null && GROUP_COMMITTED.has(operation)) {
       return (await this.#durably(this.#groupCommitter.submit({ tenant, plan }))) as A;
     }
     const answer = await this.#run(() =>
@@ -251,6 +237,24 @@ export class SqliteStore implements Store {
     );
     if (!answer.ok) throw answer.error;
     return answer.value;
+  }
+
+  /** Writes in one transaction, each settled on its own (with concurrent writes under group commit). */
+  protected async applyTogether(writes: PlannedWrite<unknown>[]): Promise<WriteSettlement[]> {
+    const jobs: WriteJob[] = writes.map(({ tenant, plan }) => ({ tenant, plan }));
+    const committer = this.#groupCommitter;
+    return committer === null
+      ? await this.#run(() => this.#commitBatchNow(jobs))
+      : await this.#durably(Promise.allSettled(jobs.map((job) => committer.submit(job))));
+  }
+
+  protected planLimits(): PlanLimits {
+    return PLAN_LIMITS;
+  }
+
+  /** The audit seq read under the write lock: later entries happened after the cutover began. */
+  protected cutoverStartPosition(): Promise<AuditPosition> {
+    return Promise.resolve(() => lastAuditSeq(this.#rows));
   }
 
   /** Applies the plans in order, each on its own store time, then writes their pending rows. */
@@ -318,30 +322,6 @@ export class SqliteStore implements Store {
     return value;
   }
 
-  acquire(tenant: string, request: AcquireRequest): Promise<Grant> {
-    return this.#planned(tenant, (s) => planAcquire(s, request), true);
-  }
-
-  renew(tenant: string, request: RenewRequest): Promise<Grant> {
-    return this.#planned(tenant, (s) => planRenew(s, request), true);
-  }
-
-  release(tenant: string, request: ReleaseRequest): Promise<ReleaseResult> {
-    return this.#planned(tenant, (s) => planRelease(s, request), true);
-  }
-
-  takeover(tenant: string, scope: string, request: TakeoverRequest): Promise<Grant> {
-    return this.#planned(tenant, (s) => planTakeover(s, scope, request), true);
-  }
-
-  cancel(tenant: string, scope: string, request: CancelRequest): Promise<CancelResult> {
-    return this.#planned(tenant, (s) => planCancel(s, scope, request.reason), true);
-  }
-
-  deleteScope(tenant: string, scope: string, request: CancelRequest): Promise<DeleteScopeResult> {
-    return this.#planned(tenant, (s) => planDeleteScope(s, scope, request.reason), true);
-  }
-
   getScope(tenant: string, scope: string): Promise<ScopeState | null> {
     return this.#read(() => {
       const row = this.#statements.getScope.get(tenant, scope) as ScopeRow | undefined;
@@ -393,10 +373,6 @@ export class SqliteStore implements Store {
     return this.#read(() => readRecordPage(this.#db, tenant, scope, query));
   }
 
-  commit(tenant: string, request: NormalizedCommit): Promise<CommitResult> {
-    return this.#planned(tenant, (s) => planCommit(s, request), true);
-  }
-
   /** One batch now, or, while another process holds the write lock, later from the event loop. */
   #commitBatch(jobs: WriteJob[]): Settled<unknown>[] | Promise<Settled<unknown>[]> {
     try {
@@ -437,14 +413,6 @@ export class SqliteStore implements Store {
     });
   }
 
-  abandonOperation(
-    tenant: string,
-    operationId: string,
-    request: AbandonRequest,
-  ): Promise<CommitResult> {
-    return this.#planned(tenant, (s) => planAbandon(s, operationId, request.reason));
-  }
-
   listIntents(tenant: string, query: ListIntentsQuery): Promise<Page<Intent>> {
     return this.#read(() => readIntentPage(this.#db, tenant, query));
   }
@@ -456,48 +424,18 @@ export class SqliteStore implements Store {
     });
   }
 
-  claimIntents(tenant: string, request: ClaimIntentsRequest): Promise<Intent[]> {
-    return this.#planned(tenant, (s) => planClaim(s, request));
-  }
-
-  completeIntent(
-    tenant: string,
-    effectKey: string,
-    request: CompleteIntentRequest,
-  ): Promise<Intent> {
-    return this.#planned(tenant, (s) => planCompletion(s, effectKey, request));
-  }
-
-  /** One transaction for the batch (with concurrent writes under group commit). */
-  async completeIntents(
-    tenant: string,
-    completions: readonly IntentCompletion[],
-  ): Promise<IntentCompletionResult[]> {
-    const jobs: WriteJob[] = planCompletions(completions).map((plan) => ({ tenant, plan }));
-    return (await this.#writeTogether(jobs)).map(completionResult);
-  }
-
   /** The completions, then the claim, in one transaction, each answering on its own. */
   async completeAndClaim(
     tenant: string,
     completions: readonly IntentCompletion[],
     claim: ClaimIntentsRequest,
   ): Promise<CompleteAndClaimResult> {
-    const jobs: WriteJob[] = planCompletions(completions).map((plan) => ({ tenant, plan }));
-    jobs.push({ tenant, plan: (s) => planClaim(s, claim) });
-    const settled = await this.#writeTogether(jobs);
+    const settled = await this.applyTogether([
+      ...this.completionWrites(tenant, completions),
+      this.claimWrite(tenant, claim),
+    ]);
     const claimed = settled.pop()!;
     return { completions: settled.map(completionResult), claim: claimResult(claimed) };
-  }
-
-  /** Writes in one transaction, each settled on its own (with concurrent writes under group commit). */
-  async #writeTogether(
-    jobs: WriteJob[],
-  ): Promise<Settled<unknown>[] | PromiseSettledResult<unknown>[]> {
-    const committer = this.#groupCommitter;
-    return committer === null
-      ? await this.#run(() => this.#commitBatchNow(jobs))
-      : await this.#durably(Promise.allSettled(jobs.map((job) => committer.submit(job))));
   }
 
   listTenantsWithOpenIntents(): Promise<string[]> {
@@ -508,25 +446,8 @@ export class SqliteStore implements Store {
     return this.#read(() => countIntents(this.#db, tenant));
   }
 
-  registerPolicy(
-    tenant: string,
-    request: RegisterPolicyRequest,
-    registeredBy: string | null,
-  ): Promise<{ policy: Policy; created: boolean }> {
-    return this.#planned(tenant, (s) => planRegisterPolicy(s, request, registeredBy));
-  }
-
   listPolicies(tenant: string): Promise<Policy[]> {
     return this.#read(() => listPolicies(this.#db, tenant));
-  }
-
-  /** The audit seq read under the write lock: later entries happened after the cutover began. */
-  startCutover(tenant: string, request: CutoverRequest & { cutoverId: string }): Promise<void> {
-    return this.#planned(tenant, (s) => planCutoverStart(s, request, lastAuditSeq(this.#rows)));
-  }
-
-  moveCutoverChunk(tenant: string, cutoverId: string): Promise<number> {
-    return this.#planned(tenant, (s) => planCutoverChunk(s, cutoverId, CUTOVER_CHUNK));
   }
 
   getCutover(tenant: string, cutoverId: string): Promise<CutoverRecord | null> {
@@ -535,11 +456,6 @@ export class SqliteStore implements Store {
 
   listCutovers(tenant: string, query: ListCutoversQuery): Promise<Page<CutoverSummary>> {
     return this.#read(() => listCutovers(this.#db, tenant, query));
-  }
-
-  /** Batched with concurrent commits and lease operations under group commit. */
-  recordJobEvents(tenant: string, events: JobEvent[]): Promise<void> {
-    return this.#planned(tenant, (s) => planJobEvents(s, events), true);
   }
 
   listJobs(tenant: string, scopes?: readonly string[]): Promise<JobRecord[]> {

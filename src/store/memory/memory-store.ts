@@ -1,0 +1,433 @@
+/**
+ * The in-memory reference store: a complete Store built on PlannedStore, in one process, gone
+ * when the process ends. It is the shortest correct store: each write plans on the rows as they
+ * are and applies its transition before anything else runs, so `expect` holds by construction.
+ * Tests and adapter authors compare against it; it is no deployment (nothing survives a restart).
+ */
+import { systemClock, type Clock } from '../../core/clock.js';
+import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
+import type { CutoverStepRow, Ref, RecordRow } from '../../core/plan/transition.js';
+import { recordPage, resolveRecordPage } from '../../core/record-page.js';
+import { UNBOUNDED_TRANSACTIONS } from '../../core/transaction-limits.js';
+import { CUTOVER_CHUNK } from '../../cutover/plan.js';
+import { FencegateError } from '../../errors.js';
+import type {
+  AuditPage,
+  AuditQuery,
+  CommitResult,
+  CutoverRecord,
+  CutoverSummary,
+  Intent,
+  IntentStatus,
+  JobRecord,
+  ListCutoversQuery,
+  ListIntentsQuery,
+  ListRecordsQuery,
+  ListScopesQuery,
+  Page,
+  Policy,
+  RecordState,
+  ScopeState,
+  TokenRecord,
+} from '../../types.js';
+import {
+  PlannedStore,
+  type AuditPosition,
+  type PlanLimits,
+  type PlannedWrite,
+  type WriteSettlement,
+} from '../planned-store.js';
+import { cutoverRecordOf, cutoverRowsPage, recordStateOf, scopeStateOf } from '../plan-rows.js';
+import { decodeCursor, encodeCursor } from '../rows.js';
+import type { Store, StoreCapabilities } from '../store.js';
+import { MemorySnapshot } from './memory-snapshot.js';
+import { byCodeUnit, MemoryTables } from './memory-tables.js';
+
+export interface MemoryStoreOptions {
+  clock?: Clock;
+}
+
+const PLAN_LIMITS: PlanLimits = {
+  maxClaims: Number.POSITIVE_INFINITY,
+  cutoverChunk: CUTOVER_CHUNK,
+  jobEventsPerWrite: Number.POSITIVE_INFINITY,
+};
+
+const MAX_AUDIT_PAGE = 10_000;
+
+export class MemoryStore extends PlannedStore implements Store {
+  readonly kind = 'memory';
+  readonly capabilities: StoreCapabilities = {
+    sharedAcrossProcesses: false,
+    groupCommit: false,
+    clock: 'store',
+    leaseGranularityMs: 1,
+    transaction: UNBOUNDED_TRANSACTIONS,
+  };
+  readonly #tables = new MemoryTables();
+  readonly #clock: Clock;
+  #closed = false;
+
+  constructor(options: MemoryStoreOptions = {}) {
+    super();
+    this.#clock = options.clock ?? systemClock;
+  }
+
+  now(): Promise<number> {
+    return Promise.resolve(this.#clock.now());
+  }
+
+  /** Plans on the rows as they are and applies the transition; a refusal is thrown once stored. */
+  protected apply<A>(write: PlannedWrite<A>): Promise<A> {
+    return this.#open(() => {
+      const answer = this.#applyNow(write);
+      if (!answer.ok) throw answer.error;
+      return answer.value;
+    });
+  }
+
+  protected applyTogether(writes: PlannedWrite<unknown>[]): Promise<WriteSettlement[]> {
+    return this.#open(() =>
+      writes.map((write): WriteSettlement => {
+        try {
+          return this.#applyNow(write);
+        } catch (error) {
+          return { ok: false, error };
+        }
+      }),
+    );
+  }
+
+  #applyNow<A>({ tenant, plan }: PlannedWrite<A>) {
+    const transition = plan(new MemorySnapshot(tenant, this.#clock.now(), this.#tables));
+    for (const put of transition.put) this.#tables.put(tenant, put);
+    for (const entry of transition.audit) this.#tables.append(entry);
+    return transition.answer;
+  }
+
+  protected planLimits(): PlanLimits {
+    return PLAN_LIMITS;
+  }
+
+  protected cutoverStartPosition(): Promise<AuditPosition> {
+    return Promise.resolve(() => this.#tables.lastSeq);
+  }
+
+  /** Runs `work` unless the store is closed (store_unavailable, as a store out of reach). */
+  // eslint-disable-next-line @typescript-eslint/require-await -- a throw becomes a rejection
+  async #open<T>(work: () => T): Promise<T> {
+    if (this.#closed)
+      throw new FencegateError('store_unavailable', 'the in-memory store is closed');
+    return work();
+  }
+
+  #rows<K extends 'scope' | 'record' | 'intent' | 'policy' | 'cutover' | 'job'>(
+    tenant: string,
+    type: K,
+  ) {
+    return [...this.#tables.rowsOf(tenant, type)];
+  }
+
+  getScope(tenant: string, scope: string): Promise<ScopeState | null> {
+    return this.#open(() => {
+      const row = this.#tables.get(tenant, { type: 'scope', scope });
+      return row === null ? null : scopeStateOf(scope, row as ScopeState);
+    });
+  }
+
+  listScopes(tenant: string, query: ListScopesQuery): Promise<Page<ScopeState>> {
+    return this.#open(() => {
+      const limit = query.limit ?? DEFAULT_LIST_LIMIT;
+      const prefix = query.prefix ?? '';
+      const after = decodeCursor(query.cursor);
+      const scopes = this.#rows(tenant, 'scope')
+        .map(({ ref, row }) => scopeStateOf(ref.type === 'scope' ? ref.scope : '', row))
+        .filter(({ scope }) => scope.startsWith(prefix) && scope > after)
+        .sort((a, b) => byCodeUnit(a.scope, b.scope));
+      const items = scopes.slice(0, limit);
+      const last = items.at(-1);
+      return {
+        items,
+        nextCursor: scopes.length > limit && last ? encodeCursor(last.scope) : null,
+      };
+    });
+  }
+
+  getRecord(tenant: string, scope: string, name: string): Promise<RecordState> {
+    return this.#open(() =>
+      recordStateOf(
+        scope,
+        name,
+        this.#tables.get(tenant, { type: 'record', scope, name }) as RecordRow | null,
+      ),
+    );
+  }
+
+  listRecords(tenant: string, scope: string): Promise<RecordState[]> {
+    return this.#open(() => this.#records(tenant, scope));
+  }
+
+  #records(tenant: string, scope: string): RecordState[] {
+    return this.#rows(tenant, 'record')
+      .flatMap(({ ref, row }) =>
+        ref.type === 'record' && ref.scope === scope ? [recordStateOf(scope, ref.name, row)] : [],
+      )
+      .sort((a, b) => byCodeUnit(a.name, b.name));
+  }
+
+  listRecordsPage(
+    tenant: string,
+    scope: string,
+    query: ListRecordsQuery,
+  ): Promise<Page<RecordState>> {
+    return this.#open(() => {
+      const page = resolveRecordPage(query);
+      const sign = page.descending ? -1 : 1;
+      const order = (
+        a: { revision: number; name: string },
+        b: { revision: number; name: string },
+      ) =>
+        sign *
+        ((page.order === 'revision' ? a.revision - b.revision : 0) || byCodeUnit(a.name, b.name));
+      const records = this.#records(tenant, scope)
+        .filter((record) => record.name.startsWith(page.prefix))
+        .filter((record) => page.position === null || order(record, page.position) > 0)
+        .sort(order);
+      return recordPage(records.slice(0, page.limit + 1), page);
+    });
+  }
+
+  getOperation(tenant: string, operationId: string): Promise<CommitResult | null> {
+    return this.#open(() => {
+      const row = this.#tables.get(tenant, { type: 'operation', operationId });
+      return row === null ? null : (row as { outcome: CommitResult }).outcome;
+    });
+  }
+
+  listIntents(tenant: string, query: ListIntentsQuery): Promise<Page<Intent>> {
+    return this.#open(() => {
+      const limit = query.limit ?? DEFAULT_LIST_LIMIT;
+      const after = decodeCursor(query.cursor);
+      const intents = this.#intents(tenant).filter(
+        (intent) =>
+          intent.effectKey > after &&
+          (query.scope === undefined || intent.scope === query.scope) &&
+          (query.status === undefined || intent.status === query.status),
+      );
+      const items = intents.slice(0, limit);
+      const last = items.at(-1);
+      return {
+        items,
+        nextCursor: intents.length > limit && last ? encodeCursor(last.effectKey) : null,
+      };
+    });
+  }
+
+  #intents(tenant: string): Intent[] {
+    return this.#rows(tenant, 'intent')
+      .map(({ row }) => structuredClone(row))
+      .sort((a, b) => byCodeUnit(a.effectKey, b.effectKey));
+  }
+
+  getIntent(tenant: string, effectKey: string): Promise<Intent | null> {
+    return this.#open(
+      () => this.#tables.get(tenant, { type: 'intent', effectKey }) as Intent | null,
+    );
+  }
+
+  listTenantsWithOpenIntents(): Promise<string[]> {
+    return this.#open(() =>
+      this.#tables
+        .tenants()
+        .filter((tenant) =>
+          this.#intents(tenant).some(({ status }) =>
+            ['pending', 'claimed', 'unknown'].includes(status),
+          ),
+        ),
+    );
+  }
+
+  countIntents(tenant: string | undefined): Promise<Partial<Record<IntentStatus, number>>> {
+    return this.#open(() => {
+      const counts: Partial<Record<IntentStatus, number>> = {};
+      for (const each of tenant === undefined ? this.#tables.tenants() : [tenant]) {
+        for (const { status } of this.#intents(each)) counts[status] = (counts[status] ?? 0) + 1;
+      }
+      return counts;
+    });
+  }
+
+  listPolicies(tenant: string): Promise<Policy[]> {
+    return this.#open(() =>
+      this.#rows(tenant, 'policy')
+        .map(({ row }) => structuredClone(row))
+        .sort((a, b) => a.registeredAt - b.registeredAt || byCodeUnit(a.version, b.version)),
+    );
+  }
+
+  getCutover(tenant: string, cutoverId: string): Promise<CutoverRecord | null> {
+    return this.#open(() => {
+      const row = this.#tables.get(tenant, { type: 'cutover', cutoverId });
+      if (row === null || !('scopes' in row)) return null;
+      return cutoverRecordOf(row, this.#steps(tenant, cutoverId));
+    });
+  }
+
+  #steps(tenant: string, cutoverId: string): Map<string, CutoverStepRow> {
+    const steps = new Map<string, CutoverStepRow>();
+    for (const { ref, row } of this.#tables.rowsOf(tenant, 'cutoverStep')) {
+      if (ref.type === 'cutoverStep' && ref.cutoverId === cutoverId) steps.set(ref.scope, row);
+    }
+    return steps;
+  }
+
+  async listCutovers(tenant: string, query: ListCutoversQuery): Promise<Page<CutoverSummary>> {
+    const cutovers = await this.#open(() => this.#rows(tenant, 'cutover').map(({ row }) => row));
+    return cutoverRowsPage(cutovers, query, query.limit ?? DEFAULT_LIST_LIMIT, (cutoverId) =>
+      Promise.resolve(this.#steps(tenant, cutoverId).size),
+    );
+  }
+
+  listJobs(tenant: string, scopes?: readonly string[]): Promise<JobRecord[]> {
+    return this.#open(() =>
+      this.#rows(tenant, 'job')
+        .map(({ row }) => structuredClone(row))
+        .filter((job) => scopes === undefined || scopes.includes(job.scope))
+        .sort((a, b) => byCodeUnit(a.jobId, b.jobId)),
+    );
+  }
+
+  readAudit(tenant: string | undefined, query: AuditQuery): Promise<AuditPage> {
+    return this.#open(() => {
+      const limit = Math.min(query.limit ?? DEFAULT_LIST_LIMIT, MAX_AUDIT_PAGE);
+      const afterSeq = query.afterSeq ?? 0;
+      const found = this.#tables.audit.filter(
+        (entry) =>
+          entry.seq > afterSeq &&
+          (tenant === undefined || entry.tenant === tenant) &&
+          (query.scope === undefined || entry.scope === query.scope) &&
+          (query.kind === undefined || entry.kind === query.kind) &&
+          (query.outcome === undefined || entry.outcome === query.outcome),
+      );
+      const items = found.slice(0, limit).map((entry) => structuredClone(entry));
+      const last = items.at(-1);
+      return { items, nextAfterSeq: found.length > limit && last ? last.seq : null };
+    });
+  }
+
+  createToken(token: Omit<TokenRecord, 'createdAt'>): Promise<TokenRecord> {
+    return this.#open(() => {
+      const taken = [...this.#tables.tokens.values()].some(
+        ({ id, hash }) => id === token.id || hash === token.hash,
+      );
+      if (taken) {
+        throw new FencegateError(
+          'invalid_request',
+          `a token with id ${token.id} or the same secret exists already`,
+        );
+      }
+      return this.#insertToken(token);
+    });
+  }
+
+  #insertToken(token: Omit<TokenRecord, 'createdAt'>): TokenRecord {
+    const record = { ...token, createdAt: this.#clock.now() };
+    this.#tables.tokens.set(token.id, record);
+    return structuredClone(record);
+  }
+
+  createTokensIfNone(tokens: Omit<TokenRecord, 'createdAt'>[]): Promise<TokenRecord[] | null> {
+    return this.#open(() => {
+      // Once per store, ever: a store whose tokens were all revoked gets no new ones.
+      if (this.#tables.firstRunTokensMade) return null;
+      this.#tables.firstRunTokensMade = true;
+      if (this.#tables.tokens.size > 0) return null;
+      return tokens.map((token) => this.#insertToken(token));
+    });
+  }
+
+  findToken(hash: string): Promise<TokenRecord | null> {
+    return this.#open(() => {
+      const token = [...this.#tables.tokens.values()].find((each) => each.hash === hash);
+      return token === undefined ? null : structuredClone(token);
+    });
+  }
+
+  deleteToken(id: string): Promise<boolean> {
+    return this.#open(() => this.#tables.tokens.delete(id));
+  }
+
+  countTokens(): Promise<number> {
+    return this.#open(() => this.#tables.tokens.size);
+  }
+
+  listTokens(tenant?: string): Promise<TokenRecord[]> {
+    return this.#open(() =>
+      [...this.#tables.tokens.values()]
+        .filter((token) => tenant === undefined || token.tenant === tenant)
+        .sort((a, b) => a.createdAt - b.createdAt || byCodeUnit(a.id, b.id))
+        .map((token) => structuredClone(token)),
+    );
+  }
+
+  ping(): Promise<void> {
+    return this.#open(() => undefined);
+  }
+
+  pruneOperations(createdBefore: number): Promise<number> {
+    return this.#open(() => {
+      let deleted = 0;
+      for (const tenant of this.#tables.tenants()) {
+        const old: Ref[] = [];
+        for (const { ref, row } of this.#tables.rowsOf(tenant, 'operation')) {
+          if (row.at < createdBefore) old.push(ref);
+        }
+        for (const ref of old) this.#tables.delete(tenant, ref);
+        deleted += old.length;
+      }
+      return deleted;
+    });
+  }
+
+  pruneAudit(throughSeq: number, lastHash: string | null = null): Promise<number> {
+    return this.#open(() => {
+      const tables = this.#tables;
+      if (throughSeq > tables.auditPrunedThrough) {
+        tables.auditPrunedThrough = throughSeq;
+        tables.auditPrunedHash = lastHash;
+      }
+      const kept = tables.audit.filter((entry) => entry.seq > throughSeq);
+      const deleted = tables.audit.length - kept.length;
+      tables.audit.splice(0, tables.audit.length, ...kept);
+      return deleted;
+    });
+  }
+
+  auditPrunedThrough(): Promise<number> {
+    return this.#open(() => this.#tables.auditPrunedThrough);
+  }
+
+  auditPrunedHash(): Promise<string | null> {
+    return this.#open(() => this.#tables.auditPrunedHash);
+  }
+
+  storeId(): Promise<string> {
+    return this.#open(() => this.#tables.storeId);
+  }
+
+  saveVerifiedCheckpoint(lastSeq: number, checkpoint: string): Promise<void> {
+    return this.#open(() => {
+      const kept = this.#tables.verified;
+      if (kept === null || lastSeq > kept.lastSeq) this.#tables.verified = { lastSeq, checkpoint };
+    });
+  }
+
+  loadVerifiedCheckpoint(): Promise<string | null> {
+    return this.#open(() => this.#tables.verified?.checkpoint ?? null);
+  }
+
+  close(): Promise<void> {
+    this.#closed = true;
+    return Promise.resolve();
+  }
+}

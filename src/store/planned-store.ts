@@ -1,0 +1,275 @@
+/**
+ * The mutating operations of a Store, mapped onto core's plans once for every store that loads →
+ * plans → applies (SQLite, etcd, the in-memory reference store). A store extends this class and
+ * provides how it applies one planned write (`apply`), how it applies several in one store write
+ * (`applyTogether`), its plan limits and the audit position a cutover starts after; its reads stay
+ * its own. Which operation a write is, the ranges its plan reads and its operationId travel with
+ * it, so a store chooses per operation what it batches and what it loads first; nothing here
+ * decides anything core does not.
+ */
+import { planAbandon, planCommit } from '../core/plan/plan-commit.js';
+import {
+  planCutoverChunk,
+  planCutoverStart,
+  planJobEvents,
+  planRegisterPolicy,
+} from '../core/plan/plan-cutover.js';
+import {
+  completionResult,
+  planClaim,
+  planCompletion,
+  planCompletions,
+} from '../core/plan/plan-intents.js';
+import {
+  planAcquire,
+  planCancel,
+  planDeleteScope,
+  planRelease,
+  planRenew,
+  planTakeover,
+} from '../core/plan/plan-leases.js';
+import type { RangeRef, Snapshot, Transition } from '../core/plan/transition.js';
+import type { NormalizedCommit } from '../core/validate.js';
+import type {
+  AbandonRequest,
+  AcquireRequest,
+  CancelRequest,
+  CancelResult,
+  ClaimIntentsRequest,
+  CommitResult,
+  CompleteIntentRequest,
+  CutoverRequest,
+  DeleteScopeResult,
+  Grant,
+  Intent,
+  IntentCompletion,
+  IntentCompletionResult,
+  JobEvent,
+  Policy,
+  RegisterPolicyRequest,
+  ReleaseRequest,
+  ReleaseResult,
+  RenewRequest,
+  TakeoverRequest,
+} from '../types.js';
+import type { Store } from './store.js';
+
+/** The Store methods this class maps onto plans. */
+export type PlannedOperation =
+  | 'acquire'
+  | 'renew'
+  | 'release'
+  | 'takeover'
+  | 'cancel'
+  | 'deleteScope'
+  | 'commit'
+  | 'abandonOperation'
+  | 'claimIntents'
+  | 'completeIntent'
+  | 'registerPolicy'
+  | 'startCutover'
+  | 'moveCutoverChunk'
+  | 'recordJobEvents';
+
+export type Plan<A> = (snapshot: Snapshot) => Transition<A>;
+
+/** One write to apply: its plan answers (a refusal is an answer to throw once applied). */
+export interface PlannedWrite<A> {
+  operation: PlannedOperation;
+  tenant: string;
+  plan: Plan<A>;
+  /** Ranges the plan reads as a whole: a store that reads before it plans loads them first. */
+  ranges?: RangeRef[];
+  /** The commit's operationId: a store that resends a lost write uses it to find the outcome. */
+  operationId?: string;
+  /** The row a write of a batch changes: two writes of one batch with the same key apply in order. */
+  key?: string;
+}
+
+/** A write's settlement in a batch: its answer, or the fault that stopped it. */
+export type WriteSettlement =
+  { ok: true; value: unknown } | { ok: false; error: unknown } | PromiseSettledResult<unknown>;
+
+/** What one store transaction holds, as the plans that fill one see it. */
+export interface PlanLimits {
+  /** The most intents one claim takes (infinite when the transaction is unbounded). */
+  maxClaims: number;
+  /** The scopes one cutover chunk moves. */
+  cutoverChunk: number;
+  /** The job events one transaction records. */
+  jobEventsPerWrite: number;
+}
+
+/** How a store finds the audit position a cutover starts after, from the snapshot it plans on. */
+export type AuditPosition = (snapshot: Snapshot) => number;
+
+export abstract class PlannedStore implements Pick<Store, PlannedOperation | 'completeIntents'> {
+  /** Applies one write in a store transaction of its own or a batch's; throws a refusal. */
+  protected abstract apply<A>(write: PlannedWrite<A>): Promise<A>;
+  /** Applies the writes in order in as few store writes as fit, each settled on its own. */
+  protected abstract applyTogether(writes: PlannedWrite<unknown>[]): Promise<WriteSettlement[]>;
+  protected abstract planLimits(): PlanLimits;
+  /**
+   * The audit seq every entry before the cutover's first step is at or below: read under the
+   * write lock by a store that holds one, or before the transaction by a store that compares.
+   */
+  protected abstract cutoverStartPosition(): Promise<AuditPosition>;
+
+  acquire(tenant: string, request: AcquireRequest): Promise<Grant> {
+    return this.apply({ operation: 'acquire', tenant, plan: (s) => planAcquire(s, request) });
+  }
+
+  renew(tenant: string, request: RenewRequest): Promise<Grant> {
+    return this.apply({ operation: 'renew', tenant, plan: (s) => planRenew(s, request) });
+  }
+
+  release(tenant: string, request: ReleaseRequest): Promise<ReleaseResult> {
+    return this.apply({ operation: 'release', tenant, plan: (s) => planRelease(s, request) });
+  }
+
+  takeover(tenant: string, scope: string, request: TakeoverRequest): Promise<Grant> {
+    return this.apply({
+      operation: 'takeover',
+      tenant,
+      plan: (s) => planTakeover(s, scope, request),
+    });
+  }
+
+  cancel(tenant: string, scope: string, request: CancelRequest): Promise<CancelResult> {
+    return this.apply({
+      operation: 'cancel',
+      tenant,
+      plan: (s) => planCancel(s, scope, request.reason),
+      ranges: [{ type: 'scopeIntents', scope }],
+    });
+  }
+
+  deleteScope(tenant: string, scope: string, request: CancelRequest): Promise<DeleteScopeResult> {
+    return this.apply({
+      operation: 'deleteScope',
+      tenant,
+      plan: (s) => planDeleteScope(s, scope, request.reason),
+      ranges: [{ type: 'scopeRecords', scope }],
+    });
+  }
+
+  commit(tenant: string, request: NormalizedCommit): Promise<CommitResult> {
+    return this.apply({
+      operation: 'commit',
+      tenant,
+      plan: (s) => planCommit(s, request),
+      operationId: request.operationId,
+    });
+  }
+
+  abandonOperation(
+    tenant: string,
+    operationId: string,
+    request: AbandonRequest,
+  ): Promise<CommitResult> {
+    return this.apply({
+      operation: 'abandonOperation',
+      tenant,
+      plan: (s) => planAbandon(s, operationId, request.reason),
+    });
+  }
+
+  claimIntents(tenant: string, request: ClaimIntentsRequest): Promise<Intent[]> {
+    return this.apply(this.claimWrite(tenant, request));
+  }
+
+  /** A claim as a write, for a store that applies it together with completions. */
+  protected claimWrite(tenant: string, request: ClaimIntentsRequest): PlannedWrite<Intent[]> {
+    const { maxClaims } = this.planLimits();
+    return {
+      operation: 'claimIntents',
+      tenant,
+      plan: (s) => planClaim(s, request, maxClaims),
+      ranges: [{ type: 'openIntents' }],
+    };
+  }
+
+  completeIntent(
+    tenant: string,
+    effectKey: string,
+    request: CompleteIntentRequest,
+  ): Promise<Intent> {
+    return this.apply({
+      operation: 'completeIntent',
+      tenant,
+      plan: (s) => planCompletion(s, effectKey, request),
+      key: effectKey,
+    });
+  }
+
+  async completeIntents(
+    tenant: string,
+    completions: readonly IntentCompletion[],
+  ): Promise<IntentCompletionResult[]> {
+    return (await this.applyTogether(this.completionWrites(tenant, completions))).map(
+      completionResult,
+    );
+  }
+
+  /** Completions as writes, in order, each keyed by its intent. */
+  protected completionWrites(
+    tenant: string,
+    completions: readonly IntentCompletion[],
+  ): PlannedWrite<unknown>[] {
+    const plans = planCompletions(completions);
+    return completions.map((completion, i) => ({
+      operation: 'completeIntent',
+      tenant,
+      plan: plans[i]!,
+      key: completion.effectKey,
+    }));
+  }
+
+  registerPolicy(
+    tenant: string,
+    request: RegisterPolicyRequest,
+    registeredBy: string | null,
+  ): Promise<{ policy: Policy; created: boolean }> {
+    return this.apply({
+      operation: 'registerPolicy',
+      tenant,
+      plan: (s) => planRegisterPolicy(s, request, registeredBy),
+    });
+  }
+
+  async startCutover(
+    tenant: string,
+    request: CutoverRequest & { cutoverId: string },
+  ): Promise<void> {
+    const position = await this.cutoverStartPosition();
+    await this.apply({
+      operation: 'startCutover',
+      tenant,
+      plan: (s) => planCutoverStart(s, request, position(s)),
+    });
+  }
+
+  /** Each chunk is a transaction of its own: other writers run between them. */
+  moveCutoverChunk(tenant: string, cutoverId: string): Promise<number> {
+    const { cutoverChunk } = this.planLimits();
+    return this.apply({
+      operation: 'moveCutoverChunk',
+      tenant,
+      plan: (s) => planCutoverChunk(s, cutoverId, cutoverChunk),
+      ranges: [{ type: 'cutoverSteps', cutoverId }],
+    });
+  }
+
+  /** One write per chunk of events, in order: a job's events apply in order across chunks. */
+  async recordJobEvents(tenant: string, events: JobEvent[]): Promise<void> {
+    const { jobEventsPerWrite: chunk } = this.planLimits();
+    for (let start = 0; start < events.length; start += chunk) {
+      const part = events.length <= chunk ? events : events.slice(start, start + chunk);
+      await this.apply({
+        operation: 'recordJobEvents',
+        tenant,
+        plan: (s) => planJobEvents(s, part),
+      });
+    }
+  }
+}
