@@ -69,10 +69,9 @@ import langgraph.graph  # noqa: F401
 from langgraph.checkpoint.base import BaseCheckpointSaver  # noqa: F401
 import celery  # noqa: F401
 import celery.bin.celery  # noqa: F401  (the command-line module imports the stand-ins)
-import httpx  # noqa: F401
 import pytest  # noqa: F401
 import pytest_asyncio  # noqa: F401
-print("install-test-deps: langgraph, langgraph-checkpoint, celery, httpx and pytest import")
+print("install-test-deps: langgraph, langgraph-checkpoint, celery and pytest import")
 PY
 
 echo "$wanted" >"$marker"
