@@ -1,0 +1,70 @@
+/**
+ * `fencegate/adapter`: what a new store is built from (docs/adapters.md). The rows, refs and
+ * transitions core plans in, the planners, the class that maps every mutating Store method onto
+ * them (a store then provides loading, applying and its reads), the plan rows as the Store's
+ * answers, the store errors, and the in-memory reference store built on the same class. The
+ * conformance suite to run is `defineStoreConformanceSuite` from `fencegate/testing/vitest`.
+ */
+export type {
+  Answer,
+  CutoverRow,
+  CutoverStepRow,
+  DeletionRow,
+  OperationRow,
+  Put,
+  PutOf,
+  RangeRef,
+  RecordRow,
+  Ref,
+  RefOf,
+  Rows,
+  RowType,
+  ScopeRow,
+  Snapshot,
+  Transition,
+} from '../core/plan/transition.js';
+export { isRangeRef, readOnly, refKey, refused } from '../core/plan/transition.js';
+export type { NewAuditEntry } from '../core/audit-entry.js';
+export type { FenceGrant } from '../core/fence-holder.js';
+export { planAbandon, planCommit } from '../core/plan/plan-commit.js';
+export {
+  planCutoverChunk,
+  planCutoverStart,
+  planJobEvents,
+  planRegisterPolicy,
+} from '../core/plan/plan-cutover.js';
+export {
+  claimResult,
+  completionResult,
+  planClaim,
+  planCompletion,
+  planCompletions,
+} from '../core/plan/plan-intents.js';
+export {
+  planAcquire,
+  planCancel,
+  planDeleteScope,
+  planRelease,
+  planRenew,
+  planTakeover,
+} from '../core/plan/plan-leases.js';
+export {
+  PlannedStore,
+  type AuditPosition,
+  type Plan,
+  type PlanLimits,
+  type PlannedOperation,
+  type PlannedWrite,
+  type WriteSettlement,
+} from '../store/planned-store.js';
+export {
+  cutoverRecordOf,
+  cutoverRowsPage,
+  recordStateOf,
+  scopeStateOf,
+} from '../store/plan-rows.js';
+export type { Store, StoreCapabilities } from '../store/store.js';
+export type { TransactionCapabilities } from '../core/transaction-limits.js';
+export { UNBOUNDED_TRANSACTIONS } from '../core/transaction-limits.js';
+export { FencegateError, isFencegateError, type ErrorCode } from '../errors.js';
+export { MemoryStore, type MemoryStoreOptions } from '../store/memory/memory-store.js';
