@@ -187,7 +187,7 @@ describe.skipIf(noPostgres)('assertFenceKysely in a Kysely transaction', () => {
     );
     expect(error).toMatchObject({ details: { currentFence: replacement.fence } });
     expect(error.message).toBe(
-      `fence ${old.fence} is older than the scope's fence ${replacement.fence}`,
+      `the presented fence is not the scope's current fence ${replacement.fence}`,
     );
     expect(reached.update).toBe(false);
 

@@ -4,9 +4,10 @@
  * stale worker's update never lands; a takeover cannot slip between a check and its commit. The
  * same through a real Kysely transaction: own-table-kysely.test.ts.
  */
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isFencegateError, type ErrorCode } from '../../src/errors.js';
+import { isFencegateError, type ErrorCode, type FencegateError } from '../../src/errors.js';
 import { Fencegate } from '../../src/gate.js';
 import { assertFence } from '../../src/store/postgres/assert-fence.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
@@ -148,7 +149,7 @@ describe.skipIf(noPostgres)('assert_fence in the caller transaction', () => {
       );
       expect(error).toMatchObject({ details: { currentFence: replacement.fence } });
       expect(error.message).toBe(
-        `fence ${old.fence} is older than the scope's fence ${replacement.fence}`,
+        `the presented fence is not the scope's current fence ${replacement.fence}`,
       );
 
       // Even a worker that ignores the error cannot write in that transaction.
@@ -212,20 +213,32 @@ describe.skipIf(noPostgres)('assert_fence in the caller transaction', () => {
     expect(await memory(workflowId)).toEqual({ payload: { facts: ['checked'] }, revision: 1 });
   });
 
-  it('names each refusal with its catalog code', async () => {
+  it("names each refusal with its catalog code and the commit rejection's message and details", async () => {
     const { workflowId, scope } = await workflow();
     const client = await pool.connect();
     const attempt = (fence: number) =>
       compact(client, { workflowId, scope, fence, readRevision: 0, candidate: { facts: ['x'] } });
+    // A commit through fencegate with the same fence, in the same situation, is rejected with the
+    // same code, message and details.
+    const refusedLikeCommit = async (fence: number, code: ErrorCode) => {
+      const error = (await failsWith(attempt(fence), code)) as FencegateError;
+      const commit = await gate.commit({ scope, fence, operationId: randomUUID() });
+      expect(commit.outcome).toBe('rejected');
+      if (commit.outcome !== 'rejected') return;
+      expect({ code: error.code, message: error.message, details: error.details }).toEqual(
+        commit.error,
+      );
+    };
     try {
-      await failsWith(attempt(1), 'scope_not_found');
+      await refusedLikeCommit(1, 'scope_not_found');
       const grant = await gate.acquire({ scope, holder: 'w', ttlMs: 1_000 });
       clock.advance(1_000);
-      await failsWith(attempt(grant.fence), 'lease_expired');
+      await refusedLikeCommit(grant.fence, 'lease_expired');
       const cancelled = await gate.cancel(scope);
-      await failsWith(attempt(cancelled.fence), 'authority_revoked');
+      await refusedLikeCommit(cancelled.fence, 'authority_revoked');
+      await refusedLikeCommit(cancelled.fence - 1, 'stale_fence');
       const deleted = await gate.deleteScope(scope);
-      await failsWith(attempt(deleted.fence), 'scope_deleted');
+      await refusedLikeCommit(deleted.fence, 'scope_deleted');
     } finally {
       client.release();
     }

@@ -12,7 +12,9 @@
  * await client.query('COMMIT');
  * ```
  */
-import { FencegateError, isErrorCode, type ErrorCode } from '../../errors.js';
+import { commitRejection, refusalError } from '../../core/refusal-messages.js';
+import type { ErrorDetails, FencegateError } from '../../errors.js';
+import type { CommitRejection } from '../../types.js';
 import { DEFAULT_SCHEMA, requireSchema } from './postgres-url.js';
 
 /** SQLSTATE raised by assert_fence. */
@@ -33,7 +35,7 @@ export interface SqlQueryable {
   query(text: string, values?: unknown[]): Promise<unknown>;
 }
 
-const FENCE_CODES: readonly ErrorCode[] = [
+const FENCE_CODES: readonly CommitRejection['code'][] = [
   'scope_not_found',
   'scope_deleted',
   'stale_fence',
@@ -41,14 +43,18 @@ const FENCE_CODES: readonly ErrorCode[] = [
   'lease_expired',
 ];
 
-/** The catalog error an assert_fence failure stands for, or null for any other error. */
+function isFenceCode(code: unknown): code is CommitRejection['code'] {
+  return (FENCE_CODES as readonly unknown[]).includes(code);
+}
+
+/**
+ * The catalog error an assert_fence failure stands for, or null for any other error. Only the
+ * code and details the SQL raises are read: the error is the commit rejection core builds from
+ * them, so a refused check and a rejected commit say the same words for the same situation.
+ */
 export function fenceErrorFrom(error: unknown): FencegateError | null {
   if (typeof error !== 'object' || error === null) return null;
-  const { code, message, detail } = error as {
-    code?: unknown;
-    message?: unknown;
-    detail?: unknown;
-  };
+  const { code, detail } = error as { code?: unknown; detail?: unknown };
   if (code !== FENCE_SQLSTATE || typeof detail !== 'string') return null;
   let parsed: { code?: unknown; details?: unknown };
   try {
@@ -56,19 +62,12 @@ export function fenceErrorFrom(error: unknown): FencegateError | null {
   } catch {
     return null;
   }
-  if (!isErrorCode(parsed.code) || !FENCE_CODES.includes(parsed.code)) return null;
+  if (!isFenceCode(parsed.code)) return null;
   const details =
     typeof parsed.details === 'object' && parsed.details !== null
-      ? (parsed.details as Record<string, unknown>)
+      ? (parsed.details as ErrorDetails)
       : {};
-  return new FencegateError(
-    parsed.code,
-    typeof message === 'string' ? message : parsed.code,
-    details,
-    {
-      cause: error,
-    },
-  );
+  return refusalError(commitRejection(parsed.code, details));
 }
 
 function statement(input: AssertFenceInput): { text: string; values: unknown[] } {
