@@ -1,6 +1,6 @@
 /**
  * The commit boundary as one PL/pgSQL function, so a commit is one round trip: replay check, the
- * check order of core/commit-check.ts (same codes, messages and details), the record writes,
+ * check order of core/commit-check.ts (same codes and details; core builds the messages), the record writes,
  * intents, stored outcome and audit entries, all in the statement's own transaction.
  *
  * Concurrency (READ COMMITTED): the commit scope's row is locked FOR NO KEY UPDATE and every other

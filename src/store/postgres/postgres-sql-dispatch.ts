@@ -1,6 +1,6 @@
 /**
  * Intent claims (completions: postgres-sql-completion-reason.ts) as PL/pgSQL functions, one call each, with the
- * decisions of core/intent-rules.ts (same codes, messages and details) and their audit entries in
+ * decisions of core/intent-rules.ts (same codes and details; core builds the messages) and their audit entries in
  * the same transaction.
  *
  * Concurrency: every transition of an intent holds its row lock, and takes the audit lock (see

@@ -5,9 +5,9 @@
  * UPDATE) waits until the caller's transaction ends, so authority cannot move between the check
  * and the caller's commit. Several workers' checks share the lock and do not block each other.
  *
- * A failure raises SQLSTATE FG001 with the same message as the matching commit rejection and, in
- * DETAIL, `{"code": <catalog code>, "details": {...}}` for the TypeScript helper to rebuild a
- * FencegateError. The optional fourth argument replaces the database clock and exists for tests
+ * A failure raises SQLSTATE FG001 with, in DETAIL, `{"code": <catalog code>, "details": {...}}`:
+ * the TypeScript helper builds the FencegateError from them through core, so its message is the
+ * matching commit rejection's (the SQL's own MESSAGE is only for someone reading psql). The optional fourth argument replaces the database clock and exists for tests
  * whose store runs on an injected clock.
  */
 export const FENCE_SQL = `

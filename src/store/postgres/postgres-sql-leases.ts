@@ -1,6 +1,6 @@
 /**
  * Authority transitions as PL/pgSQL functions, one call each: the decisions of
- * core/lease-rules.ts (same codes, messages and details) applied under the scope row's lock, with
+ * core/lease-rules.ts (same codes and details; core builds the messages) applied under the scope row's lock, with
  * the audit entry in the same transaction. A refusal is audited and returned as
  * `{"error": {code, message, details}}` rather than raised, so the audit entry survives it. The
  * audit lock is taken right before each audit insert (see postgres-sql-audit.ts).
