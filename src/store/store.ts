@@ -54,19 +54,11 @@ import type {
   TokenRecord,
 } from '../types.js';
 
+/**
+ * What a store declares that changes what the layers above it do. Only fields something reads
+ * belong here: each one drives a decision.
+ */
 export interface StoreCapabilities {
-  /** Several processes may open the same store and still get every guarantee. */
-  sharedAcrossProcesses: boolean;
-  /** Concurrent commits are batched into one store transaction. */
-  groupCommit: boolean;
-  /**
-   * The clock that judges leases: `store` when the store's own time decides (PostgreSQL's
-   * `clock_timestamp()`, SQLite's single host), `host` when each server's clock does (etcd keeps
-   * expiries as data; the servers' clocks must be synchronized).
-   */
-  clock: 'store' | 'host';
-  /** The smallest step of a lease expiry, in ms. */
-  leaseGranularityMs: number;
   /** What one transaction can hold; the commit limits are derived from it (core/transaction-limits.ts). */
   transaction: TransactionCapabilities;
 }

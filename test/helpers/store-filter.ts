@@ -3,14 +3,17 @@
  * etcd (all of them when unset). The store list (test/helpers/stores.ts) keeps only these, and the
  * files that test one store alone (test/postgres, test/etcd) are skipped when it is left out.
  */
-export const STORE_FAMILIES = ['sqlite', 'postgres', 'etcd'] as const;
-export type StoreFamily = (typeof STORE_FAMILIES)[number];
+import { STORE_KINDS } from '../../src/store/registry.js';
+
+/** The store kinds of the registry (src/store/registry.ts): one list for the library and the tests. */
+export const STORE_FAMILIES: readonly string[] = STORE_KINDS.map((kind) => kind.name);
+export type StoreFamily = string;
 
 /** The stores `filter` names, all when it is unset or empty; an unknown name is refused. */
 export function parseStoreFilter(filter: string | undefined): StoreFamily[] {
   if (filter === undefined || filter.trim() === '') return [...STORE_FAMILIES];
   const names = filter.split(',').map((name) => name.trim().toLowerCase());
-  const unknown = names.filter((name) => !(STORE_FAMILIES as readonly string[]).includes(name));
+  const unknown = names.filter((name) => !STORE_FAMILIES.includes(name));
   if (unknown.length > 0) {
     throw new Error(
       `FENCEGATE_STORES names unknown store(s) ${unknown.map((name) => `"${name}"`).join(', ')}: ` +

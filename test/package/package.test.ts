@@ -22,6 +22,7 @@ import {
 const CORE = [
   'fencegate',
   'fencegate/store',
+  'fencegate/adapter',
   'fencegate/audit',
   'fencegate/dispatch',
   'fencegate/client',

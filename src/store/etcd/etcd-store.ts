@@ -131,14 +131,7 @@ export class EtcdStore extends PlannedStore implements Store {
       limits,
     );
     this.#engine.sendWindowMs = operationTimeoutMs - 1_000;
-    this.capabilities = {
-      sharedAcrossProcesses: true,
-      groupCommit: options.groupCommit === true,
-      // Lease expiries are data, judged by each server's clock (docs/etcd.md, "Time").
-      clock: 'host',
-      leaseGranularityMs: 1,
-      transaction: etcdTransactionCapabilities(limits),
-    };
+    this.capabilities = { transaction: etcdTransactionCapabilities(limits) };
     this.#batcher =
       options.groupCommit === true ? new EtcdBatcher(this.#engine, this.#connection.target) : null;
     this.#completions = this.#batcher ?? new EtcdBatcher(this.#engine, this.#connection.target);

@@ -57,13 +57,7 @@ const MAX_AUDIT_PAGE = 10_000;
 
 export class MemoryStore extends PlannedStore implements Store {
   readonly kind = 'memory';
-  readonly capabilities: StoreCapabilities = {
-    sharedAcrossProcesses: false,
-    groupCommit: false,
-    clock: 'store',
-    leaseGranularityMs: 1,
-    transaction: UNBOUNDED_TRANSACTIONS,
-  };
+  readonly capabilities: StoreCapabilities = { transaction: UNBOUNDED_TRANSACTIONS };
   readonly #tables = new MemoryTables();
   readonly #clock: Clock;
   #closed = false;

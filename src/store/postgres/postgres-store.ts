@@ -156,26 +156,21 @@ export class PostgresStore implements Store {
       rows: (text, values, name) => this.#rows(text, values, name),
     };
     const group = options.groupCommit;
-    this.capabilities = {
-      sharedAcrossProcesses: true,
-      groupCommit: group !== undefined && group !== false,
-      clock: 'store',
-      leaseGranularityMs: 1,
-      transaction: UNBOUNDED_TRANSACTIONS,
-    };
+    this.capabilities = { transaction: UNBOUNDED_TRANSACTIONS };
     const settings = typeof group === 'object' ? group : {};
-    this.#groupCommitter = this.capabilities.groupCommit
-      ? new PostgresGroupCommitter(
-          {
-            single: (tenant, request) => this.#commitOne(tenant, request),
-            batch: (items) => this.#commitBatch(items),
-          },
-          connection.target,
-          settings.maxBatches ??
-            Math.max(1, Math.floor((options.pool?.max ?? DEFAULT_POOL.max) / 4)),
-          settings.maxBatchSize,
-        )
-      : null;
+    this.#groupCommitter =
+      group !== undefined && group !== false
+        ? new PostgresGroupCommitter(
+            {
+              single: (tenant, request) => this.#commitOne(tenant, request),
+              batch: (items) => this.#commitBatch(items),
+            },
+            connection.target,
+            settings.maxBatches ??
+              Math.max(1, Math.floor((options.pool?.max ?? DEFAULT_POOL.max) / 4)),
+            settings.maxBatchSize,
+          )
+        : null;
   }
 
   /** Connects, applies missing migrations, and returns the store; store_unavailable if unreachable. */

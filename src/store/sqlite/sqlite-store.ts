@@ -171,12 +171,7 @@ export class SqliteStore extends PlannedStore implements Store {
     this.#rows = new SqliteRowStatements(db);
     this.#clock = options.clock ?? systemClock;
     this.#busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
-    const shared = options.path !== ':memory:';
     this.capabilities = {
-      sharedAcrossProcesses: shared,
-      groupCommit: options.groupCommit === true,
-      clock: 'store',
-      leaseGranularityMs: 1,
       transaction: UNBOUNDED_TRANSACTIONS,
     };
     this.#groupCommitter =
