@@ -175,5 +175,7 @@ describe.each(AREA_STORES)('an interrupted cutover on $name', (kind) => {
     expect((await verifyStore(gate.store, { tenant: gate.tenant })).ok).toBe(true);
     await gate.close();
     await reference.close();
-  });
+    // Up to five stores prepared and a child process killed in each: on etcd under a full test run
+    // that outlasts the default 30 s.
+  }, 120_000);
 });
