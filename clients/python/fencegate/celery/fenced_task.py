@@ -16,11 +16,10 @@ from celery import Task
 from celery.exceptions import Retry
 
 from ..client import Client
-from .names import TaskDelivery, default_scope
-from .options import FencedTaskOptions, ScopeOf
+from .names import TaskDelivery
+from .options import FENCED_TASK_OPTIONS, FencedTaskOptions, ScopeOf
 from .task_fence import TaskFence
 from .task_run import TaskRun, require_json
-
 
 
 def fenced_task(
@@ -51,7 +50,7 @@ def fenced_task(
         @functools.wraps(body)
         def run(task: Task, *args: Any, **kwargs: Any) -> Any:
             task_id = _task_id(task, body)
-            named = scope(task, *args, **kwargs) if scope is not None else default_scope(task_id)
+            named = options.scope_of(task, task_id, args, kwargs)
             attempt = int(task.request.retries or 0) + 1
             delivery = TaskRun(client, named, TaskDelivery(task.name, task_id, attempt), options)
             found, stored = delivery.stored_result()
@@ -71,6 +70,8 @@ def fenced_task(
 
         # Celery checks a call's arguments against the signature: the body's, without the fence.
         run.__signature__ = _without_fence(body)  # type: ignore[attr-defined]
+        # How a producer recording the task as queued finds its scope and policy version.
+        setattr(run, FENCED_TASK_OPTIONS, options)
         return run
 
     return decorate

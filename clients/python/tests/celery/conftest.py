@@ -7,6 +7,7 @@ the URL names one), deleted after it.
 
 import os
 import secrets
+import socket
 import subprocess
 import sys
 import time
@@ -23,7 +24,6 @@ PACKAGE = HERE.parents[1]
 def redis_url() -> str:
     url = os.environ.get("FENCEGATE_TEST_REDIS_URL") or "redis://127.0.0.1:6379"
     return url if urlsplit(url).path.strip("/") else url.rstrip("/") + "/13"
-
 
 
 def worker_token(admin, tenant_name: str) -> str:
@@ -129,3 +129,11 @@ def workers(celery_env, tasks, tmp_path) -> Iterator[Workers]:
         yield group
     finally:
         group.stop()
+
+
+@pytest.fixture
+def free_port() -> int:
+    """A local port nothing listens on: a fencegate that cannot be reached."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]

@@ -72,6 +72,12 @@ def fenced_count(task, fence, order):
     return {"order": order, "runs": runs, "fence": fence.fence}
 
 
+@app.task(bind=True, acks_late=True)
+@fenced_task(client=client, policy_version=POLICY)
+def fenced_order(task, fence, order):
+    return {"order": order, "fence": fence.fence}
+
+
 @task_postrun.connect
 def record_state(task_id=None, state=None, **_):
     """What Celery itself made of each run: SUCCESS, IGNORED, FAILURE."""

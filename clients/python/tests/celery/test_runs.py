@@ -201,12 +201,3 @@ def test_celery_checks_a_call_against_the_body_without_its_fence(tasks):
         tasks.fenced_count.delay()
     with pytest.raises(TypeError):
         tasks.fenced_count.delay("order-6", "one too many")
-
-
-@pytest.fixture
-def free_port():
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
