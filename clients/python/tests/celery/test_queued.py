@@ -79,6 +79,17 @@ def test_a_cutover_counts_a_task_still_queued_under_the_old_generation(tasks, re
     assert jobs["byState"]["queued"] == 1 and jobs["byState"]["succeeded"] == 1
 
 
+def test_a_producer_records_a_task_itself_before_sending_it(tasks, tenant):
+    task_id = "order-17-charge"
+    assert record_queued(tasks.client, tasks.fenced_order, task_id, args=["order-17"]) is True
+    tasks.fenced_order.apply_async(args=["order-17"], task_id=task_id, queue=parked(tasks))
+
+    operator = tenant.operator()
+    operator.register_policy(NEXT_POLICY)
+    jobs = old_jobs(operator, NEXT_POLICY, scopes=[f"celery/{task_id}"])
+    assert jobs["total"] == 1 and jobs["byState"]["queued"] == 1
+
+
 def test_a_producer_recording_a_task_itself_learns_fencegate_is_unreachable(tasks, free_port):
     unreachable = fencegate.Client(f"http://127.0.0.1:{free_port}", "fg_unused", retries=1)
 
@@ -108,3 +119,18 @@ def test_only_fenced_tasks_with_a_policy_version_are_recorded(tasks, recorded, t
     operator = tenant.operator()
     operator.register_policy(NEXT_POLICY)
     assert old_jobs(operator, NEXT_POLICY, scopes=[f"celery/{unpinned.id}"])["total"] == 0
+
+
+def test_a_task_without_a_policy_version_is_recorded_under_the_one_pinned_on_its_scope(
+    tasks, tenant
+):
+    task_id = "order-18-count"
+    scope = f"celery/{task_id}"
+    grant = tasks.client.acquire(scope, "earlier-run", 5_000, policy_version=tasks.POLICY)
+    tasks.client.release(scope, "earlier-run", grant.fence)
+
+    assert record_queued(tasks.client, tasks.fenced_count, task_id, args=["order-18"]) is True
+    operator = tenant.operator()
+    operator.register_policy(NEXT_POLICY)
+    jobs = old_jobs(operator, NEXT_POLICY, scopes=[scope])
+    assert jobs["total"] == 1 and jobs["byState"]["queued"] == 1
