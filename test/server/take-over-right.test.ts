@@ -1,9 +1,10 @@
 /**
- * The take-over right of worker tokens, on every store: a worker token created with
- * `mayTakeOver` prefixes may take over scopes under them (the audit entry names the token) and
- * nothing else; without the right, or outside its prefixes, a takeover is `403 forbidden` and
- * changes nothing; operators keep every right. Created over HTTP, through the TS admin client and
- * with `fencegate token create --may-take-over`.
+ * The take-over right of worker tokens: a worker token created with `mayTakeOver` prefixes may
+ * take over scopes under them (the audit entry names the token) and nothing else; without the
+ * right, or outside its prefixes, a takeover is `403 forbidden` and changes nothing; operators
+ * keep every right. Every store keeps the prefixes with the token; the rules are core's and run on
+ * one store. Created over HTTP, through the TS admin client and with
+ * `fencegate token create --may-take-over`.
  */
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -14,7 +15,7 @@ import { buildServer } from '../../src/server/build-server.js';
 import { issueToken } from '../../src/server/tokens.js';
 import type { Store } from '../../src/store/store.js';
 import type { AuditEntry, Grant, ScopeState } from '../../src/types.js';
-import { AREA_STORES, ONE_STORE, storesFor } from '../helpers/stores.js';
+import { AREA_STORES, ONE_STORE, storesFor, type StoreFactory } from '../helpers/stores.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 const ADMIN = 'admin-token-for-take-over-tests';
@@ -49,47 +50,48 @@ function errorOf(response: LightMyRequestResponse): { code: string; message: str
   return response.json<{ error: { code: string; message: string } }>().error;
 }
 
+/** A server on a fresh store with an operator, a plain worker and a worker with the right. */
+async function fixture(stores: StoreFactory) {
+  const { store, url } = await stores.open();
+  cleanups.push(() => store.close());
+  const app = await serve(store);
+  const operator = (await issueToken(store, { tenant: 'acme', role: 'operator' })).token;
+  const plainWorker = (await issueToken(store, { tenant: 'acme', role: 'worker' })).token;
+  const created = await send(app, 'POST', '/v1/admin/tokens', ADMIN, {
+    tenant: 'acme',
+    role: 'worker',
+    label: 'graph replicas',
+    mayTakeOver: ['langgraph/', 'jobs/a'],
+  });
+  expect(created.statusCode).toBe(201);
+  const rightful = created.json<{ id: string; token: string; mayTakeOver: string[] }>();
+  const acquire = async (scope: string, holder: string) => {
+    const grant = await send(app, 'POST', '/v1/leases/acquire', plainWorker, {
+      scope,
+      holder,
+      ttlMs: 60_000,
+    });
+    expect(grant.statusCode).toBe(200);
+    return grant.json<Grant>();
+  };
+  const scopeOf = async (scope: string) =>
+    (
+      await send(app, 'GET', `/v1/scopes/${encodeURIComponent(scope)}`, operator)
+    ).json<ScopeState>();
+  const takeover = (token: string, scope: string, body: Record<string, unknown> = {}) =>
+    send(app, 'POST', `/v1/scopes/${encodeURIComponent(scope)}/takeover`, token, {
+      holder: 'replica-2',
+      ttlMs: 60_000,
+      ...body,
+    });
+  return { store, url, app, operator, plainWorker, rightful, acquire, scopeOf, takeover };
+}
+
 describe.each(AREA_STORES)('the take-over right on $name', (kind) => {
   const stores = storesFor(kind, 'take_over_right');
 
-  async function fixture() {
-    const { store, url } = await stores.open();
-    cleanups.push(() => store.close());
-    const app = await serve(store);
-    const operator = (await issueToken(store, { tenant: 'acme', role: 'operator' })).token;
-    const plainWorker = (await issueToken(store, { tenant: 'acme', role: 'worker' })).token;
-    const created = await send(app, 'POST', '/v1/admin/tokens', ADMIN, {
-      tenant: 'acme',
-      role: 'worker',
-      label: 'graph replicas',
-      mayTakeOver: ['langgraph/', 'jobs/a'],
-    });
-    expect(created.statusCode).toBe(201);
-    const rightful = created.json<{ id: string; token: string; mayTakeOver: string[] }>();
-    const acquire = async (scope: string, holder: string) => {
-      const grant = await send(app, 'POST', '/v1/leases/acquire', plainWorker, {
-        scope,
-        holder,
-        ttlMs: 60_000,
-      });
-      expect(grant.statusCode).toBe(200);
-      return grant.json<Grant>();
-    };
-    const scopeOf = async (scope: string) =>
-      (
-        await send(app, 'GET', `/v1/scopes/${encodeURIComponent(scope)}`, operator)
-      ).json<ScopeState>();
-    const takeover = (token: string, scope: string, body: Record<string, unknown> = {}) =>
-      send(app, 'POST', `/v1/scopes/${encodeURIComponent(scope)}/takeover`, token, {
-        holder: 'replica-2',
-        ttlMs: 60_000,
-        ...body,
-      });
-    return { store, url, app, operator, plainWorker, rightful, acquire, scopeOf, takeover };
-  }
-
   it('creates a worker token with mayTakeOver and shows the prefixes in its answer and the listing', async () => {
-    const { app, rightful } = await fixture();
+    const { app, rightful } = await fixture(stores);
     expect(rightful.mayTakeOver).toEqual(['langgraph/', 'jobs/a']);
     const listed = await send(app, 'GET', '/v1/admin/tokens?tenant=acme', ADMIN);
     const items = listed.json<{ items: { id: string; mayTakeOver?: string[] }[] }>().items;
@@ -101,8 +103,25 @@ describe.each(AREA_STORES)('the take-over right on $name', (kind) => {
     expect(items.filter((item) => item.mayTakeOver === undefined)).toHaveLength(2);
   });
 
+  it('keeps the right in the store: another server on the same store honours it', async () => {
+    const { url, rightful, acquire } = await fixture(stores);
+    await acquire('jobs/a-1', 'replica-1');
+    const other = await stores.reopen(url);
+    cleanups.push(() => other.close());
+    const second = await serve(other);
+    const taken = await send(second, 'POST', '/v1/scopes/jobs%2Fa-1/takeover', rightful.token, {
+      holder: 'replica-3',
+    });
+    expect(taken.statusCode).toBe(200);
+    expect(taken.json<Grant>()).toMatchObject({ fence: 2, holder: 'replica-3' });
+  });
+});
+
+describe.each(ONE_STORE)("the take-over right's rules on $name", (kind) => {
+  const stores = storesFor(kind, 'take_over_rules');
+
   it('refuses mayTakeOver on an operator token, an empty list and a bad prefix with invalid_request, creating nothing', async () => {
-    const { store, app } = await fixture();
+    const { store, app } = await fixture(stores);
     const before = await store.countTokens();
     for (const [body, field] of [
       [{ tenant: 'acme', role: 'operator', mayTakeOver: ['a/'] }, /only for worker tokens/],
@@ -119,7 +138,7 @@ describe.each(AREA_STORES)('the take-over right on $name', (kind) => {
   });
 
   it('lets a worker with the right take over a live scope under its prefix; the audit entry names the token', async () => {
-    const { app, operator, rightful, acquire, takeover } = await fixture();
+    const { app, operator, rightful, acquire, takeover } = await fixture(stores);
     const first = await acquire('langgraph/thread-1', 'replica-1');
     const taken = await takeover(rightful.token, 'langgraph/thread-1', { reason: 'double text' });
     expect(taken.statusCode).toBe(200);
@@ -138,7 +157,7 @@ describe.each(AREA_STORES)('the take-over right on $name', (kind) => {
   });
 
   it('answers 403 forbidden outside the prefixes and without the right, and changes nothing', async () => {
-    const { plainWorker, rightful, acquire, scopeOf, takeover } = await fixture();
+    const { plainWorker, rightful, acquire, scopeOf, takeover } = await fixture(stores);
     await acquire('orders/1', 'replica-1');
     await acquire('langgraph/thread-2', 'replica-1');
     const outside = await takeover(rightful.token, 'orders/1');
@@ -160,25 +179,12 @@ describe.each(AREA_STORES)('the take-over right on $name', (kind) => {
   });
 
   it('keeps the full right of operators: any scope, and the audit reason is theirs', async () => {
-    const { app, operator, acquire, takeover } = await fixture();
+    const { app, operator, acquire, takeover } = await fixture(stores);
     await acquire('orders/2', 'replica-1');
     const taken = await takeover(operator, 'orders/2', { reason: 'ops' });
     expect(taken.statusCode).toBe(200);
     const audit = await send(app, 'GET', '/v1/audit?scope=orders%2F2&kind=takeover', operator);
     expect(audit.json<{ items: AuditEntry[] }>().items[0]!.reason).toBe('ops');
-  });
-
-  it('keeps the right in the store: another server on the same store honours it', async () => {
-    const { url, rightful, acquire } = await fixture();
-    await acquire('jobs/a-1', 'replica-1');
-    const other = await stores.reopen(url);
-    cleanups.push(() => other.close());
-    const second = await serve(other);
-    const taken = await send(second, 'POST', '/v1/scopes/jobs%2Fa-1/takeover', rightful.token, {
-      holder: 'replica-3',
-    });
-    expect(taken.statusCode).toBe(200);
-    expect(taken.json<Grant>()).toMatchObject({ fence: 2, holder: 'replica-3' });
   });
 });
 

@@ -1,7 +1,8 @@
 /**
  * Token management on every store: the first-run bootstrap is atomic (two servers starting at once
  * on an empty store never both create first-run tokens), `GET /v1/admin/tokens` lists tokens
- * without their secrets, and a deleted token stops working with the next request.
+ * without their secrets, and a deleted token stops working with the next request. Who may list
+ * and what a tenant filter may be are the server's rules, checked on one store.
  */
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -9,7 +10,7 @@ import { buildServer } from '../../src/server/build-server.js';
 import { createFirstRunTokens } from '../../src/server/start-server.js';
 import { issueToken } from '../../src/server/tokens.js';
 import type { Store } from '../../src/store/store.js';
-import { AREA_STORES, storesFor } from '../helpers/stores.js';
+import { AREA_STORES, ONE_STORE, storesFor, type StoreFactory } from '../helpers/stores.js';
 
 const ADMIN = 'admin-token-for-token-tests';
 
@@ -18,26 +19,26 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
+async function openStore(stores: StoreFactory): Promise<{ store: Store; url: string }> {
+  const opened = await stores.open();
+  cleanups.push(() => opened.store.close());
+  return opened;
+}
+
+async function server(store: Store): Promise<FastifyInstance> {
+  const app = await buildServer({ store, adminToken: ADMIN });
+  cleanups.push(() => app.close());
+  return app;
+}
+
+const get = (app: FastifyInstance, url: string, token: string) =>
+  app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}` } });
+
 describe.each(AREA_STORES)('tokens on $name', (kind) => {
   const stores = storesFor(kind, 'tokens');
 
-  async function openStore(): Promise<{ store: Store; url: string }> {
-    const opened = await stores.open();
-    cleanups.push(() => opened.store.close());
-    return opened;
-  }
-
-  async function server(store: Store): Promise<FastifyInstance> {
-    const app = await buildServer({ store, adminToken: ADMIN });
-    cleanups.push(() => app.close());
-    return app;
-  }
-
-  const get = (app: FastifyInstance, url: string, token: string) =>
-    app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}` } });
-
   it('two handles bootstrapping an empty store at once: exactly one creates first-run tokens', async () => {
-    const { store, url } = await openStore();
+    const { store, url } = await openStore(stores);
     const handles = [store];
     for (let i = 0; i < 3; i++) {
       const other = await stores.reopen(url);
@@ -57,7 +58,7 @@ describe.each(AREA_STORES)('tokens on $name', (kind) => {
   });
 
   it('GET /v1/admin/tokens lists id, tenant, role, label and createdAt, never a secret', async () => {
-    const { store } = await openStore();
+    const { store } = await openStore(stores);
     const app = await server(store);
     const worker = await issueToken(store, { tenant: 'acme', role: 'worker', label: 'ci' });
     const operator = await issueToken(store, { tenant: 'globex', role: 'operator' });
@@ -89,14 +90,10 @@ describe.each(AREA_STORES)('tokens on $name', (kind) => {
     expect(acme.json<{ items: { id: string }[] }>().items.map((t) => t.id)).toEqual([
       worker.record.id,
     ]);
-    const bad = await get(app, '/v1/admin/tokens?tenant=Not%20A%20Tenant', ADMIN);
-    expect(bad.statusCode).toBe(400);
-    expect(bad.json<{ error: { code: string } }>().error.code).toBe('invalid_request');
-    expect((await get(app, '/v1/admin/tokens', operator.token)).statusCode).toBe(403);
   });
 
   it('first-run admin tokens are listed as admin and can be revoked by id', async () => {
-    const { store } = await openStore();
+    const { store } = await openStore(stores);
     const app = await server(store);
     const first = await createFirstRunTokens(store);
     expect(first).not.toBeNull();
@@ -112,7 +109,7 @@ describe.each(AREA_STORES)('tokens on $name', (kind) => {
   });
 
   it('a deleted token is refused on the very next request', async () => {
-    const { store } = await openStore();
+    const { store } = await openStore(stores);
     const app = await server(store);
     const worker = await issueToken(store, { tenant: 'acme', role: 'worker' });
     expect((await get(app, '/v1/scopes', worker.token)).statusCode).toBe(200);
@@ -124,5 +121,19 @@ describe.each(AREA_STORES)('tokens on $name', (kind) => {
     expect(deleted.statusCode).toBe(200);
     expect((await get(app, '/v1/scopes', worker.token)).statusCode).toBe(401);
     expect(await store.listTokens()).toEqual([]);
+  });
+});
+
+describe.each(ONE_STORE)('token listing rules on $name', (kind) => {
+  const stores = storesFor(kind, 'tokens_rules');
+
+  it('GET /v1/admin/tokens refuses a malformed tenant filter with invalid_request and an operator token with 403', async () => {
+    const { store } = await openStore(stores);
+    const app = await server(store);
+    const operator = await issueToken(store, { tenant: 'globex', role: 'operator' });
+    const bad = await get(app, '/v1/admin/tokens?tenant=Not%20A%20Tenant', ADMIN);
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json<{ error: { code: string } }>().error.code).toBe('invalid_request');
+    expect((await get(app, '/v1/admin/tokens', operator.token)).statusCode).toBe(403);
   });
 });

@@ -7,44 +7,10 @@ import { planCommit } from '../../src/core/plan/plan-commit.js';
 import { planCutoverChunk } from '../../src/core/plan/plan-cutover.js';
 import { planClaim, planCompletion } from '../../src/core/plan/plan-intents.js';
 import { planAcquire, planCancel, planDeleteScope } from '../../src/core/plan/plan-leases.js';
-import type {
-  Put,
-  RangeRef,
-  Ref,
-  RefOf,
-  Rows,
-  RowType,
-  Snapshot,
-} from '../../src/core/plan/transition.js';
+import type { Ref, RefOf, Rows, RowType } from '../../src/core/plan/transition.js';
 import { validateCommit } from '../../src/core/validate.js';
 import { isFencegateError } from '../../src/errors.js';
-
-/** Rows in a map, keyed by their ref; ranges listed by hand. */
-class MapSnapshot implements Snapshot {
-  readonly tenant = 'acme';
-  readonly rows = new Map<string, unknown>();
-  readonly ranges = new Map<string, string[]>();
-  constructor(public now = 1_000) {}
-
-  get<K extends RowType>(ref: RefOf<K>): Rows[K] | null {
-    return (this.rows.get(JSON.stringify(ref)) as Rows[K] | undefined) ?? null;
-  }
-
-  list(range: RangeRef): string[] {
-    // The claim's `due` hint is only a hint: this store lists every open intent.
-    const key = range.type === 'openIntents' ? { type: range.type } : range;
-    return this.ranges.get(JSON.stringify(key)) ?? [];
-  }
-
-  set(ref: Ref, row: unknown): void {
-    this.rows.set(JSON.stringify(ref), row);
-  }
-
-  /** Writes a transition's rows, as a store would. */
-  apply(puts: Put[]): void {
-    for (const { row, ...ref } of puts) this.set(ref, row);
-  }
-}
+import { MapSnapshot } from './map-snapshot.js';
 
 const scopeRef: Ref = { type: 'scope', scope: 'wf-1' };
 
