@@ -29,6 +29,8 @@ class ThreadLeases:
         self.aclient = aclient
         self.ttl_ms = ttl_ms
         self._held: Dict[Tuple[str, str], HeldLease] = {}
+        #: The acquires in flight, by (scope, holder), which concurrent writes share.
+        self.acquiring: Dict[Tuple[str, str], "asyncio.Future[Any]"] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None

@@ -3,8 +3,9 @@
 An operation is written once, as a generator (a *plan*) that yields a :class:`Call` of a client
 method and is sent back its result (or has its exception thrown in), or a :class:`Gather` of
 independent calls and is sent back their results in order (awaited together by the asynchronous
-client, made one after the other by the synchronous one); a plan that produces items (``list``)
-also yields :class:`Emit`. ``run`` and ``arun`` execute a plan with a ``Client`` or an
+client, made one after the other by the synchronous one), or a :class:`Shared` call whose result
+concurrent plans share while it is in flight; a plan that produces items (``list``) also yields
+:class:`Emit`. ``run`` and ``arun`` execute a plan with a ``Client`` or an
 ``AsyncClient``, ``iterate`` and ``aiterate`` stream its items. The saver's rules thus live in one
 place whichever client carries them, and the asynchronous path never blocks the event loop.
 """
@@ -44,13 +45,25 @@ class Gather:
 
 
 @dataclass(frozen=True)
+class Shared:
+    """A call that concurrent plans with the same ``key`` make once: while it is in flight on the
+    asynchronous client, a second plan awaits its result (or its error) instead of sending it
+    again. ``in_flight`` is the owner's table of those calls; the synchronous client, one call at
+    a time, simply makes it."""
+
+    key: Any
+    call: Call
+    in_flight: Dict[Any, "asyncio.Future[Any]"] = field(compare=False)
+
+
+@dataclass(frozen=True)
 class Emit:
     """An item a streaming plan hands to its caller."""
 
     item: Any
 
 
-Step = Union[Call, Gather, Emit]
+Step = Union[Call, Gather, Shared, Emit]
 Plan = Generator[Step, Any, T]
 
 
@@ -115,8 +128,10 @@ class _Cursor:
             if isinstance(step, Emit):
                 yield True, step.item
                 self.send(None)
+            elif isinstance(step, Gather):
+                yield False, step.calls
             else:
-                yield False, step.calls if isinstance(step, Gather) else (step,)
+                yield False, (step,)
 
     def _resume(self, move: Any) -> Any:
         try:
@@ -150,5 +165,28 @@ async def _asteps(client: Any, cursor: _Cursor) -> AsyncIterator[Any]:
             cursor.answer(lambda: results)
 
 
-def _invoke(client: Any, one: Call) -> Any:
+def _invoke(client: Any, one: Union[Call, Shared]) -> Any:
+    if isinstance(one, Shared):
+        if _is_coroutine(client, one.call):
+            return _shared(client, one)
+        return _invoke(client, one.call)
     return getattr(client, one.method)(*one.args, **one.kwargs)
+
+
+def _is_coroutine(client: Any, one: Call) -> bool:
+    return asyncio.iscoroutinefunction(getattr(client, one.method))
+
+
+async def _shared(client: Any, one: Shared) -> Any:
+    pending = one.in_flight.get(one.key)
+    if pending is None:
+        pending = asyncio.ensure_future(_invoke(client, one.call))
+        one.in_flight[one.key] = pending
+        pending.add_done_callback(lambda done: _settled(one, done))
+    # Shielded: a caller cancelled while waiting leaves the call to the others still waiting.
+    return await asyncio.shield(pending)
+
+
+def _settled(one: Shared, done: "asyncio.Future[Any]") -> None:
+    if one.in_flight.get(one.key) is done:
+        del one.in_flight[one.key]

@@ -36,7 +36,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from ..errors import InvalidRequestError, LeaseHeldError, ScopeDeletedError, ScopeNotFoundError
 from .leases import HeldLease, ThreadLeases
 from .names import DEFAULT_SCOPE_PREFIX, blob_name, checkpoint_name, escape_name, write_name
-from .plans import Plan, aiterate, arun, call, iterate, run
+from .plans import Plan, Shared, aiterate, arun, call, iterate, run
 from .reads import ThreadReader
 from .recent import RecentCheckpoints
 from .stored import EMPTY, dump, stored_checkpoint, stored_write, write_index
@@ -378,11 +378,17 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
         held: Optional[HeldLease] = self._leases.held(scope, self.holder)
         if held is not None:
             return held.fence
+        # LangGraph's first run of a thread writes its checkpoint and task writes at once: they
+        # share one acquire rather than each sending its own.
+        acquire = call("acquire", scope, self.holder, self.ttl_ms)
         try:
-            grant = yield call("acquire", scope, self.holder, self.ttl_ms)
+            grant = yield Shared((scope, self.holder), acquire, self._leases.acquiring)
         except ScopeDeletedError:
             # As LangGraph's savers do: a deleted thread is not re-created by a late write.
             return _DELETED
+        held = self._leases.held(scope, self.holder)
+        if held is not None and held.fence == grant.fence:
+            return held.fence  # another write that shared the acquire holds it already
         return self._leases.hold(scope, self.holder, grant.fence).fence
 
     def _client_for(self, method: str) -> Any:
