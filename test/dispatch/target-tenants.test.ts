@@ -60,6 +60,17 @@ describe('the targets file', () => {
       ).toThrow(/targets\.json: targets\.a\.tenants/);
     }
   });
+
+  it('a library dispatcher without its tenant refuses a targets file with tenants lists', async () => {
+    const { file } = await receiverAndTargets();
+    // Shaped like the HTTP client: nothing says which tenant it acts for. The file is refused
+    // before any claim, so nothing stands behind the calls.
+    const unused = () => Promise.reject(new Error('the dispatcher must not start'));
+    const api = { claimIntents: unused, completeIntent: unused };
+    await expect(startDispatcherFromTargets({ api, targetsFile: file })).rejects.toThrow(
+      /tenants list.*needs the tenant/,
+    );
+  });
 });
 
 describe.each(ONE_STORE)('on $name', (kind) => {
@@ -110,22 +121,6 @@ describe.each(ONE_STORE)('on $name', (kind) => {
       ['claimed', null],
       ['failed', 'target_not_allowed'],
     ]);
-  });
-
-  it('a library dispatcher without its tenant refuses a targets file with tenants lists', async () => {
-    const { file } = await receiverAndTargets();
-    const { store } = await stores.open();
-    const gate = await Fencegate.open({ store });
-    cleanups.push(() => gate.close());
-    const acme = gate.forTenant('acme');
-    // Shaped like the HTTP client: nothing says which tenant it acts for.
-    const api = {
-      claimIntents: acme.claimIntents.bind(acme),
-      completeIntent: acme.completeIntent.bind(acme),
-    };
-    await expect(startDispatcherFromTargets({ api, targetsFile: file })).rejects.toThrow(
-      /tenants list.*needs the tenant/,
-    );
   });
 
   it('serve --dispatch without a tenant list delivers every tenant, also ones created later', async () => {
