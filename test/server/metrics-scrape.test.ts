@@ -3,7 +3,8 @@
  * status, audit violations) are refreshed in the background from the verifier's checkpoint and a
  * scrape only reads them. On every store: scrapes make no store call; on PostgreSQL a scrape
  * answers while the audit horizon lock is held elsewhere. The background verifier's state follows
- * the scopes and records, and a bounded number of delivered effects, not the log's length.
+ * the scopes and records, and a bounded number of delivered effects, not the log's length (its
+ * own rule, checked on one store).
  */
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -13,7 +14,7 @@ import { buildServer } from '../../src/server/build-server.js';
 import type { Store } from '../../src/store/store.js';
 import { faultyStore } from '../../src/testing/faulty-store.js';
 import { withClient } from '../postgres/pg-helpers.js';
-import { AREA_STORES, storesFor } from '../helpers/stores.js';
+import { AREA_STORES, ONE_STORE, storesFor } from '../helpers/stores.js';
 import { POSTGRES, skipWithoutPostgres } from '../helpers/stores/postgres.js';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -95,6 +96,11 @@ describe.each(AREA_STORES)('/metrics on $name', (kind) => {
     for (let i = 0; i < 5; i++) await scrape(app);
     expect(store.calls.slice(before)).toEqual([]);
   });
+});
+
+// What the background verifier keeps is its own rule, the same over any store's audit pages.
+describe.each(ONE_STORE)('the background verifier on $name', (kind) => {
+  const stores = storesFor(kind, 'metrics_verifier');
 
   it('the background verifier stays bounded as the log grows', async () => {
     const { store } = await stores.open();
