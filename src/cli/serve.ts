@@ -3,6 +3,7 @@
  * SIGINT, then stops the dispatchers, lets in-flight requests finish and closes the store.
  */
 import { open } from 'node:fs/promises';
+import { DEFAULT_POLL_INTERVAL_MS, MAX_POLL_INTERVAL_MS } from '../dispatch/dispatcher.js';
 import { requireTenant } from '../core/validate.js';
 import { DEFAULT_STORE_URL, redactUrl } from '../store/open.js';
 import { createLogger } from '../server/logger.js';
@@ -30,7 +31,7 @@ const MIN_ADMIN_TOKEN_LENGTH = 16;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 const USAGE = `Usage: fencegate serve [--store URL] [--host HOST] [--port PORT]
-                       [--dispatch --targets FILE [--dispatch-tenant T ...]]
+                       [--dispatch --targets FILE [--dispatch-tenant T ...] [--dispatch-poll-ms MS]]
 
 Runs the fencegate HTTP API. Prints "fencegate listening on http://HOST:PORT" once it
 accepts requests; exits cleanly on SIGTERM or SIGINT after in-flight requests finish.
@@ -49,6 +50,8 @@ ${storeKindsUsage('                          ')}
                         a target's "tenants" lists who may use it (default: every tenant)
   --dispatch-tenant T   only dispatch the intents of this tenant; repeat for several
                         (default: every tenant, including tenants created later)
+  --dispatch-poll-ms MS the dispatchers' poll, the safety net for what no commit wakes them for
+                        (backoff come due, lapsed claims), 1 to 3600000 (default ${DEFAULT_POLL_INTERVAL_MS})
   --keep-outcomes D     delete stored commit outcomes older than D (7d, 12h; at least 1h), hourly;
                         a later repeat of such an operationId is a new operation
   --first-run-tokens-file PATH
@@ -80,6 +83,7 @@ export const serveCommand: Command = {
     dispatch: { type: 'boolean' },
     targets: { type: 'string' },
     'dispatch-tenant': { type: 'string', multiple: true },
+    'dispatch-poll-ms': { type: 'string' },
     'keep-outcomes': { type: 'string' },
     'trust-proxy': { type: 'boolean' },
     'first-run-tokens-file': { type: 'string' },
@@ -136,20 +140,24 @@ async function serve(flags: FlagValues, io: CliIo): Promise<number> {
   return EXIT_OK;
 }
 
-/** --dispatch, --targets and --dispatch-tenant, checked together. */
+/** --dispatch, --targets, --dispatch-tenant and --dispatch-poll-ms, checked together. */
 function dispatchFrom(flags: FlagValues): ServeDispatchOptions | undefined {
   const targets = flags.targets;
   const tenants = dispatchTenants(flags);
+  const poll = flags['dispatch-poll-ms'];
   if (flags.dispatch !== true) {
     if (typeof targets === 'string' || tenants !== undefined) {
       throw new UsageError('--targets and --dispatch-tenant need --dispatch');
     }
+    if (poll !== undefined) throw new UsageError('--dispatch-poll-ms needs --dispatch');
     return undefined;
   }
   if (typeof targets !== 'string' || targets === '') {
     throw new UsageError('--dispatch needs --targets FILE, the delivery targets');
   }
-  if (tenants === undefined) return { targetsFile: targets };
+  const options: ServeDispatchOptions = { targetsFile: targets };
+  if (typeof poll === 'string') options.tuning = { pollIntervalMs: parsePollMs(poll) };
+  if (tenants === undefined) return options;
   for (const tenant of tenants) {
     try {
       requireTenant(tenant, '--dispatch-tenant');
@@ -157,7 +165,16 @@ function dispatchFrom(flags: FlagValues): ServeDispatchOptions | undefined {
       throw new UsageError(error instanceof Error ? error.message : String(error));
     }
   }
-  return { targetsFile: targets, tenants: [...new Set(tenants)] };
+  return { ...options, tenants: [...new Set(tenants)] };
+}
+
+function parsePollMs(text: string): number {
+  if (!/^\d{1,7}$/.test(text) || Number(text) < 1 || Number(text) > MAX_POLL_INTERVAL_MS) {
+    throw new UsageError(
+      `--dispatch-poll-ms must be an integer from 1 to ${MAX_POLL_INTERVAL_MS}, not "${text}"`,
+    );
+  }
+  return Number(text);
 }
 
 function dispatchTenants(flags: FlagValues): string[] | undefined {

@@ -107,6 +107,7 @@ export interface RoundSummary {
 export const DEFAULT_CLAIM_TTL_MS = 30_000;
 export const DEFAULT_BATCH_SIZE = 16;
 export const DEFAULT_POLL_INTERVAL_MS = 500;
+export const MAX_POLL_INTERVAL_MS = 3_600_000;
 export const DEFAULT_MAX_UNKNOWN_REDELIVERIES = 3;
 export const DEFAULT_MAX_ATTEMPTS = 100;
 /** lastError of an intent whose tenant may not use its target. */
@@ -176,7 +177,7 @@ export class Dispatcher {
       DEFAULT_POLL_INTERVAL_MS,
       'pollIntervalMs',
       1,
-      3_600_000,
+      MAX_POLL_INTERVAL_MS,
     );
     this.#backoff = normalizeBackoff(options.backoff);
     this.#maxUnknownRedeliveries = integerOption(
