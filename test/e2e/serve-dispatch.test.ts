@@ -247,6 +247,11 @@ describe('fencegate serve --dispatch', () => {
       [['--dispatch', '--targets', badFile], /bad-targets\.json: targets\.crm\.url/],
       [['--dispatch', '--targets', join(dir, 'missing.json')], /missing\.json cannot be read/],
       [['--dispatch', '--targets', good, '--dispatch-tenant', 'Acme'], /--dispatch-tenant must be/],
+      [
+        ['--dispatch', '--targets', good, '--dispatch-poll-ms', '0'],
+        /--dispatch-poll-ms must be an integer from 1 to 3600000, not "0"/,
+      ],
+      [['--dispatch-poll-ms', '500'], /--dispatch-poll-ms needs --dispatch/],
     ];
     for (const [args, message] of cases) {
       const run = await runCli(['serve', '--port', '0', '--store', store, ...args]);
@@ -257,7 +262,12 @@ describe('fencegate serve --dispatch', () => {
     }
     const help = await runCli(['serve', '--help']);
     expect(help.code).toBe(0);
-    for (const flag of ['--dispatch ', '--targets FILE', '--dispatch-tenant T']) {
+    for (const flag of [
+      '--dispatch ',
+      '--targets FILE',
+      '--dispatch-tenant T',
+      '--dispatch-poll-ms',
+    ]) {
       expect(help.stdout).toContain(flag);
     }
   });
