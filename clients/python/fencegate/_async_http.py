@@ -5,11 +5,18 @@ on one of them (keep-alive), which spares a connection and, over TLS, a handshak
 As in the blocking transport, redirects are never followed: a 3xx comes back as the reply it is.
 A failure is classified by whether the request can have reached the server: nothing written yet
 (no connection, a refused certificate) is NOT_SENT, anything after the first byte written LOST.
+
+Reads started in the same turn of the event loop (``asyncio.gather``) are pipelined: written
+together on one connection, their answers read back in order. On a machine where every send
+wakes the server, one write instead of one per connection is the cheaper exchange; a read is
+safe to send again, so a pipeline the connection cut short answers LOST to the reads it left.
+Writes are never pipelined: each is alone on its connection, so no write's outcome depends on
+another request.
 """
 
 import asyncio
 import ssl
-from typing import Any, Awaitable, Dict, List, Optional, Tuple, TypeVar
+from typing import Any, Awaitable, Dict, List, Optional, Set, Tuple, TypeVar
 from urllib.parse import urlsplit
 
 from ._wire import LOST, NOT_SENT, Reply, TransportError, encode_request, reply_of, tls_refusal
@@ -56,6 +63,9 @@ class Session:
         self._prefix = parts.path.rstrip("/")
         self._idle: List[_Connection] = []
         self._ssl: Optional[ssl.SSLContext] = None
+        #: The reads of this turn of the event loop, sent together once it ends.
+        self._reads: List[Tuple[bytes, "asyncio.Future[Reply]"]] = []
+        self._pipelines: Set["asyncio.Task[None]"] = set()
 
     async def aclose(self) -> None:
         idle, self._idle = self._idle, []
@@ -65,23 +75,76 @@ class Session:
     async def exchange(self, method: str, path: str, token: Optional[str], body: Any) -> Reply:
         headers, data = encode_request(token, body)
         request = self._request_bytes(method, self._prefix + path, headers, data)
+        if method == "GET":
+            return await self._pipelined(request)
         connection = await self._connection()
         try:
+            connection.writer.write(request)
             status, answer, content_type, reusable = await _within(
-                self.timeout, _send_and_read(connection, request)
+                self.timeout, _read_answer(connection)
             )
         except BaseException as error:  # cancelled as well: a half-read connection is unusable
             connection.close()
-            if isinstance(error, asyncio.TimeoutError):
-                raise TransportError(LOST, f"no answer within {self.timeout} s") from None
-            if isinstance(error, _BROKEN):
-                raise TransportError(LOST, f"the connection failed ({_reason(error)})") from None
-            raise
+            raise self._lost(error) from None
+        self._keep(connection, reusable)
+        return reply_of(status, answer, content_type)
+
+    async def _pipelined(self, request: bytes) -> Reply:
+        loop = asyncio.get_running_loop()
+        answer: "asyncio.Future[Reply]" = loop.create_future()
+        self._reads.append((request, answer))
+        if len(self._reads) == 1:
+            loop.call_soon(self._send_reads)
+        return await answer
+
+    def _send_reads(self) -> None:
+        reads, self._reads = self._reads, []
+        pipeline = asyncio.ensure_future(self._pipeline(reads))
+        self._pipelines.add(pipeline)  # kept until done: the loop holds tasks only weakly
+        pipeline.add_done_callback(self._pipelines.discard)
+
+    async def _pipeline(self, reads: List[Tuple[bytes, "asyncio.Future[Reply]"]]) -> None:
+        """Sends the reads in one write and answers each, in order, from one connection."""
+        answered = 0
+        try:
+            connection = await self._connection()
+        except BaseException as error:  # answered to each read; a cancellation goes on
+            _fail(reads, error)
+            if not isinstance(error, Exception):
+                raise
+            return
+        try:
+            connection.writer.write(b"".join(request for request, _ in reads))
+            reusable = True
+            while answered < len(reads) and reusable:
+                status, body, content_type, reusable = await _within(
+                    self.timeout, _read_answer(connection)
+                )
+                _answer(reads[answered][1], reply_of(status, body, content_type))
+                answered += 1
+        except BaseException as error:
+            connection.close()
+            _fail(reads[answered:], self._lost(error))
+            if not isinstance(error, Exception):
+                raise
+            return
+        if answered < len(reads):  # the server ended the connection with reads unanswered
+            _fail(reads[answered:], TransportError(LOST, "the server closed the connection"))
+        self._keep(connection, reusable)
+
+    def _keep(self, connection: _Connection, reusable: bool) -> None:
         if reusable and len(self._idle) < _MAX_IDLE:
             self._idle.append(connection)
         else:
             connection.close()
-        return reply_of(status, answer, content_type)
+
+    def _lost(self, error: BaseException) -> BaseException:
+        """What a failure after the request was written raises."""
+        if isinstance(error, asyncio.TimeoutError):
+            return TransportError(LOST, f"no answer within {self.timeout} s")
+        if isinstance(error, _BROKEN):
+            return TransportError(LOST, f"the connection failed ({_reason(error)})")
+        return error
 
     async def _connection(self) -> _Connection:
         while self._idle:
@@ -124,12 +187,24 @@ class Session:
         return head if data is None else head + data
 
 
-async def _send_and_read(
-    connection: _Connection, request: bytes
-) -> Tuple[int, bytes, Optional[str], bool]:
-    """The status, body and content type of the answer, and whether the connection may carry
-    another request."""
-    connection.writer.write(request)
+def _answer(answer: "asyncio.Future[Reply]", reply: Reply) -> None:
+    if not answer.done():  # its caller may have stopped waiting (cancelled)
+        answer.set_result(reply)
+
+
+def _fail(reads: List[Tuple[bytes, "asyncio.Future[Reply]"]], error: BaseException) -> None:
+    for _, answer in reads:
+        if answer.done():
+            continue
+        if isinstance(error, Exception):
+            answer.set_exception(error)
+        else:
+            answer.cancel()
+
+
+async def _read_answer(connection: _Connection) -> Tuple[int, bytes, Optional[str], bool]:
+    """After the request is written: the status, body and content type of the answer, and
+    whether the connection may carry another request."""
     await connection.writer.drain()
     reader = connection.reader
     head = await reader.readuntil(b"\r\n\r\n")
