@@ -140,8 +140,7 @@ class ApiPlans:
     ) -> "Plan[Page]":
         query = _req.query(prefix=prefix, limit=limit, cursor=cursor)
         answer = yield from self._json(READ, "GET", f"/v1/scopes{query}")
-        items = [from_wire(ScopeState, item) for item in answer["items"]]
-        return Page(items=items, next_cursor=answer.get("nextCursor"))
+        return _page(answer, ScopeState)
 
     def takeover(
         self,
@@ -199,8 +198,7 @@ class ApiPlans:
             prefix=prefix, order=order, direction=direction, after=after, limit=limit, cursor=cursor
         )
         answer = yield from self._json(READ, "GET", f"/v1/scopes/{_req.segment(scope, 'scope')}/records{query}")
-        items = [from_wire(RecordState, item) for item in answer["items"]]
-        return Page(items=items, next_cursor=answer.get("nextCursor"))
+        return _page(answer, RecordState)
 
     def commit(
         self,
@@ -289,7 +287,7 @@ class ApiPlans:
     ) -> "Plan[Page]":
         query = _req.query(scope=scope, status=status, limit=limit, cursor=cursor)
         answer = yield from self._json(READ, "GET", f"/v1/intents{query}")
-        return Page(items=list(answer["items"]), next_cursor=answer.get("nextCursor"))
+        return _page(answer)
 
     def get_intent(self, effect_key: str) -> "Plan[Optional[JsonObject]]":
         path = f"/v1/intents/{_req.segment(effect_key, 'effectKey')}"
@@ -381,7 +379,7 @@ class ApiPlans:
     def list_cutovers(self, limit: Optional[int] = None, cursor: Optional[str] = None) -> "Plan[Page]":
         """Operator: cutovers, newest first."""
         answer = yield from self._json(READ, "GET", f"/v1/cutovers{_req.query(limit=limit, cursor=cursor)}")
-        return Page(items=list(answer["items"]), next_cursor=answer.get("nextCursor"))
+        return _page(answer)
 
     def cutover_report(self, cutover_id: str) -> "Plan[Optional[JsonObject]]":
         path = f"/v1/cutovers/{_req.segment(cutover_id, 'cutoverId')}/report"
@@ -540,6 +538,15 @@ class ApiPlans:
             f"again or settle it with abandon_operation({operation_id!r})",
             {"operationId": operation_id},
         )
+
+
+def _page(answer: JsonObject, item: Optional[type] = None) -> Page:
+    """A list answer as a Page; its items read as ``item`` when given, else left as they came."""
+    items = answer["items"]
+    return Page(
+        items=[from_wire(item, each) for each in items] if item is not None else list(items),
+        next_cursor=answer.get("nextCursor"),
+    )
 
 
 def install_calls(client_class: type, run: Callable[[Callable[..., Any]], Callable[..., Any]]) -> None:
