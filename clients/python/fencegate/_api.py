@@ -129,7 +129,7 @@ class ApiPlans:
         return from_wire(ReleaseResult, answer)
 
     def get_scope(self, scope: str) -> "Plan[Optional[ScopeState]]":
-        answer = yield from self._or_none("scope_not_found", READ, "GET", f"/v1/scopes/{_req.segment(scope, 'scope')}")
+        answer = yield from self._or_none("scope_not_found", READ, "GET", _scope_path(scope))
         return None if answer is None else from_wire(ScopeState, answer)
 
     def list_scopes(
@@ -152,32 +152,32 @@ class ApiPlans:
     ) -> "Plan[Grant]":
         """Operator: a new grant (fence + 1) regardless of the live lease."""
         body = _req.body(holder=holder, ttl_ms=ttl_ms, policy_version=policy_version, reason=reason)
-        path = f"/v1/scopes/{_req.segment(scope, 'scope')}/takeover"
+        path = f"{_scope_path(scope)}/takeover"
         answer = yield from self._json(WRITE, "POST", path, body)
         return from_wire(Grant, answer)
 
     def cancel(self, scope: str, reason: Optional[str] = None) -> "Plan[CancelResult]":
         """Operator: revokes authority (fence + 1, no holder); pending intents are cancelled."""
-        path = f"/v1/scopes/{_req.segment(scope, 'scope')}/cancel"
+        path = f"{_scope_path(scope)}/cancel"
         answer = yield from self._json(WRITE, "POST", path, _req.body(reason=reason))
         return from_wire(CancelResult, answer)
 
     def delete_scope(self, scope: str, reason: Optional[str] = None) -> "Plan[JsonObject]":
         """Operator: fence + 1, the scope deleted and its records tombstoned; ``{"fence": n}``."""
         body = _req.body(reason=reason) if reason is not None else None
-        answer = yield from self._json(WRITE, "DELETE", f"/v1/scopes/{_req.segment(scope, 'scope')}", body)
+        answer = yield from self._json(WRITE, "DELETE", _scope_path(scope), body)
         return answer
 
     # Records and commits
 
     def get_record(self, scope: str, name: str) -> "Plan[RecordState]":
         """The record; one that never existed reads ``exists=False, revision=0``."""
-        path = f"/v1/scopes/{_req.segment(scope, 'scope')}/records/{_req.segment(name, 'name')}"
+        path = f"{_scope_path(scope)}/records/{_req.segment(name, 'name')}"
         answer = yield from self._json(READ, "GET", path)
         return from_wire(RecordState, answer)
 
     def list_records(self, scope: str) -> "Plan[List[RecordState]]":
-        answer = yield from self._json(READ, "GET", f"/v1/scopes/{_req.segment(scope, 'scope')}/records")
+        answer = yield from self._json(READ, "GET", f"{_scope_path(scope)}/records")
         return [from_wire(RecordState, item) for item in answer["items"]]
 
     def list_records_page(
@@ -197,7 +197,7 @@ class ApiPlans:
         query = _req.query(
             prefix=prefix, order=order, direction=direction, after=after, limit=limit, cursor=cursor
         )
-        answer = yield from self._json(READ, "GET", f"/v1/scopes/{_req.segment(scope, 'scope')}/records{query}")
+        answer = yield from self._json(READ, "GET", f"{_scope_path(scope)}/records{query}")
         return _page(answer, RecordState)
 
     def commit(
@@ -538,6 +538,10 @@ class ApiPlans:
             f"again or settle it with abandon_operation({operation_id!r})",
             {"operationId": operation_id},
         )
+
+
+def _scope_path(scope: str) -> str:
+    return f"/v1/scopes/{_req.segment(scope, 'scope')}"
 
 
 def _page(answer: JsonObject, item: Optional[type] = None) -> Page:
