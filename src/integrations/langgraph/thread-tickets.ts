@@ -8,6 +8,7 @@
  * process died stops renewing, so its ticket lapses and it drops out of the line.
  */
 import type { FencegateApi } from '../../api.js';
+import { isLive } from '../../core/lease-rules.js';
 import { FencegateError, isFencegateError } from '../../errors.js';
 import type { ScopeState } from '../../types.js';
 import { acquireLease, sleep, type HeldLease, type LeaseRequest } from '../lease-keeper.js';
@@ -130,11 +131,7 @@ async function stillLive(gate: FencegateApi, tickets: string[]): Promise<string[
 }
 
 function isHeld(scope: ScopeState): boolean {
-  return (
-    scope.status === 'active' &&
-    scope.holder !== null &&
-    (scope.leaseExpiresAt === null || scope.leaseExpiresAt > Date.now())
-  );
+  return scope.status === 'active' && isLive(scope, Date.now());
 }
 
 function tryAcquire(gate: FencegateApi, request: TurnRequest): Promise<HeldLease | null> {
