@@ -27,6 +27,7 @@ ROOT = HERE.parents[2]
 sys.path.insert(0, str(HERE.parent))
 
 import fencegate  # noqa: E402
+from fault_proxy import FaultProxy  # noqa: E402
 
 BIN = ROOT / "bin" / "fencegate.js"
 NODE = os.environ.get("FENCEGATE_NODE", "node")
@@ -117,6 +118,14 @@ def server() -> Iterator[Server]:
         finally:
             child.terminate()
             child.wait(timeout=30)
+
+
+@pytest.fixture
+def proxy(server: Server) -> Iterator[FaultProxy]:
+    """A FaultProxy (fault_proxy.py) in front of the server."""
+    proxy = FaultProxy(server.url)
+    yield proxy
+    proxy.close()
 
 
 @pytest.fixture

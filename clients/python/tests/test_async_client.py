@@ -12,7 +12,6 @@ import pytest
 
 import fencegate
 from conftest import HERE
-from fault_proxy import FaultProxy
 from fencegate import AsyncLeaseKeeper, Write
 
 
@@ -23,8 +22,7 @@ def test_every_route_has_a_coroutine_method():
         assert inspect.signature(method) == inspect.signature(getattr(fencegate.Client, name))
 
 
-def test_the_event_loop_runs_on_while_a_request_is_in_flight(server, tenant):
-    proxy = FaultProxy(server.url)
+def test_the_event_loop_runs_on_while_a_request_is_in_flight(proxy, tenant):
     proxy.delay = 0.5  # the request is held before it is forwarded
 
     async def scenario():

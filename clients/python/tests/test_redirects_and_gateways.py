@@ -9,7 +9,7 @@ from typing import Dict, List
 import pytest
 
 import fencegate
-from fault_proxy import GATEWAY_AFTER, GATEWAY_BEFORE, REDIRECT, FaultProxy
+from fault_proxy import GATEWAY_AFTER, GATEWAY_BEFORE, REDIRECT
 from fencegate import Write
 
 
@@ -43,13 +43,6 @@ class RecordingServer:
     def close(self) -> None:
         self._server.shutdown()
         self._server.server_close()
-
-
-@pytest.fixture
-def proxy(server):
-    proxy = FaultProxy(server.url)
-    yield proxy
-    proxy.close()
 
 
 @pytest.fixture

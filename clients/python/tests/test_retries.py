@@ -6,14 +6,7 @@ import pytest
 
 import fencegate
 from fencegate import Write
-from fault_proxy import DROP_REPLY, DROP_REQUEST, FaultProxy
-
-
-@pytest.fixture
-def proxy(server):
-    proxy = FaultProxy(server.url)
-    yield proxy
-    proxy.close()
+from fault_proxy import DROP_REPLY, DROP_REQUEST
 
 
 @pytest.fixture
