@@ -7,6 +7,7 @@ import type { CutoverRow, CutoverStepRow, RecordRow, ScopeRow } from '../core/pl
 import type {
   CutoverRecord,
   CutoverSummary,
+  IntentStatus,
   ListCutoversQuery,
   Page,
   RecordState,
@@ -14,6 +15,13 @@ import type {
 } from '../types.js';
 import { cutoverPage } from './cutover-list.js';
 import { toRecordState } from './rows.js';
+
+/** The statuses of an intent still to be delivered: the ones the open-intent listings hold. */
+export const OPEN_INTENT_STATUSES: ReadonlySet<IntentStatus> = new Set([
+  'pending',
+  'unknown',
+  'claimed',
+]);
 
 export function scopeStateOf(scope: string, row: ScopeRow): ScopeState {
   return {

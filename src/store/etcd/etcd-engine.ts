@@ -25,6 +25,7 @@ import {
 } from '../../core/plan/transition.js';
 import { FencegateError } from '../../errors.js';
 import type { Intent } from '../../types.js';
+import { OPEN_INTENT_STATUSES } from '../plan-rows.js';
 import type { EtcdConnection } from './etcd-connection.js';
 import { graverError, tooLarge } from './etcd-errors.js';
 import { prefixEnd, type EtcdKeys } from './etcd-keys.js';
@@ -41,7 +42,6 @@ import {
 export const AUDIT_SLOTS = 1024;
 /** Plans per call before giving up on a key that keeps changing. */
 const MAX_ATTEMPTS = 12;
-const OPEN_STATUSES = new Set(['pending', 'unknown', 'claimed']);
 
 export interface EtcdLimits {
   /** etcd's --max-txn-ops: compares, success ops and failure ops each. */
@@ -326,7 +326,7 @@ export class EtcdEngine {
       });
     }
     const openKey = this.keys.openIntent(tenant, intent.effectKey);
-    if (OPEN_STATUSES.has(intent.status)) {
+    if (OPEN_INTENT_STATUSES.has(intent.status)) {
       ops.push({
         op: putOp(openKey, value),
         key: openKey,
@@ -334,7 +334,7 @@ export class EtcdEngine {
         bytes: openKey.length + value.length,
         cache: false,
       });
-    } else if (previous !== null && OPEN_STATUSES.has(previous.status)) {
+    } else if (previous !== null && OPEN_INTENT_STATUSES.has(previous.status)) {
       ops.push({
         op: { request_delete_range: { key: Buffer.from(openKey) } },
         key: openKey,

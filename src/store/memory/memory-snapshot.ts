@@ -3,9 +3,8 @@
  * so every row read here holds until the transition is applied: `expect` needs no checking.
  */
 import type { RangeRef, Ref, RefOf, Rows, RowType, Snapshot } from '../../core/plan/transition.js';
+import { OPEN_INTENT_STATUSES } from '../plan-rows.js';
 import { byCodeUnit, type MemoryTables } from './memory-tables.js';
-
-const OPEN_STATUSES = new Set(['pending', 'unknown', 'claimed']);
 
 export class MemorySnapshot implements Snapshot {
   constructor(
@@ -35,7 +34,8 @@ export class MemorySnapshot implements Snapshot {
         break;
       case 'openIntents':
         for (const { ref, row } of tables.rowsOf(tenant, 'intent')) {
-          if (ref.type === 'intent' && OPEN_STATUSES.has(row.status)) names.push(ref.effectKey);
+          if (ref.type === 'intent' && OPEN_INTENT_STATUSES.has(row.status))
+            names.push(ref.effectKey);
         }
         break;
       case 'scopes':

@@ -37,7 +37,13 @@ import {
   type PlannedWrite,
   type WriteSettlement,
 } from '../planned-store.js';
-import { cutoverRecordOf, cutoverRowsPage, recordStateOf, scopeStateOf } from '../plan-rows.js';
+import {
+  cutoverRecordOf,
+  cutoverRowsPage,
+  OPEN_INTENT_STATUSES,
+  recordStateOf,
+  scopeStateOf,
+} from '../plan-rows.js';
 import { decodeCursor, encodeCursor } from '../rows.js';
 import type { Store, StoreCapabilities } from '../store.js';
 import { MemorySnapshot } from './memory-snapshot.js';
@@ -234,9 +240,7 @@ export class MemoryStore extends PlannedStore implements Store {
       this.#tables
         .tenants()
         .filter((tenant) =>
-          this.#intents(tenant).some(({ status }) =>
-            ['pending', 'claimed', 'unknown'].includes(status),
-          ),
+          this.#rows(tenant, 'intent').some(({ row }) => OPEN_INTENT_STATUSES.has(row.status)),
         ),
     );
   }
@@ -245,7 +249,9 @@ export class MemoryStore extends PlannedStore implements Store {
     return this.#open(() => {
       const counts: Partial<Record<IntentStatus, number>> = {};
       for (const each of tenant === undefined ? this.#tables.tenants() : [tenant]) {
-        for (const { status } of this.#intents(each)) counts[status] = (counts[status] ?? 0) + 1;
+        for (const { row } of this.#tables.rowsOf(each, 'intent')) {
+          counts[row.status] = (counts[row.status] ?? 0) + 1;
+        }
       }
       return counts;
     });
