@@ -53,9 +53,6 @@ WRITE = "write"  # may have taken effect: never sent again after a lost reply
 class ApiPlans:
     """Every API call as a plan; a client subclass runs them (``install_calls``)."""
 
-    base_url: str
-    retries: int
-
     #: Every route of the HTTP API, by the method that calls it (paths as in /openapi.json).
     ROUTES: Dict[str, Tuple[str, str]] = {
         "acquire": ("POST", "/v1/leases/acquire"),
@@ -92,6 +89,13 @@ class ApiPlans:
         "metrics": ("GET", "/metrics"),
         "openapi": ("GET", "/openapi.json"),
     }
+
+    def __init__(self, base_url: str, token: str, timeout: float = 10.0, retries: int = 3) -> None:
+        """``timeout`` is per attempt, in seconds; ``retries`` extra attempts where allowed."""
+        self.base_url = base_url.rstrip("/")
+        self._token = token
+        self.timeout = timeout
+        self.retries = retries
 
     # Leases and scopes
 

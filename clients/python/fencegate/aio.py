@@ -26,10 +26,7 @@ class AsyncClient(ApiPlans):
 
     def __init__(self, base_url: str, token: str, timeout: float = 10.0, retries: int = 3) -> None:
         """``timeout`` is per attempt, in seconds; ``retries`` extra attempts where allowed."""
-        self.base_url = base_url.rstrip("/")
-        self._token = token
-        self.timeout = timeout
-        self.retries = retries
+        super().__init__(base_url, token, timeout, retries)
         self._session: Optional[Session] = None
 
     def __repr__(self) -> str:  # never the token

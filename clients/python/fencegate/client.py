@@ -16,13 +16,6 @@ from ._wire import Reply
 class Client(ApiPlans):
     """A worker, operator or admin token of one tenant, talking to one fencegate server."""
 
-    def __init__(self, base_url: str, token: str, timeout: float = 10.0, retries: int = 3) -> None:
-        """``timeout`` is per attempt, in seconds; ``retries`` extra attempts where allowed."""
-        self.base_url = base_url.rstrip("/")
-        self._token = token
-        self.timeout = timeout
-        self.retries = retries
-
     def __repr__(self) -> str:  # never the token
         return f"fencegate.Client({self.base_url!r})"
 
