@@ -56,9 +56,9 @@ class Session:
         self.timeout = timeout
         self._tls = parts.scheme == "https"
         self._host = parts.hostname
-        self._port = parts.port or (443 if self._tls else 80)
-        host = f"[{self._host}]" if ":" in self._host else self._host
         default_port = 443 if self._tls else 80
+        self._port = parts.port or default_port
+        host = f"[{self._host}]" if ":" in self._host else self._host
         self._host_header = host if parts.port in (None, default_port) else f"{host}:{parts.port}"
         self._prefix = parts.path.rstrip("/")
         self._idle: List[_Connection] = []
