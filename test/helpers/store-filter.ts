@@ -4,6 +4,7 @@
  * files that test one store alone (test/postgres, test/etcd) are skipped when it is left out.
  */
 import { STORE_KINDS } from '../../src/store/registry.js';
+import { skipForMissing } from './missing.js';
 
 /** The store kinds of the registry (src/store/registry.ts): one list for the library and the tests. */
 export const STORE_FAMILIES: readonly string[] = STORE_KINDS.map((kind) => kind.name);
@@ -26,4 +27,17 @@ export function parseStoreFilter(filter: string | undefined): StoreFamily[] {
 /** Whether this run tests `family` (FENCEGATE_STORES names it, or is unset). */
 export function storeSelected(family: StoreFamily): boolean {
   return parseStoreFilter(process.env.FENCEGATE_STORES).includes(family);
+}
+
+/**
+ * For a store of the tests: true when FENCEGATE_STORES leaves it out, or this machine lacks what
+ * it needs (recorded as a skipped group, refused under CI=true or FENCEGATE_TEST_STRICT=1).
+ */
+export function skipStore(kind: {
+  readonly family: StoreFamily;
+  missing(): string | null;
+  readonly install: string;
+}): boolean {
+  if (!storeSelected(kind.family)) return true;
+  return skipForMissing(`tests on ${kind.family}`, kind.missing(), kind.install);
 }

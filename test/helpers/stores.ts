@@ -20,8 +20,7 @@
  * that removes what it created.
  */
 import { afterAll } from 'vitest';
-import { skipForMissing } from './missing.js';
-import { storeSelected, type StoreFamily } from './store-filter.js';
+import { skipStore, type StoreFamily } from './store-filter.js';
 import type { Clock } from '../../src/core/clock.js';
 import type { Store } from '../../src/store/store.js';
 import type { CutoverRequest } from '../../src/types.js';
@@ -110,11 +109,7 @@ export interface TestStoreKind {
 export const ALL_STORES: readonly TestStoreKind[] = [SQLITE, POSTGRES, ETCD, ETCD_CLUSTER];
 
 /** The selected stores this machine has; each missing one is a skipped group of the run. */
-export const STORES: readonly TestStoreKind[] = ALL_STORES.filter(
-  (kind) =>
-    storeSelected(kind.family) &&
-    !skipForMissing(`tests on ${kind.family}`, kind.missing(), kind.install),
-);
+export const STORES: readonly TestStoreKind[] = ALL_STORES.filter((kind) => !skipStore(kind));
 
 /** The stores every per-area suite runs on. */
 export const AREA_STORES: readonly TestStoreKind[] = STORES.filter((kind) => kind.everyArea);

@@ -9,8 +9,7 @@ import { EtcdStore } from '../../../src/store/etcd/etcd-store.js';
 import { prefixEnd } from '../../../src/store/etcd/etcd-keys.js';
 import { parseEtcdUrl } from '../../../src/store/etcd/etcd-url.js';
 import type { BehindTheStore, StoreFactory, StoreOptions, TestStoreKind } from '../stores.js';
-import { skipForMissing } from '../missing.js';
-import { storeSelected } from '../store-filter.js';
+import { skipStore } from '../store-filter.js';
 import { planOnEtcd } from './etcd-plan.js';
 
 /** The etcd URL of the test run: 'single' member or the 3-member 'cluster'. */
@@ -21,11 +20,11 @@ export function etcdTestUrl(which: 'single' | 'cluster'): string {
 }
 
 /** What the tests of etcd lack on this machine, or null when the global setup has etcd. */
-export function etcdMissing(): string | null {
+function etcdMissing(): string | null {
   return inject('etcdUrl') === null ? (inject('etcdProblem') ?? 'no etcd for the tests') : null;
 }
 
-export const ETCD_INSTALL =
+const ETCD_INSTALL =
   'apt-get install etcd-server etcd-client (or set FENCEGATE_TEST_ETCD_URL=etcd://host:port)';
 
 /**
@@ -33,8 +32,7 @@ export const ETCD_INSTALL =
  * machine has no etcd and they must be skipped.
  */
 export function skipWithoutEtcd(): boolean {
-  if (!storeSelected('etcd')) return true;
-  return skipForMissing('tests on etcd', etcdMissing(), ETCD_INSTALL);
+  return skipStore(ETCD);
 }
 
 /** A key prefix no other test uses: `label-<8 hex>`. */

@@ -14,18 +14,17 @@ import {
   withClient,
 } from '../../postgres/pg-helpers.js';
 import { inject } from 'vitest';
-import { skipForMissing } from '../missing.js';
-import { storeSelected } from '../store-filter.js';
+import { skipStore } from '../store-filter.js';
 import type { StoreFactory, StoreOptions, TestStoreKind } from '../stores.js';
 
 /** What the PostgreSQL tests lack, or null when the global setup found or started a server. */
-export function postgresMissing(): string | null {
+function postgresMissing(): string | null {
   return inject('pgUrl') === null
     ? (inject('pgProblem') ?? 'no PostgreSQL could be found or started')
     : null;
 }
 
-export const POSTGRES_INSTALL =
+const POSTGRES_INSTALL =
   'apt-get install postgresql (the tests start a throwaway server from its binaries), ' +
   'or set FENCEGATE_TEST_PG_URL';
 
@@ -34,8 +33,7 @@ export const POSTGRES_INSTALL =
  * machine has none and they must be skipped.
  */
 export function skipWithoutPostgres(): boolean {
-  if (!storeSelected('postgres')) return true;
-  return skipForMissing('tests on postgres', postgresMissing(), POSTGRES_INSTALL);
+  return skipStore(POSTGRES);
 }
 
 function schemaOf(url: string): string {
