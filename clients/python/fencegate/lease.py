@@ -124,13 +124,16 @@ class LeaseKeeper(LeaseRules):
 
     def start(self) -> Grant:
         """Acquires the lease (refusals such as ``lease_held`` raise) and starts renewing it."""
-        grant = self.client.acquire(self.scope, self.holder, self.ttl_ms, self.policy_version)
+        grant = self._acquire()
         self._grant = grant
         self._thread = threading.Thread(
             target=self._renew_loop, name=f"fencegate-lease:{self.scope}", daemon=True
         )
         self._thread.start()
         return grant
+
+    def _acquire(self) -> Grant:
+        return self.client.acquire(self.scope, self.holder, self.ttl_ms, self.policy_version)
 
     def stop(self, release: bool = True) -> None:
         """Stops renewing and, unless the lease was lost, releases it."""

@@ -7,7 +7,6 @@ the worker take-over right; the earlier delivery's commits are refused from then
 by anything else than a delivery of the same task is waited out, as the BullMQ integration does.
 """
 
-import threading
 import time
 
 from ..client import Client
@@ -27,19 +26,12 @@ class DeliveryLease(LeaseKeeper):
         self.delivery = delivery
         self.wait_s = options.wait_s
 
-    def start(self) -> Grant:
-        self._grant = self._take()
-        self._thread = threading.Thread(
-            target=self._renew_loop, name=f"fencegate-lease:{self.scope}", daemon=True
-        )
-        self._thread.start()
-        return self._grant
-
     def lose(self, error: FencegateError) -> None:
         """Marks the lease lost: a commit was refused for want of authority."""
         self._lose(error)
 
-    def _take(self) -> Grant:
+    def _acquire(self) -> Grant:
+        """Acquired, taken over from the delivery this one replaces, or waited for."""
         deadline = time.monotonic() + self.wait_s
         while True:
             try:
