@@ -90,6 +90,7 @@ function operationId(batch: RecordBatch, index: number, writes: ValueWrite[]): s
   return `langgraph:${batch.fence}:${digest}`;
 }
 
-function rejection(result: Extract<CommitResult, { outcome: 'rejected' }>): FencegateError {
+/** The error a rejected commit answered. */
+export function rejection(result: Extract<CommitResult, { outcome: 'rejected' }>): FencegateError {
   return new FencegateError(result.error.code, result.error.message, result.error.details);
 }

@@ -8,10 +8,10 @@
  */
 import { uuid6 } from '@langchain/langgraph-checkpoint';
 import type { FencegateApi } from '../../api.js';
-import { FencegateError } from '../../errors.js';
 import type { CommitResult, RecordState } from '../../types.js';
 import { unescapeName } from '../name-escape.js';
 import { checkpointPrefix, writesPrefix } from './record-names.js';
+import { rejection } from './record-writer.js';
 
 export const RUN_MARKER = 'run';
 
@@ -115,7 +115,7 @@ async function existingWrites(
 
 function committedRevision(result: CommitResult): number {
   if (result.outcome === 'rejected') {
-    throw new FencegateError(result.error.code, result.error.message, result.error.details);
+    throw rejection(result);
   }
   return result.records[0]?.revision ?? 0;
 }

@@ -14,10 +14,10 @@
 import { compareChannelVersions, type BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import type { FencegateApi } from '../../api.js';
 import { DEFAULT_LIMITS } from '../../core/limits.js';
-import { FencegateError } from '../../errors.js';
 import type { DeleteWrite, RecordState } from '../../types.js';
 import { unescapeName } from '../name-escape.js';
 import { checkpointPrefix, writesPrefix } from './record-names.js';
+import { rejection } from './record-writer.js';
 import type { RunMarker } from './run-marker.js';
 
 const PAGE = 100;
@@ -94,7 +94,7 @@ async function deleteAll(target: RollbackTarget, runId: string, doomed: DeleteWr
       writes: doomed.slice(start, start + maxWrites),
     });
     if (result.outcome === 'rejected') {
-      throw new FencegateError(result.error.code, result.error.message, result.error.details);
+      throw rejection(result);
     }
   }
 }
