@@ -90,7 +90,10 @@ class ThreadLeases:
     def _renew_in_thread(self) -> None:
         while not self._stop.wait(self._interval()):
             for lease in self._live():
-                self._renewed(lease, lambda: self.client.renew(*_renewal(lease, self.ttl_ms)))
+                try:
+                    self.client.renew(*_renewal(lease, self.ttl_ms))
+                except FencegateError as error:
+                    _renew_failed(lease, error)
 
     async def _renew_in_task(self) -> None:
         while not self._stop.is_set():
@@ -99,14 +102,7 @@ class ThreadLeases:
                 try:
                     await self.aclient.renew(*_renewal(lease, self.ttl_ms))
                 except FencegateError as error:
-                    lease.lost = lease.lost or error.code in LOST_CODES
-
-    def _renewed(self, lease: HeldLease, renew: Any) -> None:
-        try:
-            renew()
-        except FencegateError as error:
-            # A store that cannot be reached is tried again next time; a lost lease stays lost.
-            lease.lost = lease.lost or error.code in LOST_CODES
+                    _renew_failed(lease, error)
 
     def _live(self) -> List[HeldLease]:
         with self._lock:
@@ -114,6 +110,11 @@ class ThreadLeases:
 
     def _interval(self) -> float:
         return max(0.001, self.ttl_ms / 3000.0)
+
+
+def _renew_failed(lease: HeldLease, error: FencegateError) -> None:
+    # A store that cannot be reached is tried again next time; a lost lease stays lost.
+    lease.lost = lease.lost or error.code in LOST_CODES
 
 
 def _renewal(lease: HeldLease, ttl_ms: int) -> Tuple[str, str, int, int]:
