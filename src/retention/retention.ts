@@ -6,9 +6,8 @@
  *   says what clients must do).
  * - Audit entries are deleted only through the last seq of a verify checkpoint of this store's own
  *   log that covers every tenant and found no violation, so what is deleted was proven first, and
- *   `verify` continues
- *   from that checkpoint. Optionally they are first appended to a JSON-lines file (one entry a
- *   line, flushed to disk before anything is deleted).
+ *   `verify` continues from that checkpoint. Optionally they are first appended to a JSON-lines
+ *   file (one entry a line, flushed to disk before anything is deleted).
  */
 import { open } from 'node:fs/promises';
 import type { VerifyCheckpoint } from '../audit/checkpoint.js';
