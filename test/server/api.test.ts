@@ -3,18 +3,21 @@
  * the documented status, the OpenAPI document covers every route, metrics and health work, and an
  * unexpected fault is a 500 without internals. Every test ends with a verify of the audit history.
  */
-import { Writable } from 'node:stream';
 import type { TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { LightMyRequestResponse } from 'fastify';
-import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ERROR_CATALOG } from '../../src/errors.js';
-import { REDACTED_PATHS } from '../../src/server/logger.js';
 import * as answers from '../../src/server/schemas/answers.js';
 import { ErrorBody } from '../../src/server/schemas/common.js';
 import { faultyStore } from '../../src/testing/faulty-store.js';
-import { errorOf, expectHistoryValid, serverFixture, type ServerFixture } from './fixture.js';
+import {
+  capturedLogger,
+  errorOf,
+  expectHistoryValid,
+  serverFixture,
+  type ServerFixture,
+} from './fixture.js';
 
 const SCOPE = 'wf-1/memory';
 const PATH = `/v1/scopes/${encodeURIComponent(SCOPE)}`;
@@ -322,16 +325,7 @@ describe('error mapping', () => {
   });
 
   it('answers an unexpected fault with 500 internal_error, a request id and no internals', async () => {
-    const lines: string[] = [];
-    const logger = pino(
-      { level: 'info', redact: { paths: REDACTED_PATHS, censor: '[redacted]' } },
-      new Writable({
-        write(chunk: Buffer, _encoding, done) {
-          lines.push(chunk.toString());
-          done();
-        },
-      }),
-    );
+    const { logger, lines } = capturedLogger('info');
     fx = await serverFixture({
       logger,
       wrapStore: (store) =>
@@ -356,16 +350,7 @@ describe('error mapping', () => {
   });
 
   it('logs neither tokens nor values', async () => {
-    const lines: string[] = [];
-    const logger = pino(
-      { level: 'trace', redact: { paths: REDACTED_PATHS, censor: '[redacted]' } },
-      new Writable({
-        write(chunk: Buffer, _encoding, done) {
-          lines.push(chunk.toString());
-          done();
-        },
-      }),
-    );
+    const { logger, lines } = capturedLogger('trace');
     fx = await serverFixture({ logger });
     const worker = fx.tokens.workerA;
     await fx.send('POST', '/v1/leases/acquire', worker, {

@@ -2,6 +2,7 @@
  * An in-process server on a real in-memory SQLite store with a manual clock, and tokens for two
  * tenants in both roles. Requests go through fastify.inject: the whole HTTP stack without sockets.
  */
+import { Writable } from 'node:stream';
 import type { TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type {
@@ -14,6 +15,7 @@ import { expect } from 'vitest';
 import { verifyStore } from '../../src/audit/verify.js';
 import { ERROR_CATALOG, type ErrorCode } from '../../src/errors.js';
 import { buildServer, type ServerLimits } from '../../src/server/build-server.js';
+import { createLogger } from '../../src/server/logger.js';
 import { ErrorBody } from '../../src/server/schemas/common.js';
 import type { StoreGaugesOptions } from '../../src/server/store-gauges.js';
 import { hashToken, issueToken } from '../../src/server/tokens.js';
@@ -55,6 +57,18 @@ export interface FixtureOptions {
   path?: string;
   /** How often /metrics' store gauges are refreshed in the background. */
   storeGauges?: StoreGaugesOptions;
+}
+
+/** The server's own logger (createLogger) writing its JSON lines into `lines`, for tests that read them. */
+export function capturedLogger(level = 'info'): { logger: FastifyBaseLogger; lines: string[] } {
+  const lines: string[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
+  return { logger: createLogger(level, destination), lines };
 }
 
 export async function serverFixture(options: FixtureOptions = {}): Promise<ServerFixture> {

@@ -5,14 +5,16 @@
  * encoded path segments, failing closed when the store is unreachable, and the token never in a
  * page, a URL or a log line. The JSON API keeps refusing form bodies.
  */
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { REDACTED_PATHS } from '../../src/server/logger.js';
 import { hashToken } from '../../src/server/tokens.js';
 import { pathSegment } from '../../src/server/ui/html.js';
 import { faultyStore, type FaultyStore } from '../../src/testing/faulty-store.js';
-import { ADMIN_TOKEN, serverFixture, type ServerFixture } from '../server/fixture.js';
+import {
+  ADMIN_TOKEN,
+  capturedLogger,
+  serverFixture,
+  type ServerFixture,
+} from '../server/fixture.js';
 
 let fx: ServerFixture | undefined;
 afterEach(async () => {
@@ -49,16 +51,7 @@ function get(f: ServerFixture, url: string, cookie?: string) {
 
 describe('the dashboard', () => {
   it('leads / to /ui and signs in with an operator token only; the cookie is HttpOnly, SameSite=Strict', async () => {
-    const lines: string[] = [];
-    const logger = pino(
-      { redact: REDACTED_PATHS },
-      new Writable({
-        write(chunk: Buffer, _encoding, done) {
-          lines.push(chunk.toString());
-          done();
-        },
-      }),
-    );
+    const { logger, lines } = capturedLogger();
     const f = (fx = await serverFixture({ logger }));
     const root = await get(f, '/');
     expect(root.statusCode).toBe(302);

@@ -2,11 +2,8 @@
  * Dashboard sign-in with a body that is too large, of another type or malformed: a 4xx page that
  * says what to fix, as the JSON API answers, never a 500 and never an error logged with a stack.
  */
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { REDACTED_PATHS } from '../../src/server/logger.js';
-import { serverFixture, type ServerFixture } from '../server/fixture.js';
+import { capturedLogger, serverFixture, type ServerFixture } from '../server/fixture.js';
 
 let fx: ServerFixture | undefined;
 afterEach(async () => {
@@ -15,16 +12,7 @@ afterEach(async () => {
 });
 
 async function fixtureWithLog(): Promise<{ f: ServerFixture; lines: string[] }> {
-  const lines: string[] = [];
-  const logger = pino(
-    { redact: REDACTED_PATHS },
-    new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(chunk.toString());
-        done();
-      },
-    }),
-  );
+  const { logger, lines } = capturedLogger();
   return { f: (fx = await serverFixture({ logger })), lines };
 }
 
