@@ -1,7 +1,7 @@
 """What an answer means: the catalog error it carries, or what an answer that is not fencegate's
 (a redirect, a proxy's gateway error) says about the request."""
 
-from typing import Any, Optional, Type
+from typing import Any, Mapping, Optional, Type
 
 from ._base import FencegateError
 from ._wire import Reply
@@ -18,9 +18,16 @@ def wire_error(reply: Reply) -> Optional[FencegateError]:
     if not (isinstance(error, dict) and isinstance(error.get("code"), str)):
         return None
     code: str = error["code"]
-    cls: Type[FencegateError] = ERROR_CLASSES.get(code, FencegateError)
     details = error.get("details") if isinstance(error.get("details"), dict) else {}
     message = error.get("message") if isinstance(error.get("message"), str) else code
+    return catalog_error(code, message, details)
+
+
+def catalog_error(
+    code: str, message: str, details: Optional[Mapping[str, Any]] = None
+) -> FencegateError:
+    """The catalog's exception for ``code``; a code this client does not know stays as is."""
+    cls: Type[FencegateError] = ERROR_CLASSES.get(code, FencegateError)
     return cls(message, details, code=code)
 
 

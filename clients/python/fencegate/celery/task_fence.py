@@ -3,8 +3,8 @@
 import threading
 from typing import Iterable, List, Optional
 
-from .._base import FencegateError
-from ..errors import ERROR_CLASSES, InvalidRequestError
+from .._answers import catalog_error
+from ..errors import InvalidRequestError
 from ..models import CommitPart, CommitResult, Intent
 from .delivery_lease import DeliveryLease
 from .._names import escape_name
@@ -89,6 +89,5 @@ class TaskFence:
         )
         if result.error is not None and result.error.code in AUTHORITY_LOST:
             error = result.error
-            cls = ERROR_CLASSES.get(error.code, FencegateError)
-            self._lease.lose(cls(error.message, error.details, code=error.code))
+            self._lease.lose(catalog_error(error.code, error.message, error.details))
         return result

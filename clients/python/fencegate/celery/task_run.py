@@ -8,9 +8,10 @@ and every later delivery returns it without running the body.
 import json
 from typing import Any, List, Optional, Tuple
 
+from .._answers import catalog_error
 from .._base import FencegateError
 from ..client import Client
-from ..errors import ERROR_CLASSES, InvalidRequestError
+from ..errors import InvalidRequestError
 from ..models import Write
 from .delivery_lease import DeliveryLease
 from .names import TaskDelivery
@@ -64,9 +65,7 @@ class TaskRun:
             self._release(["succeeded"])
             return self.stored_result()[1]
         self._release(["failed"])
-        raise ERROR_CLASSES.get(error.code, FencegateError)(
-            error.message, error.details, code=error.code
-        )
+        raise catalog_error(error.code, error.message, error.details)
 
     def finish_stored(self, value: Any) -> Any:
         """The result was found only once the scope was taken: releases it, returns the result."""

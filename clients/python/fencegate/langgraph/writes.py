@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Tuple
 
-from ..errors import ERROR_CLASSES
+from .._answers import catalog_error
 from .._base import FencegateError
 from ..models import CommitResult, Write
 from .errors import STALE_OWNER_CODES, StaleWriteOwnerError
@@ -97,7 +97,7 @@ def refusal(
             code=code,
             thread_id=thread_id,
         )
-    return ERROR_CLASSES.get(code, FencegateError)(message, details, code=code)
+    return catalog_error(code, message, details)
 
 
 def operation_id(batch: Batch, index: int, writes: List[Write]) -> str:
