@@ -6,6 +6,7 @@
  * `maxDeliveredEffects` delivered effect keys, not the length of the log or the records written.
  */
 import type { Store } from '../store/store.js';
+import { REPLAY_PAGE_SIZE } from './audit-pages.js';
 import { emptyCheckpoint } from './checkpoint.js';
 import { HistoryVerifier, type HistoryVerifierOptions } from './history-verifier.js';
 import { prunedLogCheckpoint } from './stored-checkpoint.js';
@@ -62,7 +63,7 @@ export class BackgroundVerifier {
         current().push(entry);
       },
     };
-    this.#pageSize = options.pageSize ?? 1000;
+    this.#pageSize = options.pageSize ?? REPLAY_PAGE_SIZE;
     this.#onError = options.onError ?? (() => undefined);
   }
 
