@@ -20,7 +20,7 @@ const USAGE = `usage: npm run bench -- all [--seconds N] [--store postgres://…
        npm run bench -- http [--seconds N] [--connections N] [--profile DIR]
        npm run bench -- scale [--seconds N] [--scopes N] [--memory-seconds N]
        npm run bench -- bullmq [--jobs N] [--concurrency N]
-       npm run bench -- langgraph [--seconds N]
+       npm run bench -- langgraph [--seconds N] [--rounds N]
        npm run bench -- python-langgraph [--seconds N] [--rounds N]`;
 
 async function main(argv: string[]): Promise<number> {
@@ -54,6 +54,7 @@ async function main(argv: string[]): Promise<number> {
     values.seconds === undefined ? fallback : Number(values.seconds);
   const seconds = secondsOr(3);
   const inFlight = Number(values['in-flight']);
+  const rounds = Number(values.rounds);
   switch (name) {
     case 'all': {
       const { DEFAULT_POSTGRES, runAllBench } = await import('./all.js');
@@ -76,7 +77,7 @@ async function main(argv: string[]): Promise<number> {
           url: values.store,
           seconds,
           inFlight,
-          rounds: Number(values.rounds),
+          rounds,
         });
         return 0;
       }
@@ -131,7 +132,6 @@ async function main(argv: string[]): Promise<number> {
     case 'langgraph': {
       // Loaded on demand: LangGraph is an optional peer, needed by this benchmark only.
       const { formatLanggraphBench, runLanggraphBench } = await import('./langgraph.js');
-      const rounds = Number(values.rounds);
       console.log(formatLanggraphBench(await runLanggraphBench({ seconds, rounds })));
       return 0;
     }
@@ -139,7 +139,6 @@ async function main(argv: string[]): Promise<number> {
       // Runs LangGraph in the Python test venv, against a `fencegate serve` it starts.
       const { formatPythonLanggraphBench, runPythonLanggraphBench } =
         await import('./python-langgraph.js');
-      const rounds = Number(values.rounds);
       console.log(formatPythonLanggraphBench(await runPythonLanggraphBench({ seconds, rounds })));
       return 0;
     }
