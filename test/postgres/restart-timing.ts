@@ -12,7 +12,7 @@ import type { Receiver } from '../dispatch/receiver.js';
 type TenantGate = ReturnType<Fencegate['forTenant']>;
 
 /** Retries `work` while the restarted server still refuses (pools reconnect on their own). */
-export async function retryWhileDown<T>(work: () => Promise<T>): Promise<T> {
+async function retryWhileDown<T>(work: () => Promise<T>): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await work();
