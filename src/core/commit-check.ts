@@ -2,8 +2,9 @@
  * The commit validation order of SEMANTICS.md as a pure function. An adapter that can run code
  * inside its transaction (SQLite, etcd's read-then-Txn) loads the current state, calls this, and
  * commits only when it returns null; the PostgreSQL adapter runs the same order in SQL and is held
- * to it by the conformance suite. The rejections and their messages are built in refusal-messages.ts. Check 1 (operationId replay) is the adapter's: it needs the
- * stored outcome, not the scope.
+ * to it by the conformance suite. The rejections and their messages are built in
+ * refusal-messages.ts. Check 1 (operationId replay) is the adapter's: it needs the stored outcome,
+ * not the scope.
  */
 import type { AuditReadCheck, CommitRejection } from '../types.js';
 import { canonicalJson, sha256Hex } from './canonical.js';
