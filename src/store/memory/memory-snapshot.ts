@@ -2,7 +2,7 @@
  * A plan's view of one tenant in memory. The store applies a plan before it answers anything else,
  * so every row read here holds until the transition is applied: `expect` needs no checking.
  */
-import type { RangeRef, Ref, RefOf, Rows, RowType, Snapshot } from '../../core/plan/transition.js';
+import type { RangeRef, RefOf, Rows, RowType, Snapshot } from '../../core/plan/transition.js';
 import { OPEN_INTENT_STATUSES } from '../plan-rows.js';
 import { byCodeUnit, type MemoryTables } from './memory-tables.js';
 
@@ -14,7 +14,7 @@ export class MemorySnapshot implements Snapshot {
   ) {}
 
   get<K extends RowType>(ref: RefOf<K>): Rows[K] | null {
-    return this.tables.get(this.tenant, ref as Ref) as Rows[K] | null;
+    return this.tables.get(this.tenant, ref);
   }
 
   /** Every name of the range; a range with `due` may list more than it asks, never fewer. */

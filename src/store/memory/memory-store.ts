@@ -6,7 +6,7 @@
  */
 import { systemClock, type Clock } from '../../core/clock.js';
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
-import type { CutoverStepRow, Ref, RecordRow } from '../../core/plan/transition.js';
+import type { CutoverStepRow, Ref } from '../../core/plan/transition.js';
 import { recordPage, resolveRecordPage } from '../../core/record-page.js';
 import { UNBOUNDED_TRANSACTIONS } from '../../core/transaction-limits.js';
 import { CUTOVER_CHUNK } from '../../cutover/plan.js';
@@ -131,7 +131,7 @@ export class MemoryStore extends PlannedStore implements Store {
   getScope(tenant: string, scope: string): Promise<ScopeState | null> {
     return this.#open(() => {
       const row = this.#tables.get(tenant, { type: 'scope', scope });
-      return row === null ? null : scopeStateOf(scope, row as ScopeState);
+      return row === null ? null : scopeStateOf(scope, row);
     });
   }
 
@@ -155,11 +155,7 @@ export class MemoryStore extends PlannedStore implements Store {
 
   getRecord(tenant: string, scope: string, name: string): Promise<RecordState> {
     return this.#open(() =>
-      recordStateOf(
-        scope,
-        name,
-        this.#tables.get(tenant, { type: 'record', scope, name }) as RecordRow | null,
-      ),
+      recordStateOf(scope, name, this.#tables.get(tenant, { type: 'record', scope, name })),
     );
   }
 
@@ -200,7 +196,7 @@ export class MemoryStore extends PlannedStore implements Store {
   getOperation(tenant: string, operationId: string): Promise<CommitResult | null> {
     return this.#open(() => {
       const row = this.#tables.get(tenant, { type: 'operation', operationId });
-      return row === null ? null : (row as { outcome: CommitResult }).outcome;
+      return row === null ? null : row.outcome;
     });
   }
 
@@ -230,9 +226,7 @@ export class MemoryStore extends PlannedStore implements Store {
   }
 
   getIntent(tenant: string, effectKey: string): Promise<Intent | null> {
-    return this.#open(
-      () => this.#tables.get(tenant, { type: 'intent', effectKey }) as Intent | null,
-    );
+    return this.#open(() => this.#tables.get(tenant, { type: 'intent', effectKey }));
   }
 
   listTenantsWithOpenIntents(): Promise<string[]> {
@@ -268,7 +262,7 @@ export class MemoryStore extends PlannedStore implements Store {
   getCutover(tenant: string, cutoverId: string): Promise<CutoverRecord | null> {
     return this.#open(() => {
       const row = this.#tables.get(tenant, { type: 'cutover', cutoverId });
-      if (row === null || !('scopes' in row)) return null;
+      if (row === null) return null;
       return cutoverRecordOf(row, this.#steps(tenant, cutoverId));
     });
   }

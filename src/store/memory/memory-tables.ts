@@ -5,7 +5,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { NewAuditEntry } from '../../core/audit-entry.js';
-import { refKey, type Put, type Ref, type Rows, type RowType } from '../../core/plan/transition.js';
+import {
+  refKey,
+  type Put,
+  type Ref,
+  type RefOf,
+  type Rows,
+  type RowType,
+} from '../../core/plan/transition.js';
 import type { AuditEntry, TokenRecord } from '../../types.js';
 
 export interface StoredRow {
@@ -24,9 +31,9 @@ export class MemoryTables {
   auditPrunedHash: string | null = null;
   verified: { lastSeq: number; checkpoint: string } | null = null;
 
-  get(tenant: string, ref: Ref): Rows[RowType] | null {
-    const stored = this.#tenants.get(tenant)?.get(refKey(ref));
-    return stored === undefined ? null : structuredClone(stored.row);
+  get<K extends RowType>(tenant: string, ref: RefOf<K>): Rows[K] | null {
+    const stored = this.#tenants.get(tenant)?.get(refKey(ref as Ref));
+    return stored === undefined ? null : (structuredClone(stored.row) as Rows[K]);
   }
 
   /** Every stored row of one type in a tenant, in no particular order. */
