@@ -7,7 +7,7 @@ import { STORE_KINDS } from '../../src/store/registry.js';
 import { skipForMissing } from './missing.js';
 
 /** The store kinds of the registry (src/store/registry.ts): one list for the library and the tests. */
-export const STORE_FAMILIES: readonly string[] = STORE_KINDS.map((kind) => kind.name);
+const STORE_FAMILIES: readonly string[] = STORE_KINDS.map((kind) => kind.name);
 export type StoreFamily = string;
 
 /** The stores `filter` names, all when it is unset or empty; an unknown name is refused. */
