@@ -7,6 +7,6 @@ import type { FencegateApi, FencegateOpsApi } from '../../api.js';
 
 export type DashboardApi = Pick<
   FencegateApi,
-  'listScopes' | 'getScope' | 'listRecordsPage' | 'getRecord' | 'listIntents' | 'audit' | 'verify'
+  'listScopes' | 'getScope' | 'listRecordsPage' | 'getRecord' | 'listIntents' | 'audit'
 > &
   Pick<FencegateOpsApi, 'listCutovers' | 'cutoverReport' | 'listPolicies'>;
