@@ -89,13 +89,18 @@ export async function loadVerifiedCheckpoint(
   connection: EtcdConnection,
   keys: EtcdKeys,
 ): Promise<string | null> {
-  const kv = (await connection.range({ key: Buffer.from(keys.verifiedCheckpoint()) })).kvs[0];
-  if (kv === undefined) return null;
-  const { generation } = JSON.parse(kv.value.toString()) as CheckpointHead;
-  const prefix = Buffer.from(keys.verifiedCheckpointChunks(generation));
-  const chunks = await connection.range({ key: prefix, range_end: prefixEnd(prefix) });
-  // etcd answers a range in key order; the chunk numbers are zero-padded.
-  return chunks.kvs.map((chunk) => chunk.value.toString()).join('');
+  for (;;) {
+    const kv = (await connection.range({ key: Buffer.from(keys.verifiedCheckpoint()) })).kvs[0];
+    if (kv === undefined) return null;
+    const { generation } = JSON.parse(kv.value.toString()) as CheckpointHead;
+    const prefix = Buffer.from(keys.verifiedCheckpointChunks(generation));
+    const chunks = await connection.range({ key: prefix, range_end: prefixEnd(prefix) });
+    // A head names a generation only once all its chunks are written (one at least), and they are
+    // deleted in one delete: none left means a save switched the head since it was read.
+    if (chunks.kvs.length === 0) continue;
+    // etcd answers a range in key order; the chunk numbers are zero-padded.
+    return chunks.kvs.map((chunk) => chunk.value.toString()).join('');
+  }
 }
 
 /** Marks the first-run tokens as made (harmless when they were before). */
