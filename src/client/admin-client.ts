@@ -4,7 +4,14 @@
  * deleting are, since a deletion that already happened answers `not_found` and changes nothing.
  */
 import { FencegateError } from '../errors.js';
-import { errorFromReply, exchange, isSuccess, TransportError, type Reply } from './transport.js';
+import {
+  errorFromReply,
+  exchange,
+  isSuccess,
+  TransportError,
+  unreachable,
+  type Reply,
+} from './transport.js';
 import type { CreateTokenBody, TokenCreatedAnswer, TokenListAnswer } from './wire.js';
 
 export interface FencegateAdminClientOptions {
@@ -66,12 +73,7 @@ export class FencegateAdminClient {
       }
       reply = await this.#exchange(method, path, body).catch((again: unknown) => {
         if (!(again instanceof TransportError)) throw again;
-        throw new FencegateError(
-          'store_unavailable',
-          `could not reach fencegate at ${this.url}: ${again.message}`,
-          {},
-          { cause: again },
-        );
+        throw unreachable(this.url, again);
       });
     }
     if (!isSuccess(reply)) throw errorFromReply(reply);

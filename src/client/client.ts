@@ -59,6 +59,7 @@ import {
   leavesOutcomeUnknown,
   nothingChanged,
   TransportError,
+  unreachable,
   type Reply,
 } from './transport.js';
 import type {
@@ -561,17 +562,6 @@ function outcomeUnknown(
       `${what}; read the state to learn whether it took effect`,
     );
   return new FencegateError(error.code, error.message, { ...error.details, ...details });
-}
-
-function unreachable(url: string, error: TransportError): FencegateError {
-  return new FencegateError(
-    'store_unavailable',
-    `could not reach fencegate at ${url}: ${error.message}`,
-    {},
-    {
-      cause: error,
-    },
-  );
 }
 
 /**

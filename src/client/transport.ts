@@ -181,3 +181,13 @@ export function isUnavailableStatus(status: number): boolean {
 export function isSuccess(reply: Reply): boolean {
   return reply.status >= 200 && reply.status < 300;
 }
+
+/** The error of a request that never reached the server, after its attempts. */
+export function unreachable(url: string, error: TransportError): FencegateError {
+  return new FencegateError(
+    'store_unavailable',
+    `could not reach fencegate at ${url}: ${error.message}`,
+    {},
+    { cause: error },
+  );
+}
