@@ -131,10 +131,12 @@ async function serve(flags: FlagValues, io: CliIo): Promise<number> {
       `fencegate: warning: target ${target} has no "tenants" list: intents of every tenant may use it\n`,
     );
   }
+  // Signals are caught before the last startup line: whoever reads it may stop the server at once.
+  const signalled = waitForSignal(io);
   // The last startup line: once it is printed, requests are accepted and dispatchers run.
   io.stdout(`fencegate listening on ${running.url}\n`);
 
-  await waitForSignal(io);
+  await signalled;
   await running.close();
   io.stderr(`fencegate: stopped; store ${redactUrl(store)} closed\n`);
   return EXIT_OK;
