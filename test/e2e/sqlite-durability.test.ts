@@ -191,9 +191,19 @@ describe.skipIf(noStrace)('SQLite durability, counted from outside the server', 
     expect(new Set(checked.map((c) => c.name)).size).toBe(
       ONE_AT_A_TIME + WAVES * WAVE_SIZE + WAVE_SIZE,
     );
-    // No sync between the workload's first write and its last answer (shutdown checkpoints later).
+    // No sync between the workload's first write and its last answer (shutdown checkpoints later),
+    // but a checkpoint's: a passive checkpoint syncs the log before it copies pages back into the
+    // database file, on a thread that answers nobody. Threads that write the database file are
+    // checkpointing; their syncs are not counted.
+    const checkpointing = new Set(
+      events.filter((e) => e.name === 'pwrite64' && e.path.endsWith('.db')).map((e) => e.pid),
+    );
     const firstWrite = Math.min(...checked.map((c) => c.written.start));
     const lastAnswer = Math.max(...checked.map((c) => c.answer.start));
-    expect(syncs.filter((s) => s.start >= firstWrite && s.start <= lastAnswer)).toEqual([]);
+    expect(
+      syncs.filter(
+        (s) => !checkpointing.has(s.pid) && s.start >= firstWrite && s.start <= lastAnswer,
+      ),
+    ).toEqual([]);
   });
 });
