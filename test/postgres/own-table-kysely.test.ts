@@ -228,7 +228,7 @@ describe.skipIf(noPostgres)('assertFenceKysely in a Kysely transaction', () => {
         () => (moved = true),
         () => undefined,
       );
-      await waitUntilBlocked(`${schema}.takeover(`);
+      await waitUntilBlocked(`${schema}.apply(`);
       const count = await update(trx, {
         workflowId,
         scope,

@@ -187,7 +187,7 @@ describe.skipIf(noPostgres)('assert_fence in the caller transaction', () => {
         now: clock.now(),
       });
       const takeover = gate.takeover(scope, { holder: 'operator' });
-      await waitUntilBlocked(`${schema}.takeover(`);
+      await waitUntilBlocked(`${schema}.apply(`);
       await client.query(
         `UPDATE ${schema}.workflow_memory SET compacted_payload = '{"facts": ["checked"]}', memory_revision = 1
          WHERE tenant_id = $1 AND workflow_id = $2 AND memory_revision = 0`,

@@ -54,10 +54,18 @@ export async function migrate(client: PoolClient, schema: string): Promise<numbe
 }
 
 async function refusePreBaseline(client: PoolClient, schema: string): Promise<void> {
-  const { rows } = await client.query<{ earlier: string | null }>(
-    'SELECT to_regclass($1)::text AS earlier',
-    [`${schema}.migrations`],
+  const { rows } = await client.query<{ earlier: string | null; decided: string | null }>(
+    `SELECT to_regclass($1)::text AS earlier,
+       (SELECT p.proname::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+         WHERE n.nspname = $2 AND p.proname = 'commit_under_lock' LIMIT 1) AS decided`,
+    [`${schema}.migrations`, schema],
   );
+  if (rows[0]?.decided != null) {
+    throw new FencegateError(
+      'store_unavailable',
+      `the PostgreSQL schema ${schema} was made by a pre-release fencegate whose functions decided in SQL (its version 1), which this version does not open: no release made it, so drop the schema (DROP SCHEMA ${schema} CASCADE) or open the store with a new ?schema=`,
+    );
+  }
   if (rows[0]?.earlier == null) return;
   const versions = await client.query<{ version: number | null }>(
     `SELECT max(version) AS version FROM ${schema}.migrations`,

@@ -5,29 +5,15 @@
  * in the texts is replaced by its name.
  *
  * Version 1 is the baseline, the first of a numbering that starts again with the first release:
- * the schema the pre-release versions built step by step, in one piece, grouped by concern (the
- * tables, then the functions, then the triggers that call them). A change from now on is a new
- * entry here, never an edit of one already released. Schemas made before the baseline recorded
- * their steps in `<schema>.migrations` instead; no release made them, so they are refused, not
- * upgraded (postgres-migrate.ts).
+ * the tables grouped by concern and the few functions the store calls. A change from now on is a
+ * new entry here, never an edit of one already released. Schemas made by pre-release builds (with
+ * `<schema>.migrations`, or a version 1 whose functions decided in SQL) are refused, not upgraded:
+ * no release made them (postgres-migrate.ts).
  */
-import { AFTER_LOCKS_SQL } from './postgres-sql-after-locks.js';
+import { APPLY_SQL } from './postgres-sql-apply.js';
 import { AUDIT_SQL } from './postgres-sql-audit.js';
-import { COMMIT_SQL } from './postgres-sql-commit.js';
-import { COMMIT_RELEASE_SQL } from './postgres-sql-commit-release.js';
-import { COMPLETE_BATCH_SQL } from './postgres-sql-complete-batch.js';
-import { COMPLETION_REASON_SQL } from './postgres-sql-completion-reason.js';
-import { CUTOVER_SQL } from './postgres-sql-cutover.js';
-import { CUTOVER_CLOCK_SQL } from './postgres-sql-cutover-clock.js';
-import { CUTOVER_SKIP_SQL } from './postgres-sql-cutover-skip.js';
-import { DISPATCH_SQL } from './postgres-sql-dispatch.js';
 import { FENCE_SQL } from './postgres-sql-fence.js';
-import { FENCE_GRANTS_SQL } from './postgres-sql-fence-grants.js';
-import { GROUP_COMMIT_SQL } from './postgres-sql-group-commit.js';
 import { INTENT_NOTIFY_SQL } from './postgres-sql-intent-notify.js';
-import { LEASES_SQL } from './postgres-sql-leases.js';
-import { LEASE_JOBS_SQL } from './postgres-sql-lease-jobs.js';
-import { PLAIN_BATCH_SQL } from './postgres-sql-plain-batch.js';
 import { TABLES_SQL } from './postgres-sql-tables.js';
 
 export interface PostgresMigration {
@@ -37,34 +23,10 @@ export interface PostgresMigration {
 }
 
 /**
- * In the order each text needs the one before: SQL-language functions are checked against the
- * tables when created, and triggers name their functions.
+ * The tables; the one step that writes them (core plans every change in the process); the audit
+ * horizon; assert_fence for the caller's own transactions; the intent notifications.
  */
-const BASELINE_SQL = [
-  TABLES_SQL,
-  // Commits, one at a time, in batches and with a release; abandon.
-  COMMIT_SQL,
-  // Authority: leases and the fence check for the caller's own transactions.
-  LEASES_SQL,
-  AUDIT_SQL,
-  FENCE_SQL,
-  GROUP_COMMIT_SQL,
-  // Dispatch: claims and completions.
-  DISPATCH_SQL,
-  // Policies, cutovers and the jobs ledger.
-  CUTOVER_SQL,
-  CUTOVER_SKIP_SQL,
-  INTENT_NOTIFY_SQL,
-  // The locks-first wrappers of the functions above that read store time.
-  AFTER_LOCKS_SQL,
-  LEASE_JOBS_SQL,
-  COMPLETION_REASON_SQL,
-  CUTOVER_CLOCK_SQL,
-  FENCE_GRANTS_SQL,
-  PLAIN_BATCH_SQL,
-  COMMIT_RELEASE_SQL,
-  COMPLETE_BATCH_SQL,
-].join('');
+const BASELINE_SQL = [TABLES_SQL, APPLY_SQL, AUDIT_SQL, FENCE_SQL, INTENT_NOTIFY_SQL].join('');
 
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { version: 1, name: 'baseline', sql: BASELINE_SQL },

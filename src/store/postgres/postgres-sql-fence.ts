@@ -1,8 +1,8 @@
 /**
  * Bring your own table: `@schema@.assert_fence(tenant, scope, fence)` checks authority inside the
  * caller's own transaction, so an UPDATE of the caller's table commits only under the current
- * fence. It locks the scope row FOR SHARE: a takeover, cancel or delete (which lock it FOR NO KEY
- * UPDATE) waits until the caller's transaction ends, so authority cannot move between the check
+ * fence. It locks the scope row FOR SHARE: a takeover, cancel or delete (whose apply step locks it
+ * FOR NO KEY UPDATE) waits until the caller's transaction ends, so authority cannot move between the check
  * and the caller's commit. Several workers' checks share the lock and do not block each other.
  *
  * A failure raises SQLSTATE FG001 with, in DETAIL, `{"code": <catalog code>, "details": {...}}`:
@@ -11,11 +11,11 @@
  * whose store runs on an injected clock.
  */
 export const FENCE_SQL = `
-CREATE FUNCTION @schema@.assert_fence_under_lock(
+CREATE FUNCTION @schema@.assert_fence(
   p_tenant text, p_scope text, p_fence bigint, p_now bigint DEFAULT NULL
 ) RETURNS bigint LANGUAGE plpgsql AS $fn$
 DECLARE
-  v_now bigint := coalesce(p_now, @schema@.db_now());
+  v_now bigint;
   s record;
   v_code text;
   v_message text;
@@ -23,6 +23,8 @@ DECLARE
 BEGIN
   SELECT x.fence, x.holder, x.lease_expires_at, x.status INTO s
     FROM @schema@.scopes x WHERE x.tenant = p_tenant AND x.scope = p_scope FOR SHARE;
+  -- Read after the lock: a check that waited behind a takeover is judged by the time it got it.
+  v_now := coalesce(p_now, @schema@.db_now());
   IF NOT FOUND THEN
     v_code := 'scope_not_found';
     v_message := format('scope %s does not exist', p_scope);

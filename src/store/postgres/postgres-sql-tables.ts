@@ -13,6 +13,8 @@ CREATE TABLE @schema@.scopes (
   policy_version text,
   status text NOT NULL,
   updated_at bigint NOT NULL,
+  -- The id of the transaction that wrote the row last (postgres-sql-apply.ts).
+  row_version bigint NOT NULL,
   PRIMARY KEY (tenant, scope)
 ) WITH (fillfactor = 80);
 
@@ -28,6 +30,8 @@ CREATE TABLE @schema@.records (
   incarnation bigint NOT NULL,
   fingerprint text,
   updated_at bigint NOT NULL,
+  -- The id of the transaction that wrote the row last (postgres-sql-apply.ts).
+  row_version bigint NOT NULL,
   PRIMARY KEY (tenant, scope, name)
 ) WITH (fillfactor = 80);
 
@@ -38,6 +42,8 @@ CREATE TABLE @schema@.record_deletions (
   scope text COLLATE "C" NOT NULL,
   name text COLLATE "C" NOT NULL,
   revision bigint NOT NULL,
+  -- The id of the transaction that wrote the row last (postgres-sql-apply.ts).
+  row_version bigint NOT NULL,
   PRIMARY KEY (tenant, scope, name, revision)
 );
 
@@ -47,6 +53,8 @@ CREATE TABLE @schema@.operations (
   request_fingerprint text NOT NULL,
   outcome jsonb NOT NULL,
   created_at bigint NOT NULL,
+  -- The id of the transaction that wrote the row last (postgres-sql-apply.ts).
+  row_version bigint NOT NULL,
   PRIMARY KEY (tenant, operation_id)
 );
 -- Retention deletes the oldest outcomes through it.
@@ -71,6 +79,8 @@ CREATE TABLE @schema@.intents (
   unknown_outcomes integer NOT NULL DEFAULT 0,
   created_at bigint NOT NULL,
   updated_at bigint NOT NULL,
+  -- The id of the transaction that wrote the row last (postgres-sql-apply.ts).
+  row_version bigint NOT NULL,
   PRIMARY KEY (tenant, effect_key)
 );
 CREATE INDEX intents_by_scope ON @schema@.intents (tenant, scope, status);
@@ -115,12 +125,14 @@ CREATE TABLE @schema@.tokens (
   may_take_over text
 );
 
--- Whom each fence was granted to (postgres-sql-fence-grants.ts).
+-- Whom each fence was granted to (core/fence-holder.ts).
 CREATE TABLE @schema@.fence_grants (
   tenant text NOT NULL,
   scope text NOT NULL,
   fence bigint NOT NULL,
   holder text NOT NULL,
+  -- The id of the transaction that wrote the row last (postgres-sql-apply.ts).
+  row_version bigint NOT NULL,
   PRIMARY KEY (tenant, scope, fence)
 );
 
@@ -131,6 +143,8 @@ CREATE TABLE @schema@.policies (
   description text,
   registered_by text,
   registered_at bigint NOT NULL,
+  -- The id of the transaction that wrote the row last (postgres-sql-apply.ts).
+  row_version bigint NOT NULL,
   PRIMARY KEY (tenant, version)
 );
 
@@ -146,6 +160,8 @@ CREATE TABLE @schema@.cutovers (
   start_seq bigint NOT NULL,
   started_at bigint NOT NULL,
   completed_at bigint,
+  -- The id of the transaction that wrote the row last (postgres-sql-apply.ts).
+  row_version bigint NOT NULL,
   PRIMARY KEY (tenant, cutover_id)
 );
 
@@ -157,6 +173,8 @@ CREATE TABLE @schema@.cutover_scopes (
   fence bigint,
   -- A scope found deleted gets its fence too, marked skipped, so it is no longer pending.
   skipped boolean NOT NULL DEFAULT false,
+  -- The id of the transaction that wrote the row last (postgres-sql-apply.ts).
+  row_version bigint NOT NULL,
   PRIMARY KEY (tenant, cutover_id, scope)
 );
 -- The scopes still to move, so each chunk finds its scopes without walking the moved ones.
@@ -172,6 +190,8 @@ CREATE TABLE @schema@.jobs (
   state text NOT NULL,
   attempt integer NOT NULL,
   at bigint NOT NULL,
+  -- The id of the transaction that wrote the row last (postgres-sql-apply.ts).
+  row_version bigint NOT NULL,
   PRIMARY KEY (tenant, job_id)
 );
 CREATE INDEX jobs_by_scope ON @schema@.jobs (tenant, scope);

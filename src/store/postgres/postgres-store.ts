@@ -1,38 +1,25 @@
 /**
- * The PostgreSQL store. Every mutation is one call of a PL/pgSQL function installed by the
- * migrations (one round trip, one transaction; a cutover is one call to plan it and one per chunk,
- * see postgres-cutover.ts): the decision and its audit entries happen inside the database under
- * row locks, never in this process, and nothing is cached here.
+ * The PostgreSQL store. Every change is planned by core in this process (load → plan → apply, the
+ * mapping in ../planned-store.ts) and applied by one statement of the apply step, which locks the
+ * rows the plan read, checks they are still what it read, writes and appends the audit entries
+ * (postgres-sql-apply.ts, postgres-engine.ts). Reads are plain queries.
  *
- * Store time is the database clock (`clock_timestamp()`), so every process sharing the database
- * judges leases by one clock. A test may inject a Clock: its now() is then passed to each
- * statement instead.
+ * Store time is the database clock (`clock_timestamp()`): a plan that ran at a time the database
+ * clock would not judge the same way runs again (postgres-engine.ts). A test may inject a Clock:
+ * its now() is then store time outright.
  */
 import type { Clock } from '../../core/clock.js';
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
 import { UNBOUNDED_TRANSACTIONS } from '../../core/transaction-limits.js';
-import type { NormalizedCommit } from '../../core/validate.js';
-import { FencegateError } from '../../errors.js';
+import { CUTOVER_CHUNK } from '../../cutover/plan.js';
 import type {
-  AbandonRequest,
-  AcquireRequest,
   AuditPage,
   AuditQuery,
-  CancelRequest,
-  CancelResult,
-  ClaimIntentsRequest,
   CommitResult,
-  CompleteIntentRequest,
   CutoverRecord,
-  CutoverRequest,
   CutoverSummary,
-  DeleteScopeResult,
-  Grant,
   Intent,
-  IntentCompletion,
-  IntentCompletionResult,
   IntentStatus,
-  JobEvent,
   JobRecord,
   ListIntentsQuery,
   ListRecordsQuery,
@@ -41,47 +28,27 @@ import type {
   Page,
   Policy,
   RecordState,
-  RegisterPolicyRequest,
-  ReleaseRequest,
-  ReleaseResult,
-  RenewRequest,
   ScopeState,
-  TakeoverRequest,
   TokenRecord,
 } from '../../types.js';
+import {
+  PlannedStore,
+  type AuditPosition,
+  type PlanLimits,
+  type PlannedOperation,
+  type PlannedWrite,
+  type WriteSettlement,
+} from '../planned-store.js';
 import type { Store, StoreCapabilities } from '../store.js';
-import {
-  batchOrder,
-  commitBatchStatement,
-  commitStatement,
-  inFieldOrder,
-  toCommitResult,
-  type CommitAnswer,
-} from './postgres-commit.js';
+import { PostgresBatcher } from './postgres-batcher.js';
 import { PostgresConnection, type StatementKind } from './postgres-connection.js';
+import { listCutovers, listJobs, listPolicies, readCutover } from './postgres-cutover-reads.js';
+import { PostgresEngine } from './postgres-engine.js';
+import { countIntents, listTenantsWithOpenIntents } from './postgres-intent-reads.js';
 import { DEFAULT_POOL, type PostgresPoolOptions } from './postgres-pool-options.js';
-import { leaseRefusal, throwIfRefused, toGrant, type Refusal } from './postgres-answers.js';
-import { MUTATION, READ, type PostgresCalls } from './postgres-calls.js';
-import {
-  listCutovers,
-  listJobs,
-  listPolicies,
-  readCutover,
-  recordJobEvents,
-  registerPolicy,
-  startCutover,
-  moveCutoverChunk,
-} from './postgres-cutover.js';
-import {
-  claimIntents,
-  completeIntent,
-  completeIntents,
-  countIntents,
-  listTenantsWithOpenIntents,
-} from './postgres-dispatch.js';
-import { PostgresGroupCommitter } from './postgres-group-commit.js';
-import { isPlainBatch, plainBatchStatement } from './postgres-plain-batch.js';
+import { READ, MUTATION, type PostgresCalls } from './postgres-calls.js';
 import { listenForIntents } from './postgres-intent-listener.js';
+import { inFieldOrder } from './postgres-plan-rows.js';
 import {
   auditPrunedHash,
   auditPrunedThrough,
@@ -113,7 +80,24 @@ import {
   INTENT_COLUMNS,
   toIntent,
 } from './postgres-rows.js';
+import { RowCache } from './postgres-snapshot.js';
 import { DEFAULT_SCHEMA, parsePostgresUrl, requireSchema } from './postgres-url.js';
+
+/** Operations that join a batch when group commit is on (the others run alone). */
+const BATCHED: ReadonlySet<PlannedOperation> = new Set<PlannedOperation>([
+  'acquire',
+  'renew',
+  'release',
+  'takeover',
+  'commit',
+  'completeIntent',
+]);
+
+const PLAN_LIMITS: PlanLimits = {
+  maxClaims: Number.POSITIVE_INFINITY,
+  cutoverChunk: CUTOVER_CHUNK,
+  jobEventsPerWrite: Number.POSITIVE_INFINITY,
+};
 
 export interface PostgresStoreOptions {
   /** `postgres://user:password@host:port/database`, optionally `?schema=NAME`. */
@@ -124,31 +108,38 @@ export interface PostgresStoreOptions {
   schema?: string;
   pool?: PostgresPoolOptions;
   /**
-   * Batch concurrent commits into one transaction (the server turns this on). Semantics are
-   * unchanged; see postgres-group-commit.ts. `maxBatches` bounds the batches in flight (default a
-   * quarter of the pool): fewer, larger batches spend less database CPU per commit.
+   * Batch concurrent writes into one transaction (the server turns this on). Semantics are
+   * unchanged; see postgres-batcher.ts. `maxBatches` bounds the batches in flight (default a
+   * quarter of the pool): fewer, larger batches spend less database CPU per write.
    */
   groupCommit?: boolean | { maxBatches?: number; maxBatchSize?: number };
 }
 
-export class PostgresStore implements Store {
+export class PostgresStore extends PlannedStore implements Store {
   readonly kind = 'postgres';
-  readonly capabilities: StoreCapabilities;
+  readonly capabilities: StoreCapabilities = { transaction: UNBOUNDED_TRANSACTIONS };
   readonly schema: string;
   readonly #connection: PostgresConnection;
   readonly #clock: Clock | undefined;
-  readonly #groupCommitter: PostgresGroupCommitter | null;
-  /** The store as the dispatch and cutover modules call it. */
+  readonly #engine: PostgresEngine;
+  /** Group commit, or null when each write goes alone. */
+  readonly #batcher: PostgresBatcher | null;
+  /** Applies a dispatcher's completions together, with or without group commit. */
+  readonly #together: PostgresBatcher;
+  /** The store as the read modules call it. */
   readonly #calls: PostgresCalls;
 
   private constructor(
     connection: PostgresConnection,
     schema: string,
+    engine: PostgresEngine,
     options: PostgresStoreOptions,
   ) {
+    super();
     this.#connection = connection;
     this.schema = schema;
     this.#clock = options.clock;
+    this.#engine = engine;
     this.#calls = {
       schema,
       now: () => this.#now(),
@@ -156,21 +147,15 @@ export class PostgresStore implements Store {
       rows: (text, values, name) => this.#rows(text, values, name),
     };
     const group = options.groupCommit;
-    this.capabilities = { transaction: UNBOUNDED_TRANSACTIONS };
     const settings = typeof group === 'object' ? group : {};
-    this.#groupCommitter =
+    const maxBatches =
+      settings.maxBatches ?? Math.max(1, Math.floor((options.pool?.max ?? DEFAULT_POOL.max) / 4));
+    this.#batcher =
       group !== undefined && group !== false
-        ? new PostgresGroupCommitter(
-            {
-              single: (tenant, request) => this.#commitOne(tenant, request),
-              batch: (items) => this.#commitBatch(items),
-            },
-            connection.target,
-            settings.maxBatches ??
-              Math.max(1, Math.floor((options.pool?.max ?? DEFAULT_POOL.max) / 4)),
-            settings.maxBatchSize,
-          )
+        ? new PostgresBatcher(engine, connection.target, maxBatches, settings.maxBatchSize)
         : null;
+    this.#together =
+      this.#batcher ?? new PostgresBatcher(engine, connection.target, 1, settings.maxBatchSize);
   }
 
   /** Connects, applies missing migrations, and returns the store; store_unavailable if unreachable. */
@@ -178,13 +163,15 @@ export class PostgresStore implements Store {
     const parsed = parsePostgresUrl(options.url);
     const schema = requireSchema(options.schema ?? parsed.schema ?? DEFAULT_SCHEMA);
     const connection = new PostgresConnection(parsed.connectionString, parsed.target, options.pool);
+    const engine = new PostgresEngine(connection, schema, new RowCache(), options.clock);
     try {
       await connection.withClient((client) => migrate(client, schema));
+      await engine.calibrate();
     } catch (error) {
       await connection.close();
       throw error;
     }
-    return new PostgresStore(connection, schema, options);
+    return new PostgresStore(connection, schema, engine, options);
   }
 
   /** Where the store lives, without credentials (host:port/database). */
@@ -227,127 +214,56 @@ export class PostgresStore implements Store {
     );
   }
 
-  async acquire(tenant: string, request: AcquireRequest): Promise<Grant> {
-    const call = `${this.schema}.acquire($1, $2, $3, $4, $5, $6)`;
-    const values = [
-      tenant,
-      request.scope,
-      request.holder,
-      request.ttlMs,
-      request.policyVersion ?? null,
-      this.#now(),
-    ];
-    const refusalOf = leaseRefusal({ kind: 'acquire', ...request });
-    if (request.job === undefined) {
-      return toGrant(
-        await this.#call(MUTATION, 'acquire', `SELECT ${call} AS answer`, values),
-        refusalOf,
-      );
+  protected apply<A>({
+    operation,
+    tenant,
+    plan,
+    ranges,
+    operationId,
+  }: PlannedWrite<A>): Promise<A> {
+    if (this.#batcher !== null && ranges === undefined && BATCHED.has(operation)) {
+      return this.#batcher.submit(tenant, plan, operationId);
     }
-    return toGrant(
-      await this.#call(
-        MUTATION,
-        'acquire_job',
-        this.#withJobEvents(call, `(a.answer->'grant'->>'fence')::bigint`, '$6', '$7'),
-        [...values, JSON.stringify(request.job)],
-      ),
-      refusalOf,
-    );
+    return this.#engine.run(tenant, plan, operationId);
   }
 
   /**
-   * One statement: the lease function, then, when it did not refuse, its job events
-   * (postgres-sql-lease-jobs.ts) under the fence it answers with. OFFSET 0 keeps the call in a
-   * subquery of its own, evaluated once and before the events.
+   * Submitted together, so the batcher applies them in as few statements as it can. A write of a
+   * row already in the wave waits for that wave: a later completion of one intent must not be
+   * applied before an earlier one.
    */
-  #withJobEvents(call: string, fence: string, now: string, job: string): string {
-    return `SELECT a.answer, CASE WHEN a.answer ? 'error' THEN 0
-        ELSE ${this.schema}.lease_job_events($1, $2, ${fence}, ${job}::jsonb, ${now}) END AS recorded
-      FROM (SELECT ${call} AS answer OFFSET 0) a`;
+  protected async applyTogether(writes: PlannedWrite<unknown>[]): Promise<WriteSettlement[]> {
+    const settled: WriteSettlement[] = [];
+    let wave: Promise<unknown>[] = [];
+    let keys = new Set<string | undefined>();
+    for (const { tenant, plan, key } of writes) {
+      if (keys.has(key)) {
+        settled.push(...(await Promise.allSettled(wave)));
+        wave = [];
+        keys = new Set();
+      }
+      keys.add(key);
+      wave.push(this.#together.submit(tenant, plan));
+    }
+    settled.push(...(await Promise.allSettled(wave)));
+    return settled;
   }
 
-  async renew(tenant: string, request: RenewRequest): Promise<Grant> {
-    return toGrant(
-      await this.#call(
-        MUTATION,
-        'renew',
-        `SELECT ${this.schema}.renew($1, $2, $3, $4, $5, $6) AS answer`,
-        [tenant, request.scope, request.holder, request.fence, request.ttlMs, this.#now()],
+  protected planLimits(): PlanLimits {
+    return PLAN_LIMITS;
+  }
+
+  /** Entries up to the audit horizon read now happened before the cutover's first step. */
+  protected async cutoverStartPosition(): Promise<AuditPosition> {
+    const horizon = Number(
+      await this.#call<string>(
+        READ,
+        'cutover_start_position',
+        `SELECT ${this.schema}.audit_horizon() AS answer`,
+        [],
       ),
-      leaseRefusal({ kind: 'holder', ...request }),
     );
-  }
-
-  async release(tenant: string, request: ReleaseRequest): Promise<ReleaseResult> {
-    const call = `${this.schema}.release($1, $2, $3, $4, $5)`;
-    const values = [tenant, request.scope, request.holder, request.fence, this.#now()];
-    const answer = throwIfRefused(
-      request.job === undefined
-        ? await this.#call<ReleaseResult | Refusal>(
-            MUTATION,
-            'release',
-            `SELECT ${call} AS answer`,
-            values,
-          )
-        : await this.#call<ReleaseResult | Refusal>(
-            MUTATION,
-            'release_job',
-            this.#withJobEvents(call, '$4', '$5', '$6'),
-            [...values, JSON.stringify(request.job)],
-          ),
-      leaseRefusal({ kind: 'holder', ...request }),
-    );
-    return { released: true, alreadyReleased: answer.alreadyReleased };
-  }
-
-  async takeover(tenant: string, scope: string, request: TakeoverRequest): Promise<Grant> {
-    return toGrant(
-      await this.#call(
-        MUTATION,
-        'takeover',
-        `SELECT ${this.schema}.takeover($1, $2, $3, $4, $5, $6, $7) AS answer`,
-        [
-          tenant,
-          scope,
-          request.holder,
-          request.ttlMs ?? null,
-          request.policyVersion ?? null,
-          request.reason ?? null,
-          this.#now(),
-        ],
-      ),
-      leaseRefusal({ kind: 'takeover', scope, policyVersion: request.policyVersion }),
-    );
-  }
-
-  async cancel(tenant: string, scope: string, request: CancelRequest): Promise<CancelResult> {
-    const answer = throwIfRefused(
-      await this.#call<CancelResult | Refusal>(
-        MUTATION,
-        'cancel',
-        `SELECT ${this.schema}.cancel($1, $2, $3, $4) AS answer`,
-        [tenant, scope, request.reason ?? null, this.#now()],
-      ),
-      leaseRefusal({ kind: 'operator', scope }),
-    );
-    return { fence: answer.fence, cancelledIntents: answer.cancelledIntents };
-  }
-
-  async deleteScope(
-    tenant: string,
-    scope: string,
-    request: CancelRequest,
-  ): Promise<DeleteScopeResult> {
-    const answer = throwIfRefused(
-      await this.#call<DeleteScopeResult | Refusal>(
-        MUTATION,
-        'delete_scope',
-        `SELECT ${this.schema}.delete_scope($1, $2, $3, $4) AS answer`,
-        [tenant, scope, request.reason ?? null, this.#now()],
-      ),
-      leaseRefusal({ kind: 'operator', scope }),
-    );
-    return { fence: answer.fence };
+    return () => horizon;
   }
 
   async getScope(tenant: string, scope: string): Promise<ScopeState | null> {
@@ -407,49 +323,6 @@ export class PostgresStore implements Store {
     );
   }
 
-  commit(tenant: string, request: NormalizedCommit): Promise<CommitResult> {
-    // A commit that releases its lease is one call of its own; the batch functions only commit.
-    if (this.#groupCommitter !== null && request.release !== true) {
-      return this.#groupCommitter.submit(tenant, request);
-    }
-    return this.#commitOne(tenant, request);
-  }
-
-  async #commitOne(tenant: string, request: NormalizedCommit): Promise<CommitResult> {
-    const result = await this.#connection.query<{ answer: CommitAnswer }>(
-      { mutation: true, operationId: request.operationId },
-      commitStatement(this.schema, tenant, request, this.#now()),
-    );
-    return toCommitResult(request, (result.rows[0] as { answer: CommitAnswer }).answer);
-  }
-
-  async #commitBatch(
-    items: readonly { tenant: string; request: NormalizedCommit }[],
-  ): Promise<(CommitResult | FencegateError)[]> {
-    const ordered = batchOrder(items);
-    const result = await this.#connection.query<{ answer: CommitAnswer[] }>(
-      MUTATION,
-      isPlainBatch(ordered)
-        ? plainBatchStatement(this.schema, ordered, this.#now())
-        : commitBatchStatement(this.schema, ordered, this.#now()),
-    );
-    const answers = (result.rows[0] as { answer: CommitAnswer[] }).answer;
-    const byItem = new Map<object, CommitResult | FencegateError>();
-    ordered.forEach((item, i) => {
-      try {
-        byItem.set(item, toCommitResult(item.request, answers[i] as CommitAnswer));
-      } catch (error) {
-        if (!(error instanceof FencegateError)) throw error;
-        byItem.set(item, error);
-      }
-    });
-    return items.map(
-      (item) =>
-        byItem.get(item) ??
-        new FencegateError('internal_error', 'a group commit answered too few items'),
-    );
-  }
-
   async getOperation(tenant: string, operationId: string): Promise<CommitResult | null> {
     const rows = await this.#rows<{ outcome: CommitResult }>(
       `SELECT outcome FROM ${this.schema}.operations WHERE tenant = $1 AND operation_id = $2`,
@@ -458,21 +331,6 @@ export class PostgresStore implements Store {
     );
     const row = rows[0];
     return row === undefined ? null : inFieldOrder(row.outcome);
-  }
-
-  /** One call of `abandon_operation` (postgres-sql-after-locks.ts); sending it again is harmless. */
-  async abandonOperation(
-    tenant: string,
-    operationId: string,
-    request: AbandonRequest,
-  ): Promise<CommitResult> {
-    const answer = await this.#call<CommitResult>(
-      { mutation: true, operationId },
-      'abandon_operation',
-      `SELECT ${this.schema}.abandon_operation($1, $2, $3, $4) AS answer`,
-      [tenant, operationId, request.reason ?? null, this.#now()],
-    );
-    return inFieldOrder(answer);
   }
 
   listIntents(tenant: string, query: ListIntentsQuery): Promise<Page<Intent>> {
@@ -494,25 +352,6 @@ export class PostgresStore implements Store {
     return row === undefined ? null : toIntent(row);
   }
 
-  claimIntents(tenant: string, request: ClaimIntentsRequest): Promise<Intent[]> {
-    return claimIntents(this.#calls, tenant, request);
-  }
-
-  completeIntent(
-    tenant: string,
-    effectKey: string,
-    request: CompleteIntentRequest,
-  ): Promise<Intent> {
-    return completeIntent(this.#calls, tenant, effectKey, request);
-  }
-
-  completeIntents(
-    tenant: string,
-    completions: readonly IntentCompletion[],
-  ): Promise<IntentCompletionResult[]> {
-    return completeIntents(this.#calls, tenant, completions);
-  }
-
   listTenantsWithOpenIntents(): Promise<string[]> {
     return listTenantsWithOpenIntents(this.#calls);
   }
@@ -521,24 +360,8 @@ export class PostgresStore implements Store {
     return countIntents(this.#calls, tenant);
   }
 
-  registerPolicy(
-    tenant: string,
-    request: RegisterPolicyRequest,
-    registeredBy: string | null,
-  ): Promise<{ policy: Policy; created: boolean }> {
-    return registerPolicy(this.#calls, tenant, request, registeredBy);
-  }
-
   listPolicies(tenant: string): Promise<Policy[]> {
     return listPolicies(this.#calls, tenant);
-  }
-
-  startCutover(tenant: string, request: CutoverRequest & { cutoverId: string }): Promise<void> {
-    return startCutover(this.#calls, tenant, request);
-  }
-
-  moveCutoverChunk(tenant: string, cutoverId: string): Promise<number> {
-    return moveCutoverChunk(this.#calls, tenant, cutoverId);
   }
 
   getCutover(tenant: string, cutoverId: string): Promise<CutoverRecord | null> {
@@ -547,10 +370,6 @@ export class PostgresStore implements Store {
 
   listCutovers(tenant: string, query: ListCutoversQuery): Promise<Page<CutoverSummary>> {
     return listCutovers(this.#calls, tenant, query);
-  }
-
-  recordJobEvents(tenant: string, events: JobEvent[]): Promise<void> {
-    return recordJobEvents(this.#calls, tenant, events);
   }
 
   listJobs(tenant: string, scopes?: readonly string[]): Promise<JobRecord[]> {

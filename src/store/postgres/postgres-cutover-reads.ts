@@ -1,28 +1,20 @@
 /**
- * Policies, cutovers and the jobs ledger on PostgreSQL (functions in postgres-sql-cutover.ts). A
- * cutover is one call to plan it, then one call per chunk, run by the loop of cutover/run.ts: each
- * call is its own transaction, so an interrupted cutover resumes where it stopped and other
- * writers run between the chunks.
+ * Reads of policies, cutovers and the jobs ledger on PostgreSQL. Their changes are core's plans
+ * (core/plan/plan-cutover.ts), applied like every other write (postgres-engine.ts).
  */
 import type {
   CutoverRecord,
-  CutoverRequest,
   CutoverSummary,
-  JobEvent,
   JobRecord,
   JobState,
   ListCutoversQuery,
   Page,
   Policy,
-  RegisterPolicyRequest,
 } from '../../types.js';
-// What makes two cutover requests the same is one rule for every adapter.
-import { CUTOVER_CHUNK, cutoverFingerprint } from '../../cutover/plan.js';
 import { decodeCutoverCursor } from '../../core/cutover-cursor.js';
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
 import { cutoverPage, cutoverSummaryColumns, type CutoverSummaryRow } from '../cutover-list.js';
-import { cutoverRefusal, policyRefusal, throwIfRefused, type Refusal } from './postgres-answers.js';
-import { MUTATION, type PostgresCalls } from './postgres-calls.js';
+import type { PostgresCalls } from './postgres-calls.js';
 
 type Bigint = string | number;
 
@@ -44,31 +36,6 @@ function toPolicy(row: PolicyRow): Policy {
   };
 }
 
-export async function registerPolicy(
-  db: PostgresCalls,
-  tenant: string,
-  request: RegisterPolicyRequest,
-  registeredBy: string | null,
-): Promise<{ policy: Policy; created: boolean }> {
-  const answer = throwIfRefused(
-    await db.call<{ policy: PolicyRow; created: boolean } | Refusal>(
-      MUTATION,
-      'register_policy',
-      `SELECT ${db.schema}.register_policy($1, $2, $3, $4, $5, $6) AS answer`,
-      [
-        tenant,
-        request.version,
-        request.digest ?? null,
-        request.description ?? null,
-        registeredBy,
-        db.now(),
-      ],
-    ),
-    policyRefusal(request.version),
-  );
-  return { policy: toPolicy(answer.policy), created: answer.created };
-}
-
 export async function listPolicies(db: PostgresCalls, tenant: string): Promise<Policy[]> {
   const rows = await db.rows<PolicyRow>(
     `SELECT version, digest, description, registered_by, registered_at FROM ${db.schema}.policies
@@ -77,48 +44,6 @@ export async function listPolicies(db: PostgresCalls, tenant: string): Promise<P
     'list_policies',
   );
   return rows.map(toPolicy);
-}
-
-/** Plans the cutover, or checks that the one with this cutoverId is the same request. */
-export async function startCutover(
-  db: PostgresCalls,
-  tenant: string,
-  request: CutoverRequest & { cutoverId: string },
-): Promise<void> {
-  throwIfRefused(
-    await db.call<Record<string, never> | Refusal>(
-      MUTATION,
-      'plan_cutover',
-      `SELECT ${db.schema}.plan_cutover($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) AS answer`,
-      [
-        tenant,
-        request.cutoverId,
-        cutoverFingerprint(request),
-        request.toPolicy,
-        request.holder,
-        request.leaseTtlMs ?? null,
-        request.reason ?? null,
-        request.scopes ?? null,
-        request.scopes === undefined ? (request.prefix ?? '') : null,
-        db.now(),
-      ],
-    ),
-    cutoverRefusal(request),
-  );
-}
-
-/** One chunk in one call of the PL/pgSQL chunk function: its own transaction. */
-export async function moveCutoverChunk(
-  db: PostgresCalls,
-  tenant: string,
-  cutoverId: string,
-): Promise<number> {
-  return await db.call<number>(
-    MUTATION,
-    'cutover_chunk',
-    `SELECT ${db.schema}.cutover_chunk($1, $2, $3, $4) AS answer`,
-    [tenant, cutoverId, CUTOVER_CHUNK, db.now()],
-  );
 }
 
 interface CutoverRow {
@@ -188,19 +113,6 @@ export async function listCutovers(
     after === null ? 'list_cutovers' : 'list_cutovers_after',
   );
   return cutoverPage(rows, limit);
-}
-
-export async function recordJobEvents(
-  db: PostgresCalls,
-  tenant: string,
-  events: JobEvent[],
-): Promise<void> {
-  await db.call<number>(
-    MUTATION,
-    'record_job_events',
-    `SELECT ${db.schema}.record_job_events($1, $2, $3) AS answer`,
-    [tenant, JSON.stringify(events), db.now()],
-  );
 }
 
 interface JobRow {

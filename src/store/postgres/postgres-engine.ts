@@ -1,0 +1,228 @@
+/**
+ * load → plan → apply on PostgreSQL. `run` plans one operation over a PostgresSnapshot and sends
+ * its transition to the apply step (postgres-sql-apply.ts) in one statement; when a row it planned
+ * on changed, the answer carries the current rows and it plans again, without another read.
+ * `plan` and `apply` serve group commit (postgres-batcher.ts), which applies many transitions in
+ * one statement.
+ *
+ * Store time is the database clock. A plan runs at an estimate of it (this process's clock plus
+ * the offset the last answer showed); the apply step, under its locks, refuses a transition whose
+ * decisions the database clock would not repeat, and answers its clock, so the plan runs again at
+ * the corrected time. An injected Clock (tests) replaces the database clock outright.
+ */
+import type { Clock } from '../../core/clock.js';
+import { isRangeRef, refKey, type RangeRef, type Transition } from '../../core/plan/transition.js';
+import { FencegateError } from '../../errors.js';
+import type { RowType } from '../../core/plan/transition.js';
+import { applyPayload, type PlannedOn } from './postgres-apply-payload.js';
+import { MUTATION, READ } from './postgres-calls.js';
+import type { PostgresConnection } from './postgres-connection.js';
+import { storedRow } from './postgres-plan-rows.js';
+import {
+  ABSENT,
+  CallState,
+  PostgresSnapshot,
+  RangeMiss,
+  rangeKey,
+  type KeyState,
+  type RowCache,
+} from './postgres-snapshot.js';
+
+/** Plans per call before giving up on rows that keep changing. */
+export const MAX_ATTEMPTS = 12;
+/**
+ * How far a plan's estimate of the database clock may be from it, in ms: the times a plan writes
+ * (a lease's expiry, an audit entry's) are this close to the database clock, or it plans again.
+ */
+const CLOCK_TOLERANCE_MS = 1_000;
+
+type StoredRows = Partial<Record<RowType, Record<string, unknown>[]>>;
+
+interface ApplyAnswer {
+  now: number;
+  version?: number;
+  failed: number[];
+  rows: StoredRows | null;
+}
+
+/** Answers whose clock readings bound the offset (a window, so a clock step ages out). */
+const CLOCK_SAMPLES = 32;
+
+export class PostgresEngine {
+  /**
+   * database clock − this process's clock, as `receipt − reading` lower bounds: the database read
+   * its clock before the answer arrived, so each answer bounds the offset from below. The largest
+   * recent bound is the estimate: it never runs ahead of the database clock.
+   */
+  #samples: number[] = [];
+  #offset = 0;
+
+  constructor(
+    private readonly connection: PostgresConnection,
+    private readonly schema: string,
+    private readonly cache: RowCache,
+    private readonly clock: Clock | undefined,
+  ) {}
+
+  /** Learns the database clock's offset from this process's clock. */
+  async calibrate(): Promise<void> {
+    if (this.clock !== undefined) return;
+    const result = await this.connection.query<{ now: string }>(READ, {
+      text: `SELECT ${this.schema}.db_now() AS now`,
+    });
+    this.#observe(Number(result.rows[0]?.now), false);
+  }
+
+  /** Takes a database clock reading that arrived just now; `reset` drops the older ones. */
+  #observe(databaseNow: number, reset: boolean): void {
+    const sample = databaseNow - Date.now();
+    if (reset) this.#samples = [];
+    this.#samples.push(sample);
+    if (this.#samples.length > CLOCK_SAMPLES) this.#samples.shift();
+    this.#offset = Math.max(...this.#samples);
+  }
+
+  /** Store time as a plan sees it. */
+  now(): number {
+    return this.clock !== undefined ? this.clock.now() : Date.now() + this.#offset;
+  }
+
+  /** Plans and applies one operation; refusals are thrown after their audit entry is stored. */
+  async run<A>(
+    tenant: string,
+    plan: (snapshot: PostgresSnapshot) => Transition<A>,
+    operationId?: string,
+  ): Promise<A> {
+    const call = new CallState();
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
+      const now = this.now();
+      const planned = await this.plan(tenant, call, plan, now);
+      const [held] = await this.apply(tenant, now, [planned], operationId);
+      if (held !== true) continue;
+      const answer = planned.transition.answer;
+      if (!answer.ok) throw answer.error;
+      return answer.value;
+    }
+    throw this.contention();
+  }
+
+  /** Plans until every range the plan lists or expects is loaded in this call. */
+  async plan<A>(
+    tenant: string,
+    call: CallState,
+    plan: (snapshot: PostgresSnapshot) => Transition<A>,
+    now: number,
+  ): Promise<PlannedOn<A>> {
+    for (;;) {
+      const snapshot = new PostgresSnapshot(tenant, now, this.cache, call);
+      let missing: RangeRef | undefined;
+      try {
+        const transition = plan(snapshot);
+        missing = transition.expect.find(
+          (ref): ref is RangeRef => isRangeRef(ref) && !call.ranges.has(rangeKey(ref)),
+        );
+        if (missing === undefined) return { snapshot, transition };
+      } catch (error) {
+        if (!(error instanceof RangeMiss)) throw error;
+        missing = error.range;
+      }
+      await this.loadRanges(tenant, call, [missing]);
+    }
+  }
+
+  contention(): FencegateError {
+    return new FencegateError(
+      'store_unavailable',
+      `the rows of this operation changed under it ${MAX_ATTEMPTS} times in a row; nothing was changed, try again`,
+    );
+  }
+
+  /**
+   * Applies transitions of one tenant, planned at `now`, in one statement; per transition, whether
+   * it held. One that did not has the current rows of its keys in its call's fresh rows.
+   */
+  async apply(
+    tenant: string,
+    now: number,
+    plans: readonly PlannedOn<unknown>[],
+    operationId?: string,
+  ): Promise<boolean[]> {
+    const payload = applyPayload(plans);
+    const result = await this.connection.query<{ answer: ApplyAnswer }>(
+      operationId === undefined ? MUTATION : { mutation: true, operationId },
+      {
+        name: `fencegate_apply_${this.schema}`,
+        text: `SELECT ${this.schema}.apply($1, $2, $3, $4, $5) AS answer`,
+        values: [
+          tenant,
+          now,
+          this.clock !== undefined,
+          CLOCK_TOLERANCE_MS,
+          JSON.stringify(payload.body),
+        ],
+      },
+    );
+    const answer = (result.rows[0] as { answer: ApplyAnswer }).answer;
+    if (this.clock === undefined)
+      this.#observe(answer.now, Math.abs(answer.now - now) > CLOCK_TOLERANCE_MS);
+    const failed = new Set(answer.failed);
+    const current = failed.size > 0 ? this.#rowsByKey(answer.rows) : null;
+    return plans.map(({ snapshot, transition }, t) => {
+      if (current !== null && failed.has(t)) {
+        for (const key of payload.locked[t]?.keys() ?? []) {
+          const state = current.get(key) ?? ABSENT;
+          snapshot.call.fresh.set(key, state);
+          this.cache.set(tenant, key, state);
+        }
+        snapshot.call.ranges.clear();
+        return false;
+      }
+      for (const [key, { state }] of snapshot.read) this.cache.set(tenant, key, state);
+      const version = answer.version ?? 0;
+      for (const { row, ...ref } of transition.put) {
+        this.cache.set(tenant, refKey(ref), { version, row: row });
+        // A new cutover's scopes are stored as rows without a step yet.
+        if (ref.type === 'cutover' && snapshot.state(ref).version === 0) {
+          for (const scope of (row as { scopes: string[] }).scopes) {
+            const step = refKey({ type: 'cutoverStep', cutoverId: ref.cutoverId, scope });
+            this.cache.set(tenant, step, { version, row: null });
+          }
+        }
+      }
+      return true;
+    });
+  }
+
+  #rowsByKey(rows: StoredRows | null): Map<string, KeyState> {
+    const byKey = new Map<string, KeyState>();
+    for (const [type, list] of Object.entries(rows ?? {})) {
+      for (const columns of list ?? []) {
+        const { ref, version, row } = storedRow(type as RowType, columns);
+        byKey.set(refKey(ref), { version, row });
+      }
+    }
+    return byKey;
+  }
+
+  /** Reads ranges in one statement: their names and hashes, and the rows they name. */
+  async loadRanges(tenant: string, call: CallState, ranges: RangeRef[]): Promise<void> {
+    const result = await this.connection.query<{
+      answer: { ranges: { names: string[]; hash: string }[]; rows: StoredRows };
+    }>(READ, {
+      name: `fencegate_load_ranges_${this.schema}`,
+      text: `SELECT ${this.schema}.load_ranges($1, $2) AS answer`,
+      values: [tenant, JSON.stringify(ranges)],
+    });
+    const answer = result.rows[0]?.answer;
+    if (answer === undefined)
+      throw new FencegateError('internal_error', 'a range read answered nothing');
+    ranges.forEach((range, i) => {
+      const loaded = answer.ranges[i];
+      if (loaded !== undefined) call.ranges.set(rangeKey(range), loaded);
+    });
+    for (const [key, state] of this.#rowsByKey(answer.rows)) {
+      call.fresh.set(key, state);
+      this.cache.set(tenant, key, state);
+    }
+  }
+}
