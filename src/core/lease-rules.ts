@@ -79,13 +79,22 @@ export function decideAcquire(
   return {
     ok: true,
     value: {
-      fence: scope.fence + 1,
+      fence: nextFence(scope),
       holder: request.holder,
       leaseExpiresAt: now + request.ttlMs,
       policyVersion: scope.policyVersion ?? requested,
       reacquired: false,
     },
   };
+}
+
+/**
+ * The fence a new grant of authority over a scope gets: one more than the scope's current fence
+ * (0 for a scope that never existed). Every acquire, takeover, cancel, delete and cutover step
+ * takes its fence from here, so fences only ever grow by one step per grant.
+ */
+export function nextFence(scope: { fence: number } | null): number {
+  return (scope?.fence ?? 0) + 1;
 }
 
 /** Renew and release are conditional on the presented fence and holder. */
@@ -152,7 +161,7 @@ export function decideTakeover(
   return {
     ok: true,
     value: {
-      fence: (scope?.fence ?? 0) + 1,
+      fence: nextFence(scope),
       holder: request.holder,
       leaseExpiresAt: request.ttlMs === undefined ? null : now + request.ttlMs,
       policyVersion: pinned ?? requested,

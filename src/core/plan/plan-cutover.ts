@@ -7,6 +7,7 @@ import { cutoverFingerprint } from '../../cutover/plan.js';
 import type { FencegateError } from '../../errors.js';
 import type { CutoverRequest, JobEvent, Policy, RegisterPolicyRequest } from '../../types.js';
 import { auditEntry } from '../audit-entry.js';
+import { nextFence } from '../lease-rules.js';
 import {
   cutoverIdConflict,
   policyConflict,
@@ -162,7 +163,7 @@ export function planCutoverChunk(
       continue;
     }
     // A listed scope that was never created gets fence 1.
-    const fence = (row?.fence ?? 0) + 1;
+    const fence = nextFence(row);
     transition.put.push({
       type: 'scope',
       scope,

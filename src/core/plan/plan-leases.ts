@@ -24,6 +24,7 @@ import {
   decideRelease,
   decideRenew,
   decideTakeover,
+  nextFence,
   type GrantState,
 } from '../lease-rules.js';
 import { leaseJobEvents, type LeaseGeneration } from '../lease-job-events.js';
@@ -280,7 +281,7 @@ export function planCancel(
   if (error !== null || row === null) {
     return refusal(snapshot, 'cancel', scope, row, error as FencegateError);
   }
-  const fence = row.fence + 1;
+  const fence = nextFence(row);
   const range = { type: 'scopeIntents' as const, scope };
   const transition: Transition<CancelResult> = {
     expect: [scopeRef(scope), range],
@@ -343,7 +344,7 @@ export function planDeleteScope(
   if (error !== null || row === null) {
     return refusal(snapshot, 'delete', scope, row, error as FencegateError);
   }
-  const fence = row.fence + 1;
+  const fence = nextFence(row);
   const range = { type: 'scopeRecords' as const, scope };
   const transition: Transition<DeleteScopeResult> = {
     expect: [scopeRef(scope), range],
