@@ -11,7 +11,7 @@ import { formatWalPages, runWalPagesBench } from './sqlite-wal-pages.js';
 
 const USAGE = `usage: npm run bench -- all [--seconds N] [--store postgres://…] [--scopes N] [--memory-seconds N]
        npm run bench -- commit [--seconds N] [--in-flight N]
-       npm run bench -- commit --store postgres://… [--seconds N]
+       npm run bench -- commit --store postgres://… [--seconds N] [--baseline-ref GIT_REF]
        npm run bench -- commit --store etcd://host:port[,host:port…] [--seconds N] [--in-flight N]
        npm run bench -- dispatch [--seconds N]
        npm run bench -- cutover [--store postgres://…]
@@ -48,6 +48,7 @@ async function main(argv: string[]): Promise<number> {
       'memory-seconds': { type: 'string' },
       jobs: { type: 'string', default: '1000' },
       concurrency: { type: 'string', default: '16' },
+      'baseline-ref': { type: 'string' },
     },
   });
   const secondsOr = (fallback: number): number =>
@@ -81,7 +82,7 @@ async function main(argv: string[]): Promise<number> {
         });
         return 0;
       }
-      return runPostgres(values.store, seconds, inFlight);
+      return runPostgres(values.store, seconds, inFlight, values['baseline-ref']);
     case 'dispatch': {
       const results = [];
       for (const dispatchers of [1, 4] as const) {
@@ -148,13 +149,18 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-async function runPostgres(url: string, seconds: number, inFlight: number): Promise<number> {
+async function runPostgres(
+  url: string,
+  seconds: number,
+  inFlight: number,
+  baselineRef?: string,
+): Promise<number> {
   if (!/^postgres(ql)?:\/\//.test(url)) {
     console.error(USAGE);
     return 2;
   }
   const { runPostgresCommitBench } = await import('./postgres/commit.js');
-  await runPostgresCommitBench({ url, seconds, inFlight });
+  await runPostgresCommitBench({ url, seconds, inFlight, baselineRef });
   return 0;
 }
 

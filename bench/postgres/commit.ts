@@ -11,8 +11,13 @@
  * from 16 connections as an outside reference for what the database gives a plain C client here.
  * Its guard is `WHERE id = … AND fence = 1`: pgbench cannot know each row's current revision.
  *
+ * With `--baseline-ref REF`, another version of fencegate (checked out from git beside the tree)
+ * joins the rounds with its one-call and group-commit contenders, on a schema of its own: what a
+ * change to the store gains or loses, measured in the same run.
+ *
  *   tsx bench/postgres/commit.ts --store postgres://postgres@127.0.0.1:5432/test [--seconds 3]
  *     [--rounds 3] [--in-flight 64] [--pool 16] [--pgbench-seconds N (0 skips pgbench)]
+ *     [--baseline-ref GIT_REF]
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -24,6 +29,7 @@ import { Fencegate } from '../../src/gate.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { redactPostgresUrl } from '../../src/store/postgres/postgres-url.js';
 import { formatStats, summarize, type RunStats } from '../stats.js';
+import { checkOutBaseline, type BaselineCheckout } from './baseline-checkout.js';
 import { findPgbench, runPgbench, type PgbenchRun } from './pgbench.js';
 
 export interface PostgresCommitBenchOptions {
@@ -38,6 +44,11 @@ export interface PostgresCommitBenchOptions {
   schema?: string;
   /** pgbench's run length in seconds (default seconds × rounds); 0 skips pgbench. */
   pgbenchSeconds?: number;
+  /**
+   * A git ref of another version (e.g. the code before a change): its commit, one call per commit
+   * and with group commit, joins the rounds, on a schema of its own.
+   */
+  baselineRef?: string;
   log?: (line: string) => void;
 }
 
@@ -57,6 +68,14 @@ export interface PostgresCommitFigures {
   /** pgbench's tps on the same table, or null when pgbench was skipped or absent. */
   pgbenchTps: number | null;
   pgbenchLatencyAvgMs: number | null;
+  /** The baseline version's figures, when one was measured: this tree's / the baseline's. */
+  baseline: {
+    commit: string;
+    singleOpsPerSec: number;
+    groupOpsPerSec: number;
+    singleVsBaseline: number;
+    groupVsBaseline: number;
+  } | null;
 }
 
 const VALUE = { summary: 'compacted memory of the workflow', facts: ['a', 'b', 'c'], n: 0 };
@@ -101,6 +120,42 @@ async function rawContender(pool: pg.Pool, schema: string, lanes: number): Promi
     });
     if (result.rowCount !== 1) throw new Error('the raw guarded update lost its guard');
   };
+}
+
+/** What the benchmark needs of a fencegate version: the facade over a PostgreSQL store. */
+interface GateModules {
+  Fencegate: { open(options: { store: unknown }): Promise<Fencegate> };
+  PostgresStore: { open(options: object): Promise<unknown> };
+}
+
+async function openGates(
+  modules: GateModules,
+  url: string,
+  schema: string,
+  poolSize: number,
+): Promise<[Fencegate, Fencegate]> {
+  const single = await modules.Fencegate.open({
+    store: await modules.PostgresStore.open({ url, schema, pool: { max: poolSize } }),
+  });
+  const group = await modules.Fencegate.open({
+    store: await modules.PostgresStore.open({
+      url,
+      schema,
+      groupCommit: true,
+      pool: { max: poolSize },
+    }),
+  });
+  return [single, group];
+}
+
+async function baselineModules(checkout: BaselineCheckout): Promise<GateModules> {
+  const { Fencegate: BaselineGate } = await checkout.load<{ Fencegate: GateModules['Fencegate'] }>(
+    'src/gate.js',
+  );
+  const { PostgresStore: BaselineStore } = await checkout.load<{
+    PostgresStore: GateModules['PostgresStore'];
+  }>('src/store/postgres/postgres-store.js');
+  return { Fencegate: BaselineGate, PostgresStore: BaselineStore };
 }
 
 async function guardedContender(gate: Fencegate, lanes: number, name: string): Promise<LaneOp> {
@@ -230,17 +285,19 @@ export async function runPostgresCommitBench(
   pool.on('error', () => undefined);
   await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
   await pool.query(`CREATE SCHEMA ${schema}`);
-  const single = await Fencegate.open({
-    store: await PostgresStore.open({ url: options.url, schema, pool: { max: poolSize } }),
-  });
-  const group = await Fencegate.open({
-    store: await PostgresStore.open({
-      url: options.url,
-      schema,
-      groupCommit: true,
-      pool: { max: poolSize },
-    }),
-  });
+  const [single, group] = await openGates(
+    { Fencegate, PostgresStore },
+    options.url,
+    schema,
+    poolSize,
+  );
+  const baselineSchema = `${schema}_baseline`;
+  const checkout =
+    options.baselineRef === undefined ? null : await checkOutBaseline(options.baselineRef);
+  const baseline =
+    checkout === null
+      ? null
+      : await openGates(await baselineModules(checkout), options.url, baselineSchema, poolSize);
   try {
     log(
       `PostgreSQL commit at ${redactPostgresUrl(options.url)}: pool ${poolSize}, ${inFlight} in flight, ` +
@@ -254,6 +311,18 @@ export async function runPostgresCommitBench(
       ],
       ['fencegate commit (group commit)', await guardedContender(group, inFlight, 'group')],
     ];
+    if (baseline !== null && checkout !== null) {
+      contenders.push(
+        [
+          `baseline ${checkout.commit} (one call per commit)`,
+          await guardedContender(baseline[0], inFlight, 'single'),
+        ],
+        [
+          `baseline ${checkout.commit} (group commit)`,
+          await guardedContender(baseline[1], inFlight, 'group'),
+        ],
+      );
+    }
     const results: RunStats[][] = contenders.map(() => []);
     for (let round = 0; round < rounds; round++) {
       for (const [index, [label, op]] of contenders.entries()) {
@@ -263,7 +332,13 @@ export async function runPostgresCommitBench(
         log(`round ${round + 1}  ${formatStats(label, stats)}`);
       }
     }
-    const [raw, one, grouped] = results as [RunStats[], RunStats[], RunStats[]];
+    const [raw, one, grouped, baselineOne, baselineGrouped] = results as [
+      RunStats[],
+      RunStats[],
+      RunStats[],
+      RunStats[] | undefined,
+      RunStats[] | undefined,
+    ];
     const pick = (runs: RunStats[], key: keyof RunStats): number =>
       median(runs.map((run) => run[key]));
     const ratio = median(grouped.map((run, i) => run.opsPerSec / (raw[i]?.opsPerSec ?? Infinity)));
@@ -289,6 +364,22 @@ export async function runPostgresCommitBench(
       ratioSingle,
       pgbenchTps: reference?.tps ?? null,
       pgbenchLatencyAvgMs: reference?.latencyAverageMs ?? null,
+      baseline:
+        checkout === null || baselineOne === undefined || baselineGrouped === undefined
+          ? null
+          : {
+              commit: checkout.commit,
+              singleOpsPerSec: pick(baselineOne, 'opsPerSec'),
+              groupOpsPerSec: pick(baselineGrouped, 'opsPerSec'),
+              singleVsBaseline: median(
+                one.map((run, i) => run.opsPerSec / (baselineOne[i]?.opsPerSec ?? Infinity)),
+              ),
+              groupVsBaseline: median(
+                grouped.map(
+                  (run, i) => run.opsPerSec / (baselineGrouped[i]?.opsPerSec ?? Infinity),
+                ),
+              ),
+            },
     };
     log('medians:');
     log(
@@ -308,6 +399,15 @@ export async function runPostgresCommitBench(
     log(
       `guarded/raw throughput ratio: ${ratio.toFixed(3)} with group commit, ${ratioSingle.toFixed(3)} one call per commit (target >= 0.85)`,
     );
+    if (figures.baseline !== null) {
+      const b = figures.baseline;
+      log(
+        `  baseline ${b.commit}, one call per commit ${b.singleOpsPerSec.toFixed(0)} ops/s; group commit ${b.groupOpsPerSec.toFixed(0)} ops/s`,
+      );
+      log(
+        `this tree / baseline ${b.commit}: ${b.singleVsBaseline.toFixed(3)} one call per commit (target >= 1), ${b.groupVsBaseline.toFixed(3)} group commit`,
+      );
+    }
     if (reference !== null) {
       log(
         `against pgbench: raw ${(figures.rawOpsPerSec / reference.tps).toFixed(3)}, ` +
@@ -320,7 +420,10 @@ export async function runPostgresCommitBench(
   } finally {
     await single.close();
     await group.close();
+    if (baseline !== null) await Promise.all(baseline.map((gate) => gate.close()));
+    await checkout?.remove();
     await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => undefined);
+    await pool.query(`DROP SCHEMA IF EXISTS ${baselineSchema} CASCADE`).catch(() => undefined);
     await pool.end();
   }
 }
@@ -335,11 +438,12 @@ async function main(argv: string[]): Promise<number> {
       'in-flight': { type: 'string', default: '64' },
       pool: { type: 'string', default: '16' },
       'pgbench-seconds': { type: 'string' },
+      'baseline-ref': { type: 'string' },
     },
   });
   if (values.store === undefined || !/^postgres(ql)?:\/\//.test(values.store)) {
     console.error(
-      'usage: tsx bench/postgres/commit.ts --store postgres://… [--seconds N] [--rounds N] [--in-flight N] [--pool N] [--pgbench-seconds N]',
+      'usage: tsx bench/postgres/commit.ts --store postgres://… [--seconds N] [--rounds N] [--in-flight N] [--pool N] [--pgbench-seconds N] [--baseline-ref GIT_REF]',
     );
     return 2;
   }
@@ -351,6 +455,7 @@ async function main(argv: string[]): Promise<number> {
     pool: Number(values.pool),
     pgbenchSeconds:
       values['pgbench-seconds'] === undefined ? undefined : Number(values['pgbench-seconds']),
+    baselineRef: values['baseline-ref'],
   });
   return 0;
 }

@@ -1,9 +1,10 @@
 /**
  * What the apply step (postgres-sql-apply.ts) receives for a set of planned transitions: for each,
  * every key it read, expects or writes with the row_version it planned on; the ranges it listed
- * with their hash; its puts as columns; its audit entries. And the advisory locks: a key planned
- * as absent is locked exclusively, a listed range exclusively, and a range a put may join (a new
- * record or intent, a new scope, any intent's change of status, a cutover's step) shared.
+ * with their hash; its puts as columns, each with the row_version it replaces (0: a new row); its
+ * audit entries. And the advisory locks of ranges: exclusive for a range a plan listed, shared for
+ * one a put may join (a new record or intent, a new scope, any intent's change of status, a
+ * cutover's step).
  */
 import type { NewAuditEntry } from '../../core/audit-entry.js';
 import {
@@ -26,7 +27,10 @@ export interface ApplyPayload {
   /** The JSON document the apply step reads. */
   body: {
     n: number;
+    /** Keys planned with a row (version > 0), to lock and compare. */
     lock: Record<string, Record<string, unknown>[]>;
+    /** Keys planned absent, to check still absent. */
+    absent: Record<string, Record<string, unknown>[]>;
     advisory?: { key: string; shared: boolean }[];
     ranges?: { t: number; range: RangeRef; hash: string }[];
     put: Record<string, Record<string, unknown>[]>;
@@ -70,10 +74,6 @@ function joinedRanges(put: Put, existed: boolean): RangeRef[] {
   }
 }
 
-function lockName(ref: Ref): string {
-  return `K${JSON.stringify([ref.type, ...Object.values(keyColumns(ref))])}`;
-}
-
 function auditColumns(entry: NewAuditEntry, t: number, i: number): Record<string, unknown> {
   return {
     t,
@@ -98,6 +98,7 @@ function auditColumns(entry: NewAuditEntry, t: number, i: number): Record<string
 
 export function applyPayload(plans: readonly PlannedOn<unknown>[]): ApplyPayload {
   const lock: ApplyPayload['body']['lock'] = {};
+  const absent: ApplyPayload['body']['absent'] = {};
   const put: ApplyPayload['body']['put'] = {};
   const advisory: { key: string; shared: boolean }[] = [];
   const ranges: { t: number; range: RangeRef; hash: string }[] = [];
@@ -124,17 +125,24 @@ export function applyPayload(plans: readonly PlannedOn<unknown>[]): ApplyPayload
       for (const range of joinedRanges(write, existed)) {
         advisory.push({ key: rangeFamily(range), shared: true });
       }
-      (put[write.type] ??= []).push({ t, ...putColumns(write) });
+      (put[write.type] ??= []).push({
+        t,
+        v: snapshot.state(ref).version,
+        ...putColumns(write),
+      });
     }
     for (const [, ref] of refs) {
       const { version } = snapshot.state(ref);
-      (lock[ref.type] ??= []).push({ t, ...keyColumns(ref), v: version });
-      if (version === 0) advisory.push({ key: lockName(ref), shared: false });
+      ((version === 0 ? absent : lock)[ref.type] ??= []).push({
+        t,
+        ...keyColumns(ref),
+        v: version,
+      });
     }
     locked.push(refs);
     transition.audit.forEach((entry) => audit.push(auditColumns(entry, t, audit.length)));
   });
-  const body: ApplyPayload['body'] = { n: plans.length, lock, put };
+  const body: ApplyPayload['body'] = { n: plans.length, lock, absent, put };
   if (advisory.length > 0) body.advisory = advisory;
   if (ranges.length > 0) body.ranges = ranges;
   if (audit.length > 0) body.audit = audit;

@@ -8,11 +8,23 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 import { FencegateError } from '../../errors.js';
-import { classify, internalError, outcomeUnknown, storeUnavailable } from './postgres-errors.js';
+import {
+  classify,
+  internalError,
+  isUniqueViolation,
+  outcomeUnknown,
+  storeUnavailable,
+} from './postgres-errors.js';
 import { DEFAULT_POOL, type PostgresPoolOptions } from './postgres-pool-options.js';
 
-/** How a failure in flight is answered: mutations are in doubt, reads changed nothing. */
-export type StatementKind = { mutation: false } | { mutation: true; operationId?: string };
+/**
+ * How a failure in flight is answered: mutations are in doubt, reads changed nothing. A statement
+ * with `insertRaces` inserts rows another transaction may insert at the same moment; its
+ * unique_violation is sent again, like a serialization failure (the apply step then finds the
+ * other transaction's row in its compares).
+ */
+export type StatementKind =
+  { mutation: false } | { mutation: true; operationId?: string; insertRaces?: boolean };
 
 const MAX_RETRIES = 64;
 const MAX_RESENDS = 2;
@@ -86,7 +98,10 @@ export class PostgresConnection {
       } catch (error) {
         failure = error;
       }
-      const errorClass = classify(failure);
+      const errorClass =
+        kind.mutation && kind.insertRaces === true && isUniqueViolation(failure)
+          ? 'retry'
+          : classify(failure);
       // A server error leaves the connection usable; anything else may have broken it.
       client.release(
         errorClass === 'retry' || errorClass === 'internal' || errorClass === 'unavailable'

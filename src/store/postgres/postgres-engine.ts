@@ -15,7 +15,7 @@ import { isRangeRef, refKey, type RangeRef, type Transition } from '../../core/p
 import { FencegateError } from '../../errors.js';
 import type { RowType } from '../../core/plan/transition.js';
 import { applyPayload, type PlannedOn } from './postgres-apply-payload.js';
-import { MUTATION, READ } from './postgres-calls.js';
+import { READ } from './postgres-calls.js';
 import type { PostgresConnection } from './postgres-connection.js';
 import { storedRow } from './postgres-plan-rows.js';
 import {
@@ -42,7 +42,10 @@ interface ApplyAnswer {
   now: number;
   version?: number;
   failed: number[];
+  /** When some transition did not hold: the current rows of the keys planned with a row… */
   rows: StoredRows | null;
+  /** …and of the keys planned absent. */
+  absentRows: StoredRows | null;
 }
 
 /** Answers whose clock readings bound the offset (a window, so a clock step ages out). */
@@ -149,7 +152,7 @@ export class PostgresEngine {
   ): Promise<boolean[]> {
     const payload = applyPayload(plans);
     const result = await this.connection.query<{ answer: ApplyAnswer }>(
-      operationId === undefined ? MUTATION : { mutation: true, operationId },
+      { mutation: true, operationId, insertRaces: true },
       {
         name: `fencegate_apply_${this.schema}`,
         text: `SELECT ${this.schema}.apply($1, $2, $3, $4, $5) AS answer`,
@@ -166,7 +169,7 @@ export class PostgresEngine {
     if (this.clock === undefined)
       this.#observe(answer.now, Math.abs(answer.now - now) > CLOCK_TOLERANCE_MS);
     const failed = new Set(answer.failed);
-    const current = failed.size > 0 ? this.#rowsByKey(answer.rows) : null;
+    const current = failed.size > 0 ? this.#rowsByKey([answer.rows, answer.absentRows]) : null;
     return plans.map(({ snapshot, transition }, t) => {
       if (current !== null && failed.has(t)) {
         for (const key of payload.locked[t]?.keys() ?? []) {
@@ -193,12 +196,14 @@ export class PostgresEngine {
     });
   }
 
-  #rowsByKey(rows: StoredRows | null): Map<string, KeyState> {
+  #rowsByKey(sets: (StoredRows | null)[]): Map<string, KeyState> {
     const byKey = new Map<string, KeyState>();
-    for (const [type, list] of Object.entries(rows ?? {})) {
-      for (const columns of list ?? []) {
-        const { ref, version, row } = storedRow(type as RowType, columns);
-        byKey.set(refKey(ref), { version, row });
+    for (const rows of sets) {
+      for (const [type, list] of Object.entries(rows ?? {})) {
+        for (const columns of list ?? []) {
+          const { ref, version, row } = storedRow(type as RowType, columns);
+          byKey.set(refKey(ref), { version, row });
+        }
       }
     }
     return byKey;
@@ -220,7 +225,7 @@ export class PostgresEngine {
       const loaded = answer.ranges[i];
       if (loaded !== undefined) call.ranges.set(rangeKey(range), loaded);
     });
-    for (const [key, state] of this.#rowsByKey(answer.rows)) {
+    for (const [key, state] of this.#rowsByKey([answer.rows])) {
       call.fresh.set(key, state);
       this.cache.set(tenant, key, state);
     }

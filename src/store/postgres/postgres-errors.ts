@@ -40,6 +40,11 @@ export function isServerError(error: unknown): error is ServerError {
 }
 
 const RETRY_CODES = new Set(['40001', '40P01']);
+
+/** A duplicate primary key: another transaction committed the row this one inserts. */
+export function isUniqueViolation(error: unknown): boolean {
+  return isServerError(error) && error.code === '23505';
+}
 /** The connection failed or the server is going away: the statement is in doubt. */
 const IN_DOUBT_CODES = new Set(['57P01', '57P02', '57P05', '58030']);
 /** Answered by the server, transaction rolled back, nothing changed. */

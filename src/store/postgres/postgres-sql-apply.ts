@@ -4,9 +4,15 @@
  * locks, compares versions, writes rows and appends audit entries.
  *
  * 1. Locks. Rows that exist are locked FOR NO KEY UPDATE, table by table in a fixed order and by
- *    key within a table; keys read as absent, and the ranges a plan listed or joins, are locked
- *    through transaction-level advisory locks in hash order (shared for a joiner, exclusive for a
- *    plan that listed the range). One global order, so these locks never deadlock each other.
+ *    key within a table; the ranges a plan listed or joins are locked through transaction-level
+ *    advisory locks in hash order (shared for a joiner, exclusive for a plan that listed the
+ *    range). One global order, so these locks never deadlock each other. A key planned absent
+ *    takes no lock (a cutover chunk plans a thousand of them, and each advisory lock would hold a
+ *    slot of the server's shared lock table): a plan that writes it inserts it, and an insert of
+ *    the same key by another transaction fails this statement with unique_violation once that
+ *    transaction commits, so the statement is sent again and its compare then finds the row. A
+ *    plan that only reads a key as absent (a deletion, an unregistered policy) also locks the
+ *    row every writer of that key locks (its scope's), or only writes a refusal's audit entry.
  * 2. Compares, under the locks. Each row's `row_version` (the transaction id that last wrote it,
  *    0 when absent) against the one the plan read; each listed range's names against the hash of
  *    the names the plan read; and store time: the plan ran at an estimate of the database clock,
@@ -14,13 +20,248 @@
  *    on the same side of the database clock now as of the estimate, and the estimate within
  *    `p_skew_ms` of it. Without an injected clock this is what makes the database clock judge
  *    every lease.
- * 3. Writes, for the transitions that held: set-based upserts per table, then the audit entries in
- *    transition order under the shared audit lock (postgres-sql-audit.ts).
+ * 3. Writes, for the transitions that held: per table, one INSERT of the rows planned new and one
+ *    UPDATE of the rows planned existing (whose locks this statement holds), then the audit
+ *    entries in transition order under the shared audit lock (postgres-sql-audit.ts).
  *
  * The answer names the transitions that did not hold and carries the current rows of every key
  * they locked, so the caller plans them again without another read.
  */
 const OPEN = `('pending', 'unknown', 'claimed')`;
+
+type Column = readonly [name: string, type: string];
+
+/** A table the apply step writes: its row type's name in the payload, key columns, the rest. */
+interface TableShape {
+  type: string;
+  table: string;
+  keys: readonly Column[];
+  columns: readonly Column[];
+  /** Extra conditions under which a locked row does not hold (store time). */
+  stale?: string;
+}
+
+const TIME_GUARD = (column: string) => `sign(p_now - x.${column}) <> sign(v_now - x.${column})`;
+
+/** In the order rows are locked. */
+const TABLES: readonly TableShape[] = [
+  {
+    type: 'scope',
+    table: 'scopes',
+    keys: [['scope', 'text']],
+    columns: [
+      ['fence', 'bigint'],
+      ['holder', 'text'],
+      ['lease_expires_at', 'bigint'],
+      ['policy_version', 'text'],
+      ['status', 'text'],
+      ['updated_at', 'bigint'],
+    ],
+    stale: TIME_GUARD('lease_expires_at'),
+  },
+  {
+    type: 'fenceGrant',
+    table: 'fence_grants',
+    keys: [
+      ['scope', 'text'],
+      ['fence', 'bigint'],
+    ],
+    columns: [['holder', 'text']],
+  },
+  {
+    type: 'record',
+    table: 'records',
+    keys: [
+      ['scope', 'text'],
+      ['name', 'text'],
+    ],
+    columns: [
+      ['live', 'boolean'],
+      ['value', 'text'],
+      ['revision', 'bigint'],
+      ['incarnation', 'bigint'],
+      ['fingerprint', 'text'],
+      ['updated_at', 'bigint'],
+    ],
+  },
+  {
+    type: 'deletion',
+    table: 'record_deletions',
+    keys: [
+      ['scope', 'text'],
+      ['name', 'text'],
+      ['revision', 'bigint'],
+    ],
+    columns: [],
+  },
+  {
+    type: 'operation',
+    table: 'operations',
+    keys: [['operation_id', 'text']],
+    columns: [
+      ['request_fingerprint', 'text'],
+      ['outcome', 'jsonb'],
+      ['created_at', 'bigint'],
+    ],
+  },
+  {
+    type: 'intent',
+    table: 'intents',
+    keys: [['effect_key', 'text']],
+    columns: [
+      ['scope', 'text'],
+      ['target', 'text'],
+      ['payload', 'text'],
+      ['status', 'text'],
+      ['attempts', 'integer'],
+      ['fence', 'bigint'],
+      ['operation_id', 'text'],
+      ['claim_fence', 'bigint'],
+      ['claimed_by', 'text'],
+      ['claim_expires_at', 'bigint'],
+      ['next_attempt_at', 'bigint'],
+      ['provider_ref', 'text'],
+      ['last_error', 'text'],
+      ['unknown_outcomes', 'integer'],
+      ['created_at', 'bigint'],
+      ['updated_at', 'bigint'],
+    ],
+    stale: `${TIME_GUARD('claim_expires_at')} OR ${TIME_GUARD('next_attempt_at')}`,
+  },
+  {
+    type: 'policy',
+    table: 'policies',
+    keys: [['version', 'text']],
+    columns: [
+      ['digest', 'text'],
+      ['description', 'text'],
+      ['registered_by', 'text'],
+      ['registered_at', 'bigint'],
+    ],
+  },
+  {
+    type: 'cutover',
+    table: 'cutovers',
+    keys: [['cutover_id', 'text']],
+    columns: [
+      ['request_fingerprint', 'text'],
+      ['to_policy', 'text'],
+      ['holder', 'text'],
+      ['lease_ttl_ms', 'bigint'],
+      ['reason', 'text'],
+      ['status', 'text'],
+      ['start_seq', 'bigint'],
+      ['started_at', 'bigint'],
+      ['completed_at', 'bigint'],
+    ],
+  },
+  {
+    type: 'cutoverStep',
+    table: 'cutover_scopes',
+    keys: [
+      ['cutover_id', 'text'],
+      ['scope', 'text'],
+    ],
+    columns: [
+      ['fence', 'bigint'],
+      ['skipped', 'boolean'],
+    ],
+  },
+  {
+    type: 'job',
+    table: 'jobs',
+    keys: [['job_id', 'text']],
+    columns: [
+      ['scope', 'text'],
+      ['policy_version', 'text'],
+      ['fence', 'bigint'],
+      ['state', 'text'],
+      ['attempt', 'integer'],
+      ['at', 'bigint'],
+    ],
+  },
+];
+
+const names = (columns: readonly Column[]) => columns.map(([name]) => name);
+const typed = (columns: readonly Column[]) =>
+  columns.map(([name, type]) => `${name} ${type}`).join(', ');
+const keyMatch = (t: TableShape) =>
+  ['x.tenant = p_tenant', ...names(t.keys).map((key) => `x.${key} = j.${key}`)].join(' AND ');
+
+/**
+ * Locks a table's rows the plans saw (planned version > 0) in key order, and collects the
+ * transitions whose row changed or vanished: one statement, since a row locked FOR NO KEY UPDATE
+ * is read as its latest committed version.
+ */
+function lockAndCompare(t: TableShape): string {
+  const keys = names(t.keys);
+  return `
+  IF k ? '${t.type}' THEN
+    SELECT array_agg(s.t) INTO v_bad FROM (
+      SELECT j.t, coalesce(x.row_version, 0) <> j.v AS bad
+        FROM (SELECT * FROM jsonb_to_recordset(k->'${t.type}') AS r(t int, v bigint, ${typed(t.keys)})
+              ORDER BY ${keys.join(', ')}) j
+        LEFT JOIN LATERAL (SELECT * FROM @schema@.${t.table} x WHERE ${keyMatch(t)}
+          FOR NO KEY UPDATE) x ON true) s
+      WHERE s.bad IS NOT FALSE;
+    v_failed := v_failed || coalesce(v_bad, '{}');
+  END IF;`;
+}
+
+/** The transitions one of whose locked rows holds a time the database clock judges otherwise. */
+function timeGuard(t: TableShape): string {
+  if (t.stale === undefined) return '';
+  return `
+  IF k ? '${t.type}' AND NOT p_fixed_clock THEN
+    SELECT array_agg(j.t) INTO v_bad
+      FROM jsonb_to_recordset(k->'${t.type}') AS j(t int, v bigint, ${typed(t.keys)})
+      JOIN @schema@.${t.table} x ON ${keyMatch(t)}
+      WHERE ${t.stale};
+    v_failed := v_failed || coalesce(v_bad, '{}');
+  END IF;`;
+}
+
+/** The transitions that planned a key absent which now has a row (no lock: see above). */
+function compareAbsent(t: TableShape): string {
+  return `
+  IF a ? '${t.type}' THEN
+    SELECT array_agg(j.t) INTO v_bad
+      FROM jsonb_to_recordset(a->'${t.type}') AS j(t int, v bigint, ${typed(t.keys)})
+      WHERE EXISTS (SELECT 1 FROM @schema@.${t.table} x WHERE ${keyMatch(t)});
+    v_failed := v_failed || coalesce(v_bad, '{}');
+  END IF;`;
+}
+
+/** Inserts the rows planned new and updates the rows planned existing, of the transitions held. */
+function write(t: TableShape): string {
+  const all = [...t.keys, ...t.columns];
+  const source = `jsonb_to_recordset(w->'${t.type}') AS j(t int, v bigint, ${typed(all)})`;
+  const insert = `
+    INSERT INTO @schema@.${t.table} (tenant, ${names(all).join(', ')}, row_version)
+      SELECT p_tenant, ${names(all)
+        .map((n) => `j.${n}`)
+        .join(', ')}, v_version
+      FROM ${source} WHERE j.v = 0 AND j.t <> ALL (v_failed);`;
+  const update =
+    t.columns.length === 0
+      ? ''
+      : `
+    UPDATE @schema@.${t.table} x SET ${[...names(t.columns).map((n) => `${n} = j.${n}`), 'row_version = v_version'].join(', ')}
+      FROM ${source} WHERE ${keyMatch(t)} AND j.v > 0 AND j.t <> ALL (v_failed);`;
+  return `
+  IF w ? '${t.type}' THEN${insert}${update}
+  END IF;`;
+}
+
+/** A new cutover's scopes, as rows without a step yet. */
+const CUTOVER_SCOPES = `
+  IF w ? 'cutover' THEN
+    INSERT INTO @schema@.cutover_scopes (tenant, cutover_id, scope, row_version)
+      SELECT p_tenant, j.cutover_id, s.scope, v_version
+      FROM jsonb_to_recordset(w->'cutover') AS j(t int, v bigint, cutover_id text, scopes jsonb)
+      CROSS JOIN LATERAL jsonb_array_elements_text(j.scopes) AS s(scope)
+      WHERE j.v = 0 AND j.t <> ALL (v_failed);
+  END IF;`;
 
 export const APPLY_SQL = `
 CREATE FUNCTION @schema@.range_names(p_tenant text, r jsonb) RETURNS text[]
@@ -122,9 +363,8 @@ BEGIN
           FROM unnest(v_names) n))
       WHEN 'scopes' THEN jsonb_build_object('scope', coalesce(v_keys->'scope', '[]') ||
         (SELECT coalesce(jsonb_agg(jsonb_build_object('scope', n)), '[]') FROM unnest(v_names) n))
-      WHEN 'cutoverSteps' THEN jsonb_build_object('cutoverStep', coalesce(v_keys->'cutoverStep', '[]') ||
-        (SELECT coalesce(jsonb_agg(jsonb_build_object('cutover_id', r->>'cutoverId', 'scope', n)), '[]')
-          FROM unnest(v_names) n))
+      -- A chunk reads only which scopes moved; their rows would grow with every chunk.
+      WHEN 'cutoverSteps' THEN '{}'::jsonb
       ELSE jsonb_build_object('intent', coalesce(v_keys->'intent', '[]') ||
         (SELECT coalesce(jsonb_agg(jsonb_build_object('effect_key', n)), '[]') FROM unnest(v_names) n))
     END;
@@ -138,67 +378,14 @@ CREATE FUNCTION @schema@.apply(
 ) RETURNS jsonb LANGUAGE plpgsql AS $fn$
 DECLARE
   k jsonb := coalesce(p->'lock', '{}');
+  a jsonb := coalesce(p->'absent', '{}');
   w jsonb := coalesce(p->'put', '{}');
   v_now bigint;
   v_version bigint;
   v_bad int[];
   v_failed int[] := '{}';
 BEGIN
-  -- 1. Locks: rows that exist, in table order and key order; then absent keys and ranges.
-  IF k ? 'scope' THEN
-    PERFORM 1 FROM @schema@.scopes x
-      JOIN jsonb_to_recordset(k->'scope') j(scope text, v bigint)
-        ON x.tenant = p_tenant AND x.scope = j.scope
-      WHERE j.v > 0 ORDER BY x.scope FOR NO KEY UPDATE OF x;
-  END IF;
-  IF k ? 'fenceGrant' THEN
-    PERFORM 1 FROM @schema@.fence_grants x
-      JOIN jsonb_to_recordset(k->'fenceGrant') j(scope text, fence bigint, v bigint)
-        ON x.tenant = p_tenant AND x.scope = j.scope AND x.fence = j.fence
-      WHERE j.v > 0 ORDER BY x.scope, x.fence FOR NO KEY UPDATE OF x;
-  END IF;
-  IF k ? 'record' THEN
-    PERFORM 1 FROM @schema@.records x
-      JOIN jsonb_to_recordset(k->'record') j(scope text, name text, v bigint)
-        ON x.tenant = p_tenant AND x.scope = j.scope AND x.name = j.name
-      WHERE j.v > 0 ORDER BY x.scope, x.name FOR NO KEY UPDATE OF x;
-  END IF;
-  IF k ? 'operation' THEN
-    PERFORM 1 FROM @schema@.operations x
-      JOIN jsonb_to_recordset(k->'operation') j(operation_id text, v bigint)
-        ON x.tenant = p_tenant AND x.operation_id = j.operation_id
-      WHERE j.v > 0 ORDER BY x.operation_id FOR NO KEY UPDATE OF x;
-  END IF;
-  IF k ? 'intent' THEN
-    PERFORM 1 FROM @schema@.intents x
-      JOIN jsonb_to_recordset(k->'intent') j(effect_key text, v bigint)
-        ON x.tenant = p_tenant AND x.effect_key = j.effect_key
-      WHERE j.v > 0 ORDER BY x.effect_key FOR NO KEY UPDATE OF x;
-  END IF;
-  IF k ? 'policy' THEN
-    PERFORM 1 FROM @schema@.policies x
-      JOIN jsonb_to_recordset(k->'policy') j(version text, v bigint)
-        ON x.tenant = p_tenant AND x.version = j.version
-      WHERE j.v > 0 ORDER BY x.version FOR NO KEY UPDATE OF x;
-  END IF;
-  IF k ? 'cutover' THEN
-    PERFORM 1 FROM @schema@.cutovers x
-      JOIN jsonb_to_recordset(k->'cutover') j(cutover_id text, v bigint)
-        ON x.tenant = p_tenant AND x.cutover_id = j.cutover_id
-      WHERE j.v > 0 ORDER BY x.cutover_id FOR NO KEY UPDATE OF x;
-  END IF;
-  IF k ? 'cutoverStep' THEN
-    PERFORM 1 FROM @schema@.cutover_scopes x
-      JOIN jsonb_to_recordset(k->'cutoverStep') j(cutover_id text, scope text, v bigint)
-        ON x.tenant = p_tenant AND x.cutover_id = j.cutover_id AND x.scope = j.scope
-      WHERE j.v > 0 ORDER BY x.cutover_id, x.scope FOR NO KEY UPDATE OF x;
-  END IF;
-  IF k ? 'job' THEN
-    PERFORM 1 FROM @schema@.jobs x
-      JOIN jsonb_to_recordset(k->'job') j(job_id text, v bigint)
-        ON x.tenant = p_tenant AND x.job_id = j.job_id
-      WHERE j.v > 0 ORDER BY x.job_id FOR NO KEY UPDATE OF x;
-  END IF;
+  -- 1. Locks and compares of the rows that exist, in table order and key order; then ranges.${TABLES.map(lockAndCompare).join('')}
   IF p ? 'advisory' THEN
     PERFORM CASE WHEN a.shared THEN pg_advisory_xact_lock_shared(a.h)
                  ELSE pg_advisory_xact_lock(a.h) END
@@ -208,220 +395,24 @@ BEGIN
               GROUP BY 1 ORDER BY 1) a;
   END IF;
 
-  -- 2. Compares, each statement on a snapshot taken after the locks.
-  v_now := CASE WHEN p_fixed_clock THEN p_now ELSE @schema@.db_now() END;
-  IF NOT p_fixed_clock AND abs(v_now - p_now) > p_skew_ms THEN
-    RETURN jsonb_build_object('now', v_now, 'failed', to_jsonb(ARRAY(
-      SELECT generate_series(0, (p->>'n')::integer - 1))), 'rows', @schema@.load_rows(p_tenant, k));
-  END IF;
-  IF k ? 'scope' THEN
-    SELECT array_agg(j.t) INTO v_bad FROM jsonb_to_recordset(k->'scope') j(t int, scope text, v bigint)
-      LEFT JOIN @schema@.scopes x ON x.tenant = p_tenant AND x.scope = j.scope
-      WHERE coalesce(x.row_version, 0) <> j.v
-         OR sign(p_now - x.lease_expires_at) <> sign(v_now - x.lease_expires_at);
-    v_failed := v_failed || coalesce(v_bad, '{}');
-  END IF;
-  IF k ? 'fenceGrant' THEN
-    SELECT array_agg(j.t) INTO v_bad
-      FROM jsonb_to_recordset(k->'fenceGrant') j(t int, scope text, fence bigint, v bigint)
-      LEFT JOIN @schema@.fence_grants x
-        ON x.tenant = p_tenant AND x.scope = j.scope AND x.fence = j.fence
-      WHERE coalesce(x.row_version, 0) <> j.v;
-    v_failed := v_failed || coalesce(v_bad, '{}');
-  END IF;
-  IF k ? 'record' THEN
-    SELECT array_agg(j.t) INTO v_bad
-      FROM jsonb_to_recordset(k->'record') j(t int, scope text, name text, v bigint)
-      LEFT JOIN @schema@.records x ON x.tenant = p_tenant AND x.scope = j.scope AND x.name = j.name
-      WHERE coalesce(x.row_version, 0) <> j.v;
-    v_failed := v_failed || coalesce(v_bad, '{}');
-  END IF;
-  IF k ? 'deletion' THEN
-    SELECT array_agg(j.t) INTO v_bad
-      FROM jsonb_to_recordset(k->'deletion') j(t int, scope text, name text, revision bigint, v bigint)
-      LEFT JOIN @schema@.record_deletions x ON x.tenant = p_tenant AND x.scope = j.scope
-        AND x.name = j.name AND x.revision = j.revision
-      WHERE coalesce(x.row_version, 0) <> j.v;
-    v_failed := v_failed || coalesce(v_bad, '{}');
-  END IF;
-  IF k ? 'operation' THEN
-    SELECT array_agg(j.t) INTO v_bad
-      FROM jsonb_to_recordset(k->'operation') j(t int, operation_id text, v bigint)
-      LEFT JOIN @schema@.operations x ON x.tenant = p_tenant AND x.operation_id = j.operation_id
-      WHERE coalesce(x.row_version, 0) <> j.v;
-    v_failed := v_failed || coalesce(v_bad, '{}');
-  END IF;
-  IF k ? 'intent' THEN
-    SELECT array_agg(j.t) INTO v_bad
-      FROM jsonb_to_recordset(k->'intent') j(t int, effect_key text, v bigint)
-      LEFT JOIN @schema@.intents x ON x.tenant = p_tenant AND x.effect_key = j.effect_key
-      WHERE coalesce(x.row_version, 0) <> j.v
-         OR sign(p_now - x.claim_expires_at) <> sign(v_now - x.claim_expires_at)
-         OR sign(p_now - x.next_attempt_at) <> sign(v_now - x.next_attempt_at);
-    v_failed := v_failed || coalesce(v_bad, '{}');
-  END IF;
-  IF k ? 'policy' THEN
-    SELECT array_agg(j.t) INTO v_bad FROM jsonb_to_recordset(k->'policy') j(t int, version text, v bigint)
-      LEFT JOIN @schema@.policies x ON x.tenant = p_tenant AND x.version = j.version
-      WHERE coalesce(x.row_version, 0) <> j.v;
-    v_failed := v_failed || coalesce(v_bad, '{}');
-  END IF;
-  IF k ? 'cutover' THEN
-    SELECT array_agg(j.t) INTO v_bad
-      FROM jsonb_to_recordset(k->'cutover') j(t int, cutover_id text, v bigint)
-      LEFT JOIN @schema@.cutovers x ON x.tenant = p_tenant AND x.cutover_id = j.cutover_id
-      WHERE coalesce(x.row_version, 0) <> j.v;
-    v_failed := v_failed || coalesce(v_bad, '{}');
-  END IF;
-  IF k ? 'cutoverStep' THEN
-    SELECT array_agg(j.t) INTO v_bad
-      FROM jsonb_to_recordset(k->'cutoverStep') j(t int, cutover_id text, scope text, v bigint)
-      LEFT JOIN @schema@.cutover_scopes x
-        ON x.tenant = p_tenant AND x.cutover_id = j.cutover_id AND x.scope = j.scope
-      WHERE coalesce(x.row_version, 0) <> j.v;
-    v_failed := v_failed || coalesce(v_bad, '{}');
-  END IF;
-  IF k ? 'job' THEN
-    SELECT array_agg(j.t) INTO v_bad FROM jsonb_to_recordset(k->'job') j(t int, job_id text, v bigint)
-      LEFT JOIN @schema@.jobs x ON x.tenant = p_tenant AND x.job_id = j.job_id
-      WHERE coalesce(x.row_version, 0) <> j.v;
-    v_failed := v_failed || coalesce(v_bad, '{}');
-  END IF;
+  -- 2. Under every lock: store time, absent keys, ranges.
+  v_now := CASE WHEN p_fixed_clock THEN p_now ELSE @schema@.db_now() END;${TABLES.map(timeGuard).join('')}${TABLES.map(compareAbsent).join('')}
   IF p ? 'ranges' THEN
     SELECT array_agg(j.t) INTO v_bad FROM jsonb_to_recordset(p->'ranges') j(t int, range jsonb, hash text)
       WHERE @schema@.range_hash(@schema@.range_names(p_tenant, j.range)) <> j.hash;
     v_failed := v_failed || coalesce(v_bad, '{}');
   END IF;
+  IF NOT p_fixed_clock AND abs(v_now - p_now) > p_skew_ms THEN
+    v_failed := ARRAY(SELECT generate_series(0, (p->>'n')::integer - 1));
+  END IF;
   v_failed := ARRAY(SELECT DISTINCT f FROM unnest(v_failed) f ORDER BY f);
   IF cardinality(v_failed) >= (p->>'n')::integer THEN
     RETURN jsonb_build_object('now', v_now, 'failed', to_jsonb(v_failed),
-      'rows', @schema@.load_rows(p_tenant, k));
+      'rows', @schema@.load_rows(p_tenant, k), 'absentRows', @schema@.load_rows(p_tenant, a));
   END IF;
 
   -- 3. Writes of the transitions that held, and their audit entries.
-  v_version := pg_current_xact_id()::text::bigint;
-  IF w ? 'scope' THEN
-    INSERT INTO @schema@.scopes AS x (tenant, scope, fence, holder, lease_expires_at,
-        policy_version, status, updated_at, row_version)
-      SELECT p_tenant, j.scope, j.fence, j.holder, j.lease_expires_at, j.policy_version, j.status,
-        j.updated_at, v_version
-      FROM jsonb_to_recordset(w->'scope') j(t int, scope text, fence bigint, holder text,
-        lease_expires_at bigint, policy_version text, status text, updated_at bigint)
-      WHERE j.t <> ALL (v_failed)
-    ON CONFLICT (tenant, scope) DO UPDATE SET fence = excluded.fence, holder = excluded.holder,
-      lease_expires_at = excluded.lease_expires_at, policy_version = excluded.policy_version,
-      status = excluded.status, updated_at = excluded.updated_at, row_version = excluded.row_version;
-  END IF;
-  IF w ? 'fenceGrant' THEN
-    INSERT INTO @schema@.fence_grants (tenant, scope, fence, holder, row_version)
-      SELECT p_tenant, j.scope, j.fence, j.holder, v_version
-      FROM jsonb_to_recordset(w->'fenceGrant') j(t int, scope text, fence bigint, holder text)
-      WHERE j.t <> ALL (v_failed)
-    ON CONFLICT (tenant, scope, fence) DO UPDATE SET holder = excluded.holder,
-      row_version = excluded.row_version;
-  END IF;
-  IF w ? 'record' THEN
-    INSERT INTO @schema@.records (tenant, scope, name, live, value, revision, incarnation,
-        fingerprint, updated_at, row_version)
-      SELECT p_tenant, j.scope, j.name, j.live, j.value, j.revision, j.incarnation, j.fingerprint,
-        j.updated_at, v_version
-      FROM jsonb_to_recordset(w->'record') j(t int, scope text, name text, live boolean,
-        value text, revision bigint, incarnation bigint, fingerprint text, updated_at bigint)
-      WHERE j.t <> ALL (v_failed)
-    ON CONFLICT (tenant, scope, name) DO UPDATE SET live = excluded.live, value = excluded.value,
-      revision = excluded.revision, incarnation = excluded.incarnation,
-      fingerprint = excluded.fingerprint, updated_at = excluded.updated_at,
-      row_version = excluded.row_version;
-  END IF;
-  IF w ? 'deletion' THEN
-    INSERT INTO @schema@.record_deletions (tenant, scope, name, revision, row_version)
-      SELECT p_tenant, j.scope, j.name, j.revision, v_version
-      FROM jsonb_to_recordset(w->'deletion') j(t int, scope text, name text, revision bigint)
-      WHERE j.t <> ALL (v_failed)
-    ON CONFLICT (tenant, scope, name, revision) DO NOTHING;
-  END IF;
-  IF w ? 'operation' THEN
-    INSERT INTO @schema@.operations (tenant, operation_id, request_fingerprint, outcome,
-        created_at, row_version)
-      SELECT p_tenant, j.operation_id, j.request_fingerprint, j.outcome, j.created_at, v_version
-      FROM jsonb_to_recordset(w->'operation') j(t int, operation_id text,
-        request_fingerprint text, outcome jsonb, created_at bigint)
-      WHERE j.t <> ALL (v_failed)
-    ON CONFLICT (tenant, operation_id) DO UPDATE SET
-      request_fingerprint = excluded.request_fingerprint, outcome = excluded.outcome,
-      created_at = excluded.created_at, row_version = excluded.row_version;
-  END IF;
-  IF w ? 'intent' THEN
-    INSERT INTO @schema@.intents (tenant, effect_key, scope, target, payload, status, attempts,
-        fence, operation_id, claim_fence, claimed_by, claim_expires_at, next_attempt_at,
-        provider_ref, last_error, unknown_outcomes, created_at, updated_at, row_version)
-      SELECT p_tenant, j.effect_key, j.scope, j.target, j.payload, j.status, j.attempts, j.fence,
-        j.operation_id, j.claim_fence, j.claimed_by, j.claim_expires_at, j.next_attempt_at,
-        j.provider_ref, j.last_error, j.unknown_outcomes, j.created_at, j.updated_at, v_version
-      FROM jsonb_to_recordset(w->'intent') j(t int, effect_key text, scope text, target text,
-        payload text, status text, attempts integer, fence bigint, operation_id text,
-        claim_fence bigint, claimed_by text, claim_expires_at bigint, next_attempt_at bigint,
-        provider_ref text, last_error text, unknown_outcomes integer, created_at bigint,
-        updated_at bigint)
-      WHERE j.t <> ALL (v_failed)
-    ON CONFLICT (tenant, effect_key) DO UPDATE SET status = excluded.status,
-      attempts = excluded.attempts, claim_fence = excluded.claim_fence,
-      claimed_by = excluded.claimed_by, claim_expires_at = excluded.claim_expires_at,
-      next_attempt_at = excluded.next_attempt_at, provider_ref = excluded.provider_ref,
-      last_error = excluded.last_error, unknown_outcomes = excluded.unknown_outcomes,
-      updated_at = excluded.updated_at, row_version = excluded.row_version;
-  END IF;
-  IF w ? 'policy' THEN
-    INSERT INTO @schema@.policies (tenant, version, digest, description, registered_by,
-        registered_at, row_version)
-      SELECT p_tenant, j.version, j.digest, j.description, j.registered_by, j.registered_at,
-        v_version
-      FROM jsonb_to_recordset(w->'policy') j(t int, version text, digest text, description text,
-        registered_by text, registered_at bigint)
-      WHERE j.t <> ALL (v_failed)
-    ON CONFLICT (tenant, version) DO UPDATE SET digest = excluded.digest,
-      description = excluded.description, registered_by = excluded.registered_by,
-      registered_at = excluded.registered_at, row_version = excluded.row_version;
-  END IF;
-  IF w ? 'cutover' THEN
-    INSERT INTO @schema@.cutover_scopes (tenant, cutover_id, scope, row_version)
-      SELECT p_tenant, j.cutover_id, s.scope, v_version
-      FROM jsonb_to_recordset(w->'cutover') j(t int, cutover_id text, scopes jsonb)
-      CROSS JOIN LATERAL jsonb_array_elements_text(j.scopes) s(scope)
-      WHERE j.t <> ALL (v_failed)
-    ON CONFLICT (tenant, cutover_id, scope) DO NOTHING;
-    INSERT INTO @schema@.cutovers (tenant, cutover_id, request_fingerprint, to_policy, holder,
-        lease_ttl_ms, reason, status, start_seq, started_at, completed_at, row_version)
-      SELECT p_tenant, j.cutover_id, j.request_fingerprint, j.to_policy, j.holder,
-        j.lease_ttl_ms, j.reason, j.status, j.start_seq, j.started_at, j.completed_at, v_version
-      FROM jsonb_to_recordset(w->'cutover') j(t int, cutover_id text, request_fingerprint text,
-        to_policy text, holder text, lease_ttl_ms bigint, reason text, status text,
-        start_seq bigint, started_at bigint, completed_at bigint)
-      WHERE j.t <> ALL (v_failed)
-    ON CONFLICT (tenant, cutover_id) DO UPDATE SET status = excluded.status,
-      completed_at = excluded.completed_at, row_version = excluded.row_version;
-  END IF;
-  IF w ? 'cutoverStep' THEN
-    INSERT INTO @schema@.cutover_scopes (tenant, cutover_id, scope, fence, skipped, row_version)
-      SELECT p_tenant, j.cutover_id, j.scope, j.fence, j.skipped, v_version
-      FROM jsonb_to_recordset(w->'cutoverStep') j(t int, cutover_id text, scope text,
-        fence bigint, skipped boolean)
-      WHERE j.t <> ALL (v_failed)
-    ON CONFLICT (tenant, cutover_id, scope) DO UPDATE SET fence = excluded.fence,
-      skipped = excluded.skipped, row_version = excluded.row_version;
-  END IF;
-  IF w ? 'job' THEN
-    INSERT INTO @schema@.jobs (tenant, job_id, scope, policy_version, fence, state, attempt, at,
-        row_version)
-      SELECT p_tenant, j.job_id, j.scope, j.policy_version, j.fence, j.state, j.attempt, j.at,
-        v_version
-      FROM jsonb_to_recordset(w->'job') j(t int, job_id text, scope text, policy_version text,
-        fence bigint, state text, attempt integer, at bigint)
-      WHERE j.t <> ALL (v_failed)
-    ON CONFLICT (tenant, job_id) DO UPDATE SET scope = excluded.scope,
-      policy_version = excluded.policy_version, fence = excluded.fence, state = excluded.state,
-      attempt = excluded.attempt, at = excluded.at, row_version = excluded.row_version;
-  END IF;
+  v_version := pg_current_xact_id()::text::bigint;${CUTOVER_SCOPES}${TABLES.map(write).join('')}
   IF p ? 'audit' THEN
     PERFORM pg_advisory_xact_lock_shared(hashtextextended('fencegate.audit:@schema@', 0));
     INSERT INTO @schema@.audit (at, tenant, scope, kind, outcome, reason, task_id, operation_id,
@@ -437,7 +428,8 @@ BEGIN
       ORDER BY j.i;
   END IF;
   RETURN jsonb_build_object('now', v_now, 'version', v_version, 'failed', to_jsonb(v_failed),
-    'rows', CASE WHEN cardinality(v_failed) > 0 THEN @schema@.load_rows(p_tenant, k) END);
+    'rows', CASE WHEN cardinality(v_failed) > 0 THEN @schema@.load_rows(p_tenant, k) END,
+    'absentRows', CASE WHEN cardinality(v_failed) > 0 THEN @schema@.load_rows(p_tenant, a) END);
 END
 $fn$;
 `;
