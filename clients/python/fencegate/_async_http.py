@@ -1,4 +1,4 @@
-"""One HTTP/1.1 exchange with the server over asyncio streams (the asynchronous client).
+"""The asynchronous client's HTTP/1.1 exchanges with the server, over asyncio (_async_connection.py).
 
 The standard library only: a client keeps its idle connections open and sends the next request
 on one of them (keep-alive), which spares a connection and, over TLS, a handshake per request.
@@ -16,34 +16,15 @@ another request.
 
 import asyncio
 import ssl
-from typing import Any, Awaitable, Dict, List, Optional, Set, Tuple, TypeVar
+from typing import Any, List, Optional, Set, Tuple
 from urllib.parse import urlsplit
 
-from ._wire import LOST, NOT_SENT, Reply, TransportError, encode_request, reply_of, tls_refusal
-
-T = TypeVar("T")
+from ._async_connection import Answer, Connection
+from ._wire import LOST, NOT_SENT, Reply, TransportError, encode_body, reply_of, tls_refusal
 
 #: Idle connections kept per client; more in flight at once are closed once answered.
 _MAX_IDLE = 16
-#: Longest status line plus headers accepted (the server's answers have a handful of headers).
-_MAX_HEAD = 64 * 1024
-_NO_BODY = (204, 304)
-#: What a connection that broke, or an answer that is not HTTP, raises while it is read.
-_BROKEN = (OSError, EOFError, ValueError, asyncio.IncompleteReadError, asyncio.LimitOverrunError)
-
-
-class _Connection:
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader = reader
-        self.writer = writer
-
-    def usable(self) -> bool:
-        """Not closed by either side: an idle connection the server closed (its keep-alive
-        timeout) is dropped rather than reused."""
-        return not (self.writer.is_closing() or self.reader.at_eof())
-
-    def close(self) -> None:
-        self.writer.close()
+_WITH_BODY = ("POST", "PUT", "PATCH")
 
 
 class Session:
@@ -61,37 +42,38 @@ class Session:
         host = f"[{self._host}]" if ":" in self._host else self._host
         self._host_header = host if parts.port in (None, default_port) else f"{host}:{parts.port}"
         self._prefix = parts.path.rstrip("/")
-        self._idle: List[_Connection] = []
+        self._idle: List[Connection] = []
         self._ssl: Optional[ssl.SSLContext] = None
+        self._closed = False
+        #: The header lines every request of a token carries, built once.
+        self._headers: Optional[Tuple[Optional[str], bytes]] = None
         #: The reads of this turn of the event loop, sent together once it ends.
-        self._reads: List[Tuple[bytes, "asyncio.Future[Reply]"]] = []
+        self._reads: List[Tuple[bytes, "asyncio.Future[Answer]"]] = []
         self._pipelines: Set["asyncio.Task[None]"] = set()
 
     async def aclose(self) -> None:
+        self._closed = True
         idle, self._idle = self._idle, []
         for connection in idle:
             connection.close()
 
     async def exchange(self, method: str, path: str, token: Optional[str], body: Any) -> Reply:
-        headers, data = encode_request(token, body)
-        request = self._request_bytes(method, self._prefix + path, headers, data)
+        request = self._request_bytes(method, self._prefix + path, token, body)
         if method == "GET":
-            return await self._pipelined(request)
+            return _reply(await self._pipelined(request))
         connection = await self._connection()
+        answer: "asyncio.Future[Answer]" = asyncio.get_running_loop().create_future()
+        connection.send(request, [answer])
         try:
-            connection.writer.write(request)
-            status, answer, content_type, reusable = await _within(
-                self.timeout, _read_answer(connection)
-            )
-        except BaseException as error:  # cancelled as well: a half-read connection is unusable
-            connection.close()
-            raise self._lost(error) from None
-        self._keep(connection, reusable)
-        return reply_of(status, answer, content_type)
+            return _reply(await answer)
+        except asyncio.CancelledError:
+            # Whoever waits no longer, the connection is half-read: it carries nothing else.
+            connection.abort(TransportError(LOST, "the caller stopped waiting"))
+            raise
 
-    async def _pipelined(self, request: bytes) -> Reply:
+    async def _pipelined(self, request: bytes) -> Answer:
         loop = asyncio.get_running_loop()
-        answer: "asyncio.Future[Reply]" = loop.create_future()
+        answer: "asyncio.Future[Answer]" = loop.create_future()
         self._reads.append((request, answer))
         if len(self._reads) == 1:
             loop.call_soon(self._send_reads)
@@ -99,68 +81,57 @@ class Session:
 
     def _send_reads(self) -> None:
         reads, self._reads = self._reads, []
-        pipeline = asyncio.ensure_future(self._pipeline(reads))
+        idle = self._idle_connection()
+        if idle is not None:
+            _send_together(idle, reads)
+            return
+        pipeline = asyncio.ensure_future(self._pipeline_on_new_connection(reads))
         self._pipelines.add(pipeline)  # kept until done: the loop holds tasks only weakly
         pipeline.add_done_callback(self._pipelines.discard)
 
-    async def _pipeline(self, reads: List[Tuple[bytes, "asyncio.Future[Reply]"]]) -> None:
-        """Sends the reads in one write and answers each, in order, from one connection."""
-        answered = 0
+    async def _pipeline_on_new_connection(
+        self, reads: List[Tuple[bytes, "asyncio.Future[Answer]"]]
+    ) -> None:
         try:
             connection = await self._connection()
         except BaseException as error:  # answered to each read; a cancellation goes on
-            _fail(reads, error)
+            for _, answer in reads:
+                if not answer.done():
+                    answer.set_exception(error) if isinstance(error, Exception) else answer.cancel()
             if not isinstance(error, Exception):
                 raise
             return
-        try:
-            connection.writer.write(b"".join(request for request, _ in reads))
-            reusable = True
-            while answered < len(reads) and reusable:
-                status, body, content_type, reusable = await _within(
-                    self.timeout, _read_answer(connection)
-                )
-                _answer(reads[answered][1], reply_of(status, body, content_type))
-                answered += 1
-        except BaseException as error:
-            connection.close()
-            _fail(reads[answered:], self._lost(error))
-            if not isinstance(error, Exception):
-                raise
-            return
-        if answered < len(reads):  # the server ended the connection with reads unanswered
-            _fail(reads[answered:], TransportError(LOST, "the server closed the connection"))
-        self._keep(connection, reusable)
+        _send_together(connection, reads)
 
-    def _keep(self, connection: _Connection, reusable: bool) -> None:
-        if reusable and len(self._idle) < _MAX_IDLE:
+    def _keep(self, connection: Connection) -> None:
+        """Called by a connection once it has answered all it was asked."""
+        if not self._closed and len(self._idle) < _MAX_IDLE:
             self._idle.append(connection)
         else:
             connection.close()
 
-    def _lost(self, error: BaseException) -> BaseException:
-        """What a failure after the request was written raises."""
-        if isinstance(error, asyncio.TimeoutError):
-            return TransportError(LOST, f"no answer within {self.timeout} s")
-        if isinstance(error, _BROKEN):
-            return TransportError(LOST, f"the connection failed ({_reason(error)})")
-        return error
-
-    async def _connection(self) -> _Connection:
+    def _idle_connection(self) -> Optional[Connection]:
         while self._idle:
             connection = self._idle.pop()
             if connection.usable():
                 return connection
             connection.close()
+        return None
+
+    async def _connection(self) -> Connection:
+        idle = self._idle_connection()
+        if idle is not None:
+            return idle
+        loop = asyncio.get_running_loop()
         try:
-            reader, writer = await _within(
-                self.timeout,
-                asyncio.open_connection(
+            _, connection = await asyncio.wait_for(
+                loop.create_connection(
+                    lambda: Connection(self.timeout, self._keep),
                     self._host,
                     self._port,
                     ssl=self._context() if self._tls else None,
-                    limit=_MAX_HEAD,
                 ),
+                self.timeout,
             )
         except asyncio.TimeoutError:
             raise TransportError(NOT_SENT, f"could not connect within {self.timeout} s") from None
@@ -168,102 +139,42 @@ class Session:
             refused = tls_refusal(error)
             if refused is not None:
                 raise refused from None
-            raise TransportError(NOT_SENT, f"could not connect ({_reason(error)})") from None
-        return _Connection(reader, writer)
+            raise TransportError(NOT_SENT, f"could not connect ({error or type(error).__name__})") from None
+        return connection
 
     def _context(self) -> ssl.SSLContext:
         if self._ssl is None:
             self._ssl = ssl.create_default_context()
         return self._ssl
 
-    def _request_bytes(
-        self, method: str, target: str, headers: Dict[str, str], data: Optional[bytes]
-    ) -> bytes:
-        lines = [f"{method} {target} HTTP/1.1", f"host: {self._host_header}"]
-        lines.extend(f"{name}: {value}" for name, value in headers.items())
-        if data is not None or method in ("POST", "PUT", "PATCH"):
-            lines.append(f"content-length: {0 if data is None else len(data)}")
-        head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-        return head if data is None else head + data
+    def _request_bytes(self, method: str, target: str, token: Optional[str], body: Any) -> bytes:
+        data = None if body is None else encode_body(body)
+        head = f"{method} {target} HTTP/1.1\r\n".encode("latin-1") + self._common_headers(token)
+        if data is not None:
+            return head + b"content-type: application/json\r\ncontent-length: %d\r\n\r\n" % len(
+                data
+            ) + data
+        if method in _WITH_BODY:
+            return head + b"content-length: 0\r\n\r\n"
+        return head + b"\r\n"
+
+    def _common_headers(self, token: Optional[str]) -> bytes:
+        if self._headers is None or self._headers[0] != token:
+            lines = [f"host: {self._host_header}", "accept: application/json"]
+            if token is not None:
+                lines.append(f"authorization: Bearer {token}")
+            self._headers = (token, ("\r\n".join(lines) + "\r\n").encode("latin-1"))
+        return self._headers[1]
 
 
-def _answer(answer: "asyncio.Future[Reply]", reply: Reply) -> None:
-    if not answer.done():  # its caller may have stopped waiting (cancelled)
-        answer.set_result(reply)
+def _send_together(
+    connection: Connection, reads: List[Tuple[bytes, "asyncio.Future[Answer]"]]
+) -> None:
+    """The reads in one write; a read whose caller stopped waiting is still sent, its answer
+    dropped, so the others' answers stay in order."""
+    connection.send(b"".join(request for request, _ in reads), [answer for _, answer in reads])
 
 
-def _fail(reads: List[Tuple[bytes, "asyncio.Future[Reply]"]], error: BaseException) -> None:
-    for _, answer in reads:
-        if answer.done():
-            continue
-        if isinstance(error, Exception):
-            answer.set_exception(error)
-        else:
-            answer.cancel()
-
-
-async def _read_answer(connection: _Connection) -> Tuple[int, bytes, Optional[str], bool]:
-    """After the request is written: the status, body and content type of the answer, and
-    whether the connection may carry another request."""
-    await connection.writer.drain()
-    reader = connection.reader
-    head = await reader.readuntil(b"\r\n\r\n")
-    status, headers = _parse_head(head)
-    if status in _NO_BODY:
-        answer = b""
-    elif "chunked" in headers.get("transfer-encoding", ""):
-        answer = await _read_chunked(reader)
-    elif "content-length" in headers:
-        answer = await reader.readexactly(_length(headers["content-length"]))
-    else:  # the answer ends when the server closes the connection
-        return status, await reader.read(), headers.get("content-type"), False
-    keep = "close" not in headers.get("connection", "").lower()
-    return status, answer, headers.get("content-type"), keep
-
-
-def _parse_head(head: bytes) -> Tuple[int, Dict[str, str]]:
-    lines = head.decode("latin-1").split("\r\n")
-    version, _, rest = lines[0].partition(" ")
-    if not version.startswith("HTTP/1."):
-        raise ValueError("the answer is not HTTP/1.x")
-    status = int(rest[:3])
-    headers: Dict[str, str] = {}
-    for line in lines[1:]:
-        if line:
-            name, _, value = line.partition(":")
-            headers[name.strip().lower()] = value.strip()
-    return status, headers
-
-
-async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
-    parts = []
-    while True:
-        size = int((await reader.readuntil(b"\r\n")).split(b";", 1)[0].strip(), 16)
-        if size == 0:
-            while (await reader.readuntil(b"\r\n")) != b"\r\n":
-                pass  # trailers, unused
-            return b"".join(parts)
-        parts.append(await reader.readexactly(size))
-        await reader.readexactly(2)
-
-
-def _length(value: str) -> int:
-    length = int(value)
-    if length < 0:
-        raise ValueError("a negative content-length")
-    return length
-
-
-def _reason(error: BaseException) -> str:
-    if isinstance(error, asyncio.IncompleteReadError):
-        return "the server closed the connection before its answer was complete"
-    return str(error) or type(error).__name__
-
-
-async def _within(seconds: float, work: Awaitable[T]) -> T:
-    # asyncio.timeout (3.11) bounds the work in the caller's task; wait_for wraps it in another.
-    timeout = getattr(asyncio, "timeout", None)
-    if timeout is None:
-        return await asyncio.wait_for(work, seconds)
-    async with timeout(seconds):
-        return await work
+def _reply(answer: Answer) -> Reply:
+    status, body, content_type, _ = answer
+    return reply_of(status, body, content_type)

@@ -46,7 +46,11 @@ def encode_request(token: Optional[str], body: Any) -> Tuple[Dict[str, str], Opt
     if body is None:
         return headers, None
     headers["content-type"] = "application/json"
-    return headers, json.dumps(body, separators=(",", ":")).encode("utf-8")
+    return headers, encode_body(body)
+
+
+def encode_body(body: Any) -> bytes:
+    return json.dumps(body, separators=(",", ":")).encode("utf-8")
 
 
 def reply_of(status: int, raw: bytes, content_type: Optional[str]) -> Reply:

@@ -4,9 +4,10 @@ Request parts (reads, writes, intents) are small dataclasses too; plain dicts wi
 in snake_case or camelCase, are accepted wherever they are.
 """
 
+import functools
 import re
 from dataclasses import dataclass, field, fields
-from typing import Any, Dict, List, Mapping, Optional, Type, TypeVar, Union
+from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Type, TypeVar, Union
 
 JsonObject = Dict[str, Any]
 
@@ -15,8 +16,9 @@ T = TypeVar("T")
 _CAMEL = re.compile(r"([A-Z])")
 
 
+@functools.lru_cache(maxsize=1024)
 def snake(name: str) -> str:
-    """``leaseExpiresAt`` -> ``lease_expires_at``."""
+    """``leaseExpiresAt`` -> ``lease_expires_at``; a few dozen wire names, converted once each."""
     return _CAMEL.sub(lambda m: "_" + m.group(1).lower(), name)
 
 
@@ -28,9 +30,18 @@ def camel(name: str) -> str:
 
 def from_wire(cls: Type[T], answer: Mapping[str, Any]) -> T:
     """Builds ``cls`` from a wire object; fields a newer server adds are ignored."""
-    known = {f.name for f in fields(cls)}  # type: ignore[arg-type]
-    values = {snake(key): value for key, value in answer.items() if snake(key) in known}
+    known = _field_names(cls)
+    values = {}
+    for key, value in answer.items():
+        name = snake(key)
+        if name in known:
+            values[name] = value
     return cls(**values)
+
+
+@functools.lru_cache(maxsize=None)
+def _field_names(cls: type) -> FrozenSet[str]:
+    return frozenset(f.name for f in fields(cls))
 
 
 @dataclass(frozen=True)

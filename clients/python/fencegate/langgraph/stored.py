@@ -84,17 +84,42 @@ def writes_in_order(writes: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
     return sorted(writes, key=lambda w: (str(w.get("path", "")), str(w["task"]), int(w["index"])))
 
 
-def _plain_json(value: Any, depth: int = 0) -> bool:
-    if depth > 64:
-        return False
+#: Exact types whose values are plain JSON as they are, checked without a call.
+_SCALARS = frozenset({str, int, bool, type(None)})
+#: Deeper than this, a value goes to the serializer rather than to JSON.
+_MAX_DEPTH = 64
+
+
+def _plain_json(value: Any) -> bool:
+    """Whether ``value`` is JSON exactly as JSON reads it back: str keys, finite floats, lists
+    (not tuples), at most ``_MAX_DEPTH`` deep. Walked with a stack, scalars checked in line:
+    a checkpoint is a few dozen small values, which a call per value would make cost more than
+    the encoding itself."""
+    pending = [(value, 0)]
+    while pending:
+        item, depth = pending.pop()
+        if depth > _MAX_DEPTH:
+            return False
+        if isinstance(item, dict):
+            children: Any = item.values()
+            if not all(isinstance(key, str) for key in item):
+                return False
+        elif isinstance(item, list):
+            children = item
+        elif not _plain_scalar(item):
+            return False
+        else:
+            continue
+        inner = depth + 1
+        for child in children:
+            if type(child) not in _SCALARS or inner > _MAX_DEPTH:
+                pending.append((child, inner))
+    return True
+
+
+def _plain_scalar(value: Any) -> bool:
     if value is None or isinstance(value, (str, bool, int)):
         return True
     if isinstance(value, float):
         return value == value and value not in (float("inf"), float("-inf"))
-    if isinstance(value, list):
-        return all(_plain_json(item, depth + 1) for item in value)
-    if isinstance(value, dict):
-        return all(
-            isinstance(key, str) and _plain_json(item, depth + 1) for key, item in value.items()
-        )
     return False
