@@ -131,6 +131,17 @@ export function applyPayload(plans: readonly PlannedOn<unknown>[]): ApplyPayload
         ...putColumns(write),
       });
     }
+    // A record (or its deletion) read as absent and not written takes no lock of its own: its
+    // scope's row is locked instead, which every writer of the record locks.
+    const written = new Set(transition.put.map(({ row: _row, ...ref }) => refKey(ref)));
+    for (const [key, ref] of [...refs]) {
+      if ((ref.type === 'record' || ref.type === 'deletion') && !written.has(key)) {
+        if (snapshot.state(ref).version === 0) {
+          const scope: Ref = { type: 'scope', scope: ref.scope };
+          refs.set(refKey(scope), scope);
+        }
+      }
+    }
     for (const [, ref] of refs) {
       const { version } = snapshot.state(ref);
       ((version === 0 ? absent : lock)[ref.type] ??= []).push({

@@ -13,7 +13,7 @@
 import { isRangeRef, refKey, type Transition } from '../../core/plan/transition.js';
 import { isFencegateError } from '../../errors.js';
 import type { PlannedOn } from './postgres-apply-payload.js';
-import { MAX_ATTEMPTS, type PostgresEngine } from './postgres-engine.js';
+import { OPTIMISTIC_ATTEMPTS, type PostgresEngine } from './postgres-engine.js';
 import { outcomeUnknown } from './postgres-errors.js';
 import { CallState, type PostgresSnapshot } from './postgres-snapshot.js';
 
@@ -132,8 +132,9 @@ export class PostgresBatcher {
         else job.reject(answer.error);
         return;
       }
+      // Rows many writers change at once: go alone, which ends holding its locks.
       job.attempts += 1;
-      if (job.attempts >= MAX_ATTEMPTS) job.reject(this.engine.contention());
+      if (job.attempts >= OPTIMISTIC_ATTEMPTS) this.#alone(job);
       else this.#queue.unshift(job);
     });
   }

@@ -127,6 +127,67 @@ export class PostgresConnection {
     }
   }
 
+  /**
+   * Runs `work` in one transaction on one connection, its statements sent through the function it
+   * is given; commits what it returns. Failures are answered as `query` answers them, with one
+   * difference: a connection lost before COMMIT was sent changed nothing (PostgreSQL rolls the
+   * transaction back), so only a failure of COMMIT itself is in doubt. A serialization failure,
+   * deadlock or duplicate key runs the whole work again. An error the work throws is rethrown
+   * after a rollback.
+   */
+  async transaction<T>(
+    kind: StatementKind,
+    work: (
+      query: <R extends QueryResultRow>(config: QueryConfig) => Promise<QueryResult<R>>,
+    ) => Promise<T>,
+  ): Promise<T> {
+    let retries = 0;
+    let resends = 0;
+    for (;;) {
+      const client = await this.#connect();
+      let committing = false;
+      let failure: unknown;
+      try {
+        await client.query('BEGIN');
+        const result = await work((config) => client.query(config));
+        committing = true;
+        await client.query('COMMIT');
+        client.release();
+        return result;
+      } catch (error) {
+        failure = error;
+      }
+      if (failure instanceof FencegateError) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        client.release();
+        throw failure;
+      }
+      const errorClass = isUniqueViolation(failure) ? 'retry' : classify(failure);
+      if (errorClass === 'retry' || errorClass === 'internal' || errorClass === 'unavailable') {
+        await client.query('ROLLBACK').catch(() => undefined);
+        client.release();
+      } else {
+        client.release(true);
+      }
+      switch (errorClass) {
+        case 'retry':
+          if (++retries > MAX_RETRIES) throw storeUnavailable(this.target, failure);
+          await sleep(Math.random() * Math.min(50, 2 ** retries));
+          continue;
+        case 'not_sent':
+          if (++resends > MAX_RESENDS) throw storeUnavailable(this.target, failure);
+          continue;
+        case 'unavailable':
+          throw storeUnavailable(this.target, failure);
+        case 'internal':
+          throw internalError(this.target, failure);
+        case 'in_doubt':
+          if (!kind.mutation || !committing) throw storeUnavailable(this.target, failure);
+          throw outcomeUnknown(this.target, failure, kind.operationId);
+      }
+    }
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;

@@ -10,6 +10,7 @@
  * decisions the database clock would not repeat, and answers its clock, so the plan runs again at
  * the corrected time. An injected Clock (tests) replaces the database clock outright.
  */
+import type { QueryConfig, QueryResult } from 'pg';
 import type { Clock } from '../../core/clock.js';
 import { isRangeRef, refKey, type RangeRef, type Transition } from '../../core/plan/transition.js';
 import { FencegateError } from '../../errors.js';
@@ -30,6 +31,11 @@ import {
 
 /** Plans per call before giving up on rows that keep changing. */
 export const MAX_ATTEMPTS = 12;
+/**
+ * Plans applied without holding locks between round trips before an operation holds them: a row
+ * many writers change at once could otherwise keep changing between each plan and its apply.
+ */
+export const OPTIMISTIC_ATTEMPTS = 3;
 /**
  * How far a plan's estimate of the database clock may be from it, in ms: the times a plan writes
  * (a lease's expiry, an audit entry's) are this close to the database clock, or it plans again.
@@ -90,23 +96,36 @@ export class PostgresEngine {
     return this.clock !== undefined ? this.clock.now() : Date.now() + this.#offset;
   }
 
-  /** Plans and applies one operation; refusals are thrown after their audit entry is stored. */
+  /**
+   * Plans and applies one operation; refusals are thrown after their audit entry is stored. After
+   * OPTIMISTIC_ATTEMPTS plans that did not hold, the next ones run in one transaction that keeps
+   * the locks each failed apply took, so the rows it planned on stay as they are until it holds.
+   */
   async run<A>(
     tenant: string,
     plan: (snapshot: PostgresSnapshot) => Transition<A>,
     operationId?: string,
   ): Promise<A> {
     const call = new CallState();
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
+    for (let attempt = 0; attempt < OPTIMISTIC_ATTEMPTS; attempt += 1) {
       const now = this.now();
       const planned = await this.plan(tenant, call, plan, now);
       const [held] = await this.apply(tenant, now, [planned], operationId);
-      if (held !== true) continue;
-      const answer = planned.transition.answer;
-      if (!answer.ok) throw answer.error;
-      return answer.value;
+      if (held === true) return answerOf(planned.transition);
     }
-    throw this.contention();
+    const transition = await this.connection.transaction(
+      { mutation: true, operationId },
+      async (query) => {
+        for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
+          const now = this.now();
+          const planned = await this.plan(tenant, call, plan, now);
+          const [held] = await this.#applyWith(query, tenant, now, [planned]);
+          if (held === true) return planned.transition;
+        }
+        throw this.contention();
+      },
+    );
+    return answerOf(transition);
   }
 
   /** Plans until every range the plan lists or expects is loaded in this call. */
@@ -144,27 +163,42 @@ export class PostgresEngine {
    * Applies transitions of one tenant, planned at `now`, in one statement; per transition, whether
    * it held. One that did not has the current rows of its keys in its call's fresh rows.
    */
-  async apply(
+  apply(
     tenant: string,
     now: number,
     plans: readonly PlannedOn<unknown>[],
     operationId?: string,
   ): Promise<boolean[]> {
-    const payload = applyPayload(plans);
-    const result = await this.connection.query<{ answer: ApplyAnswer }>(
-      { mutation: true, operationId, insertRaces: true },
-      {
-        name: `fencegate_apply_${this.schema}`,
-        text: `SELECT ${this.schema}.apply($1, $2, $3, $4, $5) AS answer`,
-        values: [
-          tenant,
-          now,
-          this.clock !== undefined,
-          CLOCK_TOLERANCE_MS,
-          JSON.stringify(payload.body),
-        ],
-      },
+    return this.#applyWith(
+      (config) =>
+        this.connection.query<{ answer: ApplyAnswer }>(
+          { mutation: true, operationId, insertRaces: true },
+          config,
+        ),
+      tenant,
+      now,
+      plans,
     );
+  }
+
+  async #applyWith(
+    query: (config: QueryConfig) => Promise<QueryResult<{ answer: ApplyAnswer }>>,
+    tenant: string,
+    now: number,
+    plans: readonly PlannedOn<unknown>[],
+  ): Promise<boolean[]> {
+    const payload = applyPayload(plans);
+    const result = await query({
+      name: `fencegate_apply_${this.schema}`,
+      text: `SELECT ${this.schema}.apply($1, $2, $3, $4, $5) AS answer`,
+      values: [
+        tenant,
+        now,
+        this.clock !== undefined,
+        CLOCK_TOLERANCE_MS,
+        JSON.stringify(payload.body),
+      ],
+    });
     const answer = (result.rows[0] as { answer: ApplyAnswer }).answer;
     if (this.clock === undefined)
       this.#observe(answer.now, Math.abs(answer.now - now) > CLOCK_TOLERANCE_MS);
@@ -230,4 +264,10 @@ export class PostgresEngine {
       this.cache.set(tenant, key, state);
     }
   }
+}
+
+/** A transition's answer as the caller gets it: its value, or its refusal thrown. */
+function answerOf<A>(transition: Transition<A>): A {
+  if (!transition.answer.ok) throw transition.answer.error;
+  return transition.answer.value;
 }

@@ -11,8 +11,9 @@
  *    slot of the server's shared lock table): a plan that writes it inserts it, and an insert of
  *    the same key by another transaction fails this statement with unique_violation once that
  *    transaction commits, so the statement is sent again and its compare then finds the row. A
- *    plan that only reads a key as absent (a deletion, an unregistered policy) also locks the
- *    row every writer of that key locks (its scope's), or only writes a refusal's audit entry.
+ *    record or deletion a plan only reads as absent (a dependency read in another scope) has its
+ *    scope's row locked instead, which every writer of the record locks too; the other keys a
+ *    plan only reads as absent (an unregistered policy, a missing scope) only decide a refusal.
  * 2. Compares, under the locks. Each row's `row_version` (the transaction id that last wrote it,
  *    0 when absent) against the one the plan read; each listed range's names against the hash of
  *    the names the plan read; and store time: the plan ran at an estimate of the database clock,
