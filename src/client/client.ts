@@ -14,6 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FencegateApi, FencegateOpsApi, VerifyReport } from '../api.js';
 import { DEFAULT_LIST_LIMIT } from '../core/limits.js';
+import type { RecordReads, RecordReadsResult } from '../core/record-reads.js';
 import { requireName } from '../core/validate.js';
 import { FencegateError, isFencegateError } from '../errors.js';
 import type {
@@ -86,6 +87,7 @@ import type {
   PolicyListAnswer,
   RecordAnswer,
   RecordListAnswer,
+  RecordReadsAnswer,
   ReleaseAnswer,
   ReasonBody,
   ReleaseBody,
@@ -238,6 +240,31 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
       `/v1/scopes/${segment(scope, 'scope')}/records${queryString(paged)}`,
     );
     return { items: answer.items, nextCursor: answer.nextCursor ?? null };
+  }
+
+  /**
+   * Records by name and pages of records of one scope in one exchange (`POST
+   * /v1/scopes/:scope/reads`), each as `getRecord` and `listRecordsPage` read it, in the order
+   * asked; not one snapshot. A page without a limit reads 100, as `listRecordsPage` does.
+   */
+  async readRecords(scope: string, reads: RecordReads): Promise<RecordReadsResult> {
+    const pages = (reads.pages ?? []).map((query) => ({
+      ...query,
+      limit: query.limit ?? DEFAULT_LIST_LIMIT,
+    }));
+    const answer = await this.#call<RecordReadsAnswer>(
+      'read',
+      'POST',
+      `/v1/scopes/${segment(scope, 'scope')}/reads`,
+      { records: reads.records ?? [], pages },
+    );
+    return {
+      records: answer.records,
+      pages: answer.pages.map((page) => ({
+        items: page.items,
+        nextCursor: page.nextCursor ?? null,
+      })),
+    };
   }
 
   async getOperation(operationId: string): Promise<CommitResult | null> {

@@ -17,5 +17,6 @@ export {
   type ErrorCode,
   type CommitRejectionCode,
 } from '../errors.js';
+export type { RecordReads, RecordReadsResult } from '../core/record-reads.js';
 export type * from '../types.js';
 export type * from './wire.js';

@@ -5,6 +5,8 @@
  */
 import type { Static } from '@sinclair/typebox';
 import type { VerifyReport } from '../api.js';
+import type { RecordReadsResult } from '../core/record-reads.js';
+import type { RecordReadsSchema } from '../server/routes/record-reads.js';
 import type * as answers from '../server/schemas/answers.js';
 import type { RequestSchemas } from '../server/schemas/requests.js';
 import type {
@@ -65,6 +67,7 @@ export type ScopeAnswer = Static<typeof answers.ScopeSchema>;
 export type ScopePageAnswer = Static<typeof answers.ScopePageSchema>;
 export type RecordAnswer = Static<typeof answers.RecordSchema>;
 export type RecordListAnswer = Static<typeof answers.RecordListSchema>;
+export type RecordReadsAnswer = Static<typeof RecordReadsSchema>;
 export type ReleaseAnswer = Static<typeof answers.ReleaseResultSchema>;
 export type CancelAnswer = Static<typeof answers.CancelResultSchema>;
 export type DeleteScopeAnswer = Static<typeof answers.DeleteScopeResultSchema>;
@@ -102,6 +105,9 @@ export type WireMatchesLibrary = [
   Assert<Same<ListIntentsParams, ListIntentsQuery>>,
   Assert<Same<ListRecordsParams, ListRecordsQuery>>,
   Assert<Same<RecordListAnswer, { items: RecordState[]; nextCursor?: string | null }>>,
+  Assert<
+    Same<RecordReadsAnswer, { records: RecordReadsResult['records']; pages: RecordListAnswer[] }>
+  >,
   Assert<Same<AuditParams, AuditQuery>>,
   Assert<Same<GrantAnswer, Grant>>,
   Assert<Same<ScopeAnswer, ScopeState>>,

@@ -449,6 +449,7 @@ describe('operations endpoints', () => {
       'delete /v1/scopes/{scope}',
       'get /v1/scopes/{scope}/records',
       'get /v1/scopes/{scope}/records/{name}',
+      'post /v1/scopes/{scope}/reads',
       'post /v1/commit',
       'get /v1/operations/{operationId}',
       'post /v1/operations/{operationId}/abandon',

@@ -9,6 +9,7 @@ import { intentRoutes } from './intents.js';
 import { jobRoutes } from './jobs.js';
 import { leaseRoutes } from './leases.js';
 import { policyRoutes } from './policies.js';
+import { recordReadRoutes } from './record-reads.js';
 import { recordRoutes } from './records.js';
 import { scopeRoutes } from './scopes.js';
 
@@ -16,6 +17,7 @@ export const ROUTE_FILES: readonly RouteFile[] = [
   leaseRoutes,
   scopeRoutes,
   recordRoutes,
+  recordReadRoutes,
   commitRoutes,
   intentRoutes,
   policyRoutes,

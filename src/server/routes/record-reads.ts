@@ -1,0 +1,49 @@
+/** Several reads of one scope in one exchange (core/record-reads.ts). */
+import { Type } from '@sinclair/typebox';
+import { validateRecordReads } from '../../core/record-reads.js';
+import { ok, route, type RouteFile } from '../route.js';
+import { RecordListSchema, RecordSchema } from '../schemas/answers.js';
+import { CLOSED, Name } from '../schemas/common.js';
+import { explainScopeParams } from './scopes.js';
+
+export const RecordReadsSchema = Type.Object(
+  {
+    records: Type.Array(RecordSchema, { description: 'the records, in the order asked' }),
+    pages: Type.Array(RecordListSchema, { description: 'the pages, in the order asked' }),
+  },
+  CLOSED,
+);
+
+export const recordReadRoutes: RouteFile = (s, limits) => [
+  route({
+    method: 'POST',
+    url: '/v1/scopes/:scope/reads',
+    auth: 'worker',
+    tag: 'records',
+    summary:
+      'Records by name and pages of records of one scope, each answered as its own GET would ' +
+      'be, in one exchange (not one snapshot)',
+    params: s.ScopeParams,
+    body: Type.Object(
+      {
+        records: Type.Optional(Type.Array(Name, { maxItems: limits.maxReads })),
+        pages: Type.Optional(Type.Array(s.ListRecordsQuery, { maxItems: limits.maxReads })),
+      },
+      CLOSED,
+    ),
+    explain: {
+      params: explainScopeParams,
+      body: (value) => validateRecordReads(value, limits),
+    },
+    responses: { 200: { description: 'the records and pages', schema: RecordReadsSchema } },
+    handler: async ({ params, body }, ctx) => {
+      const reads = validateRecordReads(body, limits);
+      const api = ctx.tenantApi();
+      const [records, pages] = await Promise.all([
+        Promise.all(reads.records.map((name) => api.getRecord(params.scope, name))),
+        Promise.all(reads.pages.map((query) => api.listRecordsPage(params.scope, query))),
+      ]);
+      return ok({ records, pages });
+    },
+  }),
+];
