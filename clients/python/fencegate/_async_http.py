@@ -1,4 +1,4 @@
-"""The asynchronous client's HTTP/1.1 exchanges with the server, over asyncio (_async_connection.py).
+"""The asynchronous client's HTTP/1.1 exchanges with the server (_async_connection.py).
 
 The standard library only: a client keeps its idle connections open and sends the next request
 on one of them (keep-alive), which spares a connection and, over TLS, a handshake per request.
@@ -139,7 +139,8 @@ class Session:
             refused = tls_refusal(error)
             if refused is not None:
                 raise refused from None
-            raise TransportError(NOT_SENT, f"could not connect ({error or type(error).__name__})") from None
+            reason = str(error) or type(error).__name__
+            raise TransportError(NOT_SENT, f"could not connect ({reason})") from None
         return connection
 
     def _context(self) -> ssl.SSLContext:

@@ -160,6 +160,14 @@ class Page:
 
 
 @dataclass(frozen=True)
+class RecordReads:
+    """What ``read_records`` answers: the records and the pages, each in the order asked."""
+
+    records: List[RecordState]
+    pages: List[Page]
+
+
+@dataclass(frozen=True)
 class Read:
     """A dependency of a commit: the record must still be at ``revision``."""
 

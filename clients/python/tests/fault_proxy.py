@@ -2,8 +2,9 @@
 never forwarded (the connection is cut after the client sent it), or forwarded and its reply cut
 off; the client sees a lost connection either way, only the store knows what happened. It can
 answer as a misconfigured or failing proxy would: a 502 before or after forwarding the request,
-or a 302 to another address (``redirect_to``). And it can hold a request for ``delay`` seconds
-before forwarding it."""
+or a 302 to another address (``redirect_to``). It can hold a request for ``delay`` seconds
+before forwarding it. And it can play a server older than a route: a request whose path ends with
+``missing_route`` is answered 404 ``not_found`` as the server answers a route it does not have."""
 
 import socket
 import threading
@@ -32,6 +33,7 @@ class FaultProxy:
         self.seen: List[str] = []
         self.redirect_to: Optional[str] = None
         self.delay = 0.0
+        self.missing_route: Optional[str] = None
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
         threading.Thread(target=self._serve, daemon=True).start()
@@ -50,7 +52,12 @@ class FaultProxy:
     def _handle(self, conn: socket.socket) -> None:
         with conn:
             request = _read_request(conn)
-            self.seen.append(request.split(b"\r\n", 1)[0].decode())
+            line = request.split(b"\r\n", 1)[0].decode()
+            self.seen.append(line)
+            method, path = line.split(" ")[:2]
+            if self.missing_route is not None and path.endswith(self.missing_route):
+                conn.sendall(_no_route(method, path))
+                return
             fault = self.faults.pop(0) if self.faults else PASS
             if fault == DROP_REQUEST:
                 return
@@ -69,6 +76,16 @@ class FaultProxy:
             if fault == DROP_REPLY:
                 return
             conn.sendall(_BAD_GATEWAY if fault == GATEWAY_AFTER else reply)
+
+
+def _no_route(method: str, path: str) -> bytes:
+    body = (
+        '{"error":{"code":"not_found","message":"no route %s %s","details":{}}}' % (method, path)
+    ).encode()
+    return (
+        b"HTTP/1.1 404 Not Found\r\ncontent-type: application/json; charset=utf-8\r\n"
+        b"content-length: %d\r\nConnection: close\r\n\r\n" % len(body)
+    ) + body
 
 
 def _redirect(location: str) -> bytes:

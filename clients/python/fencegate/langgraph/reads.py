@@ -11,7 +11,8 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from ..errors import ScopeNotFoundError
 from ..models import RecordState
 from .names import blob_name, checkpoint_name, checkpoint_prefix, unescape_name, writes_prefix
-from .plans import Call, Emit, Gather, Plan, call
+from .plans import Call, Emit, Plan, call
+from .read_together import ReadTogether
 from .recent import Recent, RecentCheckpoints, is_uuid6
 from .stored import is_empty, load, recency, writes_in_order
 
@@ -31,6 +32,7 @@ class ThreadReader:
         self.serde = serde
         self.scope_for = scope_for
         self.recent = recent
+        self.together = ReadTogether()
 
     def get_tuple(
         self, thread_id: str, namespace: str, checkpoint_id: Optional[str]
@@ -122,9 +124,10 @@ class ThreadReader:
         ]
         # The channels' blobs and the first page of pending writes, read together.
         try:
-            first_page, *blobs = yield Gather(
-                (_page_call(scope, writes_prefix(namespace, stored["id"]), None, _PAGE),)
-                + tuple(_blob_calls(scope, namespace, versions))
+            (first_page,), blobs = yield from self.together.read(
+                scope,
+                [_page_query(writes_prefix(namespace, stored["id"]), _PAGE)],
+                _blob_names(namespace, versions),
             )
         except ScopeNotFoundError:
             first_page, blobs = _EMPTY_PAGE, []
@@ -140,12 +143,13 @@ class ThreadReader:
         stored = recent.stored
         namespace = stored["ns"]
         try:
-            newest, first_page, *blobs = yield Gather(
-                (
-                    _page_call(scope, checkpoint_prefix(namespace), None, 1),
-                    _page_call(scope, writes_prefix(namespace, stored["id"]), None, _PAGE),
-                )
-                + tuple(_blob_calls(scope, namespace, recent.missing))
+            (newest, first_page), blobs = yield from self.together.read(
+                scope,
+                [
+                    _page_query(checkpoint_prefix(namespace), 1),
+                    _page_query(writes_prefix(namespace, stored["id"]), _PAGE),
+                ],
+                _blob_names(namespace, recent.missing),
             )
         except ScopeNotFoundError:
             return None
@@ -228,8 +232,13 @@ class ThreadReader:
             return None
 
 
-def _blob_calls(scope: str, namespace: str, versions: List[Tuple[str, Any]]) -> List[Call]:
-    return [call("get_record", scope, blob_name(namespace, c, v)) for c, v in versions]
+def _blob_names(namespace: str, versions: List[Tuple[str, Any]]) -> List[str]:
+    return [blob_name(namespace, channel, version) for channel, version in versions]
+
+
+def _page_query(prefix: str, limit: int) -> Dict[str, Any]:
+    """A newest-first page's ``list_records_page`` arguments."""
+    return {"prefix": prefix, "direction": "desc", "limit": limit}
 
 
 def _page_call(scope: str, prefix: str, cursor: Optional[str], limit: int) -> Call:

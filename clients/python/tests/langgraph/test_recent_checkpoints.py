@@ -21,7 +21,7 @@ class Recorded:
         method = getattr(self._client, name)
 
         def recorded(*args, **kwargs):
-            self.calls.append((name, args[1] if len(args) > 1 else kwargs.get("prefix")))
+            self.calls.append((name, kwargs))
             return method(*args, **kwargs)
 
         return recorded
@@ -50,7 +50,11 @@ def test_the_last_checkpoint_written_reads_without_its_blobs(tokens):
     assert found.checkpoint["id"] == second["configurable"]["checkpoint_id"]
     assert found.checkpoint["channel_values"] == {"a": 3, "b": [2]}
     assert found.pending_writes == [("task", "ch", "w")]
-    assert [name for name, _ in client.calls] == ["list_records_page", "list_records_page"]
+    # One exchange: the newest checkpoint and its writes, and no blob (the values are known).
+    assert [name for name, _ in client.calls] == ["read_records"]
+    asked = client.calls[0][1]
+    assert asked["records"] == []
+    assert [page["prefix"].split("/")[0] for page in asked["pages"]] == ["cp", "wr"]
     # each read answers values of its own
     found.checkpoint["channel_values"]["b"].append(99)
     assert saver.get_tuple(config(thread_id)).checkpoint["channel_values"]["b"] == [2]
@@ -84,3 +88,20 @@ def test_a_thread_deleted_by_another_saver_is_not_answered_from_memory(saver, to
     saver.put(config(thread_id), checkpoint({"a": 1}), metadata(), {"a": 1})
     tokens.saver().delete_thread(thread_id)
     assert saver.get_tuple(config(thread_id)) is None
+
+
+def test_against_a_server_without_reads_together_each_read_goes_on_its_own(tokens, proxy):
+    writer = tokens.saver()
+    thread_id = str(uuid4())
+    first = writer.put(config(thread_id), checkpoint({"a": 1}), metadata(), {"a": 1})
+    writer.put_writes(first, [("ch", "w")], "task")
+    writer.close()
+    proxy.missing_route = "/reads"  # a server older than POST /v1/scopes/:scope/reads
+    reader = FencedCheckpointSaver(client=fencegate.Client(proxy.url, tokens.worker))
+    for _ in range(2):  # the second read goes straight to the older reads
+        found = reader.get_tuple(config(thread_id))
+        assert found.checkpoint["channel_values"] == {"a": 1}
+        assert found.pending_writes == [("task", "ch", "w")]
+    tried = [line for line in proxy.seen if line.startswith("POST")]
+    assert len(tried) == 1 and tried[0].endswith("/reads HTTP/1.1")
+    reader.close()
