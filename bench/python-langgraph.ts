@@ -81,8 +81,12 @@ export async function runPythonLanggraphBench(
     const lines = driver.stdout.trim().split('\n');
     return JSON.parse(lines[lines.length - 1] ?? '{}') as PythonLanggraphResult;
   } finally {
-    server.kill('SIGTERM');
-    await new Promise((resolve) => server.once('exit', resolve));
+    // A server that never started (dist/ not built, say) has exited already: no exit to wait for.
+    if (server.exitCode === null && server.signalCode === null) {
+      const exited = new Promise((resolve) => server.once('exit', resolve));
+      server.kill('SIGTERM');
+      await exited;
+    }
     rmSync(dir, { recursive: true, force: true });
   }
 }
