@@ -76,40 +76,43 @@ export class PostgresBatcher {
   }
 
   async #run(tenant: string, jobs: Job[]): Promise<void> {
-    const now = this.engine.now();
-    const planned: PlannedOn<unknown>[] = [];
     const members: Job[] = [];
-    const later: Job[] = [];
-    const taken = new Set<string>();
-    for (const job of jobs) {
-      let plan: PlannedOn<unknown>;
-      try {
-        plan = await this.engine.plan(tenant, job.call, job.plan, now);
-      } catch (error) {
-        job.reject(error);
-        continue;
-      }
-      if (plan.transition.expect.some(isRangeRef)) {
-        this.#alone(job);
-        continue;
-      }
-      const keys = keysOf(plan);
-      if (keys.some((key) => taken.has(key))) {
-        later.push(job);
-        continue;
-      }
-      for (const key of keys) taken.add(key);
-      planned.push(plan);
-      members.push(job);
-    }
-    this.#queue.unshift(...later);
-    if (members.length === 0) return;
+    const planned: PlannedOn<unknown>[] = [];
     let held: boolean[];
     try {
-      held = await this.engine.apply(tenant, now, planned, members[0]?.operationId);
+      held = await this.engine.session(async (send) => {
+        // Store time once the connection is held: the batch plans at the time it applies.
+        const now = this.engine.now();
+        const later: Job[] = [];
+        const taken = new Set<string>();
+        for (const job of jobs) {
+          let plan: PlannedOn<unknown>;
+          try {
+            plan = await this.engine.plan(tenant, job.call, job.plan, now, send);
+          } catch (error) {
+            job.reject(error);
+            continue;
+          }
+          if (plan.transition.expect.some(isRangeRef)) {
+            this.#alone(job);
+            continue;
+          }
+          const keys = keysOf(plan);
+          if (keys.some((key) => taken.has(key))) {
+            later.push(job);
+            continue;
+          }
+          for (const key of keys) taken.add(key);
+          planned.push(plan);
+          members.push(job);
+        }
+        this.#queue.unshift(...later);
+        if (members.length === 0) return [];
+        return this.engine.apply(tenant, now, planned, members[0]?.operationId, send);
+      });
     } catch (error) {
-      if (members.length === 1 || !isFencegateError(error)) {
-        for (const job of members) job.reject(error);
+      if (members.length <= 1 || !isFencegateError(error)) {
+        for (const job of members.length > 0 ? members : jobs) job.reject(error);
         return;
       }
       if (error.code === 'outcome_unknown') {

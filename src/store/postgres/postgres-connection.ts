@@ -26,6 +26,19 @@ import { DEFAULT_POOL, type PostgresPoolOptions } from './postgres-pool-options.
 export type StatementKind =
   { mutation: false } | { mutation: true; operationId?: string; insertRaces?: boolean };
 
+/** Sends one statement on a connection a piece of work holds. */
+export type Send = <R extends QueryResultRow>(
+  kind: StatementKind,
+  config: QueryConfig,
+) => Promise<QueryResult<R>>;
+
+/** A failure of a statement pg never sent: the work may run again on another connection. */
+class NotSent extends Error {
+  constructor(readonly failure: unknown) {
+    super('a statement was never sent');
+  }
+}
+
 const MAX_RETRIES = 64;
 const MAX_RESENDS = 2;
 
@@ -123,6 +136,60 @@ export class PostgresConnection {
         case 'in_doubt':
           if (!kind.mutation) throw storeUnavailable(this.target, failure);
           throw outcomeUnknown(this.target, failure, kind.operationId);
+      }
+    }
+  }
+
+  /**
+   * Runs `work` on one pooled connection, held for its whole length: each statement it sends is
+   * answered as `query` answers it (a race the server rolled back is sent again on the same
+   * connection). So a caller that takes the time and plans once it holds a connection does not
+   * plan behind a queue for the pool. A statement pg never sent runs the whole work again on
+   * another connection: `work` must send at most one statement that changes anything, and last.
+   */
+  async session<T>(work: (send: Send) => Promise<T>): Promise<T> {
+    for (let resends = 0; ; resends++) {
+      const client = await this.#connect();
+      let broken = false;
+      const send: Send = async <R extends QueryResultRow>(
+        kind: StatementKind,
+        config: QueryConfig,
+      ) => {
+        for (let retries = 0; ;) {
+          try {
+            return await client.query<R>(config);
+          } catch (failure) {
+            const errorClass =
+              kind.mutation && kind.insertRaces === true && isUniqueViolation(failure)
+                ? 'retry'
+                : classify(failure);
+            switch (errorClass) {
+              case 'retry':
+                if (++retries > MAX_RETRIES) throw storeUnavailable(this.target, failure);
+                await sleep(Math.random() * Math.min(50, 2 ** retries));
+                continue;
+              case 'unavailable':
+                throw storeUnavailable(this.target, failure);
+              case 'internal':
+                throw internalError(this.target, failure);
+              case 'not_sent':
+                broken = true;
+                throw new NotSent(failure);
+              case 'in_doubt':
+                broken = true;
+                if (!kind.mutation) throw storeUnavailable(this.target, failure);
+                throw outcomeUnknown(this.target, failure, kind.operationId);
+            }
+          }
+        }
+      };
+      try {
+        return await work(send);
+      } catch (error) {
+        if (!(error instanceof NotSent)) throw error;
+        if (resends >= MAX_RESENDS) throw storeUnavailable(this.target, error.failure);
+      } finally {
+        client.release(broken ? true : undefined);
       }
     }
   }

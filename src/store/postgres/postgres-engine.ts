@@ -10,14 +10,14 @@
  * decisions the database clock would not repeat, and answers its clock, so the plan runs again at
  * the corrected time. An injected Clock (tests) replaces the database clock outright.
  */
-import type { QueryConfig, QueryResult } from 'pg';
 import type { Clock } from '../../core/clock.js';
 import { isRangeRef, refKey, type RangeRef, type Transition } from '../../core/plan/transition.js';
 import { FencegateError } from '../../errors.js';
 import type { RowType } from '../../core/plan/transition.js';
 import { applyPayload, type PlannedOn } from './postgres-apply-payload.js';
 import { READ } from './postgres-calls.js';
-import type { PostgresConnection } from './postgres-connection.js';
+import type { QueryConfig } from 'pg';
+import type { PostgresConnection, Send, StatementKind } from './postgres-connection.js';
 import { storedRow } from './postgres-plan-rows.js';
 import {
   ABSENT,
@@ -91,6 +91,9 @@ export class PostgresEngine {
     this.#offset = Math.max(...this.#samples);
   }
 
+  /** Sends a statement on any pooled connection. */
+  readonly #pooled: Send = (kind, config) => this.connection.query(kind, config);
+
   /** Store time as a plan sees it. */
   now(): number {
     return this.clock !== undefined ? this.clock.now() : Date.now() + this.#offset;
@@ -107,25 +110,36 @@ export class PostgresEngine {
     operationId?: string,
   ): Promise<A> {
     const call = new CallState();
-    for (let attempt = 0; attempt < OPTIMISTIC_ATTEMPTS; attempt += 1) {
-      const now = this.now();
-      const planned = await this.plan(tenant, call, plan, now);
-      const [held] = await this.apply(tenant, now, [planned], operationId);
-      if (held === true) return answerOf(planned.transition);
-    }
+    // Store time is taken once a connection is held, never before a wait for the pool.
+    const held = await this.connection.session(async (send) => {
+      for (let attempt = 0; attempt < OPTIMISTIC_ATTEMPTS; attempt += 1) {
+        const now = this.now();
+        const planned = await this.plan(tenant, call, plan, now, send);
+        const [applied] = await this.apply(tenant, now, [planned], operationId, send);
+        if (applied === true) return planned.transition;
+      }
+      return null;
+    });
+    if (held !== null) return answerOf(held);
     const transition = await this.connection.transaction(
       { mutation: true, operationId },
       async (query) => {
+        const send: Send = (_kind: StatementKind, config: QueryConfig) => query(config);
         for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
           const now = this.now();
-          const planned = await this.plan(tenant, call, plan, now);
-          const [held] = await this.#applyWith(query, tenant, now, [planned]);
-          if (held === true) return planned.transition;
+          const planned = await this.plan(tenant, call, plan, now, send);
+          const [applied] = await this.apply(tenant, now, [planned], operationId, send);
+          if (applied === true) return planned.transition;
         }
         throw this.contention();
       },
     );
     return answerOf(transition);
+  }
+
+  /** Runs work on one connection held throughout (see PostgresConnection.session). */
+  session<T>(work: (send: Send) => Promise<T>): Promise<T> {
+    return this.connection.session(work);
   }
 
   /** Plans until every range the plan lists or expects is loaded in this call. */
@@ -134,6 +148,7 @@ export class PostgresEngine {
     call: CallState,
     plan: (snapshot: PostgresSnapshot) => Transition<A>,
     now: number,
+    send: Send = this.#pooled,
   ): Promise<PlannedOn<A>> {
     for (;;) {
       const snapshot = new PostgresSnapshot(tenant, now, this.cache, call);
@@ -148,7 +163,7 @@ export class PostgresEngine {
         if (!(error instanceof RangeMiss)) throw error;
         missing = error.range;
       }
-      await this.loadRanges(tenant, call, [missing]);
+      await this.loadRanges(tenant, call, [missing], send);
     }
   }
 
@@ -163,42 +178,28 @@ export class PostgresEngine {
    * Applies transitions of one tenant, planned at `now`, in one statement; per transition, whether
    * it held. One that did not has the current rows of its keys in its call's fresh rows.
    */
-  apply(
+  async apply(
     tenant: string,
     now: number,
     plans: readonly PlannedOn<unknown>[],
     operationId?: string,
-  ): Promise<boolean[]> {
-    return this.#applyWith(
-      (config) =>
-        this.connection.query<{ answer: ApplyAnswer }>(
-          { mutation: true, operationId, insertRaces: true },
-          config,
-        ),
-      tenant,
-      now,
-      plans,
-    );
-  }
-
-  async #applyWith(
-    query: (config: QueryConfig) => Promise<QueryResult<{ answer: ApplyAnswer }>>,
-    tenant: string,
-    now: number,
-    plans: readonly PlannedOn<unknown>[],
+    send: Send = this.#pooled,
   ): Promise<boolean[]> {
     const payload = applyPayload(plans);
-    const result = await query({
-      name: `fencegate_apply_${this.schema}`,
-      text: `SELECT ${this.schema}.apply($1, $2, $3, $4, $5) AS answer`,
-      values: [
-        tenant,
-        now,
-        this.clock !== undefined,
-        CLOCK_TOLERANCE_MS,
-        JSON.stringify(payload.body),
-      ],
-    });
+    const result = await send<{ answer: ApplyAnswer }>(
+      { mutation: true, operationId, insertRaces: true },
+      {
+        name: `fencegate_apply_${this.schema}`,
+        text: `SELECT ${this.schema}.apply($1, $2, $3, $4, $5) AS answer`,
+        values: [
+          tenant,
+          now,
+          this.clock !== undefined,
+          CLOCK_TOLERANCE_MS,
+          JSON.stringify(payload.body),
+        ],
+      },
+    );
     const answer = (result.rows[0] as { answer: ApplyAnswer }).answer;
     if (this.clock === undefined)
       this.#observe(answer.now, Math.abs(answer.now - now) > CLOCK_TOLERANCE_MS);
@@ -244,8 +245,8 @@ export class PostgresEngine {
   }
 
   /** Reads ranges in one statement: their names and hashes, and the rows they name. */
-  async loadRanges(tenant: string, call: CallState, ranges: RangeRef[]): Promise<void> {
-    const result = await this.connection.query<{
+  async loadRanges(tenant: string, call: CallState, ranges: RangeRef[], send: Send): Promise<void> {
+    const result = await send<{
       answer: { ranges: { names: string[]; hash: string }[]; rows: StoredRows };
     }>(READ, {
       name: `fencegate_load_ranges_${this.schema}`,
