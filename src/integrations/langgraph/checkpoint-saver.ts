@@ -41,9 +41,10 @@ import {
   writeName,
   writesPrefix,
 } from './record-names.js';
-import { writeRecords, type RecordToWrite } from './record-writer.js';
+import type { RecordToWrite } from './record-writer.js';
 import { asStaleWriteOwner } from './stale-write-owner-error.js';
 import { ThreadLeases } from './thread-leases.js';
+import { ThreadWriteBatch } from './thread-write-batch.js';
 import { ThreadWriteOwner } from './thread-write-owner.js';
 
 export interface FencedCheckpointSaverOptions {
@@ -101,8 +102,9 @@ export class FencedCheckpointSaver extends BaseCheckpointSaver {
   readonly #gate: FencegateApi;
   readonly #operatorGate: FencegateApi;
   readonly #scopePrefix: string;
-  readonly #maxWrites: number;
   readonly #leases: ThreadLeases;
+  /** Writes asked for in the same turn on one thread go out as one commit (thread-write-batch.ts). */
+  readonly #batch: ThreadWriteBatch;
   /** Who holds this saver's leases: `options.holder`, or an id unique to this instance. */
   readonly holder: string;
 
@@ -111,9 +113,9 @@ export class FencedCheckpointSaver extends BaseCheckpointSaver {
     this.#gate = options.gate;
     this.#operatorGate = options.operatorGate ?? options.gate;
     this.#scopePrefix = options.scopePrefix ?? DEFAULT_SCOPE_PREFIX;
-    this.#maxWrites = options.maxWrites ?? DEFAULT_LIMITS.maxWrites;
     this.holder = options.holder ?? `langgraph-saver-${randomUUID()}`;
     this.#leases = new ThreadLeases(options.gate, this.holder, options.ttlMs ?? DEFAULT_TTL_MS);
+    this.#batch = new ThreadWriteBatch(options.gate, options.maxWrites ?? DEFAULT_LIMITS.maxWrites);
   }
 
   /**
@@ -290,7 +292,7 @@ export class FencedCheckpointSaver extends BaseCheckpointSaver {
     const scope = this.scopeFor(threadId);
     try {
       const fence = await this.#fence(config, scope);
-      await writeRecords(this.#gate, { scope, fence, records, purpose }, this.#maxWrites);
+      await this.#batch.write({ scope, fence, records, purpose });
     } catch (error) {
       throw asStaleWriteOwner(threadId, error);
     }

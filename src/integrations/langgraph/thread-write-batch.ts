@@ -1,0 +1,125 @@
+/**
+ * One commit for the writes a saver is asked for in the same turn of the event loop on the same
+ * thread under the same fence. LangGraph stores a step's pending writes and its checkpoint as
+ * separate calls (putWrites for each task, then put), issued together: written one by one they
+ * cost a commit each, each a durable transaction of its own. Collected until the turn ends, they
+ * are written as one batch (record-writer.ts), in the order they were asked for, so a checkpoint
+ * record still lands with or after everything it points to. Every call is answered only once the
+ * whole batch is committed; nothing is answered earlier than it would have been alone.
+ *
+ * A superseded writer's refusal (a stale fence, a lost lease, a deleted thread) or an outcome in
+ * doubt holds for every write of the batch alike and answers every call. A refusal of one call's
+ * content (a malformed or oversized value, a revision another writer moved) would otherwise fail
+ * its neighbours: then each call is written again on its own and gets the answer it would have
+ * had alone.
+ */
+import type { FencegateApi } from '../../api.js';
+import { isFencegateError, type ErrorCode } from '../../errors.js';
+import { writeRecords, type RecordToWrite } from './record-writer.js';
+
+/** One saver call's share of a batch. */
+export interface ThreadWrite {
+  scope: string;
+  fence: number;
+  records: RecordToWrite[];
+  purpose: string;
+}
+
+interface Waiting {
+  write: ThreadWrite;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+/** Refusals about one call's own writes, not about the writer: the calls are retried apart. */
+const REFUSALS_OF_ONE_CALL: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'invalid_request',
+  'payload_too_large',
+  'stale_revision',
+  'incarnation_changed',
+  'operation_id_conflict',
+]);
+
+export class ThreadWriteBatch {
+  readonly #gate: FencegateApi;
+  readonly #maxWrites: number;
+  /** Per scope and fence, the calls of this turn, in the order they came. */
+  #pending = new Map<string, Waiting[]>();
+  #scheduled = false;
+
+  constructor(gate: FencegateApi, maxWrites: number) {
+    this.#gate = gate;
+    this.#maxWrites = maxWrites;
+  }
+
+  /** Settles once the batch holding `write` is committed, or with the answer that refused it. */
+  write(write: ThreadWrite): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const key = `${write.fence}\0${write.scope}`;
+      const calls = this.#pending.get(key);
+      if (calls === undefined) this.#pending.set(key, [{ write, resolve, reject }]);
+      else calls.push({ write, resolve, reject });
+      if (!this.#scheduled) {
+        this.#scheduled = true;
+        // setImmediate, not a microtask: LangGraph issues a step's calls across several promise
+        // hops of the same turn, and all of them should find the batch still open.
+        setImmediate(() => this.#flush());
+      }
+    });
+  }
+
+  #flush(): void {
+    const batches = [...this.#pending.values()];
+    this.#pending = new Map();
+    this.#scheduled = false;
+    for (const calls of batches) void this.#commit(calls);
+  }
+
+  async #commit(calls: Waiting[]): Promise<void> {
+    try {
+      await this.#writeAll(calls.map((call) => call.write));
+    } catch (error) {
+      if (calls.length > 1 && isFencegateError(error) && REFUSALS_OF_ONE_CALL.has(error.code)) {
+        await Promise.all(calls.map((call) => this.#commit([call])));
+        return;
+      }
+      for (const call of calls) call.reject(error);
+      return;
+    }
+    for (const call of calls) call.resolve();
+  }
+
+  async #writeAll(writes: ThreadWrite[]): Promise<void> {
+    const [first] = writes;
+    if (first === undefined) return;
+    await writeRecords(
+      this.#gate,
+      {
+        scope: first.scope,
+        fence: first.fence,
+        records: mergeRecords(writes),
+        purpose: writes.map((write) => write.purpose).join('\n'),
+      },
+      this.#maxWrites,
+    );
+  }
+}
+
+/**
+ * The calls' records in order, one per name: a commit names a record once. A record kept once
+ * written (a blob, a regular pending write) keeps its first value, as a second call would have
+ * found it stored; a record a later call replaces (a special channel's slot) takes the later value,
+ * at the later position.
+ */
+function mergeRecords(writes: ThreadWrite[]): RecordToWrite[] {
+  const byName = new Map<string, RecordToWrite>();
+  for (const write of writes) {
+    for (const record of write.records) {
+      const earlier = byName.get(record.name);
+      if (earlier !== undefined && record.keepExisting === true) continue;
+      byName.delete(record.name);
+      byName.set(record.name, record);
+    }
+  }
+  return [...byName.values()];
+}
