@@ -13,6 +13,7 @@ import type {
 import { recordPageClauses } from '../record-page-sql.js';
 import type { SqliteDatabase } from './sqlite-database.js';
 import { recordsOf } from './sqlite-audit-row.js';
+import { preparedOnce } from './sqlite-statement-cache.js';
 import {
   decodeCursor,
   encodeCursor,
@@ -34,18 +35,17 @@ export function readIntentPage(
   const where = ['tenant = @tenant', 'effect_key > @after'];
   if (query.scope !== undefined) where.push('scope = @scope');
   if (query.status !== undefined) where.push('status = @status');
-  const rows = db
-    .prepare(
-      `SELECT ${INTENT_COLUMNS}
+  const rows = preparedOnce(
+    db,
+    `SELECT ${INTENT_COLUMNS}
        FROM intents WHERE ${where.join(' AND ')} ORDER BY effect_key LIMIT @limit`,
-    )
-    .all({
-      tenant,
-      after: decodeCursor(query.cursor),
-      scope: query.scope ?? null,
-      status: query.status ?? null,
-      limit: limit + 1,
-    }) as IntentRow[];
+  ).all({
+    tenant,
+    after: decodeCursor(query.cursor),
+    scope: query.scope ?? null,
+    status: query.status ?? null,
+    limit: limit + 1,
+  }) as IntentRow[];
   const items = rows.slice(0, limit).map(toIntent);
   const last = items.at(-1);
   return { items, nextCursor: rows.length > limit && last ? encodeCursor(last.effectKey) : null };
@@ -86,7 +86,7 @@ export function readAuditPage(
   query: AuditQuery,
 ): AuditPage {
   const { sql, params, limit } = auditPageStatement(tenant, query);
-  const rows = db.prepare(sql).all(params) as AuditRow[];
+  const rows = preparedOnce(db, sql).all(params) as AuditRow[];
   // Record changes are kept compact on SQLite; the entry is built from them as read.
   const items = rows
     .slice(0, limit)
@@ -107,13 +107,12 @@ export function readRecordPage(
     values.push(value);
     return '?';
   });
-  const rows = db
-    .prepare(
-      `SELECT name, present, value, revision, incarnation, fingerprint, updated_at
+  const rows = preparedOnce(
+    db,
+    `SELECT name, present, value, revision, incarnation, fingerprint, updated_at
        FROM records WHERE tenant = ? AND scope = ? AND ${clauses.where}
        ORDER BY ${clauses.orderBy} LIMIT ${clauses.limit}`,
-    )
-    .all(...values) as RecordRow[];
+  ).all(...values) as RecordRow[];
   return recordPage(
     rows.map((row) => toRecordState(scope, row.name, row)),
     page,
