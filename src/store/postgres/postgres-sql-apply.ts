@@ -30,6 +30,14 @@
  */
 const OPEN = `('pending', 'unknown', 'claimed')`;
 
+/**
+ * Every statement of these functions finds rows by key: nested loops over primary keys. A hash or
+ * merge join, picked by a plan cached while a table was small, would read a tenant's whole table
+ * (every stored outcome, say) on each call, ever slower as the table grows; so they are off here.
+ */
+const KEYED_PLANS =
+  'SET enable_hashjoin = off SET enable_mergejoin = off SET enable_material = off SET enable_bitmapscan = off SET enable_seqscan = off';
+
 type Column = readonly [name: string, type: string];
 
 /** A table the apply step writes: its row type's name in the payload, key columns, the rest. */
@@ -216,19 +224,23 @@ function timeGuard(t: TableShape): string {
   IF k ? '${t.type}' AND NOT p_fixed_clock THEN
     SELECT array_agg(j.t) INTO v_bad
       FROM jsonb_to_recordset(k->'${t.type}') AS j(t int, v bigint, ${typed(t.keys)})
-      JOIN @schema@.${t.table} x ON ${keyMatch(t)}
-      WHERE ${t.stale};
+      CROSS JOIN LATERAL (SELECT ${t.stale} AS stale FROM @schema@.${t.table} x
+        WHERE ${keyMatch(t)} LIMIT 1) x
+      WHERE x.stale;
     v_failed := v_failed || coalesce(v_bad, '{}');
   END IF;`;
 }
 
-/** The transitions that planned a key absent which now has a row (no lock: see above). */
+/**
+ * The transitions that planned a key absent which now has a row (no lock: see above). Each key is
+ * looked up on its own (LATERAL … LIMIT 1), so the plan cannot walk the tenant's rows instead.
+ */
 function compareAbsent(t: TableShape): string {
   return `
   IF a ? '${t.type}' THEN
     SELECT array_agg(j.t) INTO v_bad
       FROM jsonb_to_recordset(a->'${t.type}') AS j(t int, v bigint, ${typed(t.keys)})
-      WHERE EXISTS (SELECT 1 FROM @schema@.${t.table} x WHERE ${keyMatch(t)});
+      CROSS JOIN LATERAL (SELECT 1 FROM @schema@.${t.table} x WHERE ${keyMatch(t)} LIMIT 1) x;
     v_failed := v_failed || coalesce(v_bad, '{}');
   END IF;`;
 }
@@ -243,12 +255,16 @@ function write(t: TableShape): string {
         .map((n) => `j.${n}`)
         .join(', ')}, v_version
       FROM ${source} WHERE j.v = 0 AND j.t <> ALL (v_failed);`;
+  // Row by row, each UPDATE by its whole primary key: a set-based UPDATE ... FROM may be planned
+  // to walk every row of the tenant.
   const update =
     t.columns.length === 0
       ? ''
       : `
-    UPDATE @schema@.${t.table} x SET ${[...names(t.columns).map((n) => `${n} = j.${n}`), 'row_version = v_version'].join(', ')}
-      FROM ${source} WHERE ${keyMatch(t)} AND j.v > 0 AND j.t <> ALL (v_failed);`;
+    FOR u IN SELECT * FROM ${source} WHERE j.v > 0 AND j.t <> ALL (v_failed) LOOP
+      UPDATE @schema@.${t.table} x SET ${[...names(t.columns).map((n) => `${n} = u.${n}`), 'row_version = v_version'].join(', ')}
+        WHERE ${keyMatch(t).replace(/= j\./g, '= u.')};
+    END LOOP;`;
   return `
   IF w ? '${t.type}' THEN${insert}${update}
   END IF;`;
@@ -305,47 +321,37 @@ LANGUAGE sql IMMUTABLE AS $$ SELECT md5(to_json(p_names)::text) $$;
 
 -- The rows of the given keys ({type: [key columns…]}), as stored, with their row_version.
 CREATE FUNCTION @schema@.load_rows(p_tenant text, p_keys jsonb) RETURNS jsonb
-LANGUAGE sql STABLE AS $fn$
+LANGUAGE sql STABLE ${KEYED_PLANS} AS $fn$
 SELECT jsonb_build_object(
-  'scope', (SELECT coalesce(jsonb_agg(to_jsonb(x)), '[]') FROM @schema@.scopes x
-    JOIN jsonb_to_recordset(coalesce(p_keys->'scope', '[]')) k(scope text)
-      ON x.tenant = p_tenant AND x.scope = k.scope),
-  'fenceGrant', (SELECT coalesce(jsonb_agg(to_jsonb(x)), '[]') FROM @schema@.fence_grants x
-    JOIN jsonb_to_recordset(coalesce(p_keys->'fenceGrant', '[]')) k(scope text, fence bigint)
-      ON x.tenant = p_tenant AND x.scope = k.scope AND x.fence = k.fence),
-  'record', (SELECT coalesce(jsonb_agg(to_jsonb(x)), '[]') FROM @schema@.records x
-    JOIN jsonb_to_recordset(coalesce(p_keys->'record', '[]')) k(scope text, name text)
-      ON x.tenant = p_tenant AND x.scope = k.scope AND x.name = k.name),
-  'deletion', (SELECT coalesce(jsonb_agg(to_jsonb(x)), '[]') FROM @schema@.record_deletions x
-    JOIN jsonb_to_recordset(coalesce(p_keys->'deletion', '[]')) k(scope text, name text, revision bigint)
-      ON x.tenant = p_tenant AND x.scope = k.scope AND x.name = k.name AND x.revision = k.revision),
-  'operation', (SELECT coalesce(jsonb_agg(to_jsonb(x)), '[]') FROM @schema@.operations x
-    JOIN jsonb_to_recordset(coalesce(p_keys->'operation', '[]')) k(operation_id text)
-      ON x.tenant = p_tenant AND x.operation_id = k.operation_id),
-  'intent', (SELECT coalesce(jsonb_agg(to_jsonb(x)), '[]') FROM @schema@.intents x
-    JOIN jsonb_to_recordset(coalesce(p_keys->'intent', '[]')) k(effect_key text)
-      ON x.tenant = p_tenant AND x.effect_key = k.effect_key),
-  'policy', (SELECT coalesce(jsonb_agg(to_jsonb(x)), '[]') FROM @schema@.policies x
-    JOIN jsonb_to_recordset(coalesce(p_keys->'policy', '[]')) k(version text)
-      ON x.tenant = p_tenant AND x.version = k.version),
+  'scope', (SELECT coalesce(jsonb_agg(to_jsonb(x)), '[]') FROM jsonb_to_recordset(coalesce(p_keys->'scope', '[]')) k(scope text)
+    CROSS JOIN LATERAL (SELECT * FROM @schema@.scopes x WHERE x.tenant = p_tenant AND x.scope = k.scope LIMIT 1) x),
+  'fenceGrant', (SELECT coalesce(jsonb_agg(to_jsonb(x)), '[]') FROM jsonb_to_recordset(coalesce(p_keys->'fenceGrant', '[]')) k(scope text, fence bigint)
+    CROSS JOIN LATERAL (SELECT * FROM @schema@.fence_grants x WHERE x.tenant = p_tenant AND x.scope = k.scope AND x.fence = k.fence LIMIT 1) x),
+  'record', (SELECT coalesce(jsonb_agg(to_jsonb(x)), '[]') FROM jsonb_to_recordset(coalesce(p_keys->'record', '[]')) k(scope text, name text)
+    CROSS JOIN LATERAL (SELECT * FROM @schema@.records x WHERE x.tenant = p_tenant AND x.scope = k.scope AND x.name = k.name LIMIT 1) x),
+  'deletion', (SELECT coalesce(jsonb_agg(to_jsonb(x)), '[]') FROM jsonb_to_recordset(coalesce(p_keys->'deletion', '[]')) k(scope text, name text, revision bigint)
+    CROSS JOIN LATERAL (SELECT * FROM @schema@.record_deletions x WHERE x.tenant = p_tenant AND x.scope = k.scope AND x.name = k.name AND x.revision = k.revision LIMIT 1) x),
+  'operation', (SELECT coalesce(jsonb_agg(to_jsonb(x)), '[]') FROM jsonb_to_recordset(coalesce(p_keys->'operation', '[]')) k(operation_id text)
+    CROSS JOIN LATERAL (SELECT * FROM @schema@.operations x WHERE x.tenant = p_tenant AND x.operation_id = k.operation_id LIMIT 1) x),
+  'intent', (SELECT coalesce(jsonb_agg(to_jsonb(x)), '[]') FROM jsonb_to_recordset(coalesce(p_keys->'intent', '[]')) k(effect_key text)
+    CROSS JOIN LATERAL (SELECT * FROM @schema@.intents x WHERE x.tenant = p_tenant AND x.effect_key = k.effect_key LIMIT 1) x),
+  'policy', (SELECT coalesce(jsonb_agg(to_jsonb(x)), '[]') FROM jsonb_to_recordset(coalesce(p_keys->'policy', '[]')) k(version text)
+    CROSS JOIN LATERAL (SELECT * FROM @schema@.policies x WHERE x.tenant = p_tenant AND x.version = k.version LIMIT 1) x),
   'cutover', (SELECT coalesce(jsonb_agg(to_jsonb(x) || jsonb_build_object('scopes',
       (SELECT coalesce(jsonb_agg(s.scope ORDER BY s.scope), '[]') FROM @schema@.cutover_scopes s
         WHERE s.tenant = p_tenant AND s.cutover_id = x.cutover_id))), '[]')
-    FROM @schema@.cutovers x
-    JOIN jsonb_to_recordset(coalesce(p_keys->'cutover', '[]')) k(cutover_id text)
-      ON x.tenant = p_tenant AND x.cutover_id = k.cutover_id),
-  'cutoverStep', (SELECT coalesce(jsonb_agg(to_jsonb(x)), '[]') FROM @schema@.cutover_scopes x
-    JOIN jsonb_to_recordset(coalesce(p_keys->'cutoverStep', '[]')) k(cutover_id text, scope text)
-      ON x.tenant = p_tenant AND x.cutover_id = k.cutover_id AND x.scope = k.scope),
-  'job', (SELECT coalesce(jsonb_agg(to_jsonb(x)), '[]') FROM @schema@.jobs x
-    JOIN jsonb_to_recordset(coalesce(p_keys->'job', '[]')) k(job_id text)
-      ON x.tenant = p_tenant AND x.job_id = k.job_id)
+    FROM jsonb_to_recordset(coalesce(p_keys->'cutover', '[]')) k(cutover_id text)
+    CROSS JOIN LATERAL (SELECT * FROM @schema@.cutovers x WHERE x.tenant = p_tenant AND x.cutover_id = k.cutover_id LIMIT 1) x),
+  'cutoverStep', (SELECT coalesce(jsonb_agg(to_jsonb(x)), '[]') FROM jsonb_to_recordset(coalesce(p_keys->'cutoverStep', '[]')) k(cutover_id text, scope text)
+    CROSS JOIN LATERAL (SELECT * FROM @schema@.cutover_scopes x WHERE x.tenant = p_tenant AND x.cutover_id = k.cutover_id AND x.scope = k.scope LIMIT 1) x),
+  'job', (SELECT coalesce(jsonb_agg(to_jsonb(x)), '[]') FROM jsonb_to_recordset(coalesce(p_keys->'job', '[]')) k(job_id text)
+    CROSS JOIN LATERAL (SELECT * FROM @schema@.jobs x WHERE x.tenant = p_tenant AND x.job_id = k.job_id LIMIT 1) x)
 )
 $fn$;
 
 -- Ranges as a plan reads them ([range…]): each range's names and their hash, and the rows named.
 CREATE FUNCTION @schema@.load_ranges(p_tenant text, p_ranges jsonb) RETURNS jsonb
-LANGUAGE plpgsql STABLE AS $fn$
+LANGUAGE plpgsql STABLE ${KEYED_PLANS} AS $fn$
 DECLARE
   r jsonb;
   v_names text[];
@@ -376,7 +382,7 @@ $fn$;
 
 CREATE FUNCTION @schema@.apply(
   p_tenant text, p_now bigint, p_fixed_clock boolean, p_skew_ms bigint, p jsonb
-) RETURNS jsonb LANGUAGE plpgsql AS $fn$
+) RETURNS jsonb LANGUAGE plpgsql ${KEYED_PLANS} AS $fn$
 DECLARE
   k jsonb := coalesce(p->'lock', '{}');
   a jsonb := coalesce(p->'absent', '{}');
@@ -385,6 +391,7 @@ DECLARE
   v_version bigint;
   v_bad int[];
   v_failed int[] := '{}';
+  u record;
 BEGIN
   -- 1. Locks and compares of the rows that exist, in table order and key order; then ranges.${TABLES.map(lockAndCompare).join('')}
   IF p ? 'advisory' THEN
