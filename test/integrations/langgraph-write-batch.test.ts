@@ -198,3 +198,27 @@ describe('FencedCheckpointSaver, calls of one turn on one thread', () => {
     await saver.close();
   });
 });
+
+describe('FencedCheckpointSaver, calls of one turn past the write limit', () => {
+  it('splits them between commits, each call whole in one commit', async () => {
+    const saver = new FencedCheckpointSaver({ gate, holder: 'w', maxWrites: 4 });
+    const parent = await firstCheckpoint(saver);
+    const three = (value: string): [string, unknown][] => [
+      ['a', value],
+      ['b', value],
+      ['c', value],
+    ];
+    await Promise.all([
+      saver.putWrites(parent, three('x'), 'task-a'),
+      saver.putWrites(parent, three('y'), 'task-b'),
+    ]);
+    const tasksOf = (request: CommitRequest) =>
+      new Set(request.writes.map((write) => write.name.split('/').at(-2)));
+    expect(commits.map((request) => [...tasksOf(request)])).toEqual([['task-a'], ['task-b']]);
+    const tuple = await saver.getTuple({
+      configurable: { ...thread.configurable, checkpoint_id: '1' },
+    });
+    expect(tuple?.pendingWrites).toHaveLength(6);
+    await saver.close();
+  });
+});

@@ -3,8 +3,9 @@
  * thread under the same fence. LangGraph stores a step's pending writes and its checkpoint as
  * separate calls (putWrites for each task, then put), issued together: written one by one they
  * cost a commit each, each a durable transaction of its own. Collected until the turn ends, they
- * are written as one batch (record-writer.ts), in the order they were asked for, so a checkpoint
- * record still lands with or after everything it points to. Every call is answered only once the
+ * are written as one commit (record-writer.ts), in the order they were asked for, so a checkpoint
+ * record still lands with or after everything it points to; calls that together exceed the write
+ * limit take as many commits, each call whole in one of them. Every call is answered only once the
  * whole batch is committed; nothing is answered earlier than it would have been alone.
  *
  * A superseded writer's refusal (a stale fence, a lost lease, a deleted thread) or an outcome in
@@ -69,10 +70,35 @@ export class ThreadWriteBatch {
   }
 
   #flush(): void {
-    const batches = [...this.#pending.values()];
+    const pending = [...this.#pending.values()];
     this.#pending = new Map();
     this.#scheduled = false;
-    for (const calls of batches) void this.#commit(calls);
+    for (const calls of pending) {
+      for (const batch of this.#commitSized(calls)) void this.#commit(batch);
+    }
+  }
+
+  /**
+   * The calls in order, cut into batches of at most one commit each: a call is always written by
+   * one commit (unless it alone exceeds the write limit, as it would on its own), so an answer
+   * never covers a call of which one part was stored and another refused.
+   */
+  #commitSized(calls: Waiting[]): Waiting[][] {
+    const batches: Waiting[][] = [];
+    let batch: Waiting[] = [];
+    let records = 0;
+    for (const call of calls) {
+      const size = call.write.records.length;
+      if (batch.length > 0 && records + size > this.#maxWrites) {
+        batches.push(batch);
+        batch = [];
+        records = 0;
+      }
+      batch.push(call);
+      records += size;
+    }
+    if (batch.length > 0) batches.push(batch);
+    return batches;
   }
 
   async #commit(calls: Waiting[]): Promise<void> {
