@@ -10,7 +10,10 @@
  *    saver through FencegateClient with a worker token.
  *
  * A step's time is the gap between two updates of `graph.stream` (the first from the call);
- * steps/s counts every step over the whole time.
+ * steps/s counts every step over the whole time. The p50 of each step of the graph is printed too:
+ * the first step carries the run's start (LangGraph's setup, the saver's read of the newest
+ * checkpoint), the last one, under `async`, the checkpoints still being stored, so which of them
+ * the p50 of all steps lands on depends on which is shorter.
  * Then, in process, two answers of runThread to a second message on a busy thread: how long a
  * `reject` takes to refuse, and how long an `interrupt` takes to stop the old run (from calling
  * runThread until the old run's invoke rejects; the old run loops over a 1 ms step).
@@ -51,6 +54,8 @@ export interface SaverFigures {
   stepsPerSec: number;
   p50Ms: number;
   p99Ms: number;
+  /** The p50 of the graph's first, second and third step. */
+  stepP50Ms: number[];
 }
 
 export interface LanggraphBenchResult {
@@ -87,6 +92,7 @@ async function measureSteps(
   const graph = threeSteps(checkpointer);
   const config = { configurable: { thread_id: `bench-${durability}` }, durability };
   const steps: number[] = [];
+  const byStep: number[][] = [];
   const run = async () => {
     const gaps: number[] = [];
     let last = process.hrtime.bigint();
@@ -100,18 +106,23 @@ async function measureSteps(
     }
     gaps[gaps.length - 1] = (gaps.at(-1) ?? 0) + Number(process.hrtime.bigint() - last);
     steps.push(...gaps);
+    gaps.forEach((gap, i) => (byStep[i] ??= []).push(gap));
   };
   for (let i = 0; i < 20; i++) await run(); // warm-up
   steps.length = 0;
+  byStep.length = 0;
   const start = process.hrtime.bigint();
   const end = start + BigInt(Math.round(seconds * 1e9));
   while (process.hrtime.bigint() < end) await run();
-  return summarize(steps, Number(process.hrtime.bigint() - start));
+  const stats = summarize(steps, Number(process.hrtime.bigint() - start));
+  return { ...stats, stepP50Ms: byStep.map((gaps) => summarize(gaps, 1).p50Ms) };
 }
 
+type StepStats = RunStats & { stepP50Ms: number[] };
+
 /** Each figure the median of the rounds' figures. */
-function medianRun(runs: RunStats[]): RunStats {
-  const median = (pick: (run: RunStats) => number): number => {
+function medianRun(runs: StepStats[]): StepStats {
+  const median = (pick: (run: StepStats) => number): number => {
     const sorted = runs.map(pick).sort((a, b) => a - b);
     return sorted[Math.floor(sorted.length / 2)] ?? 0;
   };
@@ -121,16 +132,18 @@ function medianRun(runs: RunStats[]): RunStats {
     opsPerSec: median((run) => run.opsPerSec),
     p50Ms: median((run) => run.p50Ms),
     p99Ms: median((run) => run.p99Ms),
+    stepP50Ms: (runs[0]?.stepP50Ms ?? []).map((_, i) => median((run) => run.stepP50Ms[i] ?? 0)),
   };
 }
 
-function figures(saver: string, durability: Durability, stats: RunStats): SaverFigures {
+function figures(saver: string, durability: Durability, stats: StepStats): SaverFigures {
   return {
     saver,
     durability,
     stepsPerSec: Math.round(stats.opsPerSec),
     p50Ms: round(stats.p50Ms),
     p99Ms: round(stats.p99Ms),
+    stepP50Ms: stats.stepP50Ms.map(round),
   };
 }
 
@@ -158,7 +171,7 @@ export async function runLanggraphBench(
     const rounds = options.rounds ?? 3;
     for (const durability of ['async', 'sync'] as const) {
       // Rounds interleave the savers, so a change of the machine's load hits all of them.
-      const runs: Record<keyof typeof savers, RunStats[]> = { memory: [], local: [], remote: [] };
+      const runs: Record<keyof typeof savers, StepStats[]> = { memory: [], local: [], remote: [] };
       for (let r = 0; r < rounds; r++) {
         for (const name of ['memory', 'local', 'remote'] as const) {
           runs[name].push(await measureSteps(savers[name], seconds, durability));
@@ -276,7 +289,7 @@ function round(ms: number): number {
 export function formatLanggraphBench(result: LanggraphBenchResult): string {
   const lines = result.savers.map(
     (row) =>
-      `${row.saver.padEnd(44)} ${row.durability.padEnd(6)}${String(row.stepsPerSec).padStart(6)} steps/s   p50 ${row.p50Ms.toFixed(3)} ms   p99 ${row.p99Ms.toFixed(3)} ms`,
+      `${row.saver.padEnd(44)} ${row.durability.padEnd(6)}${String(row.stepsPerSec).padStart(6)} steps/s   p50 ${row.p50Ms.toFixed(3)} ms   p99 ${row.p99Ms.toFixed(3)} ms   p50 by step ${row.stepP50Ms.map((ms) => ms.toFixed(2)).join(' / ')} ms`,
   );
   lines.push(
     `added p50 per step in process, durability async (the default): ${result.addedP50Ms.toFixed(3)} ms (target ≤ 2 ms: ${result.addedP50Ms <= 2 ? 'met' : 'not met'}); sync: ${result.addedP50MsSync.toFixed(3)} ms`,
