@@ -1,9 +1,10 @@
 /**
- * Group commit on PostgreSQL: commits queued while the batch slot is busy go to the database as
- * one transaction (checked through the rows' xmin), and each still gets the answer it would get
- * alone, in order: replays, operationId conflicts, duplicate effect keys, stale revisions and
- * cross-scope dependencies inside one batch. Two batching stores on overlapping scopes never
- * deadlock, and a batch whose reply is lost answers outcome_unknown for each of its commits.
+ * Group commit on PostgreSQL: commits queued while the batch slot is busy that share no row go to
+ * the database as one transaction (checked through their audit entries' xmin); a commit sharing a
+ * row with an earlier one waits for a later batch, so each still gets the answer it would get
+ * alone, in call order: replays, operationId conflicts, duplicate effect keys, stale revisions and
+ * cross-scope dependencies. Two batching stores on overlapping scopes never deadlock, and a batch
+ * whose reply is lost answers outcome_unknown for each of its commits.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -62,7 +63,7 @@ function settle(request: CommitRequest): Promise<CommitResult | string> {
     .catch((error: unknown) => (isFencegateError(error) ? error.code : String(error)));
 }
 
-/** Transaction ids of the commits' audit entries: one id means one transaction. */
+/** How many transactions wrote the commits' audit entries (distinct xmin). */
 async function transactionsOf(operationIds: string[]): Promise<number> {
   const { rows } = await admin.query<{ n: number }>(
     `SELECT count(DISTINCT xmin::text)::int AS n FROM ${schema}.audit WHERE kind = 'commit' AND operation_id = ANY($1)`,
@@ -78,7 +79,7 @@ function summary(answer: CommitResult | string): string {
 }
 
 describe.skipIf(noPostgres)('group commit', () => {
-  it('answers each commit of one batch as if it ran alone, in order', async () => {
+  it('answers each queued commit as if it ran alone, in call order', async () => {
     const a = await grant('batch');
     const b = await grant('batch');
     const write = (
@@ -121,11 +122,52 @@ describe.skipIf(noPostgres)('group commit', () => {
       'stale_fence',
       'committed',
     ]);
-    expect(
-      await transactionsOf([`one-${n}`, `two-${n}`, `three-${n}`, `stale-${n}`, `dep-${n}`]),
-    ).toBe(1);
+    // Each later answer depends on the first commit, so it was applied first. Commits sharing a
+    // row (two, three and stale all lock scope a's row) went in separate transactions in call
+    // order; the operationId conflict shares no row with them, so it may land between them.
+    const onA = (await gate.audit({ scope: a.scope, kind: 'commit' })).items.map((e) =>
+      `${e.operationId} ${e.outcome} ${e.reason ?? ''}`.trim(),
+    );
+    expect(onA[0]).toBe(`one-${n} committed`);
+    expect(onA.filter((e) => !e.startsWith(`one-${n}`))).toEqual([
+      `two-${n} rejected stale_revision`,
+      `three-${n} rejected duplicate_effect`,
+      `stale-${n} rejected stale_fence`,
+    ]);
+    expect(onA).toContain(`one-${n} rejected operation_id_conflict`);
+    expect(onA).toHaveLength(5);
+    expect(await transactionsOf([`two-${n}`, `three-${n}`, `stale-${n}`])).toBe(3);
     expect((await gate.getRecord(a.scope, 'r')).value).toBe(`one-${n}`);
     expect((await gate.getRecord(b.scope, 'r')).value).toBe('dep');
+  });
+
+  it('commits that share no row, queued together, go to the database as one transaction', async () => {
+    const blocker = await grant('disjoint');
+    const scopes = await Promise.all(Array.from({ length: 5 }, () => grant('disjoint')));
+    const ids = scopes.map((_, i) => `disjoint-${n}-${i}`);
+    // The blocker takes the only batch slot; the five wait for it together.
+    const answers = await Promise.all([
+      settle({
+        scope: blocker.scope,
+        fence: blocker.fence,
+        operationId: `disjoint-blk-${n}`,
+        writes: [{ name: 'r', expectRevision: 0, value: 0 }],
+      }),
+      ...scopes.map((scope, i) =>
+        settle({
+          scope: scope.scope,
+          fence: scope.fence,
+          operationId: ids[i]!,
+          writes: [{ name: 'r', expectRevision: 0, value: i }],
+        }),
+      ),
+    ]);
+    expect(answers.map(summary)).toEqual(Array.from({ length: 6 }, () => 'committed'));
+    expect(await transactionsOf(ids)).toBe(1);
+    expect(await transactionsOf([`disjoint-blk-${n}`, ...ids])).toBe(2);
+    for (const [i, scope] of scopes.entries()) {
+      expect(await gate.getRecord(scope.scope, 'r')).toMatchObject({ revision: 1, value: i });
+    }
   });
 
   it('stores a queued commit value and payload as they were at the call', async () => {
@@ -157,7 +199,7 @@ describe.skipIf(noPostgres)('group commit', () => {
     expect((await gate.getIntent(`snap-fx-${n}`))?.payload).toEqual({ to: 'x' });
   });
 
-  it('judges cross-scope dependencies inside a batch in order', async () => {
+  it('judges cross-scope dependencies of queued commits in call order', async () => {
     const a = await grant('cross');
     const b = await grant('cross');
     const blocker = await grant('cross');
@@ -183,8 +225,11 @@ describe.skipIf(noPostgres)('group commit', () => {
         writes: [{ name: 'r', expectRevision: 0, value: 'a' }],
       }),
     ]);
-    // Sorted by scope, a's commit runs first; b's then finds its dependency moved.
-    expect(answers.map(summary)).toEqual(['committed', 'stale_dependency', 'committed']);
+    // Each reads the record the other writes: b's commit, sent first, lands; a's then finds its
+    // dependency moved. Never both (that would be write skew).
+    expect(answers.map(summary)).toEqual(['committed', 'committed', 'stale_dependency']);
+    expect(await gate.getRecord(b.scope, 'r')).toMatchObject({ revision: 1, value: 'b' });
+    expect((await gate.getRecord(a.scope, 'r')).revision).toBe(0);
   });
 
   it('two batching stores on overlapping scopes with cross reads settle every commit', async () => {
@@ -254,7 +299,16 @@ describe.skipIf(noPostgres)('group commit', () => {
     });
     const holder = await admin.connect();
     try {
-      const scopes = await Promise.all(Array.from({ length: 4 }, () => grant('lost')));
+      // Granted through the proxied store, so it plans on rows it knows: each commit's first
+      // apply holds, and the statement whose reply is lost is the one that commits.
+      const scopes = await Promise.all(
+        Array.from({ length: 4 }, async () => {
+          n += 1;
+          const scope = `lost-${n}`;
+          const { fence } = await proxied.acquire({ scope, holder: 'w', ttlMs: 60_000 });
+          return { scope, fence };
+        }),
+      );
       const [first, ...rest] = scopes as [
         { scope: string; fence: number },
         ...{ scope: string; fence: number }[],
@@ -301,6 +355,7 @@ describe.skipIf(noPostgres)('group commit', () => {
       }
       expect(await transactionsOf(rest.map((_, i) => `lost-${n}-${i}`))).toBe(1);
     } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
       holder.release();
       await proxied.close();
       await proxy.stop();
@@ -310,7 +365,7 @@ describe.skipIf(noPostgres)('group commit', () => {
       for (let i = 0; i < 2000; i++) {
         const { rows } = await admin.query<{ n: number }>(
           `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND position($1 in query) > 0`,
-          [`${schema}.commit(`],
+          [`${schema}.apply(`],
         );
         if ((rows[0]?.n ?? 0) > 0) return;
         await new Promise((resolve) => setImmediate(resolve));
