@@ -119,10 +119,7 @@ describe.skipIf(noPostgres)('claims', () => {
     ]);
   });
 
-  // Fails, bug "a claim's due listing counts held claims": the store lists the first `limit` open
-  // intents by due time without leaving out claimed ones whose claim has not expired, so once the
-  // first `limit` are claimed every claim finds nothing due.
-  it.fails('a claim takes the next due intents while earlier ones are claimed', async () => {
+  it('a claim takes the next due intents while earlier ones are claimed', async () => {
     const keys = Array.from({ length: 6 }, (_, i) => `next-${i}`);
     await commitIntents(keys, 'next');
     const claim = () =>
@@ -131,57 +128,50 @@ describe.skipIf(noPostgres)('claims', () => {
     expect((await claim()).map((i) => i.effectKey)).toEqual(keys.slice(3));
   });
 
-  // Fails, bug "a claim's due listing counts held claims" (above): 7 of the 300 are claimed. With
-  // that listing fixed, bug "racing claims give up": the concurrent claims all plan on the same
-  // first due intents, only one wins each round, and a claim that loses 12 rounds in a row is
-  // refused store_unavailable.
-  it.fails(
-    'four dispatchers on their own pools claim 300 intents together: each exactly once',
-    async () => {
-      const keys = Array.from({ length: 300 }, (_, i) => `many-${String(i).padStart(3, '0')}`);
-      for (let i = 0; i < keys.length; i += 15) await commitIntents(keys.slice(i, i + 15), 'many');
-      const pools = await Promise.all(
-        [1, 2, 3, 4].map(() => PostgresStore.open({ url, schema, clock, pool: { max: 4 } })),
+  it('four dispatchers on their own pools claim 300 intents together: each exactly once', async () => {
+    const keys = Array.from({ length: 300 }, (_, i) => `many-${String(i).padStart(3, '0')}`);
+    for (let i = 0; i < keys.length; i += 15) await commitIntents(keys.slice(i, i + 15), 'many');
+    const pools = await Promise.all(
+      [1, 2, 3, 4].map(() => PostgresStore.open({ url, schema, clock, pool: { max: 4 } })),
+    );
+    try {
+      const claims = await Promise.all(
+        pools.map(async (pool, d) => {
+          const mine: Intent[] = [];
+          // Several claims in flight per dispatcher, until nothing is left.
+          await Promise.all(
+            [0, 1, 2].map(async () => {
+              for (;;) {
+                const batch = await pool.claimIntents('default', {
+                  dispatcher: `d${d}`,
+                  ttlMs: 60_000,
+                  limit: 7,
+                  targets: ['many'],
+                });
+                if (batch.length === 0) return;
+                mine.push(...batch);
+              }
+            }),
+          );
+          return mine;
+        }),
       );
-      try {
-        const claims = await Promise.all(
-          pools.map(async (pool, d) => {
-            const mine: Intent[] = [];
-            // Several claims in flight per dispatcher, until nothing is left.
-            await Promise.all(
-              [0, 1, 2].map(async () => {
-                for (;;) {
-                  const batch = await pool.claimIntents('default', {
-                    dispatcher: `d${d}`,
-                    ttlMs: 60_000,
-                    limit: 7,
-                    targets: ['many'],
-                  });
-                  if (batch.length === 0) return;
-                  mine.push(...batch);
-                }
-              }),
-            );
-            return mine;
-          }),
-        );
-        const all = claims.flat().map((i) => i.effectKey);
-        expect(all).toHaveLength(keys.length);
-        expect(new Set(all)).toEqual(new Set(keys));
-        expect(claims.flat().every((i) => i.claimFence === 1 && i.attempts === 1)).toBe(true);
-        const entries = (await readAudit({ kind: 'intent', outcome: 'claimed' })).filter((e) =>
-          e.effectKey?.startsWith('many-'),
-        );
-        expect(entries).toHaveLength(keys.length);
-        for (const entry of entries) {
-          const owner = claims.findIndex((c) => c.some((i) => i.effectKey === entry.effectKey));
-          expect(entry.holder).toBe(`d${owner}`);
-        }
-      } finally {
-        await Promise.all(pools.map((pool) => pool.close()));
+      const all = claims.flat().map((i) => i.effectKey);
+      expect(all).toHaveLength(keys.length);
+      expect(new Set(all)).toEqual(new Set(keys));
+      expect(claims.flat().every((i) => i.claimFence === 1 && i.attempts === 1)).toBe(true);
+      const entries = (await readAudit({ kind: 'intent', outcome: 'claimed' })).filter((e) =>
+        e.effectKey?.startsWith('many-'),
+      );
+      expect(entries).toHaveLength(keys.length);
+      for (const entry of entries) {
+        const owner = claims.findIndex((c) => c.some((i) => i.effectKey === entry.effectKey));
+        expect(entry.holder).toBe(`d${owner}`);
       }
-    },
-  );
+    } finally {
+      await Promise.all(pools.map((pool) => pool.close()));
+    }
+  });
 
   it('a completion in flight holds the intent: a claim of the expired claim waits, then finds it delivered', async () => {
     await commitIntents(['late-1'], 'late');

@@ -11,14 +11,20 @@
  * the corrected time. An injected Clock (tests) replaces the database clock outright.
  */
 import type { Clock } from '../../core/clock.js';
-import { isRangeRef, refKey, type RangeRef, type Transition } from '../../core/plan/transition.js';
+import {
+  isRangeRef,
+  refKey,
+  type RangeRef,
+  type Ref,
+  type Transition,
+} from '../../core/plan/transition.js';
 import { FencegateError } from '../../errors.js';
 import type { RowType } from '../../core/plan/transition.js';
 import { applyPayload, type PlannedOn } from './postgres-apply-payload.js';
 import { READ } from './postgres-calls.js';
 import type { QueryConfig } from 'pg';
 import type { PostgresConnection, Send, StatementKind } from './postgres-connection.js';
-import { storedRow } from './postgres-plan-rows.js';
+import { keyColumns, storedRow } from './postgres-plan-rows.js';
 import {
   ABSENT,
   CallState,
@@ -108,6 +114,7 @@ export class PostgresEngine {
     tenant: string,
     plan: (snapshot: PostgresSnapshot) => Transition<A>,
     operationId?: string,
+    rounds = MAX_ATTEMPTS,
   ): Promise<A> {
     const call = new CallState();
     // Store time is taken once a connection is held, never before a wait for the pool.
@@ -125,7 +132,7 @@ export class PostgresEngine {
       { mutation: true, operationId },
       async (query) => {
         const send: Send = (_kind: StatementKind, config: QueryConfig) => query(config);
-        for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
+        for (let attempt = 0; attempt < rounds; attempt += 1) {
           const now = this.now();
           const planned = await this.plan(tenant, call, plan, now, send);
           const [applied] = await this.apply(tenant, now, [planned], operationId, send);
@@ -142,7 +149,10 @@ export class PostgresEngine {
     return this.connection.session(work);
   }
 
-  /** Plans until every range the plan lists or expects is loaded in this call. */
+  /**
+   * Plans until every range the plan lists or expects is loaded in this call. A plan that throws
+   * on rows it was only guessing (a cached row evicted, say) runs again on those rows read.
+   */
   async plan<A>(
     tenant: string,
     call: CallState,
@@ -160,10 +170,38 @@ export class PostgresEngine {
         );
         if (missing === undefined) return { snapshot, transition };
       } catch (error) {
-        if (!(error instanceof RangeMiss)) throw error;
+        if (!(error instanceof RangeMiss)) {
+          const guessed = [...snapshot.read].filter(([key]) => !call.fresh.has(key));
+          if (guessed.length === 0) throw error;
+          await this.loadKeys(
+            tenant,
+            call,
+            guessed.map(([, { ref }]) => ref),
+            send,
+          );
+          continue;
+        }
         missing = error.range;
       }
       await this.loadRanges(tenant, call, [missing], send);
+    }
+  }
+
+  /** Reads rows by key into the call's fresh rows (a key without a row reads as absent). */
+  async loadKeys(tenant: string, call: CallState, refs: Ref[], send: Send): Promise<void> {
+    const keys: Record<string, Record<string, unknown>[]> = {};
+    for (const ref of refs) (keys[ref.type] ??= []).push(keyColumns(ref));
+    const result = await send<{ answer: StoredRows }>(READ, {
+      name: `fencegate_load_rows_${this.schema}`,
+      text: `SELECT ${this.schema}.load_rows($1, $2) AS answer`,
+      values: [tenant, JSON.stringify(keys)],
+    });
+    const found = this.#rowsByKey([result.rows[0]?.answer ?? null]);
+    for (const ref of refs) {
+      const key = refKey(ref);
+      const state = found.get(key) ?? ABSENT;
+      call.fresh.set(key, state);
+      this.cache.set(tenant, key, state);
     }
   }
 

@@ -293,9 +293,14 @@ BEGIN
       WHERE x.tenant = p_tenant AND x.scope = r->>'scope' ORDER BY x.effect_key);
   WHEN 'openIntents' THEN
     IF jsonb_typeof(r->'due') = 'object' THEN
+      -- Claimable at 'at' (core/intent-rules.ts isClaimable): pending or unknown and due, or
+      -- claimed with an expired claim.
       RETURN ARRAY(SELECT x.effect_key FROM @schema@.intents x
         WHERE x.tenant = p_tenant AND x.status IN ${OPEN}
-          AND (x.next_attempt_at IS NULL OR x.next_attempt_at <= (r->'due'->>'at')::bigint)
+          AND CASE WHEN x.status = 'claimed'
+                THEN x.claim_expires_at <= (r->'due'->>'at')::bigint
+                ELSE x.next_attempt_at IS NULL OR x.next_attempt_at <= (r->'due'->>'at')::bigint
+              END
           AND (jsonb_typeof(r->'due'->'targets') <> 'array'
                OR x.target IN (SELECT jsonb_array_elements_text(r->'due'->'targets')))
         ORDER BY coalesce(x.next_attempt_at, x.created_at), x.effect_key

@@ -93,6 +93,13 @@ const BATCHED: ReadonlySet<PlannedOperation> = new Set<PlannedOperation>([
   'completeIntent',
 ]);
 
+/**
+ * Plans a claim may make before giving up. Dispatchers racing for one queue all plan on its head,
+ * and every round a claim loses is a claim another dispatcher won, so claims get more rounds than
+ * other operations.
+ */
+const CLAIM_ROUNDS = 100;
+
 const PLAN_LIMITS: PlanLimits = {
   maxClaims: Number.POSITIVE_INFINITY,
   cutoverChunk: CUTOVER_CHUNK,
@@ -224,7 +231,12 @@ export class PostgresStore extends PlannedStore implements Store {
     if (this.#batcher !== null && ranges === undefined && BATCHED.has(operation)) {
       return this.#batcher.submit(tenant, plan, operationId);
     }
-    return this.#engine.run(tenant, plan, operationId);
+    return this.#engine.run(
+      tenant,
+      plan,
+      operationId,
+      operation === 'claimIntents' ? CLAIM_ROUNDS : undefined,
+    );
   }
 
   /**
