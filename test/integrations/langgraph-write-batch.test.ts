@@ -213,7 +213,7 @@ describe('FencedCheckpointSaver, calls of one turn past the write limit', () => 
       saver.putWrites(parent, three('y'), 'task-b'),
     ]);
     const tasksOf = (request: CommitRequest) =>
-      new Set(request.writes.map((write) => write.name.split('/').at(-2)));
+      new Set((request.writes ?? []).map((write) => write.name.split('/').at(-2)));
     expect(commits.map((request) => [...tasksOf(request)])).toEqual([['task-a'], ['task-b']]);
     const tuple = await saver.getTuple({
       configurable: { ...thread.configurable, checkpoint_id: '1' },
