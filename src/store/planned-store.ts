@@ -115,6 +115,32 @@ export abstract class PlannedStore implements Pick<Store, PlannedOperation | 'co
    */
   protected abstract cutoverStartPosition(): Promise<AuditPosition>;
 
+  /**
+   * Submits writes to a batching store's queue in waves: writes of distinct keys together, and a
+   * write of a key already in the wave after that wave has settled. A batcher runs its batches
+   * concurrently and defers a job whose rows are taken, so without the wait a later completion of
+   * one intent could be applied before an earlier one.
+   */
+  protected async inWaves(
+    writes: readonly PlannedWrite<unknown>[],
+    submit: (write: PlannedWrite<unknown>) => Promise<unknown>,
+  ): Promise<WriteSettlement[]> {
+    const settled: WriteSettlement[] = [];
+    let wave: Promise<unknown>[] = [];
+    let keys = new Set<string | undefined>();
+    for (const write of writes) {
+      if (keys.has(write.key)) {
+        settled.push(...(await Promise.allSettled(wave)));
+        wave = [];
+        keys = new Set();
+      }
+      keys.add(write.key);
+      wave.push(submit(write));
+    }
+    settled.push(...(await Promise.allSettled(wave)));
+    return settled;
+  }
+
   acquire(tenant: string, request: AcquireRequest): Promise<Grant> {
     return this.apply({ operation: 'acquire', tenant, plan: (s) => planAcquire(s, request) });
   }

@@ -168,25 +168,8 @@ export class EtcdStore extends PlannedStore implements Store {
   }
 
   /** Submitted together, so the batcher packs them into as few Txns as fit. */
-  protected async applyTogether(writes: PlannedWrite<unknown>[]): Promise<WriteSettlement[]> {
-    // Writes of distinct keys go to the batcher together; a write of a key already in the wave
-    // waits for that wave. The batcher runs batches concurrently and defers a job whose key is
-    // taken, so without the wait a later completion of one intent could be applied before an
-    // earlier one.
-    const settled: WriteSettlement[] = [];
-    let wave: Promise<unknown>[] = [];
-    let keys = new Set<string | undefined>();
-    for (const { tenant, plan, key } of writes) {
-      if (keys.has(key)) {
-        settled.push(...(await Promise.allSettled(wave)));
-        wave = [];
-        keys = new Set();
-      }
-      keys.add(key);
-      wave.push(this.#completions.submit(tenant, plan));
-    }
-    settled.push(...(await Promise.allSettled(wave)));
-    return settled;
+  protected applyTogether(writes: PlannedWrite<unknown>[]): Promise<WriteSettlement[]> {
+    return this.inWaves(writes, ({ tenant, plan }) => this.#completions.submit(tenant, plan));
   }
 
   protected planLimits(): PlanLimits {

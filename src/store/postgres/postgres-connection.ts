@@ -42,6 +42,49 @@ class NotSent extends Error {
 const MAX_RETRIES = 64;
 const MAX_RESENDS = 2;
 
+/**
+ * What a failed statement means: send it again ('retry': the server rolled it back because of a
+ * concurrent transaction; 'not_sent': pg never sent it), or the error to answer. `committed` is
+ * false when the failure cannot have committed anything (a transaction before its COMMIT).
+ * `usable` says whether the connection may go back to the pool (the server answered).
+ */
+function verdictOf(
+  target: string,
+  kind: StatementKind,
+  failure: unknown,
+  committed = true,
+): { verdict: 'retry' | 'not_sent' | FencegateError; usable: boolean } {
+  const errorClass =
+    kind.mutation && kind.insertRaces === true && isUniqueViolation(failure)
+      ? 'retry'
+      : classify(failure);
+  const usable =
+    errorClass === 'retry' || errorClass === 'internal' || errorClass === 'unavailable';
+  switch (errorClass) {
+    case 'retry':
+    case 'not_sent':
+      return { verdict: errorClass, usable };
+    case 'unavailable':
+      return { verdict: storeUnavailable(target, failure), usable };
+    case 'internal':
+      return { verdict: internalError(target, failure), usable };
+    case 'in_doubt':
+      return {
+        verdict:
+          kind.mutation && committed
+            ? outcomeUnknown(target, failure, kind.operationId)
+            : storeUnavailable(target, failure),
+        usable,
+      };
+  }
+}
+
+/** Waits before sending a statement again; store_unavailable once it has been sent too often. */
+async function backOff(target: string, retries: number, failure: unknown): Promise<void> {
+  if (retries > MAX_RETRIES) throw storeUnavailable(target, failure);
+  await sleep(Math.random() * Math.min(50, 2 ** retries));
+}
+
 export class PostgresConnection {
   readonly pool: pg.Pool;
   readonly target: string;
@@ -111,32 +154,18 @@ export class PostgresConnection {
       } catch (error) {
         failure = error;
       }
-      const errorClass =
-        kind.mutation && kind.insertRaces === true && isUniqueViolation(failure)
-          ? 'retry'
-          : classify(failure);
+      const { verdict, usable } = verdictOf(this.target, kind, failure);
       // A server error leaves the connection usable; anything else may have broken it.
-      client.release(
-        errorClass === 'retry' || errorClass === 'internal' || errorClass === 'unavailable'
-          ? undefined
-          : true,
-      );
-      switch (errorClass) {
-        case 'retry':
-          if (++retries > MAX_RETRIES) throw storeUnavailable(this.target, failure);
-          await sleep(Math.random() * Math.min(50, 2 ** retries));
-          continue;
-        case 'not_sent':
-          if (++resends > MAX_RESENDS) throw storeUnavailable(this.target, failure);
-          continue;
-        case 'unavailable':
-          throw storeUnavailable(this.target, failure);
-        case 'internal':
-          throw internalError(this.target, failure);
-        case 'in_doubt':
-          if (!kind.mutation) throw storeUnavailable(this.target, failure);
-          throw outcomeUnknown(this.target, failure, kind.operationId);
+      client.release(usable ? undefined : true);
+      if (verdict === 'retry') {
+        await backOff(this.target, ++retries, failure);
+        continue;
       }
+      if (verdict === 'not_sent') {
+        if (++resends > MAX_RESENDS) throw storeUnavailable(this.target, failure);
+        continue;
+      }
+      throw verdict;
     }
   }
 
@@ -159,27 +188,13 @@ export class PostgresConnection {
           try {
             return await client.query<R>(config);
           } catch (failure) {
-            const errorClass =
-              kind.mutation && kind.insertRaces === true && isUniqueViolation(failure)
-                ? 'retry'
-                : classify(failure);
-            switch (errorClass) {
-              case 'retry':
-                if (++retries > MAX_RETRIES) throw storeUnavailable(this.target, failure);
-                await sleep(Math.random() * Math.min(50, 2 ** retries));
-                continue;
-              case 'unavailable':
-                throw storeUnavailable(this.target, failure);
-              case 'internal':
-                throw internalError(this.target, failure);
-              case 'not_sent':
-                broken = true;
-                throw new NotSent(failure);
-              case 'in_doubt':
-                broken = true;
-                if (!kind.mutation) throw storeUnavailable(this.target, failure);
-                throw outcomeUnknown(this.target, failure, kind.operationId);
+            const { verdict, usable } = verdictOf(this.target, kind, failure);
+            if (verdict === 'retry') {
+              await backOff(this.target, ++retries, failure);
+              continue;
             }
+            broken = !usable;
+            throw verdict === 'not_sent' ? new NotSent(failure) : verdict;
           }
         }
       };
@@ -229,29 +244,27 @@ export class PostgresConnection {
         client.release();
         throw failure;
       }
-      const errorClass = isUniqueViolation(failure) ? 'retry' : classify(failure);
-      if (errorClass === 'retry' || errorClass === 'internal' || errorClass === 'unavailable') {
+      const { verdict, usable } = verdictOf(
+        this.target,
+        { ...kind, insertRaces: true } as StatementKind,
+        failure,
+        committing,
+      );
+      if (usable) {
         await client.query('ROLLBACK').catch(() => undefined);
         client.release();
       } else {
         client.release(true);
       }
-      switch (errorClass) {
-        case 'retry':
-          if (++retries > MAX_RETRIES) throw storeUnavailable(this.target, failure);
-          await sleep(Math.random() * Math.min(50, 2 ** retries));
-          continue;
-        case 'not_sent':
-          if (++resends > MAX_RESENDS) throw storeUnavailable(this.target, failure);
-          continue;
-        case 'unavailable':
-          throw storeUnavailable(this.target, failure);
-        case 'internal':
-          throw internalError(this.target, failure);
-        case 'in_doubt':
-          if (!kind.mutation || !committing) throw storeUnavailable(this.target, failure);
-          throw outcomeUnknown(this.target, failure, kind.operationId);
+      if (verdict === 'retry') {
+        await backOff(this.target, ++retries, failure);
+        continue;
       }
+      if (verdict === 'not_sent') {
+        if (++resends > MAX_RESENDS) throw storeUnavailable(this.target, failure);
+        continue;
+      }
+      throw verdict;
     }
   }
 

@@ -239,26 +239,9 @@ export class PostgresStore extends PlannedStore implements Store {
     );
   }
 
-  /**
-   * Submitted together, so the batcher applies them in as few statements as it can. A write of a
-   * row already in the wave waits for that wave: a later completion of one intent must not be
-   * applied before an earlier one.
-   */
-  protected async applyTogether(writes: PlannedWrite<unknown>[]): Promise<WriteSettlement[]> {
-    const settled: WriteSettlement[] = [];
-    let wave: Promise<unknown>[] = [];
-    let keys = new Set<string | undefined>();
-    for (const { tenant, plan, key } of writes) {
-      if (keys.has(key)) {
-        settled.push(...(await Promise.allSettled(wave)));
-        wave = [];
-        keys = new Set();
-      }
-      keys.add(key);
-      wave.push(this.#together.submit(tenant, plan));
-    }
-    settled.push(...(await Promise.allSettled(wave)));
-    return settled;
+  /** Submitted together, so the batcher applies them in as few statements as it can. */
+  protected applyTogether(writes: PlannedWrite<unknown>[]): Promise<WriteSettlement[]> {
+    return this.inWaves(writes, ({ tenant, plan }) => this.#together.submit(tenant, plan));
   }
 
   protected planLimits(): PlanLimits {
