@@ -11,6 +11,7 @@ import type {
   AuditRecordChange,
   Intent,
   IntentStatus,
+  Policy,
   RecordState,
   ScopeState,
   TokenRecord,
@@ -233,4 +234,22 @@ export function encodeCursor(key: string): string {
 
 export function decodeCursor(cursor: string | undefined): string {
   return cursor === undefined ? '' : Buffer.from(cursor, 'base64url').toString('utf8');
+}
+
+export interface PolicyRow {
+  version: string;
+  digest: string | null;
+  description: string | null;
+  registered_by: string | null;
+  registered_at: Counter;
+}
+
+export function toPolicy(row: PolicyRow): Policy {
+  return {
+    version: row.version,
+    digest: row.digest,
+    description: row.description,
+    registeredBy: row.registered_by,
+    registeredAt: Number(row.registered_at),
+  };
 }

@@ -14,27 +14,10 @@ import type {
 import { decodeCutoverCursor } from '../../core/cutover-cursor.js';
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
 import { cutoverPage, cutoverSummaryColumns, type CutoverSummaryRow } from '../cutover-list.js';
+import { toPolicy, type PolicyRow } from '../rows.js';
 import type { PostgresCalls } from './postgres-calls.js';
 
 type Bigint = string | number;
-
-interface PolicyRow {
-  version: string;
-  digest: string | null;
-  description: string | null;
-  registered_by: string | null;
-  registered_at: Bigint;
-}
-
-function toPolicy(row: PolicyRow): Policy {
-  return {
-    version: row.version,
-    digest: row.digest,
-    description: row.description,
-    registeredBy: row.registered_by,
-    registeredAt: Number(row.registered_at),
-  };
-}
 
 export async function listPolicies(db: PostgresCalls, tenant: string): Promise<Policy[]> {
   const rows = await db.rows<PolicyRow>(

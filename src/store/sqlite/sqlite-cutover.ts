@@ -14,25 +14,8 @@ import type {
   Policy,
 } from '../../types.js';
 import { cutoverPage, cutoverSummaryColumns, type CutoverSummaryRow } from '../cutover-list.js';
+import { toPolicy, type PolicyRow } from '../rows.js';
 import type { SqliteDatabase } from './sqlite-database.js';
-
-interface PolicyRow {
-  version: string;
-  digest: string | null;
-  description: string | null;
-  registered_by: string | null;
-  registered_at: number;
-}
-
-function toPolicy(row: PolicyRow): Policy {
-  return {
-    version: row.version,
-    digest: row.digest,
-    description: row.description,
-    registeredBy: row.registered_by,
-    registeredAt: row.registered_at,
-  };
-}
 
 export function listPolicies(db: SqliteDatabase, tenant: string): Policy[] {
   return (
