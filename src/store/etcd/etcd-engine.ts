@@ -133,7 +133,10 @@ export class EtcdEngine {
     throw this.contention();
   }
 
-  /** Plans until every range the plan lists is loaded. */
+  /**
+   * Plans until every range the plan lists is loaded. A plan that throws on rows it was only
+   * guessing (a row this process never saw, guessed absent) runs again on those rows read.
+   */
   async plan<A>(
     tenant: string,
     call: CallState,
@@ -144,8 +147,13 @@ export class EtcdEngine {
       try {
         return { tenant, snapshot, transition: plan(snapshot) };
       } catch (error) {
-        if (!(error instanceof RangeMiss)) throw error;
-        await this.loadRanges(tenant, call, [error.range]);
+        if (error instanceof RangeMiss) {
+          await this.loadRanges(tenant, call, [error.range]);
+        } else if (snapshot.unverified.size > 0) {
+          await this.loadKeys(call, [...snapshot.unverified.keys()]);
+        } else {
+          throw error;
+        }
       }
     }
   }
