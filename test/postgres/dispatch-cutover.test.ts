@@ -522,4 +522,32 @@ describe.skipIf(noPostgres)('a schema made before the baseline', () => {
       await dropSchema(url, old);
     }
   });
+
+  it('a version 1 whose functions decided in SQL is refused too, with what to do', async () => {
+    const old = testSchema('decided_in_sql');
+    try {
+      await withClient(url, async (client) => {
+        await client.query(`CREATE SCHEMA ${old}`);
+        await client.query(
+          `CREATE TABLE ${old}.schema_versions (version integer PRIMARY KEY, name text NOT NULL,
+             applied_at timestamptz NOT NULL DEFAULT now())`,
+        );
+        await client.query(`INSERT INTO ${old}.schema_versions VALUES (1, 'baseline', now())`);
+        await client.query(
+          `CREATE FUNCTION ${old}.commit_under_lock(text, jsonb, bigint, text) RETURNS jsonb
+             LANGUAGE sql AS $$ SELECT '{}'::jsonb $$`,
+        );
+      });
+      const error = await PostgresStore.open({ url, schema: old, clock }).then(
+        (store) => store.close().then(() => undefined),
+        (caught: unknown) => caught,
+      );
+      expect(error).toMatchObject({ code: 'store_unavailable' });
+      expect((error as Error).message).toMatch(
+        new RegExp(`schema ${old} was made by a pre-release .*DROP SCHEMA ${old} CASCADE`),
+      );
+    } finally {
+      await dropSchema(url, old);
+    }
+  });
 });
