@@ -93,7 +93,11 @@ describe('runThread across two processes', () => {
         const other = child(thread, 'run-1', 'm1', { durability, strategy: 'reject', hold: true });
         expect(await other.line()).toBe('in act');
         if (durability !== 'exit') {
-          await expect.poll(async () => (await steps(thread)).includes('plan by run-1')).toBe(true);
+          // The other process stores its step while its next node waits; on a loaded machine that
+          // can take longer than expect.poll's default second.
+          await expect
+            .poll(async () => (await steps(thread)).includes('plan by run-1'), { timeout: 15_000 })
+            .toBe(true);
         }
         const result = await run(thread, 'run-2', 'm2', {
           config: { durability },
@@ -133,7 +137,7 @@ describe('runThread across two processes', () => {
     const thread = 'enqueue';
     const { first, points, other } = await childInLine(thread);
     const third = run(thread, 'run-3', 'm3', { multitaskStrategy: 'enqueue' });
-    await expect.poll(() => tickets(thread)).toBe(2);
+    await expect.poll(() => tickets(thread), { timeout: 10_000 }).toBe(2);
     points.release('act');
 
     const both = [...fullRun('run-1', 'm1'), ...fullRun('run-2', 'm2')];
