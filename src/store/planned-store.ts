@@ -54,6 +54,24 @@ import type {
 } from '../types.js';
 import type { Store } from './store.js';
 
+/**
+ * The operations a store with group commit joins into batches: the small, frequent writes. An
+ * operation whose plan lists a range (cancel, delete, claims, cutover steps) always goes alone.
+ */
+const GROUP_COMMITTED: ReadonlySet<PlannedOperation> = new Set<PlannedOperation>([
+  'acquire',
+  'renew',
+  'release',
+  'takeover',
+  'commit',
+  'completeIntent',
+]);
+
+/** Whether a write joins a batch when its store runs group commit. */
+export function joinsBatch(write: Pick<PlannedWrite<unknown>, 'operation' | 'ranges'>): boolean {
+  return write.ranges === undefined && GROUP_COMMITTED.has(write.operation);
+}
+
 /** The Store methods this class maps onto plans. */
 export type PlannedOperation =
   | 'acquire'

@@ -36,10 +36,10 @@ import type {
 } from '../../types.js';
 import { decodeCursor, encodeCursor } from '../rows.js';
 import {
+  joinsBatch,
   PlannedStore,
   type AuditPosition,
   type PlanLimits,
-  type PlannedOperation,
   type PlannedWrite,
   type WriteSettlement,
 } from '../planned-store.js';
@@ -86,19 +86,6 @@ export interface EtcdStoreOptions {
   /** The servers' --max-txn-ops and --max-request-bytes, when not etcd's defaults. */
   limits?: Partial<EtcdLimits>;
 }
-
-/**
- * The operations a group commit packs into shared Txns; the others, and any whose plan reads a
- * range, run in a Txn of their own.
- */
-const BATCHED: ReadonlySet<PlannedOperation> = new Set<PlannedOperation>([
-  'acquire',
-  'renew',
-  'release',
-  'takeover',
-  'commit',
-  'completeIntent',
-]);
 
 export class EtcdStore extends PlannedStore implements Store {
   readonly kind = 'etcd';
@@ -161,7 +148,7 @@ export class EtcdStore extends PlannedStore implements Store {
     ranges,
     operationId,
   }: PlannedWrite<A>): Promise<A> {
-    if (this.#batcher !== null && ranges === undefined && BATCHED.has(operation)) {
+    if (this.#batcher !== null && joinsBatch({ operation, ranges })) {
       return this.#batcher.submit(tenant, plan, operationId);
     }
     return this.#engine.run(tenant, plan, { ranges, operationId });

@@ -157,15 +157,9 @@ export class PostgresConnection {
       const { verdict, usable } = verdictOf(this.target, kind, failure);
       // A server error leaves the connection usable; anything else may have broken it.
       client.release(usable ? undefined : true);
-      if (verdict === 'retry') {
-        await backOff(this.target, ++retries, failure);
-        continue;
-      }
-      if (verdict === 'not_sent') {
-        if (++resends > MAX_RESENDS) throw storeUnavailable(this.target, failure);
-        continue;
-      }
-      throw verdict;
+      if (verdict === 'retry') retries = await this.#retry(retries, failure);
+      else if (verdict === 'not_sent') resends = this.#resend(resends, failure);
+      else throw verdict;
     }
   }
 
@@ -256,16 +250,22 @@ export class PostgresConnection {
       } else {
         client.release(true);
       }
-      if (verdict === 'retry') {
-        await backOff(this.target, ++retries, failure);
-        continue;
-      }
-      if (verdict === 'not_sent') {
-        if (++resends > MAX_RESENDS) throw storeUnavailable(this.target, failure);
-        continue;
-      }
-      throw verdict;
+      if (verdict === 'retry') retries = await this.#retry(retries, failure);
+      else if (verdict === 'not_sent') resends = this.#resend(resends, failure);
+      else throw verdict;
     }
+  }
+
+  /** Waits before a statement the server rolled back goes again; the retries so far. */
+  async #retry(retries: number, failure: unknown): Promise<number> {
+    await backOff(this.target, retries + 1, failure);
+    return retries + 1;
+  }
+
+  /** A statement pg never sent goes again on another connection, a few times at most. */
+  #resend(resends: number, failure: unknown): number {
+    if (resends + 1 > MAX_RESENDS) throw storeUnavailable(this.target, failure);
+    return resends + 1;
   }
 
   async close(): Promise<void> {

@@ -32,10 +32,10 @@ import type {
   TokenRecord,
 } from '../../types.js';
 import {
+  joinsBatch,
   PlannedStore,
   type AuditPosition,
   type PlanLimits,
-  type PlannedOperation,
   type PlannedWrite,
   type WriteSettlement,
 } from '../planned-store.js';
@@ -82,16 +82,6 @@ import {
 } from './postgres-rows.js';
 import { RowCache } from './postgres-snapshot.js';
 import { DEFAULT_SCHEMA, parsePostgresUrl, requireSchema } from './postgres-url.js';
-
-/** Operations that join a batch when group commit is on (the others run alone). */
-const BATCHED: ReadonlySet<PlannedOperation> = new Set<PlannedOperation>([
-  'acquire',
-  'renew',
-  'release',
-  'takeover',
-  'commit',
-  'completeIntent',
-]);
 
 /**
  * Plans a claim may make before giving up. Dispatchers racing for one queue all plan on its head,
@@ -228,7 +218,7 @@ export class PostgresStore extends PlannedStore implements Store {
     ranges,
     operationId,
   }: PlannedWrite<A>): Promise<A> {
-    if (this.#batcher !== null && ranges === undefined && BATCHED.has(operation)) {
+    if (this.#batcher !== null && joinsBatch({ operation, ranges })) {
       return this.#batcher.submit(tenant, plan, operationId);
     }
     return this.#engine.run(
