@@ -550,4 +550,47 @@ describe.skipIf(noPostgres)('a schema made before the baseline', () => {
       await dropSchema(url, old);
     }
   });
+  it('a version 1 made from a different text (an earlier pre-release build) is refused', async () => {
+    const earlier = testSchema('earlier_build');
+    try {
+      const store = await PostgresStore.open({ url, schema: earlier, clock });
+      await store.close();
+      // What an earlier build left: the same version number over a different text of it, here an
+      // apply step that knows another payload.
+      await withClient(url, async (client) => {
+        await client.query(
+          `UPDATE ${earlier}.schema_versions SET digest = 'an earlier text' WHERE version = 1`,
+        );
+      });
+      const error = await PostgresStore.open({ url, schema: earlier, clock }).then(
+        (opened) => opened.close().then(() => undefined),
+        (caught: unknown) => caught,
+      );
+      expect(error).toMatchObject({ code: 'store_unavailable' });
+      expect((error as Error).message).toMatch(
+        new RegExp(
+          `schema ${earlier} was made by another pre-release build .*version 1.*DROP SCHEMA ${earlier} CASCADE`,
+        ),
+      );
+      // A schema whose versions carry no digest at all is such a build too.
+      await withClient(url, async (client) => {
+        await client.query(`ALTER TABLE ${earlier}.schema_versions DROP COLUMN digest`);
+      });
+      const undigested = await PostgresStore.open({ url, schema: earlier, clock }).then(
+        (opened) => opened.close().then(() => undefined),
+        (caught: unknown) => caught,
+      );
+      expect(undigested).toMatchObject({ code: 'store_unavailable' });
+      // The same text opens again, and nothing was changed by the refusals.
+      await withClient(url, async (client) => {
+        await client.query(`DROP SCHEMA ${earlier} CASCADE`);
+      });
+      const again = await PostgresStore.open({ url, schema: earlier, clock });
+      await again.close();
+      const reopened = await PostgresStore.open({ url, schema: earlier, clock });
+      await reopened.close();
+    } finally {
+      await dropSchema(url, earlier);
+    }
+  });
 });

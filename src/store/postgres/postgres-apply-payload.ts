@@ -12,7 +12,6 @@ import {
   refKey,
   type Put,
   type RangeRef,
-  type Ref,
   type Transition,
 } from '../../core/plan/transition.js';
 import { keyColumns, putColumns } from './postgres-plan-rows.js';
@@ -28,17 +27,23 @@ export interface ApplyPayload {
   body: {
     n: number;
     /** Keys planned with a row (version > 0), to lock and compare. */
-    lock: Record<string, Record<string, unknown>[]>;
+    lock: Rows;
     /** Keys planned absent, to check still absent. */
-    absent: Record<string, Record<string, unknown>[]>;
+    absent: Rows;
     advisory?: { key: string; shared: boolean }[];
     ranges?: { t: number; range: RangeRef; hash: string }[];
-    put: Record<string, Record<string, unknown>[]>;
+    /** Puts of rows planned absent (row_version 0), to insert… */
+    insert: Rows;
+    /** …and of rows planned existing, to update by key. */
+    update: Rows;
     audit?: Record<string, unknown>[];
   };
-  /** Per transition, the refs it locked: the keys to refresh when it did not hold. */
-  locked: Map<string, Ref>[];
+  /** Per transition, the keys it locked or compared: those to refresh when it did not hold. */
+  locked: ReadonlyMap<string, unknown>[];
 }
+
+/** Rows of the payload by row type. */
+type Rows = Record<string, Record<string, unknown>[]>;
 
 /** The advisory lock name of the range a listing reads or a put joins. */
 function rangeFamily(range: RangeRef): string {
@@ -75,6 +80,8 @@ function joinedRanges(put: Put, existed: boolean): RangeRef[] {
 }
 
 function auditColumns(entry: NewAuditEntry, t: number, i: number): Record<string, unknown> {
+  // Absent fields are left out (the apply step reads them as NULL): a shorter document to write
+  // and to parse.
   return {
     t,
     i,
@@ -82,78 +89,83 @@ function auditColumns(entry: NewAuditEntry, t: number, i: number): Record<string
     scope: entry.scope,
     kind: entry.kind,
     outcome: entry.outcome,
-    reason: entry.reason,
-    task_id: entry.taskId,
-    operation_id: entry.operationId,
-    holder: entry.holder,
-    policy_version: entry.policyVersion,
-    fence: entry.fence,
-    current_fence: entry.currentFence,
-    lease_expires_at: entry.leaseExpiresAt,
-    records: entry.records,
-    effect_key: entry.effectKey,
-    reads: entry.reads,
+    reason: entry.reason ?? undefined,
+    task_id: entry.taskId ?? undefined,
+    operation_id: entry.operationId ?? undefined,
+    holder: entry.holder ?? undefined,
+    policy_version: entry.policyVersion ?? undefined,
+    fence: entry.fence ?? undefined,
+    current_fence: entry.currentFence ?? undefined,
+    lease_expires_at: entry.leaseExpiresAt ?? undefined,
+    records: entry.records ?? undefined,
+    effect_key: entry.effectKey ?? undefined,
+    reads: entry.reads ?? undefined,
   };
 }
 
+/**
+ * Every key a planned transition touches, in its snapshot's `read` map with the state it planned
+ * on: the rows it read, the keys it expects and writes, and, for a record (or deletion) it read as
+ * absent and does not write, that record's scope, whose row lock stands in for the record's (every
+ * writer of the record locks its scope).
+ */
+export function touchedKeys({
+  snapshot,
+  transition,
+}: PlannedOn<unknown>): PostgresSnapshot['read'] {
+  for (const ref of transition.expect) if (!isRangeRef(ref)) snapshot.state(ref);
+  const written = new Set<string>();
+  for (const write of transition.put) {
+    written.add(refKey(write));
+    snapshot.state(write);
+  }
+  for (const [key, { ref, state }] of snapshot.read) {
+    if ((ref.type === 'record' || ref.type === 'deletion') && state.version === 0) {
+      if (!written.has(key)) snapshot.state({ type: 'scope', scope: ref.scope });
+    }
+  }
+  return snapshot.read;
+}
+
 export function applyPayload(plans: readonly PlannedOn<unknown>[]): ApplyPayload {
-  const lock: ApplyPayload['body']['lock'] = {};
-  const absent: ApplyPayload['body']['absent'] = {};
-  const put: ApplyPayload['body']['put'] = {};
+  const lock: Rows = {};
+  const absent: Rows = {};
+  const insert: Rows = {};
+  const update: Rows = {};
   const advisory: { key: string; shared: boolean }[] = [];
   const ranges: { t: number; range: RangeRef; hash: string }[] = [];
   const audit: Record<string, unknown>[] = [];
-  const locked: Map<string, Ref>[] = [];
-  plans.forEach(({ snapshot, transition }, t) => {
-    const refs = new Map<string, Ref>();
-    for (const [key, { ref }] of snapshot.read) refs.set(key, ref);
+  const locked: ReadonlyMap<string, unknown>[] = [];
+  plans.forEach((plan, t) => {
+    const { snapshot, transition } = plan;
     for (const ref of transition.expect) {
-      if (isRangeRef(ref)) {
-        const loaded = snapshot.call.ranges.get(rangeKey(ref));
-        if (loaded === undefined) throw new Error('a transition expects a range it did not load');
-        ranges.push({ t, range: ref, hash: loaded.hash });
-        advisory.push({ key: rangeFamily(ref), shared: false });
-      } else {
-        refs.set(refKey(ref), ref);
-      }
+      if (!isRangeRef(ref)) continue;
+      const loaded = snapshot.call.ranges.get(rangeKey(ref));
+      if (loaded === undefined) throw new Error('a transition expects a range it did not load');
+      ranges.push({ t, range: ref, hash: loaded.hash });
+      advisory.push({ key: rangeFamily(ref), shared: false });
     }
+    const touched = touchedKeys(plan);
     for (const write of transition.put) {
-      const { row: _row, ...ref } = write;
-      const key = refKey(ref);
-      refs.set(key, ref);
-      const existed = snapshot.state(ref).version !== 0;
-      for (const range of joinedRanges(write, existed)) {
+      const { version } = snapshot.state(write);
+      for (const range of joinedRanges(write, version !== 0)) {
         advisory.push({ key: rangeFamily(range), shared: true });
       }
-      (put[write.type] ??= []).push({
-        t,
-        v: snapshot.state(ref).version,
-        ...putColumns(write),
-      });
+      const columns = putColumns(write);
+      columns.t = t;
+      columns.v = version;
+      ((version === 0 ? insert : update)[write.type] ??= []).push(columns);
     }
-    // A record (or its deletion) read as absent and not written takes no lock of its own: its
-    // scope's row is locked instead, which every writer of the record locks.
-    const written = new Set(transition.put.map(({ row: _row, ...ref }) => refKey(ref)));
-    for (const [key, ref] of [...refs]) {
-      if ((ref.type === 'record' || ref.type === 'deletion') && !written.has(key)) {
-        if (snapshot.state(ref).version === 0) {
-          const scope: Ref = { type: 'scope', scope: ref.scope };
-          refs.set(refKey(scope), scope);
-        }
-      }
+    for (const { ref, state } of touched.values()) {
+      const columns = keyColumns(ref);
+      columns.t = t;
+      columns.v = state.version;
+      ((state.version === 0 ? absent : lock)[ref.type] ??= []).push(columns);
     }
-    for (const [, ref] of refs) {
-      const { version } = snapshot.state(ref);
-      ((version === 0 ? absent : lock)[ref.type] ??= []).push({
-        t,
-        ...keyColumns(ref),
-        v: version,
-      });
-    }
-    locked.push(refs);
+    locked.push(touched);
     transition.audit.forEach((entry) => audit.push(auditColumns(entry, t, audit.length)));
   });
-  const body: ApplyPayload['body'] = { n: plans.length, lock, absent, put };
+  const body: ApplyPayload['body'] = { n: plans.length, lock, absent, insert, update };
   if (advisory.length > 0) body.advisory = advisory;
   if (ranges.length > 0) body.ranges = ranges;
   if (audit.length > 0) body.audit = audit;

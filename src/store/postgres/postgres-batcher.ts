@@ -10,9 +10,9 @@
  * its own operationId; a batch that fails for another reason runs its operations alone, so one
  * bad request cannot fail its neighbours.
  */
-import { isRangeRef, refKey, type Transition } from '../../core/plan/transition.js';
+import { isRangeRef, type Transition } from '../../core/plan/transition.js';
 import { isFencegateError } from '../../errors.js';
-import type { PlannedOn } from './postgres-apply-payload.js';
+import { touchedKeys, type PlannedOn } from './postgres-apply-payload.js';
 import { OPTIMISTIC_ATTEMPTS, type PostgresEngine } from './postgres-engine.js';
 import { outcomeUnknown } from './postgres-errors.js';
 import { CallState, type PostgresSnapshot } from './postgres-snapshot.js';
@@ -97,7 +97,7 @@ export class PostgresBatcher {
             this.#alone(job);
             continue;
           }
-          const keys = keysOf(plan);
+          const keys = [...touchedKeys(plan).keys()];
           if (keys.some((key) => taken.has(key))) {
             later.push(job);
             continue;
@@ -145,12 +145,4 @@ export class PostgresBatcher {
   #alone(job: Job): void {
     this.engine.run(job.tenant, job.plan, job.operationId).then(job.resolve, job.reject);
   }
-}
-
-/** Every row a planned transition reads, expects or writes. */
-function keysOf({ snapshot, transition }: PlannedOn<unknown>): string[] {
-  const keys = new Set(snapshot.read.keys());
-  for (const ref of transition.expect) if (!isRangeRef(ref)) keys.add(refKey(ref));
-  for (const { row: _row, ...ref } of transition.put) keys.add(refKey(ref));
-  return [...keys];
 }

@@ -253,14 +253,14 @@ export class PostgresEngine {
         snapshot.call.ranges.clear();
         return false;
       }
-      for (const [key, { state }] of snapshot.read) this.cache.set(tenant, key, state);
+      // The rows it read are cached already (as loaded, or from the cache); what it wrote is new.
       const version = answer.version ?? 0;
-      for (const { row, ...ref } of transition.put) {
-        this.cache.set(tenant, refKey(ref), { version, row: row });
+      for (const put of transition.put) {
+        this.cache.set(tenant, refKey(put), { version, row: put.row });
         // A new cutover's scopes are stored as rows without a step yet.
-        if (ref.type === 'cutover' && snapshot.state(ref).version === 0) {
-          for (const scope of (row as { scopes: string[] }).scopes) {
-            const step = refKey({ type: 'cutoverStep', cutoverId: ref.cutoverId, scope });
+        if (put.type === 'cutover' && snapshot.state(put).version === 0) {
+          for (const scope of put.row.scopes) {
+            const step = refKey({ type: 'cutoverStep', cutoverId: put.cutoverId, scope });
             this.cache.set(tenant, step, { version, row: null });
           }
         }

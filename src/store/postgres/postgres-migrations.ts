@@ -6,9 +6,10 @@
  *
  * Version 1 is the baseline, the first of a numbering that starts again with the first release:
  * the tables grouped by concern and the few functions the store calls. A change from now on is a
- * new entry here, never an edit of one already released. Schemas made by pre-release builds (with
- * `<schema>.migrations`, or a version 1 whose functions decided in SQL) are refused, not upgraded:
- * no release made them (postgres-migrate.ts).
+ * new entry here, never an edit of one already released. Each version is recorded with the digest
+ * of its text. Schemas made by pre-release builds (with `<schema>.migrations`, a version 1 whose
+ * functions decided in SQL, or a version recorded from another text of it) are refused, not
+ * upgraded: no release made them (postgres-migrate.ts).
  */
 import { APPLY_SQL } from './postgres-sql-apply.js';
 import { AUDIT_SQL } from './postgres-sql-audit.js';

@@ -50,51 +50,47 @@ export function keyColumns(ref: Ref): Columns {
   }
 }
 
-/** The columns a put writes, its key columns included. */
+/** The columns a put writes, its key columns included (a new object the caller may extend). */
 export function putColumns(put: Put): Columns {
   const key = keyColumns(put);
   switch (put.type) {
     case 'scope': {
       const { row } = put;
-      return {
-        ...key,
+      return Object.assign(key, {
         fence: row.fence,
         holder: row.holder,
         lease_expires_at: row.leaseExpiresAt,
         policy_version: row.policyVersion,
         status: row.status,
         updated_at: row.updatedAt,
-      };
+      });
     }
     case 'fenceGrant':
-      return { ...key, holder: put.row.holder };
+      return Object.assign(key, { holder: put.row.holder });
     case 'record': {
       const { row } = put;
-      return {
-        ...key,
+      return Object.assign(key, {
         live: row.exists,
         value: row.valueJson,
         revision: row.revision,
         incarnation: row.incarnation,
         fingerprint: row.fingerprint,
         updated_at: row.updatedAt,
-      };
+      });
     }
     case 'deletion':
       return key;
     case 'operation': {
       const { row } = put;
-      return {
-        ...key,
+      return Object.assign(key, {
         request_fingerprint: row.requestFingerprint,
         outcome: row.outcome,
         created_at: row.at,
-      };
+      });
     }
     case 'intent': {
       const { row } = put;
-      return {
-        ...key,
+      return Object.assign(key, {
         scope: row.scope,
         target: row.target,
         payload: jsonOf(row.payload),
@@ -111,22 +107,20 @@ export function putColumns(put: Put): Columns {
         unknown_outcomes: row.unknownOutcomes,
         created_at: row.createdAt,
         updated_at: row.updatedAt,
-      };
+      });
     }
     case 'policy': {
       const { row } = put;
-      return {
-        ...key,
+      return Object.assign(key, {
         digest: row.digest,
         description: row.description,
         registered_by: row.registeredBy,
         registered_at: row.registeredAt,
-      };
+      });
     }
     case 'cutover': {
       const { row } = put;
-      return {
-        ...key,
+      return Object.assign(key, {
         request_fingerprint: row.requestFingerprint,
         to_policy: row.toPolicy,
         holder: row.holder,
@@ -137,21 +131,20 @@ export function putColumns(put: Put): Columns {
         started_at: row.startedAt,
         completed_at: row.completedAt,
         scopes: row.scopes,
-      };
+      });
     }
     case 'cutoverStep':
-      return { ...key, fence: put.row.fence, skipped: put.row.skipped === true };
+      return Object.assign(key, { fence: put.row.fence, skipped: put.row.skipped === true });
     case 'job': {
       const { row } = put;
-      return {
-        ...key,
+      return Object.assign(key, {
         scope: row.scope,
         policy_version: row.policyVersion,
         fence: row.fence,
         state: row.state,
         attempt: row.attempt,
         at: row.at,
-      };
+      });
     }
   }
 }

@@ -26,16 +26,28 @@ export const ABSENT: KeyState = { version: 0, row: null };
 
 /** Rows this process saw last, by tenant and ref; cleared when full. */
 export class RowCache {
-  readonly #entries = new Map<string, KeyState>();
+  /** Per tenant, so a lookup hashes the key alone rather than a joined string built per call. */
+  readonly #tenants = new Map<string, Map<string, KeyState>>();
+  #size = 0;
   constructor(private readonly maxEntries = 200_000) {}
 
   get(tenant: string, key: string): KeyState | undefined {
-    return this.#entries.get(`${tenant}\0${key}`);
+    return this.#tenants.get(tenant)?.get(key);
   }
 
   set(tenant: string, key: string, state: KeyState): void {
-    if (this.#entries.size >= this.maxEntries) this.#entries.clear();
-    this.#entries.set(`${tenant}\0${key}`, state);
+    if (this.#size >= this.maxEntries) {
+      this.#tenants.clear();
+      this.#size = 0;
+    }
+    let rows = this.#tenants.get(tenant);
+    if (rows === undefined) {
+      rows = new Map();
+      this.#tenants.set(tenant, rows);
+    }
+    const before = rows.size;
+    rows.set(key, state);
+    this.#size += rows.size - before;
   }
 }
 

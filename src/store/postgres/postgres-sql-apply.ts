@@ -21,8 +21,8 @@
  *    on the same side of the database clock now as of the estimate, and the estimate within
  *    `p_skew_ms` of it. Without an injected clock this is what makes the database clock judge
  *    every lease.
- * 3. Writes, for the transitions that held: per table, one INSERT of the rows planned new and one
- *    UPDATE of the rows planned existing (whose locks this statement holds), then the audit
+ * 3. Writes, for the transitions that held: per table, one INSERT of the rows planned new and an
+ *    UPDATE by key of each row planned existing (whose locks this statement holds), then the audit
  *    entries in transition order under the shared audit lock (postgres-sql-audit.ts).
  *
  * The answer names the transitions that did not hold and carries the current rows of every key
@@ -248,36 +248,39 @@ function compareAbsent(t: TableShape): string {
 /** Inserts the rows planned new and updates the rows planned existing, of the transitions held. */
 function write(t: TableShape): string {
   const all = [...t.keys, ...t.columns];
-  const source = `jsonb_to_recordset(w->'${t.type}') AS j(t int, v bigint, ${typed(all)})`;
+  const source = (rows: string) =>
+    `jsonb_to_recordset(${rows}->'${t.type}') AS j(t int, v bigint, ${typed(all)})`;
   const insert = `
+  IF v_insert ? '${t.type}' THEN
     INSERT INTO @schema@.${t.table} (tenant, ${names(all).join(', ')}, row_version)
       SELECT p_tenant, ${names(all)
         .map((n) => `j.${n}`)
         .join(', ')}, v_version
-      FROM ${source} WHERE j.v = 0 AND j.t <> ALL (v_failed);`;
+      FROM ${source('v_insert')} WHERE j.t <> ALL (v_failed);
+  END IF;`;
   // Row by row, each UPDATE by its whole primary key: a set-based UPDATE ... FROM may be planned
   // to walk every row of the tenant.
   const update =
     t.columns.length === 0
       ? ''
       : `
-    FOR u IN SELECT * FROM ${source} WHERE j.v > 0 AND j.t <> ALL (v_failed) LOOP
-      UPDATE @schema@.${t.table} x SET ${[...names(t.columns).map((n) => `${n} = u.${n}`), 'row_version = v_version'].join(', ')}
-        WHERE ${keyMatch(t).replace(/= j\./g, '= u.')};
-    END LOOP;`;
-  return `
-  IF w ? '${t.type}' THEN${insert}${update}
+  IF v_update ? '${t.type}' THEN
+    FOR r IN SELECT * FROM ${source('v_update')} WHERE j.t <> ALL (v_failed) LOOP
+      UPDATE @schema@.${t.table} x SET ${[...names(t.columns).map((n) => `${n} = r.${n}`), 'row_version = v_version'].join(', ')}
+        WHERE ${keyMatch(t).replace(/= j\./g, '= r.')};
+    END LOOP;
   END IF;`;
+  return insert + update;
 }
 
 /** A new cutover's scopes, as rows without a step yet. */
 const CUTOVER_SCOPES = `
-  IF w ? 'cutover' THEN
+  IF v_insert ? 'cutover' THEN
     INSERT INTO @schema@.cutover_scopes (tenant, cutover_id, scope, row_version)
       SELECT p_tenant, j.cutover_id, s.scope, v_version
-      FROM jsonb_to_recordset(w->'cutover') AS j(t int, v bigint, cutover_id text, scopes jsonb)
+      FROM jsonb_to_recordset(v_insert->'cutover') AS j(t int, v bigint, cutover_id text, scopes jsonb)
       CROSS JOIN LATERAL jsonb_array_elements_text(j.scopes) AS s(scope)
-      WHERE j.v = 0 AND j.t <> ALL (v_failed);
+      WHERE j.t <> ALL (v_failed);
   END IF;`;
 
 export const APPLY_SQL = `
@@ -391,12 +394,13 @@ CREATE FUNCTION @schema@.apply(
 DECLARE
   k jsonb := coalesce(p->'lock', '{}');
   a jsonb := coalesce(p->'absent', '{}');
-  w jsonb := coalesce(p->'put', '{}');
+  v_insert jsonb := coalesce(p->'insert', '{}');
+  v_update jsonb := coalesce(p->'update', '{}');
   v_now bigint;
   v_version bigint;
   v_bad int[];
   v_failed int[] := '{}';
-  u record;
+  r record;
 BEGIN
   -- 1. Locks and compares of the rows that exist, in table order and key order; then ranges.${TABLES.map(lockAndCompare).join('')}
   IF p ? 'advisory' THEN
@@ -418,7 +422,9 @@ BEGIN
   IF NOT p_fixed_clock AND abs(v_now - p_now) > p_skew_ms THEN
     v_failed := ARRAY(SELECT generate_series(0, (p->>'n')::integer - 1));
   END IF;
-  v_failed := ARRAY(SELECT DISTINCT f FROM unnest(v_failed) f ORDER BY f);
+  IF cardinality(v_failed) > 0 THEN
+    v_failed := ARRAY(SELECT DISTINCT f FROM unnest(v_failed) f ORDER BY f);
+  END IF;
   IF cardinality(v_failed) >= (p->>'n')::integer THEN
     RETURN jsonb_build_object('now', v_now, 'failed', to_jsonb(v_failed),
       'rows', @schema@.load_rows(p_tenant, k), 'absentRows', @schema@.load_rows(p_tenant, a));
