@@ -30,6 +30,7 @@ import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { redactPostgresUrl } from '../../src/store/postgres/postgres-url.js';
 import { formatStats, summarize, type RunStats } from '../stats.js';
 import { checkOutBaseline, type BaselineCheckout } from './baseline-checkout.js';
+import { cpuPerOp, formatCpu, readCpu, type CpuPerOp } from './cpu-per-op.js';
 import { findPgbench, runPgbench, type PgbenchRun } from './pgbench.js';
 
 export interface PostgresCommitBenchOptions {
@@ -323,13 +324,20 @@ export async function runPostgresCommitBench(
         ],
       );
     }
+    const local = ['localhost', '127.0.0.1', '::1', '[::1]'].includes(
+      new URL(options.url).hostname,
+    );
     const results: RunStats[][] = contenders.map(() => []);
+    const cpu: CpuPerOp[][] = contenders.map(() => []);
     for (let round = 0; round < rounds; round++) {
       for (const [index, [label, op]] of contenders.entries()) {
         await runLanes(WARM_UP_SECONDS, inFlight, op);
+        const before = readCpu(local);
         const stats = await runLanes(seconds, inFlight, op);
+        const spent = cpuPerOp(before, readCpu(local), stats.ops);
         results[index]?.push(stats);
-        log(`round ${round + 1}  ${formatStats(label, stats)}`);
+        cpu[index]?.push(spent);
+        log(`round ${round + 1}  ${formatStats(label, stats)}   ${formatCpu(spent)}`);
       }
     }
     const [raw, one, grouped, baselineOne, baselineGrouped] = results as [
@@ -382,6 +390,16 @@ export async function runPostgresCommitBench(
             },
     };
     log('medians:');
+    for (const [index, [label]] of contenders.entries()) {
+      const runs = cpu[index] ?? [];
+      const database = runs.map((run) => run.databaseMicros);
+      log(
+        `  ${label.padEnd(48)} ${formatCpu({
+          processMicros: median(runs.map((run) => run.processMicros)),
+          databaseMicros: database.includes(null) ? null : median(database as number[]),
+        })}`,
+      );
+    }
     log(
       `  raw guarded UPDATE                 ${figures.rawOpsPerSec.toFixed(0)} ops/s   p50 ${figures.rawP50Ms.toFixed(2)} ms   p99 ${figures.rawP99Ms.toFixed(2)} ms`,
     );
