@@ -12,6 +12,7 @@ import { DEFAULT_LIMITS } from '../../src/core/limits.js';
 import { Fencegate } from '../../src/gate.js';
 import { FencedCheckpointSaver } from '../../src/integrations/langgraph/index.js';
 import type { CommitRequest, CommitResult } from '../../src/types.js';
+import { buildGraph } from './langgraph-fixture.js';
 
 let gate: Fencegate;
 let commits: CommitRequest[];
@@ -221,4 +222,29 @@ describe('FencedCheckpointSaver, calls of one turn past the write limit', () => 
     expect(tuple?.pendingWrites).toHaveLength(6);
     await saver.close();
   });
+});
+
+describe('FencedCheckpointSaver, a run of a graph', () => {
+  // LangGraph stores a checkpoint per step (5 for the three nodes: the input, the start, one per
+  // node) and each task's pending writes; each task's writes join a checkpoint's commit. Under
+  // `async` LangGraph hands over each checkpoint only once the one before it is stored, so they
+  // cannot share commits: a run costs as many as under `sync`, however soon its nodes return.
+  for (const durability of ['async', 'sync'] as const) {
+    it(`stores the three-node graph in one commit per checkpoint under ${durability}`, async () => {
+      const saver = new FencedCheckpointSaver({ gate, holder: 'w' });
+      const graph = buildGraph(saver, 'r');
+      const config = { configurable: { thread_id: durability }, durability };
+      await graph.invoke({ steps: [] }, config);
+      expect(commits).toHaveLength(5);
+      const history = [];
+      for await (const tuple of saver.list({ configurable: { thread_id: durability } })) {
+        history.push(tuple);
+      }
+      expect(history).toHaveLength(5);
+      expect(history[0]?.checkpoint.channel_values).toEqual({
+        steps: ['plan by r', 'act by r', 'report by r'],
+      });
+      await saver.close();
+    });
+  }
 });
