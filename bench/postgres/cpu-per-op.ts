@@ -1,8 +1,8 @@
 /**
  * CPU spent per operation, split between this process and the database server: where a
  * contender's cost goes when both share the machine's cores. The database's share is the CPU of
- * every process named `postgres` on this host (/proc, Linux only; null elsewhere, or when the
- * server is on another host). Background workers are included; between contenders they idle alike.
+ * every process named `postgres` on this host, and of those it reaped (/proc, Linux only; null
+ * elsewhere, or when the server is on another host). Background workers are included.
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -46,8 +46,9 @@ function databaseTicks(): number | null {
     const close = stat.lastIndexOf(')');
     if (stat.slice(stat.indexOf('(') + 1, close) !== 'postgres') continue;
     const fields = stat.slice(close + 2).split(' ');
-    // After the name: state is field 3 of stat(5); utime and stime are 14 and 15.
-    total += Number(fields[11]) + Number(fields[12]);
+    // After the name: state is field 3 of stat(5); utime and stime are 14 and 15; cutime and
+    // cstime (16, 17) hold the CPU of children reaped, so backends that ended still count.
+    total += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
   }
   return total;
 }
