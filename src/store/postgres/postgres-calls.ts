@@ -2,6 +2,7 @@
  * What the dispatch and cutover modules need from the PostgreSQL store: its schema, the time to
  * pass to each function (or null for the database clock), one function call, one read.
  */
+import { createHash } from 'node:crypto';
 import type { StatementKind } from './postgres-connection.js';
 
 export interface PostgresCalls {
@@ -16,3 +17,17 @@ export interface PostgresCalls {
 
 export const READ: StatementKind = { mutation: false };
 export const MUTATION: StatementKind = { mutation: true };
+
+/** PostgreSQL keeps this many bytes of an identifier, a prepared statement's name included. */
+const NAME_BYTES = 63;
+
+/**
+ * A prepared statement's name: per kind and schema (a connection may serve two schemas). Where the
+ * schema's name would make it longer than PostgreSQL keeps, and so cut it silently, a digest of
+ * the schema's name stands in for it.
+ */
+export function statementName(kind: string, schema: string): string {
+  const name = `fencegate_${kind}_${schema}`;
+  if (Buffer.byteLength(name) <= NAME_BYTES) return name;
+  return `fencegate_${kind}_${createHash('sha256').update(schema).digest('hex').slice(0, 16)}`;
+}

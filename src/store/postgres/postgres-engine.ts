@@ -21,7 +21,7 @@ import {
 import { FencegateError } from '../../errors.js';
 import type { RowType } from '../../core/plan/transition.js';
 import { applyPayload, type PlannedOn } from './postgres-apply-payload.js';
-import { READ } from './postgres-calls.js';
+import { READ, statementName } from './postgres-calls.js';
 import type { QueryConfig } from 'pg';
 import type { PostgresConnection, Send, StatementKind } from './postgres-connection.js';
 import { keyColumns, storedRow } from './postgres-plan-rows.js';
@@ -192,7 +192,7 @@ export class PostgresEngine {
     const keys: Record<string, Record<string, unknown>[]> = {};
     for (const ref of refs) (keys[ref.type] ??= []).push(keyColumns(ref));
     const result = await send<{ answer: StoredRows }>(READ, {
-      name: `fencegate_load_rows_${this.schema}`,
+      name: statementName('load_rows', this.schema),
       text: `SELECT ${this.schema}.load_rows($1, $2) AS answer`,
       values: [tenant, JSON.stringify(keys)],
     });
@@ -227,7 +227,7 @@ export class PostgresEngine {
     const result = await send<{ answer: ApplyAnswer }>(
       { mutation: true, operationId, insertRaces: true },
       {
-        name: `fencegate_apply_${this.schema}`,
+        name: statementName('apply', this.schema),
         text: `SELECT ${this.schema}.apply($1, $2, $3, $4, $5) AS answer`,
         values: [
           tenant,
@@ -287,7 +287,7 @@ export class PostgresEngine {
     const result = await send<{
       answer: { ranges: { names: string[]; hash: string }[]; rows: StoredRows };
     }>(READ, {
-      name: `fencegate_load_ranges_${this.schema}`,
+      name: statementName('load_ranges', this.schema),
       text: `SELECT ${this.schema}.load_ranges($1, $2) AS answer`,
       values: [tenant, JSON.stringify(ranges)],
     });

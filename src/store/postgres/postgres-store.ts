@@ -46,7 +46,7 @@ import { listCutovers, listJobs, listPolicies, readCutover } from './postgres-cu
 import { PostgresEngine } from './postgres-engine.js';
 import { countIntents, listTenantsWithOpenIntents } from './postgres-intent-reads.js';
 import { DEFAULT_POOL, type PostgresPoolOptions } from './postgres-pool-options.js';
-import { READ, MUTATION, type PostgresCalls } from './postgres-calls.js';
+import { READ, MUTATION, statementName, type PostgresCalls } from './postgres-calls.js';
 import { listenForIntents } from './postgres-intent-listener.js';
 import { inFieldOrder } from './postgres-plan-rows.js';
 import {
@@ -191,7 +191,7 @@ export class PostgresStore extends PlannedStore implements Store {
 
   async #call<T>(kind: StatementKind, name: string, text: string, values: unknown[]): Promise<T> {
     const result = await this.#connection.query<{ answer: T }>(kind, {
-      name: `fencegate_${name}_${this.schema}`,
+      name: statementName(name, this.schema),
       text,
       values,
     });
@@ -202,7 +202,7 @@ export class PostgresStore extends PlannedStore implements Store {
     const config =
       name === undefined
         ? { text, values }
-        : { name: `fencegate_${name}_${this.schema}`, text, values };
+        : { name: statementName(name, this.schema), text, values };
     return (await this.#connection.query<R & Record<string, unknown>>(READ, config)).rows;
   }
 
