@@ -31,8 +31,9 @@ class WriteOwner(FencedCheckpointSaver):
             max_writes=saver.max_writes,
             serde=saver.serde,
         )
-        # One lease renewal, one memory of recent checkpoints, one reader with the saver.
+        # One lease renewal, one memory of recent checkpoints, one reader, one batch with the saver.
         self._leases, self._recent, self._reader = saver._leases, saver._recent, saver._reader
+        self._batch = saver._batch
         self.thread_id = thread_id
         self._lease = lease
 

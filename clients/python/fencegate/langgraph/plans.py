@@ -4,8 +4,8 @@ An operation is written once, as a generator (a *plan*) that yields a :class:`Ca
 method and is sent back its result (or has its exception thrown in), or a :class:`Gather` of
 independent calls and is sent back their results in order (awaited together by the asynchronous
 client, made one after the other by the synchronous one), or a :class:`Shared` call whose result
-concurrent plans share while it is in flight; a plan that produces items (``list``) also yields
-:class:`Emit`. ``run`` and ``arun`` execute a plan with a ``Client`` or an
+concurrent plans share while it is in flight, or :class:`Joined` writes that concurrent plans
+make together; a plan that produces items (``list``) also yields :class:`Emit`. ``run`` and ``arun`` execute a plan with a ``Client`` or an
 ``AsyncClient``, ``iterate`` and ``aiterate`` stream its items. The saver's rules thus live in one
 place whichever client carries them, and the asynchronous path never blocks the event loop.
 """
@@ -57,13 +57,23 @@ class Shared:
 
 
 @dataclass(frozen=True)
+class Joined:
+    """Writes that concurrent plans make together: on the asynchronous client
+    ``writer.write(client, value)`` (which joins them with the others of the turn), on the
+    synchronous one the plan ``writer.alone(value)``."""
+
+    value: Any
+    writer: Any = field(compare=False)
+
+
+@dataclass(frozen=True)
 class Emit:
     """An item a streaming plan hands to its caller."""
 
     item: Any
 
 
-Step = Union[Call, Gather, Shared, Emit]
+Step = Union[Call, Gather, Shared, Joined, Emit]
 Plan = Generator[Step, Any, T]
 
 
@@ -165,7 +175,11 @@ async def _asteps(client: Any, cursor: _Cursor) -> AsyncIterator[Any]:
             cursor.answer(lambda: results)
 
 
-def _invoke(client: Any, one: Union[Call, Shared]) -> Any:
+def _invoke(client: Any, one: Union[Call, Shared, Joined]) -> Any:
+    if isinstance(one, Joined):
+        if asyncio.iscoroutinefunction(getattr(client, "commit")):
+            return one.writer.write(client, one.value)
+        return run(client, one.writer.alone(one.value))
     if isinstance(one, Shared):
         if _is_coroutine(client, one.call):
             return _shared(client, one)

@@ -36,11 +36,12 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from ..errors import InvalidRequestError, LeaseHeldError, ScopeDeletedError, ScopeNotFoundError
 from .leases import HeldLease, ThreadLeases
 from .names import DEFAULT_SCOPE_PREFIX, blob_name, checkpoint_name, escape_name, write_name
-from .plans import Plan, Shared, aiterate, arun, call, iterate, run
+from .batch import ThreadWriteBatch
+from .plans import Joined, Plan, Shared, aiterate, arun, call, iterate, run
 from .reads import ThreadReader
 from .recent import RecentCheckpoints
 from .stored import EMPTY, dump, stored_checkpoint, stored_write, write_index
-from .writes import DEFAULT_MAX_WRITES, Batch, RecordToWrite, write_records
+from .writes import DEFAULT_MAX_WRITES, Batch, RecordToWrite
 
 if TYPE_CHECKING:
     from .owner import WriteOwner
@@ -97,6 +98,8 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
         self.scope_prefix = scope_prefix
         self.max_writes = max_writes
         self._leases = ThreadLeases(client, aclient, ttl_ms)
+        #: The asynchronous half's writes on one thread go out together (batch.py).
+        self._batch = ThreadWriteBatch(max_writes)
         self._recent = RecentCheckpoints()
         self._reader = ThreadReader(self.serde, self.scope_for, self._recent)
 
@@ -361,8 +364,7 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
         if fence == _DELETED:
             log.warning("thread %r was deleted: a late write to it is not stored", thread_id)
             return False
-        batch = Batch(thread_id, scope, fence, records, purpose)
-        yield from write_records(batch, self.max_writes)
+        yield Joined(Batch(thread_id, scope, fence, records, purpose), self._batch)
         return True
 
     def _fence(self, config: RunnableConfig, scope: str) -> "Plan[int]":

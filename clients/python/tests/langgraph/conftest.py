@@ -31,14 +31,15 @@ class Tokens:
         self.operator = operator
 
     def saver(self, **options: Any) -> FencedCheckpointSaver:
-        """A saver with both kinds of client; the operator's only for deleting threads."""
-        return FencedCheckpointSaver(
-            client=fencegate.Client(self.url, self.worker),
-            aclient=fencegate.AsyncClient(self.url, self.worker),
-            operator_client=fencegate.Client(self.url, self.operator),
-            operator_aclient=fencegate.AsyncClient(self.url, self.operator),
-            **options,
-        )
+        """A saver with both kinds of client (``options`` may replace them); the operator's only
+        for deleting threads."""
+        clients = {
+            "client": fencegate.Client(self.url, self.worker),
+            "aclient": fencegate.AsyncClient(self.url, self.worker),
+            "operator_client": fencegate.Client(self.url, self.operator),
+            "operator_aclient": fencegate.AsyncClient(self.url, self.operator),
+        }
+        return FencedCheckpointSaver(**{**clients, **options})
 
 
 @pytest.fixture
