@@ -26,7 +26,7 @@ worker threads one at a time each, with no turn to gather them in.
 """
 
 import asyncio
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from .._base import FencegateError
 from .plans import Plan, arun
@@ -65,14 +65,8 @@ class ThreadWriteBatch:
         self.max_writes = max_writes
         #: Per loop, client, scope and fence, the calls not yet sent, in the order they came.
         self._pending: Dict[_Key, List[_Call]] = {}
-        #: The threads with a commit in flight.
-        self._writing: Set[_Key] = set()
-        #: The threads whose commit was answered with calls waiting: sent once the turn ends.
-        self._answered: Set[_Key] = set()
-        #: The loop whose turn's end is awaited, if any.
-        self._scheduled: Optional[asyncio.AbstractEventLoop] = None
-        #: The commits in flight, kept until done: the loop holds tasks only weakly.
-        self._tasks: Set["asyncio.Task[None]"] = set()
+        #: Per thread with calls to send, the task sending them, until it has sent them all.
+        self._writers: Dict[_Key, "asyncio.Task[None]"] = {}
 
     def alone(self, batch: Batch) -> "Plan[None]":
         """A call written on its own (the synchronous half)."""
@@ -83,52 +77,42 @@ class ThreadWriteBatch:
         loop = asyncio.get_running_loop()
         key = (loop, client, batch.scope, batch.fence)
         call = _Call(client, batch, loop.create_future())
-        self._pending.setdefault(key, []).append(call)
-        if key not in self._writing:
-            self._schedule(loop)
+        pending = self._pending.get(key)
+        if pending is None:
+            self._pending[key] = [call]
+        else:
+            pending.append(call)
+        if key not in self._writers:
+            self._writers[key] = loop.create_task(self._write_all(key))
         await call.answer
 
-    def _schedule(self, loop: asyncio.AbstractEventLoop) -> None:
-        if self._scheduled is not loop:
-            self._scheduled = loop
-            loop.call_soon(self._flush, loop, 0)
-
-    def _flush(self, loop: asyncio.AbstractEventLoop, hops: int) -> None:
-        """Sends what waits on each thread with no commit in flight. A thread whose commit was
-        just answered waits while the loop has other callbacks ready (CPython's loop keeps them
-        in ``_ready``; another loop's calls go out at once), at most ``_MAX_HOPS`` hops: the
-        callers answered go on, and what they ask for next (the next checkpoint) joins the
-        calls asked for meanwhile."""
-        busy = bool(getattr(loop, "_ready", None)) and hops < _MAX_HOPS
-        waiting = False
-        for key in [key for key in self._pending if key[0] is loop and key not in self._writing]:
-            if busy and key in self._answered:
-                waiting = True
-                continue
-            self._answered.discard(key)
-            calls = self._pending.pop(key)
-            self._writing.add(key)
-            task = loop.create_task(self._write_all(key, calls))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
-        if waiting:
-            loop.call_soon(self._flush, loop, hops + 1)
-        elif self._scheduled is loop:
-            self._scheduled = None
-
-    async def _write_all(self, key: _Key, calls: List[_Call]) -> None:
+    async def _write_all(self, key: _Key) -> None:
+        """Sends the thread's calls, one commit at a time. A task's first step runs once the
+        turn that created it has ended: every call of that turn has joined. Once a commit is
+        answered, what was asked for meanwhile waits while the loop has other callbacks ready
+        (CPython's loop keeps them in ``_ready``; another loop's calls go out at once), at most
+        ``_MAX_HOPS`` hops: the callers answered go on, and what they ask for next (the next
+        checkpoint) joins it."""
+        loop = key[0]
+        calls: List[_Call] = []
         try:
-            for sized in _commit_sized(calls, self.max_writes):
-                await self._commit(sized)
+            while True:
+                calls = self._pending.pop(key, [])
+                if not calls:
+                    return
+                for sized in _commit_sized(calls, self.max_writes):
+                    await self._commit(sized)
+                calls = []
+                hops = 0
+                while getattr(loop, "_ready", None) and hops < _MAX_HOPS and key in self._pending:
+                    await asyncio.sleep(0)
+                    hops += 1
         except BaseException:  # cancelled: so is every call still waiting
-            for call in calls:
+            for call in calls + self._pending.pop(key, []):
                 call.answer.cancel()
             raise
         finally:
-            self._writing.discard(key)
-            if key in self._pending:
-                self._answered.add(key)
-                self._schedule(key[0])
+            del self._writers[key]
 
     async def _commit(self, calls: List[_Call]) -> None:
         try:

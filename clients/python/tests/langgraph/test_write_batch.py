@@ -112,6 +112,20 @@ async def test_no_call_is_answered_before_its_commit_is(held, tenant):
     assert await pending_writes(held, parent) == [("task-a", "n", 1)]
 
 
+async def test_a_caller_that_stops_waiting_leaves_the_others_answered(held, tenant):
+    thread_id = str(uuid4())
+    parent = await first_checkpoint(held, thread_id)
+    held.aclient.hold()
+    gone = asyncio.ensure_future(held.aput_writes(parent, [("a", 1)], "task-a"))
+    stays = asyncio.ensure_future(held.aput_writes(parent, [("b", 2)], "task-b"))
+    await asyncio.sleep(0.05)
+    gone.cancel()
+    held.aclient.release()
+    await stays
+    assert gone.cancelled()
+    assert await pending_writes(held, parent) == [("task-a", "a", 1), ("task-b", "b", 2)]
+
+
 async def test_a_refusal_of_one_calls_content_fails_that_call_alone(saver, tenant):
     thread_id = str(uuid4())
     parent = await first_checkpoint(saver, thread_id)
