@@ -5,7 +5,8 @@ process, under LangGraph's default durability ("async") and under "sync". Rounds
 two savers; each measurement runs the graph again and again on one thread. A step's time is the
 gap between two updates of `graph.astream`; steps/s counts every step of the measured runs; the
 driver's CPU time per step (user + system, this process only) is less noisy than the rates on a
-busy machine. Prints one JSON object.
+busy machine. The fenced saver's client counts its requests to the server and its commits per run
+of the graph. Prints one JSON object.
 
     python bench/python-langgraph.py URL WORKER_TOKEN SECONDS ROUNDS
 """
@@ -27,6 +28,19 @@ import fencegate  # noqa: E402
 from fencegate.langgraph import FencedCheckpointSaver  # noqa: E402
 
 WARM_UP_RUNS = 20
+
+
+class CountingClient(fencegate.AsyncClient):
+    """An AsyncClient that counts its requests to the server, and among them its commits."""
+
+    requests = 0
+    commits = 0
+
+    async def _exchange(self, step: Any) -> Any:
+        self.requests += 1
+        if step.path == "/v1/commit":
+            self.commits += 1
+        return await super()._exchange(step)
 
 
 class State(TypedDict):
@@ -62,18 +76,32 @@ async def measure(checkpointer: Any, durability: Optional[str], seconds: float) 
     for _ in range(WARM_UP_RUNS):
         await one_run()
     steps.clear()
+    client = getattr(checkpointer, "aclient", None)
+    requests, commits = _counts(client)
+    runs = 0
     start, cpu_start = time.perf_counter(), time.process_time()
     while time.perf_counter() - start < seconds:
         await one_run()
+        runs += 1
     elapsed = time.perf_counter() - start
+    cpu = time.process_time() - cpu_start
     ordered = sorted(steps)
-    return {
+    figures = {
         "steps": len(steps),
         "seconds": elapsed,
-        "cpuMsPerStep": 1000 * (time.process_time() - cpu_start) / len(steps),
+        "cpuMsPerStep": 1000 * cpu / len(steps),
         "p50Ms": 1000 * ordered[len(ordered) // 2],
         "p99Ms": 1000 * ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))],
     }
+    if client is not None:
+        now_requests, now_commits = _counts(client)
+        figures["requestsPerRun"] = (now_requests - requests) / runs
+        figures["commitsPerRun"] = (now_commits - commits) / runs
+    return figures
+
+
+def _counts(client: Any) -> Any:
+    return (client.requests, client.commits) if client is not None else (0, 0)
 
 
 def median_of(rounds: List[Dict[str, Any]]) -> Dict[str, float]:
@@ -82,17 +110,21 @@ def median_of(rounds: List[Dict[str, Any]]) -> Dict[str, float]:
         return values[len(values) // 2]
 
     rates = sorted(r["steps"] / r["seconds"] for r in rounds)
-    return {
+    figures = {
         "stepsPerSec": round(rates[len(rates) // 2]),
         "p50Ms": round(median("p50Ms"), 3),
         "p99Ms": round(median("p99Ms"), 3),
         "cpuMsPerStep": round(median("cpuMsPerStep"), 3),
     }
+    for key in ("requestsPerRun", "commitsPerRun"):
+        if key in rounds[0]:
+            figures[key] = round(median(key), 2)
+    return figures
 
 
 async def main(url: str, token: str, seconds: float, rounds: int) -> Dict[str, Any]:
     results = []
-    async with FencedCheckpointSaver(client=fencegate.AsyncClient(url, token)) as fenced:
+    async with FencedCheckpointSaver(client=CountingClient(url, token)) as fenced:
         for durability in (None, "sync"):
             memory_rounds, fenced_rounds = [], []
             for _ in range(rounds):

@@ -34,6 +34,9 @@ interface SaverFigures {
   p99Ms: number;
   /** The Python process's CPU time per step: less noisy than the rates on a busy machine. */
   cpuMsPerStep: number;
+  /** The fenced saver's requests to the server per run of the graph, and its commits. */
+  requestsPerRun?: number;
+  commitsPerRun?: number;
 }
 
 export interface PythonLanggraphResult {
@@ -116,7 +119,11 @@ async function workerToken(url: string, adminToken: string): Promise<string> {
 
 export function formatPythonLanggraphBench(result: PythonLanggraphResult): string {
   const row = (label: string, figures: SaverFigures) =>
-    `${label.padEnd(52)} ${String(figures.stepsPerSec).padStart(6)} steps/s   p50 ${figures.p50Ms.toFixed(3)} ms   p99 ${figures.p99Ms.toFixed(3)} ms   CPU ${figures.cpuMsPerStep.toFixed(3)} ms/step`;
+    `${label.padEnd(52)} ${String(figures.stepsPerSec).padStart(6)} steps/s   p50 ${figures.p50Ms.toFixed(3)} ms   p99 ${figures.p99Ms.toFixed(3)} ms   CPU ${figures.cpuMsPerStep.toFixed(3)} ms/step${
+      figures.commitsPerRun === undefined
+        ? ''
+        : `   ${figures.requestsPerRun} requests, ${figures.commitsPerRun} commits/run`
+    }`;
   const lines: string[] = [];
   for (const run of result.results) {
     lines.push(
