@@ -485,6 +485,14 @@ describe.skipIf(noPostgres)('jobs ledger', () => {
   });
 });
 
+/** What opening the store on `schema` threw (undefined when it opened). */
+async function refusalOfOpening(schema: string): Promise<unknown> {
+  return PostgresStore.open({ url, schema, clock }).then(
+    (store) => store.close().then(() => undefined),
+    (caught: unknown) => caught,
+  );
+}
+
 describe.skipIf(noPostgres)('a schema made before the baseline', () => {
   it('is refused with its version and what to do, and left as it is', async () => {
     const old = testSchema('pre_release');
@@ -499,10 +507,7 @@ describe.skipIf(noPostgres)('a schema made before the baseline', () => {
           `INSERT INTO ${old}.migrations (version, name) SELECT v, 'step ' || v FROM generate_series(1, 23) v`,
         );
       });
-      const error = await PostgresStore.open({ url, schema: old, clock }).then(
-        (store) => store.close().then(() => undefined),
-        (caught: unknown) => caught,
-      );
+      const error = await refusalOfOpening(old);
       expect(error).toMatchObject({ code: 'store_unavailable' });
       expect((error as Error).message).toMatch(
         new RegExp(
@@ -538,10 +543,7 @@ describe.skipIf(noPostgres)('a schema made before the baseline', () => {
              LANGUAGE sql AS $$ SELECT '{}'::jsonb $$`,
         );
       });
-      const error = await PostgresStore.open({ url, schema: old, clock }).then(
-        (store) => store.close().then(() => undefined),
-        (caught: unknown) => caught,
-      );
+      const error = await refusalOfOpening(old);
       expect(error).toMatchObject({ code: 'store_unavailable' });
       expect((error as Error).message).toMatch(
         new RegExp(`schema ${old} was made by a pre-release .*DROP SCHEMA ${old} CASCADE`),
@@ -562,10 +564,7 @@ describe.skipIf(noPostgres)('a schema made before the baseline', () => {
           `UPDATE ${earlier}.schema_versions SET digest = 'an earlier text' WHERE version = 1`,
         );
       });
-      const error = await PostgresStore.open({ url, schema: earlier, clock }).then(
-        (opened) => opened.close().then(() => undefined),
-        (caught: unknown) => caught,
-      );
+      const error = await refusalOfOpening(earlier);
       expect(error).toMatchObject({ code: 'store_unavailable' });
       expect((error as Error).message).toMatch(
         new RegExp(
@@ -576,10 +575,7 @@ describe.skipIf(noPostgres)('a schema made before the baseline', () => {
       await withClient(url, async (client) => {
         await client.query(`ALTER TABLE ${earlier}.schema_versions DROP COLUMN digest`);
       });
-      const undigested = await PostgresStore.open({ url, schema: earlier, clock }).then(
-        (opened) => opened.close().then(() => undefined),
-        (caught: unknown) => caught,
-      );
+      const undigested = await refusalOfOpening(earlier);
       expect(undigested).toMatchObject({ code: 'store_unavailable' });
       // The same text opens again, and nothing was changed by the refusals.
       await withClient(url, async (client) => {
