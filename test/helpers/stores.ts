@@ -19,7 +19,7 @@
  * Call storesFor at the top level of a file or of a describe block: it registers the afterAll
  * that removes what it created.
  */
-import { afterAll } from 'vitest';
+import { afterAll, it } from 'vitest';
 import { skipStore, type StoreFamily } from './store-filter.js';
 import type { Clock } from '../../src/core/clock.js';
 import type { Store } from '../../src/store/store.js';
@@ -95,7 +95,7 @@ export interface TestStoreKind {
   readonly everyArea: boolean;
   /** Run by the conformance suite over HTTP (one deployment per store: etcd's three members). */
   readonly overHttp: boolean;
-  /** Runs of the model check (test/model/stores-model.test.ts): fewer where a run costs more. */
+  /** Runs of the model check (test/model/model-*.test.ts): fewer where a run costs more. */
   readonly modelRuns: number;
   /** What this machine lacks to run the store, or null when it runs. */
   missing(): string | null;
@@ -110,6 +110,20 @@ export const ALL_STORES: readonly TestStoreKind[] = [SQLITE, POSTGRES, ETCD, ETC
 
 /** The selected stores this machine has; each missing one is a skipped group of the run. */
 export const STORES: readonly TestStoreKind[] = ALL_STORES.filter((kind) => !skipStore(kind));
+
+/**
+ * The selected stores of one family (sqlite, postgres, etcd): the suites over every store keep a
+ * file per family, so that the test runner spreads a long suite over its workers.
+ */
+export function storesOf(
+  family: StoreFamily,
+  kinds: readonly TestStoreKind[] = STORES,
+): readonly TestStoreKind[] {
+  const selected = kinds.filter((kind) => kind.family === family);
+  // A file with no test fails the run; a store left out is already reported as a skipped group.
+  if (selected.length === 0) it.skip(`no ${family} store in this run`, () => undefined);
+  return selected;
+}
 
 /** The stores every per-area suite runs on. */
 export const AREA_STORES: readonly TestStoreKind[] = STORES.filter((kind) => kind.everyArea);

@@ -29,11 +29,31 @@ function walFile(): string {
 const opened: Database.Database[] = [];
 afterAll(() => opened.forEach((db) => db.close()));
 
-/** A sync that runs only when the test lets it, counting the syncs started. */
+/**
+ * A sync that runs only when the test lets it, counting the syncs started. `finish` runs the
+ * oldest held sync for real and settles once the store has been told its result, however long the
+ * disk (or a loaded machine) takes: a fixed pause would race the thread pool.
+ */
 function heldSync() {
-  const held: (() => void)[] = [];
-  const sync: SyncFile = (fd, done) => held.push(() => fdatasync(fd, done));
-  return { sync, started: () => held.length, finish: () => held.shift()?.() };
+  const held: (() => Promise<void>)[] = [];
+  const sync: SyncFile = (fd, done) =>
+    held.push(
+      () =>
+        new Promise<void>((resolve) =>
+          fdatasync(fd, (error) => {
+            done(error);
+            resolve();
+          }),
+        ),
+    );
+  return {
+    sync,
+    started: () => held.length,
+    finish: async () => {
+      await held.shift()?.();
+      await turn();
+    },
+  };
 }
 
 const settledOf = (promise: Promise<void> | null) => {
@@ -47,7 +67,8 @@ const settledOf = (promise: Promise<void> | null) => {
   );
   return state;
 };
-const turn = () => new Promise((resolve) => setTimeout(resolve, 20));
+/** Lets every callback queued so far run (the store's answers are promise callbacks). */
+const turn = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('WalSync', () => {
   it('has nothing to wait for before a commit', () => {
@@ -67,14 +88,12 @@ describe('WalSync', () => {
     const later = settledOf(walSync.durable());
     expect(held.started()).toBe(1);
 
-    held.finish();
-    await turn();
+    await held.finish();
     expect(first.settled).toBe(true);
     expect(later.settled).toBe(false);
     // The next sync starts by itself and covers both later commits.
     expect(held.started()).toBe(1);
-    held.finish();
-    await turn();
+    await held.finish();
     expect(later.settled).toBe(true);
     expect(later.error).toBeUndefined();
     expect(held.started()).toBe(0);
@@ -100,8 +119,7 @@ describe('WalSync', () => {
     const closed = settledOf(walSync.close());
     await turn();
     expect(closed.settled).toBe(false);
-    held.finish();
-    await turn();
+    await held.finish();
     expect(waiting.settled).toBe(true);
     expect(waiting.error).toBeUndefined();
     expect(closed.settled).toBe(true);
