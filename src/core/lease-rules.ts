@@ -1,7 +1,7 @@
 /**
  * The fence and lease rules of SEMANTICS.md as pure decisions over a scope snapshot. Adapters that
  * run code in their transaction apply the decision they get back; the fence moves only through
- * `nextGrant`, so it strictly increases by construction.
+ * `nextFence`, so it strictly increases by construction.
  */
 import type { FencegateError } from '../errors.js';
 import type { ScopeSnapshot } from './commit-check.js';
