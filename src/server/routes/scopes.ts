@@ -66,7 +66,7 @@ export const scopeRoutes: RouteFile = (s, limits) => [
     body: s.TakeoverBody,
     explain: { params: explainScopeParams, body: (value) => validateTakeover(value, limits) },
     responses: { 200: { description: 'the new grant', schema: GrantSchema } },
-    errors: ['policy_mismatch'],
+    errors: ['policy_mismatch', 'scope_deleted'],
     handler: ({ params, body }, ctx) => {
       const workerToken = authorizeTakeover(ctx.principal, params.scope);
       const request =
