@@ -6,6 +6,7 @@
  */
 import { expect } from 'vitest';
 import { auditEntryHash } from '../../src/audit/checkpoint-identity.js';
+import { verifyStore } from '../../src/audit/verify.js';
 import type { Store } from '../../src/store/store.js';
 import type { AuditEntry } from '../../src/types.js';
 
@@ -43,7 +44,7 @@ const WRITTEN: AuditEntry = {
 
 /**
  * The old entry reads as it did and keeps its hash; the old grant binds no token (any worker token
- * releases it); the next grant records its token.
+ * releases it); the next grant records its token; the whole history verifies.
  */
 export async function expectUpgradedGrant(store: Store): Promise<void> {
   const [entry] = (await store.readAudit('acme', {})).items;
@@ -57,4 +58,6 @@ export async function expectUpgradedGrant(store: Store): Promise<void> {
   await expect(
     store.release('acme', { scope: 'orders/1', holder: 'replica-2', fence: 2 }, worker),
   ).rejects.toMatchObject({ code: 'not_holder', details: { grantTokenId: 'tok_owner' } });
+  // The history, old entry and new ones, verifies.
+  expect((await verifyStore(store, { tenant: 'acme' })).ok).toBe(true);
 }
