@@ -40,7 +40,7 @@ export const ERROR_CATALOG = {
   scope_deleted: {
     httpStatus: 409,
     retryable: false,
-    description: 'The scope is deleted; only a takeover re-creates it.',
+    description: "The scope is deleted; only an operator's takeover re-creates it.",
   },
   lease_held: {
     httpStatus: 409,
@@ -50,7 +50,8 @@ export const ERROR_CATALOG = {
   not_holder: {
     httpStatus: 409,
     retryable: false,
-    description: 'The fence is current but the caller is not the current holder.',
+    description:
+      'The fence is current but the caller is not the current holder, or names the holder of a grant bound to another worker token (details.grantTokenId): only that token, an operator, or a worker token whose take-over right covers the scope may renew, release or acquire it again.',
   },
   policy_mismatch: {
     httpStatus: 409,

@@ -9,6 +9,7 @@ import { DEFAULT_MAX_DELIVERED_EFFECTS, DEFAULT_MAX_RECORDS } from './audit/back
 import { prunedLogCheckpoint, tenantPart } from './audit/stored-checkpoint.js';
 import { verifyStore } from './audit/verify.js';
 import type { Clock } from './core/clock.js';
+import type { Caller } from './core/grant-token.js';
 import { DEFAULT_LIMITS, type Limits } from './core/limits.js';
 import {
   requireName,
@@ -95,12 +96,21 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
   readonly tenant: string;
   readonly limits: Limits;
   readonly #ownsStore: boolean;
+  /** The token this handle's requests are made with (the server's); absent in process. */
+  readonly #caller: Caller | undefined;
 
-  private constructor(store: Store, tenant: string, limits: Limits, ownsStore: boolean) {
+  private constructor(
+    store: Store,
+    tenant: string,
+    limits: Limits,
+    ownsStore: boolean,
+    caller?: Caller,
+  ) {
     this.store = store;
     this.tenant = requireTenant(tenant);
     this.limits = limits;
     this.#ownsStore = ownsStore;
+    this.#caller = caller;
   }
 
   static async open(options: FencegateOptions): Promise<Fencegate> {
@@ -116,21 +126,29 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
     return new Fencegate(store, tenant, limits, true);
   }
 
-  /** A handle for another tenant on the same store; closing it leaves the store open. */
-  forTenant(tenant: string): Fencegate {
-    return new Fencegate(this.store, tenant, this.limits, false);
+  /**
+   * A handle for another tenant on the same store; closing it leaves the store open. `caller` is
+   * the token its requests are made with (the server passes the request's): grants are bound to
+   * it and audit entries name it (core/grant-token.ts).
+   */
+  forTenant(tenant: string, caller?: Caller): Fencegate {
+    return new Fencegate(this.store, tenant, this.limits, false, caller);
   }
 
   async acquire(request: AcquireRequest): Promise<Grant> {
-    return await this.store.acquire(this.tenant, validateAcquire(request, this.limits));
+    return await this.store.acquire(
+      this.tenant,
+      validateAcquire(request, this.limits),
+      this.#caller,
+    );
   }
 
   async renew(request: RenewRequest): Promise<Grant> {
-    return await this.store.renew(this.tenant, validateRenew(request, this.limits));
+    return await this.store.renew(this.tenant, validateRenew(request, this.limits), this.#caller);
   }
 
   async release(request: ReleaseRequest): Promise<ReleaseResult> {
-    return await this.store.release(this.tenant, validateRelease(request));
+    return await this.store.release(this.tenant, validateRelease(request), this.#caller);
   }
 
   async takeover(scope: string, request: TakeoverRequest): Promise<Grant> {
@@ -138,6 +156,7 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
       this.tenant,
       requireName(scope, 'scope'),
       validateTakeover(request, this.limits),
+      this.#caller,
     );
   }
 
@@ -146,6 +165,7 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
       this.tenant,
       requireName(scope, 'scope'),
       validateReason(request),
+      this.#caller,
     );
   }
 
@@ -154,6 +174,7 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
       this.tenant,
       requireName(scope, 'scope'),
       validateReason(request),
+      this.#caller,
     );
   }
 
@@ -188,7 +209,7 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
   async commit(request: CommitRequest): Promise<CommitResult> {
     const valid = validateCommit(request, this.limits);
     requireCommitFits(valid, this.store.capabilities.transaction);
-    const result = await this.store.commit(this.tenant, valid);
+    const result = await this.store.commit(this.tenant, valid, this.#caller);
     if (result.outcome === 'committed' && !result.replayed && valid.intents.length > 0) {
       announceIntents(this.store, this.tenant);
     }
@@ -322,10 +343,12 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
 
   async cutover(request: CutoverRequest): Promise<CutoverResult> {
     const valid = validateCutover(request, this.limits);
-    return await runCutover(this.store, this.tenant, {
-      ...valid,
-      cutoverId: valid.cutoverId ?? randomUUID(),
-    });
+    return await runCutover(
+      this.store,
+      this.tenant,
+      { ...valid, cutoverId: valid.cutoverId ?? randomUUID() },
+      this.#caller,
+    );
   }
 
   async cutoverReport(cutoverId: string): Promise<CutoverReport | null> {

@@ -325,6 +325,12 @@ export interface AuditEntry {
   effectKey: string | null;
   /** A commit's dependency reads as checked; null for other entries and commits without reads. */
   reads: AuditReadCheck[] | null;
+  /**
+   * The id of the token whose request wrote the entry (a lease operation, a takeover, cancel or
+   * delete, a cutover step, a commit); absent for a request made in process and in entries
+   * written before entries named their token, so their hashes stay as they were.
+   */
+  tokenId?: string;
 }
 
 /** One dependency read of a commit: the revision the caller read, and the record's at the check. */

@@ -5,9 +5,11 @@
  */
 import type { FencegateError } from '../errors.js';
 import type { ScopeSnapshot } from './commit-check.js';
+import { isWorker, mayActOnGrant, type Caller } from './grant-token.js';
 import {
   acquireOfDeletedScope,
   acquirePolicyMismatch,
+  grantOfAnotherToken,
   leaseHeld,
   leaseStaleFence,
   notHolder,
@@ -15,6 +17,7 @@ import {
   renewOfReleasedScope,
   scopeDeleted,
   scopeNotFound,
+  takeoverOfDeletedScope,
   takeoverPolicyMismatch,
   type Refusal,
 } from './refusal-messages.js';
@@ -28,6 +31,9 @@ export interface GrantState {
   policyVersion: string | null;
 }
 
+/** A scope as the lease rules read it: with the worker token its grant is bound to (grant-token.ts). */
+export type GrantedScope = ScopeSnapshot & { grantTokenId?: string | null };
+
 export function isLive(scope: ScopeSnapshot, now: number): boolean {
   return scope.holder !== null && (scope.leaseExpiresAt === null || scope.leaseExpiresAt > now);
 }
@@ -38,9 +44,10 @@ function refuse<T>(refusal: Refusal): LeaseDecision<T> {
 
 export function decideAcquire(
   scopeName: string,
-  scope: ScopeSnapshot | null,
+  scope: GrantedScope | null,
   request: { holder: string; ttlMs: number; policyVersion?: string },
   now: number,
+  caller?: Caller,
 ): LeaseDecision<GrantState & { reacquired: boolean }> {
   const requested = request.policyVersion ?? null;
   if (scope === null) {
@@ -63,6 +70,8 @@ export function decideAcquire(
   }
   if (isLive(scope, now)) {
     if (scope.holder === request.holder) {
+      const bound = otherToken(scopeName, scope, caller);
+      if (bound !== null) return refuse(bound);
       return {
         ok: true,
         value: {
@@ -97,12 +106,45 @@ export function nextFence(scope: { fence: number } | null): number {
   return (scope?.fence ?? 0) + 1;
 }
 
-/** Renew and release are conditional on the presented fence and holder. */
+/**
+ * The refusal of a caller acting as the holder of a grant bound to another worker token
+ * (grant-token.ts), or null when it may.
+ */
+function otherToken(
+  scopeName: string,
+  scope: GrantedScope,
+  caller: Caller | undefined,
+): Refusal | null {
+  const bound = scope.grantTokenId ?? null;
+  if (scope.holder === null || bound === null || mayActOnGrant(caller, scopeName, bound)) {
+    return null;
+  }
+  return grantOfAnotherToken(scopeName, scope.holder, scope.fence, bound);
+}
+
+/**
+ * The refusal of a commit's release (`release: true`) by a caller that may not release the
+ * scope's grant, or null when it may.
+ */
+export function grantRefusal(
+  scopeName: string,
+  scope: GrantedScope,
+  caller: Caller | undefined,
+): FencegateError | null {
+  const refusal = otherToken(scopeName, scope, caller);
+  return refusal === null ? null : refusalError(refusal);
+}
+
+/**
+ * Renew and release are conditional on the presented fence and holder, and on the caller's token
+ * when the grant is bound to one.
+ */
 function checkHolder(
   scopeName: string,
-  scope: ScopeSnapshot | null,
+  scope: GrantedScope | null,
   holder: string,
   fence: number,
+  caller: Caller | undefined,
 ): Refusal | null {
   if (scope === null) return scopeNotFound(scopeName);
   if (fence !== scope.fence) return leaseStaleFence(fence, scope.fence);
@@ -110,16 +152,17 @@ function checkHolder(
   if (scope.holder !== null && scope.holder !== holder) {
     return notHolder(scopeName, holder, scope.holder, scope.fence);
   }
-  return null;
+  return otherToken(scopeName, scope, caller);
 }
 
 export function decideRenew(
   scopeName: string,
-  scope: ScopeSnapshot | null,
+  scope: GrantedScope | null,
   request: { holder: string; fence: number; ttlMs: number },
   now: number,
+  caller?: Caller,
 ): LeaseDecision<GrantState> {
-  const error = checkHolder(scopeName, scope, request.holder, request.fence);
+  const error = checkHolder(scopeName, scope, request.holder, request.fence, caller);
   if (error !== null) return refuse(error);
   if (scope === null || scope.holder === null) {
     return refuse(renewOfReleasedScope(scopeName, scope?.fence ?? 0));
@@ -138,21 +181,29 @@ export function decideRenew(
 /** ok with `true` when the scope is already released at this fence (a retried release). */
 export function decideRelease(
   scopeName: string,
-  scope: ScopeSnapshot | null,
+  scope: GrantedScope | null,
   request: { holder: string; fence: number },
+  caller?: Caller,
 ): LeaseDecision<{ alreadyReleased: boolean }> {
-  const error = checkHolder(scopeName, scope, request.holder, request.fence);
+  const error = checkHolder(scopeName, scope, request.holder, request.fence, caller);
   if (error !== null) return refuse(error);
   return { ok: true, value: { alreadyReleased: scope?.holder === null } };
 }
 
-/** Takeover: fence+1 whatever the lease; re-creates a deleted or unknown scope. */
+/**
+ * Takeover: fence+1 whatever the lease; creates an unknown scope. A deleted scope is re-created
+ * only by an operator (or in process): a worker's take-over right does not undo a deletion.
+ */
 export function decideTakeover(
   scopeName: string,
   scope: ScopeSnapshot | null,
   request: { holder: string; ttlMs?: number; policyVersion?: string },
   now: number,
+  caller?: Caller,
 ): LeaseDecision<GrantState> {
+  if (scope?.status === 'deleted' && isWorker(caller)) {
+    return refuse(takeoverOfDeletedScope(scopeName, scope.fence));
+  }
   const requested = request.policyVersion ?? null;
   const pinned = scope?.policyVersion ?? null;
   if (pinned !== null && requested !== null && requested !== pinned) {

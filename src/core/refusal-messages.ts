@@ -101,6 +101,28 @@ export function notHolder(
   };
 }
 
+/** The holder is named, but the grant is bound to another worker token (grant-token.ts). */
+export function grantOfAnotherToken(
+  scope: string,
+  holder: string,
+  currentFence: number,
+  grantTokenId: string,
+): Refusal {
+  return {
+    code: 'not_holder',
+    message: `the grant of scope ${scope} to ${holder} was made with worker token ${grantTokenId}: renew, release or acquire it again with that token, an operator token, or a worker token whose mayTakeOver covers the scope`,
+    details: { currentFence, holder, grantTokenId },
+  };
+}
+
+export function takeoverOfDeletedScope(scope: string, currentFence: number): Refusal {
+  return {
+    code: 'scope_deleted',
+    message: `scope ${scope} is deleted; only an operator re-creates it, with a takeover`,
+    details: { currentFence },
+  };
+}
+
 export function renewOfReleasedScope(scope: string, currentFence: number): Refusal {
   return {
     code: 'not_holder',

@@ -1,8 +1,9 @@
 /**
  * The take-over right of a worker token: a list of scope prefixes. A worker token created with it
- * may take over (claim from a live holder, re-create a deleted scope) a scope whose name starts
- * with one of its prefixes, and nothing else; operators may take over any scope of their tenant.
- * This module is the one place that decides, for the server and for the token's validation.
+ * may take over (claim from a live holder) a scope whose name starts with one of its prefixes, and
+ * act as the holder of another token's grant there (grant-token.ts), and nothing else; operators
+ * may take over any scope of their tenant, and only they re-create a deleted one (lease-rules.ts).
+ * This module is the one place that decides which scopes the prefixes cover.
  */
 import { fail } from '../errors.js';
 import { MAX_REASON, requireName } from './validate.js';

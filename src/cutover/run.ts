@@ -3,6 +3,7 @@
  * then move one chunk per transaction until none is left. Other writers run between the chunks,
  * and a cutover interrupted anywhere resumes where it stopped when it is sent again.
  */
+import type { Caller } from '../core/grant-token.js';
 import type { Store } from '../store/store.js';
 import type { CutoverRequest, CutoverResult } from '../types.js';
 
@@ -10,9 +11,10 @@ export async function runCutover(
   store: Pick<Store, 'startCutover' | 'moveCutoverChunk' | 'getCutover'>,
   tenant: string,
   request: CutoverRequest & { cutoverId: string },
+  caller?: Caller,
 ): Promise<CutoverResult> {
   await store.startCutover(tenant, request);
-  while ((await store.moveCutoverChunk(tenant, request.cutoverId)) > 0) {
+  while ((await store.moveCutoverChunk(tenant, request.cutoverId, caller)) > 0) {
     // Yield between chunks so requests queued behind a long cutover are served.
     await new Promise((resolve) => setImmediate(resolve));
   }

@@ -271,7 +271,8 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
       principal,
       tenantApi: () => {
         if (principal?.kind !== 'tenant') throw new Error('this route has no tenant');
-        return gate.forTenant(principal.tenant);
+        // The tenant principal is the caller core binds grants to and names in the audit.
+        return gate.forTenant(principal.tenant, principal);
       },
       store,
       limits,

@@ -28,6 +28,7 @@ import {
   planRenew,
   planTakeover,
 } from '../core/plan/plan-leases.js';
+import type { Caller } from '../core/grant-token.js';
 import type { RangeRef, Snapshot, Transition } from '../core/plan/transition.js';
 import type { NormalizedCommit } from '../core/validate.js';
 import type {
@@ -159,49 +160,72 @@ export abstract class PlannedStore implements Pick<Store, PlannedOperation | 'co
     return settled;
   }
 
-  acquire(tenant: string, request: AcquireRequest): Promise<Grant> {
-    return this.apply({ operation: 'acquire', tenant, plan: (s) => planAcquire(s, request) });
-  }
-
-  renew(tenant: string, request: RenewRequest): Promise<Grant> {
-    return this.apply({ operation: 'renew', tenant, plan: (s) => planRenew(s, request) });
-  }
-
-  release(tenant: string, request: ReleaseRequest): Promise<ReleaseResult> {
-    return this.apply({ operation: 'release', tenant, plan: (s) => planRelease(s, request) });
-  }
-
-  takeover(tenant: string, scope: string, request: TakeoverRequest): Promise<Grant> {
+  acquire(tenant: string, request: AcquireRequest, caller?: Caller): Promise<Grant> {
     return this.apply({
-      operation: 'takeover',
+      operation: 'acquire',
       tenant,
-      plan: (s) => planTakeover(s, scope, request),
+      plan: (s) => planAcquire(s, request, caller),
     });
   }
 
-  cancel(tenant: string, scope: string, request: CancelRequest): Promise<CancelResult> {
+  renew(tenant: string, request: RenewRequest, caller?: Caller): Promise<Grant> {
+    return this.apply({ operation: 'renew', tenant, plan: (s) => planRenew(s, request, caller) });
+  }
+
+  release(tenant: string, request: ReleaseRequest, caller?: Caller): Promise<ReleaseResult> {
+    return this.apply({
+      operation: 'release',
+      tenant,
+      plan: (s) => planRelease(s, request, caller),
+    });
+  }
+
+  takeover(
+    tenant: string,
+    scope: string,
+    request: TakeoverRequest,
+    caller?: Caller,
+  ): Promise<Grant> {
+    return this.apply({
+      operation: 'takeover',
+      tenant,
+      plan: (s) => planTakeover(s, scope, request, caller),
+    });
+  }
+
+  cancel(
+    tenant: string,
+    scope: string,
+    request: CancelRequest,
+    caller?: Caller,
+  ): Promise<CancelResult> {
     return this.apply({
       operation: 'cancel',
       tenant,
-      plan: (s) => planCancel(s, scope, request.reason),
+      plan: (s) => planCancel(s, scope, request.reason, caller),
       ranges: [{ type: 'scopeIntents', scope }],
     });
   }
 
-  deleteScope(tenant: string, scope: string, request: CancelRequest): Promise<DeleteScopeResult> {
+  deleteScope(
+    tenant: string,
+    scope: string,
+    request: CancelRequest,
+    caller?: Caller,
+  ): Promise<DeleteScopeResult> {
     return this.apply({
       operation: 'deleteScope',
       tenant,
-      plan: (s) => planDeleteScope(s, scope, request.reason),
+      plan: (s) => planDeleteScope(s, scope, request.reason, caller),
       ranges: [{ type: 'scopeRecords', scope }],
     });
   }
 
-  commit(tenant: string, request: NormalizedCommit): Promise<CommitResult> {
+  commit(tenant: string, request: NormalizedCommit, caller?: Caller): Promise<CommitResult> {
     return this.apply({
       operation: 'commit',
       tenant,
-      plan: (s) => planCommit(s, request),
+      plan: (s) => planCommit(s, request, caller),
       operationId: request.operationId,
     });
   }
@@ -294,12 +318,12 @@ export abstract class PlannedStore implements Pick<Store, PlannedOperation | 'co
   }
 
   /** Each chunk is a transaction of its own: other writers run between them. */
-  moveCutoverChunk(tenant: string, cutoverId: string): Promise<number> {
+  moveCutoverChunk(tenant: string, cutoverId: string, caller?: Caller): Promise<number> {
     const { cutoverChunk } = this.planLimits();
     return this.apply({
       operation: 'moveCutoverChunk',
       tenant,
-      plan: (s) => planCutoverChunk(s, cutoverId, cutoverChunk),
+      plan: (s) => planCutoverChunk(s, cutoverId, cutoverChunk, caller),
       ranges: [{ type: 'cutoverSteps', cutoverId }],
     });
   }

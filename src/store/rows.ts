@@ -70,6 +70,8 @@ export interface AuditRow {
   effect_key: string | null;
   /** JSON text (SQLite) or already parsed (PostgreSQL jsonb). */
   reads: string | AuditReadCheck[] | null;
+  /** The token the entry's request was made with; null when none was named. */
+  token_id: string | null;
 }
 
 /** The token table's columns, in the order both SQL adapters read and write them. */
@@ -186,6 +188,8 @@ export function toAuditEntry(row: AuditRow): AuditEntry {
         : row.records,
     effectKey: row.effect_key,
     reads: typeof row.reads === 'string' ? (JSON.parse(row.reads) as AuditReadCheck[]) : row.reads,
+    // Absent rather than null, so an entry without a token hashes as it did before entries named one.
+    ...(row.token_id === null ? {} : { tokenId: row.token_id }),
   };
 }
 

@@ -13,7 +13,12 @@
  *
  * Each mutating method appends its audit entries in the same transaction, for accepted and for
  * rejected attempts alike (see AuditEntry in types.ts).
+ *
+ * The methods that move authority or commit take the `caller`: the token the request was made
+ * with, absent in process. A grant is bound to its worker token, the rules of who else may act on
+ * it are core/grant-token.ts's, and the audit entries name the token.
  */
+import type { Caller } from '../core/grant-token.js';
 import type { TransactionCapabilities } from '../core/transaction-limits.js';
 import type { NormalizedCommit } from '../core/validate.js';
 import type {
@@ -76,17 +81,35 @@ export interface Store {
    * live lease gets its grant back (`reacquired: true`). Creates the scope on first use and pins
    * its policy. Throws lease_held, policy_mismatch, scope_deleted.
    */
-  acquire(tenant: string, request: AcquireRequest): Promise<Grant>;
+  acquire(tenant: string, request: AcquireRequest, caller?: Caller): Promise<Grant>;
   /** Extends the lease of the current holder at the current fence. Throws stale_fence, not_holder, scope_not_found, scope_deleted. */
-  renew(tenant: string, request: RenewRequest): Promise<Grant>;
+  renew(tenant: string, request: RenewRequest, caller?: Caller): Promise<Grant>;
   /** Clears the holder, keeping the fence. Conditional like renew; a second release is `alreadyReleased`. */
-  release(tenant: string, request: ReleaseRequest): Promise<ReleaseResult>;
-  /** Operator: fence+1 regardless of the lease; creates or re-creates the scope. Throws policy_mismatch. */
-  takeover(tenant: string, scope: string, request: TakeoverRequest): Promise<Grant>;
+  release(tenant: string, request: ReleaseRequest, caller?: Caller): Promise<ReleaseResult>;
+  /**
+   * Operator: fence+1 regardless of the lease; creates or re-creates the scope. Throws
+   * policy_mismatch, and scope_deleted to a worker token (only an operator re-creates a scope).
+   */
+  takeover(
+    tenant: string,
+    scope: string,
+    request: TakeoverRequest,
+    caller?: Caller,
+  ): Promise<Grant>;
   /** Operator: fence+1, holder null, pending intents of the scope cancelled. Throws scope_not_found, scope_deleted. */
-  cancel(tenant: string, scope: string, request: CancelRequest): Promise<CancelResult>;
+  cancel(
+    tenant: string,
+    scope: string,
+    request: CancelRequest,
+    caller?: Caller,
+  ): Promise<CancelResult>;
   /** Operator: fence+1, status deleted, every record tombstoned (revision+1). Throws scope_not_found, scope_deleted. */
-  deleteScope(tenant: string, scope: string, request: CancelRequest): Promise<DeleteScopeResult>;
+  deleteScope(
+    tenant: string,
+    scope: string,
+    request: CancelRequest,
+    caller?: Caller,
+  ): Promise<DeleteScopeResult>;
 
   getScope(tenant: string, scope: string): Promise<ScopeState | null>;
   /** Ordered by scope name; the cursor is opaque. */
@@ -112,7 +135,7 @@ export interface Store {
    * stored and audited), not thrown. Throws operation_id_conflict when the operationId holds an
    * outcome for another request.
    */
-  commit(tenant: string, request: NormalizedCommit): Promise<CommitResult>;
+  commit(tenant: string, request: NormalizedCommit, caller?: Caller): Promise<CommitResult>;
   /** The stored outcome exactly as first answered (`replayed: false`), or null when absent. */
   getOperation(tenant: string, operationId: string): Promise<CommitResult | null>;
   /**
@@ -187,7 +210,7 @@ export interface Store {
    * scope (fence+1 and its step row together, so no scope is ever bumped twice); how many moved.
    * 0 when none was left: the cutover is then marked completed.
    */
-  moveCutoverChunk(tenant: string, cutoverId: string): Promise<number>;
+  moveCutoverChunk(tenant: string, cutoverId: string, caller?: Caller): Promise<number>;
   getCutover(tenant: string, cutoverId: string): Promise<CutoverRecord | null>;
   /**
    * The tenant's cutovers, newest first (by startedAt, then cutoverId), with how many scopes each

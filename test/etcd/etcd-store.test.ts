@@ -2,7 +2,8 @@
  * What only the etcd store does: a Txn sent again after a lost answer applies once, requests that
  * cannot fit in one Txn are invalid_request with nothing changed (commits by the limits derived
  * from the store's capabilities, naming the limit), and group commit batches
- * operations on distinct scopes while each caller gets its own answer.
+ * operations on distinct scopes while each caller gets its own answer. A scope value written
+ * before grants recorded their token (no `grantTokenId` in its JSON) binds no token.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -77,6 +78,41 @@ describe.skipIf(noEtcd)('the etcd store', () => {
     } finally {
       connection.close();
     }
+  });
+
+  it('a scope value written before grants recorded their token binds none: any worker token releases it', async () => {
+    const target = parseEtcdUrl(`${etcdTestUrl('single')}?prefix=${prefix}-unbound`);
+    const url = `${etcdTestUrl('single')}?prefix=${target.prefix}`;
+    const owner = { tokenId: 'tok_owner', role: 'worker' as const, mayTakeOver: [] };
+    const other = { ...owner, tokenId: 'tok_other' };
+    const first = await EtcdStore.open({ url });
+    const grant = await first.acquire('acme', { scope: 'old', holder: 'w', ttlMs: 60_000 }, owner);
+    await first.close();
+    const connection = new EtcdConnection({
+      hosts: target.hosts,
+      callTimeoutMs: 2_000,
+      operationTimeoutMs: 5_000,
+    });
+    try {
+      const key = Buffer.from(
+        new EtcdKeys(target.prefix).ref('acme', { type: 'scope', scope: 'old' }),
+      );
+      const [stored] = (await connection.range({ key })).kvs;
+      const { grantTokenId, ...before } = JSON.parse(stored!.value.toString()) as Record<
+        string,
+        unknown
+      >;
+      expect(grantTokenId).toBe('tok_owner');
+      const value = Buffer.from(JSON.stringify(before));
+      const written = await connection.writeTxn({ success: [{ request_put: { key, value } }] });
+      expect(written.ok).toBe(true);
+    } finally {
+      connection.close();
+    }
+    const store = await EtcdStore.open({ url });
+    const release = { scope: 'old', holder: 'w', fence: grant.fence };
+    await expect(store.release('acme', release, other)).resolves.toMatchObject({ released: true });
+    await store.close();
   });
 
   it('a delete that cannot fit in one Txn is invalid_request and changes nothing', async () => {

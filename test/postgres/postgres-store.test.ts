@@ -8,7 +8,12 @@ import { planAcquire } from '../../src/core/plan/plan-leases.js';
 import { Fencegate } from '../../src/gate.js';
 import { isFencegateError } from '../../src/errors.js';
 import { openStore } from '../../src/store/open.js';
-import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/postgres-migrations.js';
+import {
+  POSTGRES_MIGRATIONS,
+  renderMigration,
+} from '../../src/store/postgres/postgres-migrations.js';
+import { sha256Hex } from '../../src/core/canonical.js';
+import { expectUpgradedGrant, SCHEMA_1_ROWS } from '../helpers/schema-1-grant.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { redactPostgresUrl } from '../../src/store/postgres/postgres-url.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
@@ -76,6 +81,46 @@ describe.skipIf(noPostgres)('opening', () => {
       expect(versions).toEqual(POSTGRES_MIGRATIONS.map((m) => m.version));
     } finally {
       await dropSchema(url, fresh);
+    }
+  });
+
+  it("keeps version 1's text: a schema made by it is recorded with this digest", () => {
+    expect(sha256Hex(POSTGRES_MIGRATIONS[0]!.sql)).toBe(
+      '47f2ee41e9a348b9bfda195f7c16f0440be55c80de154981ed31ac93f5c28bba',
+    );
+  });
+
+  it('upgrades a schema at version 1: its grants bind no token, its audit entries keep their hashes', async () => {
+    const old = testSchema('v1');
+    const baseline = POSTGRES_MIGRATIONS[0]!;
+    try {
+      await withClient(url, async (client) => {
+        await client.query(`CREATE SCHEMA ${old}`);
+        await client.query(
+          `CREATE TABLE ${old}.schema_versions (version integer PRIMARY KEY, name text NOT NULL,
+             digest text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+        );
+        await client.query(renderMigration(baseline.sql, old));
+        await client.query(
+          `INSERT INTO ${old}.schema_versions (version, name, digest) VALUES (1, 'baseline', $1)`,
+          [sha256Hex(baseline.sql)],
+        );
+        await client.query(
+          `INSERT INTO ${old}.scopes (${SCHEMA_1_ROWS.scopeColumns}, row_version)
+             VALUES (${SCHEMA_1_ROWS.scope}, 1)`,
+        );
+        await client.query(
+          `INSERT INTO ${old}.audit (${SCHEMA_1_ROWS.auditColumns}) VALUES (${SCHEMA_1_ROWS.audit})`,
+        );
+      });
+      const store = await PostgresStore.open({ url, schema: old });
+      try {
+        await expectUpgradedGrant(store);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await dropSchema(url, old);
     }
   });
 

@@ -5,6 +5,12 @@
  * keep every right. Every store keeps the prefixes with the token; the rules are core's and run on
  * one store. Created over HTTP, through the TS admin client and with
  * `fencegate token create --may-take-over`.
+ *
+ * A grant is bound to the worker token that made it, on every store: another worker token of the
+ * tenant naming its holder cannot release, renew or acquire it again (so it cannot go around the
+ * take-over right), while a grant an operator or a cutover made stays open to the tenant's
+ * workers. The fence stays the capability of commits. Audit entries that move authority name
+ * their token, and a deleted scope is re-created only by an operator.
  */
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -33,7 +39,7 @@ async function serve(store: Store): Promise<FastifyInstance> {
 
 function send(
   app: FastifyInstance,
-  method: 'GET' | 'POST',
+  method: 'GET' | 'POST' | 'DELETE',
   url: string,
   token: string,
   body?: unknown,
@@ -55,8 +61,11 @@ async function fixture(stores: StoreFactory) {
   const { store, url } = await stores.open();
   cleanups.push(() => store.close());
   const app = await serve(store);
-  const operator = (await issueToken(store, { tenant: 'acme', role: 'operator' })).token;
-  const plainWorker = (await issueToken(store, { tenant: 'acme', role: 'worker' })).token;
+  const operatorIssued = await issueToken(store, { tenant: 'acme', role: 'operator' });
+  const operator = operatorIssued.token;
+  const owner = await issueToken(store, { tenant: 'acme', role: 'worker' });
+  const plainWorker = owner.token;
+  const otherWorker = await issueToken(store, { tenant: 'acme', role: 'worker' });
   const created = await send(app, 'POST', '/v1/admin/tokens', ADMIN, {
     tenant: 'acme',
     role: 'worker',
@@ -84,7 +93,52 @@ async function fixture(stores: StoreFactory) {
       ttlMs: 60_000,
       ...body,
     });
-  return { store, url, app, operator, plainWorker, rightful, acquire, scopeOf, takeover };
+  return {
+    store,
+    url,
+    app,
+    operator,
+    operatorId: operatorIssued.record.id,
+    plainWorker,
+    plainWorkerId: owner.record.id,
+    otherWorker: otherWorker.token,
+    otherWorkerId: otherWorker.record.id,
+    rightful,
+    acquire,
+    scopeOf,
+    takeover,
+  };
+}
+
+type Fixture = Awaited<ReturnType<typeof fixture>>;
+
+/** The lease operations a worker makes as a grant's holder: release, renew, acquire, commit with release. */
+function asHolder(f: Fixture, token: string, grant: Grant) {
+  const { scope, holder, fence } = grant;
+  return {
+    release: () => send(f.app, 'POST', '/v1/leases/release', token, { scope, holder, fence }),
+    renew: () =>
+      send(f.app, 'POST', '/v1/leases/renew', token, { scope, holder, fence, ttlMs: 60_000 }),
+    acquire: () =>
+      send(f.app, 'POST', '/v1/leases/acquire', token, { scope, holder, ttlMs: 60_000 }),
+    commitAndRelease: (operationId: string) =>
+      send(f.app, 'POST', '/v1/commit', token, {
+        scope,
+        fence,
+        operationId,
+        writes: [{ name: 'r', expectRevision: 0, value: 1 }],
+        release: true,
+      }),
+  };
+}
+
+function detailsOf(response: LightMyRequestResponse): Record<string, unknown> {
+  return response.json<{ error: { details: Record<string, unknown> } }>().error.details;
+}
+
+async function auditOf(f: Fixture, scope: string): Promise<AuditEntry[]> {
+  const page = await send(f.app, 'GET', `/v1/audit?scope=${encodeURIComponent(scope)}`, f.operator);
+  return page.json<{ items: AuditEntry[] }>().items;
 }
 
 describe.each(AREA_STORES)('the take-over right on $name', (kind) => {
@@ -100,7 +154,7 @@ describe.each(AREA_STORES)('the take-over right on $name', (kind) => {
       'jobs/a',
     ]);
     // Tokens without the right show no mayTakeOver at all.
-    expect(items.filter((item) => item.mayTakeOver === undefined)).toHaveLength(2);
+    expect(items.filter((item) => item.mayTakeOver === undefined)).toHaveLength(3);
   });
 
   it('keeps the right in the store: another server on the same store honours it', async () => {
@@ -152,7 +206,11 @@ describe.each(ONE_STORE)("the take-over right's rules on $name", (kind) => {
     );
     const entries = audit.json<{ items: AuditEntry[] }>().items;
     expect(entries).toHaveLength(1);
-    expect(entries[0]).toMatchObject({ outcome: 'granted', holder: 'replica-2' });
+    expect(entries[0]).toMatchObject({
+      outcome: 'granted',
+      holder: 'replica-2',
+      tokenId: rightful.id,
+    });
     expect(entries[0]!.reason).toBe(`taken over by worker token ${rightful.id}: double text`);
   });
 
@@ -246,5 +304,137 @@ describe.each(ONE_STORE)('creating take-over tokens from the clients on $name', 
     expect(lines[0]).toMatch(/MAY TAKE OVER$/);
     expect(lines).toHaveLength(2);
     expect(lines[1]).toMatch(/worker .*a\/,b\/$/);
+  });
+});
+
+describe.each(AREA_STORES)('grants bound to the token that made them on $name', (kind) => {
+  const stores = storesFor(kind, 'grant_tokens');
+
+  it('refuses another worker token the release, renew, same-holder acquire and releasing commit of a grant, as not_holder naming the grant token; nothing changes', async () => {
+    const f = await fixture(stores);
+    const grant = await f.acquire('orders/1', 'replica-1');
+    const intruder = asHolder(f, f.otherWorker, grant);
+    for (const response of [
+      await intruder.release(),
+      await intruder.renew(),
+      await intruder.acquire(),
+      await intruder.commitAndRelease('intruder-release'),
+    ]) {
+      expect(response.statusCode).toBe(409);
+      expect(errorOf(response).code).toBe('not_holder');
+      expect(errorOf(response).message).toMatch(/worker token .*mayTakeOver covers the scope/);
+      expect(detailsOf(response)).toMatchObject({
+        grantTokenId: f.plainWorkerId,
+        holder: 'replica-1',
+        currentFence: 1,
+      });
+    }
+    expect(await f.scopeOf('orders/1')).toMatchObject({
+      holder: 'replica-1',
+      fence: 1,
+      leaseExpiresAt: grant.leaseExpiresAt,
+    });
+    const record = await send(f.app, 'GET', '/v1/scopes/orders%2F1/records/r', f.operator);
+    expect(record.json<{ exists: boolean }>().exists).toBe(false);
+    // Refused, the releasing commit stored no outcome: the operation id is still free.
+    const operation = await send(f.app, 'GET', '/v1/operations/intruder-release', f.operator);
+    expect(operation.statusCode).toBe(404);
+    const refusals = (await auditOf(f, 'orders/1')).filter((e) => e.outcome === 'rejected');
+    expect(refusals.map((e) => [e.kind, e.reason, e.tokenId])).toEqual([
+      ['release', 'not_holder', f.otherWorkerId],
+      ['renew', 'not_holder', f.otherWorkerId],
+      ['acquire', 'not_holder', f.otherWorkerId],
+      ['commit', 'not_holder', f.otherWorkerId],
+    ]);
+  });
+
+  it('lets the grant token, an operator and a worker whose take-over right covers the scope act on the grant', async () => {
+    const f = await fixture(stores);
+    const own = await f.acquire('orders/2', 'replica-1');
+    expect((await asHolder(f, f.plainWorker, own).renew()).statusCode).toBe(200);
+    expect((await asHolder(f, f.plainWorker, own).acquire()).json<Grant>().reacquired).toBe(true);
+    expect((await asHolder(f, f.operator, own).renew()).statusCode).toBe(200);
+    expect((await asHolder(f, f.operator, own).release()).statusCode).toBe(200);
+
+    const thread = await f.acquire('langgraph/thread-9', 'replica-1');
+    const covered = asHolder(f, f.rightful.token, thread);
+    expect((await covered.renew()).statusCode).toBe(200);
+    expect((await covered.commitAndRelease('covered-release')).json()).toMatchObject({
+      outcome: 'committed',
+    });
+    expect(await f.scopeOf('langgraph/thread-9')).toMatchObject({ holder: null, fence: 1 });
+  });
+
+  it('lets any worker token of the tenant renew and release a grant an operator, a cutover or the process made', async () => {
+    const f = await fixture(stores);
+    const taken = await f.takeover(f.operator, 'orders/3', { holder: 'controller' });
+    expect((await asHolder(f, f.otherWorker, taken.json<Grant>()).renew()).statusCode).toBe(200);
+    expect((await asHolder(f, f.plainWorker, taken.json<Grant>()).release()).statusCode).toBe(200);
+
+    await f.acquire('orders/4', 'replica-1');
+    await send(f.app, 'POST', '/v1/policies', f.operator, { version: 'v2' });
+    const cutover = await send(f.app, 'POST', '/v1/cutovers', f.operator, {
+      toPolicy: 'v2',
+      holder: 'controller',
+      scopes: ['orders/4'],
+    });
+    expect(cutover.statusCode).toBe(200);
+    const moved = { scope: 'orders/4', holder: 'controller', fence: 2 } as Grant;
+    expect((await asHolder(f, f.otherWorker, moved).renew()).statusCode).toBe(200);
+    expect((await asHolder(f, f.plainWorker, moved).release()).statusCode).toBe(200);
+
+    const inProcess = await f.store.acquire('acme', {
+      scope: 'orders/5',
+      holder: 'replica-1',
+      ttlMs: 60_000,
+    });
+    expect((await asHolder(f, f.otherWorker, inProcess).release()).statusCode).toBe(200);
+  });
+
+  it('names the token in every audit entry that moves authority, and keeps the fence the capability of commits', async () => {
+    const f = await fixture(stores);
+    const grant = await f.acquire('orders/6', 'replica-1');
+    await asHolder(f, f.plainWorker, grant).renew();
+    // A worker handed the fence by the acquirer commits with its own token.
+    const commit = await send(f.app, 'POST', '/v1/commit', f.otherWorker, {
+      scope: 'orders/6',
+      fence: grant.fence,
+      operationId: 'handed-fence',
+      writes: [{ name: 'r', expectRevision: 0, value: 1 }],
+    });
+    expect(commit.json()).toMatchObject({ outcome: 'committed' });
+    await asHolder(f, f.plainWorker, grant).release();
+    await f.takeover(f.operator, 'orders/6');
+    await send(f.app, 'POST', '/v1/scopes/orders%2F6/cancel', f.operator, {});
+    await f.store.acquire('acme', { scope: 'orders/6', holder: 'in-process', ttlMs: 1000 });
+
+    const entries = (await auditOf(f, 'orders/6')).map((e) => [e.kind, e.outcome, e.tokenId]);
+    expect(entries).toEqual([
+      ['acquire', 'granted', f.plainWorkerId],
+      ['renew', 'ok', f.plainWorkerId],
+      ['commit', 'committed', f.otherWorkerId],
+      ['release', 'ok', f.plainWorkerId],
+      ['takeover', 'granted', f.operatorId],
+      ['cancel', 'ok', f.operatorId],
+      ['acquire', 'granted', undefined],
+    ]);
+    const verify = await send(f.app, 'GET', '/v1/verify', f.operator);
+    expect(verify.json()).toMatchObject({ ok: true });
+  });
+
+  it('re-creates a scope an operator deleted only for an operator: a worker with the take-over right is refused scope_deleted', async () => {
+    const f = await fixture(stores);
+    await f.acquire('langgraph/thread-d', 'replica-1');
+    const deleted = await send(f.app, 'DELETE', '/v1/scopes/langgraph%2Fthread-d', f.operator);
+    expect(deleted.statusCode).toBe(200);
+    const refused = await f.takeover(f.rightful.token, 'langgraph/thread-d');
+    expect(refused.statusCode).toBe(409);
+    expect(errorOf(refused)).toMatchObject({ code: 'scope_deleted' });
+    expect(errorOf(refused).message).toMatch(/only an operator re-creates it/);
+    expect(await f.scopeOf('langgraph/thread-d')).toMatchObject({ status: 'deleted', fence: 2 });
+
+    const recreated = await f.takeover(f.operator, 'langgraph/thread-d');
+    expect(recreated.statusCode).toBe(200);
+    expect(await f.scopeOf('langgraph/thread-d')).toMatchObject({ status: 'active', fence: 3 });
   });
 });

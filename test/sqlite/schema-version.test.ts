@@ -10,6 +10,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { isFencegateError } from '../../src/errors.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/sqlite-migrations.js';
+import { SQLITE_BASELINE_SQL } from '../../src/store/sqlite/sqlite-schema.js';
+import { expectUpgradedGrant, SCHEMA_1_ROWS } from '../helpers/schema-1-grant.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 const dir = tempDir();
@@ -87,6 +89,27 @@ describe('the schema version of a SQLite file', () => {
       /pre-release fencegate \(schema 17 .*delete the file or open the store at a new path/,
     );
     expect(tablesOf(path)).toEqual(['fencegate_migrations', 'operations']);
+  });
+
+  it('a file at schema 1 gets version 2: its grants bind no token, its audit entries keep their hashes', async () => {
+    const path = join(dir.path, 'schema-1.db');
+    const raw = new Database(path);
+    raw.exec(SQLITE_BASELINE_SQL);
+    raw.exec(`CREATE TABLE fencegate_schema (
+      version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL);
+      INSERT INTO fencegate_schema VALUES (1, 'baseline', datetime('now'));
+      INSERT INTO scopes (${SCHEMA_1_ROWS.scopeColumns}) VALUES (${SCHEMA_1_ROWS.scope});
+      INSERT INTO audit (${SCHEMA_1_ROWS.auditColumns}) VALUES (${SCHEMA_1_ROWS.audit});`);
+    raw.close();
+
+    const store = SqliteStore.open({ path });
+    await expectUpgradedGrant(store);
+    await store.close();
+    const check = new Database(path, { readonly: true });
+    expect(check.prepare('SELECT version FROM fencegate_schema ORDER BY version').all()).toEqual(
+      SQLITE_MIGRATIONS.map(({ version }) => ({ version })),
+    );
+    check.close();
   });
 
   it('a file at this version opens', async () => {

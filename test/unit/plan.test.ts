@@ -39,6 +39,8 @@ describe('planned transitions', () => {
           holder: 'w1',
           leaseExpiresAt: 2_000,
           policyVersion: null,
+          // Acquired in process: the grant is bound to no token.
+          grantTokenId: null,
           status: 'active',
           updatedAt: 1_000,
         },

@@ -50,7 +50,7 @@ class ScopeNotFoundError(FencegateError):
 
 
 class ScopeDeletedError(FencegateError):
-    """The scope is deleted; only a takeover re-creates it."""
+    """The scope is deleted; only an operator's takeover re-creates it."""
 
     code = "scope_deleted"
     http_status = 409
@@ -66,7 +66,8 @@ class LeaseHeldError(FencegateError):
 
 
 class NotHolderError(FencegateError):
-    """The fence is current but the caller is not the current holder."""
+    """The fence is current but the caller is not the current holder, or the grant is bound to
+    another worker token (``details["grantTokenId"]``)."""
 
     code = "not_holder"
     http_status = 409

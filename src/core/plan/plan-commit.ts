@@ -24,6 +24,8 @@ import {
   type RecordSnapshot,
 } from '../commit-check.js';
 import { holderOfFence } from '../fence-holder.js';
+import { tokenField, type Caller } from '../grant-token.js';
+import { grantRefusal } from '../lease-rules.js';
 import { valueFingerprint, valueJson } from '../prepared-value.js';
 import { operationIdConflict, refusalError } from '../refusal-messages.js';
 import type { NormalizedCommit } from '../validate.js';
@@ -61,6 +63,7 @@ function dedupeRefs(refs: Ref[]): Ref[] {
 export function planCommit(
   snapshot: Snapshot,
   request: NormalizedCommit,
+  caller?: Caller,
 ): Transition<CommitResult> {
   const { tenant, now } = snapshot;
   const requestHash = requestFingerprint(request);
@@ -89,6 +92,7 @@ export function planCommit(
           operationId: request.operationId,
           taskId: request.taskId ?? null,
           fence: request.fence,
+          ...tokenField(caller),
         }),
       ],
       answer: {
@@ -141,6 +145,7 @@ export function planCommit(
     currentFence: scopeRow?.fence ?? null,
     leaseExpiresAt: scopeRow?.leaseExpiresAt ?? null,
     reads: auditReads(request, record),
+    ...tokenField(caller),
   };
 
   if (rejection !== null) {
@@ -165,6 +170,21 @@ export function planCommit(
       ],
       audit: [auditEntry({ ...base, outcome: 'rejected', reason: rejection.code, records })],
       answer: { ok: true, value: result },
+    };
+  }
+
+  // The fence admits a commit; ending the lease with it is a release, open only to whom the
+  // grant's release is (core/grant-token.ts): refused, nothing of the commit is stored.
+  const releaseRefused =
+    request.release === true && scopeRow !== null
+      ? grantRefusal(request.scope, scopeRow, caller)
+      : null;
+  if (releaseRefused !== null) {
+    return {
+      expect,
+      put: [],
+      audit: [auditEntry({ ...base, outcome: 'rejected', reason: releaseRefused.code })],
+      answer: { ok: false, error: releaseRefused },
     };
   }
 
@@ -264,7 +284,7 @@ export function planCommit(
   };
   // A commit that passed the checks holds the scope's live lease at its fence: it may release it.
   return request.release === true && scopeRow !== null
-    ? withRelease(snapshot, committed, scopeRow, request)
+    ? withRelease(snapshot, committed, scopeRow, request, caller)
     : committed;
 }
 

@@ -7,6 +7,7 @@ import { cutoverFingerprint } from '../../cutover/plan.js';
 import type { FencegateError } from '../../errors.js';
 import type { CutoverRequest, JobEvent, Policy, RegisterPolicyRequest } from '../../types.js';
 import { auditEntry } from '../audit-entry.js';
+import { tokenField, type Caller } from '../grant-token.js';
 import { nextFence } from '../lease-rules.js';
 import {
   cutoverIdConflict,
@@ -120,6 +121,7 @@ export function planCutoverChunk(
   snapshot: Snapshot,
   cutoverId: string,
   chunk: number,
+  caller?: Caller,
 ): Transition<number> {
   const { now, tenant } = snapshot;
   const ref = { type: 'cutover' as const, cutoverId };
@@ -190,6 +192,7 @@ export function planCutoverChunk(
         policyVersion: cutover.toPolicy,
         currentFence: fence,
         leaseExpiresAt,
+        ...tokenField(caller),
       }),
     );
   }

@@ -18,6 +18,7 @@ import type {
 } from '../../types.js';
 import { auditEntry, type NewAuditEntry } from '../audit-entry.js';
 import type { FencegateError } from '../../errors.js';
+import { boundToken, tokenField, type Caller } from '../grant-token.js';
 import {
   checkActive,
   decideAcquire,
@@ -48,6 +49,7 @@ function refusal<A>(
   scope: string,
   row: ScopeRow | null,
   error: FencegateError,
+  caller: Caller | undefined,
   fields: Partial<NewAuditEntry> = {},
 ): Transition<A> {
   return refused(
@@ -61,6 +63,7 @@ function refusal<A>(
         outcome: 'rejected',
         reason: error.code,
         currentFence: row?.fence ?? null,
+        ...tokenField(caller),
         ...fields,
       }),
     ],
@@ -68,10 +71,19 @@ function refusal<A>(
   );
 }
 
-/** The scope row of a grant that issues a new fence, and the record of whom it went to. */
-function grantPuts(snapshot: Snapshot, scope: string, grant: GrantState): Put[] {
+/**
+ * The scope row of a grant that issues a new fence, bound to the caller's worker token
+ * (grant-token.ts), and the record of whom it went to.
+ */
+function grantPuts(
+  snapshot: Snapshot,
+  scope: string,
+  grant: GrantState,
+  caller: Caller | undefined,
+): Put[] {
+  const row = { ...grant, grantTokenId: boundToken(caller), status: 'active' as const };
   return [
-    { type: 'scope', scope, row: { ...grant, status: 'active', updatedAt: snapshot.now } },
+    { type: 'scope', scope, row: { ...row, updatedAt: snapshot.now } },
     fenceGrantPut(scope, grant.fence, grant.holder),
   ];
 }
@@ -86,6 +98,7 @@ function grantAudit(
   scope: string,
   grant: GrantState,
   moved: boolean,
+  caller: Caller | undefined,
   reason: string | null = null,
 ): NewAuditEntry {
   return auditEntry({
@@ -99,6 +112,7 @@ function grantAudit(
     policyVersion: grant.policyVersion,
     currentFence: grant.fence,
     leaseExpiresAt: grant.leaseExpiresAt,
+    ...tokenField(caller),
   });
 }
 
@@ -119,11 +133,15 @@ function withJobEvents<A>(
   };
 }
 
-export function planAcquire(snapshot: Snapshot, request: AcquireRequest): Transition<Grant> {
+export function planAcquire(
+  snapshot: Snapshot,
+  request: AcquireRequest,
+  caller?: Caller,
+): Transition<Grant> {
   const row = snapshot.get({ type: 'scope', scope: request.scope });
-  const decision = decideAcquire(request.scope, row, request, snapshot.now);
+  const decision = decideAcquire(request.scope, row, request, snapshot.now, caller);
   if (!decision.ok) {
-    return refusal(snapshot, 'acquire', request.scope, row, decision.error, {
+    return refusal(snapshot, 'acquire', request.scope, row, decision.error, caller, {
       holder: request.holder,
     });
   }
@@ -132,8 +150,8 @@ export function planAcquire(snapshot: Snapshot, request: AcquireRequest): Transi
     snapshot,
     {
       expect: [scopeRef(request.scope)],
-      put: reacquired ? [] : grantPuts(snapshot, request.scope, grant),
-      audit: [grantAudit(snapshot, 'acquire', request.scope, grant, !reacquired)],
+      put: reacquired ? [] : grantPuts(snapshot, request.scope, grant, caller),
+      audit: [grantAudit(snapshot, 'acquire', request.scope, grant, !reacquired, caller)],
       answer: { ok: true, value: { scope: request.scope, ...grant, reacquired } },
     },
     request.job,
@@ -141,12 +159,16 @@ export function planAcquire(snapshot: Snapshot, request: AcquireRequest): Transi
   );
 }
 
-export function planRenew(snapshot: Snapshot, request: RenewRequest): Transition<Grant> {
+export function planRenew(
+  snapshot: Snapshot,
+  request: RenewRequest,
+  caller?: Caller,
+): Transition<Grant> {
   const row = snapshot.get({ type: 'scope', scope: request.scope });
-  const decision = decideRenew(request.scope, row, request, snapshot.now);
+  const decision = decideRenew(request.scope, row, request, snapshot.now, caller);
   if (!decision.ok || row === null) {
     const error = decision.ok ? null : decision.error;
-    return refusal(snapshot, 'renew', request.scope, row, error as FencegateError, {
+    return refusal(snapshot, 'renew', request.scope, row, error as FencegateError, caller, {
       holder: request.holder,
       fence: request.fence,
     });
@@ -173,6 +195,7 @@ export function planRenew(snapshot: Snapshot, request: RenewRequest): Transition
         fence: request.fence,
         currentFence: grant.fence,
         leaseExpiresAt: grant.leaseExpiresAt,
+        ...tokenField(caller),
       }),
     ],
     answer: { ok: true, value: { scope: request.scope, ...grant, reacquired: false } },
@@ -182,12 +205,13 @@ export function planRenew(snapshot: Snapshot, request: RenewRequest): Transition
 export function planRelease(
   snapshot: Snapshot,
   request: ReleaseRequest,
+  caller?: Caller,
 ): Transition<ReleaseResult> {
   const row = snapshot.get({ type: 'scope', scope: request.scope });
-  const decision = decideRelease(request.scope, row, request);
+  const decision = decideRelease(request.scope, row, request, caller);
   if (!decision.ok || row === null) {
     const error = decision.ok ? null : decision.error;
-    return refusal(snapshot, 'release', request.scope, row, error as FencegateError, {
+    return refusal(snapshot, 'release', request.scope, row, error as FencegateError, caller, {
       holder: request.holder,
       fence: request.fence,
     });
@@ -203,6 +227,7 @@ export function planRelease(
     },
     row,
     request,
+    caller,
   );
 }
 
@@ -216,6 +241,7 @@ export function withRelease<A>(
   transition: Transition<A>,
   row: ScopeRow,
   request: { scope: string; fence: number; job?: LeaseJobEvents | undefined },
+  caller: Caller | undefined,
 ): Transition<A> {
   const alreadyReleased = row.holder === null;
   return withJobEvents(
@@ -243,6 +269,7 @@ export function withRelease<A>(
           reason: alreadyReleased ? 'already_released' : null,
           fence: request.fence,
           currentFence: request.fence,
+          ...tokenField(caller),
         }),
       ],
     },
@@ -255,17 +282,20 @@ export function planTakeover(
   snapshot: Snapshot,
   scope: string,
   request: TakeoverRequest,
+  caller?: Caller,
 ): Transition<Grant> {
   const row = snapshot.get({ type: 'scope', scope });
-  const decision = decideTakeover(scope, row, request, snapshot.now);
+  const decision = decideTakeover(scope, row, request, snapshot.now, caller);
   if (!decision.ok) {
-    return refusal(snapshot, 'takeover', scope, row, decision.error, { holder: request.holder });
+    return refusal(snapshot, 'takeover', scope, row, decision.error, caller, {
+      holder: request.holder,
+    });
   }
   const grant = decision.value;
   return {
     expect: [scopeRef(scope)],
-    put: grantPuts(snapshot, scope, grant),
-    audit: [grantAudit(snapshot, 'takeover', scope, grant, true, request.reason ?? null)],
+    put: grantPuts(snapshot, scope, grant, caller),
+    audit: [grantAudit(snapshot, 'takeover', scope, grant, true, caller, request.reason ?? null)],
     answer: { ok: true, value: { scope, ...grant, reacquired: false } },
   };
 }
@@ -275,11 +305,12 @@ export function planCancel(
   snapshot: Snapshot,
   scope: string,
   reason: string | undefined,
+  caller?: Caller,
 ): Transition<CancelResult> {
   const row = snapshot.get({ type: 'scope', scope });
   const error = checkActive(scope, row);
   if (error !== null || row === null) {
-    return refusal(snapshot, 'cancel', scope, row, error as FencegateError);
+    return refusal(snapshot, 'cancel', scope, row, error as FencegateError, caller);
   }
   const fence = nextFence(row);
   const range = { type: 'scopeIntents' as const, scope };
@@ -302,6 +333,7 @@ export function planCancel(
         reason: reason ?? null,
         policyVersion: row.policyVersion,
         currentFence: fence,
+        ...tokenField(caller),
       }),
     ],
     answer: { ok: true, value: { fence, cancelledIntents: 0 } },
@@ -338,11 +370,12 @@ export function planDeleteScope(
   snapshot: Snapshot,
   scope: string,
   reason: string | undefined,
+  caller?: Caller,
 ): Transition<DeleteScopeResult> {
   const row = snapshot.get({ type: 'scope', scope });
   const error = checkActive(scope, row);
   if (error !== null || row === null) {
-    return refusal(snapshot, 'delete', scope, row, error as FencegateError);
+    return refusal(snapshot, 'delete', scope, row, error as FencegateError, caller);
   }
   const fence = nextFence(row);
   const range = { type: 'scopeRecords' as const, scope };
@@ -392,6 +425,7 @@ export function planDeleteScope(
       policyVersion: row.policyVersion,
       currentFence: fence,
       records,
+      ...tokenField(caller),
     }),
   );
   return transition;

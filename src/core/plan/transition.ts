@@ -15,7 +15,13 @@ import type { CommitResult, Intent, JobRecord, Policy, ScopeState } from '../../
 import type { NewAuditEntry } from '../audit-entry.js';
 import type { FenceGrant } from '../fence-holder.js';
 
-export type ScopeRow = Omit<ScopeState, 'scope'>;
+export type ScopeRow = Omit<ScopeState, 'scope'> & {
+  /**
+   * The worker token the current grant is bound to (core/grant-token.ts); null, or absent in rows
+   * written before grants recorded one, for a grant that binds none.
+   */
+  grantTokenId?: string | null;
+};
 
 export interface RecordRow {
   exists: boolean;

@@ -61,12 +61,12 @@ export const scopeRoutes: RouteFile = (s, limits) => [
     takeOverRight: true,
     tag: 'scopes',
     summary:
-      'Grant authority regardless of the live lease (fence+1); re-creates a deleted scope. Operators, and worker tokens whose mayTakeOver covers the scope',
+      'Grant authority regardless of the live lease (fence+1). Operators, and worker tokens whose mayTakeOver covers the scope; only an operator re-creates a deleted scope',
     params: s.ScopeParams,
     body: s.TakeoverBody,
     explain: { params: explainScopeParams, body: (value) => validateTakeover(value, limits) },
     responses: { 200: { description: 'the new grant', schema: GrantSchema } },
-    errors: ['policy_mismatch'],
+    errors: ['policy_mismatch', 'scope_deleted'],
     handler: ({ params, body }, ctx) => {
       const workerToken = authorizeTakeover(ctx.principal, params.scope);
       const request =

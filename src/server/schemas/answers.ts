@@ -190,6 +190,12 @@ export const AuditEntrySchema = Type.Object(
         { description: "a commit's dependency reads: the revision read and the one checked" },
       ),
     ),
+    tokenId: Type.Optional(
+      Type.String({
+        description:
+          'the id of the token whose request wrote the entry; absent for a request made in process and in entries written before entries named their token',
+      }),
+    ),
   },
   CLOSED,
 );

@@ -100,6 +100,7 @@ function auditColumns(entry: NewAuditEntry, t: number, i: number): Record<string
     records: entry.records ?? undefined,
     effect_key: entry.effectKey ?? undefined,
     reads: entry.reads ?? undefined,
+    token_id: entry.tokenId,
   };
 }
 

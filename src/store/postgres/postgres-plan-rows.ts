@@ -63,6 +63,7 @@ export function putColumns(put: Put): Columns {
         policy_version: row.policyVersion,
         status: row.status,
         updated_at: row.updatedAt,
+        grant_token_id: row.grantTokenId ?? null,
       });
     }
     case 'fenceGrant':
@@ -175,6 +176,7 @@ export function storedRow(type: RowType, c: Columns): StoredRow {
           policyVersion: c.policy_version as string | null,
           status: c.status as 'active' | 'deleted',
           updatedAt: n('updated_at'),
+          grantTokenId: (c.grant_token_id as string | null | undefined) ?? null,
         },
       };
     case 'fenceGrant':

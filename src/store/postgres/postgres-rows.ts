@@ -37,7 +37,7 @@ export const INTENT_COLUMNS = `effect_key, scope, target, payload, status, attem
   operation_id, claim_fence, provider_ref, last_error, created_at, updated_at, unknown_outcomes,
   claimed_by, claim_expires_at, next_attempt_at`;
 export const AUDIT_COLUMNS = `seq, at, tenant, scope, kind, outcome, reason, task_id, operation_id,
-  holder, policy_version, fence, current_fence, lease_expires_at, records, effect_key, reads`;
+  holder, policy_version, fence, current_fence, lease_expires_at, records, effect_key, reads, token_id`;
 
 export function toRecordState(
   scope: string,

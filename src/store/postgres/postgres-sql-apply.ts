@@ -52,8 +52,8 @@ interface TableShape {
 
 const TIME_GUARD = (column: string) => `sign(p_now - x.${column}) <> sign(v_now - x.${column})`;
 
-/** In the order rows are locked. */
-const TABLES: readonly TableShape[] = [
+/** In the order rows are locked: the tables of version 1. */
+const BASELINE_TABLES: readonly TableShape[] = [
   {
     type: 'scope',
     table: 'scopes',
@@ -283,6 +283,92 @@ const CUTOVER_SCOPES = `
       WHERE j.t <> ALL (v_failed);
   END IF;`;
 
+/**
+ * The tables of version 2 (core/grant-token.ts): a scope row also keeps the worker token its grant
+ * is bound to.
+ */
+const TABLES: readonly TableShape[] = BASELINE_TABLES.map((t) =>
+  t.type === 'scope' ? { ...t, columns: [...t.columns, ['grant_token_id', 'text'] as const] } : t,
+);
+
+/**
+ * The apply function over these tables; with `tokens`, audit entries keep the token their request
+ * was made with. Version 1's text is made by the same function, so it stays what it was.
+ */
+function applyFunction(
+  create: 'CREATE' | 'CREATE OR REPLACE',
+  tables: readonly TableShape[],
+  tokens: boolean,
+): string {
+  const token = (text: string) => (tokens ? text : '');
+  return `
+${create} FUNCTION @schema@.apply(
+  p_tenant text, p_now bigint, p_fixed_clock boolean, p_skew_ms bigint, p jsonb
+) RETURNS jsonb LANGUAGE plpgsql ${KEYED_PLANS} AS $fn$
+DECLARE
+  k jsonb := coalesce(p->'lock', '{}');
+  a jsonb := coalesce(p->'absent', '{}');
+  v_insert jsonb := coalesce(p->'insert', '{}');
+  v_update jsonb := coalesce(p->'update', '{}');
+  v_now bigint;
+  v_version bigint;
+  v_bad int[];
+  v_failed int[] := '{}';
+  r record;
+BEGIN
+  -- 1. Locks and compares of the rows that exist, in table order and key order; then ranges.${tables.map(lockAndCompare).join('')}
+  IF p ? 'advisory' THEN
+    PERFORM CASE WHEN a.shared THEN pg_advisory_xact_lock_shared(a.h)
+                 ELSE pg_advisory_xact_lock(a.h) END
+      FROM (SELECT hashtextextended('@schema@:' || p_tenant || ':' || j.key, 0) AS h,
+                   bool_and(j.shared) AS shared
+              FROM jsonb_to_recordset(p->'advisory') j(key text, shared boolean)
+              GROUP BY 1 ORDER BY 1) a;
+  END IF;
+
+  -- 2. Under every lock: store time, absent keys, ranges.
+  v_now := CASE WHEN p_fixed_clock THEN p_now ELSE @schema@.db_now() END;${tables.map(timeGuard).join('')}${tables.map(compareAbsent).join('')}
+  IF p ? 'ranges' THEN
+    SELECT array_agg(j.t) INTO v_bad FROM jsonb_to_recordset(p->'ranges') j(t int, range jsonb, hash text)
+      WHERE @schema@.range_hash(@schema@.range_names(p_tenant, j.range)) <> j.hash;
+    v_failed := v_failed || coalesce(v_bad, '{}');
+  END IF;
+  IF NOT p_fixed_clock AND abs(v_now - p_now) > p_skew_ms THEN
+    v_failed := ARRAY(SELECT generate_series(0, (p->>'n')::integer - 1));
+  END IF;
+  IF cardinality(v_failed) > 0 THEN
+    v_failed := ARRAY(SELECT DISTINCT f FROM unnest(v_failed) f ORDER BY f);
+  END IF;
+  IF cardinality(v_failed) >= (p->>'n')::integer THEN
+    RETURN jsonb_build_object('now', v_now, 'failed', to_jsonb(v_failed),
+      'rows', @schema@.load_rows(p_tenant, k), 'absentRows', @schema@.load_rows(p_tenant, a));
+  END IF;
+
+  -- 3. Writes of the transitions that held, and their audit entries.
+  v_version := pg_current_xact_id()::text::bigint;${CUTOVER_SCOPES}${tables.map(write).join('')}
+  IF p ? 'audit' THEN
+    PERFORM pg_advisory_xact_lock_shared(hashtextextended('fencegate.audit:@schema@', 0));
+    INSERT INTO @schema@.audit (at, tenant, scope, kind, outcome, reason, task_id, operation_id,
+        holder, policy_version, fence, current_fence, lease_expires_at, records, effect_key, reads${token(', token_id')})
+      SELECT j.at, p_tenant, j.scope, j.kind, j.outcome, j.reason, j.task_id, j.operation_id,
+        j.holder, j.policy_version, j.fence, j.current_fence, j.lease_expires_at, j.records,
+        j.effect_key, j.reads${token(', j.token_id')}
+      FROM jsonb_to_recordset(p->'audit') j(t int, i int, at bigint, scope text, kind text,
+        outcome text, reason text, task_id text, operation_id text, holder text,
+        policy_version text, fence bigint, current_fence bigint, lease_expires_at bigint,
+        records jsonb, effect_key text, reads jsonb${token(', token_id text')})
+      WHERE j.t <> ALL (v_failed)
+      ORDER BY j.i;
+  END IF;
+  RETURN jsonb_build_object('now', v_now, 'version', v_version, 'failed', to_jsonb(v_failed),
+    'rows', CASE WHEN cardinality(v_failed) > 0 THEN @schema@.load_rows(p_tenant, k) END,
+    'absentRows', CASE WHEN cardinality(v_failed) > 0 THEN @schema@.load_rows(p_tenant, a) END);
+END
+$fn$;
+`;
+}
+
+/** The readers of rows and ranges, and version 1's apply step. */
 export const APPLY_SQL = `
 CREATE FUNCTION @schema@.range_names(p_tenant text, r jsonb) RETURNS text[]
 LANGUAGE plpgsql STABLE AS $fn$
@@ -387,68 +473,13 @@ BEGIN
   RETURN jsonb_build_object('ranges', v_ranges, 'rows', @schema@.load_rows(p_tenant, v_keys));
 END
 $fn$;
+${applyFunction('CREATE', BASELINE_TABLES, false)}`;
 
-CREATE FUNCTION @schema@.apply(
-  p_tenant text, p_now bigint, p_fixed_clock boolean, p_skew_ms bigint, p jsonb
-) RETURNS jsonb LANGUAGE plpgsql ${KEYED_PLANS} AS $fn$
-DECLARE
-  k jsonb := coalesce(p->'lock', '{}');
-  a jsonb := coalesce(p->'absent', '{}');
-  v_insert jsonb := coalesce(p->'insert', '{}');
-  v_update jsonb := coalesce(p->'update', '{}');
-  v_now bigint;
-  v_version bigint;
-  v_bad int[];
-  v_failed int[] := '{}';
-  r record;
-BEGIN
-  -- 1. Locks and compares of the rows that exist, in table order and key order; then ranges.${TABLES.map(lockAndCompare).join('')}
-  IF p ? 'advisory' THEN
-    PERFORM CASE WHEN a.shared THEN pg_advisory_xact_lock_shared(a.h)
-                 ELSE pg_advisory_xact_lock(a.h) END
-      FROM (SELECT hashtextextended('@schema@:' || p_tenant || ':' || j.key, 0) AS h,
-                   bool_and(j.shared) AS shared
-              FROM jsonb_to_recordset(p->'advisory') j(key text, shared boolean)
-              GROUP BY 1 ORDER BY 1) a;
-  END IF;
-
-  -- 2. Under every lock: store time, absent keys, ranges.
-  v_now := CASE WHEN p_fixed_clock THEN p_now ELSE @schema@.db_now() END;${TABLES.map(timeGuard).join('')}${TABLES.map(compareAbsent).join('')}
-  IF p ? 'ranges' THEN
-    SELECT array_agg(j.t) INTO v_bad FROM jsonb_to_recordset(p->'ranges') j(t int, range jsonb, hash text)
-      WHERE @schema@.range_hash(@schema@.range_names(p_tenant, j.range)) <> j.hash;
-    v_failed := v_failed || coalesce(v_bad, '{}');
-  END IF;
-  IF NOT p_fixed_clock AND abs(v_now - p_now) > p_skew_ms THEN
-    v_failed := ARRAY(SELECT generate_series(0, (p->>'n')::integer - 1));
-  END IF;
-  IF cardinality(v_failed) > 0 THEN
-    v_failed := ARRAY(SELECT DISTINCT f FROM unnest(v_failed) f ORDER BY f);
-  END IF;
-  IF cardinality(v_failed) >= (p->>'n')::integer THEN
-    RETURN jsonb_build_object('now', v_now, 'failed', to_jsonb(v_failed),
-      'rows', @schema@.load_rows(p_tenant, k), 'absentRows', @schema@.load_rows(p_tenant, a));
-  END IF;
-
-  -- 3. Writes of the transitions that held, and their audit entries.
-  v_version := pg_current_xact_id()::text::bigint;${CUTOVER_SCOPES}${TABLES.map(write).join('')}
-  IF p ? 'audit' THEN
-    PERFORM pg_advisory_xact_lock_shared(hashtextextended('fencegate.audit:@schema@', 0));
-    INSERT INTO @schema@.audit (at, tenant, scope, kind, outcome, reason, task_id, operation_id,
-        holder, policy_version, fence, current_fence, lease_expires_at, records, effect_key, reads)
-      SELECT j.at, p_tenant, j.scope, j.kind, j.outcome, j.reason, j.task_id, j.operation_id,
-        j.holder, j.policy_version, j.fence, j.current_fence, j.lease_expires_at, j.records,
-        j.effect_key, j.reads
-      FROM jsonb_to_recordset(p->'audit') j(t int, i int, at bigint, scope text, kind text,
-        outcome text, reason text, task_id text, operation_id text, holder text,
-        policy_version text, fence bigint, current_fence bigint, lease_expires_at bigint,
-        records jsonb, effect_key text, reads jsonb)
-      WHERE j.t <> ALL (v_failed)
-      ORDER BY j.i;
-  END IF;
-  RETURN jsonb_build_object('now', v_now, 'version', v_version, 'failed', to_jsonb(v_failed),
-    'rows', CASE WHEN cardinality(v_failed) > 0 THEN @schema@.load_rows(p_tenant, k) END,
-    'absentRows', CASE WHEN cardinality(v_failed) > 0 THEN @schema@.load_rows(p_tenant, a) END);
-END
-$fn$;
-`;
+/**
+ * Version 2: the worker token a scope's grant is bound to, and the token of an audit entry's
+ * request; rows written before have neither (null). The apply step writes both.
+ */
+export const GRANT_TOKENS_SQL = `
+ALTER TABLE @schema@.scopes ADD COLUMN grant_token_id text;
+ALTER TABLE @schema@.audit ADD COLUMN token_id text;
+${applyFunction('CREATE OR REPLACE', TABLES, true)}`;

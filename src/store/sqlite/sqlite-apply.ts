@@ -54,6 +54,7 @@ function writeRow(
         row.policyVersion,
         row.status,
         row.updatedAt,
+        row.grantTokenId ?? null,
       );
       return;
     }

@@ -97,5 +97,6 @@ function auditColumns(entry: NewAuditEntry): unknown[] {
     recordsColumn(entry.records),
     entry.effectKey,
     entry.reads === null ? null : JSON.stringify(entry.reads),
+    entry.tokenId ?? null,
   ];
 }

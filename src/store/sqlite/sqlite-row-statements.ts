@@ -16,8 +16,8 @@ const INTENT_COLUMNS_OF_I = INTENT_COLUMNS.split(',')
   .join(', ');
 
 const AUDIT_INSERT = `INSERT INTO audit (at, tenant, scope, kind, outcome, reason, task_id, operation_id,
-  holder, policy_version, fence, current_fence, lease_expires_at, records, effect_key, reads)`;
-const AUDIT_COLUMNS = 16;
+  holder, policy_version, fence, current_fence, lease_expires_at, records, effect_key, reads, token_id)`;
+const AUDIT_COLUMNS = 17;
 
 const OPERATION_INSERT = `INSERT INTO operations (tenant, operation_id, request_fingerprint, outcome,
   created_at)`;
@@ -63,15 +63,17 @@ export class SqliteRowStatements {
     this.#db = db;
     this.getScope = db.prepare(
       `SELECT fence, holder, lease_expires_at AS leaseExpiresAt, policy_version AS policyVersion,
-         status, updated_at AS updatedAt
+         status, updated_at AS updatedAt, grant_token_id AS grantTokenId
        FROM scopes WHERE tenant = ? AND scope = ?`,
     );
     this.putScope = db.prepare(
-      `INSERT INTO scopes (tenant, scope, fence, holder, lease_expires_at, policy_version, status, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO scopes (tenant, scope, fence, holder, lease_expires_at, policy_version, status,
+         updated_at, grant_token_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (tenant, scope) DO UPDATE SET fence = excluded.fence, holder = excluded.holder,
          lease_expires_at = excluded.lease_expires_at, policy_version = excluded.policy_version,
-         status = excluded.status, updated_at = excluded.updated_at`,
+         status = excluded.status, updated_at = excluded.updated_at,
+         grant_token_id = excluded.grant_token_id`,
     );
     this.getFenceGrant = db.prepare(
       'SELECT holder FROM fence_grants WHERE tenant = ? AND scope = ? AND fence = ?',

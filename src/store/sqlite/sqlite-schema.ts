@@ -218,3 +218,12 @@ const STORE = `
 `;
 
 export const SQLITE_BASELINE_SQL = [AUTHORITY, RECORDS, INTENTS, AUDIT, STORE].join('');
+
+/**
+ * Version 2: the worker token a scope's current grant is bound to (core/grant-token.ts), and the
+ * token an audit entry's request was made with. Rows written before have neither (null).
+ */
+export const SQLITE_GRANT_TOKENS_SQL = `
+  ALTER TABLE scopes ADD COLUMN grant_token_id TEXT;
+  ALTER TABLE audit ADD COLUMN token_id TEXT;
+`;

@@ -12,7 +12,7 @@
  * It covers the whole Store through the subject: leases, commits and their rejections in check
  * order, operators, records, operation replay and abandon, dispatch claims and completions,
  * policies, cutovers and their reports, the jobs ledger, audit order and, with the Store in
- * process, tokens and every tenant's audit. After every case, verify must report no violation.
+ * process, tokens, every tenant's audit and grants bound to the token that made them. After every case, verify must report no violation.
  *
  * Cases are skipped by capability only. Each test gets a fresh subject.
  */
@@ -23,6 +23,7 @@ import { auditOrderCases } from './audit-order.js';
 import { commitReleaseCases } from './commit-release.js';
 import { cutoverCases } from './cutover.js';
 import { dispatchCases } from './dispatch.js';
+import { grantTokenCases } from './grant-tokens.js';
 import { batchCompletionCases } from './batch-completion.js';
 import { inProcessCases } from './in-process.js';
 import { isolationCases } from './isolation.js';
@@ -64,6 +65,7 @@ export function defineStoreConformanceSuite(options: StoreConformanceOptions): v
     cutoverCases(fixture);
     auditOrderCases(fixture);
     inProcessCases(fixture);
+    grantTokenCases(fixture);
     batchCompletionCases(fixture);
   });
 }

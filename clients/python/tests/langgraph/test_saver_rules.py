@@ -151,10 +151,14 @@ def test_a_claimed_writer_of_a_deleted_thread_is_refused(saver):
     assert saver.get_tuple(config("doomed")) is None
 
 
-def test_a_claim_starts_a_deleted_thread_again(saver):
+def test_a_claim_starts_a_deleted_thread_again_once_an_operator_re_creates_it(saver, tenant):
     old = saver.claim_write_ownership("reborn")
     old.put(config("reborn"), checkpoint({"x": "before"}), metadata(), {"x": 1})
     saver.delete_thread("reborn")
+    # The worker token's take-over right does not undo a deletion: only an operator re-creates.
+    with pytest.raises(fencegate.ScopeDeletedError):
+        saver.claim_write_ownership("reborn")
+    tenant.operator().takeover(saver.scope_for("reborn"), holder="operator")
     new = saver.claim_write_ownership("reborn")
     stored = new.put(config("reborn"), checkpoint({"x": "after"}), metadata(), {"x": 1})
     assert saver.get_tuple(config("reborn")).checkpoint["channel_values"] == {"x": "after"}
