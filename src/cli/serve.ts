@@ -2,7 +2,6 @@
  * `fencegate serve`: runs the HTTP server (and, with --dispatch, the dispatchers) until SIGTERM or
  * SIGINT, then stops the dispatchers, lets in-flight requests finish and closes the store.
  */
-import { open } from 'node:fs/promises';
 import { DEFAULT_POLL_INTERVAL_MS, MAX_POLL_INTERVAL_MS } from '../dispatch/dispatcher.js';
 import { requireTenant } from '../core/validate.js';
 import { DEFAULT_STORE_URL, redactUrl } from '../store/open.js';
@@ -15,6 +14,8 @@ import {
 } from '../server/start-server.js';
 import { parseOutcomeWindow } from '../retention/duration.js';
 import { ManualClock } from '../testing/manual-clock.js';
+import { listenFailure } from './listen-failure.js';
+import { SecretFile } from './secret-file.js';
 import { storeKindsUsage } from './store-kinds-usage.js';
 import {
   EXIT_OK,
@@ -111,6 +112,8 @@ async function serve(flags: FlagValues, io: CliIo): Promise<number> {
       ? outcomeWindowFlag('--keep-outcomes', keepOutcomes)
       : undefined;
 
+  // Before the server starts: the first-run tokens it may make must have somewhere to go.
+  const secretFile = tokensFile === undefined ? undefined : await openTokensFile(tokensFile);
   const running = await startServer({
     store,
     host,
@@ -121,9 +124,20 @@ async function serve(flags: FlagValues, io: CliIo): Promise<number> {
     ...(dispatch === undefined ? {} : { dispatch }),
     ...(keepOutcomesMs === undefined ? {} : { keepOutcomesMs }),
     trustProxy: flags['trust-proxy'] === true,
+  }).catch(async (error: unknown) => {
+    await secretFile?.discard();
+    throw listenFailure(error, host, port) ?? error;
   });
-  if (running.firstRun !== null) {
-    await showFirstRunTokens(running.firstRun, running.url, tokensFile, io);
+  try {
+    if (running.firstRun !== null) {
+      await showFirstRunTokens(running.firstRun, running.url, secretFile, io);
+    } else {
+      await secretFile?.discard();
+    }
+  } catch (error) {
+    // A server that will never print its startup line must not go on listening.
+    await running.close();
+    throw error;
   }
   if (running.dispatch !== null) io.stdout(dispatchText(running.dispatch));
   for (const target of running.dispatch?.openToEveryTenant ?? []) {
@@ -240,12 +254,12 @@ function firstRunTokensFile(flags: FlagValues): string | undefined {
 export async function showFirstRunTokens(
   tokens: FirstRunTokens,
   url: string,
-  file: string | undefined,
+  file: SecretFile | undefined,
   io: CliIo,
 ): Promise<void> {
   if (file !== undefined) {
-    await writeSecretFile(file, firstRunText(tokens, url));
-    io.stdout(firstRunIdsText(tokens, `They are in ${file} (readable by this user only).`));
+    await file.write(firstRunText(tokens, url));
+    io.stdout(firstRunIdsText(tokens, `They are in ${file.path} (readable by this user only).`));
   } else if (io.stdoutIsTTY === true) {
     io.stdout(firstRunText(tokens, url));
   } else {
@@ -258,16 +272,16 @@ export async function showFirstRunTokens(
   }
 }
 
-/** Creates or replaces the file, readable and writable by its owner only. */
-async function writeSecretFile(path: string, text: string): Promise<void> {
-  const file = await open(path, 'w', 0o600);
+/** The --first-run-tokens-file, opened; a path that cannot be written ends the start here. */
+async function openTokensFile(path: string): Promise<SecretFile> {
   try {
-    // An existing file keeps its mode on open: narrow it before the secret is written.
-    await file.chmod(0o600);
-    await file.writeFile(text);
-    await file.sync();
-  } finally {
-    await file.close();
+    return await SecretFile.open(path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'an error';
+    throw new Error(
+      `--first-run-tokens-file ${path} cannot be written (${code}): name a file this user may ` +
+        'write; nothing was started',
+    );
   }
 }
 

@@ -24,6 +24,7 @@ import { toWireError } from './error-handler.js';
 import { createLogger } from './logger.js';
 import { ServerMetrics } from './metrics.js';
 import { useExactJsonParser } from './json-body.js';
+import { DEFAULT_BODY_DRAIN, drainBodiesBeforeAnswers, type BodyDrainBound } from './drain-body.js';
 import { StoreGauges, type StoreGaugesOptions } from './store-gauges.js';
 import { buildOpenApiDocument } from './openapi.js';
 import type { AnyRoute, RouteAuth, RouteContext, RouteFile } from './route.js';
@@ -67,6 +68,8 @@ export interface ServerOptions {
   storeGauges?: StoreGaugesOptions;
   /** Behind a TLS-terminating proxy: its X-Forwarded-Proto decides the dashboard cookie's Secure. */
   trustProxy?: boolean;
+  /** How much of a body still arriving is read before its early answer goes out (drain-body.ts). */
+  bodyDrain?: Partial<BodyDrainBound>;
 }
 
 export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
@@ -117,6 +120,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
 
   app.removeContentTypeParser('text/plain');
   useExactJsonParser(app);
+  drainBodiesBeforeAnswers(app, { ...DEFAULT_BODY_DRAIN, ...options.bodyDrain });
   app.setValidatorCompiler(createValidatorCompiler(findRoute));
 
   const tokens = new TokenCache(store, options.tokenCacheTtlMs ?? DEFAULT_TOKEN_CACHE_TTL_MS);

@@ -1,8 +1,10 @@
 /**
- * Opens the store, prepares first-run tokens, builds the server, starts listening and, with
- * `dispatch`, runs one dispatcher per tenant in the same process (every tenant by default). Closing the running server stops
- * the dispatchers first (they finish recording in-flight deliveries), then lets in-flight requests
- * finish, then closes the store.
+ * Opens the store, builds the server, starts listening and, with `dispatch`, runs one dispatcher
+ * per tenant in the same process (every tenant by default); then, last, makes the first-run tokens.
+ * They are shown only once, so nothing that can fail comes after them: a start that cannot listen
+ * (its port taken) leaves the store without them, and the next start makes them. Closing the
+ * running server stops the dispatchers first (they finish recording in-flight deliveries), then
+ * lets in-flight requests finish, then closes the store.
  */
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { Registry } from 'prom-client';
@@ -121,8 +123,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   });
   let app: FastifyInstance | undefined;
   let tenantDispatch: TenantDispatch | undefined;
+  let stopPruner: (() => Promise<void>) | undefined;
   try {
-    const firstRun = options.adminToken === undefined ? await createFirstRunTokens(store) : null;
     // One registry for the server's and the dispatchers' metrics: one scrape shows both.
     const registry = new Registry();
     app = await buildServer({
@@ -142,7 +144,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     }
     const running = app;
     const dispatching = tenantDispatch;
-    const stopPruner =
+    stopPruner =
       options.keepOutcomesMs === undefined
         ? () => Promise.resolve()
         : startOutcomePruner(store, {
@@ -153,6 +155,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
               else running.log.info({ deleted: result.deleted }, 'old stored outcomes deleted');
             },
           });
+    const pruning = stopPruner;
+    const firstRun = options.adminToken === undefined ? await createFirstRunTokens(store) : null;
     let closed: Promise<void> | undefined;
     return {
       app,
@@ -173,7 +177,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
           try {
             // Before the store closes: a dispatcher records its in-flight outcomes through it.
             await dispatching?.stop();
-            await stopPruner();
+            await pruning();
           } finally {
             try {
               await running.close();
@@ -185,6 +189,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     };
   } catch (error) {
     await tenantDispatch?.stop();
+    await stopPruner?.();
     await app?.close();
     await store.close();
     throw error;

@@ -210,7 +210,7 @@ describe('fencegate serve', () => {
     }
   });
 
-  it('exits 1 with a message when the port is taken', async () => {
+  it('exits 1 with a one-line message naming the port when the port is taken', async () => {
     const store = storeUrl();
     const server = await serve(['--port', '0', '--store', store.url], {
       FENCEGATE_ADMIN_TOKEN: ADMIN,
@@ -219,8 +219,12 @@ describe('fencegate serve', () => {
     const second = await runCli(['serve', '--port', port, '--store', storeUrl().url], {
       FENCEGATE_ADMIN_TOKEN: ADMIN,
     });
-    expect(second.code).toBe(1);
-    expect(second.stderr).toContain('EADDRINUSE');
+    expect(second).toMatchObject({ code: 1, stdout: '' });
+    expect(second.stderr).toMatch(
+      new RegExp(
+        `^fencegate serve: port ${port} on 127\\.0\\.0\\.1 is already in use: [^\\n]*\\n$`,
+      ),
+    );
   });
 });
 

@@ -1,12 +1,14 @@
 /**
  * Where `fencegate serve` shows its first-run tokens (the built CLI in a child process; run
  * `npm run build` first): a log stream (stdout not a terminal) gets their ids and no secret, a
- * file named by --first-run-tokens-file gets the tokens with mode 0600, and a store whose tokens
- * were all revoked makes none at the next start.
+ * file named by --first-run-tokens-file gets the tokens with mode 0600, a store whose tokens
+ * were all revoked makes none at the next start, and a start that cannot listen or cannot write
+ * that file makes none, so the next start makes and shows them.
  */
-import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { takenPort } from '../helpers/free-port.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { runCli, startServe, type ServerProcess } from './cli-process.js';
 
@@ -83,5 +85,58 @@ describe('first-run tokens of fencegate serve', () => {
     expect(written).not.toContain('old');
     expect(await scopesStatus(server, operator)).toBe(200);
     expect(await scopesStatus(server, admin)).toBe(403);
+  });
+
+  it('are not made by a start whose port is taken, which says so in one line; the next start makes them', async () => {
+    const store = `sqlite:${join(workDir(), 'fencegate.db')}`;
+    const taken = await takenPort();
+    const failed = await runCli(['serve', '--port', String(taken.port), '--store', store]).finally(
+      () => taken.close(),
+    );
+    expect(failed).toMatchObject({ code: 1, stdout: '' });
+    expect(failed.stderr).toBe(
+      `fencegate serve: port ${taken.port} on 127.0.0.1 is already in use: stop what listens ` +
+        'there, or choose another port with --port (or FENCEGATE_PORT); nothing was started\n',
+    );
+
+    const server = await serve(['--store', store]);
+    expect(server.output().stdout).toContain('fencegate first run');
+    expect([...server.output().stdout.matchAll(/token id[^:]*:\s+tok_\S+/g)]).toHaveLength(2);
+  });
+
+  it('are not made by a start on a host that is not an address of this machine, which says so in one line', async () => {
+    const store = `sqlite:${join(workDir(), 'fencegate.db')}`;
+    // 192.0.2.0/24 is reserved for documentation: no machine has it.
+    const failed = await runCli(['serve', '--host', '192.0.2.1', '--port', '0', '--store', store]);
+    expect(failed).toMatchObject({ code: 1, stdout: '' });
+    expect(failed.stderr).toBe(
+      'fencegate serve: 192.0.2.1 is not an address of this machine: choose one with --host ' +
+        '(or FENCEGATE_HOST); nothing was started\n',
+    );
+    expect((await runCli(['token', 'list', '--store', store])).stdout).not.toContain('tok_');
+  });
+
+  it('are not made by a start whose --first-run-tokens-file cannot be written; the next start makes them', async () => {
+    const dir = workDir();
+    const store = `sqlite:${join(dir, 'fencegate.db')}`;
+    const unwritable = join(dir, 'no-such-dir', 'tokens.txt');
+    const failed = await runCli([
+      ...['serve', '--port', '0', '--store', store],
+      ...['--first-run-tokens-file', unwritable],
+    ]);
+    expect(failed).toMatchObject({ code: 1, stdout: '' });
+    expect(failed.stderr).toBe(
+      `fencegate serve: --first-run-tokens-file ${unwritable} cannot be written (ENOENT): ` +
+        'name a file this user may write; nothing was started\n',
+    );
+
+    const file = join(dir, 'tokens.txt');
+    const server = await serve(['--store', store, '--first-run-tokens-file', file]);
+    expect(readFileSync(file, 'utf8')).toMatch(/operator token, tenant "dev":\s+fg_\S+/);
+    expect(await server.stop()).toBe(0);
+    // A start that makes no tokens leaves no file behind.
+    const unused = join(dir, 'unused.txt');
+    await serve(['--store', store, '--first-run-tokens-file', unused]);
+    expect(existsSync(unused)).toBe(false);
   });
 });

@@ -14,3 +14,18 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/** A loopback port something listens on until `close` is called, for a start that must fail. */
+export async function takenPort(): Promise<{ port: number; close: () => Promise<void> }> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const address = server.address();
+  if (address === null || typeof address !== 'object') throw new Error('no port bound');
+  return {
+    port: address.port,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
