@@ -1,12 +1,13 @@
-"""Names of a Celery task in fencegate: its default scope, its holders and its jobs-ledger id.
-Task ids and names are foreign identifiers, escaped into pieces of names (``_names.py``).
+"""Names of a Celery task in fencegate: its default scope, its result record, its holders and its
+jobs-ledger id. Task ids and names are foreign identifiers, escaped into pieces of names
+(``_names.py``).
 """
 
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Dict
 
-from .._names import escape_name
+from .._names import escape_name, fit_name
 
 _MAX_NAME = 256
 
@@ -14,6 +15,12 @@ _MAX_NAME = 256
 def default_scope(task_id: str) -> str:
     """``celery/<task id>``: one scope per task, shared by all its deliveries."""
     return f"celery/{escape_name(task_id)}"[:_MAX_NAME]
+
+
+def result_record(task_id: str) -> str:
+    """``result/<task id>``: the record of the task's scope that holds the task's result. A scope
+    function may give many tasks one scope (``celery/orders/<order>``): each keeps its own."""
+    return fit_name(f"result/{escape_name(task_id)}")
 
 
 def ledger_job_id(task_name: str, task_id: str) -> str:
