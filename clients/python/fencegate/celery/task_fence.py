@@ -7,7 +7,7 @@ from .._answers import catalog_error
 from ..errors import InvalidRequestError
 from ..models import CommitPart, CommitResult, Intent
 from .delivery_lease import DeliveryLease
-from .._names import escape_name
+from .._names import escape_name, fit_name
 from .superseded import SUPERSEDED_CODES, TaskSupersededError
 
 #: The name, within the run, of the commit that writes the task's result.
@@ -20,7 +20,7 @@ AUTHORITY_LOST = SUPERSEDED_CODES | {"lease_expired", "authority_revoked"}
 def operation_id(task_id: str, fence: int, key: str) -> str:
     """The task's, the run's fence's and the commit's: a lost reply resent within the run is
     answered the stored outcome, while a replaced run's refusal never blocks its successor."""
-    return f"celery:{escape_name(task_id)}:{fence}:{key}"[:256]
+    return fit_name(f"celery:{escape_name(task_id)}:{fence}:{key}")
 
 
 class TaskFence:

@@ -7,6 +7,7 @@ pytest.importorskip("celery.app")  # the package, not this directory
 
 import fencegate  # noqa: E402
 from fencegate.celery import TaskSupersededError, fenced_task, result_record  # noqa: E402
+from fencegate.celery.names import TaskDelivery  # noqa: E402
 
 
 @pytest.fixture
@@ -176,7 +177,8 @@ def test_a_body_learns_it_was_replaced_from_its_fence(tasks, worker, tenant):
 def test_taking_over_from_an_earlier_delivery_needs_the_take_over_right(tasks, tenant):
     plain_worker = tenant.worker()  # a worker token without mayTakeOver
     task_id = "task-held-by-an-earlier-delivery"
-    plain_worker.acquire(f"celery/{task_id}", holder=f"celery:{task_id}:earlier", ttl_ms=60_000)
+    earlier = TaskDelivery("needs_the_right", task_id, 1).holder
+    plain_worker.acquire(f"celery/{task_id}", holder=earlier, ttl_ms=60_000)
 
     @tasks.app.task(bind=True, acks_late=True, name="needs_the_right")
     @fenced_task(client=plain_worker)
