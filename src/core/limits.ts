@@ -28,6 +28,8 @@ export const DEFAULT_LIST_LIMIT = 100;
  * `.` and `..` are excluded: URL clients resolve them as path segments even when encoded.
  */
 export const NAME_PATTERN = /^(?!\.{1,2}$)[A-Za-z0-9._:/@-]{1,256}$/;
+/** The longest name NAME_PATTERN accepts. */
+export const MAX_NAME_LENGTH = 256;
 export const TARGET_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 export const TENANT_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 

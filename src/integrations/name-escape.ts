@@ -3,7 +3,15 @@
  * a fencegate name, reversibly. Characters of `[A-Za-z0-9._:-]` stay as they are, so ids made of
  * them (uuids, numbers) keep their order; every other byte of the UTF-8 form becomes `@` and two
  * hex digits. `/` is escaped too, which leaves it free to separate the pieces of a name.
+ *
+ * A name made of pieces may come out longer than a fencegate name may be; `fitName` shortens it
+ * so that two long names never come out the same.
  */
+import { sha256Hex } from '../core/canonical.js';
+import { MAX_NAME_LENGTH } from '../core/limits.js';
+
+/** Hex digits of the sha256 of a name that end its shortened form. */
+const DIGEST_CHARS = 32;
 const KEPT = /[A-Za-z0-9._:-]/;
 
 export function escapeName(id: string): string {
@@ -31,4 +39,14 @@ export function unescapeName(piece: string): string {
     }
   }
   return Buffer.from(bytes).toString('utf8');
+}
+
+/**
+ * `name` itself when it has at most `limit` characters; else its start, `-` and a digest of all of
+ * it, `limit` characters in all. A plain cut would make two long names that start alike one name:
+ * two jobs would share a holder, an operationId or an entry of the jobs ledger.
+ */
+export function fitName(name: string, limit = MAX_NAME_LENGTH): string {
+  if (name.length <= limit) return name;
+  return `${name.slice(0, limit - DIGEST_CHARS - 1)}-${sha256Hex(name).slice(0, DIGEST_CHARS)}`;
 }

@@ -127,6 +127,23 @@ describe('claimWriteOwnership in process', () => {
     await saver.close();
   });
 
+  it('supersedes a live claim of a replica configured with the same holder', async () => {
+    const replicaA = new FencedCheckpointSaver({ gate, holder: 'replica' });
+    const replicaB = new FencedCheckpointSaver({ gate, holder: 'replica' });
+    const ownerA = await replicaA.claimWriteOwnership('same-holder');
+
+    const ownerB = await replicaB.claimWriteOwnership('same-holder');
+
+    expect(ownerB.fence).toBe(ownerA.fence + 1);
+    const refusal: unknown = await buildGraph(ownerA, 'a')
+      .invoke({ steps: ['from a'] }, config('same-holder'))
+      .catch((error: unknown) => error);
+    expect(isStaleWriteOwnerError(refusal)).toBe(true);
+    const written = await buildGraph(ownerB, 'b').invoke({ steps: [] }, config('same-holder'));
+    expect(written.steps).toEqual(['plan by b', 'act by b', 'report by b']);
+    for (const saver of [replicaA, replicaB]) await saver.close();
+  });
+
   it('gives each saver its own holder by default, so replicas never share a fence by accident', async () => {
     const one = new FencedCheckpointSaver({ gate });
     const two = new FencedCheckpointSaver({ gate });

@@ -2,11 +2,9 @@
  * Two messages on one thread, in one process: runThread with each multitask strategy while a
  * real StateGraph run is inside a node, under each durability mode, verify after each.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { INTEGRATION_ERRORS } from '../../src/errors.js';
-import { Fencegate } from '../../src/gate.js';
 import {
-  FencedCheckpointSaver,
   isStaleWriteOwnerError,
   isThreadBusyError,
   runThread,
@@ -15,25 +13,14 @@ import {
 import { PausePoints } from '../../src/testing/index.js';
 import type { AuditEntry, AuditKind } from '../../src/types.js';
 import { aborted, buildGraph, fullRun, type RunHooks } from './langgraph-double-texting-graph.js';
+import { runHolder, useThreadFixture } from './langgraph-thread-fixture.js';
 
 const DURABILITIES = ['sync', 'async', 'exit'] as const;
 type Durability = (typeof DURABILITIES)[number];
 const TTL_MS = 1_500;
 
 describe('runThread: a second run on a busy thread', () => {
-  let gate: Fencegate;
-  let saver: FencedCheckpointSaver;
-
-  beforeEach(async () => {
-    gate = await Fencegate.open({ store: 'sqlite::memory:' });
-    saver = new FencedCheckpointSaver({ gate, holder: 'reader' });
-  });
-
-  afterEach(async () => {
-    expect((await gate.verify()).violations).toEqual([]);
-    await saver.close();
-    await gate.close();
-  });
+  const fx = useThreadFixture();
 
   function start(
     thread: string,
@@ -43,8 +30,8 @@ describe('runThread: a second run on a busy thread', () => {
     strategy: MultitaskStrategy,
     hooks?: RunHooks,
   ) {
-    return runThread(buildGraph(saver, run, hooks), {
-      gate,
+    return runThread(buildGraph(fx.saver, run, hooks), {
+      gate: fx.gate,
       threadId: thread,
       input: { steps: [message] },
       config: { durability },
@@ -64,8 +51,8 @@ describe('runThread: a second run on a busy thread', () => {
     running.catch(() => undefined);
     // Its marker is its first write: once it is there, the run holds the thread and has started.
     await expect
-      .poll(async () => (await gate.getRecord(saver.scopeFor(thread), 'run')).value)
-      .toMatchObject({ holder: 'run-1', ended: false });
+      .poll(async () => (await fx.gate.getRecord(fx.saver.scopeFor(thread), 'run')).value)
+      .toMatchObject({ holder: runHolder('run-1'), ended: false });
     if (durability !== 'exit') {
       await expect.poll(async () => (await steps(thread)).includes('plan by run-1')).toBe(true);
     }
@@ -73,7 +60,7 @@ describe('runThread: a second run on a busy thread', () => {
   }
 
   async function steps(thread: string): Promise<string[]> {
-    const tuple = await saver.getTuple({ configurable: { thread_id: thread } });
+    const tuple = await fx.saver.getTuple({ configurable: { thread_id: thread } });
     return (tuple?.checkpoint.channel_values as { steps?: string[] } | undefined)?.steps ?? [];
   }
 
@@ -82,22 +69,26 @@ describe('runThread: a second run on a busy thread', () => {
       it('reject: refused at once with ThreadBusyError naming the holder; nothing started', async () => {
         const thread = `reject-${durability}`;
         const { running, points } = await busyThread(thread, durability, {});
-        const scope = saver.scopeFor(thread);
-        const before = await gate.listRecords(scope);
-        const fenceBefore = (await gate.getScope(scope))?.fence;
+        const scope = fx.saver.scopeFor(thread);
+        const before = await fx.gate.listRecords(scope);
+        const fenceBefore = (await fx.gate.getScope(scope))?.fence;
         let planned = false;
         const refusal = await start(thread, 'run-2', 'm2', durability, 'reject', {
           planned: () => (planned = true),
         }).catch((error: unknown) => error);
         expect(isThreadBusyError(refusal)).toBe(true);
-        expect(refusal).toMatchObject({ code: 'lease_held', holder: 'run-1', threadId: thread });
+        expect(refusal).toMatchObject({
+          code: 'lease_held',
+          holder: runHolder('run-1'),
+          threadId: thread,
+        });
         expect(typeof (refusal as { leaseExpiresAt: unknown }).leaseExpiresAt).toBe('number');
         // docs/errors.md lists the class with the code it carries.
         const listed = INTEGRATION_ERRORS.find((spec) => spec.name === 'ThreadBusyError');
         expect(listed?.codes).toEqual([(refusal as { code: string }).code]);
         expect(planned).toBe(false);
-        expect(await gate.listRecords(scope)).toEqual(before);
-        expect((await gate.getScope(scope))?.fence).toBe(fenceBefore);
+        expect(await fx.gate.listRecords(scope)).toEqual(before);
+        expect((await fx.gate.getScope(scope))?.fence).toBe(fenceBefore);
 
         points.release('act');
         expect((await running).steps).toEqual(fullRun('run-1', 'm1'));
@@ -133,8 +124,8 @@ describe('runThread: a second run on a busy thread', () => {
             await points.reach('act');
           },
         });
-        const scope = saver.scopeFor(thread);
-        const oldFence = (await gate.getScope(scope))?.fence ?? 0;
+        const scope = fx.saver.scopeFor(thread);
+        const oldFence = (await fx.gate.getScope(scope))?.fence ?? 0;
 
         const second = await start(thread, 'run-2', 'm2', durability, 'interrupt');
         // The old run renews every third of its ttl: its first renewal after the takeover fails.
@@ -150,7 +141,7 @@ describe('runThread: a second run on a busy thread', () => {
         const [takeover] = await audit(scope, 'takeover');
         expect(takeover).toMatchObject({
           fence: null,
-          holder: 'run-2',
+          holder: runHolder('run-2'),
           currentFence: oldFence + 1,
         });
       });
@@ -159,7 +150,7 @@ describe('runThread: a second run on a busy thread', () => {
         const thread = `rollback-${durability}`;
         const first = await start(thread, 'run-0', 'm0', durability, 'reject');
         expect(first.steps).toEqual(fullRun('run-0', 'm0'));
-        const scope = saver.scopeFor(thread);
+        const scope = fx.saver.scopeFor(thread);
         const historyBefore = await names(scope);
         const { running, points } = await busyThread(thread, durability, {});
 
@@ -169,7 +160,7 @@ describe('runThread: a second run on a busy thread', () => {
 
         expect(second.steps).toEqual([...fullRun('run-0', 'm0'), ...fullRun('run-2', 'm2')]);
         const history = [];
-        for await (const tuple of saver.list({ configurable: { thread_id: thread } })) {
+        for await (const tuple of fx.saver.list({ configurable: { thread_id: thread } })) {
           history.push(JSON.stringify(tuple.checkpoint.channel_values));
         }
         expect(history.join()).not.toContain('run-1');
@@ -179,7 +170,9 @@ describe('runThread: a second run on a busy thread', () => {
         const runTwo = await writtenBy(scope, 'run-2');
         expect(left.filter((name) => !runTwo.has(name))).toEqual([]);
         if (durability !== 'exit') {
-          const takeover = (await audit(scope, 'takeover')).find((e) => e.holder === 'run-2');
+          const takeover = (await audit(scope, 'takeover')).find((e) =>
+            e.holder?.startsWith('run-2/'),
+          );
           const deletes = (await audit(scope, 'commit')).filter(
             (entry) => entry.records?.some((record) => record.deleted) === true,
           );
@@ -193,44 +186,51 @@ describe('runThread: a second run on a busy thread', () => {
   }
 
   it('refuses an unknown strategy, a bad pollMs or threadId and a graph without a FencedCheckpointSaver, changing nothing', async () => {
-    const graph = buildGraph(saver, 'run-x');
+    const graph = buildGraph(fx.saver, 'run-x');
     await expect(
       runThread(graph, {
-        gate,
+        gate: fx.gate,
         threadId: 't',
         input: { steps: [] },
         multitaskStrategy: 'queue' as MultitaskStrategy,
       }),
     ).rejects.toMatchObject({ code: 'invalid_request', details: { field: 'multitaskStrategy' } });
     await expect(
-      runThread(graph, { gate, threadId: 't', input: { steps: [] }, pollMs: Number.NaN }),
+      runThread(graph, { gate: fx.gate, threadId: 't', input: { steps: [] }, pollMs: Number.NaN }),
     ).rejects.toMatchObject({ code: 'invalid_request', details: { field: 'pollMs' } });
     await expect(
-      runThread(graph, { gate, threadId: '', input: { steps: [] } }),
+      runThread(graph, { gate: fx.gate, threadId: '', input: { steps: [] } }),
     ).rejects.toMatchObject({ code: 'invalid_request', details: { field: 'threadId' } });
     await expect(
-      runThread({ invoke: () => Promise.resolve(1) }, { gate, threadId: 't', input: null }),
+      runThread(
+        { invoke: () => Promise.resolve(1) },
+        { gate: fx.gate, threadId: 't', input: null },
+      ),
     ).rejects.toMatchObject({ code: 'invalid_request', details: { field: 'graph.checkpointer' } });
-    expect(await gate.getScope(saver.scopeFor('t'))).toBeNull();
+    expect(await fx.gate.getScope(fx.saver.scopeFor('t'))).toBeNull();
   });
 
   async function audit(scope: string, kind: AuditKind): Promise<AuditEntry[]> {
-    return (await gate.audit({ scope, kind, limit: 1000 })).items;
+    return (await fx.gate.audit({ scope, kind, limit: 1000 })).items;
   }
 
   async function tickets(thread: string): Promise<number> {
-    const page = await gate.listScopes({ prefix: `multitask/${saver.scopeFor(thread)}/ticket/` });
+    const page = await fx.gate.listScopes({
+      prefix: `multitask/${fx.saver.scopeFor(thread)}/ticket/`,
+    });
     return page.items.filter((scope) => scope.holder !== null).length;
   }
 
   async function names(scope: string): Promise<string[]> {
-    return (await gate.listRecords(scope)).filter((r) => r.exists).map((r) => r.name);
+    return (await fx.gate.listRecords(scope)).filter((r) => r.exists).map((r) => r.name);
   }
 
-  /** Record names the commits of `holder`'s fence wrote. */
+  /** Record names the commits of the fence of `holder`'s run wrote. */
   async function writtenBy(scope: string, holder: string): Promise<Set<string>> {
     const grants = [...(await audit(scope, 'takeover')), ...(await audit(scope, 'acquire'))];
-    const fences = new Set(grants.filter((e) => e.holder === holder).map((e) => e.currentFence));
+    const fences = new Set(
+      grants.filter((e) => e.holder?.startsWith(`${holder}/`)).map((e) => e.currentFence),
+    );
     const commits = (await audit(scope, 'commit')).filter(
       (e) => e.outcome === 'committed' && fences.has(e.fence),
     );

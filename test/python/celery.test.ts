@@ -2,7 +2,8 @@
  * The Celery integration's pytest suite (clients/python/tests/celery) in the test venv: a task
  * redelivered while its first run still runs, on real Redis with two real worker processes, has
  * exactly one accepted effect with fenced_task and two without; a stored result is returned
- * without running the body; single runs through Celery's tracer. Skipped, with the install
+ * without running the body; tasks sharing an entity scope each run once and return their own
+ * result; long task ids keep names of their own; single runs through Celery's tracer. Skipped, with the install
  * command, when the venv or Redis is missing.
  */
 import { execFile, spawnSync } from 'node:child_process';

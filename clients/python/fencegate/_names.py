@@ -4,9 +4,18 @@ the way the TypeScript integrations escape them (src/integrations/name-escape.ts
 ``[A-Za-z0-9._:-]`` stays as it is, so ids made of it (uuids, numbers) keep their order; every
 other byte of the UTF-8 form becomes ``@`` and two hex digits. ``/`` is escaped too, which leaves
 it free to separate the pieces of a name.
+
+A name made of pieces may come out longer than the 256 characters fencegate allows; ``fit_name``
+shortens it so that two long names never come out the same.
 """
 
+import hashlib
 import re
+
+#: The longest name fencegate accepts (scopes, records, holders, operation ids, job ids).
+NAME_LIMIT = 256
+#: Hex digits of the sha256 of a name that ends its shortened form.
+_DIGEST_CHARS = 32
 
 _ALL_KEPT = re.compile(r"[A-Za-z0-9._:-]*")
 _NOT_KEPT = re.compile(r"[^A-Za-z0-9._:-]")
@@ -34,3 +43,13 @@ def unescape_name(piece: str) -> str:
             data.extend(piece[index].encode("ascii"))
             index += 1
     return data.decode("utf-8")
+
+
+def fit_name(name: str, limit: int = NAME_LIMIT) -> str:
+    """``name`` itself when it has at most ``limit`` characters; else its start, ``-`` and a digest
+    of all of it, ``limit`` characters in all: a plain cut would give two long names that start
+    alike one name, so that two tasks would share a scope, a holder or an operation id."""
+    if len(name) <= limit:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:_DIGEST_CHARS]
+    return f"{name[: limit - _DIGEST_CHARS - 1]}-{digest}"

@@ -16,7 +16,7 @@ import { FencegateError, isFencegateError } from '../../errors.js';
 import type { CommitRequest, CommitResult, JobState, LeaseJobEvents } from '../../types.js';
 import { LazyAbort } from '../lazy-abort.js';
 import { acquireLease, type HeldLease } from '../lease-keeper.js';
-import { escapeName } from '../name-escape.js';
+import { escapeName, fitName } from '../name-escape.js';
 import { ledgerAttempt, ledgerJobId, recordJobStates } from './job-ledger.js';
 import { lockWatcherOf, type LockWatcher } from './lock-watcher.js';
 
@@ -143,7 +143,7 @@ class FencedRun<D, R, N extends string> {
       this.gate,
       {
         scope: this.#scope,
-        holder: `bullmq:${this.#jobId}:${escapeName(this.token)}`.slice(0, 256),
+        holder: fitName(`bullmq:${this.#jobId}:${escapeName(this.token)}`),
         ttlMs,
         job: this.#ledger(['reserved', 'running']),
         ...(this.options.policyVersion === undefined
@@ -181,7 +181,7 @@ class FencedRun<D, R, N extends string> {
       commit: async (request) => {
         this.#commits += 1;
         const key = request.operationId ?? String(this.#commits);
-        const operationId = `bullmq:${this.#jobId}:${lease.fence}:${key}`.slice(0, 256);
+        const operationId = fitName(`bullmq:${this.#jobId}:${lease.fence}:${key}`);
         if (this.#lockLostError !== null) return refusedLocally(operationId, this.#lockLostError);
         const result = await this.gate.commit({
           ...request,

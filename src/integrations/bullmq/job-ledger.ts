@@ -1,18 +1,18 @@
 /**
  * BullMQ job lifecycle in the jobs ledger, so a cutover report counts a queue's jobs by the state
- * they were last in. A job's ledger id is `<queue>/<job id>` (escaped): job ids repeat across
- * queues. Events are recorded only for runs that know their policy version (pinned on the scope or
+ * they were last in. A job's ledger id is `<queue>/<job id>` (escaped, and fitted to a name's
+ * length with a digest of the whole when longer): job ids repeat across queues. Events are recorded only for runs that know their policy version (pinned on the scope or
  * given in the options): the ledger exists for cutovers, which move scopes between policies.
  */
 import type { Job } from 'bullmq';
 import type { FencegateOpsApi } from '../../api.js';
 import type { JobState } from '../../types.js';
-import { escapeName } from '../name-escape.js';
+import { escapeName, fitName } from '../name-escape.js';
 
 export type JobLedger = Pick<FencegateOpsApi, 'recordJobEvents'>;
 
 export function ledgerJobId(job: Pick<Job, 'queueName' | 'id'>): string {
-  return `${escapeName(job.queueName)}/${escapeName(job.id ?? '')}`;
+  return fitName(`${escapeName(job.queueName)}/${escapeName(job.id ?? '')}`);
 }
 
 /** The attempt a job's events carry: the run BullMQ is on, 1 for a job not started yet. */

@@ -51,10 +51,10 @@ export interface FencedCheckpointSaverOptions {
   /** A Fencegate, or a FencegateClient with a worker token. */
   gate: FencegateApi;
   /**
-   * Who holds a thread's lease when a run brings no `configurable.fence`, and who claims threads.
-   * Default: an id unique to this saver instance, so replicas never share a fence by accident
-   * (replicas given the same holder share one: each acquire of the other's live lease answers
-   * the same fence).
+   * Who holds a thread's lease when a run brings no `configurable.fence`; a claim holds the
+   * thread as `<holder>:<claim id>`. Default: an id unique to this saver instance, so replicas
+   * never share a fence by accident (for runs without a fence, replicas given the same holder
+   * share one: each acquire of the other's live lease answers the same fence).
    */
   holder?: string;
   /** The lease of such a run, renewed every third of it. Default 30 s. */

@@ -17,6 +17,7 @@ import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import type { FencegateApi } from '../../api.js';
 import { FencegateError, isFencegateError } from '../../errors.js';
 import type { HeldLease, LeaseRequest } from '../lease-keeper.js';
+import { fitName } from '../name-escape.js';
 import { FencedCheckpointSaver } from './checkpoint-saver.js';
 import { keepRenewed } from './lease-renewal.js';
 import { claimThread, MULTITASK_STRATEGIES, type MultitaskStrategy } from './thread-claim.js';
@@ -45,7 +46,10 @@ export interface RunThreadOptions<Input> {
   config?: RunThreadConfig;
   /** What to do when another run holds the thread. Default `reject`. */
   multitaskStrategy?: MultitaskStrategy;
-  /** Who holds the thread during the run. Default a new id per run. */
+  /**
+   * Names the worker: the run holds the thread as `<holder>/<runId>`, a holder of its own, so two
+   * runs of one worker never share a lease. Default `run-<runId>`.
+   */
   holder?: string;
   /** The run's lease, renewed every third of it. Default 30 s. */
   ttlMs?: number;
@@ -81,7 +85,7 @@ export async function runThread<Input, Output>(
   const runId = randomUUID();
   const request: LeaseRequest = {
     scope: saver.scopeFor(threadId),
-    holder: options.holder ?? `run-${runId}`,
+    holder: runHolder(options.holder, runId),
     ttlMs: options.ttlMs ?? DEFAULT_TTL_MS,
   };
   const { gate } = options;
@@ -115,6 +119,15 @@ export async function runThread<Input, Output>(
   } finally {
     stopRenewing();
   }
+}
+
+/**
+ * The run's own holder. A given holder names the worker, not the run: were it the run's holder, a
+ * second run of the worker would be answered the first run's live grant, and whatever its strategy
+ * both would write the thread under one fence.
+ */
+function runHolder(worker: string | undefined, runId: string): string {
+  return worker === undefined ? `run-${runId}` : fitName(`${worker}/${runId}`);
 }
 
 function runConfig<Input>(

@@ -4,9 +4,11 @@
  * lost. A lost lease is kept, not re-acquired: the superseded run's next write still carries its
  * old fence, so the store rejects it `stale_fence` and the run stops.
  */
+import { randomUUID } from 'node:crypto';
 import type { FencegateApi } from '../../api.js';
 import { FencegateError, isFencegateError } from '../../errors.js';
 import { acquireLease, HeldLease, type LeaseRequest } from '../lease-keeper.js';
+import { fitName } from '../name-escape.js';
 import { keepRenewed } from './lease-renewal.js';
 
 /** An acquire refused for these reasons is a claim's cue to take the thread over. */
@@ -36,13 +38,16 @@ export class ThreadLeases {
   /**
    * Takes `scope` for a new owner, so its fence moves past every earlier writer's: acquires it
    * when nobody holds it, else takes it over (from another holder, or from this saver's own
-   * earlier claim, whose lease is marked lost). Over HTTP the takeover needs an operator token or
-   * a worker token whose take-over right covers the scope.
+   * earlier claim, whose lease is marked lost). Each claim holds the scope as a holder of its own,
+   * `<holder>:<claim id>`: a replica given the same holder holding the thread is then taken over,
+   * not answered its live grant. Over HTTP the takeover needs an operator token or a worker token
+   * whose take-over right covers the scope.
    */
   claim(scope: string): Promise<HeldLease> {
     const previous = this.#held.get(scope);
     this.forget(scope);
-    const lease = this.#takeFresh(scope, previous === undefined);
+    const request = { ...this.#request(scope), holder: fitName(`${this.holder}:${randomUUID()}`) };
+    const lease = this.#takeFresh(request, previous === undefined);
     this.#keep(scope, lease);
     void previous?.then(
       (held) =>
@@ -85,8 +90,7 @@ export class ThreadLeases {
     await Promise.allSettled(scopes.map((scope) => this.release(scope)));
   }
 
-  async #takeFresh(scope: string, mayAcquire: boolean): Promise<HeldLease> {
-    const request = this.#request(scope);
+  async #takeFresh(request: LeaseRequest, mayAcquire: boolean): Promise<HeldLease> {
     if (mayAcquire) {
       try {
         return await acquireLease(this.gate, request);
@@ -95,7 +99,10 @@ export class ThreadLeases {
       }
     }
     const sentAt = Date.now();
-    const grant = await this.gate.takeover(scope, { holder: this.holder, ttlMs: this.ttlMs });
+    const grant = await this.gate.takeover(request.scope, {
+      holder: request.holder,
+      ttlMs: request.ttlMs,
+    });
     return new HeldLease(this.gate, request, grant, sentAt);
   }
 

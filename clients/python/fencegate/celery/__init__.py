@@ -17,13 +17,12 @@
 """
 
 from .fenced_task import fenced_task
-from .names import default_scope, ledger_job_id
+from .names import default_scope, ledger_job_id, result_record
 from .queued import record_queued, record_queued_tasks
 from .superseded import TaskSupersededError
-from .task_fence import RESULT_RECORD, TaskFence
+from .task_fence import TaskFence
 
 __all__ = [
-    "RESULT_RECORD",
     "TaskFence",
     "TaskSupersededError",
     "default_scope",
@@ -31,4 +30,5 @@ __all__ = [
     "ledger_job_id",
     "record_queued",
     "record_queued_tasks",
+    "result_record",
 ]

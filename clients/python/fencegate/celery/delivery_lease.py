@@ -44,7 +44,7 @@ class DeliveryLease(LeaseKeeper):
                 )
             except LeaseHeldError as held:
                 current = str(held.details.get("holder", ""))
-                if current.startswith(self.delivery.replaces):
+                if self.delivery.replaces(current):
                     return self._take_over(current)
                 if time.monotonic() >= deadline:
                     raise

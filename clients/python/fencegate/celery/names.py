@@ -1,34 +1,47 @@
-"""Names of a Celery task in fencegate: its default scope, its holders and its jobs-ledger id.
-Task ids and names are foreign identifiers, escaped into pieces of names (``_names.py``).
+"""Names of a Celery task in fencegate: its default scope, its result record, its holders and its
+jobs-ledger id. Task ids and names are foreign identifiers, escaped into pieces of names
+(``_names.py``); a name too long for fencegate ends with a digest of the whole (``fit_name``), so
+two long task ids never share one.
 """
 
+import re
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Dict
 
-from .._names import escape_name
+from .._names import escape_name, fit_name
 
-_MAX_NAME = 256
+#: Holders of the task's deliveries start with the task's id, cut to this (room for the rest).
+_HOLDER_ID = 200
+#: A delivery's holder ends with this many hex digits of its own.
+_DELIVERY_DIGITS = 12
+_DELIVERY_SUFFIX = re.compile(f"[0-9a-f]{{{_DELIVERY_DIGITS}}}")
 
 
 def default_scope(task_id: str) -> str:
     """``celery/<task id>``: one scope per task, shared by all its deliveries."""
-    return f"celery/{escape_name(task_id)}"[:_MAX_NAME]
+    return fit_name(f"celery/{escape_name(task_id)}")
+
+
+def result_record(task_id: str) -> str:
+    """``result/<task id>``: the record of the task's scope that holds the task's result. A scope
+    function may give many tasks one scope (``celery/orders/<order>``): each keeps its own."""
+    return fit_name(f"result/{escape_name(task_id)}")
 
 
 def ledger_job_id(task_name: str, task_id: str) -> str:
     """``<task name>/<task id>``, as the BullMQ integration's ``<queue>/<job id>``."""
-    return f"{escape_name(task_name)}/{escape_name(task_id)}"[:_MAX_NAME]
+    return fit_name(f"{escape_name(task_name)}/{escape_name(task_id)}")
 
 
 def delivery_holder(task_id: str) -> str:
     """A holder of its own for each delivery, so a redelivery can tell it replaces one."""
-    return f"{holder_prefix(task_id)}{uuid.uuid4().hex[:12]}"[:_MAX_NAME]
+    return f"{holder_prefix(task_id)}{uuid.uuid4().hex[:_DELIVERY_DIGITS]}"
 
 
 def holder_prefix(task_id: str) -> str:
     """What the holders of every delivery of the task begin with."""
-    return f"celery:{escape_name(task_id)[:200]}:"
+    return f"celery:{fit_name(escape_name(task_id), _HOLDER_ID)}:"
 
 
 @dataclass(frozen=True)
@@ -44,10 +57,14 @@ class TaskDelivery:
         if self.holder == "":
             object.__setattr__(self, "holder", delivery_holder(self.task_id))
 
-    @property
-    def replaces(self) -> str:
-        """The prefix of the holders this delivery may take the task's scope over from."""
-        return holder_prefix(self.task_id)
+    def replaces(self, holder: str) -> bool:
+        """Whether ``holder`` is a delivery of the same task, which this one may take the task's
+        scope over from: the task's prefix and a delivery's suffix, nothing more, so the task
+        ``a`` never replaces a delivery of the task ``a:b``."""
+        prefix = holder_prefix(self.task_id)
+        if not holder.startswith(prefix):
+            return False
+        return _DELIVERY_SUFFIX.fullmatch(holder[len(prefix) :]) is not None
 
     def ledger(self, *states: str) -> Dict[str, Any]:
         """The run's job entry with ``states``, as acquire, commit and release carry it."""

@@ -7,12 +7,11 @@ from .._answers import catalog_error
 from ..errors import InvalidRequestError
 from ..models import CommitPart, CommitResult, Intent
 from .delivery_lease import DeliveryLease
-from .._names import escape_name
+from .._names import escape_name, fit_name
 from .superseded import SUPERSEDED_CODES, TaskSupersededError
 
-#: The record of the task's scope that holds its result, as ``{"value": result}``; also the name
-#: of the commit that writes it within the run.
-RESULT_RECORD = "result"
+#: The name, within the run, of the commit that writes the task's result.
+RESULT_COMMIT = "result"
 
 #: Refusals of a commit that end the run's authority.
 AUTHORITY_LOST = SUPERSEDED_CODES | {"lease_expired", "authority_revoked"}
@@ -21,7 +20,7 @@ AUTHORITY_LOST = SUPERSEDED_CODES | {"lease_expired", "authority_revoked"}
 def operation_id(task_id: str, fence: int, key: str) -> str:
     """The task's, the run's fence's and the commit's: a lost reply resent within the run is
     answered the stored outcome, while a replaced run's refusal never blocks its successor."""
-    return f"celery:{escape_name(task_id)}:{fence}:{key}"[:256]
+    return fit_name(f"celery:{escape_name(task_id)}:{fence}:{key}")
 
 
 class TaskFence:
@@ -70,9 +69,9 @@ class TaskFence:
         """
         self._commits += 1
         key = operation_id if operation_id is not None else str(self._commits)
-        if key == RESULT_RECORD:
+        if key == RESULT_COMMIT:
             raise InvalidRequestError(
-                f"operation_id {RESULT_RECORD!r} names the commit of the task's result; "
+                f"operation_id {RESULT_COMMIT!r} names the commit of the task's result; "
                 "give this commit another name",
                 {"field": "operation_id"},
             )

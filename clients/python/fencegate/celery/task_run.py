@@ -1,8 +1,9 @@
 """One delivery of a fenced task, from its stored result (if any) to the commit of its own.
 
-The result is a record of the task's scope, written by the commit that also releases the scope
-and records the job ``succeeded``, and created only if absent: a task's result is written once,
-and every later delivery returns it without running the body.
+The result is a record of the task's scope named by the task's id (``result/<task id>``), written
+by the commit that also releases the scope and records the job ``succeeded``, and created only if
+absent: a task's result is written once, and every later delivery of that task returns it without
+running the body. Other tasks sharing the scope have results of their own.
 """
 
 import json
@@ -14,10 +15,11 @@ from ..client import Client
 from ..errors import InvalidRequestError
 from ..models import Write
 from .delivery_lease import DeliveryLease
-from .names import TaskDelivery
+from .names import TaskDelivery, result_record
 from .options import FencedTaskOptions
 from .superseded import SUPERSEDED_CODES, TaskSupersededError
-from .task_fence import RESULT_RECORD, TaskFence
+from .task_fence import RESULT_COMMIT, TaskFence
+
 
 class TaskRun:
     def __init__(
@@ -28,10 +30,11 @@ class TaskRun:
         self.delivery = delivery
         self.lease = DeliveryLease(client, scope, delivery, options)
         self.fence: Optional[TaskFence] = None
+        self.result_record = result_record(delivery.task_id)
 
     def stored_result(self) -> Tuple[bool, Any]:
         """``(True, result)`` when a run of the task has committed its result."""
-        record = self.client.get_record(self.scope, RESULT_RECORD)
+        record = self.client.get_record(self.scope, self.result_record)
         if not record.exists or not isinstance(record.value, dict):
             return False, None
         return True, record.value.get("value")
@@ -46,8 +49,8 @@ class TaskRun:
         fence = self._started()
         try:
             result = fence.send(
-                RESULT_RECORD,
-                writes=[Write(RESULT_RECORD, expect_revision=0, value={"value": value})],
+                RESULT_COMMIT,
+                writes=[Write(self.result_record, expect_revision=0, value={"value": value})],
                 intents=fence.intents,
                 release=True,
                 job=self.delivery.ledger("succeeded"),
@@ -61,7 +64,7 @@ class TaskRun:
         if error.code in SUPERSEDED_CODES:
             raise TaskSupersededError(error.message, error.details, code=error.code)
         if error.code == "stale_revision":
-            # Another run committed the result first; that one is the task's.
+            # Another delivery of this task committed its result first; that one is the task's.
             self._release(["succeeded"])
             return self.stored_result()[1]
         self._release(["failed"])

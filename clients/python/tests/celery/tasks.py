@@ -78,6 +78,30 @@ def fenced_order(task, fence, order):
     return {"order": order, "fence": fence.fence}
 
 
+def order_scope(task, order, amount=None):
+    """The entity scope of the docs' example: every task on one order shares it."""
+    return f"celery/orders/{order}"
+
+
+def on_order(task, fence, effect, order, amount):
+    """One task on an order: counts its runs, stages its effect, returns what it did."""
+    runs = marks.incr(key(f"runs:{task.request.id}"))
+    fence.add_intent(f"{effect}-{task.request.id}", "payments", {"order": order, "amount": amount})
+    return {"effect": effect, "order": order, "amount": amount, "runs": runs}
+
+
+@app.task(bind=True, acks_late=True)
+@fenced_task(client=client, scope=order_scope)
+def charge_order(task, fence, order, amount=None):
+    return on_order(task, fence, "charge", order, amount)
+
+
+@app.task(bind=True, acks_late=True)
+@fenced_task(client=client, scope=order_scope)
+def refund_order(task, fence, order, amount=None):
+    return on_order(task, fence, "refund", order, amount)
+
+
 @task_postrun.connect
 def record_state(task_id=None, state=None, **_):
     """What Celery itself made of each run: SUCCESS, IGNORED, FAILURE."""

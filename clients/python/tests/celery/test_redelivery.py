@@ -9,6 +9,8 @@ import pytest
 pytest.importorskip("celery.app")  # the package, not this directory
 pytest.importorskip("redis")
 
+from fencegate.celery import result_record  # noqa: E402
+
 
 def redeliver_while_running(tasks, workers, task, order):
     """Worker A runs the task; once the visibility timeout has passed, worker B starts, restores
@@ -46,7 +48,7 @@ def test_a_redelivered_fenced_task_has_exactly_one_accepted_effect(tasks, worker
     assert [(i["effectKey"], i["payload"]) for i in intents] == [
         ("charge-order-1", {"order": "order-1", "run": 2})
     ]
-    stored = operator.get_record(scope, "result")
+    stored = operator.get_record(scope, result_record(sent.id))
     assert stored.value == {"value": winner} and stored.revision == 1
     state = operator.get_scope(scope)
     assert state.fence == winner["fence"] == 2 and state.holder is None  # released by the commit

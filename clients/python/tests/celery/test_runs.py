@@ -6,7 +6,8 @@ import pytest
 pytest.importorskip("celery.app")  # the package, not this directory
 
 import fencegate  # noqa: E402
-from fencegate.celery import TaskSupersededError, fenced_task  # noqa: E402
+from fencegate.celery import TaskSupersededError, fenced_task, result_record  # noqa: E402
+from fencegate.celery.names import TaskDelivery  # noqa: E402
 
 
 @pytest.fixture
@@ -33,7 +34,7 @@ def test_a_run_replaced_while_its_body_runs_reports_nothing_and_stores_nothing(
     assert outcome.result.code == "stale_fence"
     scope = f"celery/{outcome.id}"
     assert operator.list_intents(scope=scope).items == []
-    assert not operator.get_record(scope, "result").exists
+    assert not operator.get_record(scope, result_record(outcome.id)).exists
     assert operator.get_scope(scope).holder == "operator-7"
 
 
@@ -62,7 +63,7 @@ def test_a_result_that_is_not_json_is_refused_before_anything_is_stored(tasks, w
     assert isinstance(outcome.result, fencegate.InvalidRequestError)
     assert "return JSON values only" in outcome.result.message
     operator = tenant.operator()
-    assert not operator.get_record(f"celery/{outcome.id}", "result").exists
+    assert not operator.get_record(f"celery/{outcome.id}", result_record(outcome.id)).exists
     assert operator.get_scope(f"celery/{outcome.id}").holder is None
 
 
@@ -87,6 +88,31 @@ def test_commits_within_a_run_carry_the_task_and_the_fence_in_their_operation_id
         f"celery:{outcome.id}:1:final-draft",
         "orders/o-9",
     ]
+
+
+def test_a_result_already_stored_for_the_task_is_returned_and_other_tasks_results_are_kept(
+    tasks, worker, tenant
+):
+    @tasks.app.task(bind=True, acks_late=True, name="stored_meanwhile")
+    @fenced_task(client=worker, scope=lambda task, order: f"orders/{order}")
+    def stored_meanwhile(task, fence, order):
+        # As if another delivery of this task had stored its result, next to another task's.
+        fence.commit(
+            writes=[
+                fencegate.Write(result_record("another-task"), 0, {"value": "another's"}),
+                fencegate.Write(result_record(task.request.id), 0, {"value": "stored first"}),
+            ]
+        )
+        return "computed again"
+
+    outcome = stored_meanwhile.apply(args=["o-10"])
+
+    assert outcome.state == "SUCCESS" and outcome.result == "stored first"
+    operator = tenant.operator()
+    assert operator.get_record("orders/o-10", result_record("another-task")).value == {
+        "value": "another's"
+    }
+    assert operator.get_scope("orders/o-10").holder is None
 
 
 def test_a_fenced_task_is_refused_outside_a_bound_task(tasks, worker):
@@ -145,13 +171,14 @@ def test_a_body_learns_it_was_replaced_from_its_fence(tasks, worker, tenant):
     outcome = checks.apply()
 
     assert outcome.state == "IGNORED" and outcome.result.code == "stale_fence"
-    assert not operator.get_record(f"celery/{outcome.id}", "result").exists
+    assert not operator.get_record(f"celery/{outcome.id}", result_record(outcome.id)).exists
 
 
 def test_taking_over_from_an_earlier_delivery_needs_the_take_over_right(tasks, tenant):
     plain_worker = tenant.worker()  # a worker token without mayTakeOver
     task_id = "task-held-by-an-earlier-delivery"
-    plain_worker.acquire(f"celery/{task_id}", holder=f"celery:{task_id}:earlier", ttl_ms=60_000)
+    earlier = TaskDelivery("needs_the_right", task_id, 1).holder
+    plain_worker.acquire(f"celery/{task_id}", holder=earlier, ttl_ms=60_000)
 
     @tasks.app.task(bind=True, acks_late=True, name="needs_the_right")
     @fenced_task(client=plain_worker)
