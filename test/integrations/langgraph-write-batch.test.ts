@@ -105,22 +105,24 @@ describe('FencedCheckpointSaver, calls of one turn on one thread', () => {
     const parent = await firstCheckpoint(saver);
     let release!: () => void;
     hold = new Promise((resolve) => (release = resolve));
-    const writes = settledOf(saver.putWrites(parent, [['n', 1]], 'task-a'));
-    const put = settledOf(
-      saver.put(
-        parent,
-        checkpoint('2', { n: 1 }),
-        { source: 'loop', step: 0, parents: {} },
-        { n: 1 },
-      ),
+    const writesCall = saver.putWrites(parent, [['n', 1]], 'task-a');
+    const putCall = saver.put(
+      parent,
+      checkpoint('2', { n: 1 }),
+      { source: 'loop', step: 0, parents: {} },
+      { n: 1 },
     );
+    const writes = settledOf(writesCall);
+    const put = settledOf(putCall);
+    // The batch's commit is held before the store: however slow the machine, both calls wait.
+    while (commits.length === 0) await new Promise((resolve) => setImmediate(resolve));
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(commits).toHaveLength(1);
     expect(writes.settled).toBe(false);
     expect(put.settled).toBe(false);
 
     release();
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await Promise.allSettled([writesCall, putCall]);
     expect(writes).toEqual({ settled: true, error: undefined });
     expect(put).toEqual({ settled: true, error: undefined });
     await saver.close();
