@@ -1,9 +1,9 @@
 /**
  * One run of the double-texting graph in a process of its own, on a SQLite file the test process
  * shares: `tsx langgraph-double-texting-child.ts <json options>`. It prints `open` once it has
- * loaded and opened the store, before its run starts. With `hold`, its `act` prints
- * `in act` and works until its run's signal aborts, as a node that heeds the signal does. It prints
- * one JSON line: the run's steps, or the code of the error it ended with and whether its signal had
+ * loaded and opened the store, before its run starts. With `hold`, its `act` prints `in act` and
+ * works until its run's signal aborts, as a node that heeds the signal does. Last it prints one
+ * JSON line: the run's steps, or the code of the error it ended with and whether its signal had
  * aborted.
  */
 import { Fencegate } from '../../src/gate.js';
