@@ -16,7 +16,6 @@ import {
 import { Fencegate } from '../gate.js';
 import { isFencegateError } from '../errors.js';
 import { openStore, redactUrl } from '../store/open.js';
-import { isSqliteUrl } from '../store/sqlite/sqlite-url.js';
 import {
   EXIT_FAILURE,
   EXIT_OK,
@@ -108,7 +107,7 @@ async function openGate(url: string): Promise<Fencegate> {
   // Group commit: the demo's concurrent commits share transactions, as they do in the server.
   let store;
   try {
-    store = await openStore(url, { groupCommit: isSqliteUrl(url) });
+    store = await openStore(url, { groupCommit: true });
   } catch (error) {
     if (isFencegateError(error) && error.code === 'invalid_request') {
       throw new UsageError(error.message);

@@ -1,4 +1,21 @@
 /** Bounded concurrency: items in batches sent together, each batch awaited before the next. */
+import type { Store } from '../store/store.js';
+
+/** Operations sent together on embedded SQLite: group commit writes a batch as one transaction. */
+export const EMBEDDED_BATCH = 500;
+
+/**
+ * Operations sent together on a store over the network (PostgreSQL, etcd). Each call there has a
+ * deadline of its own (an etcd call 1.5 s), counted while it waits in line, in this process and in
+ * the server, behind every other call in flight: a batch of hundreds pushes its last calls past
+ * their deadline on a busy machine, and they end store_unavailable or outcome_unknown.
+ */
+export const NETWORK_BATCH = 64;
+
+/** How many operations the demo sends together on `store`. */
+export function batchSizeFor(store: Store): number {
+  return store.kind === 'sqlite' || store.kind === 'memory' ? EMBEDDED_BATCH : NETWORK_BATCH;
+}
 
 /**
  * Runs `work` on every item, `size` at a time with Promise.all. On SQLite with group commit, the

@@ -16,7 +16,10 @@ export interface IncidentDemoOptions {
   /** Compaction jobs issued under v7. Default 600 (80 running, 120 reserved, 400 queued). */
   jobs?: number;
   seed?: number;
-  /** Commits sent together (one group-commit batch on SQLite). Default 500. */
+  /**
+   * Operations sent together: by default 500 on SQLite (one group-commit batch), 64 on a store
+   * over the network, where each call waits within its deadline behind the others (batches.ts).
+   */
   batchSize?: number;
   onProgress?: (progress: DemoProgress) => void;
 }

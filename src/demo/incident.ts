@@ -12,6 +12,7 @@ import type {
   IncidentDemoResult,
   PhaseTiming,
 } from './demo-types.js';
+import { batchSizeFor } from './batches.js';
 import { cutOverAffected } from './cutover-phase.js';
 import { checkIncident } from './invariants.js';
 import { planIncident } from './plan.js';
@@ -23,7 +24,6 @@ import { acquireFreshV7Lease, commitStale, issueV7Jobs, type IssuedJob } from '.
 export const DEFAULT_WORKFLOWS = 10_000;
 export const DEFAULT_JOBS = 600;
 export const DEFAULT_SEED = 7;
-const DEFAULT_BATCH = 500;
 
 class Phases {
   readonly timings: PhaseTiming[] = [];
@@ -62,7 +62,7 @@ export async function runIncidentDemo(options: IncidentDemoOptions): Promise<Inc
   const workflows = options.workflows ?? DEFAULT_WORKFLOWS;
   const jobCount = options.jobs ?? DEFAULT_JOBS;
   const seed = options.seed ?? DEFAULT_SEED;
-  const batch = options.batchSize ?? DEFAULT_BATCH;
+  const batch = options.batchSize ?? batchSizeFor(gate.store);
   const plan = planIncident(seed, workflows, jobCount);
   const phases = new Phases(options.onProgress);
   const started = performance.now();

@@ -1,10 +1,11 @@
 /**
  * One run of the double-texting graph in a process of its own, on a SQLite file the test process
- * shares: `tsx langgraph-double-texting-child.ts <json options>`. With `hold`, its `act` prints
- * `in act` and waits for a line on stdin. It prints one JSON line: the run's steps, or the code of
- * the error it ended with and whether its signal had aborted.
+ * shares: `tsx langgraph-double-texting-child.ts <json options>`. It prints `open` once it has
+ * loaded and opened the store, before its run starts. With `hold`, its `act` prints `in act` and
+ * works until its run's signal aborts, as a node that heeds the signal does. Last it prints one
+ * JSON line: the run's steps, or the code of the error it ended with and whether its signal had
+ * aborted.
  */
-import { createInterface } from 'node:readline';
 import { Fencegate } from '../../src/gate.js';
 import { isFencegateError } from '../../src/errors.js';
 import {
@@ -12,7 +13,7 @@ import {
   runThread,
   type MultitaskStrategy,
 } from '../../src/integrations/langgraph/index.js';
-import { buildGraph, type RunHooks } from './langgraph-double-texting-graph.js';
+import { aborted, buildGraph, type RunHooks } from './langgraph-double-texting-graph.js';
 
 interface ChildOptions {
   store: string;
@@ -28,14 +29,17 @@ interface ChildOptions {
 const options = JSON.parse(process.argv[2] ?? '{}') as ChildOptions;
 const gate = await Fencegate.open({ store: options.store });
 const saver = new FencedCheckpointSaver({ gate, holder: `${options.run}-saver` });
-const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+console.log('open');
 let signal: AbortSignal | undefined;
 const hooks: RunHooks = options.hold
   ? {
       hold: async (runSignal) => {
         signal = runSignal;
         console.log('in act');
-        await lines.next();
+        // The node's work keeps the process alive (the lease's renewal timer does not).
+        const working = setInterval(() => undefined, 1_000);
+        await aborted(runSignal);
+        clearInterval(working);
       },
     }
   : {};

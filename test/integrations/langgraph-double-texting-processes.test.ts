@@ -14,10 +14,14 @@ import { PausePoints } from '../../src/testing/index.js';
 import { buildGraph, fullRun } from './langgraph-double-texting-graph.js';
 
 const CHILD = new URL('./langgraph-double-texting-child.ts', import.meta.url).pathname;
-/** The child's lease: a dead child's ticket lapses after it, a live one renews every third. */
-const TTL_MS = 600;
-/** The parent's runs: long enough that a busy machine never lets them lapse by accident. */
-const PARENT_TTL_MS = 5_000;
+/**
+ * Every run's lease, renewed every third of it: long enough that a busy machine never lets a live
+ * run lapse by accident. A child whose lease lapsed has its writes refused and its run ended, so a
+ * step it had not yet stored (under async, stored while its next node works) never appears.
+ */
+const RUN_TTL_MS = 5_000;
+/** The lease of a child that is killed while it waits: its ticket lapses soon after. */
+const DEAD_CHILD_TTL_MS = 600;
 type Durability = 'sync' | 'async' | 'exit';
 
 interface Child {
@@ -26,10 +30,14 @@ interface Child {
   line(): Promise<string>;
 }
 
-function startChild(options: Record<string, unknown>): Child {
+/**
+ * Starts a child and waits until it has opened the store: its start-up (loading TypeScript, slow
+ * on a busy machine) is then behind every wait the test bounds.
+ */
+async function startChild(options: Record<string, unknown>): Promise<Child> {
   const child = spawn(process.execPath, ['--import', 'tsx', CHILD, JSON.stringify(options)]);
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-  return {
+  const started: Child = {
     process: child,
     line: async () => {
       const next = await lines.next();
@@ -37,6 +45,8 @@ function startChild(options: Record<string, unknown>): Child {
       return String(next.value);
     },
   };
+  expect(await started.line()).toBe('open');
+  return started;
 }
 
 describe('runThread across two processes', () => {
@@ -60,7 +70,7 @@ describe('runThread across two processes', () => {
   });
 
   const child = (thread: string, run: string, message: string, more: Record<string, unknown>) =>
-    startChild({ store, thread, run, message, ttlMs: TTL_MS, durability: 'sync', ...more });
+    startChild({ store, thread, run, message, ttlMs: RUN_TTL_MS, durability: 'sync', ...more });
 
   function run(thread: string, name: string, message: string, more: Record<string, unknown> = {}) {
     return runThread(buildGraph(saver, name), {
@@ -68,7 +78,7 @@ describe('runThread across two processes', () => {
       threadId: thread,
       input: { steps: [message] },
       holder: name,
-      ttlMs: PARENT_TTL_MS,
+      ttlMs: RUN_TTL_MS,
       pollMs: 20,
       ...more,
     });
@@ -90,11 +100,16 @@ describe('runThread across two processes', () => {
         const thread = `${strategy}-${durability}`;
         if (strategy === 'rollback') await run(thread, 'run-0', 'm0', { config: { durability } });
         const before = await steps(thread);
-        const other = child(thread, 'run-1', 'm1', { durability, strategy: 'reject', hold: true });
+        const other = await child(thread, 'run-1', 'm1', {
+          durability,
+          strategy: 'reject',
+          hold: true,
+        });
         expect(await other.line()).toBe('in act');
         if (durability !== 'exit') {
-          // The other process stores its step while its next node waits; on a loaded machine that
-          // can take longer than expect.poll's default second.
+          // Under async the other process stores its step while its next node works, which it
+          // does for as long as it holds the thread; on a loaded machine that can take longer
+          // than expect.poll's default second.
           await expect
             .poll(async () => (await steps(thread)).includes('plan by run-1'), { timeout: 15_000 })
             .toBe(true);
@@ -103,9 +118,7 @@ describe('runThread across two processes', () => {
           config: { durability },
           multitaskStrategy: strategy,
         });
-        // Past one renewal interval of the other run, its signal has aborted too.
-        await new Promise((resolve) => setTimeout(resolve, TTL_MS / 2));
-        other.process.stdin.write('go\n');
+        // The other run's node works until its signal aborts: at its next renewal, refused.
         expect(JSON.parse(await other.line())).toEqual({
           error: 'stale_fence',
           signalAborted: true,
@@ -118,17 +131,21 @@ describe('runThread across two processes', () => {
   }
 
   /** Run 1 of this process inside `act`, and run 2 of a child process waiting in line. */
-  async function childInLine(thread: string) {
+  async function childInLine(thread: string, childTtlMs = RUN_TTL_MS) {
     const points = new PausePoints();
     const first = runThread(buildGraph(saver, 'run-1', { hold: () => points.reach('act') }), {
       gate,
       threadId: thread,
       input: { steps: ['m1'] },
       holder: 'run-1',
-      ttlMs: PARENT_TTL_MS,
+      ttlMs: RUN_TTL_MS,
     });
     await points.waitUntilReached('act', first);
-    const other = child(thread, 'run-2', 'm2', { strategy: 'enqueue', hold: false });
+    const other = await child(thread, 'run-2', 'm2', {
+      strategy: 'enqueue',
+      hold: false,
+      ttlMs: childTtlMs,
+    });
     await expect.poll(() => tickets(thread), { timeout: 10_000 }).toBe(1);
     return { first, points, other };
   }
@@ -148,7 +165,7 @@ describe('runThread across two processes', () => {
 
   it('enqueue: a waiter whose process died drops out when its ticket lapses', async () => {
     const thread = 'dead-waiter';
-    const { first, points, other } = await childInLine(thread);
+    const { first, points, other } = await childInLine(thread, DEAD_CHILD_TTL_MS);
     other.process.kill('SIGKILL');
     const third = run(thread, 'run-3', 'm3', { multitaskStrategy: 'enqueue' });
     points.release('act');

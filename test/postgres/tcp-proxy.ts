@@ -4,7 +4,8 @@
  * - `stop()` closes every connection and stops listening: the next statement cannot be sent.
  * - `cutAfterNextReply()` forwards the next statement to the server but swallows the server's
  *   reply up to its ReadyForQuery message (by then the statement's transaction has committed on the
- *   server) and then cuts that connection: the client learns nothing of the outcome.
+ *   server) and then cuts that connection: the client learns nothing of the outcome. Given a text,
+ *   the statement is the next one whose message carries it (a prepared statement's name, say).
  */
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
@@ -27,6 +28,8 @@ export class TcpProxy {
   #server: Server | null = null;
   #sockets = new Set<Socket>();
   #cutArmed = false;
+  /** What the armed statement's message must carry; null for any statement. */
+  #cutMark: Buffer | null = null;
   #cutDone: (() => void) | null = null;
   port = 0;
 
@@ -56,7 +59,11 @@ export class TcpProxy {
     let swallowing = false;
     let swallowed = Buffer.alloc(0);
     client.on('data', (chunk: Buffer) => {
-      if (this.#cutArmed && !swallowing) {
+      if (
+        this.#cutArmed &&
+        !swallowing &&
+        (this.#cutMark === null || chunk.includes(this.#cutMark))
+      ) {
         // This connection carries the armed statement: its reply will be swallowed.
         this.#cutArmed = false;
         swallowing = true;
@@ -89,8 +96,9 @@ export class TcpProxy {
   }
 
   /** Arms the cut; the returned promise resolves once the server's reply was swallowed. */
-  cutAfterNextReply(): Promise<void> {
+  cutAfterNextReply(carrying?: string): Promise<void> {
     this.#cutArmed = true;
+    this.#cutMark = carrying === undefined ? null : Buffer.from(carrying);
     return new Promise((resolve) => {
       this.#cutDone = resolve;
     });

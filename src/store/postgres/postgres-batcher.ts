@@ -15,6 +15,7 @@ import { isFencegateError } from '../../errors.js';
 import { touchedKeys, type PlannedOn } from './postgres-apply-payload.js';
 import { OPTIMISTIC_ATTEMPTS, type PostgresEngine } from './postgres-engine.js';
 import { outcomeUnknown } from './postgres-errors.js';
+import { isNotSent, type Send } from './postgres-connection.js';
 import { CallState, type PostgresSnapshot } from './postgres-snapshot.js';
 
 interface Job {
@@ -25,6 +26,27 @@ interface Job {
   attempts: number;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
+}
+
+/** Where one run of a batch's work put its jobs. */
+class Sorting {
+  readonly members: Job[] = [];
+  readonly planned: PlannedOn<unknown>[] = [];
+  /** Jobs whose plan failed, with what it failed with. */
+  readonly failed: { job: Job; error: unknown }[] = [];
+  /** Jobs that listed a range: each runs alone. */
+  readonly alone: Job[] = [];
+  /** Jobs that share a row with a member: the next batch. */
+  readonly later: Job[] = [];
+
+  has(job: Job): boolean {
+    return (
+      this.members.includes(job) ||
+      this.alone.includes(job) ||
+      this.later.includes(job) ||
+      this.failed.some((entry) => entry.job === job)
+    );
+  }
 }
 
 export class PostgresBatcher {
@@ -76,61 +98,29 @@ export class PostgresBatcher {
   }
 
   async #run(tenant: string, jobs: Job[]): Promise<void> {
-    const members: Job[] = [];
-    const planned: PlannedOn<unknown>[] = [];
+    // The session runs its work again, on another connection, after a statement pg never sent:
+    // each run sorts the jobs afresh, and only the last run's sorting is acted on, once.
+    let sorted = new Sorting();
     let held: boolean[];
     try {
       held = await this.engine.session(async (send) => {
+        sorted = new Sorting();
         // Store time once the connection is held: the batch plans at the time it applies.
         const now = this.engine.now();
-        const later: Job[] = [];
-        const taken = new Set<string>();
-        for (const job of jobs) {
-          let plan: PlannedOn<unknown>;
-          try {
-            plan = await this.engine.plan(tenant, job.call, job.plan, now, send);
-          } catch (error) {
-            job.reject(error);
-            continue;
-          }
-          if (plan.transition.expect.some(isRangeRef)) {
-            this.#alone(job);
-            continue;
-          }
-          const keys = [...touchedKeys(plan).keys()];
-          if (keys.some((key) => taken.has(key))) {
-            later.push(job);
-            continue;
-          }
-          for (const key of keys) taken.add(key);
-          planned.push(plan);
-          members.push(job);
-        }
-        this.#queue.unshift(...later);
+        await this.#sort(tenant, jobs, now, send, sorted);
+        const { members, planned } = sorted;
         if (members.length === 0) return [];
         return this.engine.apply(tenant, now, planned, members[0]?.operationId, send);
       });
     } catch (error) {
-      if (members.length <= 1 || !isFencegateError(error)) {
-        for (const job of members.length > 0 ? members : jobs) job.reject(error);
-        return;
-      }
-      if (error.code === 'outcome_unknown') {
-        for (const job of members) {
-          job.reject(outcomeUnknown(this.target, error.cause, job.operationId));
-        }
-        return;
-      }
-      if (error.code === 'store_unavailable') {
-        for (const job of members) job.reject(error);
-        return;
-      }
-      for (const job of members) this.#alone(job);
+      this.#settleOthers(sorted);
+      this.#fail(sorted, jobs, error);
       return;
     }
-    members.forEach((job, i) => {
+    this.#settleOthers(sorted);
+    sorted.members.forEach((job, i) => {
       if (held[i] === true) {
-        const answer = (planned[i] as PlannedOn<unknown>).transition.answer;
+        const answer = (sorted.planned[i] as PlannedOn<unknown>).transition.answer;
         if (answer.ok) job.resolve(answer.value);
         else job.reject(answer.error);
         return;
@@ -140,6 +130,67 @@ export class PostgresBatcher {
       if (job.attempts >= OPTIMISTIC_ATTEMPTS) this.#alone(job);
       else this.#queue.unshift(job);
     });
+  }
+
+  /** Plans each job into `sorted`: a member of the batch, or set aside; nothing is answered yet. */
+  async #sort(
+    tenant: string,
+    jobs: Job[],
+    now: number,
+    send: Send,
+    sorted: Sorting,
+  ): Promise<void> {
+    const taken = new Set<string>();
+    for (const job of jobs) {
+      let plan: PlannedOn<unknown>;
+      try {
+        plan = await this.engine.plan(tenant, job.call, job.plan, now, send);
+      } catch (error) {
+        if (isNotSent(error)) throw error;
+        sorted.failed.push({ job, error });
+        continue;
+      }
+      if (plan.transition.expect.some(isRangeRef)) {
+        sorted.alone.push(job);
+        continue;
+      }
+      const keys = [...touchedKeys(plan).keys()];
+      if (keys.some((key) => taken.has(key))) {
+        sorted.later.push(job);
+        continue;
+      }
+      for (const key of keys) taken.add(key);
+      sorted.planned.push(plan);
+      sorted.members.push(job);
+    }
+  }
+
+  /** Acts on the jobs the last run set aside: refused by their plan, alone, or the next batch. */
+  #settleOthers(sorted: Sorting): void {
+    for (const { job, error } of sorted.failed) job.reject(error);
+    for (const job of sorted.alone) this.#alone(job);
+    this.#queue.unshift(...sorted.later);
+  }
+
+  /** Answers the members of a batch that failed, and the jobs its last run did not reach. */
+  #fail(sorted: Sorting, jobs: Job[], error: unknown): void {
+    const { members } = sorted;
+    for (const job of jobs) if (!sorted.has(job)) job.reject(error);
+    if (members.length <= 1 || !isFencegateError(error)) {
+      for (const job of members) job.reject(error);
+      return;
+    }
+    if (error.code === 'outcome_unknown') {
+      for (const job of members) {
+        job.reject(outcomeUnknown(this.target, error.cause, job.operationId));
+      }
+      return;
+    }
+    if (error.code === 'store_unavailable') {
+      for (const job of members) job.reject(error);
+      return;
+    }
+    for (const job of members) this.#alone(job);
   }
 
   #alone(job: Job): void {

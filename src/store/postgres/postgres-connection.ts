@@ -39,6 +39,14 @@ class NotSent extends Error {
   }
 }
 
+/**
+ * Whether a session's statement failed unsent: work that catches its statements' failures must let
+ * this one through, so the session runs the whole work again on another connection.
+ */
+export function isNotSent(error: unknown): boolean {
+  return error instanceof NotSent;
+}
+
 const MAX_RETRIES = 64;
 const MAX_RESENDS = 2;
 
