@@ -9,17 +9,20 @@ claims are not (they may have taken effect): that is ``OutcomeUnknownError``. So
 answered by a redirect (never followed) or by a proxy's 502, 503 or 504 without a fencegate
 error body: the request may have been passed on before the answer was made.
 
-A commit carries an operationId. When its outcome is unknown (a lost reply, ``outcome_unknown``,
-a server fault, a redirect or a gateway answer), the client settles it with
-``abandon_operation``: the server answers the stored outcome if the commit was stored, otherwise
-stores ``operation_abandoned`` so that commit can never apply. Nothing else decides it; if
-abandon cannot be reached either, the answer is ``OutcomeUnknownError``.
+A commit carries an operationId. When an attempt's outcome is unknown (a lost reply,
+``outcome_unknown``, a server fault, a redirect or a gateway answer), the stored outcome of that
+operationId decides: committed or rejected is the answer; none stored means the commit has not
+applied yet, and the same commit is sent again (its operationId applies it at most once). Still
+unknown after the retries, the client settles it with ``abandon_operation``: the server answers
+the stored outcome if the commit was stored meanwhile, otherwise stores ``operation_abandoned``
+so that commit can never apply. Nothing else decides it; if abandon cannot be reached either, the
+answer is ``OutcomeUnknownError``.
 """
 
 import functools
 import inspect
 import uuid
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, TypeVar
 
 from . import _requests as _req
 from ._answers import describe, error_from, is_commit_answer, leaves_outcome_unknown
@@ -44,6 +47,11 @@ from .models import (
     from_wire,
     part_to_wire,
 )
+
+T = TypeVar("T")
+
+#: Codes of an answer that says only that the server cannot answer now.
+_CANNOT_ANSWER_NOW = ("store_unavailable", "internal_error", "outcome_unknown")
 
 #: How a request may be retried after its reply was lost.
 READ = "read"  # sent again
@@ -245,8 +253,10 @@ class ApiPlans:
         ``release=True`` makes it the run's last commit: committed, it also releases the lease in
         its transaction, recording ``job`` (as for :meth:`release`) with it.
 
-        When the outcome is unknown it is settled with ``abandon_operation`` (the stored outcome,
-        or ``operation_abandoned``); with ``settle_unknown=False`` it raises
+        When an attempt's outcome is unknown, the stored outcome of ``operation_id`` is read:
+        it is the answer when there is one, else the same commit is sent again. Still unknown
+        after the retries, it is settled with ``abandon_operation`` (the stored outcome, or
+        ``operation_abandoned``); with ``settle_unknown=False`` it raises
         ``OutcomeUnknownError`` instead, and the caller may send the same commit again.
         """
         body = _req.body(
@@ -262,6 +272,7 @@ class ApiPlans:
         body["writes"] = [part_to_wire(part) for part in writes]
         body["intents"] = [part_to_wire(part) for part in intents]
         last: FencegateError = StoreUnavailableError(f"could not reach {self.base_url}")
+        unknown: Optional[str] = None  # why an attempt's outcome is unknown, once one's is
         for attempt in range(self.retries + 1):
             yield from backoff(attempt)
             try:
@@ -270,22 +281,28 @@ class ApiPlans:
                 last = self._unreachable(error)
                 if error.failure == NOT_SENT:
                     continue
-                return (yield from self._unknown(operation_id, str(error), settle_unknown))
-            assert reply is not None
-            answer = reply.json()
-            if reply.status in (200, 409) and is_commit_answer(answer):
-                return CommitResult.from_answer(answer)
-            refusal = wire_error(reply)
-            if refusal is not None and refusal.code == "store_unavailable":
-                last = refusal
-                continue
-            if refusal is not None and refusal.code != "outcome_unknown" and reply.status < 500:
-                raise refusal
-            # A server fault, outcome_unknown, a redirect, a gateway, an answer that is not a
-            # commit's: the commit may have been stored.
-            reason = refusal.message if refusal is not None else f"the commit {describe(reply)}"
-            return (yield from self._unknown(operation_id, reason, settle_unknown))
-        raise last
+                unknown = str(error)
+            else:
+                assert reply is not None
+                answer = reply.json()
+                if reply.status in (200, 409) and is_commit_answer(answer):
+                    return CommitResult.from_answer(answer)
+                refusal = wire_error(reply)
+                if refusal is not None and refusal.code == "store_unavailable":
+                    last = refusal
+                    continue
+                if refusal is not None and refusal.code != "outcome_unknown" and reply.status < 500:
+                    raise refusal
+                # A server fault, outcome_unknown, a redirect, a gateway, an answer that is not a
+                # commit's: the commit may have been stored.
+                unknown = refusal.message if refusal is not None else f"the commit {describe(reply)}"
+            stored = yield from self._unless_unreachable(ApiPlans.get_operation(self, operation_id))
+            if stored is not None:
+                return stored
+            # Nothing stored yet: the same commit again (its operationId applies it at most once).
+        if unknown is None:
+            raise last
+        return (yield from self._unknown(operation_id, unknown, settle_unknown))
 
     def get_operation(self, operation_id: str) -> "Plan[Optional[CommitResult]]":
         """The stored outcome, exactly as first answered; None: no outcome *yet* (see abandon)."""
@@ -548,8 +565,17 @@ class ApiPlans:
     def _unreachable(self, error: TransportError) -> FencegateError:
         return StoreUnavailableError(f"could not reach fencegate at {self.base_url}: {error}")
 
+    def _unless_unreachable(self, plan: "Plan[T]") -> "Plan[Optional[T]]":
+        """What ``plan`` answers, or None when the server or its store cannot answer it now."""
+        try:
+            return (yield from plan)
+        except FencegateError as error:
+            if error.code in _CANNOT_ANSWER_NOW:
+                return None
+            raise
+
     def _unknown(self, operation_id: str, reason: str, settle: bool) -> "Plan[CommitResult]":
-        """An unknown commit outcome: settled by abandon, never guessed."""
+        """A commit still unknown after its retries: settled by abandon, never guessed."""
         if settle:
             try:
                 return (yield from ApiPlans.abandon_operation(self, operation_id))
