@@ -26,11 +26,12 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 
 from . import _requests as _req
 from ._answers import describe, error_from, is_commit_answer, leaves_outcome_unknown
-from ._answers import nothing_changed, wire_error, worth_resending
+from ._answers import nothing_changed, unusable, wire_error, worth_resending
 from ._base import FencegateError
 from ._plans import Exchange, Plan, backoff
-from ._wire import LOST, NOT_SENT, Reply, TransportError
-from .errors import OutcomeUnknownError, StoreUnavailableError
+from ._endpoint import Endpoint
+from ._wire import LOST, MAX_ANSWER_BYTES, NOT_SENT, Reply, TransportError
+from .errors import InternalError, OutcomeUnknownError, StoreUnavailableError
 from .models import (
     CancelResult,
     CommitPart,
@@ -100,12 +101,23 @@ class ApiPlans:
         "openapi": ("GET", "/openapi.json"),
     }
 
-    def __init__(self, base_url: str, token: str, timeout: float = 10.0, retries: int = 3) -> None:
-        """``timeout`` is per attempt, in seconds; ``retries`` extra attempts where allowed."""
+    def __init__(
+        self,
+        base_url: str,
+        token: str,
+        timeout: float = 10.0,
+        retries: int = 3,
+        max_answer_bytes: int = MAX_ANSWER_BYTES,
+    ) -> None:
+        """``timeout``: the most seconds one exchange with the server takes, connecting and
+        answering together; ``retries``: extra attempts where allowed; ``max_answer_bytes``: the
+        longest answer body read (a longer one is an error, not read to its end)."""
         self.base_url = base_url.rstrip("/")
         self._token = token
         self.timeout = timeout
         self.retries = retries
+        self.max_answer_bytes = max_answer_bytes
+        self._endpoint = Endpoint(self.base_url)
 
     # Leases and scopes
 
@@ -276,7 +288,7 @@ class ApiPlans:
         for attempt in range(self.retries + 1):
             yield from backoff(attempt)
             try:
-                reply = yield Exchange("POST", "/v1/commit", body)
+                reply = yield Exchange("POST", "/v1/commit", body, resendable=True)
             except TransportError as error:
                 last = self._unreachable(error)
                 if error.failure == NOT_SENT:
@@ -284,7 +296,7 @@ class ApiPlans:
                 unknown = str(error)
             else:
                 assert reply is not None
-                answer = reply.json()
+                answer = None if reply.unreadable is not None else reply.json()
                 if reply.status in (200, 409) and is_commit_answer(answer):
                     return CommitResult.from_answer(answer)
                 refusal = wire_error(reply)
@@ -295,7 +307,7 @@ class ApiPlans:
                     raise refusal
                 # A server fault, outcome_unknown, a redirect, a gateway, an answer that is not a
                 # commit's: the commit may have been stored.
-                unknown = refusal.message if refusal is not None else f"the commit {describe(reply)}"
+                unknown = f"the commit {describe(reply)}" if refusal is None else refusal.message
             stored = yield from self._unless_unreachable(ApiPlans.get_operation(self, operation_id))
             if stored is not None:
                 return stored
@@ -498,7 +510,7 @@ class ApiPlans:
         return True
 
     def metrics(self) -> "Plan[str]":
-        reply = yield from self._send(READ, "GET", "/metrics")
+        reply = yield from self._send(READ, "GET", "/metrics", json=False)
         return reply.text
 
     def openapi(self) -> "Plan[JsonObject]":
@@ -520,16 +532,23 @@ class ApiPlans:
             raise
 
     def _send(
-        self, kind: str, method: str, path: str, body: Any = None, retry: bool = True
+        self,
+        kind: str,
+        method: str,
+        path: str,
+        body: Any = None,
+        retry: bool = True,
+        json: bool = True,
     ) -> "Plan[Reply]":
-        """One request with the retries its kind allows; the success reply."""
+        """One request with the retries its kind allows; the success reply, a JSON object unless
+        ``json`` is False."""
         last: FencegateError = StoreUnavailableError(f"could not reach {self.base_url}")
         # An earlier attempt may have taken effect: its reply was lost, or said only "unknown".
         uncertain = False
         for attempt in range(self.retries + 1 if retry else 1):
             yield from backoff(attempt)
             try:
-                reply = yield Exchange(method, path, body)
+                reply = yield Exchange(method, path, body, resendable=kind != WRITE)
             except TransportError as error:
                 if error.failure == LOST and kind == WRITE:
                     raise OutcomeUnknownError(
@@ -541,6 +560,9 @@ class ApiPlans:
                 last = self._unreachable(error)
                 continue
             assert reply is not None
+            untrusted = unusable(reply, json)
+            if untrusted is not None:
+                raise self._untrusted(kind, method, path, reply, untrusted)
             if 200 <= reply.status < 300:
                 return reply
             unchanged = nothing_changed(reply)
@@ -561,6 +583,18 @@ class ApiPlans:
             uncertain = uncertain or not unchanged
             last = failure
         raise last
+
+    def _untrusted(
+        self, kind: str, method: str, path: str, reply: Reply, why: str
+    ) -> FencegateError:
+        """An answer that says nothing the client can use: on a read an internal error, on a
+        write an unknown outcome (the server may have taken it)."""
+        details = {"method": method, "path": path, "status": reply.status}
+        if kind == READ:
+            return InternalError(f"{method} {path} {why}", details)
+        return OutcomeUnknownError(
+            f"{method} {path} {why}; read the state to learn whether it took effect", details
+        )
 
     def _unreachable(self, error: TransportError) -> FencegateError:
         return StoreUnavailableError(f"could not reach fencegate at {self.base_url}: {error}")
