@@ -26,8 +26,10 @@ class Connection(asyncio.Protocol):
         self._answer: "Optional[asyncio.Future[Reply]]" = None
         self._reader: Optional[AnswerReader] = None
         self._timer: Optional[asyncio.TimerHandle] = None
-        #: Set by whoever reuses the connection: it carried an exchange before this one.
+        #: Set by whoever keeps the connection between exchanges: it carried one before, and
+        #: has been idle since that loop time.
         self.reused = False
+        self.idle_since = 0.0
 
     # What the caller uses
 

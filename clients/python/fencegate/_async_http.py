@@ -13,7 +13,8 @@ idle timeout) is only found out by the request written on it, which then fails b
 of an answer. A request that may be sent twice (``resendable``: a read, an idempotent write, a
 commit, which its operationId applies at most once) then goes out once more, on a new
 connection. Any other is not: the server may have taken it before the connection failed, and the
-plan reports that as it reports any lost reply.
+plan reports that as it reports any lost reply. So such a request goes only on a connection idle
+for a second at most, otherwise on a new one.
 
 A session belongs to the event loop it was made on: its connections are that loop's.
 """
@@ -27,6 +28,9 @@ from ._wire import LOST, NOT_SENT, Reply, TransportError, tls_refusal
 
 #: Idle connections kept per client; more in flight at once are closed once answered.
 _MAX_IDLE = 16
+#: The longest a connection may have been idle to carry a request that cannot be sent twice: a
+#: NAT or load balancer that drops flows sooner than that is not to be expected.
+_IDLE_TRUSTED_S = 1.0
 
 
 class Session:
@@ -54,7 +58,7 @@ class Session:
     ) -> Reply:
         deadline = self.loop.time() + self.timeout
         request = self._endpoint.request(method, path, token, body)
-        connection = self._idle_connection()
+        connection = self._idle_connection(None if resendable else _IDLE_TRUSTED_S)
         if connection is None:
             connection = await self._open(deadline)
         try:
@@ -81,13 +85,19 @@ class Session:
     def _keep(self, connection: Connection) -> None:
         if connection.usable() and not self._closed and len(self._idle) < _MAX_IDLE:
             connection.reused = True
+            connection.idle_since = self.loop.time()
             self._idle.append(connection)
         else:
             connection.close()
 
-    def _idle_connection(self) -> Optional[Connection]:
+    def _idle_connection(self, idle_at_most: Optional[float]) -> Optional[Connection]:
+        """The connection idle the shortest time, if it has been idle ``idle_at_most`` seconds
+        or less; the others, idle longer, stay for requests that may be sent twice."""
         while self._idle:
-            connection = self._idle.pop()
+            connection = self._idle[-1]
+            if idle_at_most is not None and self.loop.time() - connection.idle_since > idle_at_most:
+                return None
+            self._idle.pop()
             if connection.usable():
                 return connection
             connection.close()

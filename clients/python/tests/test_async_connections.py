@@ -138,21 +138,30 @@ def test_a_commit_on_an_idle_connection_dropped_in_between_goes_out_again_on_a_n
     ]
 
 
-def test_a_lease_operation_on_an_idle_connection_dropped_in_between_is_not_sent_again(
+def test_a_lease_operation_is_not_sent_again_on_a_new_connection_so_it_avoids_long_idle_ones(
     relay, tenant
 ):
-    scope = "wf-k4/memory"
+    async def acquire_after(client, scope, idle):
+        await client.get_record(scope, "summary")
+        relay.forget_all()  # the kept-alive connection is gone, and the client is not told
+        await asyncio.sleep(idle)
+        return await client.acquire(scope, holder="w", ttl_ms=30_000)
 
     async def scenario(client):
-        await client.get_record(scope, "summary")
-        relay.forget_all()
-        # A lease operation may have taken effect when its connection fails: the client
-        # cannot tell a connection dropped before the request from one dropped after it.
+        # A lease operation may have taken effect when its connection fails: the client cannot
+        # tell a connection dropped before the request from one dropped after it.
         with pytest.raises(fencegate.OutcomeUnknownError):
-            await client.acquire(scope, holder="w", ttl_ms=30_000)
+            await acquire_after(client, "wf-k4/memory", 0)
+        # After a second idle, it does not trust the connection, and opens a new one.
+        return await acquire_after(client, "wf-k6/memory", 1.1)
 
-    with_client(relay, tenant, scenario)
-    assert relay.forwarded == [("GET", "/v1/scopes/wf-k4%2Fmemory/records/summary")]
+    grant = with_client(relay, tenant, scenario)
+    assert grant.scope == "wf-k6/memory" and grant.fence == 1
+    assert relay.forwarded == [
+        ("GET", "/v1/scopes/wf-k4%2Fmemory/records/summary"),
+        ("GET", "/v1/scopes/wf-k6%2Fmemory/records/summary"),
+        ("POST", "/v1/leases/acquire"),
+    ]
 
 
 def test_reads_started_together_after_the_server_closed_the_idle_connection_are_answered(
