@@ -66,7 +66,7 @@ class Session:
         except TransportError as error:
             if not (connection.reused and error.unanswered and resendable):
                 raise
-        # Dropped while idle; the other idle connections are older still, and go as well.
+        # Dropped while idle; the other idle connections were most likely dropped too.
         self._drop_idle()
         connection = await self._open(deadline)
         return await self._exchange_on(connection, request, deadline)
