@@ -26,6 +26,7 @@ TRICKLE = "trickle"  # the answer a byte every TRICKLE_PAUSE seconds
 EARLY_HINTS = "early_hints"  # a 103 interim answer, then the answer
 NOT_JSON = "not_json"  # 200 text/html in place of the server's answer
 ENDLESS = "endless"  # 200 with a body that goes on, the request never forwarded
+ENDLESS_CHUNKED = "endless_chunked"  # the same in chunks
 
 TRICKLE_PAUSE = 0.05
 ENDLESS_BYTES = 64 * 1024 * 1024
@@ -80,8 +81,8 @@ class FaultProxy:
             if fault == REDIRECT:
                 conn.sendall(_redirect(self.redirect_to or "http://127.0.0.1:9/"))
                 return
-            if fault == ENDLESS:
-                self._send_endless(conn)
+            if fault in (ENDLESS, ENDLESS_CHUNKED):
+                self._send_endless(conn, chunked=fault == ENDLESS_CHUNKED)
                 return
             time.sleep(self.delay)
             with socket.create_connection(self.upstream) as up:
@@ -109,17 +110,18 @@ class FaultProxy:
         else:
             conn.sendall(_BAD_GATEWAY if fault == GATEWAY_AFTER else reply)
 
-    def _send_endless(self, conn: socket.socket) -> None:
-        # No length: the body ends when the connection does.
-        conn.sendall(
-            b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n["
-        )
+    def _send_endless(self, conn: socket.socket, chunked: bool) -> None:
+        # No length: the body ends with the last chunk, or when the connection does.
+        framing = b"transfer-encoding: chunked" if chunked else b"connection: close"
+        conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n%s\r\n\r\n" % framing)
         piece = b"0," * 32768
+        if chunked:
+            piece = b"%x\r\n%s\r\n" % (len(piece), piece)
         try:
             while self.endless_sent < ENDLESS_BYTES:
                 conn.sendall(piece)
                 self.endless_sent += len(piece)
-            conn.sendall(b"0]")
+            conn.sendall(b"0\r\n\r\n" if chunked else b"0]")
         except OSError:
             pass  # the client hung up
 

@@ -9,14 +9,15 @@ import time
 import pytest
 
 import fencegate
-from fault_proxy import EARLY_HINTS, ENDLESS, ENDLESS_BYTES, NOT_JSON, TRICKLE
+from fault_proxy import EARLY_HINTS, ENDLESS, ENDLESS_BYTES, ENDLESS_CHUNKED, NOT_JSON, TRICKLE
 from fencegate import Write
 
 
+@pytest.mark.parametrize("endless", [ENDLESS, ENDLESS_CHUNKED])
 def test_an_endless_answer_is_refused_at_max_answer_bytes_without_reading_the_rest(
-    proxy, tenant, connect
+    proxy, tenant, connect, endless
 ):
-    proxy.faults = [ENDLESS]
+    proxy.faults = [endless]
     client = connect(proxy.url, tenant.worker_token, max_answer_bytes=1 << 20, retries=0)
     with pytest.raises(fencegate.InternalError) as refused:
         client.list_scopes()
