@@ -1,9 +1,9 @@
 /**
  * The Python client's own tests (clients/python/tests, pytest) against a real `fencegate serve`
  * they start from dist/: acceptance cases A1-A5, the retry rules of the sync and async clients,
- * redirects and gateways, the lease keepers, a frozen Python worker fenced out by a TypeScript
- * one, the example, the wheel, and the catalog and route checks. The LangGraph and Celery suites
- * (tests/langgraph, tests/celery) have their own wrappers.
+ * redirects, gateways and answers the clients do not trust, proxies, the lease keepers, a frozen
+ * Python worker fenced out by a TypeScript one, the example, the wheel, and the catalog and route
+ * checks. The LangGraph and Celery suites (tests/langgraph, tests/celery) have their own wrappers.
  */
 import { execFile, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';

@@ -56,9 +56,23 @@ def leaves_outcome_unknown(reply: Reply) -> bool:
 
 def describe(reply: Reply) -> str:
     """What a write's answer says happened, for an unknown-outcome error."""
+    untrusted = unusable(reply, json=True)
+    if untrusted is not None:
+        return untrusted
     if is_redirect(reply.status):
         return f"was answered HTTP {reply.status}, a redirect, which API calls never follow"
     return f"was answered HTTP {reply.status} without a fencegate error body (a proxy or gateway)"
+
+
+def unusable(reply: Reply, json: bool) -> Optional[str]:
+    """Why an answer says nothing the client can use, or None: a body too long to read, or (when
+    ``json``) a 2xx that is not a JSON object, such as a proxy's or a sign-in page."""
+    if reply.unreadable is not None:
+        return f"was answered HTTP {reply.status} {reply.unreadable}"
+    if json and 200 <= reply.status < 300 and not isinstance(reply.json(), dict):
+        what = reply.content_type or "no content type"
+        return f"was answered HTTP {reply.status} with a body that is not a JSON object ({what})"
+    return None
 
 
 def is_redirect(status: int) -> bool:

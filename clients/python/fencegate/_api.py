@@ -9,25 +9,29 @@ claims are not (they may have taken effect): that is ``OutcomeUnknownError``. So
 answered by a redirect (never followed) or by a proxy's 502, 503 or 504 without a fencegate
 error body: the request may have been passed on before the answer was made.
 
-A commit carries an operationId. When its outcome is unknown (a lost reply, ``outcome_unknown``,
-a server fault, a redirect or a gateway answer), the client settles it with
-``abandon_operation``: the server answers the stored outcome if the commit was stored, otherwise
-stores ``operation_abandoned`` so that commit can never apply. Nothing else decides it; if
-abandon cannot be reached either, the answer is ``OutcomeUnknownError``.
+A commit carries an operationId. When an attempt's outcome is unknown (a lost reply,
+``outcome_unknown``, a server fault, a redirect or a gateway answer), the stored outcome of that
+operationId decides: committed or rejected is the answer; none stored means the commit has not
+applied yet, and the same commit is sent again (its operationId applies it at most once). Still
+unknown after the retries, the client settles it with ``abandon_operation``: the server answers
+the stored outcome if the commit was stored meanwhile, otherwise stores ``operation_abandoned``
+so that commit can never apply. Nothing else decides it; if abandon cannot be reached either, the
+answer is ``OutcomeUnknownError``.
 """
 
 import functools
 import inspect
 import uuid
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, TypeVar
 
 from . import _requests as _req
 from ._answers import describe, error_from, is_commit_answer, leaves_outcome_unknown
-from ._answers import nothing_changed, wire_error, worth_resending
+from ._answers import nothing_changed, unusable, wire_error, worth_resending
 from ._base import FencegateError
 from ._plans import Exchange, Plan, backoff
-from ._wire import LOST, NOT_SENT, Reply, TransportError
-from .errors import OutcomeUnknownError, StoreUnavailableError
+from ._endpoint import Endpoint
+from ._wire import LOST, MAX_ANSWER_BYTES, NOT_SENT, Reply, TransportError
+from .errors import InternalError, OutcomeUnknownError, StoreUnavailableError
 from .models import (
     CancelResult,
     CommitPart,
@@ -44,6 +48,11 @@ from .models import (
     from_wire,
     part_to_wire,
 )
+
+T = TypeVar("T")
+
+#: Codes of an answer that says only that the server cannot answer now.
+_CANNOT_ANSWER_NOW = ("store_unavailable", "internal_error", "outcome_unknown")
 
 #: How a request may be retried after its reply was lost.
 READ = "read"  # sent again
@@ -92,12 +101,23 @@ class ApiPlans:
         "openapi": ("GET", "/openapi.json"),
     }
 
-    def __init__(self, base_url: str, token: str, timeout: float = 10.0, retries: int = 3) -> None:
-        """``timeout`` is per attempt, in seconds; ``retries`` extra attempts where allowed."""
+    def __init__(
+        self,
+        base_url: str,
+        token: str,
+        timeout: float = 10.0,
+        retries: int = 3,
+        max_answer_bytes: int = MAX_ANSWER_BYTES,
+    ) -> None:
+        """``timeout``: the most seconds one exchange with the server takes, connecting and
+        answering together; ``retries``: extra attempts where allowed; ``max_answer_bytes``: the
+        longest answer body read (a longer one is an error, not read to its end)."""
         self.base_url = base_url.rstrip("/")
         self._token = token
         self.timeout = timeout
         self.retries = retries
+        self.max_answer_bytes = max_answer_bytes
+        self._endpoint = Endpoint(self.base_url)
 
     # Leases and scopes
 
@@ -245,8 +265,10 @@ class ApiPlans:
         ``release=True`` makes it the run's last commit: committed, it also releases the lease in
         its transaction, recording ``job`` (as for :meth:`release`) with it.
 
-        When the outcome is unknown it is settled with ``abandon_operation`` (the stored outcome,
-        or ``operation_abandoned``); with ``settle_unknown=False`` it raises
+        When an attempt's outcome is unknown, the stored outcome of ``operation_id`` is read:
+        it is the answer when there is one, else the same commit is sent again. Still unknown
+        after the retries, it is settled with ``abandon_operation`` (the stored outcome, or
+        ``operation_abandoned``); with ``settle_unknown=False`` it raises
         ``OutcomeUnknownError`` instead, and the caller may send the same commit again.
         """
         body = _req.body(
@@ -262,30 +284,37 @@ class ApiPlans:
         body["writes"] = [part_to_wire(part) for part in writes]
         body["intents"] = [part_to_wire(part) for part in intents]
         last: FencegateError = StoreUnavailableError(f"could not reach {self.base_url}")
+        unknown: Optional[str] = None  # why an attempt's outcome is unknown, once one's is
         for attempt in range(self.retries + 1):
             yield from backoff(attempt)
             try:
-                reply = yield Exchange("POST", "/v1/commit", body)
+                reply = yield Exchange("POST", "/v1/commit", body, resendable=True)
             except TransportError as error:
                 last = self._unreachable(error)
                 if error.failure == NOT_SENT:
                     continue
-                return (yield from self._unknown(operation_id, str(error), settle_unknown))
-            assert reply is not None
-            answer = reply.json()
-            if reply.status in (200, 409) and is_commit_answer(answer):
-                return CommitResult.from_answer(answer)
-            refusal = wire_error(reply)
-            if refusal is not None and refusal.code == "store_unavailable":
-                last = refusal
-                continue
-            if refusal is not None and refusal.code != "outcome_unknown" and reply.status < 500:
-                raise refusal
-            # A server fault, outcome_unknown, a redirect, a gateway, an answer that is not a
-            # commit's: the commit may have been stored.
-            reason = refusal.message if refusal is not None else f"the commit {describe(reply)}"
-            return (yield from self._unknown(operation_id, reason, settle_unknown))
-        raise last
+                unknown = str(error)
+            else:
+                assert reply is not None
+                answer = None if reply.unreadable is not None else reply.json()
+                if reply.status in (200, 409) and is_commit_answer(answer):
+                    return CommitResult.from_answer(answer)
+                refusal = wire_error(reply)
+                if refusal is not None and refusal.code == "store_unavailable":
+                    last = refusal
+                    continue
+                if refusal is not None and refusal.code != "outcome_unknown" and reply.status < 500:
+                    raise refusal
+                # A server fault, outcome_unknown, a redirect, a gateway, an answer that is not a
+                # commit's: the commit may have been stored.
+                unknown = f"the commit {describe(reply)}" if refusal is None else refusal.message
+            stored = yield from self._unless_unreachable(ApiPlans.get_operation(self, operation_id))
+            if stored is not None:
+                return stored
+            # Nothing stored yet: the same commit again (its operationId applies it at most once).
+        if unknown is None:
+            raise last
+        return (yield from self._unknown(operation_id, unknown, settle_unknown))
 
     def get_operation(self, operation_id: str) -> "Plan[Optional[CommitResult]]":
         """The stored outcome, exactly as first answered; None: no outcome *yet* (see abandon)."""
@@ -481,7 +510,7 @@ class ApiPlans:
         return True
 
     def metrics(self) -> "Plan[str]":
-        reply = yield from self._send(READ, "GET", "/metrics")
+        reply = yield from self._send(READ, "GET", "/metrics", json=False)
         return reply.text
 
     def openapi(self) -> "Plan[JsonObject]":
@@ -503,16 +532,23 @@ class ApiPlans:
             raise
 
     def _send(
-        self, kind: str, method: str, path: str, body: Any = None, retry: bool = True
+        self,
+        kind: str,
+        method: str,
+        path: str,
+        body: Any = None,
+        retry: bool = True,
+        json: bool = True,
     ) -> "Plan[Reply]":
-        """One request with the retries its kind allows; the success reply."""
+        """One request with the retries its kind allows; the success reply, a JSON object unless
+        ``json`` is False."""
         last: FencegateError = StoreUnavailableError(f"could not reach {self.base_url}")
         # An earlier attempt may have taken effect: its reply was lost, or said only "unknown".
         uncertain = False
         for attempt in range(self.retries + 1 if retry else 1):
             yield from backoff(attempt)
             try:
-                reply = yield Exchange(method, path, body)
+                reply = yield Exchange(method, path, body, resendable=kind != WRITE)
             except TransportError as error:
                 if error.failure == LOST and kind == WRITE:
                     raise OutcomeUnknownError(
@@ -524,6 +560,9 @@ class ApiPlans:
                 last = self._unreachable(error)
                 continue
             assert reply is not None
+            untrusted = unusable(reply, json)
+            if untrusted is not None:
+                raise self._untrusted(kind, method, path, reply, untrusted)
             if 200 <= reply.status < 300:
                 return reply
             unchanged = nothing_changed(reply)
@@ -545,11 +584,32 @@ class ApiPlans:
             last = failure
         raise last
 
+    def _untrusted(
+        self, kind: str, method: str, path: str, reply: Reply, why: str
+    ) -> FencegateError:
+        """An answer that says nothing the client can use: on a read an internal error, on a
+        write an unknown outcome (the server may have taken it)."""
+        details = {"method": method, "path": path, "status": reply.status}
+        if kind == READ:
+            return InternalError(f"{method} {path} {why}", details)
+        return OutcomeUnknownError(
+            f"{method} {path} {why}; read the state to learn whether it took effect", details
+        )
+
     def _unreachable(self, error: TransportError) -> FencegateError:
         return StoreUnavailableError(f"could not reach fencegate at {self.base_url}: {error}")
 
+    def _unless_unreachable(self, plan: "Plan[T]") -> "Plan[Optional[T]]":
+        """What ``plan`` answers, or None when the server or its store cannot answer it now."""
+        try:
+            return (yield from plan)
+        except FencegateError as error:
+            if error.code in _CANNOT_ANSWER_NOW:
+                return None
+            raise
+
     def _unknown(self, operation_id: str, reason: str, settle: bool) -> "Plan[CommitResult]":
-        """An unknown commit outcome: settled by abandon, never guessed."""
+        """A commit still unknown after its retries: settled by abandon, never guessed."""
         if settle:
             try:
                 return (yield from ApiPlans.abandon_operation(self, operation_id))

@@ -1,72 +1,75 @@
 """One keep-alive HTTP/1.1 connection of the asynchronous client, as an asyncio protocol.
 
-Requests are written as they come; the answers are parsed from the bytes as they arrive and handed,
-in order, to the futures waiting for them. A protocol does in one callback what stream readers do
-in a chain of coroutines (read a line, read the head, read the body, each under its own timeout),
-which on a machine where every exchange counts is most of the client's own time per request.
+It carries one exchange at a time: the request is written, and its answer read from the bytes as
+they arrive (_answer_reader.py: interim answers skipped, the body bounded) and handed to the
+future waiting for it. A protocol does in one callback what stream readers do in a chain of
+coroutines (read a line, read the head, read the body, each under its own timeout), which on a
+machine where every exchange counts is most of the client's own time per request.
 
-A connection that breaks, times out or sends what is not HTTP fails every answer still awaited
-with a LOST ``TransportError``: its request was written, so it may have reached the server.
+An exchange that breaks, passes its deadline or gets what is not HTTP fails with a LOST
+``TransportError``: its request was written, so it may have reached the server. Failing the
+waiting future comes first, so whatever happens to the transport after (its event loop closed)
+nobody waits forever.
 """
 
 import asyncio
-from collections import deque
-from typing import Callable, Deque, Dict, List, Optional, Tuple
+from typing import Callable, Optional
 
-from ._wire import LOST, TransportError
-
-#: Longest status line plus headers accepted (the server's answers have a handful of headers).
-MAX_HEAD = 64 * 1024
-_NO_BODY = (204, 304)
-
-#: status, body, content type, and whether the connection may carry another request.
-Answer = Tuple[int, bytes, Optional[str], bool]
+from ._answer_reader import AnswerReader, AnswerTooLong
+from ._wire import LOST, Reply, TransportError, reply_of, too_long
 
 
 class Connection(asyncio.Protocol):
-    """Writes requests, answers each one's future in order; ``on_idle`` is told when the last
-    awaited answer has come and the connection may carry another request."""
-
-    def __init__(self, timeout: float, on_idle: Callable[["Connection"], None]) -> None:
-        self.timeout = timeout
-        self._on_idle = on_idle
+    def __init__(self) -> None:
         self._transport: Optional[asyncio.Transport] = None
-        self._waiting: Deque["asyncio.Future[Answer]"] = deque()
-        self._buffer = bytearray()
         self._closed = False
-        #: The head of the answer being read, once complete.
-        self._head: Optional[Tuple[int, Dict[str, str]]] = None
-        self._chunks: Optional[List[bytes]] = None
+        self._answer: "Optional[asyncio.Future[Reply]]" = None
+        self._reader: Optional[AnswerReader] = None
         self._timer: Optional[asyncio.TimerHandle] = None
+        #: Set by whoever keeps the connection between exchanges: it carried one before, and
+        #: has been idle since that loop time.
+        self.reused = False
+        self.idle_since = 0.0
 
     # What the caller uses
 
     def usable(self) -> bool:
-        """Open at both ends and awaiting no answer: an idle connection the server closed (its
+        """Open at both ends and between exchanges: an idle connection the server closed (its
         keep-alive timeout) is dropped rather than reused."""
-        return not self._closed and not self._waiting and self._transport is not None
+        return not self._closed and self._answer is None and self._transport is not None
 
-    def send(self, request: bytes, answers: List["asyncio.Future[Answer]"]) -> None:
-        """Writes ``request`` (one request, or several pipelined) whose answers, in order, go to
-        ``answers``; each is given ``timeout`` seconds from the one before."""
-        assert self._transport is not None
-        if not self._waiting:
-            self._arm()
-        self._waiting.extend(answers)
+    def exchange(
+        self, request: bytes, deadline: float, timeout: float, max_bytes: int, tunnel: bool = False
+    ) -> "asyncio.Future[Reply]":
+        """Writes ``request``; the future answers it by the loop time ``deadline`` (``timeout``
+        names it in the error). ``tunnel``: a CONNECT, whose 2xx answer has no body."""
+        assert self._transport is not None and self._answer is None
+        loop = asyncio.get_running_loop()
+        self._answer = loop.create_future()
+        self._reader = AnswerReader(max_bytes, tunnel)
+        self._timer = loop.call_at(deadline, self._timed_out, timeout)
         self._transport.write(request)
+        return self._answer
+
+    def transport(self) -> asyncio.Transport:
+        assert self._transport is not None
+        return self._transport
+
+    def use_transport(self, transport: asyncio.Transport) -> None:
+        """The TLS transport that now carries the connection (after a proxy's tunnel)."""
+        self._transport = transport
 
     def close(self) -> None:
-        if self._transport is not None:
-            self._transport.close()
         self._closed = True
+        if self._transport is not None:
+            _unless_loop_closed(self._transport.close)
 
     def abort(self, error: BaseException) -> None:
-        """Ends the connection; every answer still awaited fails with ``error``."""
+        """Ends the connection; the answer awaited, if any, fails with ``error``."""
         self._closed = True
-        self._disarm()
-        if self._transport is not None:
-            self._transport.abort()
         self._fail(error)
+        if self._transport is not None:
+            _unless_loop_closed(self._transport.abort)
 
     # asyncio.Protocol
 
@@ -74,152 +77,75 @@ class Connection(asyncio.Protocol):
         self._transport = transport  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
-        self._buffer += data
+        reader = self._reader
+        if reader is None:
+            # Bytes nobody asked for: the connection can no longer be trusted.
+            self.abort(TransportError(LOST, "the server sent more than was asked"))
+            return
         try:
-            while self._waiting and self._parse_one():
-                pass
+            answer = reader.feed(data)
+        except AnswerTooLong as long:
+            # The rest is not read: the connection goes, with whatever of it is still coming.
+            self._deliver(too_long(long.status, long.content_type, long.max_bytes))
+            self.abort(TransportError(LOST, "the answer was too long"))
+            return
         except (ValueError, IndexError) as error:
             self.abort(TransportError(LOST, f"the answer is not HTTP ({error})"))
             return
-        if self._buffer and not self._waiting:
-            # Bytes nobody asked for: the connection can no longer be trusted.
-            self.abort(TransportError(LOST, "the server sent more than was asked"))
+        if answer is not None:
+            self._deliver(reply_of(answer.status, answer.body, answer.content_type))
+            if not answer.reusable:
+                self.close()
 
     def eof_received(self) -> Optional[bool]:
         self._closed = True
-        head = self._head
-        if head is not None and self._waiting and _delimited_by_close(head):
+        reader = self._reader
+        answer = reader.at_close() if reader is not None else None
+        if answer is not None:
             # An answer without a length ends when the server closes the connection.
-            self._deliver((head[0], bytes(self._buffer), head[1].get("content-type"), False))
-        self._fail(TransportError(LOST, "the server closed the connection"))
+            self._deliver(reply_of(answer.status, answer.body, answer.content_type))
+        self._fail(self._ended("the server closed the connection"))
         return False
 
     def connection_lost(self, exc: Optional[Exception]) -> None:
         self._closed = True
-        self._disarm()
         reason = f"the connection failed ({exc})" if exc else "the server closed the connection"
-        self._fail(TransportError(LOST, reason))
+        self._fail(self._ended(reason))
 
-    # Parsing
+    # The end of an exchange
 
-    def _parse_one(self) -> bool:
-        """Parses one answer from the buffer if it is all there; whether it was."""
-        buffer = self._buffer
-        if self._head is None:
-            end = buffer.find(b"\r\n\r\n")
-            if end < 0:
-                if len(buffer) > MAX_HEAD:
-                    raise ValueError("the answer's head is longer than 64 KiB")
-                return False
-            self._head = _parse_head(bytes(buffer[:end]))
-            del buffer[: end + 4]
-        status, headers = self._head
-        if status in _NO_BODY:
-            body = b""
-        elif "chunked" in headers.get("transfer-encoding", ""):
-            chunked = self._chunked_body()
-            if chunked is None:
-                return False
-            body = chunked
-        elif "content-length" in headers:
-            length = _length(headers["content-length"])
-            if len(buffer) < length:
-                return False
-            body = bytes(buffer[:length])
-            del buffer[:length]
-        else:
-            return False  # ends when the server closes the connection (eof_received)
-        keep = "close" not in headers.get("connection", "").lower()
-        self._deliver((status, body, headers.get("content-type"), keep))
-        return True
+    def _ended(self, reason: str) -> TransportError:
+        started = self._reader is not None and self._reader.started
+        return TransportError(LOST, reason, unanswered=not started)
 
-    def _chunked_body(self) -> Optional[bytes]:
-        """The body once every chunk and the trailers have arrived; None until then."""
-        buffer = self._buffer
-        if self._chunks is None:
-            self._chunks = []
-        while True:
-            line_end = buffer.find(b"\r\n")
-            if line_end < 0:
-                return None
-            size = int(bytes(buffer[:line_end]).split(b";", 1)[0].strip(), 16)
-            if size == 0:
-                # The last chunk, then trailers (unused) up to an empty line.
-                if buffer[line_end : line_end + 4] == b"\r\n\r\n":
-                    trailers_end = line_end
-                else:
-                    trailers_end = buffer.find(b"\r\n\r\n", line_end)
-                if trailers_end < 0:
-                    return None
-                del buffer[: trailers_end + 4]
-                body, self._chunks = b"".join(self._chunks), None
-                return body
-            if len(buffer) < line_end + 2 + size + 2:
-                return None
-            start = line_end + 2
-            self._chunks.append(bytes(buffer[start : start + size]))
-            del buffer[: start + size + 2]
-
-    def _deliver(self, answer: Answer) -> None:
-        self._head = None
-        answer_to = self._waiting.popleft()
-        if not answer_to.done():  # its caller may have stopped waiting (cancelled)
-            answer_to.set_result(answer)
-        if not answer[3]:
-            self.close()
-            self._disarm()
-            self._fail(TransportError(LOST, "the server closed the connection"))
-        elif self._waiting:
-            self._arm()
-        else:
-            self._disarm()
-            self._on_idle(self)
-
-    # Timeouts and failures
-
-    def _arm(self) -> None:
+    def _deliver(self, reply: Reply) -> None:
+        answer = self._answer
         self._disarm()
-        loop = asyncio.get_running_loop()
-        self._timer = loop.call_later(self.timeout, self._timed_out)
+        self._answer, self._reader = None, None
+        if answer is not None and not answer.done():  # its caller may have stopped waiting
+            answer.set_result(reply)
+
+    def _timed_out(self, timeout: float) -> None:
+        self._timer = None
+        self.abort(TransportError(LOST, f"no answer within {timeout} s"))
 
     def _disarm(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
 
-    def _timed_out(self) -> None:
-        self._timer = None
-        self.abort(TransportError(LOST, f"no answer within {self.timeout} s"))
-
     def _fail(self, error: BaseException) -> None:
-        waiting, self._waiting = self._waiting, deque()
-        for answer in waiting:
-            if not answer.done():
-                answer.set_exception(error)
+        answer = self._answer
+        self._disarm()
+        self._answer, self._reader = None, None
+        if answer is not None and not answer.done():
+            answer.set_exception(error)
 
 
-def _parse_head(head: bytes) -> Tuple[int, Dict[str, str]]:
-    lines = head.decode("latin-1").split("\r\n")
-    version, _, rest = lines[0].partition(" ")
-    if not version.startswith("HTTP/1."):
-        raise ValueError("the status line is not HTTP/1.x")
-    status = int(rest[:3])
-    headers: Dict[str, str] = {}
-    for line in lines[1:]:
-        name, _, value = line.partition(":")
-        headers[name.strip().lower()] = value.strip()
-    return status, headers
-
-
-def _delimited_by_close(head: Tuple[int, Dict[str, str]]) -> bool:
-    status, headers = head
-    return status not in _NO_BODY and not (
-        "content-length" in headers or "chunked" in headers.get("transfer-encoding", "")
-    )
-
-
-def _length(value: str) -> int:
-    length = int(value)
-    if length < 0:
-        raise ValueError("a negative content-length")
-    return length
+def _unless_loop_closed(end: Callable[[], None]) -> None:
+    """Runs a transport's close or abort; on a closed event loop there is nothing left to do
+    (asyncio raises "Event loop is closed"), and the socket goes with the transport."""
+    try:
+        end()
+    except RuntimeError:
+        pass

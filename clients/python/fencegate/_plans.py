@@ -25,6 +25,9 @@ class Exchange:
     method: str
     path: str
     body: Any
+    #: May be sent twice (a read, an idempotent write, a commit): a transport may send it once
+    #: more when the connection it went out on proves to have been dropped before it arrived.
+    resendable: bool = False
 
 
 @dataclass(frozen=True)

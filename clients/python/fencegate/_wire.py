@@ -9,18 +9,26 @@ timeout) may have taken effect.
 import json
 import ssl
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Optional
 
 NOT_SENT = "not_sent"
 LOST = "lost"
 
+#: The most bytes of an answer's body a client reads unless told otherwise (``max_answer_bytes``).
+MAX_ANSWER_BYTES = 64 * 1024 * 1024
+
 
 class TransportError(Exception):
-    """No answer: ``failure`` is NOT_SENT (nothing reached the server) or LOST (maybe it did)."""
+    """No answer: ``failure`` is NOT_SENT (nothing reached the server) or LOST (maybe it did).
 
-    def __init__(self, failure: str, message: str) -> None:
+    ``unanswered``: the connection ended (closed or reset, not timed out) before any byte of an
+    answer came, which on a connection kept open since an earlier exchange is what a connection
+    dropped while idle looks like."""
+
+    def __init__(self, failure: str, message: str, unanswered: bool = False) -> None:
         super().__init__(message)
         self.failure = failure
+        self.unanswered = unanswered
 
 
 @dataclass
@@ -28,6 +36,8 @@ class Reply:
     status: int
     text: str
     content_type: str
+    #: Why the body could not be read (it was too long), completing "was answered HTTP <status>".
+    unreadable: Optional[str] = None
 
     def json(self) -> Any:
         if self.text == "" or "json" not in self.content_type:
@@ -38,23 +48,23 @@ class Reply:
             return None
 
 
-def encode_request(token: Optional[str], body: Any) -> Tuple[Dict[str, str], Optional[bytes]]:
-    """The headers and body bytes of a request."""
-    headers: Dict[str, str] = {"accept": "application/json"}
-    if token is not None:
-        headers["authorization"] = f"Bearer {token}"
-    if body is None:
-        return headers, None
-    headers["content-type"] = "application/json"
-    return headers, encode_body(body)
-
-
 def encode_body(body: Any) -> bytes:
     return json.dumps(body, separators=(",", ":")).encode("utf-8")
 
 
 def reply_of(status: int, raw: bytes, content_type: Optional[str]) -> Reply:
     return Reply(status=status, text=raw.decode("utf-8", "replace"), content_type=content_type or "")
+
+
+def too_long(status: int, content_type: Optional[str], max_bytes: int) -> Reply:
+    """The reply of an answer whose body was longer than the client reads: status alone."""
+    return Reply(
+        status=status,
+        text="",
+        content_type=content_type or "",
+        unreadable=f"with a body over {max_bytes} bytes, the most this client reads "
+        "(max_answer_bytes)",
+    )
 
 
 def tls_refusal(error: BaseException) -> Optional[TransportError]:

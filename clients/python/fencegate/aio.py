@@ -1,4 +1,4 @@
-"""fencegate.AsyncClient: the fencegate HTTP API as coroutines, over asyncio streams.
+"""fencegate.AsyncClient: the fencegate HTTP API as coroutines, over asyncio.
 
 The same plans as ``fencegate.Client`` (_api.py): the same methods, errors, retry rules and
 settling of unknown commit outcomes; only the I/O differs, and it never blocks the event loop.
@@ -9,6 +9,7 @@ keeps its connections open between requests.
         grant = await client.acquire("wf-1/memory", holder="worker-7", ttl_ms=30_000)
 """
 
+import asyncio
 from typing import Any, Awaitable, Callable, Optional
 
 from ._api import ApiPlans, install_calls
@@ -20,14 +21,14 @@ from ._wire import Reply
 class AsyncClient(ApiPlans):
     """A worker, operator or admin token of one tenant, talking to one fencegate server.
 
-    Its connections belong to the event loop that first uses it: use one AsyncClient per loop,
-    and close it (``await client.aclose()``, or ``async with``) when done.
+    Its connections belong to the event loop that uses it: used again once that loop has closed,
+    it opens new ones on the new loop; called from another loop while the first is open, it
+    raises RuntimeError. Close it (``await client.aclose()``, or ``async with``) when done. Its
+    arguments are ``fencegate.Client``'s.
     """
 
-    def __init__(self, base_url: str, token: str, timeout: float = 10.0, retries: int = 3) -> None:
-        """``timeout`` is per attempt, in seconds; ``retries`` extra attempts where allowed."""
-        super().__init__(base_url, token, timeout, retries)
-        self._session: Optional[Session] = None
+    #: The connections of the event loop in use; made by the first call on it.
+    _session: Optional[Session] = None
 
     def __repr__(self) -> str:  # never the token
         return f"fencegate.AsyncClient({self.base_url!r})"
@@ -45,9 +46,24 @@ class AsyncClient(ApiPlans):
             await session.aclose()
 
     async def _exchange(self, step: Exchange) -> Reply:
-        if self._session is None:
-            self._session = Session(self.base_url, self.timeout)
-        return await self._session.exchange(step.method, step.path, self._token, step.body)
+        session = self._session_of_this_loop()
+        return await session.exchange(
+            step.method, step.path, self._token, step.body, step.resendable
+        )
+
+    def _session_of_this_loop(self) -> Session:
+        session = self._session
+        if session is not None and session.loop is not asyncio.get_running_loop():
+            if not session.loop.is_closed():
+                raise RuntimeError(
+                    f"{self!r} is in use on another event loop that is still open: use one "
+                    "AsyncClient per event loop, or aclose() it on its loop first"
+                )
+            session.discard()  # its loop is gone, and its connections with it
+            session = None
+        if session is None:
+            session = self._session = Session(self._endpoint, self.timeout, self.max_answer_bytes)
+        return session
 
 
 def _awaitable(plan: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:

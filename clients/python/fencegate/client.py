@@ -20,7 +20,17 @@ class Client(ApiPlans):
         return f"fencegate.Client({self.base_url!r})"
 
     def _exchange(self, step: Exchange) -> Reply:
-        return exchange(self.base_url + step.path, step.method, self._token, step.body, self.timeout)
+        # A connection per exchange: none is kept open between calls, so none can be dropped
+        # while idle, and a call from any thread is its own.
+        return exchange(
+            self._endpoint,
+            step.method,
+            step.path,
+            self._token,
+            step.body,
+            self.timeout,
+            self.max_answer_bytes,
+        )
 
 
 def _blocking(plan: Callable[..., Any]) -> Callable[..., Any]:

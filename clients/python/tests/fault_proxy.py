@@ -3,8 +3,12 @@ never forwarded (the connection is cut after the client sent it), or forwarded a
 off; the client sees a lost connection either way, only the store knows what happened. It can
 answer as a misconfigured or failing proxy would: a 502 before or after forwarding the request,
 or a 302 to another address (``redirect_to``). It can hold a request for ``delay`` seconds
-before forwarding it. And it can play a server older than a route: a request whose path ends with
-``missing_route`` is answered 404 ``not_found`` as the server answers a route it does not have."""
+before forwarding it. It can spoil the server's answer as a broken server or middlebox would:
+send it a byte at a time, put a ``103 Early Hints`` before it, answer 200 with a page that is not
+JSON in its place, or answer an endless body (``ENDLESS``, capped at ``ENDLESS_BYTES`` so that a
+client that reads it all still ends). And it can play a server older than a route: a request
+whose path ends with ``missing_route`` is answered 404 ``not_found`` as the server answers a
+route it does not have."""
 
 import socket
 import threading
@@ -18,6 +22,14 @@ DROP_REPLY = "drop_reply"
 GATEWAY_BEFORE = "gateway_before"  # 502, the request never forwarded
 GATEWAY_AFTER = "gateway_after"  # 502 in place of the server's answer
 REDIRECT = "redirect"  # 302 to redirect_to, the request never forwarded
+TRICKLE = "trickle"  # the answer a byte every TRICKLE_PAUSE seconds
+EARLY_HINTS = "early_hints"  # a 103 interim answer, then the answer
+NOT_JSON = "not_json"  # 200 text/html in place of the server's answer
+ENDLESS = "endless"  # 200 with a body that goes on, the request never forwarded
+ENDLESS_CHUNKED = "endless_chunked"  # the same in chunks
+
+TRICKLE_PAUSE = 0.05
+ENDLESS_BYTES = 64 * 1024 * 1024
 
 _BAD_GATEWAY = (
     b"HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/html\r\nContent-Length: 24\r\n"
@@ -34,6 +46,8 @@ class FaultProxy:
         self.redirect_to: Optional[str] = None
         self.delay = 0.0
         self.missing_route: Optional[str] = None
+        #: Bytes of the ENDLESS answer sent before the client hung up.
+        self.endless_sent = 0
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
         threading.Thread(target=self._serve, daemon=True).start()
@@ -51,7 +65,7 @@ class FaultProxy:
 
     def _handle(self, conn: socket.socket) -> None:
         with conn:
-            request = _read_request(conn)
+            request = read_request(conn)
             line = request.split(b"\r\n", 1)[0].decode()
             self.seen.append(line)
             method, path = line.split(" ")[:2]
@@ -67,6 +81,9 @@ class FaultProxy:
             if fault == REDIRECT:
                 conn.sendall(_redirect(self.redirect_to or "http://127.0.0.1:9/"))
                 return
+            if fault in (ENDLESS, ENDLESS_CHUNKED):
+                self._send_endless(conn, chunked=fault == ENDLESS_CHUNKED)
+                return
             time.sleep(self.delay)
             with socket.create_connection(self.upstream) as up:
                 up.sendall(request)
@@ -75,7 +92,44 @@ class FaultProxy:
                     reply += chunk
             if fault == DROP_REPLY:
                 return
+            try:
+                self._answer(conn, fault, reply)
+            except OSError:
+                pass  # the client hung up
+
+    def _answer(self, conn: socket.socket, fault: str, reply: bytes) -> None:
+        if fault == TRICKLE:
+            for byte in reply:
+                conn.sendall(bytes([byte]))
+                time.sleep(TRICKLE_PAUSE)
+        elif fault == EARLY_HINTS:
+            conn.sendall(b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n")
+            conn.sendall(reply)
+        elif fault == NOT_JSON:
+            conn.sendall(_NOT_JSON)
+        else:
             conn.sendall(_BAD_GATEWAY if fault == GATEWAY_AFTER else reply)
+
+    def _send_endless(self, conn: socket.socket, chunked: bool) -> None:
+        # No length: the body ends with the last chunk, or when the connection does.
+        framing = b"transfer-encoding: chunked" if chunked else b"connection: close"
+        conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n%s\r\n\r\n" % framing)
+        piece = b"0," * 32768
+        if chunked:
+            piece = b"%x\r\n%s\r\n" % (len(piece), piece)
+        try:
+            while self.endless_sent < ENDLESS_BYTES:
+                conn.sendall(piece)
+                self.endless_sent += len(piece)
+            conn.sendall(b"0\r\n\r\n" if chunked else b"0]")
+        except OSError:
+            pass  # the client hung up
+
+
+_NOT_JSON = (
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 27\r\n"
+    b"Connection: close\r\n\r\n<html>Signed in</html>\n\n\n\n\n"
+)
 
 
 def _no_route(method: str, path: str) -> bytes:
@@ -95,7 +149,7 @@ def _redirect(location: str) -> bytes:
     ).encode()
 
 
-def _read_request(conn: socket.socket) -> bytes:
+def read_request(conn: socket.socket) -> bytes:
     data = b""
     while b"\r\n\r\n" not in data:
         chunk = conn.recv(65536)
@@ -115,3 +169,21 @@ def _read_request(conn: socket.socket) -> bytes:
     # the proxy reads the answer to its end, and a client never reuses a proxied connection.
     kept = [line for line in lines if not line.lower().startswith(b"connection:")]
     return b"\r\n".join(kept + [b"Connection: close"]) + b"\r\n\r\n" + body
+
+
+def pipe(source: socket.socket, target: socket.socket) -> None:
+    """Passes bytes from ``source`` to ``target`` until either ends, then ends both."""
+    try:
+        while chunk := source.recv(65536):
+            target.sendall(chunk)
+    except OSError:
+        pass
+    close_both(source, target)
+
+
+def close_both(source: socket.socket, target: socket.socket) -> None:
+    for end in (source, target):
+        try:
+            end.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass

@@ -1,12 +1,15 @@
 """What is particular to AsyncClient: its methods are coroutines that leave the event loop free
 while a request is in flight, AsyncLeaseKeeper renews from a task and signals a lost lease once,
 and the client needs no package beyond the standard library. (The behaviour both clients share is
-tested with each of them: see the ``connect`` fixture.)"""
+tested with each of them: see the ``connect`` fixture.) Its connections belong to one event loop:
+used again after that loop closed, it opens new ones on the new loop; called from another loop
+while the first is open, it says so at once."""
 
 import asyncio
 import inspect
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -137,3 +140,35 @@ def test_the_async_client_needs_nothing_but_the_standard_library(tenant):
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[0, 0, 0]"
+
+
+def test_a_client_used_again_after_its_first_event_loop_closed_works_on_the_new_one(tenant):
+    client = fencegate.AsyncClient(tenant.server.url, tenant.worker_token, timeout=2)
+    assert asyncio.run(client.get_record("wf-a7/memory", "summary")).revision == 0
+
+    async def again():
+        try:
+            return await asyncio.wait_for(client.get_record("wf-a7/memory", "summary"), 5)
+        finally:
+            await client.aclose()
+
+    started = time.monotonic()
+    assert asyncio.run(again()).revision == 0
+    assert time.monotonic() - started < 2
+
+
+def test_a_client_called_from_a_second_open_event_loop_says_so_at_once(tenant, event_loop_thread):
+    client = fencegate.AsyncClient(tenant.server.url, tenant.worker_token, timeout=2)
+    event_loop_thread.run(client.get_record("wf-a8/memory", "summary"))
+
+    async def elsewhere():
+        return await asyncio.wait_for(client.get_record("wf-a8/memory", "summary"), 5)
+
+    started = time.monotonic()
+    try:
+        with pytest.raises(RuntimeError) as refused:
+            asyncio.run(elsewhere())
+    finally:
+        event_loop_thread.run(client.aclose())
+    assert "another event loop" in str(refused.value)
+    assert time.monotonic() - started < 1

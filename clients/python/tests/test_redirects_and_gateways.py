@@ -1,6 +1,7 @@
 """API calls never follow a redirect, and an answer that is not fencegate's says nothing about a
-write: a 302 or a proxy's 502 on a write is an unknown outcome (a commit's is settled by
-abandon), never a success and never a plain server fault. With both clients."""
+write: a 302 or a proxy's 502 on a write is an unknown outcome, never a success and never a plain
+server fault. A commit's is decided by its stored outcome; with none it is sent again, and after
+the retries settled by abandon. With both clients."""
 
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -62,8 +63,9 @@ def test_a_302_on_a_commit_is_not_followed_and_not_reported_committed(
 ):
     scope, grant = held_scope(tenant, "g1")
     proxy.redirect_to = elsewhere.url + "/v1/commit"
-    proxy.faults = [REDIRECT, REDIRECT]  # the commit, then the abandon that would settle it
-    client = connect(proxy.url, tenant.worker_token)
+    # Every exchange redirected: both attempts, the reads of the stored outcome, the abandon.
+    proxy.faults = [REDIRECT] * 5
+    client = connect(proxy.url, tenant.worker_token, retries=1)
     with pytest.raises(fencegate.OutcomeUnknownError) as unknown:
         client.commit(scope, grant.fence, "g1", writes=[Write("summary", 0, "v")])
     assert "redirect" in str(unknown.value)
@@ -71,16 +73,19 @@ def test_a_302_on_a_commit_is_not_followed_and_not_reported_committed(
     assert tenant.worker().get_record(scope, "summary").exists is False
 
 
-def test_a_302_on_a_commit_is_settled_when_abandon_gets_through(proxy, elsewhere, tenant, connect):
+def test_a_302_on_a_commit_is_sent_again_when_nothing_was_stored(proxy, elsewhere, tenant, connect):
     scope, grant = held_scope(tenant, "g2")
     proxy.redirect_to = elsewhere.url + "/v1/commit"
     proxy.faults = [REDIRECT]
     result = connect(proxy.url, tenant.worker_token).commit(
         scope, grant.fence, "g2", writes=[Write("summary", 0, "v")]
     )
-    assert result.outcome == "rejected"
-    assert result.error is not None and result.error.code == "operation_abandoned"
-    assert [line.split()[1] for line in proxy.seen] == ["/v1/commit", "/v1/operations/g2/abandon"]
+    assert result.outcome == "committed"
+    assert [line.split()[1] for line in proxy.seen] == [
+        "/v1/commit",
+        "/v1/operations/g2",
+        "/v1/commit",
+    ]
     assert elsewhere.requests == []
 
 
@@ -113,7 +118,7 @@ def test_a_gateway_502_on_a_lease_operation_is_an_unknown_outcome(proxy, tenant,
     assert tenant.operator().get_scope("wf-g5/memory").holder == "w"
 
 
-def test_a_gateway_502_after_the_commit_was_stored_is_settled_as_committed(
+def test_a_gateway_502_after_the_commit_was_stored_answers_its_stored_outcome(
     proxy, tenant, connect
 ):
     scope, grant = held_scope(tenant, "g6")
@@ -122,17 +127,22 @@ def test_a_gateway_502_after_the_commit_was_stored_is_settled_as_committed(
         scope, grant.fence, "g6", writes=[Write("summary", 0, "v")]
     )
     assert result.outcome == "committed"
-    assert [line.split()[1] for line in proxy.seen] == ["/v1/commit", "/v1/operations/g6/abandon"]
+    assert [line.split()[1] for line in proxy.seen] == ["/v1/commit", "/v1/operations/g6"]
 
 
-def test_a_gateway_502_before_the_commit_arrived_is_settled_as_abandoned(proxy, tenant, connect):
+def test_a_gateway_502_before_the_commit_arrived_is_sent_again(proxy, tenant, connect):
     scope, grant = held_scope(tenant, "g7")
     proxy.faults = [GATEWAY_BEFORE]
     result = connect(proxy.url, tenant.worker_token).commit(
         scope, grant.fence, "g7", writes=[Write("summary", 0, "v")]
     )
-    assert result.error is not None and result.error.code == "operation_abandoned"
-    assert tenant.worker().get_record(scope, "summary").exists is False
+    assert result.outcome == "committed" and result.replayed is False
+    assert [line.split()[1] for line in proxy.seen] == [
+        "/v1/commit",
+        "/v1/operations/g7",
+        "/v1/commit",
+    ]
+    assert tenant.worker().get_record(scope, "summary").value == "v"
 
 
 def test_a_gateway_502_on_a_read_is_sent_again(proxy, tenant, connect):

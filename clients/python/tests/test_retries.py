@@ -6,23 +6,27 @@ import pytest
 
 import fencegate
 from fencegate import Write
-from fault_proxy import DROP_REPLY, DROP_REQUEST
+from fault_proxy import DROP_REPLY, DROP_REQUEST, PASS
 
 
 @pytest.fixture
 def via(proxy, tenant, connect):
     """A worker client of the kind under test, talking through the proxy."""
-    return lambda: connect(proxy.url, tenant.worker_token, timeout=10, retries=3)
+    return lambda retries=3: connect(proxy.url, tenant.worker_token, timeout=10, retries=retries)
 
 
-def commit_through(via, proxy, tenant, name, fault, **options):
-    """Acquires wf-NAME/memory, then commits through the proxy with `fault` on the commit."""
+def commit_through(via, proxy, tenant, name, faults, retries=3, **options):
+    """Acquires wf-NAME/memory, then commits through the proxy, `faults` on its exchanges."""
     scope = f"wf-{name}/memory"
     grant = tenant.worker().acquire(scope, holder="w", ttl_ms=30_000)
-    proxy.faults = [fault]
-    return scope, grant, via().commit(
+    proxy.faults = list(faults)
+    return scope, grant, via(retries).commit(
         scope, grant.fence, name, writes=[Write("summary", 0, "v")], **options
     )
+
+
+def paths(proxy):
+    return [line.split()[1] for line in proxy.seen]
 
 
 def test_a_read_whose_reply_was_lost_is_sent_again(proxy, tenant, via):
@@ -70,8 +74,12 @@ def test_an_unreachable_server_is_store_unavailable(tenant, connect):
 def test_an_unknown_commit_can_be_left_unsettled_and_read_back(proxy, tenant, via):
     worker = tenant.worker()
     with pytest.raises(fencegate.OutcomeUnknownError) as unknown:
-        commit_through(via, proxy, tenant, "r4", DROP_REPLY, settle_unknown=False)
+        # The commit's reply is lost, then so is the one read of its stored outcome.
+        commit_through(
+            via, proxy, tenant, "r4", [DROP_REPLY, DROP_REQUEST], retries=0, settle_unknown=False
+        )
     assert unknown.value.details == {"operationId": "r4"}
+    assert paths(proxy) == ["/v1/commit", "/v1/operations/r4"]
     grant = worker.get_scope("wf-r4/memory")
     stored = worker.get_operation("r4")
     assert stored is not None and stored.outcome == "committed"
@@ -79,21 +87,37 @@ def test_an_unknown_commit_can_be_left_unsettled_and_read_back(proxy, tenant, vi
     assert again.outcome == "committed" and again.replayed is True
 
 
-def test_a_commit_whose_reply_was_lost_is_settled_as_committed(proxy, tenant, abandon_route, via):
-    scope, _, result = commit_through(via, proxy, tenant, "r5", DROP_REPLY)
+def test_a_commit_whose_reply_was_lost_answers_its_stored_outcome(proxy, tenant, via):
+    scope, _, result = commit_through(via, proxy, tenant, "r5", [DROP_REPLY])
     assert result.outcome == "committed"
-    assert [line.split()[1] for line in proxy.seen] == ["/v1/commit", "/v1/operations/r5/abandon"]
+    assert paths(proxy) == ["/v1/commit", "/v1/operations/r5"]
     record = tenant.worker().get_record(scope, "summary")
     assert (record.value, record.revision) == ("v", 1)
 
 
-def test_a_commit_that_never_arrived_is_settled_as_abandoned_for_good(
-    proxy, tenant, abandon_route
-, via):
+def test_a_commit_that_never_arrived_is_sent_again_and_commits(proxy, tenant, via):
+    scope, _, result = commit_through(via, proxy, tenant, "r9", [DROP_REQUEST])
+    assert result.outcome == "committed" and result.replayed is False
+    assert paths(proxy) == ["/v1/commit", "/v1/operations/r9", "/v1/commit"]
+    record = tenant.worker().get_record(scope, "summary")
+    assert (record.value, record.revision) == ("v", 1)
+
+
+def test_a_commit_lost_on_every_attempt_is_settled_as_abandoned_for_good(
+    proxy, tenant, abandon_route, via
+):
     worker = tenant.worker()
-    _, grant, result = commit_through(via, proxy, tenant, "r6", DROP_REQUEST)
+    lost_twice = [DROP_REQUEST, PASS, DROP_REQUEST, PASS]
+    _, grant, result = commit_through(via, proxy, tenant, "r6", lost_twice, retries=1)
     assert result.outcome == "rejected"
     assert result.error is not None and result.error.code == "operation_abandoned"
+    assert paths(proxy) == [
+        "/v1/commit",
+        "/v1/operations/r6",
+        "/v1/commit",
+        "/v1/operations/r6",
+        "/v1/operations/r6/abandon",
+    ]
     late = worker.commit("wf-r6/memory", grant.fence, "r6", writes=[Write("summary", 0, "v")])
     assert late.outcome == "rejected" and late.replayed is True
     assert late.error is not None and late.error.code == "operation_abandoned"

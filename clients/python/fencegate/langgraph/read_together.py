@@ -3,7 +3,7 @@ exchange: the server's ``POST /v1/scopes/:scope/reads`` answers pages and record
 reading a thread back as a run starts costs one request for the server, not one per read.
 
 A server older than that route answers it ``not_found`` ("no route"); the reader then sends each
-read on its own, together in one ``Gather`` (pipelined by the AsyncClient), for the rest of the
+read on its own, together in one ``Gather`` (concurrent in the AsyncClient), for the rest of the
 saver's life.
 """
 
