@@ -10,6 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FencegateClient } from '../../src/client/index.js';
 import { programMissing, skipForMissing } from '../helpers/missing.js';
@@ -42,6 +43,7 @@ interface TracedServer {
   client: FencegateClient;
   trace: string;
   wal: string;
+  db: string;
 }
 
 async function startTraced(name: string, urlSuffix: string): Promise<TracedServer> {
@@ -64,7 +66,7 @@ async function startTraced(name: string, urlSuffix: string): Promise<TracedServe
   });
   const { token } = (await response.json()) as { token: string };
   const client = new FencegateClient({ url: server.url, token, retries: 0, timeoutMs: 10_000 });
-  return { server, client, trace, wal: `${db}-wal` };
+  return { server, client, trace, wal: `${db}-wal`, db };
 }
 
 /**
@@ -83,7 +85,15 @@ async function stopTraced({ server, trace }: TracedServer): Promise<SyscallEvent
 async function workload({
   client,
   wal,
+  db,
 }: TracedServer): Promise<{ loadStart: number; loadEnd: number; walBytes: Buffer }> {
+  // The frames are looked up in the log afterwards. Once the server's checkpoint thread has folded
+  // the whole log into the file (a slow machine gets there within the workload), the next write
+  // starts the log over and overwrites the first frames. A read transaction held open from outside
+  // keeps every frame in place: the log is never restarted under a reader.
+  const reader = new Database(db, { readonly: true });
+  reader.exec('BEGIN');
+  reader.prepare('SELECT count(*) FROM sqlite_master').get();
   const grants = await Promise.all(
     Array.from({ length: SCOPES }, (_, i) =>
       client.acquire({ scope: `d-${i}`, holder: 'w', ttlMs: 3_600_000 }),
@@ -114,7 +124,10 @@ async function workload({
     ),
   );
   // Read now: a clean shutdown checkpoints the log and deletes it.
-  return { loadStart, loadEnd, walBytes: readFileSync(wal) };
+  const walBytes = readFileSync(wal);
+  reader.exec('COMMIT');
+  reader.close();
+  return { loadStart, loadEnd, walBytes };
 }
 
 const PWRITE_AT = /, (\d+), (\d+)$/;
