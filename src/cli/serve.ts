@@ -15,6 +15,8 @@ import {
 } from '../server/start-server.js';
 import { parseOutcomeWindow } from '../retention/duration.js';
 import { ManualClock } from '../testing/manual-clock.js';
+import { CLI_COMMAND } from '../server/cli-command.js';
+import { storeArgument } from './cli-store.js';
 import { storeKindsUsage } from './store-kinds-usage.js';
 import {
   EXIT_OK,
@@ -123,7 +125,7 @@ async function serve(flags: FlagValues, io: CliIo): Promise<number> {
     trustProxy: flags['trust-proxy'] === true,
   });
   if (running.firstRun !== null) {
-    await showFirstRunTokens(running.firstRun, running.url, tokensFile, io);
+    await showFirstRunTokens(running.firstRun, running.url, store, tokensFile, io);
   }
   if (running.dispatch !== null) io.stdout(dispatchText(running.dispatch));
   for (const target of running.dispatch?.openToEveryTenant ?? []) {
@@ -240,22 +242,36 @@ function firstRunTokensFile(flags: FlagValues): string | undefined {
 export async function showFirstRunTokens(
   tokens: FirstRunTokens,
   url: string,
+  store: string,
   file: string | undefined,
   io: CliIo,
 ): Promise<void> {
+  // The token commands print their store: without it they would act on ./fencegate.db.
+  const token = `${CLI_COMMAND} token`;
+  const onStore = ` ${storeArgument(redactUrl(store))}`;
+  const password = redactUrl(store) === store ? '' : '(with the store password in place of ***)';
+  const hints: FirstRunHints = { token, onStore, password };
   if (file !== undefined) {
-    await writeSecretFile(file, firstRunText(tokens, url));
-    io.stdout(firstRunIdsText(tokens, `They are in ${file} (readable by this user only).`));
+    await writeSecretFile(file, firstRunText(tokens, url, hints));
+    io.stdout(firstRunIdsText(tokens, `They are in ${file} (readable by this user only).`, hints));
   } else if (io.stdoutIsTTY === true) {
-    io.stdout(firstRunText(tokens, url));
+    io.stdout(firstRunText(tokens, url, hints));
   } else {
     io.stdout(
       firstRunIdsText(
         tokens,
         'Their secrets are shown only on a terminal or in --first-run-tokens-file, so not here.',
+        hints,
       ),
     );
   }
+}
+
+/** The token command, the store argument of the server's store, and a note on its password. */
+interface FirstRunHints {
+  token: string;
+  onStore: string;
+  password: string;
 }
 
 /** Creates or replaces the file, readable and writable by its owner only. */
@@ -271,7 +287,8 @@ async function writeSecretFile(path: string, text: string): Promise<void> {
   }
 }
 
-function firstRunIdsText(tokens: FirstRunTokens, where: string): string {
+function firstRunIdsText(tokens: FirstRunTokens, where: string, hints: FirstRunHints): string {
+  const { token, onStore, password } = hints;
   return [
     '',
     'fencegate first run: this store had no tokens, so two were created, once for this store.',
@@ -281,14 +298,17 @@ function firstRunIdsText(tokens: FirstRunTokens, where: string): string {
     `  operator token id, tenant "${tokens.operatorTenant}":        ${tokens.operatorTokenId}`,
     '',
     'For a token to use here, create one with access to the store:',
-    `  fencegate token create --tenant ${tokens.operatorTenant} --role operator   (prints a new token)`,
-    'and revoke these with: fencegate token revoke ID',
+    `  ${token} create --tenant ${tokens.operatorTenant} --role operator${onStore}`,
+    `which prints a new token, and revoke these with:`,
+    `  ${token} revoke ID${onStore}`,
+    ...(password === '' ? [] : [password]),
     '',
     '',
   ].join('\n');
 }
 
-function firstRunText(tokens: FirstRunTokens, url: string): string {
+function firstRunText(tokens: FirstRunTokens, url: string, hints: FirstRunHints): string {
+  const { token, onStore, password } = hints;
   return [
     '',
     'fencegate first run: this store had no tokens, so two were created.',
@@ -298,7 +318,10 @@ function firstRunText(tokens: FirstRunTokens, url: string): string {
     `  operator token, tenant "${tokens.operatorTenant}":        ${tokens.operatorToken}`,
     '',
     `Their ids are ${tokens.adminTokenId} (admin) and ${tokens.operatorTokenId} (operator);`,
-    'revoke one with: fencegate token revoke ID   (list them with: fencegate token list)',
+    'revoke one with, and list them with:',
+    `  ${token} revoke ID${onStore}`,
+    `  ${token} list${onStore}`,
+    ...(password === '' ? [] : [password]),
     '',
     'Try:',
     `  curl -s -H "Authorization: Bearer ${tokens.operatorToken}" ${url}/v1/scopes`,

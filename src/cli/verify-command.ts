@@ -3,25 +3,23 @@
  * lists the entries that break them. Exit codes: 0 the history is valid, 1 a violation was found,
  * 2 called wrongly, 3 the history could not be read (store unreachable, unreadable checkpoint).
  */
-import { existsSync } from 'node:fs';
 import { loadCheckpoint, saveCheckpoint } from '../audit/checkpoint.js';
 import { verifyStore, type VerifyResult } from '../audit/verify.js';
 import { requireTenant } from '../core/validate.js';
 import { isFencegateError } from '../errors.js';
 import { DEFAULT_STORE_URL, openStore, redactUrl } from '../store/open.js';
 import type { Store } from '../store/store.js';
-import { isSqliteUrl, parseSqliteUrl } from '../store/sqlite/sqlite-url.js';
 import {
   EXIT_FAILURE,
   EXIT_OK,
   EXIT_USAGE,
   parseFlags,
-  stringOption,
   UsageError,
   type CliIo,
   type Command,
   type FlagValues,
 } from './command.js';
+import { cliStoreUrl, requireExistingStore, STORE_ENV } from './cli-store.js';
 
 /** The history could not be read, so nothing was proven either way. */
 export const EXIT_UNVERIFIED = 3;
@@ -37,7 +35,8 @@ every accepted write expected the record's previous revision, no effect key was
 delivered twice, and no stale attempt was accepted after a cutover.
 
 Options:
-  --store URL          store URL (env FENCEGATE_STORE, default ${DEFAULT_STORE_URL})
+  --store URL          the store (env ${STORE_ENV}, default ${DEFAULT_STORE_URL}); a SQLite
+                       file must exist
   --tenant T           verify one tenant's history (default: every tenant)
   --checkpoint FILE    continue after the entries verified by an earlier run and
                        save the new state there (created when absent)
@@ -80,12 +79,13 @@ export async function runVerify(argv: string[], io: CliIo = processIo()): Promis
 }
 
 async function verify(flags: FlagValues, io: CliIo): Promise<number> {
-  const url = stringOption(flags, 'store', io.env, 'FENCEGATE_STORE', DEFAULT_STORE_URL);
+  const url = cliStoreUrl(flags, io);
   const tenant =
     typeof flags.tenant === 'string' ? usage(() => requireTenant(flags.tenant)) : undefined;
   const checkpointPath = typeof flags.checkpoint === 'string' ? flags.checkpoint : undefined;
   if (checkpointPath === '') throw new UsageError('--checkpoint needs a file name');
-  requireExistingSqliteFile(url);
+  // Opening a missing SQLite file would create an empty store and "prove" it.
+  requireExistingStore(url, '');
 
   let store: Store | undefined;
   try {
@@ -111,17 +111,6 @@ async function verify(flags: FlagValues, io: CliIo): Promise<number> {
   } finally {
     await store?.close();
   }
-}
-
-/**
- * Opening a SQLite path that does not exist would create an empty store and "prove" it; a
- * mistyped path must be an error instead.
- */
-function requireExistingSqliteFile(url: string): void {
-  if (!isSqliteUrl(url) || url === 'sqlite:') return;
-  const { path } = usage(() => parseSqliteUrl(url));
-  if (path === ':memory:') return;
-  if (!existsSync(path)) throw new UsageError(`no store at ${path}`);
 }
 
 function usage<T>(work: () => T): T {

@@ -61,6 +61,10 @@ describe('the dashboard', () => {
     expect(page.statusCode).toBe(200);
     expect(page.headers['content-type']).toContain('text/html');
     expect(page.body).toContain('name="token"');
+    // The command it shows runs in a clone, and names what the CLI cannot guess.
+    expect(page.body).toContain(
+      'npx fencegate token create --tenant TENANT --role operator --store URL',
+    );
     expect(page.headers['content-security-policy']).toBe(
       "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
     );
