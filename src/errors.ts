@@ -127,7 +127,8 @@ export const ERROR_CATALOG = {
   operation_id_conflict: {
     httpStatus: 422,
     retryable: false,
-    description: 'The operationId already has an outcome for a different request.',
+    description:
+      'The operationId already has an outcome for a different request; send a new request under a new operationId.',
   },
   internal_error: {
     httpStatus: 500,

@@ -186,7 +186,7 @@ class UnsupportedMediaTypeError(FencegateError):
 
 
 class OperationIdConflictError(FencegateError):
-    """The operationId already has an outcome for a different request."""
+    """The operationId already has an outcome for a different request; send a new request under a new operationId."""
 
     code = "operation_id_conflict"
     http_status = 422
