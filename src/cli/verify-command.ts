@@ -1,7 +1,8 @@
 /**
  * `fencegate verify`: replays a store's audit log and proves the invariants of SEMANTICS.md, or
  * lists the entries that break them. Exit codes: 0 the history is valid, 1 a violation was found,
- * 2 called wrongly, 3 the history could not be read (store unreachable, unreadable checkpoint).
+ * 2 called wrongly, 3 the history could not be read (store unreachable, unreadable checkpoint) or
+ * held no entry to check.
  */
 import { loadCheckpoint, saveCheckpoint } from '../audit/checkpoint.js';
 import { verifyStore, type VerifyResult } from '../audit/verify.js';
@@ -43,7 +44,8 @@ Options:
   --json               print the result as JSON
   -h, --help           show this help
 
-Exit codes: 0 valid, 1 violation found, 2 usage error, 3 history could not be read.
+Exit codes: 0 valid, 1 violation found, 2 usage error, 3 history could not be read or
+had no entry to check.
 `;
 
 export const verifyCommand: Command = {
@@ -97,6 +99,12 @@ async function verify(flags: FlagValues, io: CliIo): Promise<number> {
         ...(checkpoint === null ? {} : { checkpoint }),
       }),
     );
+    if (result.totalChecked === 0) {
+      // A green verdict over no entry would prove nothing: a mistyped tenant or another store.
+      if (flags.json === true) io.stdout(`${JSON.stringify(jsonOf(result, url, tenant))}\n`);
+      io.stderr(nothingChecked(url, tenant));
+      return EXIT_UNVERIFIED;
+    }
     if (checkpointPath !== undefined) await saveCheckpoint(checkpointPath, result.checkpoint);
     io.stdout(
       flags.json === true
@@ -111,6 +119,15 @@ async function verify(flags: FlagValues, io: CliIo): Promise<number> {
   } finally {
     await store?.close();
   }
+}
+
+function nothingChecked(url: string, tenant: string | undefined): string {
+  const who = tenant === undefined ? 'no tenant' : `tenant ${tenant}`;
+  return (
+    `fencegate verify: nothing was checked: ${who} has no audit entry in this store ` +
+    `(${redactUrl(url)}); check the tenant's name and that --store or FENCEGATE_STORE names ` +
+    `the server's store\n`
+  );
 }
 
 function usage<T>(work: () => T): T {
