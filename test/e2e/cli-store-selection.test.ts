@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
+import { inProcessCli } from '../helpers/in-process-cli.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 const dirs: { cleanup: () => void }[] = [];
@@ -22,16 +22,7 @@ function missingStore(): { path: string; url: string } {
   return { path, url: `sqlite:${path}` };
 }
 
-async function cli(argv: string[], env: Record<string, string> = {}) {
-  let stdout = '';
-  let stderr = '';
-  const code = await main(argv, {
-    stdout: (text) => (stdout += text),
-    stderr: (text) => (stderr += text),
-    env,
-  });
-  return { code, stdout, stderr };
-}
+const cli = inProcessCli;
 
 const CREATE = ['token', 'create', '--tenant', 'acme', '--role', 'worker'];
 
