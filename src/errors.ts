@@ -37,6 +37,11 @@ export const ERROR_CATALOG = {
     retryable: false,
     description: 'The scope was never created (409 when it rejects a commit).',
   },
+  method_not_allowed: {
+    httpStatus: 405,
+    retryable: false,
+    description: 'The route exists for another method; the answer names it (and so does Allow).',
+  },
   scope_deleted: {
     httpStatus: 409,
     retryable: false,

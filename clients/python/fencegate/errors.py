@@ -26,7 +26,7 @@ class UnauthorizedError(FencegateError):
 
 
 class ForbiddenError(FencegateError):
-    """The token's role may not call this endpoint."""
+    """The token's role may not call this endpoint, or a worker's take-over right does not cover the scope."""
 
     code = "forbidden"
     http_status = 403
@@ -46,6 +46,14 @@ class ScopeNotFoundError(FencegateError):
 
     code = "scope_not_found"
     http_status = 404
+    retryable = False
+
+
+class MethodNotAllowedError(FencegateError):
+    """The route exists for another method; the answer names it (and so does Allow)."""
+
+    code = "method_not_allowed"
+    http_status = 405
     retryable = False
 
 
@@ -224,6 +232,7 @@ ERROR_CLASSES: Dict[str, Type[FencegateError]] = {
     "forbidden": ForbiddenError,
     "not_found": NotFoundError,
     "scope_not_found": ScopeNotFoundError,
+    "method_not_allowed": MethodNotAllowedError,
     "scope_deleted": ScopeDeletedError,
     "lease_held": LeaseHeldError,
     "not_holder": NotHolderError,
@@ -255,6 +264,7 @@ __all__ = [
     "ForbiddenError",
     "NotFoundError",
     "ScopeNotFoundError",
+    "MethodNotAllowedError",
     "ScopeDeletedError",
     "LeaseHeldError",
     "NotHolderError",
