@@ -237,6 +237,29 @@ describe('the dashboard', () => {
     // Read again: nothing is counted twice.
     const again = await get(f, '/ui/panels/activity', cookie);
     expect(again.body).toBe(after.body);
+    // A count's header sits over its column: right-aligned like the numbers.
+    expect(after.body).toMatch(/<th class="num">\s*stale_fence\s*<\/th>/);
+
+    // The first panel answers "is anything wrong?": the figures an operator looks at first.
+    const page = await get(f, '/ui', cookie);
+    expect(page.body.indexOf('id="panel-summary"')).toBeGreaterThan(0);
+    expect(page.body.indexOf('id="panel-summary"')).toBe(page.body.indexOf('id="panel-'));
+    const summary = await get(f, '/ui/panels/summary', cookie);
+    const figures = Object.fromEntries(
+      [
+        ...summary.body.matchAll(
+          /data-figure="([a-z0-9_]+)"[^>]*>\s*<span class="big">([^<]+)<\/span>/g,
+        ),
+      ].map((match): [string, string] => [match[1]!, match[2]!]),
+    );
+    expect(figures).toEqual({
+      violations: '0',
+      stale_accepted: '0',
+      unknown_intents: '0',
+      needs_attention: '0',
+      rejected_10_min: '3',
+    });
+    expect(summary.body).toMatch(/data-figure="rejected_10_min" class="[^"]*bad/);
   });
 
   it('fails closed when the store is unreachable, and refuses a sign-in posted from another site', async () => {

@@ -47,7 +47,7 @@ export async function scopeDetail(
       <thead>
         <tr>
           <th>name</th>
-          <th>revision</th>
+          <th class="num">revision</th>
           <th>exists</th>
           <th>updated</th>
         </tr>
