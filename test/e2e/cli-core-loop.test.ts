@@ -3,11 +3,10 @@
  * after a takeover, the stored outcome, the audit log, release. Readable output by default, JSON
  * with --json; exit 0 committed or done, 1 rejected, 2 usage, 3 outcome unknown.
  */
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type RunningServer } from '../../src/server/start-server.js';
-import { issueToken } from '../../src/server/tokens.js';
+import type { RunningServer } from '../../src/server/start-server.js';
 import { inProcessCli } from '../helpers/in-process-cli.js';
+import { operatorServer } from '../helpers/operator-server.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 const dir = tempDir('fencegate-cli-loop-');
@@ -15,14 +14,7 @@ let server: RunningServer;
 let env: Record<string, string>;
 
 beforeAll(async () => {
-  server = await startServer({
-    store: `sqlite:${join(dir.path, 'fencegate.db')}`,
-    host: '127.0.0.1',
-    port: 0,
-    adminToken: 'cli-loop-admin-token-0123456789',
-  });
-  const { token } = await issueToken(server.store, { tenant: 'acme', role: 'operator' });
-  env = { FENCEGATE_URL: server.url, FENCEGATE_TOKEN: token };
+  ({ server, env } = await operatorServer(dir.path, 'acme'));
 });
 
 afterAll(async () => {
