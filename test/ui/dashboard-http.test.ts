@@ -260,6 +260,22 @@ describe('the dashboard', () => {
       rejected_10_min: '3',
     });
     expect(summary.body).toMatch(/data-figure="rejected_10_min" class="[^"]*bad/);
+
+    // A scope's page has its history: the fence and holder timeline and the refused attempts.
+    const scopePage = await get(f, '/ui/scopes/wf-1', cookie);
+    const history = scopePage.body.slice(scopePage.body.indexOf('<h3>History</h3>'));
+    const timeline = [...history.matchAll(/<tr class="(bad)?">([\s\S]*?)<\/tr>/g)].map((row) =>
+      [...row[2]!.matchAll(/<td[^>]*>\s*([^<]*?)\s*<\/td>/g)].map((cell) => cell[1]).slice(2),
+    );
+    // A commit shows the fence it presented and that fence's holder, a grant the fence it gave.
+    expect(timeline).toEqual([
+      ['acquire', 'granted', '1', 'w1', '', ''],
+      ['commit', 'committed', '1', 'w1', 'op-1', ''],
+      ['takeover', 'granted', '2', 'op', '', ''],
+      ['commit', 'rejected', '1', 'w1', 'op-2', 'stale_fence'],
+      ['commit', 'rejected', '1', 'w1', 'op-3', 'stale_fence'],
+      ['commit', 'rejected', '2', 'op', 'op-4', 'stale_revision'],
+    ]);
   });
 
   it('fails closed when the store is unreachable, and refuses a sign-in posted from another site', async () => {

@@ -242,8 +242,13 @@ export function dashboardRoutes(options: DashboardOptions) {
       if (session === null) return reply.redirect('/ui', 303);
       const name = request.params.scope;
       const cursor = param(request.query, 'cursor');
+      const after = param(request.query, 'after');
+      const historyAfter =
+        after !== undefined && /^\d{1,15}$/.test(after) ? Number(after) : undefined;
       const api = gate.forTenant(session.tenant);
-      const body = await orRefusal(async () => scopeDetail(api, name, await store.now(), cursor));
+      const body = await orRefusal(async () =>
+        scopeDetail(api, name, await store.now(), cursor, historyAfter),
+      );
       return send(reply, 200, scopePage(session.tenant, name, body));
     });
 
