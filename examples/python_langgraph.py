@@ -62,9 +62,12 @@ def agent(worker: str) -> StateGraph:
 
 async def main(url: str, token: str, thread_id: str) -> int:
     config = {"configurable": {"thread_id": thread_id}}
-    async with FencedCheckpointSaver(
-        client=fencegate.AsyncClient(url, token), holder="worker-a"
-    ) as a, FencedCheckpointSaver(client=fencegate.AsyncClient(url, token), holder="worker-b") as b:
+    # Each worker's client is closed when it is done, and its saver releases what it holds.
+    async with fencegate.AsyncClient(url, token) as client_a, fencegate.AsyncClient(
+        url, token
+    ) as client_b, FencedCheckpointSaver(
+        client=client_a, holder="worker-a"
+    ) as a, FencedCheckpointSaver(client=client_b, holder="worker-b") as b:
         owner_a = await a.aclaim_write_ownership(thread_id)
         graph_a = agent("worker-a").compile(checkpointer=owner_a)
         await graph_a.ainvoke({"messages": ["user: hello"]}, config)

@@ -37,6 +37,11 @@ export const ERROR_CATALOG = {
     retryable: false,
     description: 'The scope was never created (409 when it rejects a commit).',
   },
+  method_not_allowed: {
+    httpStatus: 405,
+    retryable: false,
+    description: 'The route exists for another method; the answer names it (and so does Allow).',
+  },
   scope_deleted: {
     httpStatus: 409,
     retryable: false,
@@ -128,7 +133,8 @@ export const ERROR_CATALOG = {
   operation_id_conflict: {
     httpStatus: 422,
     retryable: false,
-    description: 'The operationId already has an outcome for a different request.',
+    description:
+      'The operationId already has an outcome for a different request; send a new request under a new operationId.',
   },
   internal_error: {
     httpStatus: 500,

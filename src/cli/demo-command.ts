@@ -88,9 +88,27 @@ export async function runDemo(argv: string[], io: DemoIo = processIo()): Promise
       io.stderr(`fencegate demo: ${error.message}\n\n${USAGE}`);
       return EXIT_USAGE;
     }
-    io.stderr(`fencegate demo: ${error instanceof Error ? error.message : String(error)}\n`);
+    io.stderr(`fencegate demo: ${failureText(error)}\n`);
     return EXIT_FAILURE;
   }
+}
+
+/**
+ * The demo sends thousands of operations at once; on a loaded machine a server's deadlines (etcd:
+ * 1.5 s a call) would fail it. Its caller waits anyway, so it allows more.
+ */
+const DEMO_DEADLINES = { callMs: 10_000, operationMs: 30_000 };
+
+/** Why the demo stopped; a store that did not answer gets what a demo user can do about it. */
+function failureText(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  if (!isFencegateError(error)) return message;
+  if (error.code !== 'store_unavailable' && error.code !== 'outcome_unknown') return message;
+  return (
+    `${message}\nThe store did not answer in time, or could not be reached. Check that it runs ` +
+    `and that --store names it; on a loaded machine, run the demo again on a fresh store with ` +
+    `fewer workflows (--workflows 1000 --jobs 100).`
+  );
 }
 
 function integerFlag(flags: FlagValues, name: string, fallback: number, min: number, max: number) {
@@ -107,7 +125,7 @@ async function openGate(url: string): Promise<Fencegate> {
   // Group commit: the demo's concurrent commits share transactions, as they do in the server.
   let store;
   try {
-    store = await openStore(url, { groupCommit: true });
+    store = await openStore(url, { groupCommit: true, deadlines: DEMO_DEADLINES });
   } catch (error) {
     if (isFencegateError(error) && error.code === 'invalid_request') {
       throw new UsageError(error.message);
@@ -136,7 +154,7 @@ async function demo(flags: FlagValues, io: DemoIo): Promise<number> {
     } catch (error) {
       // The scenario could not run (a store that already holds it, a store fault): exit 1,
       // not a usage error, whichever entry point called.
-      io.stderr(`fencegate demo: ${error instanceof Error ? error.message : String(error)}\n`);
+      io.stderr(`fencegate demo: ${failureText(error)}\n`);
       return EXIT_FAILURE;
     }
     io.stdout(

@@ -1,6 +1,7 @@
 /**
  * The fencegate CLI. `main` parses argv against a small command table and returns the exit code:
- * 0 done, 1 failed, 2 called wrongly (unknown command or flag: message and usage on stderr).
+ * 0 done, 1 failed or rejected, 2 called wrongly (unknown command or flag: message and usage on
+ * stderr), 3 a commit's outcome unknown.
  */
 import { isFencegateError } from '../errors.js';
 import { packageVersion } from '../server/version.js';
@@ -13,7 +14,10 @@ import {
   type CliIo,
   type Command,
 } from './command.js';
+import { commitCommand } from './commit-command.js';
 import { demoCommand } from './demo-command.js';
+import { acquireCommand, releaseCommand, takeoverCommand } from './lease-commands.js';
+import { auditCommand, outcomeCommand, recordCommand, scopeCommand } from './read-commands.js';
 import { retentionCommand } from './retention-command.js';
 import { serveCommand } from './serve.js';
 import { tokenCreateCommand } from './token-create.js';
@@ -29,6 +33,15 @@ export const COMMANDS: readonly Command[] = [
   demoCommand,
   verifyCommand,
   retentionCommand,
+  // The core loop over HTTP, with a token.
+  acquireCommand,
+  commitCommand,
+  takeoverCommand,
+  releaseCommand,
+  scopeCommand,
+  recordCommand,
+  auditCommand,
+  outcomeCommand,
 ];
 
 export function usage(): string {

@@ -6,17 +6,11 @@
 import { loadCheckpoint } from '../audit/checkpoint.js';
 import { applyRetention } from '../retention/retention.js';
 import { parseOutcomeWindow } from '../retention/duration.js';
-import { DEFAULT_STORE_URL, openStore, redactUrl } from '../store/open.js';
-import {
-  EXIT_OK,
-  stringOption,
-  UsageError,
-  type CliIo,
-  type Command,
-  type FlagValues,
-} from './command.js';
+import { redactUrl } from '../store/open.js';
+import { EXIT_OK, UsageError, type CliIo, type Command, type FlagValues } from './command.js';
+import { cliStoreUrl, CREATE_STORE_FLAG, openCliStore, storeFlagsUsage } from './cli-store.js';
 
-const USAGE = `Usage: fencegate retention [--store URL] [--keep-outcomes DURATION]
+const USAGE = `Usage: fencegate retention [--store URL] [--create-store] [--keep-outcomes DURATION]
                            [--checkpoint FILE [--export FILE]]
 
 Deletes what a store no longer needs to keep, in short transactions while it serves:
@@ -28,7 +22,7 @@ Deletes what a store no longer needs to keep, in short transactions while it ser
                             (fencegate verify --checkpoint FILE, every tenant, no violation);
                             verify continues from it afterwards
   --export FILE             append those audit entries to FILE as JSON lines first
-  --store URL               store URL (env FENCEGATE_STORE, default ${DEFAULT_STORE_URL})
+${storeFlagsUsage(28)}
   -h, --help                show this help
 `;
 
@@ -38,6 +32,7 @@ export const retentionCommand: Command = {
   usage: USAGE,
   flags: {
     store: { type: 'string' },
+    ...CREATE_STORE_FLAG,
     'keep-outcomes': { type: 'string' },
     checkpoint: { type: 'string' },
     export: { type: 'string' },
@@ -46,7 +41,7 @@ export const retentionCommand: Command = {
 };
 
 async function retention(flags: FlagValues, io: CliIo): Promise<number> {
-  const url = stringOption(flags, 'store', io.env, 'FENCEGATE_STORE', DEFAULT_STORE_URL);
+  const url = cliStoreUrl(flags, io);
   const keep = flags['keep-outcomes'];
   const checkpointPath = flags.checkpoint;
   const exportFile = flags.export;
@@ -62,7 +57,7 @@ async function retention(flags: FlagValues, io: CliIo): Promise<number> {
     typeof keep === 'string' ? usage(() => parseOutcomeWindow(keep)) : undefined;
   const auditCheckpoint =
     typeof checkpointPath === 'string' ? await existingCheckpoint(checkpointPath) : undefined;
-  const store = await openStore(url);
+  const store = await openCliStore(flags, io);
   try {
     const result = await applyRetention(store, {
       ...(outcomeRetentionMs === undefined ? {} : { outcomeRetentionMs }),

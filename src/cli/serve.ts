@@ -14,6 +14,8 @@ import {
 } from '../server/start-server.js';
 import { parseOutcomeWindow } from '../retention/duration.js';
 import { ManualClock } from '../testing/manual-clock.js';
+import { CLI_COMMAND } from '../server/cli-command.js';
+import { storeArgument } from './cli-store.js';
 import { listenFailure } from './listen-failure.js';
 import { SecretFile } from './secret-file.js';
 import { storeKindsUsage } from './store-kinds-usage.js';
@@ -130,7 +132,7 @@ async function serve(flags: FlagValues, io: CliIo): Promise<number> {
   });
   try {
     if (running.firstRun !== null) {
-      await showFirstRunTokens(running.firstRun, running.url, secretFile, io);
+      await showFirstRunTokens(running.firstRun, running.url, store, secretFile, io);
     } else {
       await secretFile?.discard();
     }
@@ -254,22 +256,38 @@ function firstRunTokensFile(flags: FlagValues): string | undefined {
 export async function showFirstRunTokens(
   tokens: FirstRunTokens,
   url: string,
+  store: string,
   file: SecretFile | undefined,
   io: CliIo,
 ): Promise<void> {
+  // The token commands print their store: without it they would act on ./fencegate.db.
+  const token = `${CLI_COMMAND} token`;
+  const onStore = ` ${storeArgument(redactUrl(store))}`;
+  const password = redactUrl(store) === store ? '' : '(with the store password in place of ***)';
+  const hints: FirstRunHints = { token, onStore, password };
   if (file !== undefined) {
-    await file.write(firstRunText(tokens, url));
-    io.stdout(firstRunIdsText(tokens, `They are in ${file.path} (readable by this user only).`));
+    await file.write(firstRunText(tokens, url, hints));
+    io.stdout(
+      firstRunIdsText(tokens, `They are in ${file.path} (readable by this user only).`, hints),
+    );
   } else if (io.stdoutIsTTY === true) {
-    io.stdout(firstRunText(tokens, url));
+    io.stdout(firstRunText(tokens, url, hints));
   } else {
     io.stdout(
       firstRunIdsText(
         tokens,
         'Their secrets are shown only on a terminal or in --first-run-tokens-file, so not here.',
+        hints,
       ),
     );
   }
+}
+
+/** The token command, the store argument of the server's store, and a note on its password. */
+interface FirstRunHints {
+  token: string;
+  onStore: string;
+  password: string;
 }
 
 /** The --first-run-tokens-file, opened; a path that cannot be written ends the start here. */
@@ -285,7 +303,8 @@ async function openTokensFile(path: string): Promise<SecretFile> {
   }
 }
 
-function firstRunIdsText(tokens: FirstRunTokens, where: string): string {
+function firstRunIdsText(tokens: FirstRunTokens, where: string, hints: FirstRunHints): string {
+  const { token, onStore, password } = hints;
   return [
     '',
     'fencegate first run: this store had no tokens, so two were created, once for this store.',
@@ -295,14 +314,17 @@ function firstRunIdsText(tokens: FirstRunTokens, where: string): string {
     `  operator token id, tenant "${tokens.operatorTenant}":        ${tokens.operatorTokenId}`,
     '',
     'For a token to use here, create one with access to the store:',
-    `  fencegate token create --tenant ${tokens.operatorTenant} --role operator   (prints a new token)`,
-    'and revoke these with: fencegate token revoke ID',
+    `  ${token} create --tenant ${tokens.operatorTenant} --role operator${onStore}`,
+    `which prints a new token, and revoke these with:`,
+    `  ${token} revoke ID${onStore}`,
+    ...(password === '' ? [] : [password]),
     '',
     '',
   ].join('\n');
 }
 
-function firstRunText(tokens: FirstRunTokens, url: string): string {
+function firstRunText(tokens: FirstRunTokens, url: string, hints: FirstRunHints): string {
+  const { token, onStore, password } = hints;
   return [
     '',
     'fencegate first run: this store had no tokens, so two were created.',
@@ -312,7 +334,10 @@ function firstRunText(tokens: FirstRunTokens, url: string): string {
     `  operator token, tenant "${tokens.operatorTenant}":        ${tokens.operatorToken}`,
     '',
     `Their ids are ${tokens.adminTokenId} (admin) and ${tokens.operatorTokenId} (operator);`,
-    'revoke one with: fencegate token revoke ID   (list them with: fencegate token list)',
+    'revoke one with, and list them with:',
+    `  ${token} revoke ID${onStore}`,
+    `  ${token} list${onStore}`,
+    ...(password === '' ? [] : [password]),
     '',
     'Try:',
     `  curl -s -H "Authorization: Bearer ${tokens.operatorToken}" ${url}/v1/scopes`,

@@ -2,19 +2,19 @@
  * `fencegate token create`: opens the store directly (a running server's SQLite file works too),
  * stores a new token's hash and prints the token once.
  */
-import { DEFAULT_STORE_URL, openStore } from '../store/open.js';
 import { issueToken } from '../server/tokens.js';
 import {
   EXIT_OK,
   requiredString,
-  stringOption,
   UsageError,
   type CliIo,
   type Command,
   type FlagValues,
 } from './command.js';
+import { CREATE_STORE_FLAG, openCliStore, storeFlagsUsage } from './cli-store.js';
 
 const USAGE = `Usage: fencegate token create --tenant T --role worker|operator [--store URL] [--label L]
+                              [--create-store]
                               [--may-take-over PREFIX]...
 
 Creates a token of one tenant and one role and prints it on stdout (details on stderr).
@@ -25,7 +25,7 @@ Options:
   --role ROLE             worker, or operator (a worker, plus takeover, cancel, delete and audit)
   --may-take-over PREFIX  (worker only, repeatable) the worker may also take over scopes whose
                           name starts with PREFIX, and no others
-  --store URL             store URL (env FENCEGATE_STORE, default ${DEFAULT_STORE_URL})
+${storeFlagsUsage(26)}
   --label L               a note kept with the token
   -h, --help              show this help
 
@@ -42,6 +42,7 @@ export const tokenCreateCommand: Command = {
     tenant: { type: 'string' },
     role: { type: 'string' },
     store: { type: 'string' },
+    ...CREATE_STORE_FLAG,
     label: { type: 'string' },
     'may-take-over': { type: 'string', multiple: true },
   },
@@ -56,8 +57,7 @@ async function createToken(flags: FlagValues, io: CliIo): Promise<number> {
   }
   const label = typeof flags.label === 'string' ? flags.label : undefined;
   const mayTakeOver = takeOverPrefixes(flags, role);
-  const storeUrl = stringOption(flags, 'store', io.env, 'FENCEGATE_STORE', DEFAULT_STORE_URL);
-  const store = await openStore(storeUrl);
+  const store = await openCliStore(flags, io);
   try {
     const { record, token } = await issueToken(store, { tenant, role, label, mayTakeOver });
     io.stdout(`${token}\n`);

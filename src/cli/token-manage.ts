@@ -4,24 +4,23 @@
  */
 import { requireTenant } from '../core/validate.js';
 import { summarizeToken } from '../server/tokens.js';
-import { DEFAULT_STORE_URL, openStore } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import {
   EXIT_FAILURE,
   EXIT_OK,
   requiredString,
-  stringOption,
   type CliIo,
   type Command,
   type FlagValues,
 } from './command.js';
+import { CREATE_STORE_FLAG, openCliStore, storeFlagsUsage } from './cli-store.js';
 
-const STORE_OPTION = `  --store URL    store URL (env FENCEGATE_STORE, default ${DEFAULT_STORE_URL})`;
+const STORE_OPTION = storeFlagsUsage(17);
 
 export const tokenListCommand: Command = {
   name: 'token list',
   summary: 'list tokens: id, tenant, role, created, label (never the token)',
-  usage: `Usage: fencegate token list [--tenant T] [--store URL]
+  usage: `Usage: fencegate token list [--tenant T] [--store URL] [--create-store]
 
 Prints one line per token, oldest first: id, tenant, role, creation time and label, and the
 scope prefixes a worker may take over when a listed token has them. Admin tokens show tenant
@@ -32,14 +31,14 @@ Options:
 ${STORE_OPTION}
   -h, --help     show this help
 `,
-  flags: { tenant: { type: 'string' }, store: { type: 'string' } },
+  flags: { tenant: { type: 'string' }, store: { type: 'string' }, ...CREATE_STORE_FLAG },
   run: listTokens,
 };
 
 export const tokenRevokeCommand: Command = {
   name: 'token revoke',
   summary: 'delete a token by its id; every server refuses it within 1 s',
-  usage: `Usage: fencegate token revoke ID [--store URL]
+  usage: `Usage: fencegate token revoke ID [--store URL] [--create-store]
 
 Deletes the token with this id (from "fencegate token list", or printed when it was created).
 Requests with it are refused from then on: a running server may trust a token
@@ -49,7 +48,7 @@ Options:
 ${STORE_OPTION}
   -h, --help     show this help
 `,
-  flags: { store: { type: 'string' } },
+  flags: { store: { type: 'string' }, ...CREATE_STORE_FLAG },
   positionals: ['id'],
   run: revokeToken,
 };
@@ -89,9 +88,7 @@ async function withStore<T>(
   io: CliIo,
   work: (store: Store) => Promise<T>,
 ): Promise<T> {
-  const store = await openStore(
-    stringOption(flags, 'store', io.env, 'FENCEGATE_STORE', DEFAULT_STORE_URL),
-  );
+  const store = await openCliStore(flags, io);
   try {
     return await work(store);
   } finally {

@@ -1,27 +1,26 @@
 /**
  * `fencegate verify`: replays a store's audit log and proves the invariants of SEMANTICS.md, or
  * lists the entries that break them. Exit codes: 0 the history is valid, 1 a violation was found,
- * 2 called wrongly, 3 the history could not be read (store unreachable, unreadable checkpoint).
+ * 2 called wrongly, 3 the history could not be read (store unreachable, unreadable checkpoint) or
+ * held no entry to check.
  */
-import { existsSync } from 'node:fs';
 import { loadCheckpoint, saveCheckpoint } from '../audit/checkpoint.js';
 import { verifyStore, type VerifyResult } from '../audit/verify.js';
 import { requireTenant } from '../core/validate.js';
 import { isFencegateError } from '../errors.js';
 import { DEFAULT_STORE_URL, openStore, redactUrl } from '../store/open.js';
 import type { Store } from '../store/store.js';
-import { isSqliteUrl, parseSqliteUrl } from '../store/sqlite/sqlite-url.js';
 import {
   EXIT_FAILURE,
   EXIT_OK,
   EXIT_USAGE,
   parseFlags,
-  stringOption,
   UsageError,
   type CliIo,
   type Command,
   type FlagValues,
 } from './command.js';
+import { cliStoreUrl, requireExistingStore, STORE_ENV } from './cli-store.js';
 
 /** The history could not be read, so nothing was proven either way. */
 export const EXIT_UNVERIFIED = 3;
@@ -37,14 +36,16 @@ every accepted write expected the record's previous revision, no effect key was
 delivered twice, and no stale attempt was accepted after a cutover.
 
 Options:
-  --store URL          store URL (env FENCEGATE_STORE, default ${DEFAULT_STORE_URL})
+  --store URL          the store (env ${STORE_ENV}, default ${DEFAULT_STORE_URL}); a SQLite
+                       file must exist
   --tenant T           verify one tenant's history (default: every tenant)
   --checkpoint FILE    continue after the entries verified by an earlier run and
                        save the new state there (created when absent)
   --json               print the result as JSON
   -h, --help           show this help
 
-Exit codes: 0 valid, 1 violation found, 2 usage error, 3 history could not be read.
+Exit codes: 0 valid, 1 violation found, 2 usage error, 3 history could not be read or
+had no entry to check.
 `;
 
 export const verifyCommand: Command = {
@@ -80,12 +81,13 @@ export async function runVerify(argv: string[], io: CliIo = processIo()): Promis
 }
 
 async function verify(flags: FlagValues, io: CliIo): Promise<number> {
-  const url = stringOption(flags, 'store', io.env, 'FENCEGATE_STORE', DEFAULT_STORE_URL);
+  const url = cliStoreUrl(flags, io);
   const tenant =
     typeof flags.tenant === 'string' ? usage(() => requireTenant(flags.tenant)) : undefined;
   const checkpointPath = typeof flags.checkpoint === 'string' ? flags.checkpoint : undefined;
   if (checkpointPath === '') throw new UsageError('--checkpoint needs a file name');
-  requireExistingSqliteFile(url);
+  // Opening a missing SQLite file would create an empty store and "prove" it.
+  requireExistingStore(url, '');
 
   let store: Store | undefined;
   try {
@@ -97,6 +99,12 @@ async function verify(flags: FlagValues, io: CliIo): Promise<number> {
         ...(checkpoint === null ? {} : { checkpoint }),
       }),
     );
+    if (result.totalChecked === 0) {
+      // A green verdict over no entry would prove nothing: a mistyped tenant or another store.
+      if (flags.json === true) io.stdout(`${JSON.stringify(jsonOf(result, url, tenant))}\n`);
+      io.stderr(nothingChecked(url, tenant));
+      return EXIT_UNVERIFIED;
+    }
     if (checkpointPath !== undefined) await saveCheckpoint(checkpointPath, result.checkpoint);
     io.stdout(
       flags.json === true
@@ -113,15 +121,13 @@ async function verify(flags: FlagValues, io: CliIo): Promise<number> {
   }
 }
 
-/**
- * Opening a SQLite path that does not exist would create an empty store and "prove" it; a
- * mistyped path must be an error instead.
- */
-function requireExistingSqliteFile(url: string): void {
-  if (!isSqliteUrl(url) || url === 'sqlite:') return;
-  const { path } = usage(() => parseSqliteUrl(url));
-  if (path === ':memory:') return;
-  if (!existsSync(path)) throw new UsageError(`no store at ${path}`);
+function nothingChecked(url: string, tenant: string | undefined): string {
+  const who = tenant === undefined ? 'no tenant' : `tenant ${tenant}`;
+  return (
+    `fencegate verify: nothing was checked: ${who} has no audit entry in this store ` +
+    `(${redactUrl(url)}); check the tenant's name and that --store or FENCEGATE_STORE names ` +
+    `the server's store\n`
+  );
 }
 
 function usage<T>(work: () => T): T {

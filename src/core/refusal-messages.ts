@@ -218,7 +218,11 @@ export function commitRejection(
 export function operationIdConflict(operationId: string): Refusal {
   return {
     code: 'operation_id_conflict',
-    message: `operationId ${operationId} already has an outcome for a different request`,
+    message:
+      `operationId ${operationId} already has an outcome for a different request: an operationId ` +
+      `names one request of the tenant forever (a repeat gets the stored outcome); send a new ` +
+      `request under a new operationId (one made of the scope, the fence and a step cannot ` +
+      `collide), or read its stored outcome: GET /v1/operations/${encodeURIComponent(operationId)}`,
     details: { operationId },
   };
 }

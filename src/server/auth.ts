@@ -8,7 +8,7 @@ import { FencegateError } from '../errors.js';
 import type { TokenRecord, TokenRole } from '../types.js';
 import type { RouteAuth } from './route.js';
 import type { TokenCache } from './token-cache.js';
-import { ADMIN_TENANT, hashToken, sameHash } from './tokens.js';
+import { ADMIN_TENANT, hashToken, sameHash, UNKNOWN_TOKEN_MESSAGE } from './tokens.js';
 
 export type Principal =
   | { kind: 'admin'; tokenId: string | null }
@@ -47,7 +47,7 @@ export class Authenticator {
     const cached = this.#tokens.cached(hash);
     if (cached !== undefined) return principalOf(cached);
     return this.#tokens.findToken(hash).then((record) => {
-      if (record === null) throw new FencegateError('unauthorized', 'unknown token');
+      if (record === null) throw new FencegateError('unauthorized', UNKNOWN_TOKEN_MESSAGE);
       return principalOf(record);
     });
   }

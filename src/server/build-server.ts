@@ -27,6 +27,7 @@ import { useExactJsonParser } from './json-body.js';
 import { DEFAULT_BODY_DRAIN, drainBodiesBeforeAnswers, type BodyDrainBound } from './drain-body.js';
 import { StoreGauges, type StoreGaugesOptions } from './store-gauges.js';
 import { buildOpenApiDocument } from './openapi.js';
+import { unmatchedRoute } from './unmatched-route.js';
 import type { AnyRoute, RouteAuth, RouteContext, RouteFile } from './route.js';
 import { ROUTE_FILES } from './routes/index.js';
 import { testClockRoutes } from './routes/test-clock.js';
@@ -212,9 +213,9 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
 
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '';
-    const shown = path.length > 200 ? `${path.slice(0, 200)}…` : path;
-    const error = new FencegateError('not_found', `no route ${request.method} ${shown}`);
-    return reply.code(404).type('application/json').send({ error: error.toJSON() });
+    const { error, allow } = unmatchedRoute(routes, request.method, path);
+    if (allow !== undefined) void reply.header('allow', allow);
+    return reply.code(error.httpStatus).type('application/json').send({ error: error.toJSON() });
   });
 
   for (const spec of routes) {

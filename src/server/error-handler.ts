@@ -57,7 +57,7 @@ function fastifyRequestError(error: unknown, maxBodyBytes: number): FencegateErr
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new FencegateError(
         'invalid_request',
-        'the body is not valid JSON (keys named __proto__, or constructor with prototype, are refused too)',
+        'the body has a key named __proto__, or constructor with prototype: such keys are refused',
         { field: 'body' },
       );
     case 'FST_ERR_BAD_URL':

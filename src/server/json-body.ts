@@ -5,6 +5,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { findUnsafeInteger, unsafeIntegerError } from '../core/safe-integers.js';
+import { FencegateError } from '../errors.js';
+import { jsonSyntaxPosition } from './json-syntax-position.js';
 
 export function useExactJsonParser(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error');
@@ -16,6 +18,23 @@ export function useExactJsonParser(app: FastifyInstance): void {
       done(unsafeIntegerError(unsafe.path, unsafe.literal), undefined);
       return;
     }
-    void parse(request, text, done);
+    void parse(request, text, (error, parsed) => {
+      const invalid = (error as { code?: string } | null)?.code === 'FST_ERR_CTP_INVALID_JSON_BODY';
+      done(invalid ? (invalidJson(text) ?? error) : error, parsed);
+    });
   });
+}
+
+/**
+ * Why the body is not JSON: where (its position, never its text, which may hold a secret). null
+ * when the text is JSON, so what refused it was a prototype key.
+ */
+function invalidJson(text: string): FencegateError | null {
+  const position = jsonSyntaxPosition(text);
+  if (position === null) return null;
+  return new FencegateError(
+    'invalid_request',
+    `the body is not valid JSON: a syntax error at position ${position} (from 0)`,
+    { field: 'body', position },
+  );
 }

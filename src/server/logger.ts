@@ -1,8 +1,8 @@
 /**
  * The server's pino logger: JSON lines, never a token or a value. Request logs carry method, path,
  * status and timing; the Authorization header and cookies are redacted wherever they could appear.
- * On a terminal (`npm start`) the same records are printed as readable lines by pino-pretty; when
- * stdout is a pipe or a file, collectors get the JSON.
+ * On a terminal (`npm start`) the same records are printed as readable lines by pino-pretty, one
+ * line a record; when stdout is a pipe or a file, collectors get the JSON.
  */
 import { pino, type Logger } from 'pino';
 import pinoPretty from 'pino-pretty';
@@ -28,6 +28,9 @@ export function createLogger(
       colorize: destination === process.stdout && pinoPretty.isColorSupported,
       translateTime: 'SYS:HH:MM:ss.l',
       ignore: 'pid,hostname',
+      // One line a record: a request's fields spread over six lines would scroll the first-run
+      // tokens out of a terminal after a few hundred requests.
+      singleLine: true,
     }),
   );
 }

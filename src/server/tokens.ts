@@ -19,6 +19,14 @@ export const TOKEN_PREFIX = 'fg_';
  */
 export const ADMIN_TENANT = '_admin';
 
+/**
+ * A token this server's store does not hold. The usual cause is a token created on another store
+ * (`token create` run in another folder, or without the server's --store).
+ */
+export const UNKNOWN_TOKEN_MESSAGE =
+  "unknown token: this server's store holds no such token; create one with `token create` " +
+  "naming the server's store (--store URL or FENCEGATE_STORE), or use a token it printed";
+
 export function generateToken(): string {
   return TOKEN_PREFIX + randomBytes(32).toString('base64url');
 }

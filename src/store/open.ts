@@ -11,6 +11,12 @@ export interface OpenStoreOptions {
   clock?: Clock;
   /** Batch concurrent commits into one store round trip (the server turns this on). */
   groupCommit?: boolean;
+  /**
+   * The deadlines of a store that has them (etcd): of one call to one member, and of one
+   * operation. A batch run such as the demo, whose caller waits anyway, may want longer ones
+   * than a server's, which must answer below its clients' timeouts.
+   */
+  deadlines?: { callMs: number; operationMs: number };
 }
 
 export const DEFAULT_STORE_URL = 'sqlite:./fencegate.db';

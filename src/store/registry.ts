@@ -70,7 +70,14 @@ export const STORE_KINDS: readonly StoreKind[] = [
     matches: isEtcdUrl,
     load: async () => {
       const { EtcdStore } = await import('./etcd/etcd-store.js');
-      return (url, options) => EtcdStore.open({ url, ...options });
+      return (url, { deadlines, ...options }) =>
+        EtcdStore.open({
+          url,
+          ...options,
+          ...(deadlines === undefined
+            ? {}
+            : { callTimeoutMs: deadlines.callMs, operationTimeoutMs: deadlines.operationMs }),
+        });
     },
   },
 ];

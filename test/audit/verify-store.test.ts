@@ -208,6 +208,20 @@ describe('fencegate verify command', () => {
     });
   });
 
+  it('exits 3 and says nothing was checked when the tenant has no audit entry, never "ok"', async () => {
+    for (const argv of [
+      ['--tenant', 'acmee'],
+      ['--tenant', 'acmee', '--json'],
+    ]) {
+      const io = captureIo();
+      expect(await runVerify(['--store', `sqlite:${clean.path}`, ...argv], io)).toBe(3);
+      expect(io.out).not.toMatch(/^ok/m);
+      expect(io.err).toContain(
+        'nothing was checked: tenant acmee has no audit entry in this store',
+      );
+    }
+  });
+
   it('exits 1 and names the entry on a tampered store; a checkpoint keeps the verdict', async () => {
     const io = captureIo();
     const checkpoint = join(dir.path, 'cli-checkpoint.json');

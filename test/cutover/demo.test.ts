@@ -137,6 +137,15 @@ describe('fencegate demo', () => {
     expect(out).toMatch(/OK: all \d+ invariants hold/);
   });
 
+  it('says what to do when its store cannot be reached, exit 1', async () => {
+    const io = captureIo();
+    const unreachable = 'postgres://nobody@127.0.0.1:9/none';
+    expect(await runDemo(['--store', unreachable, '--workflows', '10'], io)).toBe(1);
+    expect(io.err()).toContain('is unavailable');
+    expect(io.err()).toContain('Check that it runs and that --store names it');
+    expect(io.err()).toContain('--workflows 1000');
+  });
+
   it('answers --help, and usage errors with exit code 2', async () => {
     const help = captureIo();
     expect(await runDemo(['--help'], help)).toBe(0);

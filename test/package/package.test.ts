@@ -4,7 +4,7 @@
  * peers); the other adds every peer, so each subpath of "exports" (read from package.json, the
  * integration subpaths included) imports and type-checks.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/temp-dir.js';
@@ -76,10 +76,22 @@ describe('the packed package', () => {
     expect(paths).toContain('dist/index.js');
     expect(paths).toContain('dist/index.d.ts');
     expect(paths).toContain('README.md');
-    expect(paths.filter((path) => /\.map$|\.test\.|^test\/|^src\/|\.png$/.test(path))).toEqual([]);
+    expect(paths.filter((path) => /\.map$|\.test\.|^test\/|^src\/|\.py[co]$/.test(path))).toEqual(
+      [],
+    );
     console.log(
       `fencegate package: ${packed.files.length} files, ${(packed.size / 1024).toFixed(1)} kB packed, ${(packed.unpackedSize / 1024).toFixed(1)} kB unpacked`,
     );
+  });
+
+  it("holds every file its README's links and images point at", () => {
+    const paths = new Set(packed.files.map((file) => file.path));
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const targets = [...readme.matchAll(/\]\(([^)#\s]+)/g)]
+      .map((match) => match[1]!)
+      .filter((target) => !/^[a-z]+:/.test(target));
+    expect(targets.length).toBeGreaterThan(10);
+    expect(targets.filter((target) => !paths.has(target))).toEqual([]);
   });
 
   it('imports fencegate, client, server and the framework-free test kit without any optional peer', async () => {

@@ -1,13 +1,6 @@
 /** Runs the fencegate command line in this process, collecting what it prints. */
-import { main } from '../../src/cli/main.js';
+import { inProcessCli } from '../helpers/in-process-cli.js';
 
-export async function cli(...argv: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await main(argv, {
-    stdout: (text) => (stdout += text),
-    stderr: (text) => (stderr += text),
-    env: {},
-  });
-  return { code, stdout, stderr };
+export function cli(...argv: string[]) {
+  return inProcessCli(argv);
 }

@@ -224,7 +224,9 @@ describe('error mapping', () => {
       keyof typeof ERROR_CATALOG,
       RegExp,
     ][] = [
-      ['{"scope":', undefined, 'invalid_request', /not valid JSON/],
+      ['{"scope":', undefined, 'invalid_request', /^the body is not valid JSON: .*position 9/],
+      // A syntax error says where, and nothing of prototype keys it has nothing to do with.
+      ['{"scope":}', undefined, 'invalid_request', /^(?!.*__proto__).*at position 9/],
       ['', undefined, 'invalid_request', /empty/],
       [
         '{"scope":"a","holder":"b","ttlMs":1000}',
@@ -274,6 +276,21 @@ describe('error mapping', () => {
     expect(await fx.store.listScopes('tenant-a', {})).toEqual({ items: [], nextCursor: null });
   });
 
+  it('answers a wrong method 405 naming the right one, and an unencoded / in a name with %2F', async () => {
+    fx = await serverFixture();
+    const worker = fx.tokens.workerA;
+    const wrong = await fx.send('GET', '/v1/leases/acquire', worker);
+    expectError(wrong, 'method_not_allowed');
+    expect(wrong.statusCode).toBe(405);
+    expect(wrong.headers.allow).toBe('POST');
+    expect(errorOf(wrong).message).toBe('GET /v1/leases/acquire is not a route; use POST');
+
+    const slash = await fx.send('GET', '/v1/scopes/wf-1/memory/records/summary', worker);
+    expectError(slash, 'not_found');
+    expect(errorOf(slash).message).toContain('encode a / in a scope or record name as %2F');
+    expect(errorOf(slash).message).toContain('/v1/scopes/wf-1%2Fmemory/records/summary');
+  });
+
   it('refuses a body over 1 MiB with 413 and a value over 256 KiB with 413', async () => {
     fx = await serverFixture();
     const worker = fx.tokens.workerA;
@@ -321,7 +338,7 @@ describe('error mapping', () => {
     const audit = await fx.send('GET', '/v1/audit?afterSeq=-1', fx.tokens.operatorA);
     expectError(audit, 'invalid_request');
     expectError(await fx.send('GET', '/v1/nothing-here', worker), 'not_found');
-    expectError(await fx.send('POST', '/v1/scopes', worker, {}), 'not_found');
+    expectError(await fx.send('POST', '/v1/scopes', worker, {}), 'method_not_allowed');
   });
 
   it('answers an unexpected fault with 500 internal_error, a request id and no internals', async () => {

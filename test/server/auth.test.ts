@@ -44,6 +44,7 @@ async function statusOf(
     route: `${route.method} ${route.url}`,
     status: response.statusCode,
     code: response.statusCode >= 400 ? errorOf(response).code : null,
+    message: response.statusCode >= 400 ? errorOf(response).message : null,
   };
 }
 
@@ -76,10 +77,9 @@ describe('authentication and roles', () => {
   it('answers 401 unauthorized without a token, with an unknown token and with a malformed header', async () => {
     for (const route of routes.filter((r) => r.role !== 'public')) {
       expect(await statusOf(route, null)).toMatchObject({ status: 401, code: 'unauthorized' });
-      expect(await statusOf(route, 'fg_unknown')).toMatchObject({
-        status: 401,
-        code: 'unauthorized',
-      });
+      const unknown = await statusOf(route, 'fg_unknown');
+      expect(unknown).toMatchObject({ status: 401, code: 'unauthorized' });
+      expect(unknown.message).toContain("this server's store holds no such token");
       expect(
         await statusOf(route, null, { authorization: `Basic ${fx.tokens.workerA}` }),
       ).toMatchObject({

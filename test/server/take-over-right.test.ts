@@ -287,7 +287,7 @@ describe.each(ONE_STORE)('creating take-over tokens from the clients on $name', 
       stderr: (text: string) => (output.stderr += text),
       env: {},
     };
-    const args = ['token', 'create', '--tenant', 'acme', '--store', store];
+    const args = ['token', 'create', '--tenant', 'acme', '--store', store, '--create-store'];
     expect(
       await main(
         [...args, '--role', 'worker', '--may-take-over', 'a/', '--may-take-over', 'b/'],

@@ -162,6 +162,16 @@ describe.skipIf(skipped)('the dashboard in chromium', () => {
       .toBe(1);
     await shot(page, 'activity', 'activity');
 
+    // The first screen answers "is anything wrong?": the summary strip, above the fold.
+    const rejected = page.locator('#panel-summary [data-figure="rejected_10_min"] .big');
+    await expect.poll(async () => rejected.textContent(), SEEN).toBe('1');
+    await page.evaluate('window.scrollTo(0, 0)');
+    const strip = await page.locator('#panel-summary').boundingBox();
+    expect(strip).not.toBeNull();
+    expect(strip!.y).toBeGreaterThanOrEqual(0);
+    expect(strip!.y + strip!.height).toBeLessThan(page.viewportSize()!.height);
+    await page.screenshot({ path: `${SHOTS}first-screen.png` });
+
     // A cutover whose second chunk waits on a row lock held here, then completes.
     await operator.registerPolicy({ version: 'v8', description: HOSTILE });
     const names = Array.from(

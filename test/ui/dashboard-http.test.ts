@@ -61,6 +61,10 @@ describe('the dashboard', () => {
     expect(page.statusCode).toBe(200);
     expect(page.headers['content-type']).toContain('text/html');
     expect(page.body).toContain('name="token"');
+    // The command it shows runs in a clone, and names what the CLI cannot guess.
+    expect(page.body).toContain(
+      'npx fencegate token create --tenant TENANT --role operator --store URL',
+    );
     expect(page.headers['content-security-policy']).toBe(
       "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
     );
@@ -233,6 +237,45 @@ describe('the dashboard', () => {
     // Read again: nothing is counted twice.
     const again = await get(f, '/ui/panels/activity', cookie);
     expect(again.body).toBe(after.body);
+    // A count's header sits over its column: right-aligned like the numbers.
+    expect(after.body).toMatch(/<th class="num">\s*stale_fence\s*<\/th>/);
+
+    // The first panel answers "is anything wrong?": the figures an operator looks at first.
+    const page = await get(f, '/ui', cookie);
+    expect(page.body.indexOf('id="panel-summary"')).toBeGreaterThan(0);
+    expect(page.body.indexOf('id="panel-summary"')).toBe(page.body.indexOf('id="panel-'));
+    const summary = await get(f, '/ui/panels/summary', cookie);
+    const figures = Object.fromEntries(
+      [
+        ...summary.body.matchAll(
+          /data-figure="([a-z0-9_]+)"[^>]*>\s*<span class="big">([^<]+)<\/span>/g,
+        ),
+      ].map((match): [string, string] => [match[1]!, match[2]!]),
+    );
+    expect(figures).toEqual({
+      violations: '0',
+      stale_accepted: '0',
+      unknown_intents: '0',
+      needs_attention: '0',
+      rejected_10_min: '3',
+    });
+    expect(summary.body).toMatch(/data-figure="rejected_10_min" class="[^"]*bad/);
+
+    // A scope's page has its history: the fence and holder timeline and the refused attempts.
+    const scopePage = await get(f, '/ui/scopes/wf-1', cookie);
+    const history = scopePage.body.slice(scopePage.body.indexOf('<h3>History</h3>'));
+    const timeline = [...history.matchAll(/<tr class="(bad)?">([\s\S]*?)<\/tr>/g)].map((row) =>
+      [...row[2]!.matchAll(/<td[^>]*>\s*([^<]*?)\s*<\/td>/g)].map((cell) => cell[1]).slice(2),
+    );
+    // A commit shows the fence it presented and that fence's holder, a grant the fence it gave.
+    expect(timeline).toEqual([
+      ['acquire', 'granted', '1', 'w1', '', ''],
+      ['commit', 'committed', '1', 'w1', 'op-1', ''],
+      ['takeover', 'granted', '2', 'op', '', ''],
+      ['commit', 'rejected', '1', 'w1', 'op-2', 'stale_fence'],
+      ['commit', 'rejected', '1', 'w1', 'op-3', 'stale_fence'],
+      ['commit', 'rejected', '2', 'op', 'op-4', 'stale_revision'],
+    ]);
   });
 
   it('fails closed when the store is unreachable, and refuses a sign-in posted from another site', async () => {

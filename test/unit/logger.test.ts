@@ -23,7 +23,10 @@ function sink(isTTY: boolean): { stream: Writable & { isTTY: boolean }; text(): 
 async function logOneRequest(isTTY: boolean): Promise<string> {
   const out = sink(isTTY);
   const logger = createLogger('info', out.stream);
-  logger.info({ method: 'GET', route: '/v1/scopes', status: 200, ms: 1.5 }, 'request');
+  logger.info(
+    { reqId: 'req-1', method: 'GET', route: '/v1/scopes', status: 200, ms: 1.5 },
+    'request',
+  );
   logger.info(
     { req: { headers: { authorization: 'Bearer fg_secret', cookie: 'fencegate_session=s1' } } },
     'headers',
@@ -44,8 +47,11 @@ describe('server logs', () => {
     expect(text).not.toContain('fencegate_session=s1');
   });
 
-  it('are human-readable on a terminal', async () => {
+  it('are human-readable on a terminal, one line a record so a request never takes more', async () => {
     const text = await logOneRequest(true);
+    const lines = text.trim().split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/INFO.*request.*GET.*\/v1\/scopes.*200/);
     expect(text).toContain('request');
     expect(text).toContain('/v1/scopes');
     expect(text).toMatch(/INFO/);

@@ -8,7 +8,7 @@ standard library only.
     grant = client.acquire("wf-1/memory", holder="worker-7", ttl_ms=30_000)
     record = client.get_record("wf-1/memory", "summary")
     result = client.commit(
-        scope="wf-1/memory", fence=grant.fence, operation_id="op-1",
+        scope="wf-1/memory", fence=grant.fence, operation_id=f"summary-{grant.fence}",
         writes=[fencegate.Write("summary", expect_revision=record.revision, value="...")],
     )
     if result.outcome == "rejected":

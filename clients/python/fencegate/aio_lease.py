@@ -16,7 +16,7 @@ class AsyncLeaseKeeper(LeaseRules):
     >>> async with AsyncLeaseKeeper(client, "wf-1/memory", "worker-7", ttl_ms=30_000) as lease:
     ...     record = await client.get_record(lease.scope, "summary")
     ...     lease.check()                  # raises if the lease is known to be lost
-    ...     result = await lease.commit("op-1", writes=[Write("summary", record.revision, "...")])
+    ...     result = await lease.commit(f"summary-{lease.fence}", writes=[Write("summary", record.revision, "...")])
     """
 
     def __init__(

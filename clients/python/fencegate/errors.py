@@ -26,7 +26,7 @@ class UnauthorizedError(FencegateError):
 
 
 class ForbiddenError(FencegateError):
-    """The token's role may not call this endpoint."""
+    """The token's role may not call this endpoint, or a worker's take-over right does not cover the scope."""
 
     code = "forbidden"
     http_status = 403
@@ -49,6 +49,14 @@ class ScopeNotFoundError(FencegateError):
     retryable = False
 
 
+class MethodNotAllowedError(FencegateError):
+    """The route exists for another method; the answer names it (and so does Allow)."""
+
+    code = "method_not_allowed"
+    http_status = 405
+    retryable = False
+
+
 class ScopeDeletedError(FencegateError):
     """The scope is deleted; only an operator's takeover re-creates it."""
 
@@ -66,8 +74,7 @@ class LeaseHeldError(FencegateError):
 
 
 class NotHolderError(FencegateError):
-    """The fence is current but the caller is not the current holder, or the grant is bound to
-    another worker token (``details["grantTokenId"]``)."""
+    """The fence is current but the caller is not the current holder, or names the holder of a grant bound to another worker token (details.grantTokenId): only that token, an operator, or a worker token whose take-over right covers the scope may renew, release or acquire it again."""
 
     code = "not_holder"
     http_status = 409
@@ -187,7 +194,7 @@ class UnsupportedMediaTypeError(FencegateError):
 
 
 class OperationIdConflictError(FencegateError):
-    """The operationId already has an outcome for a different request."""
+    """The operationId already has an outcome for a different request; send a new request under a new operationId."""
 
     code = "operation_id_conflict"
     http_status = 422
@@ -225,6 +232,7 @@ ERROR_CLASSES: Dict[str, Type[FencegateError]] = {
     "forbidden": ForbiddenError,
     "not_found": NotFoundError,
     "scope_not_found": ScopeNotFoundError,
+    "method_not_allowed": MethodNotAllowedError,
     "scope_deleted": ScopeDeletedError,
     "lease_held": LeaseHeldError,
     "not_holder": NotHolderError,
@@ -256,6 +264,7 @@ __all__ = [
     "ForbiddenError",
     "NotFoundError",
     "ScopeNotFoundError",
+    "MethodNotAllowedError",
     "ScopeDeletedError",
     "LeaseHeldError",
     "NotHolderError",

@@ -100,7 +100,7 @@ class LeaseKeeper(LeaseRules):
     >>> with LeaseKeeper(client, "wf-1/memory", "worker-7", ttl_ms=30_000) as lease:
     ...     record = client.get_record(lease.scope, "summary")
     ...     lease.check()                  # raises if the lease is known to be lost
-    ...     result = lease.commit("op-1", writes=[Write("summary", record.revision, "...")])
+    ...     result = lease.commit(f"summary-{lease.fence}", writes=[Write("summary", record.revision, "...")])
     """
 
     def __init__(

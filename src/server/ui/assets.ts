@@ -25,7 +25,7 @@ export const DASHBOARD_JS = `'use strict';
           if (response.ok) {
             body.replaceChildren.apply(body, fragment(text));
             error.replaceChildren();
-            status.textContent = 'updated ' + new Date().toLocaleTimeString();
+            status.textContent = 'updated ' + new Date().toISOString().slice(11, 19) + ' UTC';
           } else {
             error.replaceChildren.apply(error, fragment(text));
             status.textContent = 'not updated';
@@ -79,6 +79,8 @@ th { font-weight: 600; color: var(--muted); font-size: 12px; }
 .facts { display: grid; grid-template-columns: auto 1fr; gap: 2px 12px; }
 .big { font-size: 40px; font-weight: 700; line-height: 1; margin-right: 6px; }
 .stale-accepted, .verdict { display: flex; align-items: baseline; }
+.summary { list-style: none; display: flex; flex-wrap: wrap; gap: 8px 28px; padding: 0; margin: 0; }
+.summary li { display: flex; align-items: baseline; }
 .filter { display: flex; gap: 8px; align-items: center; }
 .sign-in { max-width: 420px; margin: 80px auto; background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 16px 24px; }
 .sign-in form { display: grid; gap: 8px; }

@@ -1,4 +1,5 @@
 /** The dashboard's pages: the frame, sign-in, the panels of one tenant, one scope. */
+import { CLI_COMMAND } from '../cli-command.js';
 import { html, withQuery, type Html } from './html.js';
 import type { ScopesQuery } from './panels/scopes.js';
 
@@ -34,9 +35,12 @@ export function signInPage(message: string | null): Html {
       </form>
       ${message === null ? null : html`<p class="error" role="alert">${message}</p>`}
       <p class="muted">
-        Paste an operator token of your tenant (<code>fencegate token create --role operator</code
-        >). It is sent once; the dashboard keeps a session cookie, never the token.
+        Paste an operator token of your tenant. It is sent once; the dashboard keeps a session
+        cookie, never the token. To make one, with this server's store:
       </p>
+      <pre
+        class="muted"
+      ><code>${CLI_COMMAND} token create --tenant TENANT --role operator --store URL</code></pre>
     </main>`,
   );
 }

@@ -15,6 +15,8 @@ import { clearedSessionCookie, readSessionCookie, sessionCookie } from './cookie
 import type { DashboardApi } from './dashboard-api.js';
 import { toHtmlString, withQuery, type Html } from './html.js';
 import { activityPanel } from './panels/activity.js';
+import { summaryPanel } from './panels/summary.js';
+import { summaryFigures } from './summary.js';
 import { cutoversPanel } from './panels/cutovers.js';
 import { intentsPanel } from './panels/intents.js';
 import { recordDetail, scopeDetail } from './panels/scope-page.js';
@@ -73,6 +75,16 @@ export function dashboardRoutes(options: DashboardOptions) {
   const pollMs = options.pollMs ?? DEFAULT_POLL_MS;
 
   const panels: Record<string, { title: string; every: number; render: Panel }> = {
+    // First: what an operator asks first, on the first screen.
+    summary: {
+      title: 'Is anything wrong?',
+      every: pollMs,
+      render: async (api, _query, now, tenant) => {
+        const view = await activity.forTenant(tenant).refresh(api, now);
+        const { violations } = options.verifier.forTenant(tenant);
+        return summaryPanel(await summaryFigures(api, view, violations, now));
+      },
+    },
     scopes: {
       title: 'Scopes',
       every: pollMs,
@@ -230,8 +242,13 @@ export function dashboardRoutes(options: DashboardOptions) {
       if (session === null) return reply.redirect('/ui', 303);
       const name = request.params.scope;
       const cursor = param(request.query, 'cursor');
+      const after = param(request.query, 'after');
+      const historyAfter =
+        after !== undefined && /^\d{1,15}$/.test(after) ? Number(after) : undefined;
       const api = gate.forTenant(session.tenant);
-      const body = await orRefusal(async () => scopeDetail(api, name, await store.now(), cursor));
+      const body = await orRefusal(async () =>
+        scopeDetail(api, name, await store.now(), cursor, historyAfter),
+      );
       return send(reply, 200, scopePage(session.tenant, name, body));
     });
 

@@ -4,7 +4,7 @@
  */
 import { FencegateError } from '../../errors.js';
 import type { Store } from '../../store/store.js';
-import { ADMIN_TENANT, hashToken, sameSecret } from '../tokens.js';
+import { ADMIN_TENANT, hashToken, sameSecret, UNKNOWN_TOKEN_MESSAGE } from '../tokens.js';
 import type { Session } from './sessions.js';
 
 const MAX_TOKEN_LENGTH = 512;
@@ -26,7 +26,7 @@ export async function operatorSession(
   }
   const tokenHash = hashToken(token);
   const record = await store.findToken(tokenHash);
-  if (record === null) throw new FencegateError('unauthorized', 'unknown token');
+  if (record === null) throw new FencegateError('unauthorized', UNKNOWN_TOKEN_MESSAGE);
   if (record.tenant === ADMIN_TENANT) {
     throw new FencegateError(
       'forbidden',

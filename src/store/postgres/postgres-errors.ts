@@ -11,7 +11,8 @@
  *   outcome_unknown; a read answers store_unavailable, since it changed nothing either way.
  *
  * Messages name the server as host:port/database, never the connection URL (it may carry a
- * password), and never a driver message that could quote it.
+ * password), and never a driver message that could quote it; of the server's own messages only
+ * those that name why a connection was refused are quoted (CAUSE_NAMED_CODES).
  */
 import { FencegateError } from '../../errors.js';
 
@@ -64,12 +65,22 @@ export function classify(error: unknown): ErrorClass {
   return 'in_doubt';
 }
 
-/** A short, password-free reason: the SQLSTATE or the system error code. */
+/**
+ * Refusals of a connection or a session whose server message names the cause an operator fixes
+ * (`role "app" does not exist`, `database "x" does not exist`, `too many clients already`). These
+ * messages quote names from the URL or the server's settings, never a password or stored data.
+ */
+const CAUSE_NAMED_CODES = new Set(['28000', '28P01', '3D000', '3F000', '42501', '53300', '57P03']);
+
+/** A short, password-free reason: the SQLSTATE (with the server's words for a refused connection) or the system error code. */
 export function reasonOf(error: unknown): string {
   if (isServerError(error)) {
     // 57014: the statement_timeout (statementTimeoutMillis) ran out, or an operator cancelled it.
-    return error.code === '57014'
-      ? 'SQLSTATE 57014, statement cancelled: statementTimeoutMillis ran out or it was cancelled'
+    if (error.code === '57014') {
+      return 'SQLSTATE 57014, statement cancelled: statementTimeoutMillis ran out or it was cancelled';
+    }
+    return CAUSE_NAMED_CODES.has(error.code)
+      ? `${error.message} (SQLSTATE ${error.code})`
       : `SQLSTATE ${error.code}`;
   }
   const code = (error as { code?: unknown } | null)?.code;

@@ -352,6 +352,8 @@ export function recordCases(fx: SubjectFixture): void {
         'operation_id_conflict',
       );
       expect(error.httpStatus).toBe(422);
+      // The message says what to do, not only what happened.
+      expect(error.message).toContain('send a new request under a new operationId');
       // The conflict is not an outcome of op-1: trying again conflicts again.
       await expectFailure(
         gate.commit({

@@ -3,7 +3,8 @@ import type { ActivityView } from '../activity.js';
 import { html, type Html } from '../html.js';
 
 export function activityPanel(view: ActivityView): Html {
-  const head = view.reasons.map((reason) => html`<th>${reason}</th>`);
+  // Counts are right-aligned, so their headers are too: each sits over its own column.
+  const head = view.reasons.map((reason) => html`<th class="num">${reason}</th>`);
   const rows = view.minutes.map(
     (minute) =>
       html`<tr>
@@ -21,7 +22,7 @@ export function activityPanel(view: ActivityView): Html {
       <thead>
         <tr>
           <th rowspan="2">minute (UTC)</th>
-          <th rowspan="2">committed</th>
+          <th rowspan="2" class="num">committed</th>
           ${view.reasons.length === 0 ? null : html`<th colspan="${view.reasons.length}">rejected, by reason</th>`}
         </tr>
         <tr>

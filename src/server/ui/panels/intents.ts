@@ -35,7 +35,7 @@ export const INTENT_HEAD = html`<tr>
   <th>scope</th>
   <th>target</th>
   <th>status</th>
-  <th>attempts</th>
+  <th class="num">attempts</th>
   <th>last error</th>
   <th>updated</th>
   <th>payload</th>

@@ -1,12 +1,13 @@
 /**
  * One scope: its authority, its records a page at a time (names and revisions; a record's value is
- * read only when its own page is opened, so a large scope costs one page of names per view) and
- * its intents.
+ * read only when its own page is opened, so a large scope costs one page of names per view), its
+ * intents and its history (scope-history.ts).
  */
 import type { DashboardApi } from '../dashboard-api.js';
 import { html, nameLink, pathSegment, withQuery, type Html } from '../html.js';
 import { leaseLeft, timeText } from './format.js';
 import { INTENT_HEAD, intentRows } from './intents.js';
+import { scopeHistory } from './scope-history.js';
 
 const INTENTS_SHOWN = 50;
 export const RECORDS_PER_PAGE = 25;
@@ -16,18 +17,20 @@ export async function scopeDetail(
   name: string,
   now: number,
   cursor: string | undefined,
+  historyAfter?: number,
 ): Promise<Html> {
   const scope = await api.getScope(name);
   if (scope === null) return html`<p class="muted">no scope named <b>${name}</b></p>`;
-  const [page, intents] = await Promise.all([
+  const here = `/ui/scopes/${pathSegment(name) ?? ''}`;
+  const [page, intents, history] = await Promise.all([
     api.listRecordsPage(name, {
       limit: RECORDS_PER_PAGE,
       ...(cursor === undefined ? {} : { cursor }),
     }),
     api.listIntents({ scope: name, limit: INTENTS_SHOWN }),
+    scopeHistory(api, name, here, historyAfter),
   ]);
   const records = page.items;
-  const here = `/ui/scopes/${pathSegment(name) ?? ''}`;
   return html`<dl class="facts">
       <dt>holder</dt>
       <dd>${scope.holder ?? 'none'}</dd>
@@ -47,7 +50,7 @@ export async function scopeDetail(
       <thead>
         <tr>
           <th>name</th>
-          <th>revision</th>
+          <th class="num">revision</th>
           <th>exists</th>
           <th>updated</th>
         </tr>
@@ -88,7 +91,8 @@ export async function scopeDetail(
             : intentRows(intents.items)
         }
       </tbody>
-    </table>`;
+    </table>
+    ${history}`;
 }
 
 /** One record of a scope, with its value: what the scope page links each record name to. */

@@ -50,7 +50,7 @@ export async function scopesPanel(
         <tr>
           <th>scope</th>
           <th>holder</th>
-          <th>fence</th>
+          <th class="num">fence</th>
           <th>lease left</th>
           <th>policy</th>
           <th>status</th>

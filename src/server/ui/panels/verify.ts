@@ -44,7 +44,7 @@ export function verifyPanel(status: VerifyStatus): Html {
         : html`<table>
             <thead>
               <tr>
-                <th>seq</th>
+                <th class="num">seq</th>
                 <th>scope</th>
                 <th>kind</th>
                 <th>expected</th>
