@@ -182,6 +182,7 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
       this.tenant,
       requireName(scope, 'scope'),
       validateListRecords(query, this.limits),
+      this.limits.maxPageBytes,
     );
   }
 

@@ -56,7 +56,8 @@ import {
 } from './etcd-engine.js';
 import { EtcdBatcher } from './etcd-group-commit.js';
 import { EtcdKeys, prefixEnd } from './etcd-keys.js';
-import { listCutovers, listRecordsPage, listTenantsWithOpenIntents } from './etcd-lists.js';
+import { listCutovers, listTenantsWithOpenIntents } from './etcd-lists.js';
+import { listRecordsPage } from './etcd-record-page.js';
 import {
   auditPrunedHash,
   auditPrunedThrough,
@@ -233,8 +234,9 @@ export class EtcdStore extends PlannedStore implements Store {
     tenant: string,
     scope: string,
     query: ListRecordsQuery,
+    maxBytes: number,
   ): Promise<Page<RecordState>> {
-    return listRecordsPage(this.#connection, this.#keys, tenant, scope, query);
+    return listRecordsPage(this.#connection, this.#keys, tenant, scope, query, maxBytes);
   }
 
   async getOperation(tenant: string, operationId: string): Promise<CommitResult | null> {

@@ -300,13 +300,15 @@ export class PostgresStore extends PlannedStore implements Store {
     tenant: string,
     scope: string,
     query: ListRecordsQuery,
+    maxBytes: number,
   ): Promise<Page<RecordState>> {
     return readRecordPage(
-      (text, values) => this.#rows<RecordRow>(text, values),
+      (text, values) => this.#rows<RecordRow & { bytes: string }>(text, values),
       this.schema,
       tenant,
       scope,
       query,
+      maxBytes,
     );
   }
 

@@ -364,8 +364,9 @@ export class SqliteStore extends PlannedStore implements Store {
     tenant: string,
     scope: string,
     query: ListRecordsQuery,
+    maxBytes: number,
   ): Promise<Page<RecordState>> {
-    return this.#read(() => readRecordPage(this.#db, tenant, scope, query));
+    return this.#read(() => readRecordPage(this.#db, tenant, scope, query, maxBytes));
   }
 
   /** One batch now, or, while another process holds the write lock, later from the event loop. */
