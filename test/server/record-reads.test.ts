@@ -27,8 +27,12 @@ afterEach(async () => {
   }
 });
 
-async function withRecords(names: string[]): Promise<string> {
-  fx = await serverFixture();
+async function withRecords(
+  names: string[],
+  limits: Partial<typeof DEFAULT_LIMITS> = {},
+  valueOf: (n: number) => unknown = (n) => ({ n }),
+): Promise<string> {
+  fx = await serverFixture({ limits });
   const worker = fx.tokens.workerA;
   const grant = await fx.send('POST', '/v1/leases/acquire', worker, {
     scope: SCOPE,
@@ -40,7 +44,7 @@ async function withRecords(names: string[]): Promise<string> {
     scope: SCOPE,
     fence,
     operationId: 'seed',
-    writes: names.map((name, n) => ({ name, expectRevision: 0, value: { n } })),
+    writes: names.map((name, n) => ({ name, expectRevision: 0, value: valueOf(n) })),
   });
   expect(commit.statusCode).toBe(200);
   return worker;
@@ -134,6 +138,86 @@ describe('POST /v1/scopes/:scope/reads', () => {
     const full = await reads(worker, { records: names });
     expect(full.statusCode).toBe(200);
     expect(full.json<{ records: unknown[] }>().records).toHaveLength(DEFAULT_LIMITS.maxReads);
+  });
+
+  it('counts a request by the records it may read: each name one, each page its limit', async () => {
+    const worker = await withRecords(['cp/a']);
+    const refused = await reads(worker, {
+      records: ['cp/a'],
+      pages: [{ prefix: 'cp/', limit: DEFAULT_LIMITS.maxListLimit }],
+    });
+    expectError(refused, 'invalid_request');
+    expect(errorOf(refused).details).toMatchObject({
+      field: 'pages',
+      max: DEFAULT_LIMITS.maxListLimit,
+    });
+    // Ten pages without a limit read 100 records each: 1,000, the most one request may read.
+    const prefixes = Array.from({ length: 10 }, (_, n) => ({ prefix: `p${n}/` }));
+    expect((await reads(worker, { pages: prefixes })).statusCode).toBe(200);
+    const eleven = await reads(worker, { pages: [...prefixes, { prefix: 'p10/' }] });
+    expectError(eleven, 'invalid_request');
+    expect(errorOf(eleven).details).toMatchObject({ field: 'pages' });
+  });
+
+  it('refuses a page that reads the same range as an earlier one of the request', async () => {
+    const worker = await withRecords(['cp/a', 'cp/b']);
+    const refused = async (pages: unknown[], field: string) => {
+      const response = await reads(worker, { pages });
+      expectError(response, 'invalid_request');
+      expect(errorOf(response).details).toMatchObject({ field });
+      expect(errorOf(response).message).toContain('pages[0]');
+    };
+    await refused([{ prefix: 'cp/' }, { prefix: 'cp/', limit: 5 }], 'pages[1]');
+    await refused(
+      [{ prefix: 'cp/', after: 'cp/a' }, { limit: 1 }, { prefix: 'cp/', after: 'cp/a' }],
+      'pages[2]',
+    );
+    const first = await reads(worker, { pages: [{ prefix: 'cp/', limit: 1 }] });
+    const cursor = first.json<{ pages: { nextCursor: string }[] }>().pages[0]?.nextCursor;
+    await refused(
+      [
+        { prefix: 'cp/', cursor },
+        { prefix: 'cp/', after: 'cp/a' },
+      ],
+      'pages[1]',
+    );
+    // The same prefix in another order or direction is another range.
+    const other = await reads(worker, {
+      pages: [
+        { prefix: 'cp/' },
+        { prefix: 'cp/', direction: 'desc' },
+        { prefix: 'cp/', order: 'revision' },
+      ],
+    });
+    expect(other.statusCode).toBe(200);
+  });
+
+  it('answers within one byte budget: the records named, then each page in order, each page at least one record', async () => {
+    // Each value's JSON text is 100 bytes; the budget holds three of them.
+    const value = (n: number) => ({ v: `${n}`.padEnd(92, 'x') });
+    const names = ['bl/1', 'cp/1', 'cp/2', 'cp/3', 'wr/1', 'wr/2'];
+    const worker = await withRecords(names, { maxPageBytes: 300 }, value);
+    expect(JSON.stringify(value(0))).toHaveLength(100);
+    const response = await reads(worker, {
+      records: ['bl/1'],
+      pages: [{ prefix: 'cp/' }, { prefix: 'wr/' }],
+    });
+    const answer = expectShape(response, 200, RecordReadsSchema) as {
+      pages: { items: { name: string }[]; nextCursor: string | null }[];
+    };
+    const [cp, wr] = answer.pages;
+    expect(cp?.items.map((record) => record.name)).toEqual(['cp/1', 'cp/2']);
+    expect(cp?.nextCursor).not.toBeNull();
+    // The budget is spent: the next page still moves on by one record, and says more follow.
+    expect(wr?.items.map((record) => record.name)).toEqual(['wr/1']);
+    expect(wr?.nextCursor).not.toBeNull();
+    // A page cut short goes on from its cursor, with the budget of a request of its own.
+    const rest = (await get(
+      worker,
+      `?prefix=cp%2F&cursor=${encodeURIComponent(cp?.nextCursor ?? '')}`,
+    )) as { items: { name: string }[]; nextCursor: string | null };
+    expect(rest.items.map((record) => record.name)).toEqual(['cp/3']);
+    expect(rest.nextCursor).toBeNull();
   });
 
   it('needs a token', async () => {

@@ -22,7 +22,7 @@ export const recordReadRoutes: RouteFile = (s, limits) => [
     tag: 'records',
     summary:
       'Records by name and pages of records of one scope, each answered as its own GET would ' +
-      'be, in one exchange (not one snapshot)',
+      'be, in one exchange (not one snapshot), within one byte budget',
     params: s.ScopeParams,
     body: Type.Object(
       {
@@ -36,14 +36,7 @@ export const recordReadRoutes: RouteFile = (s, limits) => [
       body: (value) => validateRecordReads(value, limits),
     },
     responses: { 200: { description: 'the records and pages', schema: RecordReadsSchema } },
-    handler: async ({ params, body }, ctx) => {
-      const reads = validateRecordReads(body, limits);
-      const api = ctx.tenantApi();
-      const [records, pages] = await Promise.all([
-        Promise.all(reads.records.map((name) => api.getRecord(params.scope, name))),
-        Promise.all(reads.pages.map((query) => api.listRecordsPage(params.scope, query))),
-      ]);
-      return ok({ records, pages });
-    },
+    handler: async ({ params, body }, ctx) =>
+      ok(await ctx.tenantApi().readRecords(params.scope, body)),
   }),
 ];
