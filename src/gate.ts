@@ -184,12 +184,13 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
   }
 
   async listRecordsPage(scope: string, query: ListRecordsQuery = {}): Promise<Page<RecordState>> {
-    return await this.store.listRecordsPage(
+    const { items, nextCursor } = await this.store.listRecordsPage(
       this.tenant,
       requireName(scope, 'scope'),
       validateListRecords(query, this.limits),
       this.limits.maxPageBytes,
     );
+    return { items, nextCursor };
   }
 
   /**

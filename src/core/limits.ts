@@ -22,7 +22,7 @@ export const DEFAULT_LIMITS: Limits = {
   maxIntents: 16,
   maxValueBytes: 256 * 1024,
   maxListLimit: 1000,
-  maxPageBytes: 4 * 1024 * 1024,
+  maxPageBytes: 1024 * 1024,
   minTtlMs: 100,
   maxTtlMs: 86_400_000,
 };

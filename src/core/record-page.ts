@@ -111,31 +111,53 @@ export function prefixEnd(prefix: string): string {
   return `${prefix}\uffff`;
 }
 
+/** A page as a store answers it, with the bytes of its values (what it spent of its budget). */
+export interface SizedPage extends Page<RecordState> {
+  bytes: number;
+}
+
 /**
  * The page of the records an adapter read in the listing's order: those within the limit and the
  * byte budget. An adapter reads one record more than the page holds (whose value it may leave
  * out) to learn whether another page follows.
  */
-export function recordPage(records: SizedRecord[], query: RecordPageQuery): Page<RecordState> {
+export function recordPage(records: SizedRecord[], query: RecordPageQuery): SizedPage {
   const kept = itemsWithinBudget(
     records.map(({ bytes }) => bytes),
     query.limit,
     query.maxBytes,
   );
-  const items = records.slice(0, kept).map(({ record }) => record);
-  const last = items.at(-1);
+  const page = records.slice(0, kept);
+  const last = page.at(-1)?.record;
   const more = records.length > kept && last !== undefined;
-  return { items, nextCursor: more ? encodeRecordCursor(last, query.order) : null };
+  return {
+    items: page.map(({ record }) => record),
+    nextCursor: more ? encodeRecordCursor(last, query.order) : null,
+    bytes: page.reduce((sum, { bytes }) => sum + bytes, 0),
+  };
 }
 
-function encodeRecordCursor(record: RecordState, order: RecordOrder): string {
+/**
+ * A cursor that reads the page from where it starts: its own cursor or `after`, or else the
+ * first record of the listing's direction (a position before every name, or past the last).
+ */
+export function startCursor(query: RecordPageQuery): string {
+  const start = query.position ?? {
+    name: query.descending ? prefixEnd(query.prefix) : '',
+    revision: query.descending ? Number.MAX_SAFE_INTEGER : 0,
+  };
+  return encodeRecordCursor(start, query.order);
+}
+
+function encodeRecordCursor(record: RecordPosition, order: RecordOrder): string {
   const key = order === 'name' ? `n:${record.name}` : `r:${record.revision}:${record.name}`;
   return Buffer.from(key, 'utf8').toString('base64url');
 }
 
 function decodeRecordCursor(cursor: string, order: RecordOrder): RecordPosition {
   const key = Buffer.from(cursor, 'base64url').toString('utf8');
-  const match = order === 'name' ? /^n:(.+)$/s.exec(key) : /^r:(\d{1,16}):(.+)$/s.exec(key);
+  // An empty name is the start of a listing (startCursor).
+  const match = order === 'name' ? /^n:(.*)$/s.exec(key) : /^r:(\d{1,16}):(.*)$/s.exec(key);
   if (match === null) {
     fail('invalid_request', `cursor is not a nextCursor of a listing in ${order} order`, {
       field: 'cursor',

@@ -13,7 +13,12 @@ import { fail, FencegateError } from '../errors.js';
 import type { ListRecordsQuery, Page, RecordState } from '../types.js';
 import { jsonValueBytes } from './answer-budget.js';
 import { DEFAULT_LIMITS, DEFAULT_LIST_LIMIT, type Limits } from './limits.js';
-import { resolveRecordPage, validateListRecords } from './record-page.js';
+import {
+  resolveRecordPage,
+  startCursor,
+  validateListRecords,
+  type SizedPage,
+} from './record-page.js';
 import { requireName, requireObject } from './validate.js';
 
 export interface RecordReads {
@@ -33,7 +38,8 @@ export interface RecordReadsResult {
 /**
  * At least one read and at most `limits.maxReads` (a commit's bound on reads), both kinds
  * together; at most `limits.maxListLimit` records, each name counting one and each page its limit;
- * no page over the range of an earlier one.
+ * no more names than the budget holds of the largest values (namesWithinBudget); no page over the
+ * range of an earlier one.
  */
 export function validateRecordReads(
   input: unknown,
@@ -50,6 +56,15 @@ export function validateRecordReads(
       throw withinPage(error, i);
     }
   });
+  const maxNames = namesWithinBudget(limits);
+  if (records.length > maxNames) {
+    fail(
+      'invalid_request',
+      `at most ${maxNames} records by name in one request, so their values fit the ` +
+        `${limits.maxPageBytes} bytes one answer holds; name the others in another request`,
+      { field: 'records', max: maxNames },
+    );
+  }
   const count = records.length + pages.length;
   if (count === 0) {
     fail('invalid_request', 'name at least one record or page to read', { field: 'records' });
@@ -75,6 +90,11 @@ export function validateRecordReads(
   }
   refuseRepeatedRanges(pages);
   return { records, pages };
+}
+
+/** As many records by name as fit the byte budget when each holds the largest value allowed. */
+export function namesWithinBudget(limits: Limits): number {
+  return Math.max(1, Math.floor(limits.maxPageBytes / limits.maxValueBytes));
 }
 
 /**
@@ -106,14 +126,15 @@ function refuseRepeatedRanges(pages: ListRecordsQuery[]): void {
 /** Where the reads of one request are read: the store under a tenant and scope. */
 export interface RecordReadSource {
   record(name: string): Promise<RecordState>;
-  page(query: ListRecordsQuery, maxBytes: number): Promise<Page<RecordState>>;
+  page(query: ListRecordsQuery, maxBytes: number): Promise<SizedPage>;
 }
 
 /**
- * The reads of one validated request within one byte budget: the records named first (each
- * counted whole; at most `maxReads` of them), then the pages in the order asked, each given what
- * the earlier reads left. A page always holds one record, so it moves on even when the budget is
- * spent; its cursor reads on with a budget of its own.
+ * The reads of one validated request within one byte budget: the records named first (few
+ * enough that their values fit it), then the pages in the order asked, each given what the
+ * earlier reads left. A page given something holds at least one record, so the answer passes
+ * the budget by one record at most; a page given nothing is not read, and answers no record and
+ * a cursor that reads it from its start.
  */
 export async function readWithinBudget(
   reads: Required<RecordReads>,
@@ -121,18 +142,18 @@ export async function readWithinBudget(
   source: RecordReadSource,
 ): Promise<RecordReadsResult> {
   const records = await Promise.all(reads.records.map((name) => source.record(name)));
-  let spent = bytesOf(records);
+  let spent = records.reduce((sum, record) => sum + jsonValueBytes(record.value), 0);
   const pages: Page<RecordState>[] = [];
   for (const query of reads.pages) {
-    const page = await source.page(query, Math.max(0, maxBytes - spent));
-    spent += bytesOf(page.items);
-    pages.push(page);
+    if (spent >= maxBytes) {
+      pages.push({ items: [], nextCursor: startCursor(resolveRecordPage(query, 0)) });
+      continue;
+    }
+    const { items, nextCursor, bytes } = await source.page(query, maxBytes - spent);
+    spent += bytes;
+    pages.push({ items, nextCursor });
   }
   return { records, pages };
-}
-
-function bytesOf(records: RecordState[]): number {
-  return records.reduce((sum, record) => sum + jsonValueBytes(record.value), 0);
 }
 
 function listOf(value: unknown, field: string): unknown[] {

@@ -14,6 +14,7 @@
  * Each mutating method appends its audit entries in the same transaction, for accepted and for
  * rejected attempts alike (see AuditEntry in types.ts).
  */
+import type { SizedPage } from '../core/record-page.js';
 import type { TransactionCapabilities } from '../core/transaction-limits.js';
 import type { NormalizedCommit } from '../core/validate.js';
 import type {
@@ -106,7 +107,7 @@ export interface Store {
     scope: string,
     query: ListRecordsQuery,
     maxBytes: number,
-  ): Promise<Page<RecordState>>;
+  ): Promise<SizedPage>;
 
   /**
    * The commit boundary: replay check, then checks 2 to 9 of SEMANTICS.md in order, then the

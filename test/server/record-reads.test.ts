@@ -4,6 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../src/core/limits.js';
+import { namesWithinBudget } from '../../src/core/record-reads.js';
 import { RecordReadsSchema } from '../../src/server/routes/record-reads.js';
 import { ErrorBody } from '../../src/server/schemas/common.js';
 import {
@@ -126,18 +127,25 @@ describe('POST /v1/scopes/:scope/reads', () => {
     };
     await refused({}, 'records');
     await refused({ records: [], pages: [] }, 'records');
-    const names = Array.from({ length: DEFAULT_LIMITS.maxReads }, (_, n) => `r${n}`);
-    await refused({ records: names, pages: [{ prefix: 'cp/' }] }, 'pages');
+    const names = Array.from({ length: namesWithinBudget(DEFAULT_LIMITS) }, (_, n) => `r${n}`);
+    const pages = Array.from({ length: DEFAULT_LIMITS.maxReads - names.length }, (_, n) => ({
+      prefix: `p${n}/`,
+      limit: 1,
+    }));
+    expect((await reads(worker, { records: names, pages })).statusCode).toBe(200);
+    await refused({ records: names, pages: [...pages, { prefix: 'cp/', limit: 1 }] }, 'pages');
+    await refused({ records: [...names, 'one-more'] }, 'records');
     await refused({ records: ['cp/a', 'bad name'] }, 'records[1]');
     await refused({ pages: [{ prefix: 'cp/' }, { limit: 0 }] }, 'pages[1].limit');
     await refused({ pages: [{ order: 'revision', after: 'cp/a' }] }, 'pages[0].after');
     await refused({ pages: [{ cursor: 'not-a-cursor' }] }, 'pages[0].cursor');
     const unknownField = await reads(worker, { records: ['cp/a'], names: ['x'] });
     expectError(unknownField, 'invalid_request');
-    // The full count is accepted.
+    // As many names as the budget holds of the largest values are accepted: 16 by default.
+    expect(names).toHaveLength(16);
     const full = await reads(worker, { records: names });
     expect(full.statusCode).toBe(200);
-    expect(full.json<{ records: unknown[] }>().records).toHaveLength(DEFAULT_LIMITS.maxReads);
+    expect(full.json<{ records: unknown[] }>().records).toHaveLength(names.length);
   });
 
   it('counts a request by the records it may read: each name one, each page its limit', async () => {
@@ -192,32 +200,42 @@ describe('POST /v1/scopes/:scope/reads', () => {
     expect(other.statusCode).toBe(200);
   });
 
-  it('answers within one byte budget: the records named, then each page in order, each page at least one record', async () => {
-    // Each value's JSON text is 100 bytes; the budget holds three of them.
+  it('answers within one byte budget: the records named, then each page in order with what is left', async () => {
+    // Each value's JSON text is 100 bytes; the budget holds two and a half of them.
     const value = (n: number) => ({ v: `${n}`.padEnd(92, 'x') });
-    const names = ['bl/1', 'cp/1', 'cp/2', 'cp/3', 'wr/1', 'wr/2'];
-    const worker = await withRecords(names, { maxPageBytes: 300 }, value);
+    const names = ['bl/1', 'cp/1', 'cp/2', 'cp/3', 'wr/1', 'wr/2', 'zz/1'];
+    const worker = await withRecords(names, { maxPageBytes: 250, maxValueBytes: 100 }, value);
     expect(JSON.stringify(value(0))).toHaveLength(100);
-    const response = await reads(worker, {
-      records: ['bl/1'],
-      pages: [{ prefix: 'cp/' }, { prefix: 'wr/' }],
+    type Answer = { pages: { items: { name: string }[]; nextCursor: string | null }[] };
+    const namesOf = (page: Answer['pages'][number] | undefined) =>
+      page?.items.map((record) => record.name);
+    const page = async (query: string, cursor: string | null | undefined) =>
+      (await get(
+        worker,
+        `?${query}&cursor=${encodeURIComponent(cursor ?? '')}`,
+      )) as Answer['pages'][number];
+
+    const answer = expectShape(
+      await reads(worker, {
+        records: ['bl/1'],
+        pages: [{ prefix: 'cp/' }, { prefix: 'wr/' }, { direction: 'desc' }],
+      }),
+      200,
+      RecordReadsSchema,
+    ) as Answer;
+    const [cp, wr, desc] = answer.pages;
+    expect(namesOf(cp)).toEqual(['cp/1']);
+    // Given less than its first record, a page holds that record and no more.
+    expect(namesOf(wr)).toEqual(['wr/1']);
+    // The budget is spent: a later page reads nothing and says where to start.
+    expect(desc?.items).toEqual([]);
+    // Each cursor goes on through GET, with the budget of a request of its own.
+    expect(namesOf(await page('prefix=cp%2F', cp?.nextCursor))).toEqual(['cp/2', 'cp/3']);
+    expect(await page('prefix=wr%2F', wr?.nextCursor)).toMatchObject({
+      items: [{ name: 'wr/2' }],
+      nextCursor: null,
     });
-    const answer = expectShape(response, 200, RecordReadsSchema) as {
-      pages: { items: { name: string }[]; nextCursor: string | null }[];
-    };
-    const [cp, wr] = answer.pages;
-    expect(cp?.items.map((record) => record.name)).toEqual(['cp/1', 'cp/2']);
-    expect(cp?.nextCursor).not.toBeNull();
-    // The budget is spent: the next page still moves on by one record, and says more follow.
-    expect(wr?.items.map((record) => record.name)).toEqual(['wr/1']);
-    expect(wr?.nextCursor).not.toBeNull();
-    // A page cut short goes on from its cursor, with the budget of a request of its own.
-    const rest = (await get(
-      worker,
-      `?prefix=cp%2F&cursor=${encodeURIComponent(cp?.nextCursor ?? '')}`,
-    )) as { items: { name: string }[]; nextCursor: string | null };
-    expect(rest.items.map((record) => record.name)).toEqual(['cp/3']);
-    expect(rest.nextCursor).toBeNull();
+    expect(namesOf(await page('direction=desc', desc?.nextCursor))).toEqual(['zz/1', 'wr/2']);
   });
 
   it('needs a token', async () => {

@@ -13,8 +13,9 @@ import {
   resolveRecordPage,
   type RecordPageQuery,
   type SizedRecord,
+  type SizedPage,
 } from '../../core/record-page.js';
-import type { ListRecordsQuery, Page, RecordState } from '../../types.js';
+import type { ListRecordsQuery, RecordState } from '../../types.js';
 import { recordStateOf } from '../plan-rows.js';
 import type { EtcdConnection } from './etcd-connection.js';
 import { prefixEnd, type EtcdKeys } from './etcd-keys.js';
@@ -46,7 +47,7 @@ export async function listRecordsPage(
   scope: string,
   query: ListRecordsQuery,
   maxBytes: number,
-): Promise<Page<RecordState>> {
+): Promise<SizedPage> {
   const page = resolveRecordPage(query, maxBytes);
   const scopePrefix = keys.range(tenant, { type: 'scopeRecords', scope });
   const namePrefix = Buffer.from(scopePrefix + page.prefix);

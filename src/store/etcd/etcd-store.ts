@@ -4,6 +4,7 @@
  * rows the plan decides on were read; etcd's own leases are not used. See docs/etcd.md for the
  * clock assumption, the key layout, limits and compaction.
  */
+import type { SizedPage } from '../../core/record-page.js';
 import { CompareResult, CompareTarget } from 'etcd3';
 import { systemClock, type Clock } from '../../core/clock.js';
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
@@ -235,7 +236,7 @@ export class EtcdStore extends PlannedStore implements Store {
     scope: string,
     query: ListRecordsQuery,
     maxBytes: number,
-  ): Promise<Page<RecordState>> {
+  ): Promise<SizedPage> {
     return listRecordsPage(this.#connection, this.#keys, tenant, scope, query, maxBytes);
   }
 

@@ -8,7 +8,12 @@ import { systemClock, type Clock } from '../../core/clock.js';
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
 import type { CutoverStepRow, Ref } from '../../core/plan/transition.js';
 import { jsonTextBytes } from '../../core/answer-budget.js';
-import { recordPage, resolveRecordPage, type SizedRecord } from '../../core/record-page.js';
+import {
+  recordPage,
+  resolveRecordPage,
+  type SizedRecord,
+  type SizedPage,
+} from '../../core/record-page.js';
 import { UNBOUNDED_TRANSACTIONS } from '../../core/transaction-limits.js';
 import { CUTOVER_CHUNK } from '../../cutover/plan.js';
 import { FencegateError } from '../../errors.js';
@@ -179,7 +184,7 @@ export class MemoryStore extends PlannedStore implements Store {
     scope: string,
     query: ListRecordsQuery,
     maxBytes: number,
-  ): Promise<Page<RecordState>> {
+  ): Promise<SizedPage> {
     return this.#open(() => {
       const page = resolveRecordPage(query, maxBytes);
       const sign = page.descending ? -1 : 1;

@@ -3,7 +3,7 @@
  * paging as the other adapters: intents by effectKey with an opaque cursor, audit by seq.
  */
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
-import { recordPage, resolveRecordPage } from '../../core/record-page.js';
+import { recordPage, resolveRecordPage, type SizedPage } from '../../core/record-page.js';
 import type {
   AuditPage,
   AuditQuery,
@@ -11,7 +11,6 @@ import type {
   ListIntentsQuery,
   ListRecordsQuery,
   Page,
-  RecordState,
 } from '../../types.js';
 import { recordPageStatement } from '../record-page-sql.js';
 import {
@@ -111,7 +110,7 @@ export async function readRecordPage(
   scope: string,
   query: ListRecordsQuery,
   maxBytes: number,
-): Promise<Page<RecordState>> {
+): Promise<SizedPage> {
   const page = resolveRecordPage(query, maxBytes);
   const values: unknown[] = [];
   const text = recordPageStatement(

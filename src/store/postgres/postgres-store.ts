@@ -8,6 +8,7 @@
  * clock would not judge the same way runs again (postgres-engine.ts). A test may inject a Clock:
  * its now() is then store time outright.
  */
+import type { SizedPage } from '../../core/record-page.js';
 import type { Clock } from '../../core/clock.js';
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
 import { UNBOUNDED_TRANSACTIONS } from '../../core/transaction-limits.js';
@@ -301,7 +302,7 @@ export class PostgresStore extends PlannedStore implements Store {
     scope: string,
     query: ListRecordsQuery,
     maxBytes: number,
-  ): Promise<Page<RecordState>> {
+  ): Promise<SizedPage> {
     return readRecordPage(
       (text, values) => this.#rows<RecordRow & { bytes: string }>(text, values),
       this.schema,

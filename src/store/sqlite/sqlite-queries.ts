@@ -1,6 +1,6 @@
 /** Filtered list reads (intents, audit) whose WHERE clause depends on the filters given. */
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
-import { recordPage, resolveRecordPage } from '../../core/record-page.js';
+import { recordPage, resolveRecordPage, type SizedPage } from '../../core/record-page.js';
 import type {
   AuditPage,
   AuditQuery,
@@ -8,7 +8,6 @@ import type {
   ListIntentsQuery,
   ListRecordsQuery,
   Page,
-  RecordState,
 } from '../../types.js';
 import { recordPageStatement } from '../record-page-sql.js';
 import type { SqliteDatabase } from './sqlite-database.js';
@@ -111,7 +110,7 @@ export function readRecordPage(
   scope: string,
   query: ListRecordsQuery,
   maxBytes: number,
-): Page<RecordState> {
+): SizedPage {
   const page = resolveRecordPage(query, maxBytes);
   const values: unknown[] = [];
   const text = recordPageStatement(

@@ -5,6 +5,7 @@
  * holds it, the store waits from the event loop (sqlite-busy.ts), never blocking the process, up
  * to the busy timeout, after which the answer is store_unavailable with nothing changed.
  */
+import type { SizedPage } from '../../core/record-page.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { systemClock, type Clock } from '../../core/clock.js';
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
@@ -365,7 +366,7 @@ export class SqliteStore extends PlannedStore implements Store {
     scope: string,
     query: ListRecordsQuery,
     maxBytes: number,
-  ): Promise<Page<RecordState>> {
+  ): Promise<SizedPage> {
     return this.#read(() => readRecordPage(this.#db, tenant, scope, query, maxBytes));
   }
 

@@ -4,6 +4,7 @@
  * record, and carries a cursor whenever records follow, in every order and direction.
  */
 import { describe, expect, it } from 'vitest';
+import { resolveRecordPage, startCursor } from '../../core/record-page.js';
 import type { Store } from '../../store/store.js';
 import type { ListRecordsQuery } from '../../types.js';
 import { OperationIds, acquire, expectCommitted, put } from './helpers.js';
@@ -111,6 +112,26 @@ export function recordPageBudgetCases(fx: SubjectFixture): void {
           const bytes = page.reduce((sum, name) => sum + (BYTES[name] ?? 0), 0);
           expect(page.length === 1 || bytes <= BUDGET).toBe(true);
         }
+      }
+    });
+
+    it('a start cursor reads a listing from its first record, in every order and direction', async () => {
+      await seed();
+      const { store, tenant } = fx.store;
+      for (const query of [
+        { limit: 10 },
+        { limit: 10, direction: 'desc' },
+        { limit: 10, prefix: 'd' },
+        { limit: 10, prefix: 'd', direction: 'desc' },
+        { limit: 10, order: 'revision' },
+        { limit: 10, order: 'revision', direction: 'desc' },
+        { limit: 10, after: 'b' },
+      ] satisfies ListRecordsQuery[]) {
+        const cursor = startCursor(resolveRecordPage(query, 0));
+        expect(
+          await pagesOf(store, tenant, { ...query, cursor }, BUDGET),
+          JSON.stringify(query),
+        ).toEqual(await pagesOf(store, tenant, query, BUDGET));
       }
     });
   });
