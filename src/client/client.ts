@@ -258,7 +258,9 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
   /**
    * Records by name and pages of records of one scope in one exchange (`POST
    * /v1/scopes/:scope/reads`), each as `getRecord` and `listRecordsPage` read it, in the order
-   * asked; not one snapshot. A page without a limit reads 100, as `listRecordsPage` does.
+   * asked; not one snapshot. A page without a limit reads 100, as `listRecordsPage` does. The
+   * answer shares one byte budget: a page may end early, or hold nothing once earlier reads spent
+   * it; its `nextCursor` then reads on.
    */
   async readRecords(scope: string, reads: RecordReads): Promise<RecordReadsResult> {
     const pages = (reads.pages ?? []).map((query) => ({
