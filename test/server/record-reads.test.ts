@@ -141,8 +141,8 @@ describe('POST /v1/scopes/:scope/reads', () => {
     await refused({ pages: [{ cursor: 'not-a-cursor' }] }, 'pages[0].cursor');
     const unknownField = await reads(worker, { records: ['cp/a'], names: ['x'] });
     expectError(unknownField, 'invalid_request');
-    // As many names as the budget holds of the largest values are accepted: 16 by default.
-    expect(names).toHaveLength(16);
+    // As many names as the budget holds of the largest values are accepted: 4 by default.
+    expect(names).toHaveLength(4);
     const full = await reads(worker, { records: names });
     expect(full.statusCode).toBe(200);
     expect(full.json<{ records: unknown[] }>().records).toHaveLength(names.length);

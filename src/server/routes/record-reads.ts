@@ -1,6 +1,6 @@
 /** Several reads of one scope in one exchange (core/record-reads.ts). */
 import { Type } from '@sinclair/typebox';
-import { validateRecordReads } from '../../core/record-reads.js';
+import { namesWithinBudget, validateRecordReads } from '../../core/record-reads.js';
 import { ok, route, type RouteFile } from '../route.js';
 import { RecordListSchema, RecordSchema } from '../schemas/answers.js';
 import { CLOSED, Name } from '../schemas/common.js';
@@ -26,7 +26,7 @@ export const recordReadRoutes: RouteFile = (s, limits) => [
     params: s.ScopeParams,
     body: Type.Object(
       {
-        records: Type.Optional(Type.Array(Name, { maxItems: limits.maxReads })),
+        records: Type.Optional(Type.Array(Name, { maxItems: namesWithinBudget(limits) })),
         pages: Type.Optional(Type.Array(s.ListRecordsQuery, { maxItems: limits.maxReads })),
       },
       CLOSED,
