@@ -27,6 +27,12 @@ import {
 import { validateAuditQuery } from './core/validate-audit.js';
 import { requireCommitFits } from './core/transaction-limits.js';
 import { validateListRecords } from './core/record-page.js';
+import {
+  readWithinBudget,
+  validateRecordReads,
+  type RecordReads,
+  type RecordReadsResult,
+} from './core/record-reads.js';
 import { announceIntents, onIntents } from './store/intent-signal.js';
 import { openStore } from './store/open.js';
 import type { Store } from './store/store.js';
@@ -199,10 +205,28 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
   }
 
   async listRecordsPage(scope: string, query: ListRecordsQuery = {}): Promise<Page<RecordState>> {
-    return await this.store.listRecordsPage(
+    const { items, nextCursor } = await this.store.listRecordsPage(
       this.tenant,
       requireName(scope, 'scope'),
       validateListRecords(query, this.limits),
+      this.limits.maxPageBytes,
+    );
+    return { items, nextCursor };
+  }
+
+  /**
+   * Records by name and pages of records of one scope, answered within one byte budget
+   * (core/record-reads.ts); not one snapshot.
+   */
+  async readRecords(scope: string, reads: RecordReads): Promise<RecordReadsResult> {
+    const name = requireName(scope, 'scope');
+    return await readWithinBudget(
+      validateRecordReads(reads, this.limits),
+      this.limits.maxPageBytes,
+      {
+        record: (record) => this.store.getRecord(this.tenant, name, record),
+        page: (query, maxBytes) => this.store.listRecordsPage(this.tenant, name, query, maxBytes),
+      },
     );
   }
 

@@ -13,7 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FencegateApi, FencegateOpsApi, VerifyReport } from '../api.js';
-import { DEFAULT_LIST_LIMIT } from '../core/limits.js';
+import { DEFAULT_LIMITS, DEFAULT_LIST_LIMIT } from '../core/limits.js';
 import type { RecordReads, RecordReadsResult } from '../core/record-reads.js';
 import { requireName } from '../core/validate.js';
 import { FencegateError, isFencegateError } from '../errors.js';
@@ -222,13 +222,26 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
     );
   }
 
+  /**
+   * Every record of the scope by name. The server answers as many as one answer may hold and a
+   * cursor when more follow (a page cut by its byte budget may be short), which is followed to
+   * the end; the pages are not one snapshot.
+   */
   async listRecords(scope: string): Promise<RecordState[]> {
-    const answer = await this.#call<RecordListAnswer>(
-      'read',
-      'GET',
-      `/v1/scopes/${segment(scope, 'scope')}/records`,
-    );
-    return answer.items;
+    const path = `/v1/scopes/${segment(scope, 'scope')}/records`;
+    const first = await this.#call<RecordListAnswer>('read', 'GET', path);
+    const records = [...first.items];
+    let cursor = first.nextCursor ?? null;
+    while (cursor !== null) {
+      const page = await this.#call<RecordListAnswer>(
+        'read',
+        'GET',
+        `${path}${queryString({ cursor, limit: DEFAULT_LIMITS.maxListLimit })}`,
+      );
+      records.push(...page.items);
+      cursor = page.nextCursor ?? null;
+    }
+    return records;
   }
 
   async listRecordsPage(scope: string, query: ListRecordsQuery = {}): Promise<Page<RecordState>> {
@@ -245,7 +258,9 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
   /**
    * Records by name and pages of records of one scope in one exchange (`POST
    * /v1/scopes/:scope/reads`), each as `getRecord` and `listRecordsPage` read it, in the order
-   * asked; not one snapshot. A page without a limit reads 100, as `listRecordsPage` does.
+   * asked; not one snapshot. A page without a limit reads 100, as `listRecordsPage` does. The
+   * answer shares one byte budget: a page may end early, or hold nothing once earlier reads spent
+   * it; its `nextCursor` then reads on.
    */
   async readRecords(scope: string, reads: RecordReads): Promise<RecordReadsResult> {
     const pages = (reads.pages ?? []).map((query) => ({

@@ -7,6 +7,11 @@ export interface Limits {
   /** Serialized JSON bytes of one record value or intent payload. */
   maxValueBytes: number;
   maxListLimit: number;
+  /**
+   * Bytes of values one answer that lists them holds (core/answer-budget.ts): a page past its
+   * first item stops before this total and carries a cursor.
+   */
+  maxPageBytes: number;
   minTtlMs: number;
   maxTtlMs: number;
 }
@@ -17,6 +22,7 @@ export const DEFAULT_LIMITS: Limits = {
   maxIntents: 16,
   maxValueBytes: 256 * 1024,
   maxListLimit: 1000,
+  maxPageBytes: 1024 * 1024,
   minTtlMs: 100,
   maxTtlMs: 86_400_000,
 };

@@ -2,9 +2,11 @@
  * Paging through a scope's records: query validation and the cursor, shared by every adapter so a
  * cursor from one entry point reads the same on another. A cursor names the last record of a page
  * (and its revision, in revision order), so a page never re-reads what an earlier one returned and
- * never loads the scope's other records.
+ * never loads the scope's other records. A page also ends where its values reach the byte budget
+ * (answer-budget.ts): it then holds fewer than `limit` records and still carries a cursor.
  */
 import { fail } from '../errors.js';
+import { itemsWithinBudget } from './answer-budget.js';
 import { DEFAULT_LIMITS, DEFAULT_LIST_LIMIT, type Limits } from './limits.js';
 import { requireInteger, requireName, requireObject } from './validate.js';
 import type { ListRecordsQuery, Page, RecordOrder, RecordState } from '../types.js';
@@ -27,6 +29,14 @@ export interface RecordPageQuery {
   /** null: the page starts at the first record in the listing's direction. */
   position: RecordPosition | null;
   limit: number;
+  /** Bytes of values the page holds at most past its first record. */
+  maxBytes: number;
+}
+
+/** A record as a store read it for a page, with the bytes of its value's JSON text. */
+export interface SizedRecord {
+  record: RecordState;
+  bytes: number;
 }
 
 export function validateListRecords(
@@ -81,7 +91,7 @@ export function validateListRecords(
 }
 
 /** Fills in the defaults of a validated query; the cursor, when present, wins over `after`. */
-export function resolveRecordPage(query: ListRecordsQuery): RecordPageQuery {
+export function resolveRecordPage(query: ListRecordsQuery, maxBytes: number): RecordPageQuery {
   const order = query.order ?? 'name';
   let position: RecordPosition | null = null;
   if (query.cursor !== undefined) position = decodeRecordCursor(query.cursor, order);
@@ -92,6 +102,7 @@ export function resolveRecordPage(query: ListRecordsQuery): RecordPageQuery {
     descending: query.direction === 'desc',
     position,
     limit: query.limit ?? DEFAULT_LIST_LIMIT,
+    maxBytes,
   };
 }
 
@@ -100,22 +111,53 @@ export function prefixEnd(prefix: string): string {
   return `${prefix}\uffff`;
 }
 
-/** Cuts the one extra row an adapter fetched to learn whether another page follows. */
-export function recordPage(records: RecordState[], query: RecordPageQuery): Page<RecordState> {
-  const items = records.slice(0, query.limit);
-  const last = items.at(-1);
-  const more = records.length > query.limit && last !== undefined;
-  return { items, nextCursor: more ? encodeRecordCursor(last, query.order) : null };
+/** A page as a store answers it, with the bytes of its values (what it spent of its budget). */
+export interface SizedPage extends Page<RecordState> {
+  bytes: number;
 }
 
-function encodeRecordCursor(record: RecordState, order: RecordOrder): string {
+/**
+ * The page of the records an adapter read in the listing's order: those within the limit and the
+ * byte budget. An adapter reads one record more than the page holds (whose value it may leave
+ * out) to learn whether another page follows.
+ */
+export function recordPage(records: SizedRecord[], query: RecordPageQuery): SizedPage {
+  const kept = itemsWithinBudget(
+    records.map(({ bytes }) => bytes),
+    query.limit,
+    query.maxBytes,
+  );
+  const page = records.slice(0, kept);
+  const last = page.at(-1)?.record;
+  const more = records.length > kept && last !== undefined;
+  return {
+    items: page.map(({ record }) => record),
+    nextCursor: more ? encodeRecordCursor(last, query.order) : null,
+    bytes: page.reduce((sum, { bytes }) => sum + bytes, 0),
+  };
+}
+
+/**
+ * A cursor that reads the page from where it starts: its own cursor or `after`, or else the
+ * first record of the listing's direction (a position before every name, or past the last).
+ */
+export function startCursor(query: RecordPageQuery): string {
+  const start = query.position ?? {
+    name: query.descending ? prefixEnd(query.prefix) : '',
+    revision: query.descending ? Number.MAX_SAFE_INTEGER : 0,
+  };
+  return encodeRecordCursor(start, query.order);
+}
+
+function encodeRecordCursor(record: RecordPosition, order: RecordOrder): string {
   const key = order === 'name' ? `n:${record.name}` : `r:${record.revision}:${record.name}`;
   return Buffer.from(key, 'utf8').toString('base64url');
 }
 
 function decodeRecordCursor(cursor: string, order: RecordOrder): RecordPosition {
   const key = Buffer.from(cursor, 'base64url').toString('utf8');
-  const match = order === 'name' ? /^n:(.+)$/s.exec(key) : /^r:(\d{1,16}):(.+)$/s.exec(key);
+  // An empty name is the start of a listing (startCursor).
+  const match = order === 'name' ? /^n:(.*)$/s.exec(key) : /^r:(\d{1,16}):(.*)$/s.exec(key);
   if (match === null) {
     fail('invalid_request', `cursor is not a nextCursor of a listing in ${order} order`, {
       field: 'cursor',

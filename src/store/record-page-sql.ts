@@ -1,39 +1,72 @@
 /**
- * The WHERE and ORDER BY of a record page, for both SQL adapters (each binds parameters its own
- * way). Name order is a range scan of the records' primary key (tenant, scope, name); revision
- * order sorts the scope's matching rows inside the database, without an index of its own, so
- * commits pay nothing for it.
+ * The statement of a record page, for both SQL adapters (each binds parameters its own way). Name
+ * order is a range scan of the records' primary key (tenant, scope, name); revision order sorts
+ * the scope's matching rows inside the database, without an index of its own, so commits pay
+ * nothing for it.
+ *
+ * The byte budget (core/answer-budget.ts) is decided inside the database: the page's rows are
+ * first read without their values, with each value's length (which neither database needs the
+ * value's text for), their running total is taken, and only the values the page keeps are sent.
+ * The rows answered are those the page may keep and the first one past them, which tells that
+ * another page follows; core/record-page.ts makes the same cut again on what arrives.
  */
 import { prefixEnd, type RecordPageQuery } from '../core/record-page.js';
 
 /** Binds a value and returns its placeholder (`?` for SQLite, `$n` for PostgreSQL). */
 export type BindParameter = (value: unknown) => string;
 
-export function recordPageClauses(
+export interface RecordPageTable {
+  /** The records table, schema-qualified where needed. */
+  table: string;
+  /** The columns to answer besides `value`, which the statement adds (null when not kept). */
+  columns: readonly string[];
+  /** A SQL integer type wide enough for a running total of bytes. */
+  bigint: string;
+}
+
+/**
+ * One statement answering the page's rows in order, each with its `bytes` (the value's length in
+ * bytes, 0 for a tombstone) and its `value` only when the page may keep it.
+ */
+export function recordPageStatement(
+  source: RecordPageTable,
+  tenant: string,
+  scope: string,
   query: RecordPageQuery,
   bind: BindParameter,
-): { where: string; orderBy: string; limit: string } {
+): string {
   const direction = query.descending ? 'DESC' : 'ASC';
+  const orderBy =
+    query.order === 'name' ? `name ${direction}` : `revision ${direction}, name ${direction}`;
+  // Placeholders are bound in the order they appear in the text (SQLite's `?` are positional).
+  const rows = `SELECT name, revision, COALESCE(octet_length(value), 0) AS bytes
+    FROM ${source.table}
+    WHERE tenant = ${bind(tenant)} AND scope = ${bind(scope)} AND ${pageRange(query, bind)}
+    ORDER BY ${orderBy} LIMIT ${bind(query.limit + 1)}`;
+  const counted = `SELECT name, bytes, row_number() OVER w AS n,
+      CAST(sum(bytes) OVER w AS ${source.bigint}) AS through
+    FROM page WINDOW w AS (ORDER BY ${orderBy} ROWS UNBOUNDED PRECEDING)`;
+  const columns = source.columns.map((column) => `r.${column}`).join(', ');
+  return `WITH page AS (${rows}), counted AS (${counted})
+    SELECT ${columns}, c.bytes,
+      CASE WHEN c.n <= ${bind(query.limit)} AND (c.n = 1 OR c.through <= ${bind(query.maxBytes)})
+        THEN r.value END AS value
+    FROM counted c JOIN ${source.table} r
+      ON r.tenant = ${bind(tenant)} AND r.scope = ${bind(scope)} AND r.name = c.name
+    WHERE c.n <= 2 OR c.through - c.bytes <= ${bind(query.maxBytes)}
+    ORDER BY c.n`;
+}
+
+/** The names the page ranges over: the prefix, and past the position it starts after. */
+function pageRange(query: RecordPageQuery, bind: BindParameter): string {
   const where = [`name >= ${bind(query.prefix)}`, `name < ${bind(prefixEnd(query.prefix))}`];
   const position = query.position;
-  if (query.order === 'name') {
-    if (position !== null)
-      where.push(`name ${query.descending ? '<' : '>'} ${bind(position.name)}`);
-    return {
-      where: where.join(' AND '),
-      orderBy: `name ${direction}`,
-      limit: bind(query.limit + 1),
-    };
-  }
-  if (position !== null) {
-    const comparison = query.descending ? '<' : '>';
-    where.push(
-      `(revision, name) ${comparison} (${bind(position.revision)}, ${bind(position.name)})`,
-    );
-  }
-  return {
-    where: where.join(' AND '),
-    orderBy: `revision ${direction}, name ${direction}`,
-    limit: bind(query.limit + 1),
-  };
+  if (position === null) return where.join(' AND ');
+  const comparison = query.descending ? '<' : '>';
+  where.push(
+    query.order === 'name'
+      ? `name ${comparison} ${bind(position.name)}`
+      : `(revision, name) ${comparison} (${bind(position.revision)}, ${bind(position.name)})`,
+  );
+  return where.join(' AND ');
 }

@@ -19,6 +19,7 @@
  * it are core/grant-token.ts's, and the audit entries name the token.
  */
 import type { Caller } from '../core/grant-token.js';
+import type { SizedPage } from '../core/record-page.js';
 import type { TransactionCapabilities } from '../core/transaction-limits.js';
 import type { NormalizedCommit } from '../core/validate.js';
 import type {
@@ -121,13 +122,15 @@ export interface Store {
   /**
    * One page of the scope's records (existing ones and tombstones) in name or revision order,
    * either direction, optionally only names with a prefix. Reads at most `limit` + 1 rows however
-   * many records the scope holds.
+   * many records the scope holds, and holds in memory at most about `maxBytes` of their values
+   * (the page's byte budget, core/answer-budget.ts).
    */
   listRecordsPage(
     tenant: string,
     scope: string,
     query: ListRecordsQuery,
-  ): Promise<Page<RecordState>>;
+    maxBytes: number,
+  ): Promise<SizedPage>;
 
   /**
    * The commit boundary: replay check, then checks 2 to 9 of SEMANTICS.md in order, then the

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { expect } from 'vitest';
 import { verifyStore } from '../../src/audit/verify.js';
 import { FencegateClient } from '../../src/client/index.js';
-import { buildServer } from '../../src/server/build-server.js';
+import { buildServer, type ServerLimits } from '../../src/server/build-server.js';
 import { issueToken } from '../../src/server/tokens.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { faultyStore, type FaultyStore } from '../../src/testing/faulty-store.js';
@@ -34,11 +34,16 @@ export interface OpsHarness {
   close(): Promise<void>;
 }
 
-export async function startHarness(options: { proxy?: boolean } = {}): Promise<OpsHarness> {
+export async function startHarness(
+  options: { proxy?: boolean; limits?: Partial<ServerLimits> } = {},
+): Promise<OpsHarness> {
   const clock = new ManualClock();
   const store = SqliteStore.open({ path: ':memory:', clock });
   const faults = faultyStore(store);
-  const app = await buildServer({ store: faults });
+  const app = await buildServer({
+    store: faults,
+    ...(options.limits === undefined ? {} : { limits: options.limits }),
+  });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
   const url = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;

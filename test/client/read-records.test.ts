@@ -42,6 +42,30 @@ describe('FencegateClient.readRecords', () => {
     expect(answer.pages[0]?.nextCursor).not.toBeNull();
   });
 
+  it('follows a page the byte budget cut short: listRecords reads every record, a page carries its cursor', async () => {
+    // Each value's JSON text is 100 bytes; the server's budget holds two of them.
+    harness = await startHarness({ limits: { maxPageBytes: 200 } });
+    const client = harness.client('worker');
+    const scope = 'lg/thread-3';
+    const grant = await client.acquire({ scope, holder: 'w', ttlMs: 60_000 });
+    const names = ['cp/1', 'cp/2', 'cp/3', 'cp/4', 'cp/5'];
+    const value = (name: string) => name.padEnd(98, '.');
+    await client.commit({
+      scope,
+      fence: grant.fence,
+      operationId: 'seed',
+      writes: names.map((name) => ({ name, expectRevision: 0, value: value(name) })),
+    });
+
+    const all = await client.listRecords(scope);
+    expect(all.map((record) => [record.name, record.value])).toEqual(
+      names.map((name) => [name, value(name)]),
+    );
+    const first = await client.listRecordsPage(scope, { prefix: 'cp/', limit: 10 });
+    expect(first.items.map((record) => record.name)).toEqual(['cp/1', 'cp/2']);
+    expect(first.nextCursor).not.toBeNull();
+  });
+
   it('raises invalid_request for a read that is not valid', async () => {
     harness = await startHarness();
     const client = harness.client('worker');

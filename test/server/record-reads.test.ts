@@ -4,6 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../src/core/limits.js';
+import { namesWithinBudget } from '../../src/core/record-reads.js';
 import { RecordReadsSchema } from '../../src/server/routes/record-reads.js';
 import { ErrorBody } from '../../src/server/schemas/common.js';
 import {
@@ -27,8 +28,12 @@ afterEach(async () => {
   }
 });
 
-async function withRecords(names: string[]): Promise<string> {
-  fx = await serverFixture();
+async function withRecords(
+  names: string[],
+  limits: Partial<typeof DEFAULT_LIMITS> = {},
+  valueOf: (n: number) => unknown = (n) => ({ n }),
+): Promise<string> {
+  fx = await serverFixture({ limits });
   const worker = fx.tokens.workerA;
   const grant = await fx.send('POST', '/v1/leases/acquire', worker, {
     scope: SCOPE,
@@ -40,7 +45,7 @@ async function withRecords(names: string[]): Promise<string> {
     scope: SCOPE,
     fence,
     operationId: 'seed',
-    writes: names.map((name, n) => ({ name, expectRevision: 0, value: { n } })),
+    writes: names.map((name, n) => ({ name, expectRevision: 0, value: valueOf(n) })),
   });
   expect(commit.statusCode).toBe(200);
   return worker;
@@ -122,18 +127,115 @@ describe('POST /v1/scopes/:scope/reads', () => {
     };
     await refused({}, 'records');
     await refused({ records: [], pages: [] }, 'records');
-    const names = Array.from({ length: DEFAULT_LIMITS.maxReads }, (_, n) => `r${n}`);
-    await refused({ records: names, pages: [{ prefix: 'cp/' }] }, 'pages');
+    const names = Array.from({ length: namesWithinBudget(DEFAULT_LIMITS) }, (_, n) => `r${n}`);
+    const pages = Array.from({ length: DEFAULT_LIMITS.maxReads - names.length }, (_, n) => ({
+      prefix: `p${n}/`,
+      limit: 1,
+    }));
+    expect((await reads(worker, { records: names, pages })).statusCode).toBe(200);
+    await refused({ records: names, pages: [...pages, { prefix: 'cp/', limit: 1 }] }, 'pages');
+    await refused({ records: [...names, 'one-more'] }, 'records');
     await refused({ records: ['cp/a', 'bad name'] }, 'records[1]');
     await refused({ pages: [{ prefix: 'cp/' }, { limit: 0 }] }, 'pages[1].limit');
     await refused({ pages: [{ order: 'revision', after: 'cp/a' }] }, 'pages[0].after');
     await refused({ pages: [{ cursor: 'not-a-cursor' }] }, 'pages[0].cursor');
     const unknownField = await reads(worker, { records: ['cp/a'], names: ['x'] });
     expectError(unknownField, 'invalid_request');
-    // The full count is accepted.
+    // As many names as the budget holds of the largest values are accepted: 4 by default.
+    expect(names).toHaveLength(4);
     const full = await reads(worker, { records: names });
     expect(full.statusCode).toBe(200);
-    expect(full.json<{ records: unknown[] }>().records).toHaveLength(DEFAULT_LIMITS.maxReads);
+    expect(full.json<{ records: unknown[] }>().records).toHaveLength(names.length);
+  });
+
+  it('counts a request by the records it may read: each name one, each page its limit', async () => {
+    const worker = await withRecords(['cp/a']);
+    const refused = await reads(worker, {
+      records: ['cp/a'],
+      pages: [{ prefix: 'cp/', limit: DEFAULT_LIMITS.maxListLimit }],
+    });
+    expectError(refused, 'invalid_request');
+    expect(errorOf(refused).details).toMatchObject({
+      field: 'pages',
+      max: DEFAULT_LIMITS.maxListLimit,
+    });
+    // Ten pages without a limit read 100 records each: 1,000, the most one request may read.
+    const prefixes = Array.from({ length: 10 }, (_, n) => ({ prefix: `p${n}/` }));
+    expect((await reads(worker, { pages: prefixes })).statusCode).toBe(200);
+    const eleven = await reads(worker, { pages: [...prefixes, { prefix: 'p10/' }] });
+    expectError(eleven, 'invalid_request');
+    expect(errorOf(eleven).details).toMatchObject({ field: 'pages' });
+  });
+
+  it('refuses a page that reads the same range as an earlier one of the request', async () => {
+    const worker = await withRecords(['cp/a', 'cp/b']);
+    const refused = async (pages: unknown[], field: string) => {
+      const response = await reads(worker, { pages });
+      expectError(response, 'invalid_request');
+      expect(errorOf(response).details).toMatchObject({ field });
+      expect(errorOf(response).message).toContain('pages[0]');
+    };
+    await refused([{ prefix: 'cp/' }, { prefix: 'cp/', limit: 5 }], 'pages[1]');
+    await refused(
+      [{ prefix: 'cp/', after: 'cp/a' }, { limit: 1 }, { prefix: 'cp/', after: 'cp/a' }],
+      'pages[2]',
+    );
+    const first = await reads(worker, { pages: [{ prefix: 'cp/', limit: 1 }] });
+    const cursor = first.json<{ pages: { nextCursor: string }[] }>().pages[0]?.nextCursor;
+    await refused(
+      [
+        { prefix: 'cp/', cursor },
+        { prefix: 'cp/', after: 'cp/a' },
+      ],
+      'pages[1]',
+    );
+    // The same prefix in another order or direction is another range.
+    const other = await reads(worker, {
+      pages: [
+        { prefix: 'cp/' },
+        { prefix: 'cp/', direction: 'desc' },
+        { prefix: 'cp/', order: 'revision' },
+      ],
+    });
+    expect(other.statusCode).toBe(200);
+  });
+
+  it('answers within one byte budget: the records named, then each page in order with what is left', async () => {
+    // Each value's JSON text is 100 bytes; the budget holds two and a half of them.
+    const value = (n: number) => ({ v: `${n}`.padEnd(92, 'x') });
+    const names = ['bl/1', 'cp/1', 'cp/2', 'cp/3', 'wr/1', 'wr/2', 'zz/1'];
+    const worker = await withRecords(names, { maxPageBytes: 250, maxValueBytes: 100 }, value);
+    expect(JSON.stringify(value(0))).toHaveLength(100);
+    type Answer = { pages: { items: { name: string }[]; nextCursor: string | null }[] };
+    const namesOf = (page: Answer['pages'][number] | undefined) =>
+      page?.items.map((record) => record.name);
+    const page = async (query: string, cursor: string | null | undefined) =>
+      (await get(
+        worker,
+        `?${query}&cursor=${encodeURIComponent(cursor ?? '')}`,
+      )) as Answer['pages'][number];
+
+    const answer = expectShape(
+      await reads(worker, {
+        records: ['bl/1'],
+        pages: [{ prefix: 'cp/' }, { prefix: 'wr/' }, { direction: 'desc' }],
+      }),
+      200,
+      RecordReadsSchema,
+    ) as Answer;
+    const [cp, wr, desc] = answer.pages;
+    expect(namesOf(cp)).toEqual(['cp/1']);
+    // Given less than its first record, a page holds that record and no more.
+    expect(namesOf(wr)).toEqual(['wr/1']);
+    // The budget is spent: a later page reads nothing and says where to start.
+    expect(desc?.items).toEqual([]);
+    // Each cursor goes on through GET, with the budget of a request of its own.
+    expect(namesOf(await page('prefix=cp%2F', cp?.nextCursor))).toEqual(['cp/2', 'cp/3']);
+    expect(await page('prefix=wr%2F', wr?.nextCursor)).toMatchObject({
+      items: [{ name: 'wr/2' }],
+      nextCursor: null,
+    });
+    expect(namesOf(await page('direction=desc', desc?.nextCursor))).toEqual(['zz/1', 'wr/2']);
   });
 
   it('needs a token', async () => {

@@ -4,7 +4,6 @@
  * report is not re-read from its start at every refresh, and the panels show the background
  * verifier's result. Measured as the worst latency of /healthz probes sent all along.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +11,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { issueToken } from '../../src/server/tokens.js';
 import { startServer, type RunningServer } from '../../src/server/start-server.js';
 import { LARGE_CUTOVER, LARGE_TENANT, writeLargeHistory } from '../audit/large-history.js';
+import { startProbe } from './healthz-probe.js';
 
 const ENTRIES = 200_000;
 /**
@@ -50,43 +50,6 @@ afterAll(async () => {
   await running?.close();
   rmSync(dir, { recursive: true, force: true });
 });
-
-/**
- * Probes /healthz from another process, so the probe's own HTTP work does not wait on the
- * server's event loop: what is measured is how long the server takes to answer. Until stdin
- * closes, it prints each latency (ms) on a line.
- */
-const PROBE = `
-const url = process.argv[1];
-let open = true;
-process.stdin.on('end', () => { open = false; }).resume();
-(async () => {
-  while (open) {
-    const start = performance.now();
-    await (await fetch(url)).arrayBuffer();
-    process.stdout.write(String(performance.now() - start) + '\\n');
-  }
-})();
-`;
-
-function startProbe(url: string): { stop(): Promise<number[]> } {
-  const child = spawn(process.execPath, ['-e', PROBE, url], { stdio: ['pipe', 'pipe', 'inherit'] });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-  return {
-    async stop() {
-      child.stdin.end();
-      await exited;
-      return output
-        .split('\n')
-        .filter((line) => line !== '')
-        .map(Number);
-    },
-  };
-}
 
 it('keeps /healthz answering while verify, the report and the panels run on a large history', async () => {
   // The background verifier's first run over the history is not what is measured here.

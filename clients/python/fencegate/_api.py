@@ -59,6 +59,9 @@ READ = "read"  # sent again
 IDEMPOTENT = "idempotent"  # a write that cannot apply twice: sent again
 WRITE = "write"  # may have taken effect: never sent again after a lost reply
 
+#: The most records one page of the server may be asked for.
+MAX_LIST_LIMIT = 1000
+
 
 class ApiPlans:
     """Every API call as a plan; a client subclass runs them (``install_calls``)."""
@@ -203,8 +206,19 @@ class ApiPlans:
         return from_wire(RecordState, answer)
 
     def list_records(self, scope: str) -> "Plan[List[RecordState]]":
-        answer = yield from self._json(READ, "GET", f"{_scope_path(scope)}/records")
-        return [from_wire(RecordState, item) for item in answer["items"]]
+        """Every record of the scope by name (tombstones too). The server answers as many as one
+        answer may hold and a ``nextCursor`` when more follow (a page its byte budget cut may be
+        short); the rest is read page by page. The pages are not one snapshot."""
+        path = f"{_scope_path(scope)}/records"
+        answer = yield from self._json(READ, "GET", path)
+        items = list(answer["items"])
+        cursor = answer.get("nextCursor")
+        while cursor is not None:
+            query = _req.query(cursor=cursor, limit=MAX_LIST_LIMIT)
+            answer = yield from self._json(READ, "GET", f"{path}{query}")
+            items.extend(answer["items"])
+            cursor = answer.get("nextCursor")
+        return [from_wire(RecordState, item) for item in items]
 
     def list_records_page(
         self,
@@ -235,7 +249,11 @@ class ApiPlans:
         """Records by name and pages of records of one scope in one exchange, each as
         :meth:`get_record` and :meth:`list_records_page` read it (a page's keys are that method's
         arguments: ``prefix``, ``order``, ``direction``, ``after``, ``limit``, ``cursor``), in the
-        order asked; not one snapshot. At most 64 reads, records and pages together."""
+        order asked; not one snapshot. At most 64 reads, records and pages together, reading at
+        most 1,000 records (a name counts one, a page its limit) and naming at most as many
+        records as the server's byte budget holds of the largest values (4 by default). The
+        answer shares that budget: a page may end early, or hold nothing once earlier reads spent
+        it; its ``next_cursor`` then reads on."""
         body = {
             "records": list(records),
             "pages": [_req.body(**page) for page in pages],

@@ -100,17 +100,28 @@ async function rootTip(gate: FencegateApi, scope: string): Promise<string | null
   return newest === undefined ? null : unescapeName(newest.name.slice(prefix.length));
 }
 
+/**
+ * The names of the start checkpoint's pending-write records, or null past MAX_START_WRITES. A page
+ * may end early (its byte budget), so pages are followed until the list is whole or too long.
+ */
 async function existingWrites(
   gate: FencegateApi,
   scope: string,
   checkpointId: string,
 ): Promise<string[] | null> {
-  const page = await gate.listRecordsPage(scope, {
-    prefix: writesPrefix('', checkpointId),
-    limit: MAX_START_WRITES,
-  });
-  if (page.nextCursor) return null;
-  return page.items.filter((record) => record.exists).map((record) => record.name);
+  const names: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await gate.listRecordsPage(scope, {
+      prefix: writesPrefix('', checkpointId),
+      limit: MAX_START_WRITES + 1 - names.length,
+      ...(cursor === undefined ? {} : { cursor }),
+    });
+    names.push(...page.items.filter((record) => record.exists).map((record) => record.name));
+    if (names.length > MAX_START_WRITES) return null;
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor !== undefined);
+  return names;
 }
 
 function committedRevision(result: CommitResult): number {

@@ -1,6 +1,6 @@
 /** Several reads of one scope in one exchange (core/record-reads.ts). */
 import { Type } from '@sinclair/typebox';
-import { validateRecordReads } from '../../core/record-reads.js';
+import { namesWithinBudget, validateRecordReads } from '../../core/record-reads.js';
 import { ok, route, type RouteFile } from '../route.js';
 import { RecordListSchema, RecordSchema } from '../schemas/answers.js';
 import { CLOSED, Name } from '../schemas/common.js';
@@ -22,11 +22,11 @@ export const recordReadRoutes: RouteFile = (s, limits) => [
     tag: 'records',
     summary:
       'Records by name and pages of records of one scope, each answered as its own GET would ' +
-      'be, in one exchange (not one snapshot)',
+      'be, in one exchange (not one snapshot), within one byte budget',
     params: s.ScopeParams,
     body: Type.Object(
       {
-        records: Type.Optional(Type.Array(Name, { maxItems: limits.maxReads })),
+        records: Type.Optional(Type.Array(Name, { maxItems: namesWithinBudget(limits) })),
         pages: Type.Optional(Type.Array(s.ListRecordsQuery, { maxItems: limits.maxReads })),
       },
       CLOSED,
@@ -36,14 +36,7 @@ export const recordReadRoutes: RouteFile = (s, limits) => [
       body: (value) => validateRecordReads(value, limits),
     },
     responses: { 200: { description: 'the records and pages', schema: RecordReadsSchema } },
-    handler: async ({ params, body }, ctx) => {
-      const reads = validateRecordReads(body, limits);
-      const api = ctx.tenantApi();
-      const [records, pages] = await Promise.all([
-        Promise.all(reads.records.map((name) => api.getRecord(params.scope, name))),
-        Promise.all(reads.pages.map((query) => api.listRecordsPage(params.scope, query))),
-      ]);
-      return ok({ records, pages });
-    },
+    handler: async ({ params, body }, ctx) =>
+      ok(await ctx.tenantApi().readRecords(params.scope, body)),
   }),
 ];

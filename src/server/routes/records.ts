@@ -29,8 +29,9 @@ export const recordRoutes: RouteFile = (s, limits) => [
     auth: 'worker',
     tag: 'records',
     summary:
-      'Records of the scope that exist or have a tombstone: all of them by name, or with any ' +
-      'query parameter one page (prefix, order name or revision, direction, after, limit, cursor)',
+      'Records of the scope that exist or have a tombstone: by name up to the byte budget (then ' +
+      'with nextCursor), or with any query parameter one page (prefix, order name or revision, ' +
+      'direction, after, limit, cursor)',
     params: s.ScopeParams,
     querystring: s.ListRecordsQuery,
     explain: {
@@ -38,11 +39,15 @@ export const recordRoutes: RouteFile = (s, limits) => [
       querystring: (value) => validateListRecords(value, limits),
     },
     responses: { 200: { description: 'the records', schema: RecordListSchema } },
-    handler: async ({ params, query }, ctx) =>
-      ok(
-        Object.keys(query).length === 0
-          ? { items: await ctx.tenantApi().listRecords(params.scope) }
-          : await ctx.tenantApi().listRecordsPage(params.scope, query),
-      ),
+    handler: async ({ params, query }, ctx) => {
+      if (Object.keys(query).length > 0) {
+        return ok(await ctx.tenantApi().listRecordsPage(params.scope, query));
+      }
+      // Without a query, as many records as one page may hold; a cursor only when more follow.
+      const page = await ctx
+        .tenantApi()
+        .listRecordsPage(params.scope, { limit: limits.maxListLimit });
+      return ok(page.nextCursor === null ? { items: page.items } : page);
+    },
   }),
 ];

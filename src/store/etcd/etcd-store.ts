@@ -4,6 +4,7 @@
  * rows the plan decides on were read; etcd's own leases are not used. See docs/etcd.md for the
  * clock assumption, the key layout, limits and compaction.
  */
+import type { SizedPage } from '../../core/record-page.js';
 import { CompareResult, CompareTarget } from 'etcd3';
 import { systemClock, type Clock } from '../../core/clock.js';
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
@@ -56,7 +57,8 @@ import {
 } from './etcd-engine.js';
 import { EtcdBatcher } from './etcd-group-commit.js';
 import { EtcdKeys, prefixEnd } from './etcd-keys.js';
-import { listCutovers, listRecordsPage, listTenantsWithOpenIntents } from './etcd-lists.js';
+import { listCutovers, listTenantsWithOpenIntents } from './etcd-lists.js';
+import { listRecordsPage } from './etcd-record-page.js';
 import {
   auditPrunedHash,
   auditPrunedThrough,
@@ -233,8 +235,9 @@ export class EtcdStore extends PlannedStore implements Store {
     tenant: string,
     scope: string,
     query: ListRecordsQuery,
-  ): Promise<Page<RecordState>> {
-    return listRecordsPage(this.#connection, this.#keys, tenant, scope, query);
+    maxBytes: number,
+  ): Promise<SizedPage> {
+    return listRecordsPage(this.#connection, this.#keys, tenant, scope, query, maxBytes);
   }
 
   async getOperation(tenant: string, operationId: string): Promise<CommitResult | null> {

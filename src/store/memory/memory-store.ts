@@ -7,7 +7,13 @@
 import { systemClock, type Clock } from '../../core/clock.js';
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
 import type { CutoverStepRow, Ref } from '../../core/plan/transition.js';
-import { recordPage, resolveRecordPage } from '../../core/record-page.js';
+import { jsonTextBytes } from '../../core/answer-budget.js';
+import {
+  recordPage,
+  resolveRecordPage,
+  type SizedRecord,
+  type SizedPage,
+} from '../../core/record-page.js';
 import { UNBOUNDED_TRANSACTIONS } from '../../core/transaction-limits.js';
 import { CUTOVER_CHUNK } from '../../cutover/plan.js';
 import { FencegateError } from '../../errors.js';
@@ -160,24 +166,27 @@ export class MemoryStore extends PlannedStore implements Store {
   }
 
   listRecords(tenant: string, scope: string): Promise<RecordState[]> {
-    return this.#open(() => this.#records(tenant, scope));
+    return this.#open(() => this.#records(tenant, scope).map(({ record }) => record));
   }
 
-  #records(tenant: string, scope: string): RecordState[] {
+  #records(tenant: string, scope: string): SizedRecord[] {
     return this.#rows(tenant, 'record')
       .flatMap(({ ref, row }) =>
-        ref.type === 'record' && ref.scope === scope ? [recordStateOf(scope, ref.name, row)] : [],
+        ref.type === 'record' && ref.scope === scope
+          ? [{ record: recordStateOf(scope, ref.name, row), bytes: jsonTextBytes(row.valueJson) }]
+          : [],
       )
-      .sort((a, b) => byCodeUnit(a.name, b.name));
+      .sort((a, b) => byCodeUnit(a.record.name, b.record.name));
   }
 
   listRecordsPage(
     tenant: string,
     scope: string,
     query: ListRecordsQuery,
-  ): Promise<Page<RecordState>> {
+    maxBytes: number,
+  ): Promise<SizedPage> {
     return this.#open(() => {
-      const page = resolveRecordPage(query);
+      const page = resolveRecordPage(query, maxBytes);
       const sign = page.descending ? -1 : 1;
       const order = (
         a: { revision: number; name: string },
@@ -186,9 +195,9 @@ export class MemoryStore extends PlannedStore implements Store {
         sign *
         ((page.order === 'revision' ? a.revision - b.revision : 0) || byCodeUnit(a.name, b.name));
       const records = this.#records(tenant, scope)
-        .filter((record) => record.name.startsWith(page.prefix))
-        .filter((record) => page.position === null || order(record, page.position) > 0)
-        .sort(order);
+        .filter(({ record }) => record.name.startsWith(page.prefix))
+        .filter(({ record }) => page.position === null || order(record, page.position) > 0)
+        .sort((a, b) => order(a.record, b.record));
       return recordPage(records.slice(0, page.limit + 1), page);
     });
   }

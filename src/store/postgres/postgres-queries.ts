@@ -3,7 +3,7 @@
  * paging as the other adapters: intents by effectKey with an opaque cursor, audit by seq.
  */
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
-import { recordPage, resolveRecordPage } from '../../core/record-page.js';
+import { recordPage, resolveRecordPage, type SizedPage } from '../../core/record-page.js';
 import type {
   AuditPage,
   AuditQuery,
@@ -11,15 +11,14 @@ import type {
   ListIntentsQuery,
   ListRecordsQuery,
   Page,
-  RecordState,
 } from '../../types.js';
-import { recordPageClauses } from '../record-page-sql.js';
+import { recordPageStatement } from '../record-page-sql.js';
 import {
   AUDIT_COLUMNS,
   decodeCursor,
   encodeCursor,
   INTENT_COLUMNS,
-  RECORD_COLUMNS,
+  RECORD_COLUMNS_BUT_VALUE,
   toAuditEntry,
   toIntent,
   toRecordState,
@@ -105,23 +104,28 @@ export function auditPageStatement(
 }
 
 export async function readRecordPage(
-  read: (text: string, values: unknown[]) => Promise<RecordRow[]>,
+  read: (text: string, values: unknown[]) => Promise<(RecordRow & { bytes: number | string })[]>,
   schema: string,
   tenant: string,
   scope: string,
   query: ListRecordsQuery,
-): Promise<Page<RecordState>> {
-  const page = resolveRecordPage(query);
-  const values: unknown[] = [tenant, scope];
-  const clauses = recordPageClauses(page, (value) => `$${values.push(value)}`);
-  const rows = await read(
-    `SELECT ${RECORD_COLUMNS} FROM ${schema}.records
-     WHERE tenant = $1 AND scope = $2 AND ${clauses.where}
-     ORDER BY ${clauses.orderBy} LIMIT ${clauses.limit}`,
-    values,
+  maxBytes: number,
+): Promise<SizedPage> {
+  const page = resolveRecordPage(query, maxBytes);
+  const values: unknown[] = [];
+  const text = recordPageStatement(
+    { table: `${schema}.records`, columns: RECORD_COLUMNS_BUT_VALUE, bigint: 'bigint' },
+    tenant,
+    scope,
+    page,
+    (value) => `$${values.push(value)}`,
   );
+  const rows = await read(text, values);
   return recordPage(
-    rows.map((row) => toRecordState(scope, row.name, row)),
+    rows.map((row) => ({
+      record: toRecordState(scope, row.name, row),
+      bytes: Number(row.bytes),
+    })),
     page,
   );
 }

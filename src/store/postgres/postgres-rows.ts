@@ -33,6 +33,15 @@ export interface RecordRow {
 export const SCOPE_COLUMNS =
   'scope, fence, holder, lease_expires_at, policy_version, status, updated_at';
 export const RECORD_COLUMNS = 'name, live, value, revision, incarnation, fingerprint, updated_at';
+/** The record columns a page answers besides its value (store/record-page-sql.ts adds it). */
+export const RECORD_COLUMNS_BUT_VALUE = [
+  'name',
+  'live',
+  'revision',
+  'incarnation',
+  'fingerprint',
+  'updated_at',
+] as const;
 export const INTENT_COLUMNS = `effect_key, scope, target, payload, status, attempts, fence,
   operation_id, claim_fence, provider_ref, last_error, created_at, updated_at, unknown_outcomes,
   claimed_by, claim_expires_at, next_attempt_at`;

@@ -8,6 +8,7 @@
  * clock would not judge the same way runs again (postgres-engine.ts). A test may inject a Clock:
  * its now() is then store time outright.
  */
+import type { SizedPage } from '../../core/record-page.js';
 import type { Clock } from '../../core/clock.js';
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
 import { UNBOUNDED_TRANSACTIONS } from '../../core/transaction-limits.js';
@@ -300,13 +301,15 @@ export class PostgresStore extends PlannedStore implements Store {
     tenant: string,
     scope: string,
     query: ListRecordsQuery,
-  ): Promise<Page<RecordState>> {
+    maxBytes: number,
+  ): Promise<SizedPage> {
     return readRecordPage(
-      (text, values) => this.#rows<RecordRow>(text, values),
+      (text, values) => this.#rows<RecordRow & { bytes: string }>(text, values),
       this.schema,
       tenant,
       scope,
       query,
+      maxBytes,
     );
   }
 

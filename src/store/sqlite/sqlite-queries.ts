@@ -1,6 +1,6 @@
 /** Filtered list reads (intents, audit) whose WHERE clause depends on the filters given. */
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
-import { recordPage, resolveRecordPage } from '../../core/record-page.js';
+import { recordPage, resolveRecordPage, type SizedPage } from '../../core/record-page.js';
 import type {
   AuditPage,
   AuditQuery,
@@ -8,9 +8,8 @@ import type {
   ListIntentsQuery,
   ListRecordsQuery,
   Page,
-  RecordState,
 } from '../../types.js';
-import { recordPageClauses } from '../record-page-sql.js';
+import { recordPageStatement } from '../record-page-sql.js';
 import type { SqliteDatabase } from './sqlite-database.js';
 import { recordsOf } from './sqlite-audit-row.js';
 import { preparedOnce } from './sqlite-statement-cache.js';
@@ -95,26 +94,38 @@ export function readAuditPage(
   return { items, nextAfterSeq: rows.length > limit && last ? last.seq : null };
 }
 
+/** The record columns a page answers besides its value (store/record-page-sql.ts adds it). */
+const RECORD_COLUMNS_BUT_VALUE = [
+  'name',
+  'present',
+  'revision',
+  'incarnation',
+  'fingerprint',
+  'updated_at',
+] as const;
+
 export function readRecordPage(
   db: SqliteDatabase,
   tenant: string,
   scope: string,
   query: ListRecordsQuery,
-): Page<RecordState> {
-  const page = resolveRecordPage(query);
-  const values: unknown[] = [tenant, scope];
-  const clauses = recordPageClauses(page, (value) => {
-    values.push(value);
-    return '?';
-  });
-  const rows = preparedOnce(
-    db,
-    `SELECT name, present, value, revision, incarnation, fingerprint, updated_at
-       FROM records WHERE tenant = ? AND scope = ? AND ${clauses.where}
-       ORDER BY ${clauses.orderBy} LIMIT ${clauses.limit}`,
-  ).all(...values) as RecordRow[];
+  maxBytes: number,
+): SizedPage {
+  const page = resolveRecordPage(query, maxBytes);
+  const values: unknown[] = [];
+  const text = recordPageStatement(
+    { table: 'records', columns: RECORD_COLUMNS_BUT_VALUE, bigint: 'INTEGER' },
+    tenant,
+    scope,
+    page,
+    (value) => {
+      values.push(value);
+      return '?';
+    },
+  );
+  const rows = preparedOnce(db, text).all(...values) as (RecordRow & { bytes: number })[];
   return recordPage(
-    rows.map((row) => toRecordState(scope, row.name, row)),
+    rows.map((row) => ({ record: toRecordState(scope, row.name, row), bytes: row.bytes })),
     page,
   );
 }

@@ -5,6 +5,7 @@
  * holds it, the store waits from the event loop (sqlite-busy.ts), never blocking the process, up
  * to the busy timeout, after which the answer is store_unavailable with nothing changed.
  */
+import type { SizedPage } from '../../core/record-page.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { systemClock, type Clock } from '../../core/clock.js';
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
@@ -364,8 +365,9 @@ export class SqliteStore extends PlannedStore implements Store {
     tenant: string,
     scope: string,
     query: ListRecordsQuery,
-  ): Promise<Page<RecordState>> {
-    return this.#read(() => readRecordPage(this.#db, tenant, scope, query));
+    maxBytes: number,
+  ): Promise<SizedPage> {
+    return this.#read(() => readRecordPage(this.#db, tenant, scope, query, maxBytes));
   }
 
   /** One batch now, or, while another process holds the write lock, later from the event loop. */

@@ -31,6 +31,7 @@ import { leaseJobCases } from './lease-jobs.js';
 import { leaseCases } from './leases.js';
 import { operatorCases } from './operator.js';
 import { recordCases } from './records.js';
+import { recordPageBudgetCases } from './record-page-budget.js';
 import { recordPageCases } from './record-pages.js';
 import { rejectionCases } from './rejections.js';
 import { sharedStoreCases } from './shared-store.js';
@@ -60,6 +61,7 @@ export function defineStoreConformanceSuite(options: StoreConformanceOptions): v
     validationCases(fixture);
     sharedStoreCases(fixture);
     recordPageCases(fixture);
+    recordPageBudgetCases(fixture);
     abandonCases(fixture);
     dispatchCases(fixture);
     cutoverCases(fixture);

@@ -14,6 +14,9 @@ from .plans import Gather, Plan, call
 
 #: The server's bound on the reads of one request (a commit's bound), records and pages together.
 MAX_READS = 64
+#: The records one request may name: as many as the server's byte budget (1 MiB by default) holds
+#: of the largest values (256 KiB).
+MAX_NAMES = 4
 
 
 class ReadTogether:
@@ -44,9 +47,9 @@ def _in_requests_of_max_reads(
 ) -> "Plan[Tuple[List[Any], List[Any]]]":
     # The pages and as many records as fit go in the first request; further records in more,
     # all sent at once.
-    first = max(0, MAX_READS - len(pages))
+    first = max(0, min(MAX_NAMES, MAX_READS - len(pages)))
     batches = [list(names[:first])] + [
-        list(names[start : start + MAX_READS]) for start in range(first, len(names), MAX_READS)
+        list(names[start : start + MAX_NAMES]) for start in range(first, len(names), MAX_NAMES)
     ]
     calls = [call("read_records", scope, records=batches[0], pages=list(pages))] + [
         call("read_records", scope, records=batch) for batch in batches[1:]

@@ -153,6 +153,9 @@ class ThreadReader:
             )
         except ScopeNotFoundError:
             return None
+        if not newest.items and newest.next_cursor is not None:
+            # The blobs read with it spent the answer's byte budget: the page says where it starts.
+            newest = yield from self._page(scope, checkpoint_prefix(namespace), newest.next_cursor, 1)
         tip = newest.items[0] if newest.items else None
         if tip is None or not tip.exists or tip.value.get("id") != stored["id"]:
             return None
