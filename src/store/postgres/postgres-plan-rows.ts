@@ -9,20 +9,6 @@ import type { Put, Ref, Rows, RowType } from '../../core/plan/transition.js';
 import type { CommitResult, Intent } from '../../types.js';
 import { toIntent, type IntentRow } from '../rows.js';
 
-/** The row types in the order the apply step locks their tables. */
-export const ROW_TYPES: readonly RowType[] = [
-  'scope',
-  'fenceGrant',
-  'record',
-  'deletion',
-  'operation',
-  'intent',
-  'policy',
-  'cutover',
-  'cutoverStep',
-  'job',
-];
-
 type Columns = Record<string, unknown>;
 
 export function keyColumns(ref: Ref): Columns {
