@@ -9,7 +9,7 @@ import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
 import type { CutoverStepRow, Ref } from '../../core/plan/transition.js';
 import { recordPage, resolveRecordPage } from '../../core/record-page.js';
 import { UNBOUNDED_TRANSACTIONS } from '../../core/transaction-limits.js';
-import { CUTOVER_CHUNK } from '../../cutover/plan.js';
+import { CUTOVER_CHUNK } from '../../core/cutover-rules.js';
 import { FencegateError } from '../../errors.js';
 import type {
   AuditPage,
