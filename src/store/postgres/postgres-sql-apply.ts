@@ -28,7 +28,7 @@
  * The answer names the transitions that did not hold and carries the current rows of every key
  * they locked, so the caller plans them again without another read.
  */
-const OPEN = `('pending', 'unknown', 'claimed')`;
+import { OPEN_INTENT_SQL_LIST } from '../open-intent-sql.js';
 
 /**
  * Every statement of these functions finds rows by key: nested loops over primary keys. A hash or
@@ -385,7 +385,7 @@ BEGIN
       -- Claimable at 'at' (core/intent-rules.ts isClaimable): pending or unknown and due, or
       -- claimed with an expired claim.
       RETURN ARRAY(SELECT x.effect_key FROM @schema@.intents x
-        WHERE x.tenant = p_tenant AND x.status IN ${OPEN}
+        WHERE x.tenant = p_tenant AND x.status IN ${OPEN_INTENT_SQL_LIST}
           AND CASE WHEN x.status = 'claimed'
                 THEN x.claim_expires_at <= (r->'due'->>'at')::bigint
                 ELSE x.next_attempt_at IS NULL OR x.next_attempt_at <= (r->'due'->>'at')::bigint
@@ -396,7 +396,7 @@ BEGIN
         LIMIT (r->'due'->>'limit')::integer);
     END IF;
     RETURN ARRAY(SELECT x.effect_key FROM @schema@.intents x
-      WHERE x.tenant = p_tenant AND x.status IN ${OPEN} ORDER BY x.effect_key);
+      WHERE x.tenant = p_tenant AND x.status IN ${OPEN_INTENT_SQL_LIST} ORDER BY x.effect_key);
   WHEN 'scopes' THEN
     RETURN ARRAY(SELECT x.scope FROM @schema@.scopes x
       WHERE x.tenant = p_tenant AND x.scope >= r->>'prefix' AND starts_with(x.scope, r->>'prefix')
