@@ -30,9 +30,9 @@ export { planAbandon, planCommit } from '../core/plan/plan-commit.js';
 export {
   planCutoverChunk,
   planCutoverStart,
-  planJobEvents,
   planRegisterPolicy,
 } from '../core/plan/plan-cutover.js';
+export { planJobEvents } from '../core/plan/plan-jobs.js';
 export {
   claimResult,
   completionResult,

@@ -11,9 +11,9 @@ import { planAbandon, planCommit } from '../core/plan/plan-commit.js';
 import {
   planCutoverChunk,
   planCutoverStart,
-  planJobEvents,
   planRegisterPolicy,
 } from '../core/plan/plan-cutover.js';
+import { planJobEvents } from '../core/plan/plan-jobs.js';
 import {
   completionResult,
   planClaim,

@@ -3,9 +3,9 @@
  * scope list fixed then) and carried out in chunks; each scope's fence bump and its step row go in
  * the same transition, so a resumed cutover never bumps a scope twice.
  */
-import { cutoverFingerprint } from '../../cutover/plan.js';
+import { cutoverFingerprint } from '../cutover-rules.js';
 import type { FencegateError } from '../../errors.js';
-import type { CutoverRequest, JobEvent, Policy, RegisterPolicyRequest } from '../../types.js';
+import type { CutoverRequest, Policy, RegisterPolicyRequest } from '../../types.js';
 import { auditEntry } from '../audit-entry.js';
 import { tokenField, type Caller } from '../grant-token.js';
 import { nextFence } from '../lease-rules.js';
@@ -198,30 +198,4 @@ export function planCutoverChunk(
   }
   transition.put.push(...steps);
   return transition;
-}
-
-/** A job keeps its latest state: an event older than the stored one changes nothing. */
-export function planJobEvents(snapshot: Snapshot, events: JobEvent[]): Transition<void> {
-  const latest = new Map<string, Put & { type: 'job' }>();
-  const expect: Ref[] = [];
-  for (const event of events) {
-    const at = event.at ?? snapshot.now;
-    const ref = { type: 'job' as const, jobId: event.jobId };
-    const stored = latest.get(event.jobId)?.row ?? snapshot.get(ref);
-    if (!latest.has(event.jobId)) expect.push(ref);
-    if (stored !== null && at < stored.at) continue;
-    latest.set(event.jobId, {
-      ...ref,
-      row: {
-        jobId: event.jobId,
-        scope: event.scope,
-        policyVersion: event.policyVersion,
-        fence: event.fence,
-        state: event.state,
-        attempt: event.attempt,
-        at,
-      },
-    });
-  }
-  return { expect, put: [...latest.values()], audit: [], answer: { ok: true, value: undefined } };
 }

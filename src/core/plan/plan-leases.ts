@@ -29,7 +29,7 @@ import {
   type GrantState,
 } from '../lease-rules.js';
 import { leaseJobEvents, type LeaseGeneration } from '../lease-job-events.js';
-import { planJobEvents } from './plan-cutover.js';
+import { planJobEvents } from './plan-jobs.js';
 import {
   refused,
   type Put,

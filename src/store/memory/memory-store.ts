@@ -15,7 +15,7 @@ import {
   type SizedPage,
 } from '../../core/record-page.js';
 import { UNBOUNDED_TRANSACTIONS } from '../../core/transaction-limits.js';
-import { CUTOVER_CHUNK } from '../../cutover/plan.js';
+import { CUTOVER_CHUNK } from '../../core/cutover-rules.js';
 import { FencegateError } from '../../errors.js';
 import type {
   AuditPage,

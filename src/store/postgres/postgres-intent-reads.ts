@@ -3,6 +3,7 @@
  * (core/plan/plan-intents.ts), applied like every other write (postgres-engine.ts).
  */
 import type { IntentStatus } from '../../types.js';
+import { OPEN_INTENT_SQL_LIST } from '../open-intent-sql.js';
 import type { PostgresCalls } from './postgres-calls.js';
 
 export async function countIntents(
@@ -38,7 +39,7 @@ export async function listTenantsWithOpenIntents(db: PostgresCalls): Promise<str
        FROM tenants t WHERE t.tenant IS NOT NULL)
      SELECT tenant FROM tenants WHERE tenant IS NOT NULL AND EXISTS (
        SELECT 1 FROM ${db.schema}.intents i WHERE i.tenant = tenants.tenant
-         AND i.status IN ('pending', 'claimed', 'unknown'))`,
+         AND i.status IN ${OPEN_INTENT_SQL_LIST})`,
     [],
     'open_intent_tenants',
   );

@@ -4,6 +4,7 @@
  */
 import { toRecordState as recordState, type Counter } from '../rows.js';
 import type { RecordState } from '../../types.js';
+import { selectList } from './postgres-tables.js';
 
 export {
   decodeCursor,
@@ -30,9 +31,8 @@ export interface RecordRow {
   updated_at: Counter;
 }
 
-export const SCOPE_COLUMNS =
-  'scope, fence, holder, lease_expires_at, policy_version, status, updated_at';
-export const RECORD_COLUMNS = 'name, live, value, revision, incarnation, fingerprint, updated_at';
+export const SCOPE_COLUMNS = selectList('scope');
+export const RECORD_COLUMNS = selectList('record');
 /** The record columns a page answers besides its value (store/record-page-sql.ts adds it). */
 export const RECORD_COLUMNS_BUT_VALUE = [
   'name',
@@ -42,9 +42,7 @@ export const RECORD_COLUMNS_BUT_VALUE = [
   'fingerprint',
   'updated_at',
 ] as const;
-export const INTENT_COLUMNS = `effect_key, scope, target, payload, status, attempts, fence,
-  operation_id, claim_fence, provider_ref, last_error, created_at, updated_at, unknown_outcomes,
-  claimed_by, claim_expires_at, next_attempt_at`;
+export const INTENT_COLUMNS = selectList('intent');
 export const AUDIT_COLUMNS = `seq, at, tenant, scope, kind, outcome, reason, task_id, operation_id,
   holder, policy_version, fence, current_fence, lease_expires_at, records, effect_key, reads, token_id`;
 

@@ -28,7 +28,8 @@
  * The answer names the transitions that did not hold and carries the current rows of every key
  * they locked, so the caller plans them again without another read.
  */
-const OPEN = `('pending', 'unknown', 'claimed')`;
+import { OPEN_INTENT_SQL_LIST } from '../open-intent-sql.js';
+import { BASELINE_TABLES, TABLES, type Column, type TableShape } from './postgres-tables.js';
 
 /**
  * Every statement of these functions finds rows by key: nested loops over primary keys. A hash or
@@ -37,159 +38,6 @@ const OPEN = `('pending', 'unknown', 'claimed')`;
  */
 const KEYED_PLANS =
   'SET enable_hashjoin = off SET enable_mergejoin = off SET enable_material = off SET enable_bitmapscan = off SET enable_seqscan = off';
-
-type Column = readonly [name: string, type: string];
-
-/** A table the apply step writes: its row type's name in the payload, key columns, the rest. */
-interface TableShape {
-  type: string;
-  table: string;
-  keys: readonly Column[];
-  columns: readonly Column[];
-  /** Extra conditions under which a locked row does not hold (store time). */
-  stale?: string;
-}
-
-const TIME_GUARD = (column: string) => `sign(p_now - x.${column}) <> sign(v_now - x.${column})`;
-
-/** In the order rows are locked: the tables of version 1. */
-const BASELINE_TABLES: readonly TableShape[] = [
-  {
-    type: 'scope',
-    table: 'scopes',
-    keys: [['scope', 'text']],
-    columns: [
-      ['fence', 'bigint'],
-      ['holder', 'text'],
-      ['lease_expires_at', 'bigint'],
-      ['policy_version', 'text'],
-      ['status', 'text'],
-      ['updated_at', 'bigint'],
-    ],
-    stale: TIME_GUARD('lease_expires_at'),
-  },
-  {
-    type: 'fenceGrant',
-    table: 'fence_grants',
-    keys: [
-      ['scope', 'text'],
-      ['fence', 'bigint'],
-    ],
-    columns: [['holder', 'text']],
-  },
-  {
-    type: 'record',
-    table: 'records',
-    keys: [
-      ['scope', 'text'],
-      ['name', 'text'],
-    ],
-    columns: [
-      ['live', 'boolean'],
-      ['value', 'text'],
-      ['revision', 'bigint'],
-      ['incarnation', 'bigint'],
-      ['fingerprint', 'text'],
-      ['updated_at', 'bigint'],
-    ],
-  },
-  {
-    type: 'deletion',
-    table: 'record_deletions',
-    keys: [
-      ['scope', 'text'],
-      ['name', 'text'],
-      ['revision', 'bigint'],
-    ],
-    columns: [],
-  },
-  {
-    type: 'operation',
-    table: 'operations',
-    keys: [['operation_id', 'text']],
-    columns: [
-      ['request_fingerprint', 'text'],
-      ['outcome', 'jsonb'],
-      ['created_at', 'bigint'],
-    ],
-  },
-  {
-    type: 'intent',
-    table: 'intents',
-    keys: [['effect_key', 'text']],
-    columns: [
-      ['scope', 'text'],
-      ['target', 'text'],
-      ['payload', 'text'],
-      ['status', 'text'],
-      ['attempts', 'integer'],
-      ['fence', 'bigint'],
-      ['operation_id', 'text'],
-      ['claim_fence', 'bigint'],
-      ['claimed_by', 'text'],
-      ['claim_expires_at', 'bigint'],
-      ['next_attempt_at', 'bigint'],
-      ['provider_ref', 'text'],
-      ['last_error', 'text'],
-      ['unknown_outcomes', 'integer'],
-      ['created_at', 'bigint'],
-      ['updated_at', 'bigint'],
-    ],
-    stale: `${TIME_GUARD('claim_expires_at')} OR ${TIME_GUARD('next_attempt_at')}`,
-  },
-  {
-    type: 'policy',
-    table: 'policies',
-    keys: [['version', 'text']],
-    columns: [
-      ['digest', 'text'],
-      ['description', 'text'],
-      ['registered_by', 'text'],
-      ['registered_at', 'bigint'],
-    ],
-  },
-  {
-    type: 'cutover',
-    table: 'cutovers',
-    keys: [['cutover_id', 'text']],
-    columns: [
-      ['request_fingerprint', 'text'],
-      ['to_policy', 'text'],
-      ['holder', 'text'],
-      ['lease_ttl_ms', 'bigint'],
-      ['reason', 'text'],
-      ['status', 'text'],
-      ['start_seq', 'bigint'],
-      ['started_at', 'bigint'],
-      ['completed_at', 'bigint'],
-    ],
-  },
-  {
-    type: 'cutoverStep',
-    table: 'cutover_scopes',
-    keys: [
-      ['cutover_id', 'text'],
-      ['scope', 'text'],
-    ],
-    columns: [
-      ['fence', 'bigint'],
-      ['skipped', 'boolean'],
-    ],
-  },
-  {
-    type: 'job',
-    table: 'jobs',
-    keys: [['job_id', 'text']],
-    columns: [
-      ['scope', 'text'],
-      ['policy_version', 'text'],
-      ['fence', 'bigint'],
-      ['state', 'text'],
-      ['attempt', 'integer'],
-      ['at', 'bigint'],
-    ],
-  },
-];
 
 const names = (columns: readonly Column[]) => columns.map(([name]) => name);
 const typed = (columns: readonly Column[]) =>
@@ -282,14 +130,6 @@ const CUTOVER_SCOPES = `
       CROSS JOIN LATERAL jsonb_array_elements_text(j.scopes) AS s(scope)
       WHERE j.t <> ALL (v_failed);
   END IF;`;
-
-/**
- * The tables of version 2 (core/grant-token.ts): a scope row also keeps the worker token its grant
- * is bound to.
- */
-const TABLES: readonly TableShape[] = BASELINE_TABLES.map((t) =>
-  t.type === 'scope' ? { ...t, columns: [...t.columns, ['grant_token_id', 'text'] as const] } : t,
-);
 
 /**
  * The apply function over these tables; with `tokens`, audit entries keep the token their request
@@ -385,7 +225,7 @@ BEGIN
       -- Claimable at 'at' (core/intent-rules.ts isClaimable): pending or unknown and due, or
       -- claimed with an expired claim.
       RETURN ARRAY(SELECT x.effect_key FROM @schema@.intents x
-        WHERE x.tenant = p_tenant AND x.status IN ${OPEN}
+        WHERE x.tenant = p_tenant AND x.status IN ${OPEN_INTENT_SQL_LIST}
           AND CASE WHEN x.status = 'claimed'
                 THEN x.claim_expires_at <= (r->'due'->>'at')::bigint
                 ELSE x.next_attempt_at IS NULL OR x.next_attempt_at <= (r->'due'->>'at')::bigint
@@ -396,7 +236,7 @@ BEGIN
         LIMIT (r->'due'->>'limit')::integer);
     END IF;
     RETURN ARRAY(SELECT x.effect_key FROM @schema@.intents x
-      WHERE x.tenant = p_tenant AND x.status IN ${OPEN} ORDER BY x.effect_key);
+      WHERE x.tenant = p_tenant AND x.status IN ${OPEN_INTENT_SQL_LIST} ORDER BY x.effect_key);
   WHEN 'scopes' THEN
     RETURN ARRAY(SELECT x.scope FROM @schema@.scopes x
       WHERE x.tenant = p_tenant AND x.scope >= r->>'prefix' AND starts_with(x.scope, r->>'prefix')

@@ -8,13 +8,13 @@
  * - Per scope, seq order is commit order: every entry about a scope is inserted while its
  *   transaction holds that scope's row lock (FOR NO KEY UPDATE), and the lock is held to the end
  *   of the transaction, so the next transaction touching the scope takes its seq later.
- * - Globally, readers only see a complete prefix: every writing function takes a shared
- *   transaction-level advisory lock (the audit lock, AUDIT_LOCK below) right before its first
- *   audit insert, and holds it to the end of its transaction. `audit_horizon()` takes the same lock
- *   exclusively, which waits until every transaction that may already hold a seq has ended; the
- *   highest seq then committed is a horizon below which no entry can still appear. readAudit
- *   returns entries up to the horizon only. Writers never block each other on this lock, and a
- *   reader holds it for one index lookup.
+ * - Globally, readers only see a complete prefix: the apply step (postgres-sql-apply.ts) takes a
+ *   shared transaction-level advisory lock, the audit lock (`fencegate.audit:<schema>`), right
+ *   before its audit insert, and holds it to the end of its transaction. `audit_horizon()` takes
+ *   the same lock exclusively, which waits until every transaction that may already hold a seq
+ *   has ended; the highest seq then committed is a horizon below which no entry can still appear.
+ *   readAudit returns entries up to the horizon only. Writers never block each other on this
+ *   lock, and a reader holds it for one index lookup.
  *
  * The lock is taken after the row locks, not before: a writer waiting for a scope row (say, held
  * by a caller's long transaction through assert_fence) then holds nothing readers wait for, so a
@@ -23,9 +23,6 @@
  * same operationId; if that ever closes a cycle with a waiting reader, PostgreSQL's deadlock
  * detector aborts one side and the store retries it.
  */
-export const AUDIT_LOCK =
-  "PERFORM pg_advisory_xact_lock_shared(hashtextextended('fencegate.audit:@schema@', 0));";
-
 export const AUDIT_SQL = `
 CREATE FUNCTION @schema@.audit_horizon() RETURNS bigint LANGUAGE plpgsql AS $fn$
 DECLARE

@@ -3,6 +3,8 @@
  * by the store's schema name when the schema is applied. Key columns use the "C" collation so
  * names sort by code unit, as in every other adapter, whatever the database's default collation is.
  */
+import { OPEN_INTENT_SQL_LIST } from '../open-intent-sql.js';
+
 export const TABLES_SQL = `
 CREATE TABLE @schema@.scopes (
   tenant text COLLATE "C" NOT NULL,
@@ -87,7 +89,7 @@ CREATE INDEX intents_by_scope ON @schema@.intents (tenant, scope, status);
 CREATE INDEX intents_due ON @schema@.intents (tenant, status, next_attempt_at);
 CREATE INDEX intents_claimable ON @schema@.intents
   (tenant, (coalesce(next_attempt_at, created_at)), effect_key)
-  WHERE status IN ('pending', 'unknown', 'claimed');
+  WHERE status IN ${OPEN_INTENT_SQL_LIST};
 
 CREATE TABLE @schema@.audit (
   seq bigserial PRIMARY KEY,

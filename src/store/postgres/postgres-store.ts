@@ -12,7 +12,7 @@ import type { SizedPage } from '../../core/record-page.js';
 import type { Clock } from '../../core/clock.js';
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
 import { UNBOUNDED_TRANSACTIONS } from '../../core/transaction-limits.js';
-import { CUTOVER_CHUNK } from '../../cutover/plan.js';
+import { CUTOVER_CHUNK } from '../../core/cutover-rules.js';
 import type {
   AuditPage,
   AuditQuery,

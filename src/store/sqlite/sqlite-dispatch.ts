@@ -2,6 +2,7 @@
  * Dispatch reads on SQLite; claims and completions are the plans of core/plan/plan-intents.ts.
  */
 import type { IntentStatus } from '../../types.js';
+import { OPEN_INTENT_SQL_LIST } from '../open-intent-sql.js';
 import type { SqliteDatabase } from './sqlite-database.js';
 
 export function countIntents(
@@ -30,7 +31,7 @@ export function listTenantsWithOpenIntents(db: SqliteDatabase): string[] {
          WHERE tenants.tenant IS NOT NULL)
        SELECT tenant FROM tenants WHERE tenant IS NOT NULL AND EXISTS (
          SELECT 1 FROM intents i WHERE i.tenant = tenants.tenant
-           AND i.status IN ('pending', 'claimed', 'unknown'))`,
+           AND i.status IN ${OPEN_INTENT_SQL_LIST})`,
     )
     .all() as { tenant: string }[];
   return rows.map((row) => row.tenant);

@@ -5,6 +5,7 @@
  * names its columns as the row's fields where no conversion is needed.
  */
 import type Database from 'better-sqlite3';
+import { OPEN_INTENT_SQL_LIST } from '../open-intent-sql.js';
 import type { SqliteDatabase } from './sqlite-database.js';
 import { INTENT_COLUMNS } from './sqlite-rows.js';
 
@@ -181,7 +182,7 @@ export class SqliteRowStatements {
     this.listOpenIntents = db
       .prepare(
         `SELECT effect_key FROM intents INDEXED BY intents_by_status
-       WHERE tenant = ? AND status IN ('pending', 'unknown', 'claimed') ORDER BY effect_key`,
+       WHERE tenant = ? AND status IN ${OPEN_INTENT_SQL_LIST} ORDER BY effect_key`,
       )
       .pluck();
     this.listScopes = db

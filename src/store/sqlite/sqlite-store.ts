@@ -12,7 +12,7 @@ import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
 import { claimResult, completionResult } from '../../core/plan/plan-intents.js';
 import type { Answer, Snapshot, Transition } from '../../core/plan/transition.js';
 import { UNBOUNDED_TRANSACTIONS } from '../../core/transaction-limits.js';
-import { CUTOVER_CHUNK } from '../../cutover/plan.js';
+import { CUTOVER_CHUNK } from '../../core/cutover-rules.js';
 import { isFencegateError } from '../../errors.js';
 import type {
   AuditPage,

@@ -9,7 +9,7 @@ import {
   policyConflict,
   unregisteredCutoverPolicy,
 } from '../../core/refusal-messages.js';
-import { CUTOVER_CHUNK } from '../../cutover/plan.js';
+import { CUTOVER_CHUNK } from '../../core/cutover-rules.js';
 import type { CommitResult, Grant } from '../../types.js';
 import {
   OperationIds,

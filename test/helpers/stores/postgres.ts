@@ -4,7 +4,7 @@
  * and handed out again, without migrating it a second time.
  */
 import pg from 'pg';
-import { cutoverFingerprint } from '../../../src/cutover/plan.js';
+import { cutoverFingerprint } from '../../../src/core/cutover-rules.js';
 import { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
 import {
   dropSchema,

@@ -1,5 +1,5 @@
 /** Rules every store applies to a cutover request, whatever its adapter. */
-import { canonicalJson, sha256Hex } from '../core/canonical.js';
+import { canonicalJson, sha256Hex } from './canonical.js';
 import type { CutoverRequest } from '../types.js';
 
 /** Scopes moved per transaction: other writers run between the chunks of a large cutover. */
