@@ -253,6 +253,7 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
       this.tenant,
       requireName(operationId, 'operationId'),
       validateReason(request),
+      this.#caller,
     );
   }
 
