@@ -277,6 +277,7 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
       this.tenant,
       requireName(operationId, 'operationId'),
       validateReason(request),
+      this.#caller,
     );
   }
 

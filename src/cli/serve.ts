@@ -17,7 +17,7 @@ import { ManualClock } from '../testing/manual-clock.js';
 import { CLI_COMMAND } from '../server/cli-command.js';
 import { storeArgument } from './cli-store.js';
 import { listenFailure } from './listen-failure.js';
-import { SecretFile } from './secret-file.js';
+import { SecretFile, UnsafeSecretFile } from './secret-file.js';
 import { storeKindsUsage } from './store-kinds-usage.js';
 import {
   EXIT_OK,
@@ -295,6 +295,8 @@ async function openTokensFile(path: string): Promise<SecretFile> {
   try {
     return await SecretFile.open(path);
   } catch (error) {
+    if (error instanceof UnsafeSecretFile)
+      throw new Error(`--first-run-tokens-file ${error.message}; nothing was started`);
     const code = (error as NodeJS.ErrnoException).code ?? 'an error';
     throw new Error(
       `--first-run-tokens-file ${path} cannot be written (${code}): name a file this user may ` +

@@ -7,6 +7,7 @@
  */
 import type { CommitRejected } from '../types.js';
 import { auditEntry, type NewAuditEntry } from './audit-entry.js';
+import { tokenField, type Caller } from './grant-token.js';
 import { commitRejection } from './refusal-messages.js';
 
 /** Stored as the request fingerprint of an abandoned operation: no request has this hash. */
@@ -37,6 +38,7 @@ export function abandonedAuditEntry(
   tenant: string,
   now: number,
   operationId: string,
+  caller: Caller | undefined,
 ): NewAuditEntry {
   return auditEntry({
     at: now,
@@ -46,5 +48,6 @@ export function abandonedAuditEntry(
     outcome: 'rejected',
     reason: 'operation_abandoned',
     operationId,
+    ...tokenField(caller),
   });
 }

@@ -25,6 +25,11 @@ import { createLogger } from './logger.js';
 import { ServerMetrics } from './metrics.js';
 import { useExactJsonParser } from './json-body.js';
 import { DEFAULT_BODY_DRAIN, drainBodiesBeforeAnswers, type BodyDrainBound } from './drain-body.js';
+import {
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  refuseOversizedBeforeContinue,
+  requestTimeoutOptions,
+} from './request-bounds.js';
 import { StoreGauges, type StoreGaugesOptions } from './store-gauges.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { unmatchedRoute } from './unmatched-route.js';
@@ -71,6 +76,11 @@ export interface ServerOptions {
   trustProxy?: boolean;
   /** How much of a body still arriving is read before its early answer goes out (drain-body.ts). */
   bodyDrain?: Partial<BodyDrainBound>;
+  /**
+   * How long a request may take to arrive whole, headers and body, in milliseconds
+   * (request-bounds.ts); past it the request is answered 408 and its connection closed.
+   */
+  requestTimeoutMs?: number;
 }
 
 export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
@@ -105,6 +115,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   const app = Fastify({
     ...loggerOptions(options.logger),
     bodyLimit: limits.maxBodyBytes,
+    ...requestTimeoutOptions(options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS),
     // Scope names are up to 256 characters, and URL-encoding can triple them.
     routerOptions: { maxParamLength: 4096 },
     exposeHeadRoutes: false,
@@ -122,6 +133,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   app.removeContentTypeParser('text/plain');
   useExactJsonParser(app);
   drainBodiesBeforeAnswers(app, { ...DEFAULT_BODY_DRAIN, ...options.bodyDrain });
+  refuseOversizedBeforeContinue(app, limits.maxBodyBytes);
   app.setValidatorCompiler(createValidatorCompiler(findRoute));
 
   const tokens = new TokenCache(store, options.tokenCacheTtlMs ?? DEFAULT_TOKEN_CACHE_TTL_MS);

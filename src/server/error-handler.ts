@@ -37,14 +37,19 @@ export function toWireError(error: unknown, requestId: string, maxBodyBytes: num
   return { status: 500, body: wireBody(internal), unexpected: true };
 }
 
+/** A body over the limit, read in part or only declared. */
+export function bodyTooLarge(maxBodyBytes: number): FencegateError {
+  return new FencegateError('payload_too_large', `the body is over ${maxBodyBytes} bytes`, {
+    limit: maxBodyBytes,
+  });
+}
+
 function fastifyRequestError(error: unknown, maxBodyBytes: number): FencegateError | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
   const { code, statusCode } = error as Partial<FastifyError>;
   switch (code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new FencegateError('payload_too_large', `the body is over ${maxBodyBytes} bytes`, {
-        limit: maxBodyBytes,
-      });
+      return bodyTooLarge(maxBodyBytes);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new FencegateError(
         'unsupported_media_type',

@@ -234,11 +234,12 @@ export abstract class PlannedStore implements Pick<Store, PlannedOperation | 'co
     tenant: string,
     operationId: string,
     request: AbandonRequest,
+    caller?: Caller,
   ): Promise<CommitResult> {
     return this.apply({
       operation: 'abandonOperation',
       tenant,
-      plan: (s) => planAbandon(s, operationId, request.reason),
+      plan: (s) => planAbandon(s, operationId, request.reason, caller),
     });
   }
 

@@ -150,6 +150,7 @@ export interface Store {
     tenant: string,
     operationId: string,
     request: AbandonRequest,
+    caller?: Caller,
   ): Promise<CommitResult>;
 
   listIntents(tenant: string, query: ListIntentsQuery): Promise<Page<Intent>>;

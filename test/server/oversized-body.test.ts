@@ -7,11 +7,8 @@
  * with the client in another process: in one process, the two sides take turns and never race.
  */
 import { spawn } from 'node:child_process';
-import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildServer } from '../../src/server/build-server.js';
-import { issueToken } from '../../src/server/tokens.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { listeningServer, type ListeningServer } from './listening-server.js';
 
 const MiB = 1024 * 1024;
 /** Small bounds, so the endless and the slow body reach them quickly. */
@@ -140,23 +137,17 @@ function answerOf(sent: Sent): { status: string; code: string | undefined } {
   return { status: head.split('\r\n')[0] ?? '', code };
 }
 
-let store: SqliteStore;
-let app: FastifyInstance;
+let server: ListeningServer;
 let port: number;
 let token: string;
 
 beforeAll(async () => {
-  store = SqliteStore.open({ path: ':memory:' });
-  app = await buildServer({ store, bodyDrain: DRAIN });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const address = app.server.address();
-  port = typeof address === 'object' && address !== null ? address.port : 0;
-  token = (await issueToken(store, { tenant: 'acme', role: 'worker' })).token;
+  server = await listeningServer({ bodyDrain: DRAIN });
+  ({ port, token } = server);
 });
 
 afterAll(async () => {
-  await app?.close();
-  await store?.close();
+  await server?.close();
 });
 
 describe('a body over the limit', () => {

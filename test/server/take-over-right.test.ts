@@ -391,6 +391,20 @@ describe.each(AREA_STORES)('grants bound to the token that made them on $name', 
     expect((await asHolder(f, f.otherWorker, inProcess).release()).statusCode).toBe(200);
   });
 
+  it('names the token of an abandon in its audit entry, as of any refused commit', async () => {
+    const f = await fixture(stores);
+    const abandoned = await send(f.app, 'POST', '/v1/operations/lost-op/abandon', f.otherWorker, {
+      reason: 'worker gave up',
+    });
+    expect(abandoned.json()).toMatchObject({ outcome: 'rejected' });
+    const page = await send(f.app, 'GET', '/v1/audit', f.operator);
+    const entries = page
+      .json<{ items: AuditEntry[] }>()
+      .items.filter((e) => e.operationId === 'lost-op')
+      .map((e) => [e.kind, e.reason, e.tokenId]);
+    expect(entries).toEqual([['commit', 'operation_abandoned', f.otherWorkerId]]);
+  });
+
   it('names the token in every audit entry that moves authority, and keeps the fence the capability of commits', async () => {
     const f = await fixture(stores);
     const grant = await f.acquire('orders/6', 'replica-1');

@@ -297,6 +297,7 @@ export function planAbandon(
   snapshot: Snapshot,
   operationId: string,
   reason: string | undefined,
+  caller?: Caller,
 ): Transition<CommitResult> {
   const operationRef: Ref = { type: 'operation', operationId };
   const stored = snapshot.get({ type: 'operation', operationId });
@@ -318,7 +319,7 @@ export function planAbandon(
         row: { requestFingerprint: ABANDONED_FINGERPRINT, outcome: result, at: now },
       },
     ],
-    audit: [abandonedAuditEntry(tenant, now, operationId)],
+    audit: [abandonedAuditEntry(tenant, now, operationId, caller)],
     answer: { ok: true, value: result },
   };
 }
