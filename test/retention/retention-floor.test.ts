@@ -55,5 +55,7 @@ it('fencegate retention and serve refuse --keep-outcomes under one hour', async 
     expect(serve.code).toBe(2);
     expect(serve.stderr).toMatch(/--keep-outcomes: .*at least 1h/);
   }
-  expect((await cli('retention', '--store', store, '--keep-outcomes', '60m')).code).toBe(0);
+  expect(
+    (await cli('retention', '--store', store, '--create-store', '--keep-outcomes', '60m')).code,
+  ).toBe(0);
 });

@@ -173,6 +173,10 @@ export function dashboardRoutes(options: DashboardOptions) {
 
     // A page, not a JSON error body: a store that cannot be reached shows no data (fail closed).
     app.setErrorHandler((error, request, reply) => {
+      // A sign-in body the JSON parser refused is answered like any other unusable sign-in body.
+      if (isFencegateError(error) && bodyRefused(error) && request.url.startsWith('/ui/sign-in')) {
+        return send(reply, error.httpStatus, signInPage(SIGN_IN_FORM_HINT));
+      }
       if (isFencegateError(error)) {
         return send(reply, error.httpStatus, errorPage(error.code, error.message));
       }
@@ -343,4 +347,10 @@ function sameOrigin(request: FastifyRequest): boolean {
   } catch {
     return false;
   }
+}
+
+/** Whether the request's body itself was refused before a handler ran (not JSON, say). */
+function bodyRefused(error: { code: string; details?: unknown }): boolean {
+  const details = error.details as { field?: unknown } | undefined;
+  return error.code === 'invalid_request' && details?.field === 'body';
 }
