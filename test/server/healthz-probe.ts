@@ -19,14 +19,22 @@ process.stdin.on('end', () => { open = false; }).resume();
 })();
 `;
 
-export function startProbe(url: string): { stop(): Promise<number[]> } {
+export function startProbe(url: string): {
+  /** Settles once the probe has had its first answer: it runs, and the server answers it. */
+  answering: Promise<void>;
+  stop(): Promise<number[]>;
+} {
   const child = spawn(process.execPath, ['-e', PROBE, url], { stdio: ['pipe', 'pipe', 'inherit'] });
   let output = '';
+  let answered!: () => void;
+  const answering = new Promise<void>((resolve) => (answered = resolve));
   child.stdout.on('data', (chunk: Buffer) => {
     output += chunk.toString();
+    if (output.includes('\n')) answered();
   });
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
   return {
+    answering,
     async stop() {
       child.stdin.end();
       await exited;

@@ -89,7 +89,8 @@ async function worstLatencyUnderLoad(path: string, answerBytes: number[]): Promi
     answerBytes.push((await answer.arrayBuffer()).byteLength);
   };
   const probe = startProbe(`${url}/healthz`);
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  // A process takes a while to start on a busy machine: the load begins once the probe measures.
+  await probe.answering;
   let latencies: number[];
   try {
     for (let round = 0; round < 2; round++) {
