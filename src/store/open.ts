@@ -33,7 +33,12 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   return open(url, options);
 }
 
-/** A store URL without its password, for messages and logs. */
+/**
+ * A store URL without its password, for messages and logs: the user part's (up to the last @
+ * before the host, as a password may hold an unencoded @) and the query's password parameters.
+ */
 export function redactUrl(url: string): string {
-  return url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
+  return url
+    .replace(/\/\/([^:/@]+):[^/]*@/, '//$1:***@')
+    .replace(/([?&](?:password|sslpassword)=)[^&]*/gi, '$1***');
 }

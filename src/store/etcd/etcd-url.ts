@@ -25,7 +25,9 @@ export function parseEtcdUrl(url: string): EtcdTarget {
     if (!HOST_PORT.test(host)) {
       fail(
         'invalid_request',
-        `etcd store URL: "${host}" is not host:port; use etcd://host:port[,host:port…]`,
+        // A user part is never echoed: it may carry a password.
+        `etcd store URL: "${host.replace(/^.*@/, '…@')}" is not host:port; use ` +
+          'etcd://host:port[,host:port…] (credentials in the URL are not supported)',
       );
     }
   }
