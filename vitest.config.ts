@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+import LongestFirst from './test/helpers/longest-first.js';
 
 export default defineConfig({
   test: {
@@ -10,6 +11,7 @@ export default defineConfig({
     // Most files wait on something else (a server process, PostgreSQL, etcd, a browser): more
     // files at once than cores keeps both cores busy. vitest's default is one per core less one.
     maxWorkers: Math.max(3, availableParallelism()),
+    sequence: { sequencer: LongestFirst },
     // The skip reporter prints, after the summary, each group skipped for something missing.
     reporters: ['default', './test/helpers/skip-reporter.ts'],
   },

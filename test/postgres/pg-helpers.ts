@@ -46,28 +46,30 @@ export async function dropSchema(url: string, schema: string): Promise<void> {
   await withClient(url, (client) => client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`));
 }
 
-/** Empties every fencegate table of a migrated schema (a fresh store without re-migrating). */
-export async function truncateSchema(url: string, schema: string): Promise<void> {
-  await withClient(url, (client) =>
-    client.query(
-      `TRUNCATE ${[
-        'scopes',
-        'fence_grants',
-        'records',
-        'record_deletions',
-        'operations',
-        'intents',
-        'audit',
-        'tokens',
-        'policies',
-        'cutovers',
-        'cutover_scopes',
-        'jobs',
-      ]
-        .map((table) => `${schema}.${table}`)
-        .join(', ')} RESTART IDENTITY`,
-    ),
-  );
+/** Tables a fresh store already holds rows in, which emptying it for reuse keeps. */
+const KEPT_ON_REUSE = ['schema_versions', 'store_identity'];
+
+/**
+ * Empties a migrated schema's tables, but for KEPT_ON_REUSE, and restarts its sequences, so it
+ * answers as a fresh store without migrating again. DELETE, not TRUNCATE: on tables this small
+ * TRUNCATE costs a new file per table and a sync (about 200 ms for the schema against 2 ms).
+ */
+export async function emptySchema(url: string, schema: string): Promise<void> {
+  await withClient(url, async (client) => {
+    const { rows } = await client.query<{ relname: string; relkind: string }>(
+      `SELECT c.relname, c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = $1 AND c.relkind IN ('r', 'S')`,
+      [schema],
+    );
+    const statements = rows
+      .filter((row) => !KEPT_ON_REUSE.includes(row.relname))
+      .map((row) =>
+        row.relkind === 'S'
+          ? `ALTER SEQUENCE ${schema}.${row.relname} RESTART;`
+          : `DELETE FROM ${schema}.${row.relname};`,
+      );
+    await client.query(`BEGIN; ${statements.join(' ')} COMMIT;`);
+  });
 }
 
 /**

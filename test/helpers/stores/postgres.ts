@@ -10,7 +10,7 @@ import {
   dropSchema,
   pgUrl,
   testSchema,
-  truncateSchema,
+  emptySchema,
   withClient,
 } from '../../postgres/pg-helpers.js';
 import { inject } from 'vitest';
@@ -63,7 +63,7 @@ function postgresFactory(label: string): StoreFactory {
     freshUrl,
     open: async (options = {}) => {
       const reused = recycled.pop();
-      if (reused !== undefined) await truncateSchema(pgUrl(), reused);
+      if (reused !== undefined) await emptySchema(pgUrl(), reused);
       const url = reused === undefined ? freshUrl() : withSchema(reused);
       return { store: await open(url, options), url };
     },
