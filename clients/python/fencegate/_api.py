@@ -29,8 +29,16 @@ from ._answers import describe, is_commit_answer, wire_error
 from ._base import FencegateError
 from ._call_steps import CallSteps, Exchange, backoff
 from ._client_base import ClientBase
-from ._sending import IDEMPOTENT, READ, WRITE, json_or_none, send, send_json, unless_unreachable
-from ._sending import unreachable
+from ._sending import (
+    IDEMPOTENT,
+    READ,
+    WRITE,
+    json_or_none,
+    send,
+    send_json,
+    unless_unreachable,
+    unreachable,
+)
 from ._wire import NOT_SENT, TransportError
 from .errors import OutcomeUnknownError, StoreUnavailableError
 from .models import (
@@ -263,6 +271,7 @@ def commit(
             assert reply is not None
             answer = None if reply.unreadable is not None else reply.json()
             if reply.status in (200, 409) and is_commit_answer(answer):
+                assert answer is not None  # a commit's answer is a JSON object
                 return CommitResult.from_answer(answer)
             refusal = wire_error(reply)
             if refusal is not None and refusal.code == "store_unavailable":

@@ -3,13 +3,20 @@ nothing the client can use means for it (see _api.py for the rules)."""
 
 from typing import Any, Optional, TypeVar
 
-from ._answers import describe, error_from, leaves_outcome_unknown, nothing_changed, unusable
-from ._answers import worth_resending
+from ._answers import (
+    describe,
+    error_from,
+    leaves_outcome_unknown,
+    nothing_changed,
+    unusable,
+    worth_resending,
+)
 from ._base import FencegateError
 from ._call_steps import CallSteps, Exchange, backoff
 from ._client_base import ClientBase
 from ._wire import LOST, Reply, TransportError
 from .errors import InternalError, OutcomeUnknownError, StoreUnavailableError
+from .models import JsonObject
 
 T = TypeVar("T")
 
@@ -24,13 +31,16 @@ _CANNOT_ANSWER_NOW = ("store_unavailable", "internal_error", "outcome_unknown")
 
 def send_json(
     api: ClientBase, kind: str, method: str, path: str, body: Any = None
-) -> "CallSteps[Any]":
-    """The JSON object of the success answer."""
+) -> "CallSteps[JsonObject]":
+    """The JSON object of the success answer (``send`` refuses any other)."""
     reply = yield from send(api, kind, method, path, body)
-    return reply.json()
+    answer: JsonObject = reply.json()
+    return answer
 
 
-def json_or_none(api: ClientBase, code: str, kind: str, method: str, path: str) -> "CallSteps[Any]":
+def json_or_none(
+    api: ClientBase, code: str, kind: str, method: str, path: str
+) -> "CallSteps[Optional[JsonObject]]":
     """As :func:`send_json`, or None when the server refuses it with ``code`` (not found)."""
     try:
         return (yield from send_json(api, kind, method, path))

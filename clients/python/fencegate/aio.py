@@ -64,4 +64,3 @@ class AsyncClient(AsyncMethods):
         if session is None:
             session = self._session = Session(self._endpoint, self.timeout, self.max_answer_bytes)
         return session
-

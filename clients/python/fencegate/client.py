@@ -29,4 +29,3 @@ class Client(BlockingMethods):
             self.timeout,
             self.max_answer_bytes,
         )
-
