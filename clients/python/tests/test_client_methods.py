@@ -27,7 +27,9 @@ def test_the_written_methods_are_current():
     )
 
 
-def test_a_type_checker_sees_each_method_and_its_answer(tmp_path):
+def test_a_type_checker_sees_each_method_and_its_answer(tmp_path, monkeypatch):
+    # From the project, mypy finds the package and its settings (pyproject.toml) as a user would.
+    monkeypatch.chdir(PROJECT)
     user = tmp_path / "user_code.py"
     user.write_text(
         textwrap.dedent(
