@@ -3,12 +3,11 @@ so a type checker sees each one's arguments and answer, on ``Client`` and ``Asyn
 
 import importlib.util
 import textwrap
+from pathlib import Path
 
 from mypy import api as mypy
 
-from conftest import HERE
-
-PROJECT = HERE.parent
+PROJECT = Path(__file__).resolve().parents[1]
 
 
 def load_writer():
