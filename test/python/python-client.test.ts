@@ -15,7 +15,7 @@ import { skipForMissing } from '../helpers/missing.js';
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const VENV_PYTHON = `${ROOT}clients/python/.venv/bin/python`;
-const NEEDED = ['pytest', 'pytest_asyncio'];
+const NEEDED = ['pytest', 'pytest_asyncio', 'mypy'];
 /** pytest's exit status when it collected no test at all. */
 const NO_TESTS_COLLECTED = 5;
 

@@ -16,6 +16,7 @@ standard library only.
 """
 
 from ._base import FencegateError
+from ._methods import AsyncClientApi, ClientApi
 from .aio import AsyncClient
 from .aio_lease import AsyncLeaseKeeper
 from .client import Client
@@ -43,9 +44,11 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AsyncClient",
+    "AsyncClientApi",
     "AsyncLeaseKeeper",
     "CancelResult",
     "Client",
+    "ClientApi",
     "CommitError",
     "CommitResult",
     "CommittedRecord",

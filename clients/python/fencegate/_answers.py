@@ -19,7 +19,9 @@ def wire_error(reply: Reply) -> Optional[FencegateError]:
         return None
     code: str = error["code"]
     details = error.get("details") if isinstance(error.get("details"), dict) else {}
-    message = error.get("message") if isinstance(error.get("message"), str) else code
+    message = error.get("message")
+    if not isinstance(message, str):
+        message = code
     return catalog_error(code, message, details)
 
 

@@ -13,7 +13,7 @@ idle timeout) is only found out by the request written on it, which then fails b
 of an answer. A request that may be sent twice (``resendable``: a read, an idempotent write, a
 commit, which its operationId applies at most once) then goes out once more, on a new
 connection. Any other is not: the server may have taken it before the connection failed, and the
-plan reports that as it reports any lost reply. So such a request goes only on a connection idle
+call reports that as it reports any lost reply. So such a request goes only on a connection idle
 for a second at most, otherwise on a new one.
 
 A session belongs to the event loop it was made on: its connections are that loop's.

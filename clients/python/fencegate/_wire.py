@@ -53,7 +53,9 @@ def encode_body(body: Any) -> bytes:
 
 
 def reply_of(status: int, raw: bytes, content_type: Optional[str]) -> Reply:
-    return Reply(status=status, text=raw.decode("utf-8", "replace"), content_type=content_type or "")
+    return Reply(
+        status=status, text=raw.decode("utf-8", "replace"), content_type=content_type or ""
+    )
 
 
 def too_long(status: int, content_type: Optional[str], max_bytes: int) -> Reply:
@@ -80,7 +82,8 @@ def tls_refusal(error: BaseException) -> Optional[TransportError]:
         if isinstance(seen, ssl.SSLCertVerificationError):
             reason = seen.verify_message or seen.reason or "certificate verify failed"
             return TransportError(
-                NOT_SENT, f"the server's TLS certificate was not accepted ({reason}); nothing was sent"
+                NOT_SENT,
+                f"the server's TLS certificate was not accepted ({reason}); nothing was sent",
             )
         seen = seen.__cause__ or seen.__context__ or getattr(seen, "reason", None)
         if not isinstance(seen, BaseException):

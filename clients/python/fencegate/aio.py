@@ -1,6 +1,6 @@
 """fencegate.AsyncClient: the fencegate HTTP API as coroutines, over asyncio.
 
-The same plans as ``fencegate.Client`` (_api.py): the same methods, errors, retry rules and
+The same call steps as ``fencegate.Client`` (_api.py): the same methods, errors, retry rules and
 settling of unknown commit outcomes; only the I/O differs, and it never blocks the event loop.
 Like the blocking client it needs nothing but the standard library (_async_http.py), and it
 keeps its connections open between requests.
@@ -10,15 +10,15 @@ keeps its connections open between requests.
 """
 
 import asyncio
-from typing import Any, Awaitable, Callable, Optional
+from typing import Optional
 
-from ._api import ApiPlans, install_calls
 from ._async_http import Session
-from ._plans import Exchange, run_async
+from ._call_steps import Exchange
+from ._methods import AsyncMethods
 from ._wire import Reply
 
 
-class AsyncClient(ApiPlans):
+class AsyncClient(AsyncMethods):
     """A worker, operator or admin token of one tenant, talking to one fencegate server.
 
     Its connections belong to the event loop that uses it: used again once that loop has closed,
@@ -64,13 +64,3 @@ class AsyncClient(ApiPlans):
         if session is None:
             session = self._session = Session(self._endpoint, self.timeout, self.max_answer_bytes)
         return session
-
-
-def _awaitable(plan: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
-    async def call(self: AsyncClient, *args: Any, **kwargs: Any) -> Any:
-        return await run_async(plan(self, *args, **kwargs), self._exchange)
-
-    return call
-
-
-install_calls(AsyncClient, _awaitable)

@@ -5,7 +5,7 @@ import time
 from typing import Callable, Iterable, Optional
 
 from ._base import FencegateError
-from .aio import AsyncClient
+from ._methods import AsyncClientApi
 from .lease import LeaseRules
 from .models import CommitPart, CommitResult, Grant
 
@@ -16,12 +16,14 @@ class AsyncLeaseKeeper(LeaseRules):
     >>> async with AsyncLeaseKeeper(client, "wf-1/memory", "worker-7", ttl_ms=30_000) as lease:
     ...     record = await client.get_record(lease.scope, "summary")
     ...     lease.check()                  # raises if the lease is known to be lost
-    ...     result = await lease.commit(f"summary-{lease.fence}", writes=[Write("summary", record.revision, "...")])
+    ...     result = await lease.commit(
+    ...         f"summary-{lease.fence}", writes=[Write("summary", record.revision, "...")]
+    ...     )
     """
 
     def __init__(
         self,
-        client: AsyncClient,
+        client: AsyncClientApi,
         scope: str,
         holder: str,
         ttl_ms: int,
@@ -38,9 +40,7 @@ class AsyncLeaseKeeper(LeaseRules):
 
     async def start(self) -> Grant:
         """Acquires the lease (refusals such as ``lease_held`` raise) and starts renewing it."""
-        grant = await self.client.acquire(
-            self.scope, self.holder, self.ttl_ms, self.policy_version
-        )
+        grant = await self.client.acquire(self.scope, self.holder, self.ttl_ms, self.policy_version)
         self._grant = grant
         self._task = asyncio.get_running_loop().create_task(
             self._renew_loop(), name=f"fencegate-lease:{self.scope}"

@@ -1,19 +1,17 @@
 """fencegate.Client: the fencegate HTTP API over the standard library, blocking.
 
-Every method is one plan of _api.py (request, answer mapping, retry rules and the settling of an
-unknown commit outcome), run here with blocking I/O; ``fencegate.AsyncClient`` runs the same
-plans as coroutines.
+Every method runs the steps of one function of _api.py (request, answer mapping, retry rules
+and the settling of an unknown commit outcome) with blocking I/O; ``fencegate.AsyncClient`` runs
+the same steps as coroutines. The methods themselves are written in _methods.py.
 """
 
-from typing import Any, Callable
-
-from ._api import ApiPlans, install_calls
+from ._call_steps import Exchange
 from ._http import exchange
-from ._plans import Exchange, run_sync
+from ._methods import BlockingMethods
 from ._wire import Reply
 
 
-class Client(ApiPlans):
+class Client(BlockingMethods):
     """A worker, operator or admin token of one tenant, talking to one fencegate server."""
 
     def __repr__(self) -> str:  # never the token
@@ -31,13 +29,3 @@ class Client(ApiPlans):
             self.timeout,
             self.max_answer_bytes,
         )
-
-
-def _blocking(plan: Callable[..., Any]) -> Callable[..., Any]:
-    def call(self: Client, *args: Any, **kwargs: Any) -> Any:
-        return run_sync(plan(self, *args, **kwargs), self._exchange)
-
-    return call
-
-
-install_calls(Client, _blocking)

@@ -12,7 +12,7 @@ import time
 from typing import Any, Callable, Dict, Iterable, Optional
 
 from ._base import FencegateError
-from .client import Client
+from ._methods import ClientApi
 from .errors import LeaseExpiredError
 from .models import CommitPart, CommitResult, Grant
 
@@ -100,12 +100,14 @@ class LeaseKeeper(LeaseRules):
     >>> with LeaseKeeper(client, "wf-1/memory", "worker-7", ttl_ms=30_000) as lease:
     ...     record = client.get_record(lease.scope, "summary")
     ...     lease.check()                  # raises if the lease is known to be lost
-    ...     result = lease.commit(f"summary-{lease.fence}", writes=[Write("summary", record.revision, "...")])
+    ...     result = lease.commit(
+    ...         f"summary-{lease.fence}", writes=[Write("summary", record.revision, "...")]
+    ...     )
     """
 
     def __init__(
         self,
-        client: Client,
+        client: ClientApi,
         scope: str,
         holder: str,
         ttl_ms: int,

@@ -30,7 +30,8 @@ def camel(name: str) -> str:
 
 def from_wire(cls: Type[T], answer: Mapping[str, Any]) -> T:
     """Builds ``cls`` from a wire object; fields a newer server adds are ignored."""
-    known = _field_names(cls)
+    kind: type = cls
+    known = _field_names(kind)
     values = {}
     for key, value in answer.items():
         name = snake(key)

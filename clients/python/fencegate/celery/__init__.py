@@ -14,6 +14,8 @@
         return {"order": order_id, "charged": True}
 
     record_queued_tasks(client, app)  # in the producer: sent tasks are in the jobs ledger, queued
+
+docs/integrations.md describes both.
 """
 
 from .fenced_task import fenced_task

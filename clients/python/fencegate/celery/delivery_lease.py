@@ -9,18 +9,18 @@ by anything else than a delivery of the same task is waited out, as the BullMQ i
 
 import time
 
-from ..client import Client
+from .._base import FencegateError
+from .._methods import ClientApi
 from ..errors import LeaseHeldError
 from ..lease import LeaseKeeper
 from ..models import Grant
-from .._base import FencegateError
 from .names import TaskDelivery
 from .options import FencedTaskOptions
 
 
 class DeliveryLease(LeaseKeeper):
     def __init__(
-        self, client: Client, scope: str, delivery: TaskDelivery, options: FencedTaskOptions
+        self, client: ClientApi, scope: str, delivery: TaskDelivery, options: FencedTaskOptions
     ) -> None:
         super().__init__(client, scope, delivery.holder, options.ttl_ms, options.policy_version)
         self.delivery = delivery

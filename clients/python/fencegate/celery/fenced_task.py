@@ -15,7 +15,8 @@ from typing import Any, Callable, Optional
 from celery import Task
 from celery.exceptions import Retry
 
-from ..client import Client
+from .._methods import ClientApi
+from .._shapes import is_blocking_client
 from .names import TaskDelivery
 from .options import FENCED_TASK_OPTIONS, FencedTaskOptions, ScopeOf
 from .task_fence import TaskFence
@@ -23,7 +24,7 @@ from .task_run import TaskRun, require_json
 
 
 def fenced_task(
-    client: Client,
+    client: ClientApi,
     scope: Optional[ScopeOf] = None,
     ttl_ms: int = 30_000,
     policy_version: Optional[str] = None,
@@ -39,8 +40,11 @@ def fenced_task(
     jobs ledger, so a cutover covers it. ``wait_s`` (default twice the ttl) is how long a delivery
     waits out a lease held by something other than a delivery of the same task.
     """
-    if not isinstance(client, Client):
-        raise TypeError(f"fenced_task(client=...) needs a fencegate.Client, got {client!r}")
+    if not is_blocking_client(client):
+        raise TypeError(
+            f"fenced_task(client=...) needs a fencegate.Client (or an object with its methods), "
+            f"got {client!r}"
+        )
     if scope is not None and not callable(scope):
         raise TypeError("fenced_task(scope=...) is a function (task, *args, **kwargs) -> str")
     waits = wait_s if wait_s is not None else 2 * ttl_ms / 1000.0

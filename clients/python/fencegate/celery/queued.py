@@ -17,7 +17,7 @@ from celery import current_app
 from celery.signals import before_task_publish
 
 from .._base import FencegateError
-from ..client import Client
+from .._methods import ClientApi
 from .names import ledger_job_id
 from .options import options_of
 
@@ -28,7 +28,7 @@ PublishHandler = Callable[..., None]
 
 
 def record_queued(
-    client: Client,
+    client: ClientApi,
     task: Any,
     task_id: str,
     args: Sequence[Any] = (),
@@ -73,7 +73,7 @@ def record_queued(
     return True
 
 
-def record_queued_tasks(client: Client, app: Any = None) -> PublishHandler:
+def record_queued_tasks(client: ClientApi, app: Any = None) -> PublishHandler:
     """Connects a receiver of Celery's ``before_task_publish`` signal that records every fenced
     task sent from this process (``delay``, ``apply_async``, ``send_task``, canvas, retries) as
     ``queued``, as ``record_queued`` does; returns it, for

@@ -11,7 +11,8 @@ from .._base import FencegateError
 SUPERSEDED_CODES = frozenset({"stale_fence", "not_holder", "scope_deleted", "scope_not_found"})
 
 
-class TaskSupersededError(FencegateError, Ignore):
+# celery ships no type information, so its Ignore is Any to a type checker.
+class TaskSupersededError(FencegateError, Ignore):  # type: ignore[misc]
     """A run of a fenced task whose authority moved to a newer generation.
 
     ``code`` is the refusal that showed it (``stale_fence``, ``not_holder``, ``scope_deleted`` or

@@ -4,10 +4,10 @@ import threading
 from typing import Iterable, List, Optional
 
 from .._answers import catalog_error
+from .._names import escape_name, fit_name
 from ..errors import InvalidRequestError
 from ..models import CommitPart, CommitResult, Intent
 from .delivery_lease import DeliveryLease
-from .._names import escape_name, fit_name
 from .superseded import SUPERSEDED_CODES, TaskSupersededError
 
 #: The name, within the run, of the commit that writes the task's result.

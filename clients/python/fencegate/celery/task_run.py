@@ -11,7 +11,7 @@ from typing import Any, List, Optional, Tuple
 
 from .._answers import catalog_error
 from .._base import FencegateError
-from ..client import Client
+from .._methods import ClientApi
 from ..errors import InvalidRequestError
 from ..models import Write
 from .delivery_lease import DeliveryLease
@@ -23,7 +23,7 @@ from .task_fence import RESULT_COMMIT, TaskFence
 
 class TaskRun:
     def __init__(
-        self, client: Client, scope: str, delivery: TaskDelivery, options: FencedTaskOptions
+        self, client: ClientApi, scope: str, delivery: TaskDelivery, options: FencedTaskOptions
     ) -> None:
         self.client = client
         self.scope = scope

@@ -29,7 +29,8 @@ import asyncio
 from typing import Any, Dict, List, Optional, Tuple
 
 from .._base import FencegateError
-from .plans import Plan, arun
+from .._methods import AsyncClientApi
+from .saver_steps import SaverSteps, arun
 from .writes import Batch, RecordToWrite, write_records
 
 #: Refusals about one call's own writes, not about the writer: the calls are retried apart.
@@ -54,7 +55,9 @@ _Key = Tuple[Any, Any, str, int]
 class _Call:
     __slots__ = ("client", "batch", "answer")
 
-    def __init__(self, client: Any, batch: Batch, answer: "asyncio.Future[None]") -> None:
+    def __init__(
+        self, client: AsyncClientApi, batch: Batch, answer: "asyncio.Future[None]"
+    ) -> None:
         self.client = client
         self.batch = batch
         self.answer = answer
@@ -68,11 +71,11 @@ class ThreadWriteBatch:
         #: Per thread with calls to send, the task sending them, until it has sent them all.
         self._writers: Dict[_Key, "asyncio.Task[None]"] = {}
 
-    def alone(self, batch: Batch) -> "Plan[None]":
+    def alone(self, batch: Batch) -> "SaverSteps[None]":
         """A call written on its own (the synchronous half)."""
         return write_records(batch, self.max_writes)
 
-    async def write(self, client: Any, batch: Batch) -> None:
+    async def write(self, client: AsyncClientApi, batch: Batch) -> None:
         """Returns once the commit holding ``batch`` is answered, or raises its refusal."""
         loop = asyncio.get_running_loop()
         key = (loop, client, batch.scope, batch.fence)

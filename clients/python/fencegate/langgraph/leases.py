@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 from .._base import FencegateError
+from .._methods import AsyncClientApi, ClientApi
 from ..lease import LOST_CODES
-from .plans import Plan, call
+from .saver_steps import SaverSteps, call
 
 
 @dataclass
@@ -24,7 +25,9 @@ class HeldLease:
 
 
 class ThreadLeases:
-    def __init__(self, client: Any, aclient: Any, ttl_ms: int) -> None:
+    def __init__(
+        self, client: Optional[ClientApi], aclient: Optional[AsyncClientApi], ttl_ms: int
+    ) -> None:
         self.client = client
         self.aclient = aclient
         self.ttl_ms = ttl_ms
@@ -53,7 +56,7 @@ class ThreadLeases:
             for key in [key for key in self._held if key[0] == scope]:
                 del self._held[key]
 
-    def release(self, lease: HeldLease) -> "Plan[None]":
+    def release(self, lease: HeldLease) -> "SaverSteps[None]":
         """Releases a lease still held; a lost one simply is no longer kept."""
         with self._lock:
             self._held.pop((lease.scope, lease.holder), None)
@@ -80,27 +83,32 @@ class ThreadLeases:
         if self.client is not None:
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(
-                    target=self._renew_in_thread, name="fencegate-langgraph-leases", daemon=True
+                    target=self._renew_in_thread,
+                    args=(self.client,),
+                    name="fencegate-langgraph-leases",
+                    daemon=True,
                 )
                 self._thread.start()
             return
+        assert self.aclient is not None  # the saver has one client or the other
         if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(self._renew_in_task())
+            renewing = self._renew_in_task(self.aclient)
+            self._task = asyncio.get_running_loop().create_task(renewing)
 
-    def _renew_in_thread(self) -> None:
+    def _renew_in_thread(self, client: ClientApi) -> None:
         while not self._stop.wait(self._interval()):
             for lease in self._live():
                 try:
-                    self.client.renew(*_renewal(lease, self.ttl_ms))
+                    client.renew(*_renewal(lease, self.ttl_ms))
                 except FencegateError as error:
                     _renew_failed(lease, error)
 
-    async def _renew_in_task(self) -> None:
+    async def _renew_in_task(self, aclient: AsyncClientApi) -> None:
         while not self._stop.is_set():
             await asyncio.sleep(self._interval())
             for lease in self._live():
                 try:
-                    await self.aclient.renew(*_renewal(lease, self.ttl_ms))
+                    await aclient.renew(*_renewal(lease, self.ttl_ms))
                 except FencegateError as error:
                     _renew_failed(lease, error)
 

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidRequestError
 from .errors import StaleWriteOwnerError
 from .leases import HeldLease
-from .plans import Plan, arun, call, run
 from .saver import FencedCheckpointSaver
+from .saver_steps import SaverSteps, arun, call, run
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -66,7 +66,7 @@ class WriteOwner(FencedCheckpointSaver):
     release = close
     arelease = aclose
 
-    def _fence(self, config: "RunnableConfig", scope: str) -> "Plan[int]":
+    def _fence(self, config: "RunnableConfig", scope: str) -> "SaverSteps[int]":
         """This ownership's fence, whatever the config says; for its own thread only."""
         if scope != self.scope:
             raise InvalidRequestError(
@@ -76,9 +76,9 @@ class WriteOwner(FencedCheckpointSaver):
                 {"field": "configurable.thread_id"},
             )
         return self.fence
-        yield  # a plan that needs no call
+        yield  # steps that need no call
 
-    def _check(self) -> "Plan[None]":
+    def _check(self) -> "SaverSteps[None]":
         state: Any = yield call("get_scope", self.scope)
         if state is None or state.status != "active":
             code = "scope_deleted"

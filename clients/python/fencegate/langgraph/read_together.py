@@ -10,7 +10,7 @@ saver's life.
 from typing import Any, Dict, List, Sequence, Tuple
 
 from ..errors import NotFoundError
-from .plans import Gather, Plan, call
+from .saver_steps import Gather, SaverSteps, call
 
 #: The server's bound on the reads of one request (a commit's bound), records and pages together.
 MAX_READS = 64
@@ -26,7 +26,7 @@ class ReadTogether:
 
     def read(
         self, scope: str, pages: Sequence[Dict[str, Any]], names: Sequence[str]
-    ) -> "Plan[Tuple[List[Any], List[Any]]]":
+    ) -> "SaverSteps[Tuple[List[Any], List[Any]]]":
         """The pages (``list_records_page`` arguments) and the records named, in order."""
         if self.supported:
             try:
@@ -44,7 +44,7 @@ class ReadTogether:
 
 def _in_requests_of_max_reads(
     scope: str, pages: Sequence[Dict[str, Any]], names: Sequence[str]
-) -> "Plan[Tuple[List[Any], List[Any]]]":
+) -> "SaverSteps[Tuple[List[Any], List[Any]]]":
     # The pages and as many records as fit go in the first request; further records in more,
     # all sent at once.
     first = max(0, min(MAX_NAMES, MAX_READS - len(pages)))

@@ -1,19 +1,21 @@
-"""Reading a thread back: the tip, one checkpoint, its history, as plans (see plans.py).
+"""Reading a thread back: the tip, one checkpoint, its history, as saver steps (see
+saver_steps.py).
 
 Reads need no ownership: any saver, owner or not, reads every thread of its tenant.
 """
 
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, cast
 
-from langgraph.checkpoint.base import CheckpointTuple
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import Checkpoint, CheckpointTuple
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from ..errors import ScopeNotFoundError
 from ..models import RecordState
 from .names import blob_name, checkpoint_name, checkpoint_prefix, unescape_name, writes_prefix
-from .plans import Call, Emit, Plan, call
 from .read_together import ReadTogether
 from .recent import Recent, RecentCheckpoints, is_uuid6
+from .saver_steps import Call, Emit, SaverSteps, call
 from .stored import is_empty, load, recency, writes_in_order
 
 _PAGE = 100
@@ -21,7 +23,7 @@ _PAGE = 100
 
 
 class ThreadReader:
-    """Reads one tenant's threads through plans; ``scope_for`` names a thread's scope."""
+    """Reads one tenant's threads as saver steps; ``scope_for`` names a thread's scope."""
 
     def __init__(
         self,
@@ -36,7 +38,7 @@ class ThreadReader:
 
     def get_tuple(
         self, thread_id: str, namespace: str, checkpoint_id: Optional[str]
-    ) -> "Plan[Optional[CheckpointTuple]]":
+    ) -> "SaverSteps[Optional[CheckpointTuple]]":
         scope = self.scope_for(thread_id)
         if checkpoint_id:
             record = yield from self._record(scope, checkpoint_name(namespace, checkpoint_id))
@@ -62,7 +64,7 @@ class ThreadReader:
         before_id: Optional[str],
         metadata_filter: Optional[Dict[str, Any]],
         limit: Optional[int],
-    ) -> "Plan[None]":
+    ) -> "SaverSteps[None]":
         remaining = limit if limit is not None else -1
         if remaining == 0:
             return
@@ -88,7 +90,7 @@ class ThreadReader:
 
     def _newest_first(
         self, scope: str, prefix: str, wanted: Optional[int]
-    ) -> "Plan[List[Dict[str, Any]]]":
+    ) -> "SaverSteps[List[Dict[str, Any]]]":
         """Checkpoint records newest first. Ids LangGraph makes are uuid6, so name order is time
         order and paging stops once ``wanted`` are found; a thread with ids of another kind is
         read whole and ordered by each checkpoint's timestamp."""
@@ -112,7 +114,7 @@ class ThreadReader:
 
     def _to_tuple(
         self, thread_id: str, stored: Dict[str, Any], metadata: Any = None
-    ) -> "Plan[CheckpointTuple]":
+    ) -> "SaverSteps[CheckpointTuple]":
         scope = self.scope_for(thread_id)
         namespace = stored["ns"]
         checkpoint = load(self.serde, stored["checkpoint"])
@@ -136,7 +138,7 @@ class ThreadReader:
             yield from self._assemble(thread_id, stored, checkpoint, values, first_page, metadata)
         )
 
-    def _confirmed(self, thread_id: str, recent: Recent) -> "Plan[Optional[CheckpointTuple]]":
+    def _confirmed(self, thread_id: str, recent: Recent) -> "SaverSteps[Optional[CheckpointTuple]]":
         """The tuple of the checkpoint this saver wrote last, if the store confirms it is still
         the newest: one exchange for the newest id, its pending writes and any blob not known."""
         scope = self.scope_for(thread_id)
@@ -155,7 +157,9 @@ class ThreadReader:
             return None
         if not newest.items and newest.next_cursor is not None:
             # The blobs read with it spent the answer's byte budget: the page says where it starts.
-            newest = yield from self._page(scope, checkpoint_prefix(namespace), newest.next_cursor, 1)
+            newest = yield from self._page(
+                scope, checkpoint_prefix(namespace), newest.next_cursor, 1
+            )
         tip = newest.items[0] if newest.items else None
         if tip is None or not tip.exists or tip.value.get("id") != stored["id"]:
             return None
@@ -176,7 +180,7 @@ class ThreadReader:
         blobs: Dict[str, Any],
         first_writes_page: Any,
         metadata: Any = None,
-    ) -> "Plan[CheckpointTuple]":
+    ) -> "SaverSteps[CheckpointTuple]":
         namespace = stored["ns"]
         checkpoint["channel_values"] = {
             channel: load(self.serde, blob) for channel, blob in blobs.items() if not is_empty(blob)
@@ -188,7 +192,8 @@ class ThreadReader:
         parent = stored.get("parent")
         return CheckpointTuple(
             config=_config(thread_id, namespace, stored["id"]),
-            checkpoint=checkpoint,
+            # The stored checkpoint, with its channel values read back: a Checkpoint again.
+            checkpoint=cast(Checkpoint, checkpoint),
             metadata=metadata if metadata is not None else load(self.serde, stored["metadata"]),
             parent_config=None if parent is None else _config(thread_id, namespace, parent),
             pending_writes=[
@@ -196,7 +201,9 @@ class ThreadReader:
             ],
         )
 
-    def _pending_writes(self, scope: str, prefix: str, page: Any) -> "Plan[List[Dict[str, Any]]]":
+    def _pending_writes(
+        self, scope: str, prefix: str, page: Any
+    ) -> "SaverSteps[List[Dict[str, Any]]]":
         """A checkpoint's pending writes, from its first page on."""
         writes: List[Dict[str, Any]] = []
         while True:
@@ -205,7 +212,7 @@ class ThreadReader:
                 return writes_in_order(writes)
             page = yield from self._page(scope, prefix, page.next_cursor)
 
-    def _thread_ids(self, prefix: str) -> "Plan[List[str]]":
+    def _thread_ids(self, prefix: str) -> "SaverSteps[List[str]]":
         threads: List[str] = []
         cursor: Optional[str] = None
         while True:
@@ -221,18 +228,19 @@ class ThreadReader:
 
     def _page(
         self, scope: str, prefix: str, cursor: Optional[str], limit: int = _PAGE
-    ) -> "Plan[Any]":
+    ) -> "SaverSteps[Any]":
         """One descending page of a prefix; a thread never written reads as empty."""
         try:
             return (yield _page_call(scope, prefix, cursor, limit))
         except ScopeNotFoundError:
             return _EMPTY_PAGE
 
-    def _record(self, scope: str, name: str) -> "Plan[Optional[RecordState]]":
+    def _record(self, scope: str, name: str) -> "SaverSteps[Optional[RecordState]]":
         try:
-            return (yield call("get_record", scope, name))
+            record: RecordState = yield call("get_record", scope, name)
         except ScopeNotFoundError:
             return None
+        return record
 
 
 def _blob_names(namespace: str, versions: List[Tuple[str, Any]]) -> List[str]:
@@ -273,7 +281,7 @@ def _below(
             yield stored
 
 
-def _config(thread_id: str, namespace: str, checkpoint_id: str) -> Dict[str, Any]:
+def _config(thread_id: str, namespace: str, checkpoint_id: str) -> RunnableConfig:
     return {
         "configurable": {
             "thread_id": thread_id,

@@ -19,6 +19,7 @@ from typing import (
     Optional,
     Sequence,
     Tuple,
+    cast,
 )
 
 from langchain_core.runnables import RunnableConfig
@@ -33,13 +34,15 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from .._methods import AsyncClientApi, ClientApi
+from .._shapes import EitherClientApi, is_async_client
 from ..errors import InvalidRequestError, LeaseHeldError, ScopeDeletedError, ScopeNotFoundError
+from .batch import ThreadWriteBatch
 from .leases import HeldLease, ThreadLeases
 from .names import DEFAULT_SCOPE_PREFIX, blob_name, checkpoint_name, escape_name, write_name
-from .batch import ThreadWriteBatch
-from .plans import Joined, Plan, Shared, aiterate, arun, call, iterate, run
 from .reads import ThreadReader
 from .recent import RecentCheckpoints
+from .saver_steps import Joined, SaverSteps, Shared, aiterate, arun, call, iterate, run
 from .stored import EMPTY, dump, stored_checkpoint, stored_write, write_index
 from .writes import DEFAULT_MAX_WRITES, Batch, RecordToWrite
 
@@ -54,7 +57,8 @@ DEFAULT_TTL_MS = 30_000
 _DELETED = -1
 
 
-class FencedCheckpointSaver(BaseCheckpointSaver):
+# LangGraph's own channel versions: whole numbers, one more at each write.
+class FencedCheckpointSaver(BaseCheckpointSaver[int]):
     """A ``BaseCheckpointSaver`` over fencegate, synchronous and asynchronous.
 
     ``client`` is a ``fencegate.Client`` or a ``fencegate.AsyncClient`` (or give both,
@@ -67,21 +71,25 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
 
     def __init__(
         self,
-        client: Any = None,
+        client: Optional[EitherClientApi] = None,
         holder: Optional[str] = None,
         ttl_ms: int = DEFAULT_TTL_MS,
         *,
-        aclient: Any = None,
-        operator_client: Any = None,
-        operator_aclient: Any = None,
+        aclient: Optional[AsyncClientApi] = None,
+        operator_client: Optional[ClientApi] = None,
+        operator_aclient: Optional[AsyncClientApi] = None,
         scope_prefix: str = DEFAULT_SCOPE_PREFIX,
         max_writes: int = DEFAULT_MAX_WRITES,
         serde: Optional[SerializerProtocol] = None,
     ) -> None:
         super().__init__(serde=serde)
-        if client is not None and _is_async(client):
-            client, aclient = None, aclient or client
-        if client is None and aclient is None:
+        # ``client`` may be either shape: an AsyncClient given there is the saver's aclient.
+        blocking: Optional[ClientApi] = None
+        if client is not None and is_async_client(client):
+            aclient = aclient or cast(AsyncClientApi, client)
+        elif client is not None:
+            blocking = cast(ClientApi, client)
+        if blocking is None and aclient is None:
             raise InvalidRequestError(
                 "FencedCheckpointSaver needs client= (a fencegate.Client) or aclient= "
                 "(a fencegate.AsyncClient)",
@@ -89,15 +97,15 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
             )
         if not isinstance(ttl_ms, int) or ttl_ms < 1:
             raise InvalidRequestError("ttl_ms must be a whole number of milliseconds ≥ 1")
-        self.client = client
+        self.client = blocking
         self.aclient = aclient
-        self.operator_client = operator_client or client
+        self.operator_client = operator_client or blocking
         self.operator_aclient = operator_aclient or aclient
         self.holder = holder or f"langgraph-saver-{uuid.uuid4().hex[:12]}"
         self.ttl_ms = ttl_ms
         self.scope_prefix = scope_prefix
         self.max_writes = max_writes
-        self._leases = ThreadLeases(client, aclient, ttl_ms)
+        self._leases = ThreadLeases(blocking, aclient, ttl_ms)
         #: The asynchronous half's writes on one thread go out together (batch.py).
         self._batch = ThreadWriteBatch(max_writes)
         self._recent = RecentCheckpoints()
@@ -147,8 +155,8 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        plan = self._put(config, checkpoint, metadata, new_versions)
-        return run(self._client_for("put"), plan)
+        steps = self._put(config, checkpoint, metadata, new_versions)
+        return run(self._client_for("put"), steps)
 
     async def aput(
         self,
@@ -157,8 +165,8 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        plan = self._put(config, checkpoint, metadata, new_versions)
-        return await arun(self._client_for("aput"), plan)
+        steps = self._put(config, checkpoint, metadata, new_versions)
+        return await arun(self._client_for("aput"), steps)
 
     def put_writes(
         self,
@@ -176,8 +184,8 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
         task_id: str,
         task_path: str = "",
     ) -> None:
-        plan = self._put_writes(config, writes, task_id, task_path)
-        await arun(self._client_for("aput_writes"), plan)
+        steps = self._put_writes(config, writes, task_id, task_path)
+        await arun(self._client_for("aput_writes"), steps)
 
     def delete_thread(self, thread_id: str) -> None:
         run(self._operator_client_for("delete_thread"), self._delete_thread(thread_id))
@@ -228,9 +236,9 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    # Plans: each operation once, for both kinds of client
+    # Each operation once, as steps for both kinds of client
 
-    def _get_tuple(self, config: RunnableConfig) -> "Plan[Optional[CheckpointTuple]]":
+    def _get_tuple(self, config: RunnableConfig) -> "SaverSteps[Optional[CheckpointTuple]]":
         thread_id = _thread_of(config)
         if thread_id is None:
             return None
@@ -244,7 +252,7 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
         metadata_filter: Optional[Dict[str, Any]],
         before: Optional[RunnableConfig],
         limit: Optional[int],
-    ) -> "Plan[None]":
+    ) -> "SaverSteps[None]":
         config = config or {}
         thread_id = _thread_of(config)
         yield from self._reader.list(
@@ -263,7 +271,7 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
         checkpoint: Checkpoint,
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
-    ) -> "Plan[RunnableConfig]":
+    ) -> "SaverSteps[RunnableConfig]":
         thread_id = _require_thread(config, "put a checkpoint")
         namespace = _namespace_of(config) or ""
         prepared: Dict[str, Any] = dict(copy_checkpoint(checkpoint))
@@ -307,7 +315,7 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
         writes: Sequence[Tuple[str, Any]],
         task_id: str,
         task_path: str,
-    ) -> "Plan[None]":
+    ) -> "SaverSteps[None]":
         thread_id = _require_thread(config, "put writes")
         checkpoint_id = _config_string(config, "checkpoint_id")
         if checkpoint_id is None:
@@ -328,7 +336,7 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
             purpose = f"writes {namespace} {checkpoint_id}"
             yield from self._write(config, thread_id, list(by_name.values()), purpose)
 
-    def _delete_thread(self, thread_id: str) -> "Plan[None]":
+    def _delete_thread(self, thread_id: str) -> "SaverSteps[None]":
         scope = self.scope_for(thread_id)
         self._leases.forget(scope)
         self._recent.forget(scope)
@@ -337,7 +345,7 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
         except (ScopeNotFoundError, ScopeDeletedError):
             return
 
-    def _claim(self, thread_id: str) -> "Plan[WriteOwner]":
+    def _claim(self, thread_id: str) -> "SaverSteps[WriteOwner]":
         from .owner import WriteOwner  # a subclass of this one
 
         scope = self.scope_for(thread_id)
@@ -357,7 +365,7 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
 
     def _write(
         self, config: RunnableConfig, thread_id: str, records: List[RecordToWrite], purpose: str
-    ) -> "Plan[bool]":
+    ) -> "SaverSteps[bool]":
         """Whether the records were written (a late write to a deleted thread is dropped)."""
         scope = self.scope_for(thread_id)
         fence = yield from self._fence(config, scope)
@@ -367,7 +375,7 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
         yield Joined(Batch(thread_id, scope, fence, records, purpose), self._batch)
         return True
 
-    def _fence(self, config: RunnableConfig, scope: str) -> "Plan[int]":
+    def _fence(self, config: RunnableConfig, scope: str) -> "SaverSteps[int]":
         """The run's own fence when it brings one, else this saver's lease on the thread."""
         given = (config.get("configurable") or {}).get("fence")
         if given is not None:
@@ -393,7 +401,7 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
             return held.fence  # another write that shared the acquire holds it already
         return self._leases.hold(scope, self.holder, grant.fence).fence
 
-    def _client_for(self, method: str) -> Any:
+    def _client_for(self, method: str) -> EitherClientApi:
         """The client a method runs on: the AsyncClient for an a-method, else the Client."""
         asynchronous = _is_async_method(method)
         client = self.aclient if asynchronous else self.client
@@ -411,7 +419,7 @@ class FencedCheckpointSaver(BaseCheckpointSaver):
             )
         return client
 
-    def _operator_client_for(self, method: str) -> Any:
+    def _operator_client_for(self, method: str) -> EitherClientApi:
         operator = self.operator_aclient if _is_async_method(method) else self.operator_client
         return operator or self._client_for(method)
 
@@ -434,12 +442,6 @@ _PAIRED = frozenset(
 
 def _is_async_method(method: str) -> bool:
     return method.startswith("a") and method[1:] in _PAIRED
-
-
-def _is_async(client: Any) -> bool:
-    import inspect
-
-    return inspect.iscoroutinefunction(getattr(client, "get_record", None))
 
 
 def _config_string(config: RunnableConfig, key: str) -> Optional[str]:

@@ -10,13 +10,13 @@ import base64
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .._answers import catalog_error
 from .._base import FencegateError
 from ..models import CommitResult, Write
 from .errors import STALE_OWNER_CODES, StaleWriteOwnerError
-from .plans import Plan, call
+from .saver_steps import SaverSteps, call
 
 #: The store's default limit of writes per commit.
 DEFAULT_MAX_WRITES = 64
@@ -43,7 +43,7 @@ class Batch:
     purpose: str
 
 
-def write_records(batch: Batch, max_writes: int = DEFAULT_MAX_WRITES) -> "Plan[None]":
+def write_records(batch: Batch, max_writes: int = DEFAULT_MAX_WRITES) -> "SaverSteps[None]":
     records = list(batch.records)
     chunks: List[List[RecordToWrite]] = []
     end = len(records)
@@ -54,8 +54,8 @@ def write_records(batch: Batch, max_writes: int = DEFAULT_MAX_WRITES) -> "Plan[N
         yield from _write_chunk(batch, chunk, index)
 
 
-def _write_chunk(batch: Batch, chunk: List[RecordToWrite], index: int) -> "Plan[None]":
-    known: dict = {}
+def _write_chunk(batch: Batch, chunk: List[RecordToWrite], index: int) -> "SaverSteps[None]":
+    known: Dict[str, Tuple[int, bool]] = {}
     attempt = 0
     while True:
         writes = []
@@ -86,7 +86,7 @@ def _write_chunk(batch: Batch, chunk: List[RecordToWrite], index: int) -> "Plan[
 
 
 def refusal(
-    thread_id: str, code: str, message: str, details: Optional[dict] = None
+    thread_id: str, code: str, message: str, details: Optional[Mapping[str, Any]] = None
 ) -> FencegateError:
     """The error a refused write raises: a superseded owner's, or the catalog's."""
     if code in STALE_OWNER_CODES:

@@ -1,17 +1,17 @@
-"""How one API call runs, apart from its I/O: a plan is a generator that yields the steps it
-needs (an HTTP exchange, a pause between attempts) and returns the call's result.
+"""How one API call runs, apart from its I/O: its steps are a generator that yields what the
+call needs (an HTTP exchange, a pause between attempts) and returns the call's result.
 
-Request building, answer mapping and retry decisions are written once, as plans (see _api.py);
-``run_sync`` and ``run_async`` perform the steps, with blocking I/O or with coroutines. An
-exchange that fails is thrown into the plan as its ``TransportError``, so a plan handles it with
-an ordinary ``try``/``except`` around the ``yield``.
+Request building, answer mapping and retry decisions are written once, as call steps (see
+_api.py); ``run_sync`` and ``run_async`` perform the steps, with blocking I/O or with coroutines.
+An exchange that fails is thrown into the steps as its ``TransportError``, so a call handles it
+with an ordinary ``try``/``except`` around the ``yield``.
 """
 
 import asyncio
 import random
 import time
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Generator, Optional, TypeVar, Union
+from typing import Any, Awaitable, Callable, Generator, Generic, Optional, TypeVar, Union
 
 from ._wire import Reply, TransportError
 
@@ -36,7 +36,8 @@ class Pause:
 
 
 Step = Union[Exchange, Pause]
-Plan = Generator[Step, Optional[Reply], T]
+#: The steps of one API call, returning the call's result.
+CallSteps = Generator[Step, Optional[Reply], T]
 
 
 def backoff(attempt: int) -> Generator[Step, Optional[Reply], None]:
@@ -48,22 +49,24 @@ def backoff(attempt: int) -> Generator[Step, Optional[Reply], None]:
     yield Pause(ceiling / 2 + random.random() * ceiling / 2)
 
 
-class _Steps:
-    """Walks a plan: the next step, given what the previous one came to."""
+class _StepWalker(Generic[T]):
+    """Walks a call's steps: the next step, given what the previous one came to."""
 
-    def __init__(self, plan: "Plan[Any]") -> None:
-        self._plan = plan
+    #: What the call returned; set once ``next`` has answered None.
+    result: T
+
+    def __init__(self, steps: "CallSteps[T]") -> None:
+        self._steps = steps
         self.reply: Optional[Reply] = None
         self.failure: Optional[TransportError] = None
-        self.result: Any = None
 
     def next(self) -> Optional[Step]:
-        """The next step, or None when the plan returned (its value is ``result``)."""
+        """The next step, or None when the call returned (its value is ``result``)."""
         try:
             if self.failure is not None:
-                step = self._plan.throw(self.failure)
+                step = self._steps.throw(self.failure)
             else:
-                step = self._plan.send(self.reply)
+                step = self._steps.send(self.reply)
         except StopIteration as done:
             self.result = done.value
             return None
@@ -71,13 +74,13 @@ class _Steps:
         return step
 
 
-def run_sync(plan: "Plan[T]", exchange: Callable[[Exchange], Reply]) -> T:
-    """Runs a plan with blocking I/O."""
-    steps = _Steps(plan)
+def run_sync(call: "CallSteps[T]", exchange: Callable[[Exchange], Reply]) -> T:
+    """Runs a call's steps with blocking I/O."""
+    steps = _StepWalker(call)
     while True:
         step = steps.next()
         if step is None:
-            return steps.result  # type: ignore[no-any-return]
+            return steps.result
         if isinstance(step, Pause):
             time.sleep(step.seconds)
             continue
@@ -87,13 +90,13 @@ def run_sync(plan: "Plan[T]", exchange: Callable[[Exchange], Reply]) -> T:
             steps.failure = error
 
 
-async def run_async(plan: "Plan[T]", exchange: Callable[[Exchange], Awaitable[Reply]]) -> T:
-    """Runs a plan with coroutines: the event loop runs on while a step waits."""
-    steps = _Steps(plan)
+async def run_async(call: "CallSteps[T]", exchange: Callable[[Exchange], Awaitable[Reply]]) -> T:
+    """Runs a call's steps with coroutines: the event loop runs on while a step waits."""
+    steps = _StepWalker(call)
     while True:
         step = steps.next()
         if step is None:
-            return steps.result  # type: ignore[no-any-return]
+            return steps.result
         if isinstance(step, Pause):
             await asyncio.sleep(step.seconds)
             continue
