@@ -8,9 +8,7 @@ from pathlib import Path
 import pytest
 from fencegate._names import escape_name, fit_name
 
-VECTORS = (
-    Path(__file__).resolve().parents[3] / "test" / "fixtures" / "fit-name-vectors.json"
-)
+VECTORS = Path(__file__).resolve().parents[3] / "test" / "fixtures" / "fit-name-vectors.json"
 
 
 def _vectors():
