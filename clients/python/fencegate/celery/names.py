@@ -7,15 +7,19 @@ two long task ids never share one.
 import re
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Dict
+from typing import Any, Dict, List, Tuple
 
-from .._names import escape_name, fit_name
+from .._names import escape_name, fit_name, fit_name_unmarked
 
 #: Holders of the task's deliveries start with the task's id, cut to this (room for the rest).
 _HOLDER_ID = 200
 #: A delivery's holder ends with this many hex digits of its own.
 _DELIVERY_DIGITS = 12
 _DELIVERY_SUFFIX = re.compile(f"[0-9a-f]{{{_DELIVERY_DIGITS}}}")
+
+
+#: The record earlier releases kept a task's result in: one per scope, whichever task wrote it.
+SINGLE_RESULT_RECORD = "result"
 
 
 def default_scope(task_id: str) -> str:
@@ -27,6 +31,25 @@ def result_record(task_id: str) -> str:
     """``result/<task id>``: the record of the task's scope that holds the task's result. A scope
     function may give many tasks one scope (``celery/orders/<order>``): each keeps its own."""
     return fit_name(f"result/{escape_name(task_id)}")
+
+
+def result_places(task_id: str, scope: str, own_scope: bool) -> List[Tuple[str, List[str]]]:
+    """Where a run of the task may have stored its result: scopes, each with its records, to read
+    in this order. Its result record first. On the task's own default scope (``own_scope``), also
+    where earlier releases stored it: the single ``result`` record, and for a task id too long for
+    a name the scope and record shortened the unmarked way (``-`` and the digest). None of those
+    can be another task's there. On a scope the tasks share, they can (another task's id may be an
+    unmarked shortened form): only the task's own result record is read."""
+    records = [result_record(task_id)]
+    if not own_scope:
+        return [(scope, records)]
+    earlier = [fit_name_unmarked(f"result/{escape_name(task_id)}"), SINGLE_RESULT_RECORD]
+    records.extend(name for name in earlier if name not in records)
+    places = [(scope, records)]
+    earlier_scope = fit_name_unmarked(f"celery/{escape_name(task_id)}")
+    if earlier_scope != scope:
+        places.append((earlier_scope, earlier))
+    return places
 
 
 def ledger_job_id(task_name: str, task_id: str) -> str:

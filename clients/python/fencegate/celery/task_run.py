@@ -3,7 +3,8 @@
 The result is a record of the task's scope named by the task's id (``result/<task id>``), written
 by the commit that also releases the scope and records the job ``succeeded``, and created only if
 absent: a task's result is written once, and every later delivery of that task returns it without
-running the body. Other tasks sharing the scope have results of their own.
+running the body. Other tasks sharing the scope have results of their own. On its default scope a
+task's result stored by an earlier release counts too (``result_places``).
 """
 
 import json
@@ -13,9 +14,9 @@ from .._answers import catalog_error
 from .._base import FencegateError
 from .._methods import ClientApi
 from ..errors import InvalidRequestError
-from ..models import Write
+from ..models import RecordState, Write
 from .delivery_lease import DeliveryLease
-from .names import TaskDelivery, result_record
+from .names import TaskDelivery, result_places, result_record
 from .options import FencedTaskOptions
 from .superseded import SUPERSEDED_CODES, TaskSupersededError
 from .task_fence import RESULT_COMMIT, TaskFence
@@ -31,13 +32,15 @@ class TaskRun:
         self.lease = DeliveryLease(client, scope, delivery, options)
         self.fence: Optional[TaskFence] = None
         self.result_record = result_record(delivery.task_id)
+        self.result_places = result_places(delivery.task_id, scope, options.scope is None)
 
     def stored_result(self) -> Tuple[bool, Any]:
         """``(True, result)`` when a run of the task has committed its result."""
-        record = self.client.get_record(self.scope, self.result_record)
-        if not record.exists or not isinstance(record.value, dict):
-            return False, None
-        return True, record.value.get("value")
+        for scope, names in self.result_places:
+            for record in self.client.read_records(scope, records=names).records:
+                if _is_result(record):
+                    return True, record.value["value"]
+        return False, None
 
     def start(self) -> TaskFence:
         self.lease.start()
@@ -101,6 +104,11 @@ class TaskRun:
         if self.fence is None:
             raise RuntimeError("the run has not taken its scope")
         return self.fence
+
+
+def _is_result(record: RecordState) -> bool:
+    """A result is stored as ``{"value": result}``; a record of another shape is not one."""
+    return record.exists and isinstance(record.value, dict) and record.value.keys() == {"value"}
 
 
 def require_json(value: Any) -> None:
