@@ -3,7 +3,10 @@
 An interim answer (1xx: ``100 Continue``, ``103 Early Hints``) is skipped: the answer is the final
 one after it. The body is bounded by ``max_bytes``: an answer whose length says more is refused
 at its head, one without a length (chunked, or ended by the close of the connection) as soon as
-it has gone past the bound, so a client never holds more than that of one answer.
+it has gone past the bound. The framing around the body is bounded too (the head, each
+chunk-size line, the trailers), so a client never holds more than ``max_bytes`` and a few KiB of
+one answer. Each delimiter is looked for only in the bytes that arrived since the last look, so
+an answer that comes in many small reads costs no more to parse than one that comes at once.
 """
 
 from dataclasses import dataclass
@@ -11,6 +14,10 @@ from typing import Dict, List, Optional, Tuple
 
 #: Longest status line plus headers accepted (the server's answers have a handful of headers).
 MAX_HEAD = 64 * 1024
+#: Longest chunk-size line accepted: a size in hex, and extensions the client ignores.
+MAX_CHUNK_LINE = 1024
+#: Longest trailer section accepted (the client ignores trailers).
+MAX_TRAILERS = 64 * 1024
 _NO_BODY = (204, 304)
 
 Head = Tuple[int, Dict[str, str]]
@@ -47,9 +54,14 @@ class AnswerReader:
         #: A byte of the answer has arrived.
         self.started = False
         self._buffer = bytearray()
+        #: Bytes at the start of the buffer already searched for the delimiter awaited.
+        self._searched = 0
         self._head: Optional[Head] = None
-        self._chunks: Optional[List[bytes]] = None
+        self._chunks: List[bytes] = []
         self._chunked_bytes = 0
+        #: The size of the chunk whose data is awaited; None while its size line is.
+        self._chunk_size: Optional[int] = None
+        self._in_trailers = False
 
     def feed(self, data: bytes) -> Optional[Answer]:
         """The answer once it is all there, None until then."""
@@ -77,14 +89,11 @@ class AnswerReader:
     # Parsing
 
     def _take_head(self) -> Optional[Head]:
-        buffer = self._buffer
-        end = buffer.find(b"\r\n\r\n")
+        end = self._find(b"\r\n\r\n", MAX_HEAD, "the answer's head")
         if end < 0:
-            if len(buffer) > MAX_HEAD:
-                raise ValueError("the answer's head is longer than 64 KiB")
             return None
-        head = _parse_head(bytes(buffer[:end]))
-        del buffer[: end + 4]
+        head = _parse_head(bytes(self._buffer[:end]))
+        self._consume(end + 4)
         return head
 
     def _check_length(self, head: Head) -> None:
@@ -119,34 +128,52 @@ class AnswerReader:
     def _chunked_body(self, head: Head) -> Optional[bytes]:
         """The body once every chunk and the trailers have arrived; None until then."""
         buffer = self._buffer
-        if self._chunks is None:
-            self._chunks = []
-        while True:
-            line_end = buffer.find(b"\r\n")
-            if line_end < 0:
-                return None
-            size = int(bytes(buffer[:line_end]).split(b";", 1)[0].strip(), 16)
-            if size < 0:
-                raise ValueError("a negative chunk size")
-            if self._chunked_bytes + size > self.max_bytes:
-                raise AnswerTooLong(head[0], head[1].get("content-type"), self.max_bytes)
-            if size == 0:
-                # The last chunk, then trailers (unused) up to an empty line.
-                if buffer[line_end : line_end + 4] == b"\r\n\r\n":
-                    trailers_end = line_end
-                else:
-                    trailers_end = buffer.find(b"\r\n\r\n", line_end)
-                if trailers_end < 0:
+        while not self._in_trailers:
+            if self._chunk_size is None:
+                line_end = self._find(b"\r\n", MAX_CHUNK_LINE, "a chunk-size line")
+                if line_end < 0:
                     return None
-                del buffer[: trailers_end + 4]
-                body, self._chunks = b"".join(self._chunks), None
-                return body
-            if len(buffer) < line_end + 2 + size + 2:
+                size = int(bytes(buffer[:line_end]).split(b";", 1)[0].strip(), 16)
+                if size < 0:
+                    raise ValueError("a negative chunk size")
+                if self._chunked_bytes + size > self.max_bytes:
+                    raise AnswerTooLong(head[0], head[1].get("content-type"), self.max_bytes)
+                if size == 0:
+                    # The last chunk, then trailers (unused) up to an empty line. The size
+                    # line's CRLF stays: with none, it is the first half of that empty line's.
+                    self._consume(line_end)
+                    self._in_trailers = True
+                    break
+                self._consume(line_end + 2)
+                self._chunk_size = size
+            size = self._chunk_size
+            if len(buffer) < size + 2:
                 return None
-            start = line_end + 2
-            self._chunks.append(bytes(buffer[start : start + size]))
+            self._chunks.append(bytes(buffer[:size]))
             self._chunked_bytes += size
-            del buffer[: start + size + 2]
+            self._consume(size + 2)
+            self._chunk_size = None
+        trailers_end = self._find(b"\r\n\r\n", MAX_TRAILERS, "the trailers")
+        if trailers_end < 0:
+            return None
+        self._consume(trailers_end + 4)
+        return b"".join(self._chunks)
+
+    def _find(self, delimiter: bytes, longest: int, what: str) -> int:
+        """Where ``delimiter`` starts in the buffer, looked for only in the bytes not searched
+        yet; -1 until it arrives. ``what`` ends at it, and is refused past ``longest`` bytes."""
+        start = max(0, self._searched - len(delimiter) + 1)
+        end = self._buffer.find(delimiter, start)
+        if (len(self._buffer) if end < 0 else end) > longest:
+            raise ValueError(f"{what} is longer than {longest} bytes")
+        if end < 0:
+            self._searched = len(self._buffer)
+        return end
+
+    def _consume(self, count: int) -> None:
+        """Drops the first ``count`` bytes of the buffer, which hold what was awaited."""
+        del self._buffer[:count]
+        self._searched = 0
 
     def _bodiless(self, head: Head) -> bool:
         return head[0] in _NO_BODY or (self._tunnel and 200 <= head[0] < 300)

@@ -12,9 +12,11 @@ An idle connection that something in between dropped without a word (a NAT, a lo
 idle timeout) is only found out by the request written on it, which then fails before any byte
 of an answer. A request that may be sent twice (``resendable``: a read, an idempotent write, a
 commit, which its operationId applies at most once) then goes out once more, on a new
-connection. Any other is not: the server may have taken it before the connection failed, and the
-call reports that as it reports any lost reply. So such a request goes only on a connection idle
-for a second at most, otherwise on a new one.
+connection. When no new connection can be opened, the exchange stays the first try's, LOST: the
+server may have taken the request and then gone away (a restart), and NOT_SENT would tell the
+call that nothing changed. Any other request is not sent twice: the server may have taken it
+before the connection failed, and the call reports that as it reports any lost reply. So such a
+request goes only on a connection idle for a second at most, otherwise on a new one.
 
 A session belongs to the event loop it was made on: its connections are that loop's.
 """
@@ -66,9 +68,14 @@ class Session:
         except TransportError as error:
             if not (connection.reused and error.unanswered and resendable):
                 raise
+            first = error
         # Dropped while idle; the other idle connections were most likely dropped too.
         self._drop_idle()
-        connection = await self._open(deadline)
+        try:
+            connection = await self._open(deadline)
+        except TransportError:
+            # The request was written once: the server may have taken it and gone away since.
+            raise first from None
         return await self._exchange_on(connection, request, deadline)
 
     async def _exchange_on(self, connection: Connection, request: bytes, deadline: float) -> Reply:
