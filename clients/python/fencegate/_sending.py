@@ -101,6 +101,14 @@ def send(
             raise failure
         uncertain = uncertain or not unchanged
         last = failure
+    if uncertain and kind != READ and last.code == "store_unavailable":
+        # An attempt whose reply was lost may have taken effect: "nothing was changed" could be
+        # false, however the later attempts failed.
+        raise OutcomeUnknownError(
+            f"{method} {path} was sent and its reply lost, and the server could not be reached "
+            f"again ({last.message}); read the state to learn whether it took effect",
+            {"method": method, "path": path},
+        )
     raise last
 
 

@@ -143,3 +143,17 @@ def test_a_completion_recorded_before_its_answer_was_lost_says_so_when_sent_agai
     assert refused.value.details["afterLostReply"] is True
     assert relay.lost == ["POST /v1/intents/v2-effect/complete HTTP/1.1"]
     assert worker.get_intent("v2-effect")["status"] == "delivered"
+
+
+def test_an_idempotent_write_taken_before_its_answer_was_lost_is_an_unknown_outcome(
+    relay, tenant, connect
+):
+    client = connect(relay.url, tenant.operator_token, retries=1)
+    client.list_policies()  # the AsyncClient keeps this connection for the write
+    relay.vanish_on("POST /v1/policies")
+    with pytest.raises(fencegate.OutcomeUnknownError):
+        client.register_policy("v9", description="taken, then the server went away")
+    assert relay.lost == ["POST /v1/policies HTTP/1.1"]
+    # The policy was registered: "nothing was changed" would have been false.
+    versions = [policy["version"] for policy in tenant.operator().list_policies()]
+    assert "v9" in versions
