@@ -555,6 +555,13 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
       if (!unchanged) uncertain = true;
       lastError = error;
     }
+    if (uncertain && kind !== 'read' && lastError?.code === 'store_unavailable') {
+      // An attempt whose reply was lost may have taken effect, however the later ones failed.
+      throw outcomeUnknown(
+        `${method} ${path} was sent, its reply lost, and fencegate could not be reached again (${lastError.message})`,
+        options,
+      );
+    }
     throw (
       lastError ??
       new FencegateError('store_unavailable', `could not reach fencegate at ${this.url}`)

@@ -291,6 +291,18 @@ describe('FencegateClient over a real server', () => {
     expect(await client.getScope(SCOPE)).toMatchObject({ fence: 1, holder: 'w1' });
   });
 
+  it('answers outcome_unknown, not store_unavailable, when an idempotent write lost its reply and the server went away', async () => {
+    const h = await start(true);
+    const client = h.client({ retries: 2 });
+    h.proxy?.inject('POST', '/v1/policies', 'drop-reply-then-down');
+    const error = await failure(client.registerPolicy({ version: 'v9' }));
+    expect(error.code).toBe('outcome_unknown');
+    expect(h.proxy?.log).toEqual(['POST /v1/policies drop-reply-then-down']);
+    // The write was taken: "nothing changed" would have been false.
+    const direct = h.client({ viaProxy: false });
+    expect((await direct.listPolicies()).map((policy) => policy.version)).toContain('v9');
+  });
+
   it('retries reads after a lost connection', async () => {
     const h = await start(true);
     const client = h.client();

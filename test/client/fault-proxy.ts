@@ -1,12 +1,13 @@
 /**
  * An HTTP proxy between the client and a real server that loses traffic on purpose: a request
- * dropped before it reaches the server, or a reply dropped after the server answered. The
+ * dropped before it reaches the server, or a reply dropped after the server answered (with
+ * `drop-reply-then-down`, the proxy then stops listening, as a server that went away). The
  * connection is destroyed, exactly as a network failure looks to the client.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type ProxyFault = 'drop-request' | 'drop-reply';
+export type ProxyFault = 'drop-request' | 'drop-reply' | 'drop-reply-then-down';
 
 interface Rule {
   method: string;
@@ -78,7 +79,8 @@ export class FaultProxy {
       ...(chunks.length === 0 ? {} : { body: Buffer.concat(chunks) }),
     });
     const body = Buffer.from(await upstream.arrayBuffer());
-    if (fault === 'drop-reply') {
+    if (fault === 'drop-reply' || fault === 'drop-reply-then-down') {
+      if (fault === 'drop-reply-then-down') this.#server?.close();
       request.socket.destroy();
       return;
     }
