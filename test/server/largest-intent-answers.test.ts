@@ -65,9 +65,7 @@ function send(method: string, path: string, body?: unknown): Promise<Response> {
   });
 }
 
-async function answerOf(
-  response: Promise<Response>,
-): Promise<{
+async function answerOf(response: Promise<Response>): Promise<{
   bytes: number;
   json: { items: { effectKey: string }[]; nextCursor?: string | null };
 }> {
