@@ -282,7 +282,11 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
   }
 
   async listIntents(query: ListIntentsQuery = {}): Promise<Page<Intent>> {
-    return await this.store.listIntents(this.tenant, validateListIntents(query, this.limits));
+    return await this.store.listIntents(
+      this.tenant,
+      validateListIntents(query, this.limits),
+      this.limits.maxPageBytes,
+    );
   }
 
   async getIntent(effectKey: string): Promise<Intent | null> {
@@ -290,11 +294,19 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
   }
 
   async audit(query: AuditQuery = {}): Promise<AuditPage> {
-    return await this.store.readAudit(this.tenant, validateAuditQuery(query, this.limits));
+    return await this.store.readAudit(
+      this.tenant,
+      validateAuditQuery(query, this.limits),
+      this.limits.maxPageBytes,
+    );
   }
 
   async claimIntents(request: ClaimIntentsRequest): Promise<Intent[]> {
-    return await this.store.claimIntents(this.tenant, validateClaim(request, this.limits));
+    return await this.store.claimIntents(
+      this.tenant,
+      validateClaim(request, this.limits),
+      this.limits.maxPageBytes,
+    );
   }
 
   async completeIntent(effectKey: string, request: CompleteIntentRequest): Promise<Intent> {
@@ -329,10 +341,11 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
     claim: ClaimIntentsRequest,
   ): Promise<CompleteAndClaimResult> {
     const request = validateClaim(claim, this.limits);
+    const { maxPageBytes } = this.limits;
     if (completions.length === 0) {
       return {
         completions: [],
-        claim: await claimAnswer(this.store.claimIntents(this.tenant, request)),
+        claim: await claimAnswer(this.store.claimIntents(this.tenant, request, maxPageBytes)),
       };
     }
     const checked = validateCompletions(completions);
@@ -343,9 +356,9 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
           {
             completions:
               valid.length === 0 ? [] : await this.store.completeIntents(this.tenant, valid),
-            claim: await claimAnswer(this.store.claimIntents(this.tenant, request)),
+            claim: await claimAnswer(this.store.claimIntents(this.tenant, request, maxPageBytes)),
           }
-        : await this.store.completeAndClaim(this.tenant, valid, request);
+        : await this.store.completeAndClaim(this.tenant, valid, request, maxPageBytes);
     let next = 0;
     return {
       completions: checked.map((c) =>

@@ -26,6 +26,20 @@ export function itemsWithinBudget(
   return kept;
 }
 
+/**
+ * The page of the items a store read in order (at most `limit` + 1, or fewer where its own reads
+ * stopped past the budget): those within the limit and the budget, and whether more follow.
+ */
+export function pageWithinBudget<T>(
+  read: readonly T[],
+  limit: number,
+  maxBytes: number,
+  bytesOf: (item: T) => number,
+): { items: T[]; more: boolean } {
+  const kept = itemsWithinBudget(read.map(bytesOf), limit, maxBytes);
+  return { items: read.slice(0, kept), more: read.length > kept };
+}
+
 /** The UTF-8 bytes of a value's JSON text as stored; 0 for none (a tombstone). */
 export function jsonTextBytes(text: string | null): number {
   return text === null ? 0 : Buffer.byteLength(text, 'utf8');

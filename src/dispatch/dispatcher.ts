@@ -232,22 +232,16 @@ export class Dispatcher {
   }
 
   /** A claim of up to `limit` intents: with the outcomes on their way to the store, if it can. */
-  #claim(limit: () => number): Promise<{ intents: Intent[]; asked: number }> {
-    let asked = 0;
-    const request = (): ClaimIntentsRequest => {
-      asked = limit();
-      return {
-        dispatcher: this.dispatcherId,
-        ttlMs: this.#claimTtlMs,
-        limit: asked,
-        targets: [...this.targets],
-      };
-    };
-    const claimed =
-      this.#withClaims === null
-        ? this.#api.claimIntents(request())
-        : this.#withClaims.claim(request);
-    return claimed.then((intents) => ({ intents, asked }));
+  #claim(limit: () => number): Promise<Intent[]> {
+    const request = (): ClaimIntentsRequest => ({
+      dispatcher: this.dispatcherId,
+      ttlMs: this.#claimTtlMs,
+      limit: limit(),
+      targets: [...this.targets],
+    });
+    return this.#withClaims === null
+      ? this.#api.claimIntents(request())
+      : this.#withClaims.claim(request);
   }
 
   /**
@@ -257,10 +251,9 @@ export class Dispatcher {
    */
   async #claimAndDeliver(limit: () => number): Promise<{
     summary: RoundSummary;
-    asked: number;
     deliveries: { verdict: Promise<AttemptVerdict>; recorded: Promise<void> }[];
   }> {
-    const { intents, asked } = await this.#claim(limit);
+    const intents = await this.#claim(limit);
     // The claim lapses claimTtlMs after the store granted it, which was before its answer
     // arrived; the guard leaves room to record the outcome while the claim is still ours.
     const deadline = AbortSignal.timeout(
@@ -304,7 +297,7 @@ export class Dispatcher {
         });
       return { verdict, recorded };
     });
-    return { summary, asked, deliveries };
+    return { summary, deliveries };
   }
 
   /** Runs rounds until stop(): back to back while intents are due, else every pollIntervalMs. */
@@ -351,13 +344,14 @@ export class Dispatcher {
       try {
         this.#wake.roundStarts();
         // The room when the claim is sent: deliveries ending meanwhile make more.
-        const { summary, asked, deliveries } = await this.#claimAndDeliver(
+        const { summary, deliveries } = await this.#claimAndDeliver(
           () => this.#batchSize - inFlight.size,
         );
         for (const { verdict, recorded } of deliveries) inFlight.add(recorded, verdict);
         failures = 0;
-        // As many as asked means more may be due: claim again once there is room.
-        if (summary.claimed >= asked) continue;
+        // Any intent claimed means more may be due: a claim takes fewer than asked where their
+        // payloads would pass the answer's byte budget. Only a claim that took none waits.
+        if (summary.claimed > 0) continue;
         if (!signal.aborted) await this.#wake.sleep(waitMs, signal, this.#sleep);
         continue;
       } catch (error) {

@@ -113,6 +113,8 @@ export type WriteSettlement =
 export interface PlanLimits {
   /** The most intents one claim takes (infinite when the transaction is unbounded). */
   maxClaims: number;
+  /** The most payload bytes one claim rewrites (absent when the transaction is unbounded). */
+  maxClaimBytes?: number;
   /** The scopes one cutover chunk moves. */
   cutoverChunk: number;
   /** The job events one transaction records. */
@@ -243,17 +245,21 @@ export abstract class PlannedStore implements Pick<Store, PlannedOperation | 'co
     });
   }
 
-  claimIntents(tenant: string, request: ClaimIntentsRequest): Promise<Intent[]> {
-    return this.apply(this.claimWrite(tenant, request));
+  claimIntents(tenant: string, request: ClaimIntentsRequest, maxBytes?: number): Promise<Intent[]> {
+    return this.apply(this.claimWrite(tenant, request, maxBytes));
   }
 
   /** A claim as a write, for a store that applies it together with completions. */
-  protected claimWrite(tenant: string, request: ClaimIntentsRequest): PlannedWrite<Intent[]> {
-    const { maxClaims } = this.planLimits();
+  protected claimWrite(
+    tenant: string,
+    request: ClaimIntentsRequest,
+    maxBytes?: number,
+  ): PlannedWrite<Intent[]> {
+    const { maxClaims, maxClaimBytes } = this.planLimits();
     return {
       operation: 'claimIntents',
       tenant,
-      plan: (s) => planClaim(s, request, maxClaims),
+      plan: (s) => planClaim(s, request, { maxClaims, maxBytes, maxClaimBytes }),
       ranges: [{ type: 'openIntents' }],
     };
   }

@@ -153,15 +153,21 @@ export interface Store {
     caller?: Caller,
   ): Promise<CommitResult>;
 
-  listIntents(tenant: string, query: ListIntentsQuery): Promise<Page<Intent>>;
+  /**
+   * One page of intents by effect key, within `maxBytes` of payloads past its first intent (the
+   * page's byte budget, core/intent-page.ts; DEFAULT_LIMITS.maxPageBytes when absent).
+   */
+  listIntents(tenant: string, query: ListIntentsQuery, maxBytes?: number): Promise<Page<Intent>>;
   getIntent(tenant: string, effectKey: string): Promise<Intent | null>;
 
   /**
    * Claims due intents: pending ones whose backoff has passed, unknown ones (reconciliation), and
    * claimed ones whose claim expired (a dispatcher died). Each claim moves the intent's claim
-   * fence +1, so a paused dispatcher's later completion is stale_claim.
+   * fence +1, so a paused dispatcher's later completion is stale_claim. Takes fewer than `limit`
+   * (at least one) where their payloads would pass `maxBytes` (core/intent-page.ts;
+   * DEFAULT_LIMITS.maxPageBytes when absent): the others stay due for the next claim.
    */
-  claimIntents(tenant: string, request: ClaimIntentsRequest): Promise<Intent[]>;
+  claimIntents(tenant: string, request: ClaimIntentsRequest, maxBytes?: number): Promise<Intent[]>;
   /** Records a delivery outcome under the current claim fence. Throws stale_claim, not_found. */
   completeIntent(
     tenant: string,
@@ -186,6 +192,7 @@ export interface Store {
     tenant: string,
     completions: readonly IntentCompletion[],
     claim: ClaimIntentsRequest,
+    maxBytes?: number,
   ): Promise<CompleteAndClaimResult>;
   /**
    * The tenants that have intents still to deliver or reconcile (pending, claimed or unknown), in
@@ -226,8 +233,13 @@ export interface Store {
   /** The latest state of every job of the given scopes (all jobs when absent). */
   listJobs(tenant: string, scopes?: readonly string[]): Promise<JobRecord[]>;
 
-  /** Audit entries in seq order; `tenant` undefined reads every tenant (verification). */
-  readAudit(tenant: string | undefined, query: AuditQuery): Promise<AuditPage>;
+  /**
+   * Audit entries in seq order; `tenant` undefined reads every tenant (verification). A page
+   * holds at most `maxBytes` of entries past its first (core/audit-page.ts;
+   * DEFAULT_LIMITS.maxPageBytes when absent) and then carries nextAfterSeq: a reader follows it
+   * until it is null, whatever a page's length.
+   */
+  readAudit(tenant: string | undefined, query: AuditQuery, maxBytes?: number): Promise<AuditPage>;
 
   createToken(token: Omit<TokenRecord, 'createdAt'>): Promise<TokenRecord>;
   findToken(hash: string): Promise<TokenRecord | null>;

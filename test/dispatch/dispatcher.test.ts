@@ -18,6 +18,7 @@ import {
   type DispatcherOptions,
   type Effector,
 } from '../../src/dispatch/index.js';
+import { DEFAULT_LIMITS } from '../../src/core/limits.js';
 import { Fencegate } from '../../src/gate.js';
 import { faultyStore } from '../../src/testing/faulty-store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
@@ -91,6 +92,31 @@ async function drainEventLoop(): Promise<void> {
 
 describe.each(ONE_STORE)('on $name', (kind) => {
   const stores = kind === SQLITE ? sqliteStores : storesFor(kind, 'dispatcher');
+
+  describe('claims cut short by the byte budget', () => {
+    it('a claim that takes fewer intents than asked is followed by another claim, not by the poll interval', async () => {
+      const { store } = await stores.open({ clock: new ManualClock() });
+      // A budget of one byte: every claim takes one intent, whatever its limit.
+      const gate = await Fencegate.open({ store, limits: { ...DEFAULT_LIMITS, maxPageBytes: 1 } });
+      cleanups.push(() => gate.close());
+      const receiver = await receiverFor();
+      const keys = ['cut-1', 'cut-2', 'cut-3'];
+      await commitIntents(
+        gate,
+        'wf-cut',
+        keys.map((effectKey) => ({ effectKey, target: 'crm', payload: { effectKey } })),
+      );
+      // An hour between polls: only claiming again right away delivers the rest in time.
+      const d = dispatcher(gate, webhook(receiver), { pollIntervalMs: 3_600_000 });
+      d.start();
+      cleanups.push(() => d.stop());
+      await waitFor(async () => {
+        const statuses = await Promise.all(keys.map((key) => statusOf(gate, key)));
+        return statuses.every((status) => status === 'delivered');
+      }, 'every intent delivered');
+      await d.stop();
+    });
+  });
 
   describe('start and stop', () => {
     it('delivers in the background and stops only after the in-flight delivery is recorded', async () => {

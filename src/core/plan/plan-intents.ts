@@ -9,7 +9,10 @@ import type {
   IntentCompletion,
   IntentCompletionResult,
 } from '../../types.js';
+import { pageWithinBudget } from '../answer-budget.js';
 import { auditEntry } from '../audit-entry.js';
+import { intentBytes } from '../intent-page.js';
+import { DEFAULT_LIMITS } from '../limits.js';
 import { completionAuditReason, decideCompletion, isClaimable } from '../intent-rules.js';
 import { intentNotFound, refusalError } from '../refusal-messages.js';
 import { refused, type RangeRef, type Snapshot, type Transition } from './transition.js';
@@ -22,15 +25,29 @@ export function claimRange(now: number, request: ClaimIntentsRequest, limit: num
   };
 }
 
-/** Due intents first (by due time, then effect key), as many as `limit` and `maxClaims` allow. */
+/** What bounds one claim besides its limit. */
+export interface ClaimBounds {
+  /** The most intents one store transaction claims (infinite when it is unbounded). */
+  maxClaims?: number;
+  /** The claim's byte budget of payloads (intent-page.ts); DEFAULT_LIMITS.maxPageBytes if absent. */
+  maxBytes?: number | undefined;
+  /** The payload bytes one store transaction can rewrite (infinite when it is unbounded). */
+  maxClaimBytes?: number | undefined;
+}
+
+/**
+ * Due intents first (by due time, then effect key), as many as `limit` and `maxClaims` allow and
+ * whose payloads fit the byte budget and the transaction, at least one: a claim cut short leaves
+ * the rest due.
+ */
 export function planClaim(
   snapshot: Snapshot,
   request: ClaimIntentsRequest,
-  maxClaims = Number.POSITIVE_INFINITY,
+  bounds: ClaimBounds = {},
 ): Transition<Intent[]> {
   const { now, tenant } = snapshot;
   const targets = request.targets === undefined ? null : new Set(request.targets);
-  const limit = Math.min(request.limit, maxClaims);
+  const limit = Math.min(request.limit, bounds.maxClaims ?? Number.POSITIVE_INFINITY);
   const open = snapshot.list(claimRange(now, request, limit));
   const due: Intent[] = [];
   for (const effectKey of open) {
@@ -53,7 +70,16 @@ export function planClaim(
     answer: { ok: true, value: [] },
   };
   const claimed: Intent[] = [];
-  for (const intent of due.slice(0, limit)) {
+  const { items: taken } = pageWithinBudget(
+    due.slice(0, limit),
+    limit,
+    Math.min(
+      bounds.maxBytes ?? DEFAULT_LIMITS.maxPageBytes,
+      bounds.maxClaimBytes ?? Number.POSITIVE_INFINITY,
+    ),
+    intentBytes,
+  );
+  for (const intent of taken) {
     const next: Intent = {
       ...intent,
       status: 'claimed',

@@ -14,7 +14,7 @@ export const RECENT_MINUTES = 10;
 export interface SummaryFigures {
   violations: number;
   staleAccepted: number;
-  /** A count, or `${COUNTED_INTENTS}+`. */
+  /** A count, or the count of the first page and `+` when more follow. */
   unknownIntents: string;
   needsAttention: string;
   rejectedRecently: number;
@@ -40,7 +40,8 @@ export async function summaryFigures(
 
 async function countIntents(api: DashboardApi, status: IntentStatus): Promise<string> {
   const page = await api.listIntents({ status, limit: COUNTED_INTENTS });
-  return page.nextCursor === null ? String(page.items.length) : `${COUNTED_INTENTS}+`;
+  // A page the byte budget cut short holds fewer than asked: count what it holds.
+  return page.nextCursor === null ? String(page.items.length) : `${page.items.length}+`;
 }
 
 async function latestStaleAccepted(api: DashboardApi): Promise<number> {

@@ -10,13 +10,18 @@
 import { SortOrder, SortTarget } from 'etcd3';
 import type { IKeyValue } from 'etcd3';
 import type { NewAuditEntry } from '../../core/audit-entry.js';
-import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
+import { itemsWithinBudget } from '../../core/answer-budget.js';
+import {
+  auditEntryBytes,
+  auditPage,
+  resolveAuditPage,
+  type AuditPageQuery,
+} from '../../core/audit-page.js';
 import type { AuditEntry, AuditPage, AuditQuery } from '../../types.js';
 import type { EtcdConnection } from './etcd-connection.js';
 import { AUDIT_SLOTS } from './etcd-engine.js';
 import { prefixEnd } from './etcd-keys.js';
 
-const MAX_AUDIT_PAGE = 10_000;
 /**
  * Keys per read: at least as many as the page has entries (each key holds one Txn's entries for a
  * tenant, one or more), and no more than a few hundred, since a key may hold hundreds of entries.
@@ -34,26 +39,32 @@ function entriesOf(kv: IKeyValue): AuditEntry[] {
   return stored.entries.map((entry, i) => ({ seq: base + i, ...entry }));
 }
 
-function matches(entry: AuditEntry, query: AuditQuery, afterSeq: number): boolean {
+function matches(entry: AuditEntry, query: AuditPageQuery): boolean {
   return (
-    entry.seq > afterSeq &&
+    entry.seq > query.afterSeq &&
     (query.scope === undefined || entry.scope === query.scope) &&
     (query.kind === undefined || entry.kind === query.kind) &&
     (query.outcome === undefined || entry.outcome === query.outcome)
   );
 }
 
+/**
+ * Reads until the entries found hold the page and one entry more, by count or by the page's byte
+ * budget (core/audit-page.ts): a page of large entries stops reading early.
+ */
 export async function readAuditPage(
   connection: EtcdConnection,
   prefix: string,
   query: AuditQuery,
+  maxBytes?: number,
 ): Promise<AuditPage> {
-  const limit = Math.min(query.limit ?? DEFAULT_LIST_LIMIT, MAX_AUDIT_PAGE);
-  const afterSeq = query.afterSeq ?? 0;
+  const page = resolveAuditPage(query, maxBytes);
+  const { limit, afterSeq } = page;
   const key = Buffer.from(prefix);
   const rangeEnd = prefixEnd(key);
   let fromRevision = Math.max(1, Math.floor(afterSeq / AUDIT_SLOTS));
   const found: AuditEntry[] = [];
+  const sizes: number[] = [];
   for (;;) {
     const response = await connection.range({
       key,
@@ -80,13 +91,12 @@ export async function readAuditPage(
         })
       ).kvs;
     }
-    const batch = kvs.flatMap(entriesOf).filter((entry) => matches(entry, query, afterSeq));
+    const batch = kvs.flatMap(entriesOf).filter((entry) => matches(entry, page));
     batch.sort((a, b) => a.seq - b.seq);
     found.push(...batch);
-    if (found.length > limit || !response.more) break;
+    sizes.push(...batch.map(auditEntryBytes));
+    if (itemsWithinBudget(sizes, limit, page.maxBytes) < found.length || !response.more) break;
     fromRevision = Math.max(...kvs.map((kv) => Number(kv.create_revision))) + 1;
   }
-  const items = found.slice(0, limit);
-  const last = items.at(-1);
-  return { items, nextAfterSeq: found.length > limit && last ? last.seq : null };
+  return auditPage(found, page);
 }

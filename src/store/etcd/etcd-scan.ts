@@ -6,16 +6,20 @@ import { prefixEnd } from './etcd-keys.js';
 /** Rows per range read: a row may hold a 256 KiB value. */
 const KEYS_PER_PAGE = 100;
 
-/** Every key of `prefix` after `startAfter` (from the first one when ''), in key order. */
+/**
+ * Every key of `prefix` after `startAfter` (from the first one when ''), in key order, read
+ * `keysPerRead` at a time: a reader that stops early has held at most one read more.
+ */
 export async function* scanPrefix(
   connection: EtcdConnection,
   prefix: string,
   startAfter = '',
+  keysPerRead = KEYS_PER_PAGE,
 ): AsyncGenerator<IKeyValue> {
   const end = prefixEnd(Buffer.from(prefix));
   let start = startAfter === '' ? Buffer.from(prefix) : afterKey(startAfter);
   for (;;) {
-    const response = await connection.range({ key: start, range_end: end, limit: KEYS_PER_PAGE });
+    const response = await connection.range({ key: start, range_end: end, limit: keysPerRead });
     for (const kv of response.kvs) yield kv;
     const last = response.kvs.at(-1);
     if (!response.more || last === undefined) return;

@@ -7,6 +7,8 @@
 import type { SizedPage } from '../../core/record-page.js';
 import { CompareResult, CompareTarget } from 'etcd3';
 import { systemClock, type Clock } from '../../core/clock.js';
+import { itemsWithinBudget } from '../../core/answer-budget.js';
+import { intentBytes, resolveIntentPage } from '../../core/intent-page.js';
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
 import type {
   CutoverRow,
@@ -35,6 +37,7 @@ import type {
   ScopeState,
   TokenRecord,
 } from '../../types.js';
+import { intentPage } from '../intent-page.js';
 import { decodeCursor, encodeCursor } from '../rows.js';
 import {
   joinsBatch,
@@ -88,6 +91,9 @@ export interface EtcdStoreOptions {
   /** The servers' --max-txn-ops and --max-request-bytes, when not etcd's defaults. */
   limits?: Partial<EtcdLimits>;
 }
+
+/** Intents per range read of a listing: each may hold a 256 KiB payload. */
+const INTENTS_PER_READ = 16;
 
 export class EtcdStore extends PlannedStore implements Store {
   readonly kind = 'etcd';
@@ -162,10 +168,13 @@ export class EtcdStore extends PlannedStore implements Store {
   }
 
   protected planLimits(): PlanLimits {
-    const { maxTxnOps } = this.#engine.limits;
+    const { maxTxnOps, maxRequestBytes } = this.#engine.limits;
     return {
       // Two keys per claimed intent (the intent and its open copy) and the audit key.
       maxClaims: Math.floor((maxTxnOps - 1) / 2),
+      // Each claimed payload is written twice (the two keys); the other half of the request is
+      // left to the intents' other fields, their keys and the audit entries.
+      maxClaimBytes: Math.floor(maxRequestBytes / 4),
       // Per scope: its row, its fence grant and its step; plus the cutover and the audit key.
       cutoverChunk: Math.floor((maxTxnOps - 2) / 3),
       jobEventsPerWrite: maxTxnOps - 1,
@@ -247,28 +256,30 @@ export class EtcdStore extends PlannedStore implements Store {
     return row === null ? null : row.outcome;
   }
 
-  async listIntents(tenant: string, query: ListIntentsQuery): Promise<Page<Intent>> {
-    const limit = query.limit ?? DEFAULT_LIST_LIMIT;
+  /** Reads the family key by key, and stops once it holds the page and the intent past it. */
+  async listIntents(
+    tenant: string,
+    query: ListIntentsQuery,
+    maxBytes?: number,
+  ): Promise<Page<Intent>> {
+    const page = resolveIntentPage(query, decodeCursor(query.cursor), maxBytes);
     const family = this.#keys.family('i', tenant);
-    const after = decodeCursor(query.cursor);
-    const items: Intent[] = [];
-    let more = false;
+    const read: Intent[] = [];
+    const sizes: number[] = [];
     for await (const kv of scanPrefix(
       this.#connection,
       family,
-      after === '' ? '' : family + after,
+      page.after === '' ? '' : family + page.after,
+      INTENTS_PER_READ,
     )) {
       const intent = JSON.parse(kv.value.toString()) as Intent;
-      if (query.scope !== undefined && intent.scope !== query.scope) continue;
-      if (query.status !== undefined && intent.status !== query.status) continue;
-      if (items.length === limit) {
-        more = true;
-        break;
-      }
-      items.push(intent);
+      if (page.scope !== undefined && intent.scope !== page.scope) continue;
+      if (page.status !== undefined && intent.status !== page.status) continue;
+      read.push(intent);
+      sizes.push(intentBytes(intent));
+      if (itemsWithinBudget(sizes, page.limit, page.maxBytes) < read.length) break;
     }
-    const last = items.at(-1);
-    return { items, nextCursor: more && last ? encodeCursor(last.effectKey) : null };
+    return intentPage(read, page);
   }
 
   getIntent(tenant: string, effectKey: string): Promise<Intent | null> {
@@ -325,8 +336,8 @@ export class EtcdStore extends PlannedStore implements Store {
     return jobs;
   }
 
-  readAudit(tenant: string | undefined, query: AuditQuery): Promise<AuditPage> {
-    return readAuditPage(this.#connection, this.#keys.family('a', tenant), query);
+  readAudit(tenant: string | undefined, query: AuditQuery, maxBytes?: number): Promise<AuditPage> {
+    return readAuditPage(this.#connection, this.#keys.family('a', tenant), query, maxBytes);
   }
 
   async createToken(token: Omit<TokenRecord, 'createdAt'>): Promise<TokenRecord> {

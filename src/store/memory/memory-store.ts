@@ -8,6 +8,8 @@ import { systemClock, type Clock } from '../../core/clock.js';
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
 import type { CutoverStepRow, Ref } from '../../core/plan/transition.js';
 import { jsonTextBytes } from '../../core/answer-budget.js';
+import { auditPage, resolveAuditPage } from '../../core/audit-page.js';
+import { resolveIntentPage } from '../../core/intent-page.js';
 import {
   recordPage,
   resolveRecordPage,
@@ -50,6 +52,7 @@ import {
   recordStateOf,
   scopeStateOf,
 } from '../plan-rows.js';
+import { intentPage } from '../intent-page.js';
 import { decodeCursor, encodeCursor } from '../rows.js';
 import type { Store, StoreCapabilities } from '../store.js';
 import { MemorySnapshot } from './memory-snapshot.js';
@@ -64,8 +67,6 @@ const PLAN_LIMITS: PlanLimits = {
   cutoverChunk: CUTOVER_CHUNK,
   jobEventsPerWrite: Number.POSITIVE_INFINITY,
 };
-
-const MAX_AUDIT_PAGE = 10_000;
 
 export class MemoryStore extends PlannedStore implements Store {
   readonly kind = 'memory';
@@ -209,22 +210,16 @@ export class MemoryStore extends PlannedStore implements Store {
     });
   }
 
-  listIntents(tenant: string, query: ListIntentsQuery): Promise<Page<Intent>> {
+  listIntents(tenant: string, query: ListIntentsQuery, maxBytes?: number): Promise<Page<Intent>> {
     return this.#open(() => {
-      const limit = query.limit ?? DEFAULT_LIST_LIMIT;
-      const after = decodeCursor(query.cursor);
+      const page = resolveIntentPage(query, decodeCursor(query.cursor), maxBytes);
       const intents = this.#intents(tenant).filter(
         (intent) =>
-          intent.effectKey > after &&
-          (query.scope === undefined || intent.scope === query.scope) &&
-          (query.status === undefined || intent.status === query.status),
+          intent.effectKey > page.after &&
+          (page.scope === undefined || intent.scope === page.scope) &&
+          (page.status === undefined || intent.status === page.status),
       );
-      const items = intents.slice(0, limit);
-      const last = items.at(-1);
-      return {
-        items,
-        nextCursor: intents.length > limit && last ? encodeCursor(last.effectKey) : null,
-      };
+      return intentPage(intents.slice(0, page.limit + 1), page);
     });
   }
 
@@ -300,21 +295,21 @@ export class MemoryStore extends PlannedStore implements Store {
     );
   }
 
-  readAudit(tenant: string | undefined, query: AuditQuery): Promise<AuditPage> {
+  readAudit(tenant: string | undefined, query: AuditQuery, maxBytes?: number): Promise<AuditPage> {
     return this.#open(() => {
-      const limit = Math.min(query.limit ?? DEFAULT_LIST_LIMIT, MAX_AUDIT_PAGE);
-      const afterSeq = query.afterSeq ?? 0;
+      const page = resolveAuditPage(query, maxBytes);
       const found = this.#tables.audit.filter(
         (entry) =>
-          entry.seq > afterSeq &&
+          entry.seq > page.afterSeq &&
           (tenant === undefined || entry.tenant === tenant) &&
-          (query.scope === undefined || entry.scope === query.scope) &&
-          (query.kind === undefined || entry.kind === query.kind) &&
-          (query.outcome === undefined || entry.outcome === query.outcome),
+          (page.scope === undefined || entry.scope === page.scope) &&
+          (page.kind === undefined || entry.kind === page.kind) &&
+          (page.outcome === undefined || entry.outcome === page.outcome),
       );
-      const items = found.slice(0, limit).map((entry) => structuredClone(entry));
-      const last = items.at(-1);
-      return { items, nextAfterSeq: found.length > limit && last ? last.seq : null };
+      return auditPage(
+        found.slice(0, page.limit + 1).map((entry) => structuredClone(entry)),
+        page,
+      );
     });
   }
 

@@ -2,7 +2,8 @@
  * Filtered list reads (intents, audit) whose WHERE clause depends on the filters given. Same
  * paging as the other adapters: intents by effectKey with an opaque cursor, audit by seq.
  */
-import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
+import { auditPage, resolveAuditPage, type AuditPageQuery } from '../../core/audit-page.js';
+import { resolveIntentPage } from '../../core/intent-page.js';
 import { recordPage, resolveRecordPage, type SizedPage } from '../../core/record-page.js';
 import type {
   AuditPage,
@@ -12,11 +13,12 @@ import type {
   ListRecordsQuery,
   Page,
 } from '../../types.js';
+import { budgetedPageStatement } from '../budget-page-sql.js';
+import { intentPage } from '../intent-page.js';
 import { recordPageStatement } from '../record-page-sql.js';
 import {
   AUDIT_COLUMNS,
   decodeCursor,
-  encodeCursor,
   INTENT_COLUMNS,
   RECORD_COLUMNS_BUT_VALUE,
   toAuditEntry,
@@ -38,23 +40,36 @@ export async function readIntentPage(
   schema: string,
   tenant: string,
   query: ListIntentsQuery,
+  maxBytes?: number,
 ): Promise<Page<Intent>> {
-  const limit = query.limit ?? DEFAULT_LIST_LIMIT;
-  const values: unknown[] = [tenant, decodeCursor(query.cursor)];
+  const page = resolveIntentPage(query, decodeCursor(query.cursor), maxBytes);
+  const values: unknown[] = [tenant, page.after];
   const where = ['tenant = $1', 'effect_key > $2'];
-  if (query.scope !== undefined) where.push(`scope = $${values.push(query.scope)}`);
-  if (query.status !== undefined) where.push(`status = $${values.push(query.status)}`);
+  if (page.scope !== undefined) where.push(`scope = $${values.push(page.scope)}`);
+  if (page.status !== undefined) where.push(`status = $${values.push(page.status)}`);
   const rows = await read(
-    `SELECT ${INTENT_COLUMNS} FROM ${schema}.intents WHERE ${where.join(' AND ')}
-     ORDER BY effect_key LIMIT $${values.push(limit + 1)}`,
+    budgetedPageStatement(
+      {
+        rows: `SELECT ${INTENT_COLUMNS}, octet_length(payload) AS bytes
+          FROM ${schema}.intents WHERE ${where.join(' AND ')}
+          ORDER BY effect_key LIMIT $${values.push(page.limit + 1)}`,
+        order: 'effect_key',
+        bigint: 'bigint',
+      },
+      `$${values.push(page.maxBytes)}`,
+    ),
     values,
   );
-  const items = rows.slice(0, limit).map(toIntent);
-  const last = items.at(-1);
-  return { items, nextCursor: rows.length > limit && last ? encodeCursor(last.effectKey) : null };
+  return intentPage(rows.map(toIntent), page);
 }
 
-const MAX_AUDIT_PAGE = 10_000;
+/**
+ * What an entry's row spends of the page's budget inside PostgreSQL: its fields of a size the
+ * caller chose. jsonb's text puts a space after each `:` and `,` that JSON.stringify leaves out,
+ * so half its length never counts more than core/audit-page.ts does.
+ */
+const AUDIT_ROW_BYTES = `COALESCE(octet_length(records::text), 0) / 2
+  + COALESCE(octet_length(reads::text), 0) / 2 + COALESCE(octet_length(reason), 0)`;
 
 /**
  * Entries up to the audit horizon only (postgres-sql-audit.ts): an entry whose transaction is
@@ -65,6 +80,7 @@ export async function readAuditPage(
   schema: string,
   tenant: string | undefined,
   query: AuditQuery,
+  maxBytes?: number,
 ): Promise<AuditPage> {
   const [horizonRow] = await read<{ horizon: string }>(
     `SELECT ${schema}.audit_horizon() AS horizon`,
@@ -72,11 +88,9 @@ export async function readAuditPage(
     'audit_horizon',
   );
   const horizon = Number(horizonRow?.horizon ?? 0);
-  const { text, values, limit } = auditPageStatement(schema, tenant, query, horizon);
+  const { text, values, page } = auditPageStatement(schema, tenant, query, horizon, maxBytes);
   const rows = await read<AuditRow>(text, values);
-  const items = rows.slice(0, limit).map(toAuditEntry);
-  const last = items.at(-1);
-  return { items, nextAfterSeq: rows.length > limit && last ? last.seq : null };
+  return auditPage(rows.map(toAuditEntry), page);
 }
 
 /** The statement of one audit page below `horizon`; exported so a test can EXPLAIN it. */
@@ -85,21 +99,27 @@ export function auditPageStatement(
   tenant: string | undefined,
   query: AuditQuery,
   horizon: number,
-): { text: string; values: unknown[]; limit: number } {
-  const limit = Math.min(query.limit ?? DEFAULT_LIST_LIMIT, MAX_AUDIT_PAGE);
+  maxBytes?: number,
+): { text: string; values: unknown[]; page: AuditPageQuery } {
+  const page = resolveAuditPage(query, maxBytes);
   // With a tenant, audit_by_tenant (tenant, seq) serves the range in seq order: the read costs
   // the tenant's own entries, however many other tenants have.
-  const values: unknown[] = [query.afterSeq ?? 0, horizon];
+  const values: unknown[] = [page.afterSeq, horizon];
   const where = ['seq > $1', 'seq <= $2'];
   if (tenant !== undefined) where.push(`tenant = $${values.push(tenant)}`);
-  if (query.scope !== undefined) where.push(`scope = $${values.push(query.scope)}`);
-  if (query.kind !== undefined) where.push(`kind = $${values.push(query.kind)}`);
-  if (query.outcome !== undefined) where.push(`outcome = $${values.push(query.outcome)}`);
+  if (page.scope !== undefined) where.push(`scope = $${values.push(page.scope)}`);
+  if (page.kind !== undefined) where.push(`kind = $${values.push(page.kind)}`);
+  if (page.outcome !== undefined) where.push(`outcome = $${values.push(page.outcome)}`);
+  const rows = `SELECT ${AUDIT_COLUMNS}, ${AUDIT_ROW_BYTES} AS bytes
+    FROM ${schema}.audit WHERE ${where.join(' AND ')}
+    ORDER BY seq LIMIT $${values.push(page.limit + 1)}`;
   return {
-    text: `SELECT ${AUDIT_COLUMNS} FROM ${schema}.audit WHERE ${where.join(' AND ')}
-     ORDER BY seq LIMIT $${values.push(limit + 1)}`,
+    text: budgetedPageStatement(
+      { rows, order: 'seq', bigint: 'bigint' },
+      `$${values.push(page.maxBytes)}`,
+    ),
     values,
-    limit,
+    page,
   };
 }
 

@@ -323,12 +323,13 @@ export class PostgresStore extends PlannedStore implements Store {
     return row === undefined ? null : inFieldOrder(row.outcome);
   }
 
-  listIntents(tenant: string, query: ListIntentsQuery): Promise<Page<Intent>> {
+  listIntents(tenant: string, query: ListIntentsQuery, maxBytes?: number): Promise<Page<Intent>> {
     return readIntentPage(
       (text, values) => this.#rows<IntentRow>(text, values),
       this.schema,
       tenant,
       query,
+      maxBytes,
     );
   }
 
@@ -366,12 +367,13 @@ export class PostgresStore extends PlannedStore implements Store {
     return listJobs(this.#calls, tenant, scopes);
   }
 
-  readAudit(tenant: string | undefined, query: AuditQuery): Promise<AuditPage> {
+  readAudit(tenant: string | undefined, query: AuditQuery, maxBytes?: number): Promise<AuditPage> {
     return readAuditPage(
       (text, values, name) => this.#rows(text, values, name),
       this.schema,
       tenant,
       query,
+      maxBytes,
     );
   }
 

@@ -1,5 +1,9 @@
-/** Filtered list reads (intents, audit) whose WHERE clause depends on the filters given. */
-import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
+/**
+ * Filtered list reads (intents, audit) whose WHERE clause depends on the filters given, each page
+ * within its byte budget (store/budget-page-sql.ts).
+ */
+import { auditPage, resolveAuditPage, type AuditPageQuery } from '../../core/audit-page.js';
+import { resolveIntentPage } from '../../core/intent-page.js';
 import { recordPage, resolveRecordPage, type SizedPage } from '../../core/record-page.js';
 import type {
   AuditPage,
@@ -9,13 +13,14 @@ import type {
   ListRecordsQuery,
   Page,
 } from '../../types.js';
+import { budgetedPageStatement } from '../budget-page-sql.js';
+import { intentPage } from '../intent-page.js';
 import { recordPageStatement } from '../record-page-sql.js';
 import type { SqliteDatabase } from './sqlite-database.js';
 import { recordsOf } from './sqlite-audit-row.js';
 import { preparedOnce } from './sqlite-statement-cache.js';
 import {
   decodeCursor,
-  encodeCursor,
   INTENT_COLUMNS,
   toAuditEntry,
   toIntent,
@@ -29,53 +34,74 @@ export function readIntentPage(
   db: SqliteDatabase,
   tenant: string,
   query: ListIntentsQuery,
+  maxBytes?: number,
 ): Page<Intent> {
-  const limit = query.limit ?? DEFAULT_LIST_LIMIT;
+  const page = resolveIntentPage(query, decodeCursor(query.cursor), maxBytes);
   const where = ['tenant = @tenant', 'effect_key > @after'];
-  if (query.scope !== undefined) where.push('scope = @scope');
-  if (query.status !== undefined) where.push('status = @status');
-  const rows = preparedOnce(
-    db,
-    `SELECT ${INTENT_COLUMNS}
-       FROM intents WHERE ${where.join(' AND ')} ORDER BY effect_key LIMIT @limit`,
-  ).all({
+  if (page.scope !== undefined) where.push('scope = @scope');
+  if (page.status !== undefined) where.push('status = @status');
+  const sql = budgetedPageStatement(
+    {
+      rows: `SELECT ${INTENT_COLUMNS}, octet_length(payload) AS bytes
+        FROM intents WHERE ${where.join(' AND ')} ORDER BY effect_key LIMIT @limit`,
+      order: 'effect_key',
+      bigint: 'INTEGER',
+    },
+    '@maxBytes',
+  );
+  const rows = preparedOnce(db, sql).all({
     tenant,
-    after: decodeCursor(query.cursor),
-    scope: query.scope ?? null,
-    status: query.status ?? null,
-    limit: limit + 1,
+    after: page.after,
+    scope: page.scope ?? null,
+    status: page.status ?? null,
+    limit: page.limit + 1,
+    maxBytes: page.maxBytes,
   }) as IntentRow[];
-  const items = rows.slice(0, limit).map(toIntent);
-  const last = items.at(-1);
-  return { items, nextCursor: rows.length > limit && last ? encodeCursor(last.effectKey) : null };
+  return intentPage(rows.map(toIntent), page);
 }
 
-const MAX_AUDIT_PAGE = 10_000;
+/**
+ * What an entry's row spends of the page's budget inside SQLite: its fields of a size the caller
+ * chose. Record changes are kept compact, shorter than the entry's JSON, so this never counts
+ * more than core/audit-page.ts does.
+ */
+const AUDIT_ROW_BYTES =
+  'COALESCE(octet_length(records), 0) + COALESCE(octet_length(reads), 0) + COALESCE(octet_length(reason), 0)';
 
 /** The statement of one audit page; exported so a test can ask SQLite for its plan. */
 export function auditPageStatement(
   tenant: string | undefined,
   query: AuditQuery,
-): { sql: string; params: Record<string, string | number | null>; limit: number } {
-  const limit = Math.min(query.limit ?? DEFAULT_LIST_LIMIT, MAX_AUDIT_PAGE);
+  maxBytes?: number,
+): { sql: string; params: Record<string, string | number | null>; page: AuditPageQuery } {
+  const page = resolveAuditPage(query, maxBytes);
   // With a tenant, audit_by_tenant (tenant, seq) serves the range in seq order: the read costs
   // the tenant's own entries, however many other tenants have.
   const where = ['seq > @afterSeq'];
   if (tenant !== undefined) where.push('tenant = @tenant');
-  if (query.scope !== undefined) where.push('scope = @scope');
-  if (query.kind !== undefined) where.push('kind = @kind');
-  if (query.outcome !== undefined) where.push('outcome = @outcome');
+  if (page.scope !== undefined) where.push('scope = @scope');
+  if (page.kind !== undefined) where.push('kind = @kind');
+  if (page.outcome !== undefined) where.push('outcome = @outcome');
   return {
-    sql: `SELECT * FROM audit WHERE ${where.join(' AND ')} ORDER BY seq LIMIT @limit`,
+    sql: budgetedPageStatement(
+      {
+        rows: `SELECT *, ${AUDIT_ROW_BYTES} AS bytes
+          FROM audit WHERE ${where.join(' AND ')} ORDER BY seq LIMIT @limit`,
+        order: 'seq',
+        bigint: 'INTEGER',
+      },
+      '@maxBytes',
+    ),
     params: {
-      afterSeq: query.afterSeq ?? 0,
+      afterSeq: page.afterSeq,
       tenant: tenant ?? null,
-      scope: query.scope ?? null,
-      kind: query.kind ?? null,
-      outcome: query.outcome ?? null,
-      limit: limit + 1,
+      scope: page.scope ?? null,
+      kind: page.kind ?? null,
+      outcome: page.outcome ?? null,
+      limit: page.limit + 1,
+      maxBytes: page.maxBytes,
     },
-    limit,
+    page,
   };
 }
 
@@ -83,15 +109,15 @@ export function readAuditPage(
   db: SqliteDatabase,
   tenant: string | undefined,
   query: AuditQuery,
+  maxBytes?: number,
 ): AuditPage {
-  const { sql, params, limit } = auditPageStatement(tenant, query);
+  const { sql, params, page } = auditPageStatement(tenant, query, maxBytes);
   const rows = preparedOnce(db, sql).all(params) as AuditRow[];
   // Record changes are kept compact on SQLite; the entry is built from them as read.
-  const items = rows
-    .slice(0, limit)
-    .map((row) => toAuditEntry({ ...row, records: recordsOf(row.records as string | null) }));
-  const last = items.at(-1);
-  return { items, nextAfterSeq: rows.length > limit && last ? last.seq : null };
+  return auditPage(
+    rows.map((row) => toAuditEntry({ ...row, records: recordsOf(row.records as string | null) })),
+    page,
+  );
 }
 
 /** The record columns a page answers besides its value (store/record-page-sql.ts adds it). */

@@ -410,8 +410,8 @@ export class SqliteStore extends PlannedStore implements Store {
     });
   }
 
-  listIntents(tenant: string, query: ListIntentsQuery): Promise<Page<Intent>> {
-    return this.#read(() => readIntentPage(this.#db, tenant, query));
+  listIntents(tenant: string, query: ListIntentsQuery, maxBytes?: number): Promise<Page<Intent>> {
+    return this.#read(() => readIntentPage(this.#db, tenant, query, maxBytes));
   }
 
   getIntent(tenant: string, effectKey: string): Promise<Intent | null> {
@@ -426,10 +426,11 @@ export class SqliteStore extends PlannedStore implements Store {
     tenant: string,
     completions: readonly IntentCompletion[],
     claim: ClaimIntentsRequest,
+    maxBytes?: number,
   ): Promise<CompleteAndClaimResult> {
     const settled = await this.applyTogether([
       ...this.completionWrites(tenant, completions),
-      this.claimWrite(tenant, claim),
+      this.claimWrite(tenant, claim, maxBytes),
     ]);
     const claimed = settled.pop()!;
     return { completions: settled.map(completionResult), claim: claimResult(claimed) };
@@ -459,8 +460,8 @@ export class SqliteStore extends PlannedStore implements Store {
     return this.#read(() => listJobs(this.#db, tenant, scopes));
   }
 
-  readAudit(tenant: string | undefined, query: AuditQuery): Promise<AuditPage> {
-    return this.#read(() => readAuditPage(this.#db, tenant, query));
+  readAudit(tenant: string | undefined, query: AuditQuery, maxBytes?: number): Promise<AuditPage> {
+    return this.#read(() => readAuditPage(this.#db, tenant, query, maxBytes));
   }
 
   createToken(token: Omit<TokenRecord, 'createdAt'>): Promise<TokenRecord> {

@@ -19,6 +19,7 @@
 import { describe } from 'vitest';
 import { abandonCases } from './abandon.js';
 import { acceptanceCases } from './acceptance.js';
+import { answerBudgetCases } from './answer-budgets.js';
 import { auditOrderCases } from './audit-order.js';
 import { commitReleaseCases } from './commit-release.js';
 import { cutoverCases } from './cutover.js';
@@ -62,6 +63,7 @@ export function defineStoreConformanceSuite(options: StoreConformanceOptions): v
     sharedStoreCases(fixture);
     recordPageCases(fixture);
     recordPageBudgetCases(fixture);
+    answerBudgetCases(fixture);
     abandonCases(fixture);
     dispatchCases(fixture);
     cutoverCases(fixture);
