@@ -76,9 +76,8 @@ export function parseFlags(
     const value = parsed.positionals[i];
     if (value === undefined || value === '') {
       const what = value === undefined ? 'missing' : 'empty';
-      throw new UsageError(
-        `${name.toUpperCase()} is ${what}: expected ${positionalList(positionals)}`,
-      );
+      const all = positionals.length > 1 ? `: expected ${positionalList(positionals)}` : '';
+      throw new UsageError(`${name.toUpperCase()} is ${what}${all} (see the usage line below)`);
     }
     values[name] = value;
   });
