@@ -128,7 +128,8 @@ export const ERROR_CATALOG = {
   unsupported_media_type: {
     httpStatus: 415,
     retryable: false,
-    description: 'The body is not application/json.',
+    description:
+      'The body is not application/json, or is sent compressed (a Content-Encoding other than identity).',
   },
   operation_id_conflict: {
     httpStatus: 422,

@@ -3,6 +3,8 @@
  * main.ts keeps the table; a new command is one file and one line there.
  */
 import { parseArgs } from 'node:util';
+import { TOKEN_PREFIX } from '../core/token-format.js';
+import { quoted } from './echo.js';
 
 export interface CliIo {
   stdout(text: string): void;
@@ -52,9 +54,9 @@ export function parseFlags(
   let parsed: { values: FlagValues; positionals: string[] };
   try {
     parsed = parseArgs({
-      args,
+      args: negativeValuesJoined(args, flags),
       options: { ...flags, help: { type: 'boolean', short: 'h' } },
-      allowPositionals: positionals.length > 0,
+      allowPositionals: true,
       strict: true,
     });
   } catch (error) {
@@ -62,15 +64,54 @@ export function parseFlags(
   }
   const values: FlagValues = { ...parsed.values };
   if (values.help === true) return values;
-  if (parsed.positionals.length !== positionals.length) {
-    throw new UsageError(
-      positionals.length === 0
-        ? `unexpected argument "${parsed.positionals[0]}"`
-        : `expected ${positionals.map((name) => name.toUpperCase()).join(' ')}`,
-    );
+  const extra = parsed.positionals[positionals.length];
+  if (extra !== undefined) {
+    const expected =
+      positionals.length === 0 ? 'options only' : `only ${positionalList(positionals)}`;
+    // A token typed without its flag is a secret: it is not repeated.
+    const shown = extra.startsWith(TOKEN_PREFIX) ? `${TOKEN_PREFIX}… (a token?)` : quoted(extra);
+    throw new UsageError(`unexpected argument ${shown}: expected ${expected}`);
   }
-  positionals.forEach((name, i) => (values[name] = parsed.positionals[i]));
+  positionals.forEach((name, i) => {
+    const value = parsed.positionals[i];
+    if (value === undefined || value === '') {
+      const what = value === undefined ? 'missing' : 'empty';
+      const all = positionals.length > 1 ? `: expected ${positionalList(positionals)}` : '';
+      throw new UsageError(`${name.toUpperCase()} is ${what}${all} (see the usage line below)`);
+    }
+    values[name] = value;
+  });
   return values;
+}
+
+function positionalList(positionals: readonly string[]): string {
+  return positionals.map((name) => name.toUpperCase()).join(' ');
+}
+
+/**
+ * `--limit -5` as `--limit=-5`: parseArgs takes a value starting with a dash for an option, and
+ * would answer that the value is missing rather than that it is out of range. No option's name
+ * is a number, so a negative number after a string flag is always its value.
+ */
+function negativeValuesJoined(args: string[], flags: Record<string, FlagSpec>): string[] {
+  const joined: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const next = args[i + 1];
+    const name = arg.startsWith('--') ? arg.slice(2) : undefined;
+    if (
+      name !== undefined &&
+      flags[name]?.type === 'string' &&
+      next !== undefined &&
+      /^-\d/.test(next)
+    ) {
+      joined.push(`${arg}=${next}`);
+      i++;
+    } else {
+      joined.push(arg);
+    }
+  }
+  return joined;
 }
 
 /** A string flag, else an environment variable, else the default. */

@@ -5,6 +5,7 @@
  */
 import type { CommitResult, WriteRequest } from '../types.js';
 import { requiredString, UsageError, type FlagValues } from './command.js';
+import { quoted } from './echo.js';
 import { httpCommand, integerOption } from './http-command.js';
 
 const WRITE_FORM = 'NAME@REVISION=JSON';
@@ -76,14 +77,16 @@ function parseWrite(text: string): WriteRequest {
   const name = target.slice(0, Math.max(at, 0));
   const revision = target.slice(at + 1);
   if (equals === -1 || at <= 0 || !/^\d{1,15}$/.test(revision)) {
-    throw new UsageError(`--write "${text}" is not ${WRITE_FORM}, e.g. 'summary@0={"facts":[]}'`);
+    throw new UsageError(
+      `--write ${quoted(text)} is not ${WRITE_FORM}, e.g. 'summary@0={"facts":[]}'`,
+    );
   }
   let value: unknown;
   try {
     value = JSON.parse(text.slice(equals + 1));
   } catch (error) {
     throw new UsageError(
-      `--write ${name}: the value is not JSON (${error instanceof Error ? error.message : String(error)}); quote a string as '"text"'`,
+      `--write ${quoted(name)}: the value is not JSON (${error instanceof Error ? error.message : String(error)}); quote a string as '"text"'`,
     );
   }
   return { name, expectRevision: Number(revision), value };

@@ -5,22 +5,20 @@
  * 3 outcome unknown.
  */
 import { FencegateClient } from '../client/client.js';
-import { isFencegateError } from '../errors.js';
+import { FencegateError, isFencegateError } from '../errors.js';
 import {
   EXIT_FAILURE,
   EXIT_OK,
-  stringOption,
   UsageError,
-  type CliIo,
   type Command,
   type FlagSpec,
   type FlagValues,
 } from './command.js';
+import { quoted } from './echo.js';
+import { DEFAULT_URL, serverConnection } from './server-connection.js';
 
 /** The commit may have applied or not: settle it with `outcome OP --abandon`. */
 export const EXIT_OUTCOME_UNKNOWN = 3;
-
-export const DEFAULT_URL = 'http://127.0.0.1:7420';
 
 export const HTTP_FLAGS: Record<string, FlagSpec> = {
   url: { type: 'string' },
@@ -29,8 +27,9 @@ export const HTTP_FLAGS: Record<string, FlagSpec> = {
 };
 
 /** The usage lines of the shared flags and the exit codes. */
-export const HTTP_USAGE = `  --url URL          the server (env FENCEGATE_URL, default ${DEFAULT_URL})
-  --token TOKEN      a worker or operator token (env FENCEGATE_TOKEN)
+export const HTTP_USAGE = `  --url URL          the server's http:// or https:// base URL, without user or password
+                     (env FENCEGATE_URL, default ${DEFAULT_URL})
+  --token TOKEN      a worker or operator token, fg_… (env FENCEGATE_TOKEN)
   --json             print the server's answer as JSON
   -h, --help         show this help
 
@@ -66,7 +65,7 @@ export function httpCommand(spec: HttpCommandSpec): Command {
     flags: { ...spec.flags, ...HTTP_FLAGS },
     ...(spec.positionals === undefined ? {} : { positionals: spec.positionals }),
     run: async (flags, io) => {
-      const client = clientFrom(flags, io);
+      const client = new FencegateClient(serverConnection(flags, io));
       try {
         const answer = await spec.work(client, flags);
         io.stdout(
@@ -76,10 +75,11 @@ export function httpCommand(spec: HttpCommandSpec): Command {
       } catch (error) {
         // invalid_request is the caller's input: main answers it with the usage, exit 2.
         if (!isFencegateError(error) || error.code === 'invalid_request') throw error;
-        const line = `fencegate ${spec.name}: ${error.code}: ${error.message}\n`;
-        if (flags.json === true) io.stdout(`${JSON.stringify({ error: error.toJSON() })}\n`);
+        const shown = forCommandLine(error);
+        const line = `fencegate ${spec.name}: ${shown.code}: ${shown.message}\n`;
+        if (flags.json === true) io.stdout(`${JSON.stringify({ error: shown.toJSON() })}\n`);
         io.stderr(line);
-        return error.code === 'outcome_unknown' ? EXIT_OUTCOME_UNKNOWN : EXIT_FAILURE;
+        return shown.code === 'outcome_unknown' ? EXIT_OUTCOME_UNKNOWN : EXIT_FAILURE;
       } finally {
         await client.close();
       }
@@ -87,33 +87,46 @@ export function httpCommand(spec: HttpCommandSpec): Command {
   };
 }
 
-function clientFrom(flags: FlagValues, io: CliIo): FencegateClient {
-  const url = stringOption(flags, 'url', io.env, 'FENCEGATE_URL', DEFAULT_URL);
-  const token = stringOption(flags, 'token', io.env, 'FENCEGATE_TOKEN', '');
-  if (token === '') {
-    throw new UsageError(
-      'a token is needed: pass --token or FENCEGATE_TOKEN (npm start printed one on its first run)',
-    );
-  }
-  return new FencegateClient({ url, token });
+/**
+ * The library's outcome_unknown of a commit names the library call that settles it; at the command
+ * line, the command that does.
+ */
+function forCommandLine(error: FencegateError): FencegateError {
+  const operationId = error.details.operationId;
+  if (error.code !== 'outcome_unknown' || typeof operationId !== 'string') return error;
+  return new FencegateError(
+    'outcome_unknown',
+    `the outcome of commit ${operationId} is unknown and could not be settled now (the server or ` +
+      `its store did not answer). Once it answers, run "fencegate outcome ${operationId}" to read the stored ` +
+      `outcome, or "fencegate outcome ${operationId} --abandon" to settle it (the commit then ` +
+      'never applies unless it already has), or send the same commit again',
+    error.details,
+  );
 }
 
 function ensureLine(text: string): string {
   return text.endsWith('\n') ? text : `${text}\n`;
 }
 
-/** A non-negative integer flag, required unless `fallback` is given. */
-export function integerOption(flags: FlagValues, name: string, fallback?: number): number {
+/** An integer flag from `min` (default 0) to `max`, required unless `fallback` is given. */
+export function integerOption(
+  flags: FlagValues,
+  name: string,
+  range: { min?: number; max?: number; fallback?: number } = {},
+): number {
   const raw = flags[name];
-  if (raw === undefined && fallback !== undefined) return fallback;
-  if (typeof raw !== 'string' || !/^\d{1,15}$/.test(raw)) {
-    throw new UsageError(
-      raw === undefined
-        ? `--${name} is required`
-        : `--${name} must be an integer, not "${String(raw)}"`,
-    );
+  if (raw === undefined && range.fallback !== undefined) return range.fallback;
+  if (raw === undefined) throw new UsageError(`--${name} is required`);
+  const min = range.min ?? 0;
+  const accepted =
+    range.max === undefined
+      ? `an integer of ${min} or more`
+      : `an integer from ${min} to ${range.max}`;
+  const value = typeof raw === 'string' && /^\d{1,15}$/.test(raw) ? Number(raw) : undefined;
+  if (value === undefined || value < min || (range.max !== undefined && value > range.max)) {
+    throw new UsageError(`--${name} must be ${accepted}, not ${quoted(String(raw))}`);
   }
-  return Number(raw);
+  return value;
 }
 
 /** A time of the store as people read it: ISO 8601 in UTC. */

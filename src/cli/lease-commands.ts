@@ -25,7 +25,7 @@ Options:
     const grant = await client.acquire({
       scope: requiredString(flags, 'scope'),
       holder: requiredString(flags, 'holder'),
-      ttlMs: integerOption(flags, 'ttl-ms', DEFAULT_TTL_MS),
+      ttlMs: integerOption(flags, 'ttl-ms', { fallback: DEFAULT_TTL_MS }),
     });
     return { json: grant, text: grantText(grant.reacquired ? 'still holds' : 'acquired', grant) };
   },
@@ -48,7 +48,7 @@ Options:
   work: async (client, flags) => {
     const grant = await client.takeover(requiredString(flags, 'scope'), {
       holder: requiredString(flags, 'holder'),
-      ttlMs: integerOption(flags, 'ttl-ms', DEFAULT_TTL_MS),
+      ttlMs: integerOption(flags, 'ttl-ms', { fallback: DEFAULT_TTL_MS }),
       ...(typeof flags.reason === 'string' ? { reason: flags.reason } : {}),
     });
     return { json: grant, text: grantText('took over', grant) };

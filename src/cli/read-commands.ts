@@ -1,4 +1,5 @@
 /** `fencegate scope`, `record`, `audit` and `outcome`: what the store holds, over HTTP. */
+import { DEFAULT_LIMITS, DEFAULT_LIST_LIMIT } from '../core/limits.js';
 import type { AuditEntry } from '../types.js';
 import { requiredString } from './command.js';
 import { outcomeAnswer } from './commit-command.js';
@@ -48,19 +49,23 @@ export const auditCommand = httpCommand({
   summary: "list the tenant's audit entries, oldest first (operator)",
   usage: `Usage: fencegate audit [--scope SCOPE] [--after SEQ] [--limit N] [--url URL] [--token T] [--json]
 
-One line per attempt: seq, time, scope, kind, outcome, fence, operationId and, for a rejection,
-its code.
+One line per attempt: seq, time, scope, kind, outcome, fence (the one the request carried; for
+an acquire or takeover, the one it moved the scope to), operationId and, for a rejection, its code.
 
 Options:
   --scope SCOPE      only this scope's entries
   --after SEQ        entries after this seq (the last line's seq pages on)
-  --limit N          at most N entries (default 100)`,
+  --limit N          at most N entries, 1 to ${DEFAULT_LIMITS.maxListLimit} (default ${DEFAULT_LIST_LIMIT})`,
   flags: { scope: { type: 'string' }, after: { type: 'string' }, limit: { type: 'string' } },
   work: async (client, flags) => {
     const page = await client.audit({
       ...(typeof flags.scope === 'string' ? { scope: flags.scope } : {}),
       ...(flags.after === undefined ? {} : { afterSeq: integerOption(flags, 'after') }),
-      limit: integerOption(flags, 'limit', 100),
+      limit: integerOption(flags, 'limit', {
+        min: 1,
+        max: DEFAULT_LIMITS.maxListLimit,
+        fallback: DEFAULT_LIST_LIMIT,
+      }),
     });
     const lines = page.items.map(auditLine);
     if (page.nextAfterSeq !== null) lines.push(`… more after seq ${page.nextAfterSeq}`);
@@ -68,6 +73,7 @@ Options:
   },
 });
 
+/** An acquire or a takeover carries no fence: its line shows the one the scope moved to. */
 function auditLine(entry: AuditEntry): string {
   return [
     String(entry.seq).padStart(6),
@@ -75,7 +81,7 @@ function auditLine(entry: AuditEntry): string {
     entry.scope ?? '-',
     entry.kind.padEnd(8),
     entry.outcome.padEnd(9),
-    `fence ${entry.fence ?? '-'}`,
+    `fence ${entry.fence ?? entry.currentFence ?? '-'}`,
     entry.operationId ?? '-',
     entry.reason ?? '',
   ]

@@ -5,12 +5,10 @@
 import { DEFAULT_POLL_INTERVAL_MS, MAX_POLL_INTERVAL_MS } from '../dispatch/dispatcher.js';
 import { requireTenant } from '../core/validate.js';
 import { DEFAULT_STORE_URL, redactUrl } from '../store/open.js';
-import { createLogger } from '../server/logger.js';
-import {
-  startServer,
-  type FirstRunTokens,
-  type RunningDispatch,
-  type ServeDispatchOptions,
+import type {
+  FirstRunTokens,
+  RunningDispatch,
+  ServeDispatchOptions,
 } from '../server/start-server.js';
 import { parseOutcomeWindow } from '../retention/duration.js';
 import { ManualClock } from '../testing/manual-clock.js';
@@ -116,6 +114,11 @@ async function serve(flags: FlagValues, io: CliIo): Promise<number> {
 
   // Before the server starts: the first-run tokens it may make must have somewhere to go.
   const secretFile = tokensFile === undefined ? undefined : await openTokensFile(tokensFile);
+  // Loaded here, not with the CLI: every other command would pay for the HTTP server's start-up.
+  const [{ startServer }, { createLogger }] = await Promise.all([
+    import('../server/start-server.js'),
+    import('../server/logger.js'),
+  ]);
   const running = await startServer({
     store,
     host,

@@ -122,9 +122,12 @@ async function verify(flags: FlagValues, io: CliIo): Promise<number> {
 }
 
 function nothingChecked(url: string, tenant: string | undefined): string {
-  const who = tenant === undefined ? 'no tenant' : `tenant ${tenant}`;
+  const what =
+    tenant === undefined
+      ? 'the store holds no audit entry'
+      : `tenant ${tenant} has no audit entry in this store`;
   return (
-    `fencegate verify: nothing was checked: ${who} has no audit entry in this store ` +
+    `fencegate verify: nothing was checked: ${what} ` +
     `(${redactUrl(url)}); check the tenant's name and that --store or FENCEGATE_STORE names ` +
     `the server's store\n`
   );

@@ -29,6 +29,9 @@ export const DEFAULT_LIMITS: Limits = {
 
 export const DEFAULT_LIST_LIMIT = 100;
 
+/** A token's label. */
+export const MAX_LABEL_LENGTH = 256;
+
 /**
  * Scope names, record names, holders, operation ids, task ids, effect keys, policy versions.
  * `.` and `..` are excluded: URL clients resolve them as path segments even when encoded.

@@ -24,6 +24,7 @@ import { toWireError } from './error-handler.js';
 import { createLogger } from './logger.js';
 import { ServerMetrics } from './metrics.js';
 import { useExactJsonParser } from './json-body.js';
+import { refuseEncodedBodies } from './content-encoding.js';
 import { DEFAULT_BODY_DRAIN, drainBodiesBeforeAnswers, type BodyDrainBound } from './drain-body.js';
 import {
   DEFAULT_REQUEST_TIMEOUT_MS,
@@ -162,6 +163,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     }
     done();
   });
+  refuseEncodedBodies(app);
 
   /**
    * Each route's check of the caller, after the draining check above. A callback rather than an

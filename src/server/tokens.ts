@@ -4,14 +4,13 @@
  */
 import * as crypto from 'node:crypto';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { MAX_LABEL_LENGTH } from '../core/limits.js';
 import { requireTakeOverPrefixes } from '../core/take-over-right.js';
+import { TOKEN_PREFIX } from '../core/token-format.js';
 import { optionalText, requireTenant } from '../core/validate.js';
 import { fail } from '../errors.js';
 import type { Store } from '../store/store.js';
 import type { TokenRecord, TokenRole } from '../types.js';
-import { MAX_LABEL_LENGTH } from './schemas/common.js';
-
-export const TOKEN_PREFIX = 'fg_';
 
 /**
  * Tokens stored under this tenant are admin tokens. No tenant can be named like this (tenant names

@@ -222,6 +222,15 @@ describe('fencegate verify command', () => {
     }
   });
 
+  it('says plainly that a store with no audit entry at all has nothing to check, exit 3', async () => {
+    const emptyPath = join(dir.path, 'empty.db');
+    await SqliteStore.open({ path: emptyPath }).close();
+    const io = captureIo();
+    expect(await runVerify(['--store', `sqlite:${emptyPath}`], io)).toBe(3);
+    expect(io.err).toContain('nothing was checked: the store holds no audit entry');
+    expect(io.err).not.toMatch(/no tenant has no/);
+  });
+
   it('exits 1 and names the entry on a tampered store; a checkpoint keeps the verdict', async () => {
     const io = captureIo();
     const checkpoint = join(dir.path, 'cli-checkpoint.json');

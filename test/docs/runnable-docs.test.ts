@@ -9,7 +9,7 @@ import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it, type ExpectStatic } from 'vitest';
 import type { RunningServer } from '../../src/server/start-server.js';
 import { operatorServer } from '../helpers/operator-server.js';
 import { tempDir } from '../helpers/temp-dir.js';
@@ -67,7 +67,7 @@ afterAll(async () => {
 /** `npx fencegate` as it runs in a clone, without npm's start-up time for every line. */
 const NPX = `npx() { if [ "$1" = fencegate ]; then shift; node '${BIN}' "$@"; else command npx "$@"; fi; }`;
 
-async function runShell(block: Block): Promise<void> {
+async function runShell(block: Block, expect: ExpectStatic): Promise<void> {
   for (const line of block.code.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('#'))) {
     const expected = Number(/\(exit (\d)\)/.exec(line)?.[1] ?? 0);
     const run = await exec('bash', ['-c', `${NPX}\n${line}`], { cwd: ROOT, env });
@@ -75,7 +75,7 @@ async function runShell(block: Block): Promise<void> {
   }
 }
 
-async function runTypeScript(block: Block): Promise<void> {
+async function runTypeScript(block: Block, expect: ExpectStatic): Promise<void> {
   const folder = join(dir.path, block.where.replace(/[^\w]/g, '-'));
   mkdirSync(join(folder, 'node_modules'), { recursive: true });
   // The package installed beside the program, as in a project that depends on it.
@@ -90,17 +90,20 @@ async function runTypeScript(block: Block): Promise<void> {
   }
 }
 
-describe('runnable blocks of the docs', () => {
-  it('include the README walk-through of the CLI and its library snippet', () => {
+// The blocks share nothing but the server (each walks its own scopes and operation ids; a TypeScript
+// block has its own folder and store), so they run at once: the suite waits for the longest block,
+// not for all of them one after another.
+describe.concurrent('runnable blocks of the docs', () => {
+  it('include the README walk-through of the CLI and its library snippet', ({ expect }) => {
     expect(blocks.map((block) => block.language).sort()).toEqual(
       expect.arrayContaining(['sh', 'ts']),
     );
   });
 
   for (const block of blocks) {
-    it(`${block.where} (${block.language}) runs`, async () => {
-      if (block.language === 'sh') await runShell(block);
-      else if (block.language === 'ts') await runTypeScript(block);
+    it(`${block.where} (${block.language}) runs`, async ({ expect }) => {
+      if (block.language === 'sh') await runShell(block, expect);
+      else if (block.language === 'ts') await runTypeScript(block, expect);
       else throw new Error(`${block.where}: no runner for ${block.language} blocks`);
     }, 120_000);
   }

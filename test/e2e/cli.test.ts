@@ -260,7 +260,7 @@ describe('help texts and exit codes', () => {
       [['launch'], {}, /unknown command "launch"/],
       [['token'], {}, /unknown command "token"/],
       [['token', 'rotate'], {}, /unknown command "token rotate"/],
-      [['token', 'revoke'], {}, /expected ID[\s\S]*Usage: fencegate token revoke/],
+      [['token', 'revoke'], {}, /ID is missing[\s\S]*Usage: fencegate token revoke/],
       [['serve', '--bogus'], {}, /Unknown option '--bogus'[\s\S]*Usage: fencegate serve/],
       [['serve', 'extra'], {}, /Usage: fencegate serve/],
       [['serve', '--port', '70000'], {}, /--port must be an integer from 0 to 65535/],

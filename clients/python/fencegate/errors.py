@@ -186,7 +186,7 @@ class PayloadTooLargeError(FencegateError):
 
 
 class UnsupportedMediaTypeError(FencegateError):
-    """The body is not application/json."""
+    """The body is not application/json, or is sent compressed (a Content-Encoding other than identity)."""
 
     code = "unsupported_media_type"
     http_status = 415

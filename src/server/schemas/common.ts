@@ -4,6 +4,7 @@
  */
 import { Type, type TSchema } from '@sinclair/typebox';
 import {
+  MAX_LABEL_LENGTH,
   NAME_PATTERN,
   NAME_RULE,
   TARGET_PATTERN,
@@ -20,7 +21,7 @@ export const CLOSED = { additionalProperties: false } as const;
 export const MAX_COUNTER = Number.MAX_SAFE_INTEGER;
 /** Free text a caller may attach (reasons); longer text is refused. */
 export const MAX_REASON_LENGTH = 1024;
-export const MAX_LABEL_LENGTH = 256;
+export { MAX_LABEL_LENGTH };
 export const MAX_CURSOR_LENGTH = 1024;
 
 export const Name = Type.String({
