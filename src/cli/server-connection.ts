@@ -3,10 +3,11 @@
  * FENCEGATE_URL and FENCEGATE_TOKEN. Either one malformed is a usage error (exit 2) that names
  * where it came from and never repeats it: a URL may carry a password, a token is a secret.
  */
+import { EXAMPLE_SERVER_URL, serverUrlProblem } from '../client/server-url.js';
 import { TOKEN_PATTERN, TOKEN_RULE } from '../core/token-format.js';
 import { UsageError, type CliIo, type FlagValues } from './command.js';
 
-export const DEFAULT_URL = 'http://127.0.0.1:7420';
+export const DEFAULT_URL = EXAMPLE_SERVER_URL;
 
 export interface ServerConnection {
   url: string;
@@ -32,28 +33,12 @@ export function serverConnection(flags: FlagValues, io: CliIo): ServerConnection
 }
 
 function requireServerUrl(text: string, from: string): void {
-  let url: URL | undefined;
-  try {
-    url = new URL(text);
-  } catch {
-    url = undefined;
-  }
-  if (url === undefined || !['http:', 'https:'].includes(url.protocol)) {
-    throw new UsageError(
-      `${from} must be an http:// or https:// URL of the server, such as ${DEFAULT_URL}`,
-    );
-  }
-  if (url.username !== '' || url.password !== '') {
-    throw new UsageError(
-      `${from} must not hold a user or password (user:password@): the server is called with ` +
-        '--token or FENCEGATE_TOKEN; remove them from the URL',
-    );
-  }
-  if (url.search !== '' || url.hash !== '') {
-    throw new UsageError(
-      `${from} must be the server's base URL, without a query or fragment, such as ${DEFAULT_URL}`,
-    );
-  }
+  const problem = serverUrlProblem(text);
+  if (problem === null) return;
+  // The CLI's own words for where the token comes from.
+  throw new UsageError(
+    `${from} ${problem.replace('with a token', 'with --token or FENCEGATE_TOKEN')}`,
+  );
 }
 
 /** The flag's value, else the environment variable's (when not empty), with where it came from. */

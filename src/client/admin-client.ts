@@ -3,6 +3,7 @@
  * Creating a token is not resent after a lost reply (a second token would be made); listing and
  * deleting are, since a deletion that already happened answers `not_found` and changes nothing.
  */
+import { serverBaseUrl } from './server-url.js';
 import { FencegateError } from '../errors.js';
 import {
   errorFromReply,
@@ -35,7 +36,7 @@ export class FencegateAdminClient {
   readonly #timeoutMs: number;
 
   constructor(options: FencegateAdminClientOptions) {
-    this.url = options.url.replace(/\/+$/, '');
+    this.url = serverBaseUrl(options.url);
     this.#token = options.adminToken;
     this.#timeoutMs = options.timeoutMs ?? 10_000;
   }

@@ -11,6 +11,7 @@
  * when the store has none yet; if it stays unknown, abandonOperation settles it. Lease operations
  * and claims are never resent after a lost reply.
  */
+import { serverBaseUrl } from './server-url.js';
 import { randomUUID } from 'node:crypto';
 import type { FencegateApi, FencegateOpsApi, VerifyReport } from '../api.js';
 import { DEFAULT_LIMITS, DEFAULT_LIST_LIMIT } from '../core/limits.js';
@@ -142,7 +143,7 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
   readonly #retries: number;
 
   constructor(options: FencegateClientOptions) {
-    this.url = options.url.replace(/\/+$/, '');
+    this.url = serverBaseUrl(options.url);
     this.#token = options.token;
     this.#timeoutMs = options.timeoutMs ?? 10_000;
     this.#retries = options.retries ?? 3;
