@@ -1,4 +1,34 @@
-import { ERROR_CATALOG, INTEGRATION_ERRORS, type ErrorSpec } from './errors.js';
+import {
+  COMMIT_AUTHORITY_LOST_CODES,
+  ERROR_CATALOG,
+  INTEGRATION_ERRORS,
+  RENEWAL_LEASE_LOST_CODES,
+  type ErrorCode,
+  type ErrorSpec,
+} from './errors.js';
+
+function codeList(codes: readonly ErrorCode[]): string {
+  return codes.map((code) => `\`${code}\``).join(', ');
+}
+
+/** The two lease-lost sets of the catalog, for clients that decide when to stop a worker. */
+const LEASE_LOST_SECTION = [
+  '## Codes that mean authority is gone',
+  '',
+  'Two sets of the catalog say when a worker has lost its authority over a scope and should stop',
+  'writing. Any other error (`store_unavailable`, say) leaves the lease as it was.',
+  '',
+  '| set | codes | answered by |',
+  '|---|---|---|',
+  `| \`RENEWAL_LEASE_LOST_CODES\` | ${codeList(RENEWAL_LEASE_LOST_CODES)} | a renewal: the fence moved on, another holder or none holds the scope (a release or a cancel answers \`not_holder\`, as does a grant bound to another worker token), or the scope is deleted or was never created. A renewal never answers \`authority_revoked\` or \`lease_expired\`: a lease that ran out and that nobody took since is renewed. |`,
+  `| \`COMMIT_AUTHORITY_LOST_CODES\` | ${codeList(COMMIT_AUTHORITY_LOST_CODES)} | a commit's rejection: its fence checks, made before any record is read. Any later rejection (\`stale_revision\`, say) leaves the writer's authority as it was. |`,
+  '',
+  'Both are exported by `fencegate` and `fencegate/client` (with `isLeaseLostOnRenewal` and',
+  '`isAuthorityLostOnCommit`), and printed with the route table by',
+  '`npx tsx scripts/route-table-json.ts` (`leaseLostCodes.renewal`, `leaseLostCodes.commit`), for',
+  'clients generated in other languages.',
+  '',
+];
 
 /**
  * What the clients (TypeScript FencegateClient, Python Client and AsyncClient) report when no
@@ -64,6 +94,7 @@ export function renderErrorsDoc(): string {
       return `| \`${spec.name}\` (${spec.language}) | ${codes} | ${spec.description} |`;
     }),
     '',
+    ...LEASE_LOST_SECTION,
     ...CLIENT_SECTION,
   ].join('\n');
 }

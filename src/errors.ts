@@ -177,6 +177,43 @@ export const COMMIT_REJECTION_CODES = [
 export type CommitRejectionCode = (typeof COMMIT_REJECTION_CODES)[number];
 
 /**
+ * The codes a renewal answers when the lease is gone for good (core/lease-rules.ts, decideRenew):
+ * the fence moved on, another holder or none holds the scope (a release or cancel answers
+ * not_holder, as does a grant bound to another worker token), or the scope is deleted or unknown.
+ * A renewal never answers authority_revoked or lease_expired: a lease that ran out and that nobody
+ * took since is renewed. Any other error (store_unavailable, say) leaves the lease as it was.
+ */
+export const RENEWAL_LEASE_LOST_CODES = [
+  'stale_fence',
+  'not_holder',
+  'scope_deleted',
+  'scope_not_found',
+] as const satisfies readonly ErrorCode[];
+
+/**
+ * The rejections of a commit that mean the writer holds no authority over its scope: the fence
+ * checks of core/commit-check.ts, before any record is looked at. Any other rejection (a stale
+ * revision, say) leaves the writer's authority as it was.
+ */
+export const COMMIT_AUTHORITY_LOST_CODES = [
+  'scope_not_found',
+  'scope_deleted',
+  'stale_fence',
+  'authority_revoked',
+  'lease_expired',
+] as const satisfies readonly CommitRejectionCode[];
+
+/** Whether a renewal's error code means the lease is gone (RENEWAL_LEASE_LOST_CODES). */
+export function isLeaseLostOnRenewal(code: string): boolean {
+  return (RENEWAL_LEASE_LOST_CODES as readonly string[]).includes(code);
+}
+
+/** Whether a commit's rejection code means authority is gone (COMMIT_AUTHORITY_LOST_CODES). */
+export function isAuthorityLostOnCommit(code: string): boolean {
+  return (COMMIT_AUTHORITY_LOST_CODES as readonly string[]).includes(code);
+}
+
+/**
  * An exception an integration raises for one situation of its own, carrying one of the catalog's
  * codes as its `code`. docs/errors.md lists them; each integration's tests check its entry.
  */

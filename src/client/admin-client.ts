@@ -5,6 +5,7 @@
  */
 import { serverBaseUrl } from './server-url.js';
 import { FencegateError } from '../errors.js';
+import { routeRequest, type ResolvedRequest } from './route-request.js';
 import {
   errorFromReply,
   exchange,
@@ -43,22 +44,25 @@ export class FencegateAdminClient {
 
   /** Creates a token of one tenant and one role; a worker's `mayTakeOver` lists its prefixes. */
   async createToken(request: CreateTokenRequest): Promise<CreatedToken> {
-    return (await this.#send('POST', '/v1/admin/tokens', false, request)) as CreatedToken;
+    return (await this.#send(routeRequest('createToken', { body: request }))) as CreatedToken;
   }
 
   /** Every token (one tenant's with `tenant`), oldest first; never a token or its hash. */
   async listTokens(tenant?: string): Promise<TokenSummary[]> {
-    const query = tenant === undefined ? '' : `?tenant=${encodeURIComponent(tenant)}`;
-    const answer = (await this.#send('GET', `/v1/admin/tokens${query}`, true)) as TokenListAnswer;
+    const answer = (await this.#send(
+      routeRequest('listTokens', { query: { tenant } }),
+    )) as TokenListAnswer;
     return answer.items;
   }
 
   /** Deletes a token; it stops working at once. `not_found` when no token has this id. */
   async deleteToken(id: string): Promise<void> {
-    await this.#send('DELETE', `/v1/admin/tokens/${encodeURIComponent(id)}`, true);
+    await this.#send(routeRequest('deleteToken', { params: { id } }));
   }
 
-  async #send(method: string, path: string, resend: boolean, body?: unknown): Promise<unknown> {
+  /** Sent once more after a lost reply when its retry class allows a resend. */
+  async #send({ method, path, kind, body }: ResolvedRequest): Promise<unknown> {
+    const resend = kind !== 'write';
     let reply: Reply;
     try {
       reply = await this.#exchange(method, path, body);

@@ -16,8 +16,9 @@ import { randomUUID } from 'node:crypto';
 import type { FencegateApi, FencegateOpsApi, VerifyReport } from '../api.js';
 import { DEFAULT_LIMITS, DEFAULT_LIST_LIMIT } from '../core/limits.js';
 import type { RecordReads, RecordReadsResult } from '../core/record-reads.js';
-import { requireName } from '../core/validate.js';
 import { FencegateError, isFencegateError } from '../errors.js';
+import { ROUTE_TABLE } from '../route-table.js';
+import { routeRequest, type ResolvedRequest } from './route-request.js';
 import type {
   AbandonRequest,
   AcquireRequest,
@@ -110,12 +111,6 @@ export interface FencegateClientOptions {
   retries?: number;
 }
 
-/**
- * How a request may be retried after its reply was lost: a read, or a write that is idempotent
- * by construction, is sent again; any other write is not, since it may have taken effect.
- */
-type Kind = 'read' | 'idempotent' | 'write';
-
 interface CallOptions {
   /**
    * The error of a `write` whose outcome is unknown (its reply was lost, or a redirect or a gateway
@@ -136,6 +131,8 @@ interface Answer<T> {
 
 const MAX_BACKOFF_MS = 1_000;
 
+const COMMIT = ROUTE_TABLE.commit;
+
 export class FencegateClient implements FencegateApi, FencegateOpsApi {
   readonly url: string;
   readonly #token: string;
@@ -151,76 +148,57 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
 
   async acquire(request: AcquireRequest): Promise<Grant> {
     return await this.#call<GrantAnswer>(
-      'write',
-      'POST',
-      '/v1/leases/acquire',
-      request satisfies AcquireBody,
+      routeRequest('acquire', { body: request satisfies AcquireBody }),
     );
   }
 
   async renew(request: RenewRequest): Promise<Grant> {
     return await this.#call<GrantAnswer>(
-      'write',
-      'POST',
-      '/v1/leases/renew',
-      request satisfies RenewBody,
+      routeRequest('renew', { body: request satisfies RenewBody }),
     );
   }
 
   async release(request: ReleaseRequest): Promise<ReleaseResult> {
     return await this.#call<ReleaseAnswer>(
-      'write',
-      'POST',
-      '/v1/leases/release',
-      request satisfies ReleaseBody,
+      routeRequest('release', { body: request satisfies ReleaseBody }),
     );
   }
 
   async takeover(scope: string, request: TakeoverRequest): Promise<Grant> {
     return await this.#call<GrantAnswer>(
-      'write',
-      'POST',
-      `/v1/scopes/${segment(scope, 'scope')}/takeover`,
-      request satisfies TakeoverBody,
+      routeRequest('takeover', {
+        params: { scope },
+        body: request satisfies TakeoverBody,
+      }),
     );
   }
 
   async cancel(scope: string, request: CancelRequest = {}): Promise<CancelResult> {
     return await this.#call<CancelAnswer>(
-      'write',
-      'POST',
-      `/v1/scopes/${segment(scope, 'scope')}/cancel`,
-      request,
+      routeRequest('cancel', { params: { scope }, body: request }),
     );
   }
 
   async deleteScope(scope: string, request: CancelRequest = {}): Promise<DeleteScopeResult> {
     const body = Object.keys(request).length === 0 ? undefined : request;
     return await this.#call<DeleteScopeAnswer>(
-      'write',
-      'DELETE',
-      `/v1/scopes/${segment(scope, 'scope')}`,
-      body,
+      routeRequest('deleteScope', { params: { scope }, body }),
     );
   }
 
   async getScope(scope: string): Promise<ScopeState | null> {
     return await orNull(
-      this.#call<ScopeAnswer>('read', 'GET', `/v1/scopes/${segment(scope, 'scope')}`),
+      this.#call<ScopeAnswer>(routeRequest('getScope', { params: { scope } })),
       'scope_not_found',
     );
   }
 
   async listScopes(query: ListScopesQuery = {}): Promise<Page<ScopeState>> {
-    return await this.#call<ScopePageAnswer>('read', 'GET', `/v1/scopes${queryString(query)}`);
+    return await this.#call<ScopePageAnswer>(routeRequest('listScopes', { query }));
   }
 
   async getRecord(scope: string, name: string): Promise<RecordState> {
-    return await this.#call<RecordAnswer>(
-      'read',
-      'GET',
-      `/v1/scopes/${segment(scope, 'scope')}/records/${segment(name, 'name')}`,
-    );
+    return await this.#call<RecordAnswer>(routeRequest('getRecord', { params: { scope, name } }));
   }
 
   /**
@@ -229,15 +207,17 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
    * the end; the pages are not one snapshot.
    */
   async listRecords(scope: string): Promise<RecordState[]> {
-    const path = `/v1/scopes/${segment(scope, 'scope')}/records`;
-    const first = await this.#call<RecordListAnswer>('read', 'GET', path);
+    const first = await this.#call<RecordListAnswer>(
+      routeRequest('listRecords', { params: { scope } }),
+    );
     const records = [...first.items];
     let cursor = first.nextCursor ?? null;
     while (cursor !== null) {
       const page = await this.#call<RecordListAnswer>(
-        'read',
-        'GET',
-        `${path}${queryString({ cursor, limit: DEFAULT_LIMITS.maxListLimit })}`,
+        routeRequest('listRecords', {
+          params: { scope },
+          query: { cursor, limit: DEFAULT_LIMITS.maxListLimit },
+        }),
       );
       records.push(...page.items);
       cursor = page.nextCursor ?? null;
@@ -249,9 +229,10 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
     // A page always names its limit, so the server never answers with the whole scope.
     const paged = { ...query, limit: query.limit ?? DEFAULT_LIST_LIMIT };
     const answer = await this.#call<RecordListAnswer>(
-      'read',
-      'GET',
-      `/v1/scopes/${segment(scope, 'scope')}/records${queryString(paged)}`,
+      routeRequest('listRecords', {
+        params: { scope },
+        query: paged,
+      }),
     );
     return { items: answer.items, nextCursor: answer.nextCursor ?? null };
   }
@@ -269,10 +250,10 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
       limit: query.limit ?? DEFAULT_LIST_LIMIT,
     }));
     const answer = await this.#call<RecordReadsAnswer>(
-      'read',
-      'POST',
-      `/v1/scopes/${segment(scope, 'scope')}/reads`,
-      { records: reads.records ?? [], pages },
+      routeRequest('readRecords', {
+        params: { scope },
+        body: { records: reads.records ?? [], pages },
+      }),
     );
     return {
       records: answer.records,
@@ -285,11 +266,7 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
 
   async getOperation(operationId: string): Promise<CommitResult | null> {
     return await orNull(
-      this.#call<CommitAnswer>(
-        'read',
-        'GET',
-        `/v1/operations/${segment(operationId, 'operationId')}`,
-      ),
+      this.#call<CommitAnswer>(routeRequest('getOperation', { params: { operationId } })),
       'not_found',
     );
   }
@@ -297,31 +274,31 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
   /** Resent after a lost reply: a second abandon answers the outcome the first one settled. */
   async abandonOperation(operationId: string, request: AbandonRequest = {}): Promise<CommitResult> {
     return await this.#call<CommitAnswer>(
-      'idempotent',
-      'POST',
-      `/v1/operations/${segment(operationId, 'operationId')}/abandon`,
-      request satisfies ReasonBody,
+      routeRequest('abandonOperation', {
+        params: { operationId },
+        body: request satisfies ReasonBody,
+      }),
     );
   }
 
   async listIntents(query: ListIntentsQuery = {}): Promise<Page<Intent>> {
-    return await this.#call<IntentPageAnswer>('read', 'GET', `/v1/intents${queryString(query)}`);
+    return await this.#call<IntentPageAnswer>(routeRequest('listIntents', { query }));
   }
 
   async getIntent(effectKey: string): Promise<Intent | null> {
     return await orNull(
-      this.#call<IntentAnswer>('read', 'GET', `/v1/intents/${segment(effectKey, 'effectKey')}`),
+      this.#call<IntentAnswer>(routeRequest('getIntent', { params: { effectKey } })),
       'not_found',
     );
   }
 
   async audit(query: AuditQuery = {}): Promise<AuditPage> {
-    return await this.#call<AuditPageAnswer>('read', 'GET', `/v1/audit${queryString(query)}`);
+    return await this.#call<AuditPageAnswer>(routeRequest('audit', { query }));
   }
 
   /** Operator: GET /v1/verify, the replay of this tenant's audit log. */
   async verify(): Promise<VerifyReport> {
-    return await this.#call<VerifyReportAnswer>('read', 'GET', '/v1/verify');
+    return await this.#call<VerifyReportAnswer>(routeRequest('verify', {}));
   }
 
   /**
@@ -331,10 +308,7 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
    */
   async claimIntents(request: ClaimIntentsRequest): Promise<Intent[]> {
     const answer = await this.#call<IntentListAnswer>(
-      'write',
-      'POST',
-      '/v1/intents/claim',
-      request satisfies ClaimBody,
+      routeRequest('claimIntents', { body: request satisfies ClaimBody }),
       {
         lost: (what) =>
           new FencegateError(
@@ -355,10 +329,10 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
    */
   async completeIntent(effectKey: string, request: CompleteIntentRequest): Promise<Intent> {
     return await this.#call<IntentAnswer>(
-      'idempotent',
-      'POST',
-      `/v1/intents/${segment(effectKey, 'effectKey')}/complete`,
-      request satisfies CompleteBody,
+      routeRequest('completeIntent', {
+        params: { effectKey },
+        body: request satisfies CompleteBody,
+      }),
       {
         afterLoss: (error) =>
           error.code === 'stale_claim'
@@ -381,16 +355,15 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
     request: RegisterPolicyRequest,
   ): Promise<{ policy: Policy; created: boolean }> {
     const answer = await this.#send<PolicyAnswer>(
-      'idempotent',
-      'POST',
-      '/v1/policies',
-      request satisfies PolicyBody,
+      routeRequest('registerPolicy', {
+        body: request satisfies PolicyBody,
+      }),
     );
     return { policy: answer.body, created: answer.status === 201 };
   }
 
   async listPolicies(): Promise<Policy[]> {
-    return (await this.#call<PolicyListAnswer>('read', 'GET', '/v1/policies')).items;
+    return (await this.#call<PolicyListAnswer>(routeRequest('listPolicies', {}))).items;
   }
 
   /**
@@ -399,22 +372,18 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
    */
   async cutover(request: CutoverRequest): Promise<CutoverResult> {
     const body: CutoverBody = { ...request, cutoverId: request.cutoverId ?? randomUUID() };
-    return await this.#call<CutoverResultAnswer>('idempotent', 'POST', '/v1/cutovers', body);
+    return await this.#call<CutoverResultAnswer>(routeRequest('cutover', { body }));
   }
 
   async cutoverReport(cutoverId: string): Promise<CutoverReport | null> {
     return await orNull(
-      this.#call<CutoverReportAnswer>(
-        'read',
-        'GET',
-        `/v1/cutovers/${segment(cutoverId, 'cutoverId')}/report`,
-      ),
+      this.#call<CutoverReportAnswer>(routeRequest('cutoverReport', { params: { cutoverId } })),
       'not_found',
     );
   }
 
   async listCutovers(query: ListCutoversQuery = {}): Promise<Page<CutoverSummary>> {
-    return await this.#call<CutoverPageAnswer>('read', 'GET', `/v1/cutovers${queryString(query)}`);
+    return await this.#call<CutoverPageAnswer>(routeRequest('listCutovers', { query }));
   }
 
   /**
@@ -423,9 +392,9 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
    * the store stamps its own time, and a late resend could hide a newer state.
    */
   async recordJobEvents(events: JobEvent[]): Promise<void> {
-    const kind: Kind = events.every((event) => event.at !== undefined) ? 'idempotent' : 'write';
     const body: JobEventsBody = { events };
-    await this.#call<JobEventsAcceptedAnswer>(kind, 'POST', '/v1/jobs/events', body);
+    const timed = events.every((event) => event.at !== undefined);
+    await this.#call<JobEventsAcceptedAnswer>(routeRequest('recordJobEvents', { body, timed }));
   }
 
   /**
@@ -445,7 +414,7 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
       if (attempt > 0) await backoff(attempt);
       let reply: Reply;
       try {
-        reply = await this.#exchange('POST', '/v1/commit', body);
+        reply = await this.#exchange(COMMIT.method, COMMIT.path, body);
       } catch (error) {
         if (!(error instanceof TransportError)) throw error;
         lastError = unreachable(this.url, error);
@@ -500,24 +469,13 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
     return Promise.resolve();
   }
 
-  async #call<T>(
-    kind: Kind,
-    method: string,
-    path: string,
-    body?: unknown,
-    options: CallOptions = {},
-  ): Promise<T> {
-    return (await this.#send<T>(kind, method, path, body, options)).body;
+  async #call<T>(request: ResolvedRequest, options: CallOptions = {}): Promise<T> {
+    return (await this.#send<T>(request, options)).body;
   }
 
-  /** One request with the retries its kind allows; the success answer with its status. */
-  async #send<T>(
-    kind: Kind,
-    method: string,
-    path: string,
-    body?: unknown,
-    options: CallOptions = {},
-  ): Promise<Answer<T>> {
+  /** One request with the retries its route's retry class allows; the success answer with its status. */
+  async #send<T>(request: ResolvedRequest, options: CallOptions = {}): Promise<Answer<T>> {
+    const { method, path, kind, body } = request;
     let lastError: FencegateError | undefined;
     // An earlier attempt may have taken effect: its reply was lost, or said only "unknown".
     let uncertain = false;
@@ -612,35 +570,6 @@ function outcomeUnknown(
       `${what}; read the state to learn whether it took effect`,
     );
   return new FencegateError(error.code, error.message, { ...error.details, ...details });
-}
-
-/**
- * A name as a path segment. It is checked first with the shared validator (same code and message
- * as the library): an empty or malformed name would otherwise address another route. The names
- * `.` and `..` are refused here: every URL parser (fetch, curl) resolves them as dot segments,
- * even percent-encoded, so no request can carry them in a path.
- */
-function segment(name: string, field: string): string {
-  requireName(name, field);
-  if (name === '.' || name === '..') {
-    throw new FencegateError(
-      'invalid_request',
-      `${field} "${name}" cannot be addressed in a URL path`,
-      {
-        field,
-      },
-    );
-  }
-  return encodeURIComponent(name);
-}
-
-function queryString(query: object): string {
-  const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(query)) {
-    if (value !== undefined) params.set(key, String(value));
-  }
-  const text = params.toString();
-  return text === '' ? '' : `?${text}`;
 }
 
 /** Exponential backoff with jitter: about 50, 100, 200 ms …, at most 1 s. */

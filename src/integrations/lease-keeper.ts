@@ -6,12 +6,9 @@
  * early instead of learning it from a rejection.
  */
 import type { FencegateApi } from '../api.js';
-import { FencegateError, isFencegateError } from '../errors.js';
+import { FencegateError, isFencegateError, isLeaseLostOnRenewal } from '../errors.js';
 import type { Grant, LeaseJobEvents } from '../types.js';
 import { LazyAbort } from './lazy-abort.js';
-
-/** Codes of a renewal that mean the lease is gone for good. */
-const LOST = new Set(['stale_fence', 'not_holder', 'scope_deleted', 'scope_not_found']);
 
 export interface LeaseRequest {
   scope: string;
@@ -79,7 +76,7 @@ export class HeldLease {
       });
       this.#armExpiry(sentAt);
     } catch (error) {
-      if (isFencegateError(error) && LOST.has(error.code)) this.lose(error);
+      if (isFencegateError(error) && isLeaseLostOnRenewal(error.code)) this.lose(error);
       throw error;
     }
   }

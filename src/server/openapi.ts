@@ -5,6 +5,7 @@
  */
 import type { TSchema } from '@sinclair/typebox';
 import { ERROR_CATALOG, type ErrorCode } from '../errors.js';
+import type { RetryClass } from '../route-table.js';
 import type { AnyRoute } from './route.js';
 import { NAMED_ANSWER_SCHEMAS } from './schemas/answers.js';
 import { ErrorBody } from './schemas/common.js';
@@ -19,10 +20,10 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[], version: strin
   );
   const paths: Record<string, Record<string, Json>> = {};
   for (const spec of routes) {
-    if (spec.hidden === true) continue;
+    if (spec.name === null || spec.retry === null) continue;
     const path = spec.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
     paths[path] ??= {};
-    paths[path][spec.method.toLowerCase()] = operation(spec, names);
+    paths[path][spec.method.toLowerCase()] = operation(spec, spec.retry, names);
   }
   return {
     openapi: '3.1.0',
@@ -42,13 +43,15 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[], version: strin
   };
 }
 
-function operation(spec: AnyRoute, names: Map<unknown, string>): Json {
+function operation(spec: AnyRoute, retry: RetryClass, names: Map<unknown, string>): Json {
   const op: Json = {
     operationId: operationId(spec),
     summary: spec.summary,
     tags: [spec.tag],
     security: spec.auth === 'public' ? [] : [{ bearer: [] }],
     'x-fencegate-role': spec.auth,
+    // The route table's retry class: what a client may do after this request's reply was lost.
+    'x-fencegate-retry': retry,
   };
   const parameters = [
     ...parametersOf(spec.params, 'path', names),

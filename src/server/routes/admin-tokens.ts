@@ -1,7 +1,7 @@
 /** Token management: the only thing the admin token may do. */
 import { requireName, requireObject, requireTenant } from '../../core/validate.js';
 import { FencegateError } from '../../errors.js';
-import { ok, route, type RouteFile } from '../route.js';
+import { ok, route, routeFile } from '../route.js';
 import { TokenCreatedSchema, TokenDeletedSchema, TokenListSchema } from '../schemas/answers.js';
 import {
   issueToken,
@@ -16,11 +16,9 @@ function explainTokenBody(value: unknown): void {
   validateTokenRequest(value as IssueTokenRequest);
 }
 
-export const adminTokenRoutes: RouteFile = (s) => [
+export const adminTokenRoutes = routeFile((s) => [
   route({
-    method: 'POST',
-    url: '/v1/admin/tokens',
-    auth: 'admin',
+    name: 'createToken',
     tag: 'admin',
     summary:
       'Create a token of one tenant and one role (a worker may get mayTakeOver: scope prefixes it may take over); the token is shown only in this answer',
@@ -34,9 +32,7 @@ export const adminTokenRoutes: RouteFile = (s) => [
     },
   }),
   route({
-    method: 'GET',
-    url: '/v1/admin/tokens',
-    auth: 'admin',
+    name: 'listTokens',
     tag: 'admin',
     summary: 'List tokens (one tenant with ?tenant=): ids, never a token or its hash',
     querystring: s.ListTokensQuery,
@@ -54,9 +50,7 @@ export const adminTokenRoutes: RouteFile = (s) => [
     },
   }),
   route({
-    method: 'DELETE',
-    url: '/v1/admin/tokens/:id',
-    auth: 'admin',
+    name: 'deleteToken',
     tag: 'admin',
     summary: 'Delete a token; it stops working at once',
     params: s.TokenParams,
@@ -70,4 +64,4 @@ export const adminTokenRoutes: RouteFile = (s) => [
       return ok({ deleted: true });
     },
   }),
-];
+]);

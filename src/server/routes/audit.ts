@@ -1,13 +1,11 @@
 /** The tenant's audit log and its verification, for operators. */
 import { validateAuditQuery } from '../../core/validate-audit.js';
-import { ok, route, type RouteFile } from '../route.js';
+import { ok, route, routeFile } from '../route.js';
 import { AuditPageSchema, VerifyReportSchema } from '../schemas/answers.js';
 
-export const auditRoutes: RouteFile = (s, limits) => [
+export const auditRoutes = routeFile((s, limits) => [
   route({
-    method: 'GET',
-    url: '/v1/audit',
-    auth: 'operator',
+    name: 'audit',
     tag: 'audit',
     summary: "The tenant's audit entries in seq order",
     querystring: s.AuditQuery,
@@ -16,9 +14,7 @@ export const auditRoutes: RouteFile = (s, limits) => [
     handler: async ({ query }, ctx) => ok(await ctx.tenantApi().audit(query)),
   }),
   route({
-    method: 'GET',
-    url: '/v1/verify',
-    auth: 'operator',
+    name: 'verify',
     tag: 'audit',
     summary:
       "Replay the tenant's audit log and report every broken fencing, lease, revision or delivery invariant",
@@ -30,4 +26,4 @@ export const auditRoutes: RouteFile = (s, limits) => [
     },
     handler: async (_input, ctx) => ok(await ctx.tenantApi().verify()),
   }),
-];
+]);

@@ -1,18 +1,16 @@
 /** The commit boundary and the stored outcomes behind it. */
 import { requireName, validateCommit, validateReason } from '../../core/validate.js';
 import { FencegateError, isFencegateError } from '../../errors.js';
-import { ok, route, type RouteFile } from '../route.js';
+import { ok, route, routeFile } from '../route.js';
 import {
   CommitCommittedSchema,
   CommitRejectedSchema,
   CommitResultSchema,
 } from '../schemas/answers.js';
 
-export const commitRoutes: RouteFile = (s, limits) => [
+export const commitRoutes = routeFile((s, limits) => [
   route({
-    method: 'POST',
-    url: '/v1/commit',
-    auth: 'worker',
+    name: 'commit',
     tag: 'commit',
     summary: 'Check authority and freshness and apply the writes and intents atomically',
     body: s.CommitBody,
@@ -37,9 +35,7 @@ export const commitRoutes: RouteFile = (s, limits) => [
     },
   }),
   route({
-    method: 'GET',
-    url: '/v1/operations/:operationId',
-    auth: 'worker',
+    name: 'getOperation',
     tag: 'commit',
     summary: 'The stored outcome of an operationId, exactly as first answered',
     params: s.OperationParams,
@@ -62,9 +58,7 @@ export const commitRoutes: RouteFile = (s, limits) => [
     },
   }),
   route({
-    method: 'POST',
-    url: '/v1/operations/:operationId/abandon',
-    auth: 'worker',
+    name: 'abandonOperation',
     tag: 'commit',
     summary:
       'Settle an operationId: its stored outcome, or else the stored rejection operation_abandoned; no commit with it applies afterwards',
@@ -85,4 +79,4 @@ export const commitRoutes: RouteFile = (s, limits) => [
     handler: async ({ params, body }, ctx) =>
       ok(await ctx.tenantApi().abandonOperation(params.operationId, body)),
   }),
-];
+]);

@@ -3,14 +3,12 @@ import { requireName } from '../../core/validate.js';
 import { validateListCutovers } from '../../core/validate.js';
 import { validateCutover } from '../../core/validate-ops.js';
 import { FencegateError } from '../../errors.js';
-import { ok, route, type RouteFile } from '../route.js';
+import { ok, route, routeFile } from '../route.js';
 import { CutoverPageSchema, CutoverReportSchema, CutoverResultSchema } from '../schemas/answers.js';
 
-export const cutoverRoutes: RouteFile = (s, limits) => [
+export const cutoverRoutes = routeFile((s, limits) => [
   route({
-    method: 'POST',
-    url: '/v1/cutovers',
-    auth: 'operator',
+    name: 'cutover',
     tag: 'cutovers',
     summary:
       'Move scopes to a registered policy and a controller (fence+1 each); idempotent and resumable by cutoverId',
@@ -27,9 +25,7 @@ export const cutoverRoutes: RouteFile = (s, limits) => [
     handler: async ({ body }, ctx) => ok(await ctx.tenantApi().cutover(body)),
   }),
   route({
-    method: 'GET',
-    url: '/v1/cutovers',
-    auth: 'operator',
+    name: 'listCutovers',
     tag: 'cutovers',
     summary: 'Cutovers of the tenant, newest first, with how many scopes each has moved',
     querystring: s.ListCutoversQuery,
@@ -38,9 +34,7 @@ export const cutoverRoutes: RouteFile = (s, limits) => [
     handler: async ({ query }, ctx) => ok(await ctx.tenantApi().listCutovers(query)),
   }),
   route({
-    method: 'GET',
-    url: '/v1/cutovers/:cutoverId/report',
-    auth: 'operator',
+    name: 'cutoverReport',
     tag: 'cutovers',
     summary:
       'The drain-and-reconcile report: old jobs by state, stale attempts by outcome, staleAccepted (must be 0)',
@@ -61,4 +55,4 @@ export const cutoverRoutes: RouteFile = (s, limits) => [
       return ok(report);
     },
   }),
-];
+]);

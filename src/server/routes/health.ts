@@ -1,22 +1,18 @@
 /** Liveness, readiness, metrics and the OpenAPI document: public, for probes and scrapers. */
 import { FencegateError, isFencegateError } from '../../errors.js';
-import { ok, route, type RouteFile } from '../route.js';
+import { ok, route, routeFile } from '../route.js';
 import { HealthSchema } from '../schemas/answers.js';
 
-export const healthRoutes: RouteFile = () => [
+export const healthRoutes = routeFile(() => [
   route({
-    method: 'GET',
-    url: '/healthz',
-    auth: 'public',
+    name: 'healthz',
     tag: 'operations',
     summary: 'The process is alive',
     responses: { 200: { description: 'alive', schema: HealthSchema } },
     handler: () => Promise.resolve(ok({ ok: true })),
   }),
   route({
-    method: 'GET',
-    url: '/readyz',
-    auth: 'public',
+    name: 'readyz',
     tag: 'operations',
     summary: 'The store is reachable',
     responses: { 200: { description: 'ready', schema: HealthSchema } },
@@ -37,9 +33,7 @@ export const healthRoutes: RouteFile = () => [
     },
   }),
   route({
-    method: 'GET',
-    url: '/metrics',
-    auth: 'public',
+    name: 'metrics',
     tag: 'operations',
     summary: 'Prometheus metrics',
     responses: { 200: { description: 'Prometheus text format', contentType: 'text/plain' } },
@@ -49,12 +43,10 @@ export const healthRoutes: RouteFile = () => [
     }),
   }),
   route({
-    method: 'GET',
-    url: '/openapi.json',
-    auth: 'public',
+    name: 'openapi',
     tag: 'operations',
     summary: 'This OpenAPI 3.1 document',
     responses: { 200: { description: 'the OpenAPI document' } },
     handler: (_input, ctx) => Promise.resolve(ok(ctx.openapi())),
   }),
-];
+]);

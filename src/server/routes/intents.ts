@@ -5,18 +5,16 @@
 import { requireName, validateListIntents } from '../../core/validate.js';
 import { validateClaim, validateComplete } from '../../core/validate-ops.js';
 import { FencegateError } from '../../errors.js';
-import { ok, route, type RouteFile } from '../route.js';
+import { ok, route, routeFile } from '../route.js';
 import { IntentListSchema, IntentPageSchema, IntentSchema } from '../schemas/answers.js';
 
 function explainIntentParams(value: unknown): void {
   requireName((value as { effectKey?: unknown } | null)?.effectKey, 'effectKey');
 }
 
-export const intentRoutes: RouteFile = (s, limits) => [
+export const intentRoutes = routeFile((s, limits) => [
   route({
-    method: 'GET',
-    url: '/v1/intents',
-    auth: 'worker',
+    name: 'listIntents',
     tag: 'intents',
     summary: 'Intents of the tenant, filtered by scope and status',
     querystring: s.ListIntentsQuery,
@@ -25,9 +23,7 @@ export const intentRoutes: RouteFile = (s, limits) => [
     handler: async ({ query }, ctx) => ok(await ctx.tenantApi().listIntents(query)),
   }),
   route({
-    method: 'GET',
-    url: '/v1/intents/:effectKey',
-    auth: 'worker',
+    name: 'getIntent',
     tag: 'intents',
     summary: 'One intent by its effect key',
     params: s.IntentParams,
@@ -45,9 +41,7 @@ export const intentRoutes: RouteFile = (s, limits) => [
     },
   }),
   route({
-    method: 'POST',
-    url: '/v1/intents/claim',
-    auth: 'worker',
+    name: 'claimIntents',
     tag: 'intents',
     summary:
       'Claim due intents (pending past backoff, unknown to reconcile, claims that lapsed) under a new claim fence each',
@@ -59,9 +53,7 @@ export const intentRoutes: RouteFile = (s, limits) => [
     handler: async ({ body }, ctx) => ok({ items: await ctx.tenantApi().claimIntents(body) }),
   }),
   route({
-    method: 'POST',
-    url: '/v1/intents/:effectKey/complete',
-    auth: 'worker',
+    name: 'completeIntent',
     tag: 'intents',
     summary: "Record a claimed intent's delivery outcome under its current claim fence",
     params: s.IntentParams,
@@ -72,4 +64,4 @@ export const intentRoutes: RouteFile = (s, limits) => [
     handler: async ({ params, body }, ctx) =>
       ok(await ctx.tenantApi().completeIntent(params.effectKey, body)),
   }),
-];
+]);

@@ -1,13 +1,11 @@
 /** The jobs ledger: queues and workers report job lifecycle events (worker endpoint). */
 import { validateJobEvents } from '../../core/validate-ops.js';
-import { ok, route, type RouteFile } from '../route.js';
+import { ok, route, routeFile } from '../route.js';
 import { JobEventsAcceptedSchema } from '../schemas/answers.js';
 
-export const jobRoutes: RouteFile = (s) => [
+export const jobRoutes = routeFile((s) => [
   route({
-    method: 'POST',
-    url: '/v1/jobs/events',
-    auth: 'worker',
+    name: 'recordJobEvents',
     tag: 'jobs',
     summary:
       'Record job lifecycle events; each job keeps its latest state (an event older than the stored one is ignored)',
@@ -19,4 +17,4 @@ export const jobRoutes: RouteFile = (s) => [
       return ok({ accepted: body.events.length }, 202);
     },
   }),
-];
+]);

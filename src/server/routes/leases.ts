@@ -2,7 +2,7 @@
 import { validateAcquire, validateRelease, validateRenew } from '../../core/validate.js';
 import { isFencegateError } from '../../errors.js';
 import type { LeaseOperation } from '../metrics.js';
-import { ok, route, type RouteAnswer, type RouteContext, type RouteFile } from '../route.js';
+import { ok, route, type RouteAnswer, type RouteContext, routeFile } from '../route.js';
 import { GrantSchema, ReleaseResultSchema } from '../schemas/answers.js';
 
 /** Runs a lease operation and counts its outcome. */
@@ -21,11 +21,9 @@ export async function countedLeaseOperation(
   }
 }
 
-export const leaseRoutes: RouteFile = (s, limits) => [
+export const leaseRoutes = routeFile((s, limits) => [
   route({
-    method: 'POST',
-    url: '/v1/leases/acquire',
-    auth: 'worker',
+    name: 'acquire',
     tag: 'leases',
     summary: 'Acquire authority over a scope (fence+1) when no live holder exists',
     body: s.AcquireBody,
@@ -36,9 +34,7 @@ export const leaseRoutes: RouteFile = (s, limits) => [
       countedLeaseOperation(ctx, 'acquire', () => ctx.tenantApi().acquire(body)),
   }),
   route({
-    method: 'POST',
-    url: '/v1/leases/renew',
-    auth: 'worker',
+    name: 'renew',
     tag: 'leases',
     summary: "Extend the current holder's lease at the current fence",
     body: s.RenewBody,
@@ -49,9 +45,7 @@ export const leaseRoutes: RouteFile = (s, limits) => [
       countedLeaseOperation(ctx, 'renew', () => ctx.tenantApi().renew(body)),
   }),
   route({
-    method: 'POST',
-    url: '/v1/leases/release',
-    auth: 'worker',
+    name: 'release',
     tag: 'leases',
     summary: 'Give up authority; the fence stays, the next grant bumps it',
     body: s.ReleaseBody,
@@ -61,4 +55,4 @@ export const leaseRoutes: RouteFile = (s, limits) => [
     handler: ({ body }, ctx) =>
       countedLeaseOperation(ctx, 'release', () => ctx.tenantApi().release(body)),
   }),
-];
+]);

@@ -1,6 +1,6 @@
 /** Policy versions: registered once, immutable, named by cutovers. Operator endpoints. */
 import { validatePolicy } from '../../core/validate-ops.js';
-import { ok, route, type RouteContext, type RouteFile } from '../route.js';
+import { ok, route, type RouteContext, routeFile } from '../route.js';
 import { PolicyListSchema, PolicySchema } from '../schemas/answers.js';
 
 /** Who registered a policy: the calling token's id (never the token, which is secret). */
@@ -8,11 +8,9 @@ function registeredBy(ctx: RouteContext): string | null {
   return ctx.principal?.kind === 'tenant' ? ctx.principal.tokenId : null;
 }
 
-export const policyRoutes: RouteFile = (s) => [
+export const policyRoutes = routeFile((s) => [
   route({
-    method: 'POST',
-    url: '/v1/policies',
-    auth: 'operator',
+    name: 'registerPolicy',
     tag: 'policies',
     summary: 'Register an immutable policy version; the same version and digest again is a no-op',
     body: s.PolicyBody,
@@ -28,12 +26,10 @@ export const policyRoutes: RouteFile = (s) => [
     },
   }),
   route({
-    method: 'GET',
-    url: '/v1/policies',
-    auth: 'operator',
+    name: 'listPolicies',
     tag: 'policies',
     summary: "The tenant's registered policy versions, oldest first",
     responses: { 200: { description: 'the policies', schema: PolicyListSchema } },
     handler: async (_input, ctx) => ok({ items: await ctx.tenantApi().listPolicies() }),
   }),
-];
+]);

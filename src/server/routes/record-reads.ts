@@ -1,7 +1,7 @@
 /** Several reads of one scope in one exchange (core/record-reads.ts). */
 import { Type } from '@sinclair/typebox';
 import { namesWithinBudget, validateRecordReads } from '../../core/record-reads.js';
-import { ok, route, type RouteFile } from '../route.js';
+import { ok, route, routeFile } from '../route.js';
 import { RecordListSchema, RecordSchema } from '../schemas/answers.js';
 import { CLOSED, Name } from '../schemas/common.js';
 import { explainScopeParams } from './scopes.js';
@@ -14,11 +14,9 @@ export const RecordReadsSchema = Type.Object(
   CLOSED,
 );
 
-export const recordReadRoutes: RouteFile = (s, limits) => [
+export const recordReadRoutes = routeFile((s, limits) => [
   route({
-    method: 'POST',
-    url: '/v1/scopes/:scope/reads',
-    auth: 'worker',
+    name: 'readRecords',
     tag: 'records',
     summary:
       'Records by name and pages of records of one scope, each answered as its own GET would ' +
@@ -39,4 +37,4 @@ export const recordReadRoutes: RouteFile = (s, limits) => [
     handler: async ({ params, body }, ctx) =>
       ok(await ctx.tenantApi().readRecords(params.scope, body)),
   }),
-];
+]);

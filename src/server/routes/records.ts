@@ -1,7 +1,7 @@
 /** Record reads: what a writer reads before it commits. */
 import { validateListRecords } from '../../core/record-page.js';
 import { requireName } from '../../core/validate.js';
-import { ok, route, type RouteFile } from '../route.js';
+import { ok, route, routeFile } from '../route.js';
 import { RecordListSchema, RecordSchema } from '../schemas/answers.js';
 import { explainScopeParams } from './scopes.js';
 
@@ -10,11 +10,9 @@ function explainRecordParams(value: unknown): void {
   requireName((value as { name?: unknown }).name, 'name');
 }
 
-export const recordRoutes: RouteFile = (s, limits) => [
+export const recordRoutes = routeFile((s, limits) => [
   route({
-    method: 'GET',
-    url: '/v1/scopes/:scope/records/:name',
-    auth: 'worker',
+    name: 'getRecord',
     tag: 'records',
     summary: 'A record (exists: false, revision 0 when it never existed)',
     params: s.RecordParams,
@@ -24,9 +22,7 @@ export const recordRoutes: RouteFile = (s, limits) => [
       ok(await ctx.tenantApi().getRecord(params.scope, params.name)),
   }),
   route({
-    method: 'GET',
-    url: '/v1/scopes/:scope/records',
-    auth: 'worker',
+    name: 'listRecords',
     tag: 'records',
     summary:
       'Records of the scope that exist or have a tombstone: by name up to the byte budget (then ' +
@@ -50,4 +46,4 @@ export const recordRoutes: RouteFile = (s, limits) => [
       return ok(page.nextCursor === null ? { items: page.items } : page);
     },
   }),
-];
+]);

@@ -8,7 +8,7 @@ import {
 import { workerTakeoverReason } from '../../core/take-over-right.js';
 import { FencegateError } from '../../errors.js';
 import { authorizeTakeover } from '../auth.js';
-import { ok, route, type RouteFile } from '../route.js';
+import { ok, route, routeFile } from '../route.js';
 import {
   CancelResultSchema,
   DeleteScopeResultSchema,
@@ -22,11 +22,9 @@ export function explainScopeParams(value: unknown): void {
   requireName((value as { scope?: unknown } | null)?.scope, 'scope');
 }
 
-export const scopeRoutes: RouteFile = (s, limits) => [
+export const scopeRoutes = routeFile((s, limits) => [
   route({
-    method: 'GET',
-    url: '/v1/scopes/:scope',
-    auth: 'worker',
+    name: 'getScope',
     tag: 'scopes',
     summary: "A scope's fence, holder, lease and policy",
     params: s.ScopeParams,
@@ -44,9 +42,7 @@ export const scopeRoutes: RouteFile = (s, limits) => [
     },
   }),
   route({
-    method: 'GET',
-    url: '/v1/scopes',
-    auth: 'worker',
+    name: 'listScopes',
     tag: 'scopes',
     summary: 'Scopes of the tenant, ordered by name',
     querystring: s.ListScopesQuery,
@@ -55,10 +51,7 @@ export const scopeRoutes: RouteFile = (s, limits) => [
     handler: async ({ query }, ctx) => ok(await ctx.tenantApi().listScopes(query)),
   }),
   route({
-    method: 'POST',
-    url: '/v1/scopes/:scope/takeover',
-    auth: 'operator',
-    takeOverRight: true,
+    name: 'takeover',
     tag: 'scopes',
     summary:
       'Grant authority regardless of the live lease (fence+1). Operators, and worker tokens whose mayTakeOver covers the scope; only an operator re-creates a deleted scope',
@@ -79,9 +72,7 @@ export const scopeRoutes: RouteFile = (s, limits) => [
     },
   }),
   route({
-    method: 'POST',
-    url: '/v1/scopes/:scope/cancel',
-    auth: 'operator',
+    name: 'cancel',
     tag: 'scopes',
     summary: 'Revoke authority (fence+1, no holder) and cancel the pending intents of the scope',
     params: s.ScopeParams,
@@ -94,9 +85,7 @@ export const scopeRoutes: RouteFile = (s, limits) => [
       countedLeaseOperation(ctx, 'cancel', () => ctx.tenantApi().cancel(params.scope, body)),
   }),
   route({
-    method: 'DELETE',
-    url: '/v1/scopes/:scope',
-    auth: 'operator',
+    name: 'deleteScope',
     tag: 'scopes',
     summary: 'Delete a scope (fence+1, every record tombstoned); an optional body gives a reason',
     params: s.ScopeParams,
@@ -108,4 +97,4 @@ export const scopeRoutes: RouteFile = (s, limits) => [
     handler: ({ params, body }, ctx) =>
       countedLeaseOperation(ctx, 'delete', () => ctx.tenantApi().deleteScope(params.scope, body)),
   }),
-];
+]);

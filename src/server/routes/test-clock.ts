@@ -4,19 +4,18 @@
  * and left out of the OpenAPI document.
  */
 import type { ManualClock } from '../../testing/manual-clock.js';
-import { ok, route, type RouteFile } from '../route.js';
+import { ok, testOnlyRoute, type RouteFile } from '../route.js';
 import { ClockSchema } from '../schemas/answers.js';
 
 export function testClockRoutes(clock: ManualClock): RouteFile {
   return (s) => [
-    route({
+    testOnlyRoute({
       method: 'POST',
       url: '/v1/test/clock',
       auth: 'admin',
       tag: 'test',
       summary: 'Advance the manual store clock (test servers only)',
       body: s.AdvanceClockBody,
-      hidden: true,
       responses: { 200: { description: 'the store time after the step', schema: ClockSchema } },
       handler: ({ body }) => Promise.resolve(ok({ now: clock.advance(body.advanceMs) })),
     }),

@@ -13,7 +13,7 @@
  * ```
  */
 import { commitRejection, refusalError } from '../../core/refusal-messages.js';
-import type { ErrorDetails, FencegateError } from '../../errors.js';
+import { isAuthorityLostOnCommit, type ErrorDetails, type FencegateError } from '../../errors.js';
 import type { CommitRejection } from '../../types.js';
 import { DEFAULT_SCHEMA, requireSchema } from './postgres-url.js';
 
@@ -35,16 +35,9 @@ export interface SqlQueryable {
   query(text: string, values?: unknown[]): Promise<unknown>;
 }
 
-const FENCE_CODES: readonly CommitRejection['code'][] = [
-  'scope_not_found',
-  'scope_deleted',
-  'stale_fence',
-  'authority_revoked',
-  'lease_expired',
-];
-
+// assert_fence raises exactly the fence checks of a commit, the ones that mean authority is gone.
 function isFenceCode(code: unknown): code is CommitRejection['code'] {
-  return (FENCE_CODES as readonly unknown[]).includes(code);
+  return typeof code === 'string' && isAuthorityLostOnCommit(code);
 }
 
 /**
