@@ -12,7 +12,7 @@
  */
 import type { Job, Processor } from 'bullmq';
 import type { FencegateApi, FencegateOpsApi } from '../../api.js';
-import { FencegateError, isFencegateError } from '../../errors.js';
+import { FencegateError, isAuthorityLostOnCommit, isFencegateError } from '../../errors.js';
 import type { CommitRequest, CommitResult, JobState, LeaseJobEvents } from '../../types.js';
 import { LazyAbort } from '../lazy-abort.js';
 import { acquireLease, type HeldLease } from '../lease-keeper.js';
@@ -54,7 +54,6 @@ export interface FencedJobContext {
   commit(request: FencedCommit): Promise<CommitResult>;
 }
 
-const AUTHORITY_LOST = new Set(['stale_fence', 'lease_expired', 'authority_revoked']);
 /** Refusals of a release: the scope moved on after the run's last commit. */
 const REFUSED_RELEASE = new Set(['stale_fence', 'not_holder', 'scope_deleted', 'scope_not_found']);
 
@@ -193,7 +192,7 @@ class FencedRun<D, R, N extends string> {
         if (result.outcome === 'committed' && request.release === true) {
           this.#releasedByCommit = true;
           lease.released();
-        } else if (result.outcome === 'rejected' && AUTHORITY_LOST.has(result.error.code)) {
+        } else if (result.outcome === 'rejected' && isAuthorityLostOnCommit(result.error.code)) {
           lease.lose(
             new FencegateError(result.error.code, result.error.message, result.error.details),
           );
