@@ -142,11 +142,14 @@ export function recordPage(records: SizedRecord[], query: RecordPageQuery): Size
  * first record of the listing's direction (a position before every name, or past the last).
  */
 export function startCursor(query: RecordPageQuery): string {
-  const start = query.position ?? {
-    name: query.descending ? prefixEnd(query.prefix) : '',
-    revision: query.descending ? Number.MAX_SAFE_INTEGER : 0,
-  };
-  return encodeRecordCursor(start, query.order);
+  return encodeRecordCursor(query.position ?? listingStart(query), query.order);
+}
+
+/** The position before the first record of the listing's direction. */
+export function listingStart(query: RecordPageQuery): RecordPosition {
+  return query.descending
+    ? { name: prefixEnd(query.prefix), revision: Number.MAX_SAFE_INTEGER }
+    : { name: '', revision: 0 };
 }
 
 function encodeRecordCursor(record: RecordPosition, order: RecordOrder): string {
