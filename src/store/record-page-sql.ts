@@ -1,8 +1,8 @@
 /**
  * The statement of a record page, for both SQL adapters (each binds parameters its own way). Name
- * order is a range scan of the records' primary key (tenant, scope, name); revision order sorts
- * the scope's matching rows inside the database, without an index of its own, so commits pay
- * nothing for it.
+ * order is a range scan of the records' primary key (tenant, scope, name), revision order one of
+ * records_by_revision (tenant, scope, revision, name); either range starts at the page's cursor,
+ * so a page reads about its own rows however deep the cursor and however large the scope.
  *
  * The byte budget (core/answer-budget.ts) is decided inside the database: the page's rows are
  * first read without their values, with each value's length (which neither database needs the
