@@ -140,7 +140,8 @@ export const ERROR_CATALOG = {
   internal_error: {
     httpStatus: 500,
     retryable: false,
-    description: 'An unexpected server fault; the answer carries a request id, never internals.',
+    description:
+      'An unexpected server fault; `details.requestId` is the request id (the `x-request-id` header) the server logged it under, never internals.',
   },
   store_unavailable: {
     httpStatus: 503,

@@ -7,7 +7,7 @@
  */
 import { fail } from '../errors.js';
 import { itemsWithinBudget } from './answer-budget.js';
-import { DEFAULT_LIMITS, DEFAULT_LIST_LIMIT, type Limits } from './limits.js';
+import { DEFAULT_LIMITS, DEFAULT_LIST_LIMIT, NAME_PATTERN, type Limits } from './limits.js';
 import { requireInteger, requireName, requireObject } from './validate.js';
 import type { ListRecordsQuery, Page, RecordOrder, RecordState } from '../types.js';
 
@@ -142,11 +142,14 @@ export function recordPage(records: SizedRecord[], query: RecordPageQuery): Size
  * first record of the listing's direction (a position before every name, or past the last).
  */
 export function startCursor(query: RecordPageQuery): string {
-  const start = query.position ?? {
-    name: query.descending ? prefixEnd(query.prefix) : '',
-    revision: query.descending ? Number.MAX_SAFE_INTEGER : 0,
-  };
-  return encodeRecordCursor(start, query.order);
+  return encodeRecordCursor(query.position ?? listingStart(query), query.order);
+}
+
+/** The position before the first record of the listing's direction. */
+export function listingStart(query: RecordPageQuery): RecordPosition {
+  return query.descending
+    ? { name: prefixEnd(query.prefix), revision: Number.MAX_SAFE_INTEGER }
+    : { name: '', revision: 0 };
 }
 
 function encodeRecordCursor(record: RecordPosition, order: RecordOrder): string {
@@ -163,7 +166,27 @@ function decodeRecordCursor(cursor: string, order: RecordOrder): RecordPosition 
       field: 'cursor',
     });
   }
-  return order === 'name'
-    ? { name: match[1] ?? '', revision: 0 }
-    : { name: match[2] ?? '', revision: Number(match[1]) };
+  const position =
+    order === 'name'
+      ? { name: match[1] ?? '', revision: 0 }
+      : { name: match[2] ?? '', revision: Number(match[1]) };
+  if (!isCursorName(position.name)) {
+    fail('invalid_request', `cursor does not name a record: ${CURSOR_RULE}`, {
+      field: 'cursor',
+    });
+  }
+  return position;
+}
+
+const CURSOR_RULE =
+  'pass the nextCursor of an earlier page as it was answered, whose name part is a record name';
+
+/**
+ * A cursor's name is a record name, or one of the positions startCursor writes: before every name
+ * (empty) or past every name under a prefix (the prefix and U+FFFF). Anything else never came
+ * from a page, and would reach a store's query as a string no record name can be.
+ */
+function isCursorName(name: string): boolean {
+  const bare = name.endsWith('\uffff') ? name.slice(0, -1) : name;
+  return bare === '' || NAME_PATTERN.test(bare);
 }

@@ -1,8 +1,9 @@
 /**
  * Every failure becomes the one error body of HTTP-API.md: {"error": {code, message, details}}.
  * Catalog errors keep their code and status; Fastify's own request errors (parsing, size, media
- * type, routing) are mapped to catalog codes; anything else is a 500 that names the request id and
- * nothing of the internals.
+ * type, routing) are mapped to catalog codes; anything else, and every internal_error, is a 500
+ * that names the request id (in its details, as the x-request-id header) and nothing of the
+ * internals.
  */
 import type { FastifyError } from 'fastify';
 import { ERROR_CATALOG, FencegateError, isFencegateError, type ErrorCode } from '../errors.js';
@@ -19,6 +20,14 @@ export function wireBody(error: FencegateError): WireError['body'] {
 }
 
 export function toWireError(error: unknown, requestId: string, maxBodyBytes: number): WireError {
+  if (isFencegateError(error) && error.code === 'internal_error') {
+    // A store's own fault: answered with the request id the log has it under, like any other.
+    const internal = new FencegateError(error.code, error.message, {
+      ...error.details,
+      requestId,
+    });
+    return { status: 500, body: wireBody(internal), unexpected: true };
+  }
   if (isFencegateError(error)) {
     return {
       status: ERROR_CATALOG[error.code].httpStatus,

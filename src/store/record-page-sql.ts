@@ -1,8 +1,8 @@
 /**
  * The statement of a record page, for both SQL adapters (each binds parameters its own way). Name
- * order is a range scan of the records' primary key (tenant, scope, name); revision order sorts
- * the scope's matching rows inside the database, without an index of its own, so commits pay
- * nothing for it.
+ * order is a range scan of the records' primary key (tenant, scope, name), revision order one of
+ * records_by_revision (tenant, scope, revision, name); either range starts at the page's cursor,
+ * so a page reads about its own rows however deep the cursor and however large the scope.
  *
  * The byte budget (core/answer-budget.ts) is decided inside the database: the page's rows are
  * first read without their values, with each value's length (which neither database needs the
@@ -10,7 +10,7 @@
  * The rows answered are those the page may keep and the first one past them, which tells that
  * another page follows; core/record-page.ts makes the same cut again on what arrives.
  */
-import { prefixEnd, type RecordPageQuery } from '../core/record-page.js';
+import { listingStart, prefixEnd, type RecordPageQuery } from '../core/record-page.js';
 
 /** Binds a value and returns its placeholder (`?` for SQLite, `$n` for PostgreSQL). */
 export type BindParameter = (value: unknown) => string;
@@ -57,16 +57,36 @@ export function recordPageStatement(
     ORDER BY c.n`;
 }
 
-/** The names the page ranges over: the prefix, and past the position it starts after. */
+/**
+ * The rows the page ranges over, written so that the index serving the page's order has the
+ * position as its range bound, never as a filter over the rows before it: in name order the
+ * bounds are the tighter of the prefix's and the position's (a database may take only one lower
+ * bound of a column as the start of its range); in revision order the range of the revision
+ * index starts at the position (or the listing's first record), and the prefix filters it.
+ */
 function pageRange(query: RecordPageQuery, bind: BindParameter): string {
-  const where = [`name >= ${bind(query.prefix)}`, `name < ${bind(prefixEnd(query.prefix))}`];
-  const position = query.position;
-  if (position === null) return where.join(' AND ');
+  return query.order === 'name' ? nameRange(query, bind) : revisionRange(query, bind);
+}
+
+function nameRange(query: RecordPageQuery, bind: BindParameter): string {
+  const start = query.prefix;
+  const end = prefixEnd(query.prefix);
+  const at = query.position?.name;
+  if (at === undefined) return `name >= ${bind(start)} AND name < ${bind(end)}`;
+  // Names are ASCII and every name is below U+FFFF, so comparing here agrees with the byte order
+  // of SQLite's BINARY and PostgreSQL's "C" collation.
+  if (query.descending) return `name >= ${bind(start)} AND name < ${bind(at < end ? at : end)}`;
+  return at < start
+    ? `name >= ${bind(start)} AND name < ${bind(end)}`
+    : `name > ${bind(at)} AND name < ${bind(end)}`;
+}
+
+function revisionRange(query: RecordPageQuery, bind: BindParameter): string {
+  const at = query.position ?? listingStart(query);
   const comparison = query.descending ? '<' : '>';
-  where.push(
-    query.order === 'name'
-      ? `name ${comparison} ${bind(position.name)}`
-      : `(revision, name) ${comparison} (${bind(position.revision)}, ${bind(position.name)})`,
-  );
+  const where = [`(revision, name) ${comparison} (${bind(at.revision)}, ${bind(at.name)})`];
+  if (query.prefix !== '') {
+    where.push(`name >= ${bind(query.prefix)}`, `name < ${bind(prefixEnd(query.prefix))}`);
+  }
   return where.join(' AND ');
 }

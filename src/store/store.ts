@@ -122,7 +122,8 @@ export interface Store {
   /**
    * One page of the scope's records (existing ones and tombstones) in name or revision order,
    * either direction, optionally only names with a prefix. Reads at most `limit` + 1 rows however
-   * many records the scope holds, and holds in memory at most about `maxBytes` of their values
+   * many records the scope holds and however deep the cursor (etcd's revision order reads every
+   * key of the range, without values; see etcd-record-page.ts), and holds in memory at most about `maxBytes` of their values
    * (the page's byte budget, core/answer-budget.ts).
    */
   listRecordsPage(

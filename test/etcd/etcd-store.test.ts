@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyStore } from '../../src/audit/verify.js';
+import { DEFAULT_LIMITS } from '../../src/core/limits.js';
 import { planAcquire } from '../../src/core/plan/plan-leases.js';
 import { systemClock } from '../../src/core/clock.js';
 import { isFencegateError } from '../../src/errors.js';
@@ -15,10 +16,12 @@ import { Fencegate } from '../../src/gate.js';
 import { EtcdConnection } from '../../src/store/etcd/etcd-connection.js';
 import { DEFAULT_ETCD_LIMITS, EtcdEngine } from '../../src/store/etcd/etcd-engine.js';
 import { readAuditPage } from '../../src/store/etcd/etcd-audit.js';
+import { listRecordsPage } from '../../src/store/etcd/etcd-record-page.js';
 import { EtcdKeys } from '../../src/store/etcd/etcd-keys.js';
 import { CallState, KeyCache } from '../../src/store/etcd/etcd-snapshot.js';
 import { EtcdStore } from '../../src/store/etcd/etcd-store.js';
 import { parseEtcdUrl } from '../../src/store/etcd/etcd-url.js';
+import type { ListRecordsQuery } from '../../src/types.js';
 import { etcdTestUrl, skipWithoutEtcd } from '../helpers/stores/etcd.js';
 
 /** The whole file is skipped, and reported, on a machine without etcd. */
@@ -262,6 +265,75 @@ describe.skipIf(noEtcd)('the etcd store', () => {
       });
       expect(rest.items).toHaveLength(10);
       expect(rest.items[0]?.seq).toBeGreaterThan(page.items.at(-1)?.seq ?? 0);
+    } finally {
+      connection.close();
+    }
+  });
+
+  it('a revision-order page reads the values of its own records only, however large the scope', async () => {
+    const tenant = gate.forTenant('revpages');
+    const grant = await tenant.acquire({ scope: 'big', holder: 'w', ttlMs: 60_000 });
+    const value = 'v'.repeat(1000);
+    const names = Array.from({ length: 60 }, (_, i) => `r${String(i).padStart(2, '0')}`);
+    for (let first = 0; first < names.length; first += 20) {
+      await tenant.commit({
+        scope: 'big',
+        fence: grant.fence,
+        operationId: `rev-seed-${first}`,
+        writes: names.slice(first, first + 20).map((name) => ({ name, expectRevision: 0, value })),
+      });
+    }
+    // Some records move on a revision or two, one of them to a tombstone.
+    for (const [n, name] of ['r07', 'r31', 'r07', 'r50'].entries()) {
+      const current = await tenant.getRecord('big', name);
+      await tenant.commit({
+        scope: 'big',
+        fence: grant.fence,
+        operationId: `rev-move-${n}`,
+        writes: [
+          name === 'r50'
+            ? { name, expectRevision: current.revision, delete: true }
+            : { name, expectRevision: current.revision, value },
+        ],
+      });
+    }
+    const target = parseEtcdUrl(`${etcdTestUrl('single')}?prefix=${prefix}`);
+    const connection = new EtcdConnection({
+      hosts: target.hosts,
+      callTimeoutMs: 2_000,
+      operationTimeoutMs: 5_000,
+    });
+    let valuesRead = 0;
+    const counting = {
+      range: async (request: Parameters<EtcdConnection['range']>[0]) => {
+        const response = await connection.range(request);
+        valuesRead += response.kvs.filter((kv) => kv.value.length > 0).length;
+        return response;
+      },
+    } as EtcdConnection;
+    const keys = new EtcdKeys(target.prefix);
+    const page = (query: ListRecordsQuery) =>
+      listRecordsPage(counting, keys, 'revpages', 'big', query, DEFAULT_LIMITS.maxPageBytes);
+    try {
+      const all = await tenant.listRecords('big');
+      const expected = (descending: boolean) => {
+        const names = [...all]
+          .sort((a, b) => a.revision - b.revision || (a.name < b.name ? -1 : 1))
+          .map((record) => record.name);
+        return descending ? names.reverse() : names;
+      };
+      for (const direction of ['asc', 'desc'] as const) {
+        const seen: string[] = [];
+        let cursor: string | undefined;
+        do {
+          valuesRead = 0;
+          const answer = await page({ order: 'revision', direction, limit: 4, cursor });
+          expect(valuesRead, direction).toBeLessThanOrEqual(4);
+          seen.push(...answer.items.map((record) => record.name));
+          cursor = answer.nextCursor ?? undefined;
+        } while (cursor !== undefined);
+        expect(seen, direction).toEqual(expected(direction === 'desc'));
+      }
     } finally {
       connection.close();
     }

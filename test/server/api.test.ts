@@ -7,7 +7,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ERROR_CATALOG } from '../../src/errors.js';
+import { ERROR_CATALOG, FencegateError } from '../../src/errors.js';
 import * as answers from '../../src/server/schemas/answers.js';
 import { ErrorBody } from '../../src/server/schemas/common.js';
 import { faultyStore } from '../../src/testing/faulty-store.js';
@@ -363,6 +363,30 @@ describe('error mapping', () => {
     expect(error.details).toEqual({ requestId: response.headers['x-request-id'] });
     const logged = lines.join('');
     expect(logged).toContain('disk exploded');
+    expect(logged).toContain(String(response.headers['x-request-id']));
+  });
+
+  it('answers an internal_error a store raises with the request id in its details, and logs it', async () => {
+    const { logger, lines } = capturedLogger('info');
+    fx = await serverFixture({
+      logger,
+      wrapStore: (store) =>
+        new Proxy(store, {
+          get(target, key, receiver) {
+            if (key === 'getScope') {
+              return () =>
+                Promise.reject(new FencegateError('internal_error', 'a statement failed', {}));
+            }
+            const value = Reflect.get(target, key, receiver) as unknown;
+            return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
+          },
+        }),
+    });
+    const response = await fx.send('GET', PATH, fx.tokens.workerA);
+    expectError(response, 'internal_error');
+    expect(errorOf(response).details).toEqual({ requestId: response.headers['x-request-id'] });
+    const logged = lines.join('');
+    expect(logged).toContain('a statement failed');
     expect(logged).toContain(String(response.headers['x-request-id']));
   });
 

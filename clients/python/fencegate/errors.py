@@ -202,7 +202,8 @@ class OperationIdConflictError(FencegateError):
 
 
 class InternalError(FencegateError):
-    """An unexpected server fault; the answer carries a request id, never internals."""
+    """An unexpected server fault; ``details["requestId"]`` is the request id the server logged it
+    under (the ``x-request-id`` header), never internals."""
 
     code = "internal_error"
     http_status = 500

@@ -6,6 +6,7 @@
  * scope or the limit.
  */
 import { SortOrder, SortTarget, type IKeyValue } from 'etcd3';
+import { fail } from '../../errors.js';
 import { itemsWithinBudget, jsonTextBytes } from '../../core/answer-budget.js';
 import type { RecordRow } from '../../core/plan/transition.js';
 import {
@@ -36,9 +37,7 @@ interface ScopeRange {
 
 /**
  * Name order is key order: range reads in the page's direction. Revision order has no key of its
- * own (an index would cost every record write a second key), so it reads every revision under the
- * prefix, keeping no value, sorts them here, and then reads the values of the records the page
- * holds.
+ * own (an index would cost every record write a second key): see byRevision.
  */
 export async function listRecordsPage(
   connection: EtcdConnection,
@@ -92,9 +91,16 @@ async function byName(range: ScopeRange, page: RecordPageQuery): Promise<SizedRe
   return records;
 }
 
+/**
+ * Revision order reads the keys under the prefix without their values (a record's revision is its
+ * key's version: a record key is put once for every revision of the record and never deleted, a
+ * tombstone included), sorts them here and takes the page's keys, then reads only their values, 16
+ * at a time, until the page's budget is spent. The keys still cost in proportion to the scope;
+ * the values, which hold its bytes, only in proportion to the page.
+ */
 async function byRevision(range: ScopeRange, page: RecordPageQuery): Promise<SizedRecord[]> {
   const sign = page.descending ? -1 : 1;
-  const order = (a: { revision: number; key: Buffer }, b: { revision: number; key: Buffer }) =>
+  const order = (a: KeyRevision, b: KeyRevision) =>
     sign * (a.revision - b.revision || Buffer.compare(a.key, b.key));
   const position =
     page.position === null
@@ -103,47 +109,59 @@ async function byRevision(range: ScopeRange, page: RecordPageQuery): Promise<Siz
           revision: page.position.revision,
           key: Buffer.from(range.scopePrefix + page.position.name),
         };
-  const revisions: { key: Buffer; revision: number; bytes: number }[] = [];
+  const { keys, revision } = await revisionsOf(range);
+  const selected = keys
+    .filter((entry) => position === null || order(entry, position) > 0)
+    .sort(order)
+    .slice(0, page.limit + 1);
+  const records: SizedRecord[] = [];
+  const onPage = selected.slice(0, page.limit);
+  for (let at = 0; at < onPage.length && !pageComplete(records, page); at += RECORDS_PER_READ) {
+    const reads = onPage
+      .slice(at, at + RECORDS_PER_READ)
+      .map(({ key }) => range.connection.range({ key, revision }));
+    for (const response of await Promise.all(reads)) {
+      for (const kv of response.kvs) records.push(sizedAt(range, kv, Number(kv.version)));
+    }
+  }
+  // The first record past the page only tells that another page follows: its value is not read.
+  const next = selected[page.limit];
+  if (next !== undefined && records.length === page.limit) {
+    records.push({ record: nameOnly(range, next.key), bytes: 0 });
+  }
+  return records;
+}
+
+interface KeyRevision {
+  key: Buffer;
+  revision: number;
+}
+
+/** Keys read per range read when no value comes with them. */
+const KEYS_PER_READ = 1000;
+
+/** Every key of the range with its record's revision, at one etcd revision, without values. */
+async function revisionsOf(
+  range: ScopeRange,
+): Promise<{ keys: KeyRevision[]; revision: string | undefined }> {
+  const keys: KeyRevision[] = [];
   let start = range.start;
   let revision: string | undefined;
   for (;;) {
     const response = await range.connection.range({
       key: start,
       range_end: range.end,
-      limit: RECORDS_PER_READ,
+      limit: KEYS_PER_READ,
+      keys_only: true,
       ...(revision === undefined ? {} : { revision }),
     });
     revision ??= response.header.revision;
-    for (const kv of response.kvs) {
-      const row = parseValue<RecordRow>(kv);
-      const entry = { key: kv.key, revision: row.revision, bytes: jsonTextBytes(row.valueJson) };
-      if (position === null || order(entry, position) > 0) revisions.push(entry);
-    }
+    for (const kv of response.kvs) keys.push({ key: kv.key, revision: Number(kv.version) });
     const last = response.kvs.at(-1);
     if (!response.more || last === undefined) break;
     start = afterKey(last.key);
   }
-  const selected = revisions.sort(order).slice(0, page.limit + 1);
-  const kept = itemsWithinBudget(
-    selected.map(({ bytes }) => bytes),
-    page.limit,
-    page.maxBytes,
-  );
-  const records: SizedRecord[] = [];
-  for (let at = 0; at < kept; at += RECORDS_PER_READ) {
-    const reads = selected
-      .slice(at, Math.min(kept, at + RECORDS_PER_READ))
-      .map(({ key }) =>
-        range.connection.range({ key, ...(revision === undefined ? {} : { revision }) }),
-      );
-    for (const response of await Promise.all(reads)) {
-      records.push(...response.kvs.map((kv) => sized(range, kv)));
-    }
-  }
-  // The first record past the page only tells that another page follows: its value is not read.
-  const next = selected[kept];
-  if (next !== undefined) records.push({ record: nameOnly(range, next.key), bytes: next.bytes });
-  return records;
+  return { keys, revision };
 }
 
 /** Whether the records read already hold the page and one record more. */
@@ -158,6 +176,20 @@ function sized(range: ScopeRange, kv: IKeyValue): SizedRecord {
     record: recordStateOf(range.scope, kv.key.toString().slice(range.scopePrefix.length), row),
     bytes: jsonTextBytes(row.valueJson),
   };
+}
+
+/** A record read for a revision-order page, which its key's version placed there. */
+function sizedAt(range: ScopeRange, kv: IKeyValue, version: number): SizedRecord {
+  const read = sized(range, kv);
+  if (read.record.revision !== version) {
+    // The page would be out of order: answer nothing rather than a wrong page.
+    fail(
+      'internal_error',
+      `record ${read.record.name} of scope ${range.scope} is at revision ${read.record.revision} ` +
+        `but its etcd key at version ${version}: a key was written outside fencegate`,
+    );
+  }
+  return read;
 }
 
 function nameOnly(range: ScopeRange, key: Buffer): RecordState {

@@ -15,7 +15,7 @@ import { APPLY_SQL, GRANT_TOKENS_SQL } from './postgres-sql-apply.js';
 import { AUDIT_SQL } from './postgres-sql-audit.js';
 import { FENCE_SQL } from './postgres-sql-fence.js';
 import { INTENT_NOTIFY_SQL } from './postgres-sql-intent-notify.js';
-import { TABLES_SQL } from './postgres-sql-tables.js';
+import { RECORDS_BY_REVISION_SQL, TABLES_SQL } from './postgres-sql-tables.js';
 
 export interface PostgresMigration {
   version: number;
@@ -32,6 +32,7 @@ const BASELINE_SQL = [TABLES_SQL, APPLY_SQL, AUDIT_SQL, FENCE_SQL, INTENT_NOTIFY
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { version: 1, name: 'baseline', sql: BASELINE_SQL },
   { version: 2, name: 'grant tokens', sql: GRANT_TOKENS_SQL },
+  { version: 3, name: 'records by revision', sql: RECORDS_BY_REVISION_SQL },
 ];
 
 /** Schema names are interpolated into SQL, so only plain lowercase identifiers are accepted. */

@@ -231,3 +231,12 @@ INSERT INTO @schema@.store_identity (id, store_id) VALUES (1, replace(gen_random
 CREATE FUNCTION @schema@.db_now() RETURNS bigint
 LANGUAGE sql VOLATILE AS $$ SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint $$;
 `;
+
+/**
+ * Version 3: the records of a scope in revision order, so a page in that order is a range of this
+ * index starting at its cursor (store/record-page-sql.ts) instead of a sort of the scope; the
+ * primary key serves name order the same way. Every record write updates it too.
+ */
+export const RECORDS_BY_REVISION_SQL = `
+CREATE INDEX records_by_revision ON @schema@.records (tenant, scope, revision, name);
+`;

@@ -227,3 +227,12 @@ export const SQLITE_GRANT_TOKENS_SQL = `
   ALTER TABLE scopes ADD COLUMN grant_token_id TEXT;
   ALTER TABLE audit ADD COLUMN token_id TEXT;
 `;
+
+/**
+ * The records of a scope in revision order, so a page in that order is a range of this index
+ * starting at its cursor (store/record-page-sql.ts) instead of a sort of the scope. Every record
+ * write updates it too; the name is part of the key as the tie-break of the listing's order.
+ */
+export const SQLITE_RECORDS_BY_REVISION_SQL = `
+  CREATE INDEX records_by_revision ON records (tenant, scope, revision, name);
+`;

@@ -147,5 +147,23 @@ export function recordPageCases(fx: SubjectFixture): void {
       await expectFailure(gate.listRecordsPage(SCOPE, { limit: 0 }), 'invalid_request');
       await expectFailure(gate.listRecordsPage(SCOPE, { prefix: 'bad prefix' }), 'invalid_request');
     });
+
+    it('refuses a cursor whose name is not a record name, in either order, before reading', async () => {
+      const { gate } = fx.subject;
+      await seed(gate);
+      const crafted = (key: string) => Buffer.from(key, 'utf8').toString('base64url');
+      for (const [order, key] of [
+        ['name', 'n:a\0b'],
+        ['name', 'n:bad name'],
+        ['revision', 'r:1:\0'],
+        ['revision', 'r:1:cp/\u00e9'],
+      ] as const) {
+        const error = await expectFailure(
+          gate.listRecordsPage(SCOPE, { order, cursor: crafted(key) }),
+          'invalid_request',
+        );
+        expect(error.details, JSON.stringify(key)).toMatchObject({ field: 'cursor' });
+      }
+    });
   });
 }
