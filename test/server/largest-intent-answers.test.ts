@@ -10,6 +10,7 @@ import { DEFAULT_LIMITS } from '../../src/core/limits.js';
 import { buildServer } from '../../src/server/build-server.js';
 import { issueToken } from '../../src/server/tokens.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { bearerFetch } from '../helpers/bearer-fetch.js';
 
 const SCOPE = 'big/intents';
 const INTENTS = 40;
@@ -54,16 +55,10 @@ afterAll(async () => {
   await store?.close();
 });
 
-function send(method: string, path: string, body?: unknown): Promise<Response> {
-  return fetch(`${url}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-}
+const send = bearerFetch(
+  () => url,
+  () => token,
+);
 
 async function answerOf(response: Promise<Response>): Promise<{
   bytes: number;

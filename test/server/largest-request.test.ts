@@ -13,6 +13,7 @@ import { buildServer } from '../../src/server/build-server.js';
 import { issueToken } from '../../src/server/tokens.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { startProbe } from './healthz-probe.js';
+import { bearerFetch } from '../helpers/bearer-fetch.js';
 
 const SCOPE = 'big/scope';
 /** Enough records for every page of the largest request to be full without the budget. */
@@ -65,16 +66,10 @@ afterAll(async () => {
   await store?.close();
 });
 
-function send(method: string, path: string, body?: unknown): Promise<Response> {
-  return fetch(`${url}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-}
+const send = bearerFetch(
+  () => url,
+  () => token,
+);
 
 /** 64 pages of distinct ranges, each as long as one request allows. */
 const LARGEST_READS = {
