@@ -284,6 +284,33 @@ export function cutoverCases(fx: SubjectFixture): void {
       expect(await fx.subject.other.cutoverReport('c-1')).toBeNull();
     });
 
+    it('a timed job event sent again never undoes a later state reported for the same instant', async () => {
+      const { gate } = fx.subject;
+      await registerBoth(gate);
+      const [a] = await v7Workers(gate, 1);
+      const at = 1_000_000;
+      const event = (state: 'running' | 'succeeded', attempt = 1) => ({
+        jobId: 'j-tie',
+        scope: a!.scope,
+        policyVersion: 'v7',
+        fence: a!.fence,
+        state,
+        attempt,
+        at,
+      });
+      // A resend of the first event after the second, all at one instant: the job stays succeeded.
+      await gate.recordJobEvents([event('running')]);
+      await gate.recordJobEvents([event('succeeded')]);
+      await gate.recordJobEvents([event('running')]);
+      // A later attempt at the same instant is later, whatever its state.
+      await gate.recordJobEvents([event('running', 2)]);
+      await gate.recordJobEvents([event('succeeded')]);
+      await gate.cutover({ cutoverId: 'c-tie', toPolicy: 'v8', holder: 'h8', scopes: [a!.scope] });
+      const report = await gate.cutoverReport('c-tie');
+      expect(report?.oldJobs.byState).toMatchObject({ running: 1 });
+      expect(report?.oldJobs.total).toBe(1);
+    });
+
     it('lists cutovers newest first with how many scopes each covers and moved', async () => {
       const { gate } = fx.subject;
       await registerBoth(gate);
