@@ -58,7 +58,9 @@ const CLIENT_SECTION = [
   'never apply. If abandon cannot be reached either, the commit raises `outcome_unknown`. A',
   'write that is idempotent by construction (completing an intent, registering a policy, a',
   'cutover by its id, job events that carry `at`, abandon itself) is sent again like a read',
-  'after a lost reply or a gateway.',
+  'after a lost reply or a gateway; when no later attempt reaches the server, it raises',
+  '`outcome_unknown`, never `store_unavailable`, since the attempt whose reply was lost may have',
+  'taken effect.',
   '',
 ];
 

@@ -202,8 +202,7 @@ class OperationIdConflictError(FencegateError):
 
 
 class InternalError(FencegateError):
-    """An unexpected server fault; ``details["requestId"]`` is the request id the server logged it
-    under (the ``x-request-id`` header), never internals."""
+    """An unexpected server fault; `details.requestId` is the request id (the `x-request-id` header) the server logged it under, never internals."""
 
     code = "internal_error"
     http_status = 500
