@@ -3,6 +3,7 @@
  * which decides everything about authority inside its own transaction. Every method is async, so
  * invalid input rejects the returned promise rather than throwing.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import type { FencegateApi, FencegateOpsApi, VerifyReport } from './api.js';
 import { DEFAULT_MAX_DELIVERED_EFFECTS, DEFAULT_MAX_RECORDS } from './audit/background-verifier.js';
@@ -225,7 +226,13 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
       this.limits.maxPageBytes,
       {
         record: (record) => this.store.getRecord(this.tenant, name, record),
-        page: (query, maxBytes) => this.store.listRecordsPage(this.tenant, name, query, maxBytes),
+        // Each page gives the event loop back first: an embedded store reads a page
+        // synchronously, and a request of many pages would otherwise hold every other request
+        // (lease renewals, /healthz) until its last page.
+        page: async (query, maxBytes) => {
+          await nextTurn();
+          return await this.store.listRecordsPage(this.tenant, name, query, maxBytes);
+        },
       },
     );
   }

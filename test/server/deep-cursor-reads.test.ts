@@ -87,10 +87,19 @@ async function read(body: unknown): Promise<{ pages: { items: RecordState[] }[] 
   return (await answer.json()) as { pages: { items: RecordState[] }[] };
 }
 
-/** The worst /healthz latency while IN_FLIGHT deep requests of each order run. */
-async function worstLatencyUnderLoad(): Promise<number> {
+/** The worst /healthz latency over `ms` of an idle server: what the machine adds by itself. */
+async function worstLatencyIdle(ms: number): Promise<number> {
   const probe = startProbe(`${url}/healthz`);
   await probe.answering;
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  return Math.max(...(await probe.stop()));
+}
+
+/** The worst /healthz latency while IN_FLIGHT deep requests of each order run, and how long. */
+async function worstLatencyUnderLoad(): Promise<{ worst: number; ms: number }> {
+  const probe = startProbe(`${url}/healthz`);
+  await probe.answering;
+  const started = performance.now();
   let latencies: number[];
   try {
     await Promise.all(
@@ -99,7 +108,7 @@ async function worstLatencyUnderLoad(): Promise<number> {
   } finally {
     latencies = await probe.stop();
   }
-  return Math.max(...latencies);
+  return { worst: Math.max(...latencies), ms: performance.now() - started };
 }
 
 it('answers each deep page with the records just past its cursor', async () => {
@@ -118,15 +127,19 @@ it('answers each deep page with the records just past its cursor', async () => {
   expect(page[0]?.name).toBe(nameOf(RECORDS / 2 + 1));
 });
 
-it('keeps /healthz within 250 ms under the largest deep reads in both orders', async () => {
-  // A machine loaded by other work may stop any process for a moment: the bound must hold in one
-  // of three tries. Before the cursor bounded each page's range, every try stalled for seconds.
-  const worst: number[] = [];
-  while (worst.length < 3 && !worst.some((ms) => ms < MAX_HEALTHZ_MS)) {
-    worst.push(await worstLatencyUnderLoad());
+it('keeps /healthz within 250 ms of its idle latency under the largest deep reads in both orders', async () => {
+  // Other test files share the machine and may stop any process for a moment, the idle server's
+  // probe too: the reads may add at most MAX_HEALTHZ_MS to the worst the same probe saw on the
+  // idle server just before, in one of three tries. Before the cursor bounded each page's range,
+  // every try stalled /healthz for seconds.
+  const tries: { loaded: number; idle: number }[] = [];
+  const within = (t: { loaded: number; idle: number }) => t.loaded < t.idle + MAX_HEALTHZ_MS;
+  while (tries.length < 3 && !tries.some(within)) {
+    const loaded = await worstLatencyUnderLoad();
+    tries.push({ loaded: loaded.worst, idle: await worstLatencyIdle(loaded.ms) });
   }
-  expect(
-    Math.min(...worst),
-    `worst /healthz latency of each try: ${worst.map(Math.round).join(', ')} ms`,
-  ).toBeLessThan(MAX_HEALTHZ_MS);
-}, 60_000);
+  const shown = tries.map((t) => `${Math.round(t.loaded)} (idle ${Math.round(t.idle)})`);
+  expect(tries.some(within), `worst /healthz latency of each try, ms: ${shown.join(', ')}`).toBe(
+    true,
+  );
+}, 90_000);
