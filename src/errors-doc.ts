@@ -26,7 +26,8 @@ const LEASE_LOST_SECTION = [
   'Both are exported by `fencegate` and `fencegate/client` (with `isLeaseLostOnRenewal` and',
   '`isAuthorityLostOnCommit`), and printed with the route table by',
   '`npx tsx scripts/route-table-json.ts` (`leaseLostCodes.renewal`, `leaseLostCodes.commit`), for',
-  'clients generated in other languages.',
+  'clients generated in other languages. The Python client carries both in',
+  '`fencegate/_route_table.py`, written from that JSON.',
   '',
 ];
 
@@ -58,7 +59,9 @@ const CLIENT_SECTION = [
   'never apply. If abandon cannot be reached either, the commit raises `outcome_unknown`. A',
   'write that is idempotent by construction (completing an intent, registering a policy, a',
   'cutover by its id, job events that carry `at`, abandon itself) is sent again like a read',
-  'after a lost reply or a gateway.',
+  'after a lost reply or a gateway; when no later attempt reaches the server, it raises',
+  '`outcome_unknown`, never `store_unavailable`, since the attempt whose reply was lost may have',
+  'taken effect.',
   '',
 ];
 
