@@ -26,7 +26,8 @@ const LEASE_LOST_SECTION = [
   'Both are exported by `fencegate` and `fencegate/client` (with `isLeaseLostOnRenewal` and',
   '`isAuthorityLostOnCommit`), and printed with the route table by',
   '`npx tsx scripts/route-table-json.ts` (`leaseLostCodes.renewal`, `leaseLostCodes.commit`), for',
-  'clients generated in other languages.',
+  'clients generated in other languages. The Python client carries both in',
+  '`fencegate/_route_table.py`, written from that JSON.',
   '',
 ];
 

@@ -2,14 +2,17 @@
 (each function gives the steps of its call, see _call_steps.py), with the retry rules of the
 TypeScript FencegateClient. scripts/write_client_methods.py writes both clients' methods from
 these functions' signatures and docstrings: ``client.acquire(...)`` runs ``acquire(client, ...)``.
+Each call names its route: the method, the path and the retry class come from the route table
+(_route_table.py, generated from the server's, see _routes.py).
 
 Retries are limited to what cannot do harm: a request that never reached the server, or that the
 server answered ``store_unavailable`` (nothing changed), is sent again; after a lost reply, reads
-and the writes that are idempotent by construction (complete_intent, register_policy, a cutover
-by its id, job events that carry ``at``, abandon_operation) are sent again; lease operations and
-claims are not (they may have taken effect): that is ``OutcomeUnknownError``. So is a write
-answered by a redirect (never followed) or by a proxy's 502, 503 or 504 without a fencegate
-error body: the request may have been passed on before the answer was made.
+and the writes that are idempotent by construction (retry class ``idempotent``: complete_intent,
+register_policy, a cutover by its id, revoke_token, abandon_operation; job events when each
+carries ``at``) are sent again; lease operations, claims and token creation are not (they may
+have taken effect): that is ``OutcomeUnknownError``. So is a write answered by a redirect (never
+followed) or by a proxy's 502, 503 or 504 without a fencegate error body: the request may have
+been passed on before the answer was made.
 
 A commit carries an operationId. When an attempt's outcome is unknown (a lost reply,
 ``outcome_unknown``, a server fault, a redirect or a gateway answer), the stored outcome of that
@@ -29,16 +32,8 @@ from ._answers import describe, is_commit_answer, wire_error
 from ._base import FencegateError
 from ._call_steps import CallSteps, Exchange, backoff
 from ._client_base import ClientBase
-from ._sending import (
-    IDEMPOTENT,
-    READ,
-    WRITE,
-    json_or_none,
-    send,
-    send_json,
-    unless_unreachable,
-    unreachable,
-)
+from ._routes import route
+from ._sending import json_or_none, send, send_json, unless_unreachable, unreachable
 from ._wire import NOT_SENT, TransportError
 from .errors import OutcomeUnknownError, StoreUnavailableError
 from .models import (
@@ -81,13 +76,13 @@ def acquire(
         policy_version=policy_version,
         job=_req.job(job),
     )
-    answer = yield from send_json(api, WRITE, "POST", "/v1/leases/acquire", body)
+    answer = yield from send_json(api, route("acquire"), body)
     return from_wire(Grant, answer)
 
 
 def renew(api: ClientBase, scope: str, holder: str, fence: int, ttl_ms: int) -> "CallSteps[Grant]":
     body = _req.body(scope=scope, holder=holder, fence=fence, ttl_ms=ttl_ms)
-    answer = yield from send_json(api, WRITE, "POST", "/v1/leases/renew", body)
+    answer = yield from send_json(api, route("renew"), body)
     return from_wire(Grant, answer)
 
 
@@ -96,12 +91,13 @@ def release(
 ) -> "CallSteps[ReleaseResult]":
     """``job`` as for :meth:`acquire`, recorded with the release."""
     body = _req.body(scope=scope, holder=holder, fence=fence, job=_req.job(job))
-    answer = yield from send_json(api, WRITE, "POST", "/v1/leases/release", body)
+    answer = yield from send_json(api, route("release"), body)
     return from_wire(ReleaseResult, answer)
 
 
 def get_scope(api: ClientBase, scope: str) -> "CallSteps[Optional[ScopeState]]":
-    answer = yield from json_or_none(api, "scope_not_found", READ, "GET", _scope_path(scope))
+    request = route("getScope", {"scope": scope})
+    answer = yield from json_or_none(api, "scope_not_found", request)
     return None if answer is None else from_wire(ScopeState, answer)
 
 
@@ -112,7 +108,7 @@ def list_scopes(
     cursor: Optional[str] = None,
 ) -> "CallSteps[Page]":
     query = _req.query(prefix=prefix, limit=limit, cursor=cursor)
-    answer = yield from send_json(api, READ, "GET", f"/v1/scopes{query}")
+    answer = yield from send_json(api, route("listScopes", query=query))
     return _page(answer, ScopeState)
 
 
@@ -126,15 +122,14 @@ def takeover(
 ) -> "CallSteps[Grant]":
     """Operator: a new grant (fence + 1) regardless of the live lease."""
     body = _req.body(holder=holder, ttl_ms=ttl_ms, policy_version=policy_version, reason=reason)
-    path = f"{_scope_path(scope)}/takeover"
-    answer = yield from send_json(api, WRITE, "POST", path, body)
+    answer = yield from send_json(api, route("takeover", {"scope": scope}), body)
     return from_wire(Grant, answer)
 
 
 def cancel(api: ClientBase, scope: str, reason: Optional[str] = None) -> "CallSteps[CancelResult]":
     """Operator: revokes authority (fence + 1, no holder); pending intents are cancelled."""
-    path = f"{_scope_path(scope)}/cancel"
-    answer = yield from send_json(api, WRITE, "POST", path, _req.body(reason=reason))
+    request = route("cancel", {"scope": scope})
+    answer = yield from send_json(api, request, _req.body(reason=reason))
     return from_wire(CancelResult, answer)
 
 
@@ -143,7 +138,7 @@ def delete_scope(
 ) -> "CallSteps[JsonObject]":
     """Operator: fence + 1, the scope deleted and its records tombstoned; ``{"fence": n}``."""
     body = _req.body(reason=reason) if reason is not None else None
-    answer = yield from send_json(api, WRITE, "DELETE", _scope_path(scope), body)
+    answer = yield from send_json(api, route("deleteScope", {"scope": scope}), body)
     return answer
 
 
@@ -152,8 +147,7 @@ def delete_scope(
 
 def get_record(api: ClientBase, scope: str, name: str) -> "CallSteps[RecordState]":
     """The record; one that never existed reads ``exists=False, revision=0``."""
-    path = f"{_scope_path(scope)}/records/{_req.segment(name, 'name')}"
-    answer = yield from send_json(api, READ, "GET", path)
+    answer = yield from send_json(api, route("getRecord", {"scope": scope, "name": name}))
     return from_wire(RecordState, answer)
 
 
@@ -161,13 +155,12 @@ def list_records(api: ClientBase, scope: str) -> "CallSteps[List[RecordState]]":
     """Every record of the scope by name (tombstones too). The server answers as many as one
     answer may hold and a ``nextCursor`` when more follow (a page its byte budget cut may be
     short); the rest is read page by page. The pages are not one snapshot."""
-    path = f"{_scope_path(scope)}/records"
-    answer = yield from send_json(api, READ, "GET", path)
+    answer = yield from send_json(api, route("listRecords", {"scope": scope}))
     items = list(answer["items"])
     cursor = answer.get("nextCursor")
     while cursor is not None:
         query = _req.query(cursor=cursor, limit=MAX_LIST_LIMIT)
-        answer = yield from send_json(api, READ, "GET", f"{path}{query}")
+        answer = yield from send_json(api, route("listRecords", {"scope": scope}, query))
         items.extend(answer["items"])
         cursor = answer.get("nextCursor")
     return [from_wire(RecordState, item) for item in items]
@@ -190,7 +183,7 @@ def list_records_page(
     query = _req.query(
         prefix=prefix, order=order, direction=direction, after=after, limit=limit, cursor=cursor
     )
-    answer = yield from send_json(api, READ, "GET", f"{_scope_path(scope)}/records{query}")
+    answer = yield from send_json(api, route("listRecords", {"scope": scope}, query))
     return _page(answer, RecordState)
 
 
@@ -212,7 +205,7 @@ def read_records(
         "records": list(records),
         "pages": [_req.body(**page) for page in pages],
     }
-    answer = yield from send_json(api, READ, "POST", f"{_scope_path(scope)}/reads", body)
+    answer = yield from send_json(api, route("readRecords", {"scope": scope}), body)
     return RecordReads(
         records=[from_wire(RecordState, item) for item in answer["records"]],
         pages=[_page(page, RecordState) for page in answer["pages"]],
@@ -256,12 +249,14 @@ def commit(
     body["reads"] = [part_to_wire(part) for part in reads]
     body["writes"] = [part_to_wire(part) for part in writes]
     body["intents"] = [part_to_wire(part) for part in intents]
+    request = route("commit")
     last: FencegateError = StoreUnavailableError(f"could not reach {api.base_url}")
     unknown: Optional[str] = None  # why an attempt's outcome is unknown, once one's is
     for attempt in range(api.retries + 1):
         yield from backoff(attempt)
         try:
-            reply = yield Exchange("POST", "/v1/commit", body, resendable=True)
+            # Resendable: its operationId applies it at most once.
+            reply = yield Exchange(request.method, request.path, body, resendable=True)
         except TransportError as error:
             last = unreachable(api, error)
             if error.failure == NOT_SENT:
@@ -293,8 +288,8 @@ def commit(
 
 def get_operation(api: ClientBase, operation_id: str) -> "CallSteps[Optional[CommitResult]]":
     """The stored outcome, exactly as first answered; None: no outcome *yet* (see abandon)."""
-    path = f"/v1/operations/{_req.segment(operation_id, 'operationId')}"
-    answer = yield from json_or_none(api, "not_found", READ, "GET", path)
+    request = route("getOperation", {"operationId": operation_id})
+    answer = yield from json_or_none(api, "not_found", request)
     return None if answer is None else CommitResult.from_answer(answer)
 
 
@@ -305,8 +300,8 @@ def abandon_operation(
 
     From then on every commit with this id, in flight or later, gets that same answer.
     """
-    path = f"/v1/operations/{_req.segment(operation_id, 'operationId')}/abandon"
-    answer = yield from send_json(api, IDEMPOTENT, "POST", path, _req.body(reason=reason))
+    request = route("abandonOperation", {"operationId": operation_id})
+    answer = yield from send_json(api, request, _req.body(reason=reason))
     return CommitResult.from_answer(answer)
 
 
@@ -321,13 +316,13 @@ def list_intents(
     cursor: Optional[str] = None,
 ) -> "CallSteps[Page]":
     query = _req.query(scope=scope, status=status, limit=limit, cursor=cursor)
-    answer = yield from send_json(api, READ, "GET", f"/v1/intents{query}")
+    answer = yield from send_json(api, route("listIntents", query=query))
     return _page(answer)
 
 
 def get_intent(api: ClientBase, effect_key: str) -> "CallSteps[Optional[JsonObject]]":
-    path = f"/v1/intents/{_req.segment(effect_key, 'effectKey')}"
-    answer = yield from json_or_none(api, "not_found", READ, "GET", path)
+    request = route("getIntent", {"effectKey": effect_key})
+    answer = yield from json_or_none(api, "not_found", request)
     return answer
 
 
@@ -343,7 +338,7 @@ def claim_intents(
     body = _req.body(dispatcher=dispatcher, ttl_ms=ttl_ms, limit=limit)
     if targets is not None:
         body["targets"] = list(targets)
-    answer = yield from send_json(api, WRITE, "POST", "/v1/intents/claim", body)
+    answer = yield from send_json(api, route("claimIntents"), body)
     return list(answer["items"])
 
 
@@ -371,8 +366,7 @@ def complete_intent(
         retry_after_ms=retry_after_ms,
         code=code,
     )
-    path = f"/v1/intents/{_req.segment(effect_key, 'effectKey')}/complete"
-    answer = yield from send_json(api, IDEMPOTENT, "POST", path, body)
+    answer = yield from send_json(api, route("completeIntent", {"effectKey": effect_key}), body)
     return answer
 
 
@@ -384,12 +378,12 @@ def register_policy(
 ) -> "CallSteps[Tuple[JsonObject, bool]]":
     """Operator: ``(policy, created)``; created is False for the same version again."""
     body = _req.body(version=version, digest=digest, description=description)
-    reply = yield from send(api, IDEMPOTENT, "POST", "/v1/policies", body)
+    reply = yield from send(api, route("registerPolicy"), body)
     return reply.json(), reply.status == 201
 
 
 def list_policies(api: ClientBase) -> "CallSteps[List[JsonObject]]":
-    answer = yield from send_json(api, READ, "GET", "/v1/policies")
+    answer = yield from send_json(api, route("listPolicies"))
     return list(answer["items"])
 
 
@@ -415,7 +409,7 @@ def cutover(
     )
     if scopes is not None:
         body["scopes"] = list(scopes)
-    answer = yield from send_json(api, IDEMPOTENT, "POST", "/v1/cutovers", body)
+    answer = yield from send_json(api, route("cutover"), body)
     return answer
 
 
@@ -423,23 +417,22 @@ def list_cutovers(
     api: ClientBase, limit: Optional[int] = None, cursor: Optional[str] = None
 ) -> "CallSteps[Page]":
     """Operator: cutovers, newest first."""
-    answer = yield from send_json(
-        api, READ, "GET", f"/v1/cutovers{_req.query(limit=limit, cursor=cursor)}"
-    )
+    query = _req.query(limit=limit, cursor=cursor)
+    answer = yield from send_json(api, route("listCutovers", query=query))
     return _page(answer)
 
 
 def cutover_report(api: ClientBase, cutover_id: str) -> "CallSteps[Optional[JsonObject]]":
-    path = f"/v1/cutovers/{_req.segment(cutover_id, 'cutoverId')}/report"
-    answer = yield from json_or_none(api, "not_found", READ, "GET", path)
+    request = route("cutoverReport", {"cutoverId": cutover_id})
+    answer = yield from json_or_none(api, "not_found", request)
     return answer
 
 
 def record_job_events(api: ClientBase, events: Iterable[Mapping[str, Any]]) -> "CallSteps[None]":
     """Reports queue job events. Resent after a lost reply only when every event has ``at``."""
     wire = [{camel(key): value for key, value in event.items()} for event in events]
-    kind = IDEMPOTENT if all("at" in event for event in wire) else WRITE
-    yield from send(api, kind, "POST", "/v1/jobs/events", {"events": wire})
+    request = route("recordJobEvents", timed=all("at" in event for event in wire))
+    yield from send(api, request, {"events": wire})
 
 
 # Audit and verification
@@ -455,13 +448,13 @@ def audit(
 ) -> "CallSteps[JsonObject]":
     """Operator: ``{"items": [entry], "nextAfterSeq": n or None}``."""
     query = _req.query(scope=scope, kind=kind, outcome=outcome, after_seq=after_seq, limit=limit)
-    answer = yield from send_json(api, READ, "GET", f"/v1/audit{query}")
+    answer = yield from send_json(api, route("audit", query=query))
     return answer
 
 
 def verify(api: ClientBase) -> "CallSteps[VerifyReport]":
     """Operator: replays the tenant's audit log and reports every violation."""
-    answer = yield from send_json(api, READ, "GET", "/v1/verify")
+    answer = yield from send_json(api, route("verify"))
     return from_wire(VerifyReport, answer)
 
 
@@ -482,20 +475,18 @@ def create_token(
     body = _req.body(tenant=tenant, role=role, label=label)
     if may_take_over is not None:
         body["mayTakeOver"] = list(may_take_over)
-    answer = yield from send_json(api, WRITE, "POST", "/v1/admin/tokens", body)
+    answer = yield from send_json(api, route("createToken"), body)
     return answer
 
 
 def list_tokens(api: ClientBase, tenant: Optional[str] = None) -> "CallSteps[List[JsonObject]]":
     """Admin: the tokens (never a token or its hash)."""
-    answer = yield from send_json(api, READ, "GET", f"/v1/admin/tokens{_req.query(tenant=tenant)}")
+    answer = yield from send_json(api, route("listTokens", query=_req.query(tenant=tenant)))
     return list(answer["items"])
 
 
 def revoke_token(api: ClientBase, token_id: str) -> "CallSteps[JsonObject]":
-    answer = yield from send_json(
-        api, IDEMPOTENT, "DELETE", f"/v1/admin/tokens/{_req.segment(token_id, 'id')}"
-    )
+    answer = yield from send_json(api, route("deleteToken", {"id": token_id}))
     return answer
 
 
@@ -503,31 +494,27 @@ def revoke_token(api: ClientBase, token_id: str) -> "CallSteps[JsonObject]":
 
 
 def healthz(api: ClientBase) -> "CallSteps[JsonObject]":
-    answer = yield from send_json(api, READ, "GET", "/healthz")
+    answer = yield from send_json(api, route("healthz"))
     return answer
 
 
 def readyz(api: ClientBase) -> "CallSteps[bool]":
     """True when the server reaches its store."""
     try:
-        yield from send(api, READ, "GET", "/readyz", retry=False)
+        yield from send(api, route("readyz"), retry=False)
     except FencegateError:
         return False
     return True
 
 
 def metrics(api: ClientBase) -> "CallSteps[str]":
-    reply = yield from send(api, READ, "GET", "/metrics", json=False)
+    reply = yield from send(api, route("metrics"), json=False)
     return reply.text
 
 
 def openapi(api: ClientBase) -> "CallSteps[JsonObject]":
-    answer = yield from send_json(api, READ, "GET", "/openapi.json")
+    answer = yield from send_json(api, route("openapi"))
     return answer
-
-
-def _scope_path(scope: str) -> str:
-    return f"/v1/scopes/{_req.segment(scope, 'scope')}"
 
 
 def _page(answer: JsonObject, item: Optional[type] = None) -> Page:

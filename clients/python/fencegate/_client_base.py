@@ -1,7 +1,7 @@
 """What ``Client`` and ``AsyncClient`` both hold: the server's address, the token and the limits
 of one exchange, and the routes of the API that their methods call."""
 
-from typing import Dict, Tuple
+from typing import Dict
 
 from ._endpoint import Endpoint
 from ._wire import MAX_ANSWER_BYTES
@@ -10,44 +10,45 @@ from ._wire import MAX_ANSWER_BYTES
 class ClientBase:
     """A worker, operator or admin token of one tenant, and the server it talks to."""
 
-    #: Every route of the HTTP API, by the method that calls it (paths as in /openapi.json). Each
-    #: method is a function of _api.py; scripts/write_client_methods.py writes both clients'
-    #: methods from those functions, in this order.
-    ROUTES: Dict[str, Tuple[str, str]] = {
-        "acquire": ("POST", "/v1/leases/acquire"),
-        "renew": ("POST", "/v1/leases/renew"),
-        "release": ("POST", "/v1/leases/release"),
-        "get_scope": ("GET", "/v1/scopes/{scope}"),
-        "list_scopes": ("GET", "/v1/scopes"),
-        "takeover": ("POST", "/v1/scopes/{scope}/takeover"),
-        "cancel": ("POST", "/v1/scopes/{scope}/cancel"),
-        "delete_scope": ("DELETE", "/v1/scopes/{scope}"),
-        "get_record": ("GET", "/v1/scopes/{scope}/records/{name}"),
-        "list_records": ("GET", "/v1/scopes/{scope}/records"),
-        "list_records_page": ("GET", "/v1/scopes/{scope}/records"),
-        "read_records": ("POST", "/v1/scopes/{scope}/reads"),
-        "commit": ("POST", "/v1/commit"),
-        "get_operation": ("GET", "/v1/operations/{operationId}"),
-        "abandon_operation": ("POST", "/v1/operations/{operationId}/abandon"),
-        "list_intents": ("GET", "/v1/intents"),
-        "get_intent": ("GET", "/v1/intents/{effectKey}"),
-        "claim_intents": ("POST", "/v1/intents/claim"),
-        "complete_intent": ("POST", "/v1/intents/{effectKey}/complete"),
-        "register_policy": ("POST", "/v1/policies"),
-        "list_policies": ("GET", "/v1/policies"),
-        "cutover": ("POST", "/v1/cutovers"),
-        "list_cutovers": ("GET", "/v1/cutovers"),
-        "cutover_report": ("GET", "/v1/cutovers/{cutoverId}/report"),
-        "record_job_events": ("POST", "/v1/jobs/events"),
-        "audit": ("GET", "/v1/audit"),
-        "verify": ("GET", "/v1/verify"),
-        "create_token": ("POST", "/v1/admin/tokens"),
-        "list_tokens": ("GET", "/v1/admin/tokens"),
-        "revoke_token": ("DELETE", "/v1/admin/tokens/{id}"),
-        "healthz": ("GET", "/healthz"),
-        "readyz": ("GET", "/readyz"),
-        "metrics": ("GET", "/metrics"),
-        "openapi": ("GET", "/openapi.json"),
+    #: Every call of the HTTP API: the method that makes it, and the name of its route in the
+    #: route table (_route_table.py), which gives its method, path and retry class. Each method is
+    #: a function of _api.py; scripts/write_client_methods.py writes both clients' methods from
+    #: those functions, in this order.
+    ROUTES: Dict[str, str] = {
+        "acquire": "acquire",
+        "renew": "renew",
+        "release": "release",
+        "get_scope": "getScope",
+        "list_scopes": "listScopes",
+        "takeover": "takeover",
+        "cancel": "cancel",
+        "delete_scope": "deleteScope",
+        "get_record": "getRecord",
+        "list_records": "listRecords",
+        "list_records_page": "listRecords",
+        "read_records": "readRecords",
+        "commit": "commit",
+        "get_operation": "getOperation",
+        "abandon_operation": "abandonOperation",
+        "list_intents": "listIntents",
+        "get_intent": "getIntent",
+        "claim_intents": "claimIntents",
+        "complete_intent": "completeIntent",
+        "register_policy": "registerPolicy",
+        "list_policies": "listPolicies",
+        "cutover": "cutover",
+        "list_cutovers": "listCutovers",
+        "cutover_report": "cutoverReport",
+        "record_job_events": "recordJobEvents",
+        "audit": "audit",
+        "verify": "verify",
+        "create_token": "createToken",
+        "list_tokens": "listTokens",
+        "revoke_token": "deleteToken",
+        "healthz": "healthz",
+        "readyz": "readyz",
+        "metrics": "metrics",
+        "openapi": "openapi",
     }
 
     def __init__(

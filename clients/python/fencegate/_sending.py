@@ -14,36 +14,30 @@ from ._answers import (
 from ._base import FencegateError
 from ._call_steps import CallSteps, Exchange, backoff
 from ._client_base import ClientBase
+from ._routes import READ, WRITE, RouteRequest
 from ._wire import LOST, Reply, TransportError
 from .errors import InternalError, OutcomeUnknownError, StoreUnavailableError
 from .models import JsonObject
 
 T = TypeVar("T")
 
-#: How a request may be retried after its reply was lost.
-READ = "read"  # sent again
-IDEMPOTENT = "idempotent"  # a write that cannot apply twice: sent again
-WRITE = "write"  # may have taken effect: never sent again after a lost reply
-
 #: Codes of an answer that says only that the server cannot answer now.
 _CANNOT_ANSWER_NOW = ("store_unavailable", "internal_error", "outcome_unknown")
 
 
-def send_json(
-    api: ClientBase, kind: str, method: str, path: str, body: Any = None
-) -> "CallSteps[JsonObject]":
+def send_json(api: ClientBase, request: RouteRequest, body: Any = None) -> "CallSteps[JsonObject]":
     """The JSON object of the success answer (``send`` refuses any other)."""
-    reply = yield from send(api, kind, method, path, body)
+    reply = yield from send(api, request, body)
     answer: JsonObject = reply.json()
     return answer
 
 
 def json_or_none(
-    api: ClientBase, code: str, kind: str, method: str, path: str
+    api: ClientBase, code: str, request: RouteRequest
 ) -> "CallSteps[Optional[JsonObject]]":
     """As :func:`send_json`, or None when the server refuses it with ``code`` (not found)."""
     try:
-        return (yield from send_json(api, kind, method, path))
+        return (yield from send_json(api, request))
     except FencegateError as error:
         if error.code == code:
             return None
@@ -52,15 +46,14 @@ def json_or_none(
 
 def send(
     api: ClientBase,
-    kind: str,
-    method: str,
-    path: str,
+    request: RouteRequest,
     body: Any = None,
     retry: bool = True,
     json: bool = True,
 ) -> "CallSteps[Reply]":
     """One request with the retries its kind allows; the success reply, a JSON object unless
     ``json`` is False."""
+    method, path, kind = request
     last: FencegateError = StoreUnavailableError(f"could not reach {api.base_url}")
     # An earlier attempt may have taken effect: its reply was lost, or said only "unknown".
     uncertain = False

@@ -13,13 +13,9 @@ from typing import Any, Callable, Dict, Iterable, Optional
 
 from ._base import FencegateError
 from ._methods import ClientApi
+from ._route_table import RENEWAL_LEASE_LOST_CODES
 from .errors import LeaseExpiredError
 from .models import CommitPart, CommitResult, Grant
-
-#: Refusals of a renew that mean authority is gone for good.
-LOST_CODES = frozenset(
-    {"stale_fence", "not_holder", "authority_revoked", "scope_deleted", "scope_not_found"}
-)
 
 
 class LeaseRules:
@@ -83,7 +79,9 @@ class LeaseRules:
         self, error: FencegateError, last_renewed: float
     ) -> Optional[FencegateError]:
         """The error that ends the lease after a failed renew, or None to try again."""
-        if error.code in LOST_CODES:
+        # The renewal's own codes: it never answers the commit-only ones (authority_revoked,
+        # lease_expired), since a lease that ran out and that nobody took since is renewed.
+        if error.code in RENEWAL_LEASE_LOST_CODES:
             return error
         # Unavailable or unknown: try again, unless the lease has surely run out by now.
         if time.monotonic() - last_renewed >= self.ttl_ms / 1000.0:

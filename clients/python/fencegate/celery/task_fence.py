@@ -5,6 +5,7 @@ from typing import Iterable, List, Optional
 
 from .._answers import catalog_error
 from .._names import escape_name, fit_name
+from .._route_table import COMMIT_AUTHORITY_LOST_CODES
 from ..errors import InvalidRequestError
 from ..models import CommitPart, CommitResult, Intent
 from .delivery_lease import DeliveryLease
@@ -12,9 +13,6 @@ from .superseded import SUPERSEDED_CODES, TaskSupersededError
 
 #: The name, within the run, of the commit that writes the task's result.
 RESULT_COMMIT = "result"
-
-#: Refusals of a commit that end the run's authority.
-AUTHORITY_LOST = SUPERSEDED_CODES | {"lease_expired", "authority_revoked"}
 
 
 def operation_id(task_id: str, fence: int, key: str) -> str:
@@ -86,7 +84,7 @@ class TaskFence:
             policy_version=self.policy_version,
             **request,  # type: ignore[arg-type]
         )
-        if result.error is not None and result.error.code in AUTHORITY_LOST:
+        if result.error is not None and result.error.code in COMMIT_AUTHORITY_LOST_CODES:
             error = result.error
             self._lease.lose(catalog_error(error.code, error.message, error.details))
         return result

@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from .._base import FencegateError
 from .._methods import AsyncClientApi, ClientApi
-from ..lease import LOST_CODES
+from .._route_table import RENEWAL_LEASE_LOST_CODES
 from .saver_steps import SaverSteps, call
 
 
@@ -122,7 +122,7 @@ class ThreadLeases:
 
 def _renew_failed(lease: HeldLease, error: FencegateError) -> None:
     # A store that cannot be reached is tried again next time; a lost lease stays lost.
-    lease.lost = lease.lost or error.code in LOST_CODES
+    lease.lost = lease.lost or error.code in RENEWAL_LEASE_LOST_CODES
 
 
 def _renewal(lease: HeldLease, ttl_ms: int) -> Tuple[str, str, int, int]:
