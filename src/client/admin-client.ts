@@ -63,25 +63,36 @@ export class FencegateAdminClient {
   /** Sent once more after a lost reply when its retry class allows a resend. */
   async #send({ method, path, kind, body }: ResolvedRequest): Promise<unknown> {
     const resend = kind !== 'write';
+    const lostAnswer = (error: TransportError) =>
+      new FencegateError(
+        'outcome_unknown',
+        `the answer of ${method} ${path} was lost (${error.message}); list the tokens to see whether it took effect`,
+        {},
+        { cause: error },
+      );
     let reply: Reply;
+    // The first attempt may have taken effect: its reply was lost.
+    let lost = false;
     try {
       reply = await this.#exchange(method, path, body);
     } catch (error) {
       if (!(error instanceof TransportError)) throw error;
-      if (error.failure === 'lost' && !resend) {
-        throw new FencegateError(
-          'outcome_unknown',
-          `the answer of ${method} ${path} was lost (${error.message}); list the tokens to see whether it took effect`,
-          {},
-          { cause: error },
-        );
-      }
+      lost = error.failure === 'lost';
+      if (lost && !resend) throw lostAnswer(error);
       reply = await this.#exchange(method, path, body).catch((again: unknown) => {
         if (!(again instanceof TransportError)) throw again;
-        throw unreachable(this.url, again);
+        throw lost ? lostAnswer(error) : unreachable(this.url, again);
       });
     }
-    if (!isSuccess(reply)) throw errorFromReply(reply);
+    if (!isSuccess(reply)) {
+      const refused = errorFromReply(reply);
+      if (!lost) throw refused;
+      // A refusal of the resend (not_found) may only say that the lost attempt did it.
+      throw new FencegateError(refused.code, refused.message, {
+        ...refused.details,
+        afterLostReply: true,
+      });
+    }
     return reply.body;
   }
 

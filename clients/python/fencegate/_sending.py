@@ -88,8 +88,8 @@ def send(
             else error_from(reply)
         )
         if not (unchanged or (kind != WRITE and worth_resending(reply))):
-            if uncertain and failure.code == "stale_claim":
-                # The lost attempt may be the one that recorded the outcome.
+            if uncertain and failure.code in ("stale_claim", "not_found"):
+                # The lost attempt may be the one that recorded the outcome, or deleted the thing.
                 failure.details["afterLostReply"] = True
             raise failure
         uncertain = uncertain or not unchanged

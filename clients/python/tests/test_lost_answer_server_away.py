@@ -157,3 +157,15 @@ def test_an_idempotent_write_taken_before_its_answer_was_lost_is_an_unknown_outc
     # The policy was registered: "nothing was changed" would have been false.
     versions = [policy["version"] for policy in tenant.operator().list_policies()]
     assert "v9" in versions
+
+
+def test_a_token_revoked_before_its_answer_was_lost_says_so_when_sent_again(
+    relay, tenant, connect, server
+):
+    admin = connect(relay.url, server.admin_token, retries=8)
+    made = admin.create_token(tenant=tenant.name, role="worker", label="to revoke")
+    relay.vanish_on("DELETE /v1/admin/tokens/", back_after=0.3)
+    with pytest.raises(fencegate.NotFoundError) as refused:
+        admin.revoke_token(made["id"])
+    assert refused.value.details["afterLostReply"] is True
+    assert relay.lost == [f"DELETE /v1/admin/tokens/{made['id']} HTTP/1.1"]
