@@ -108,7 +108,10 @@ function ensureLine(text: string): string {
   return text.endsWith('\n') ? text : `${text}\n`;
 }
 
-/** An integer flag from `min` (default 0) to `max`, required unless `fallback` is given. */
+/**
+ * An integer flag from `min` (default 0) to `max` (default 2^53 - 1), required unless `fallback`
+ * is given.
+ */
 export function integerOption(
   flags: FlagValues,
   name: string,
@@ -118,12 +121,11 @@ export function integerOption(
   if (raw === undefined && range.fallback !== undefined) return range.fallback;
   if (raw === undefined) throw new UsageError(`--${name} is required`);
   const min = range.min ?? 0;
-  const accepted =
-    range.max === undefined
-      ? `an integer of ${min} or more`
-      : `an integer from ${min} to ${range.max}`;
-  const value = typeof raw === 'string' && /^\d{1,15}$/.test(raw) ? Number(raw) : undefined;
-  if (value === undefined || value < min || (range.max !== undefined && value > range.max)) {
+  // Past 2^53 - 1 a number is rounded, so no flag takes more.
+  const max = range.max ?? Number.MAX_SAFE_INTEGER;
+  const accepted = `an integer from ${min} to ${max}`;
+  const value = typeof raw === 'string' && /^\d{1,16}$/.test(raw) ? Number(raw) : undefined;
+  if (value === undefined || value < min || value > max) {
     throw new UsageError(`--${name} must be ${accepted}, not ${quoted(String(raw))}`);
   }
   return value;

@@ -133,7 +133,13 @@ describe('usage slips', () => {
     }
     const fence = await cli(['commit', 'wf-1/memory', '--fence', '-1', '--op', 'x']);
     expect(fence.code).toBe(2);
-    expect(fence.stderr).toContain('--fence must be an integer of 0 or more, not "-1"');
+    expect(fence.stderr).toContain(
+      '--fence must be an integer from 0 to 9007199254740991, not "-1"',
+    );
+    // Past 2^53 - 1 a number would be rounded: the message gives the range, not "0 or more".
+    const huge = await cli(['commit', 'wf-1/memory', '--fence', '9007199254740993', '--op', 'x']);
+    expect(huge.code).toBe(2);
+    expect(huge.stderr).toContain('--fence must be an integer from 0 to 9007199254740991');
   });
 });
 
