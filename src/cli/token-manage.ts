@@ -13,7 +13,7 @@ import {
   type Command,
   type FlagValues,
 } from './command.js';
-import { CREATE_STORE_FLAG, openCliStore, storeFlagsUsage } from './cli-store.js';
+import { OPEN_STORE_FLAGS, openCliStore, storeFlagsUsage } from './cli-store.js';
 
 const STORE_OPTION = storeFlagsUsage(17);
 
@@ -31,7 +31,7 @@ Options:
 ${STORE_OPTION}
   -h, --help     show this help
 `,
-  flags: { tenant: { type: 'string' }, store: { type: 'string' }, ...CREATE_STORE_FLAG },
+  flags: { tenant: { type: 'string' }, store: { type: 'string' }, ...OPEN_STORE_FLAGS },
   run: listTokens,
 };
 
@@ -48,7 +48,7 @@ Options:
 ${STORE_OPTION}
   -h, --help     show this help
 `,
-  flags: { store: { type: 'string' }, ...CREATE_STORE_FLAG },
+  flags: { store: { type: 'string' }, ...OPEN_STORE_FLAGS },
   positionals: ['id'],
   run: revokeToken,
 };
