@@ -32,7 +32,7 @@ export const DEFAULT_PORT = 7420;
 const MIN_ADMIN_TOKEN_LENGTH = 16;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
-const USAGE = `Usage: fencegate serve [--store URL [--store-module M ...]] [--host HOST] [--port PORT]
+const USAGE = `Usage: fencegate serve [--store URL] [--host HOST] [--port PORT] [--store-module M ...]
                        [--dispatch --targets FILE [--dispatch-tenant T ...] [--dispatch-poll-ms MS]]
 
 Runs the fencegate HTTP API. Prints "fencegate listening on http://HOST:PORT" once it

@@ -15,7 +15,7 @@ import {
 } from './command.js';
 import { OPEN_STORE_FLAGS, openCliStore, storeFlagsUsage } from './cli-store.js';
 
-const STORE_OPTION = storeFlagsUsage(17);
+const STORE_OPTION = storeFlagsUsage(20);
 
 export const tokenListCommand: Command = {
   name: 'token list',
@@ -27,9 +27,9 @@ scope prefixes a worker may take over when a listed token has them. Admin tokens
 _admin and role admin. Tokens themselves are never shown.
 
 Options:
-  --tenant T     only the tokens of this tenant
+  --tenant T        only the tokens of this tenant
 ${STORE_OPTION}
-  -h, --help     show this help
+  -h, --help        show this help
 `,
   flags: { tenant: { type: 'string' }, store: { type: 'string' }, ...OPEN_STORE_FLAGS },
   run: listTokens,
@@ -46,7 +46,7 @@ it looked up in the last second, so every server refuses it within 1 s.
 
 Options:
 ${STORE_OPTION}
-  -h, --help     show this help
+  -h, --help        show this help
 `,
   flags: { store: { type: 'string' }, ...OPEN_STORE_FLAGS },
   positionals: ['id'],

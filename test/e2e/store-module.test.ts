@@ -78,6 +78,20 @@ describe('store modules of the other commands', () => {
   });
 });
 
+describe('the help of the commands that open a store', () => {
+  it('names --store-module and FENCEGATE_STORE_MODULES', async () => {
+    for (const command of [['serve'], ['token', 'create'], ['token', 'list'], ['verify']]) {
+      const help = await inProcessCli([...command, '--help']);
+      expect(help.code).toBe(0);
+      expect(help.stdout).toMatch(/--store-module M +import M \(a file path or a package\)/);
+      expect(help.stdout).toContain('(env FENCEGATE_STORE_MODULES, comma-separated)');
+    }
+    expect((await inProcessCli(['serve', '--help'])).stdout).toContain(
+      'or a URL of a kind a --store-module registers',
+    );
+  });
+});
+
 describe('a store module that is a mistake', () => {
   it('is a usage error when its file does not exist: exit 2 with the path, nothing started', async () => {
     const run = await inProcessCli([
