@@ -2,7 +2,8 @@
  * `fencegate/adapter`: what a new store is built from (docs/adapters.md). The rows, refs and
  * transitions core plans in, the planners, the class that maps every mutating Store method onto
  * them (a store then provides loading, applying and its reads), the plan rows as the Store's
- * answers, the store errors, and the in-memory reference store built on the same class. The
+ * answers, the store errors, the in-memory reference store built on the same class, and
+ * `registerStoreKind`, which lets `openStore` and `fencegate serve` open the new store by URL. The
  * conformance suite to run is `defineStoreConformanceSuite` from `fencegate/testing/vitest`.
  */
 export type {
@@ -64,6 +65,8 @@ export {
   scopeStateOf,
 } from '../store/plan-rows.js';
 export type { Store, StoreCapabilities } from '../store/store.js';
+export { registerStoreKind, type StoreKind, type StoreOpener } from '../store/registry.js';
+export type { OpenStoreOptions } from '../store/open.js';
 export type { TransactionCapabilities } from '../core/transaction-limits.js';
 export { UNBOUNDED_TRANSACTIONS } from '../core/transaction-limits.js';
 export { FencegateError, isFencegateError, type ErrorCode } from '../errors.js';

@@ -10,6 +10,7 @@ import { DEFAULT_STORE_URL, openStore, redactUrl } from '../store/open.js';
 import { isSqliteUrl, parseSqliteUrl } from '../store/sqlite/sqlite-url.js';
 import type { Store } from '../store/store.js';
 import { stringOption, UsageError, type CliIo, type FlagValues } from './command.js';
+import { loadStoreModules, STORE_MODULE_FLAG, storeModuleUsage } from './store-modules.js';
 
 export const STORE_ENV = 'FENCEGATE_STORE';
 
@@ -19,11 +20,15 @@ export function storeFlagsUsage(column: number): string {
   return [
     flag('--store URL', `the store (env ${STORE_ENV}, default ${DEFAULT_STORE_URL})`),
     flag('--create-store', 'create the SQLite file when it does not exist yet'),
+    storeModuleUsage(column),
   ].join('\n');
 }
 
-/** The `--create-store` flag of the commands that open a store. */
-export const CREATE_STORE_FLAG = { 'create-store': { type: 'boolean' } } as const;
+/** The `--create-store` and `--store-module` flags of the commands that open a store. */
+export const OPEN_STORE_FLAGS = {
+  'create-store': { type: 'boolean' },
+  ...STORE_MODULE_FLAG,
+} as const;
 
 export function cliStoreUrl(flags: FlagValues, io: CliIo): string {
   return stringOption(flags, 'store', io.env, STORE_ENV, DEFAULT_STORE_URL);
@@ -48,12 +53,16 @@ export function requireExistingStore(url: string, remedy: string): void {
   );
 }
 
-/** Opens the command's store; a missing SQLite file is created only with --create-store. */
+/**
+ * Opens the command's store, after the store modules that register its kind; a missing SQLite
+ * file is created only with --create-store.
+ */
 export async function openCliStore(flags: FlagValues, io: CliIo): Promise<Store> {
   const url = cliStoreUrl(flags, io);
   if (flags['create-store'] !== true) {
     requireExistingStore(url, ', or pass --create-store to create it');
   }
+  await loadStoreModules(flags, io, url);
   return openStore(url);
 }
 

@@ -8,7 +8,7 @@ import { applyRetention } from '../retention/retention.js';
 import { parseOutcomeWindow } from '../retention/duration.js';
 import { redactUrl } from '../store/open.js';
 import { EXIT_OK, UsageError, type CliIo, type Command, type FlagValues } from './command.js';
-import { cliStoreUrl, CREATE_STORE_FLAG, openCliStore, storeFlagsUsage } from './cli-store.js';
+import { cliStoreUrl, OPEN_STORE_FLAGS, openCliStore, storeFlagsUsage } from './cli-store.js';
 
 const USAGE = `Usage: fencegate retention [--store URL] [--create-store] [--keep-outcomes DURATION]
                            [--checkpoint FILE [--export FILE]]
@@ -32,7 +32,7 @@ export const retentionCommand: Command = {
   usage: USAGE,
   flags: {
     store: { type: 'string' },
-    ...CREATE_STORE_FLAG,
+    ...OPEN_STORE_FLAGS,
     'keep-outcomes': { type: 'string' },
     checkpoint: { type: 'string' },
     export: { type: 'string' },

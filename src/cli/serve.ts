@@ -14,6 +14,7 @@ import { parseOutcomeWindow } from '../retention/duration.js';
 import { ManualClock } from '../testing/manual-clock.js';
 import { CLI_COMMAND } from '../server/cli-command.js';
 import { storeArgument } from './cli-store.js';
+import { loadStoreModules, STORE_MODULE_FLAG, storeModuleUsage } from './store-modules.js';
 import { listenFailure } from './listen-failure.js';
 import { SecretFile, UnsafeSecretFile } from './secret-file.js';
 import { storeKindsUsage } from './store-kinds-usage.js';
@@ -31,7 +32,7 @@ export const DEFAULT_PORT = 7420;
 const MIN_ADMIN_TOKEN_LENGTH = 16;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
-const USAGE = `Usage: fencegate serve [--store URL] [--host HOST] [--port PORT]
+const USAGE = `Usage: fencegate serve [--store URL] [--host HOST] [--port PORT] [--store-module M ...]
                        [--dispatch --targets FILE [--dispatch-tenant T ...] [--dispatch-poll-ms MS]]
 
 Runs the fencegate HTTP API. Prints "fencegate listening on http://HOST:PORT" once it
@@ -40,6 +41,8 @@ accepts requests; exits cleanly on SIGTERM or SIGINT after in-flight requests fi
 Options:
   --store URL           the store (env FENCEGATE_STORE, default ${DEFAULT_STORE_URL}), one of:
 ${storeKindsUsage('                          ')}
+                          or a URL of a kind a --store-module registers
+${storeModuleUsage(24)}
   --host HOST           address to listen on                           (env FENCEGATE_HOST, default ${DEFAULT_HOST})
   --port PORT           port to listen on, 0 for any free port         (env FENCEGATE_PORT, default ${DEFAULT_PORT})
   --dispatch            also run the dispatcher in this process: it delivers committed intents
@@ -79,6 +82,7 @@ export const serveCommand: Command = {
   usage: USAGE,
   flags: {
     store: { type: 'string' },
+    ...STORE_MODULE_FLAG,
     host: { type: 'string' },
     port: { type: 'string' },
     dispatch: { type: 'boolean' },
@@ -112,6 +116,7 @@ async function serve(flags: FlagValues, io: CliIo): Promise<number> {
       ? outcomeWindowFlag('--keep-outcomes', keepOutcomes)
       : undefined;
 
+  await loadStoreModules(flags, io, store);
   // Before the server starts: the first-run tokens it may make must have somewhere to go.
   const secretFile = tokensFile === undefined ? undefined : await openTokensFile(tokensFile);
   // Loaded here, not with the CLI: every other command would pay for the HTTP server's start-up.

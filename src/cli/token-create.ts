@@ -11,7 +11,7 @@ import {
   type Command,
   type FlagValues,
 } from './command.js';
-import { CREATE_STORE_FLAG, openCliStore, storeFlagsUsage } from './cli-store.js';
+import { OPEN_STORE_FLAGS, openCliStore, storeFlagsUsage } from './cli-store.js';
 
 const USAGE = `Usage: fencegate token create --tenant T --role worker|operator [--store URL] [--label L]
                               [--create-store]
@@ -42,7 +42,7 @@ export const tokenCreateCommand: Command = {
     tenant: { type: 'string' },
     role: { type: 'string' },
     store: { type: 'string' },
-    ...CREATE_STORE_FLAG,
+    ...OPEN_STORE_FLAGS,
     label: { type: 'string' },
     'may-take-over': { type: 'string', multiple: true },
   },

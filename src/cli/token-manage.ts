@@ -13,9 +13,9 @@ import {
   type Command,
   type FlagValues,
 } from './command.js';
-import { CREATE_STORE_FLAG, openCliStore, storeFlagsUsage } from './cli-store.js';
+import { OPEN_STORE_FLAGS, openCliStore, storeFlagsUsage } from './cli-store.js';
 
-const STORE_OPTION = storeFlagsUsage(17);
+const STORE_OPTION = storeFlagsUsage(20);
 
 export const tokenListCommand: Command = {
   name: 'token list',
@@ -27,11 +27,11 @@ scope prefixes a worker may take over when a listed token has them. Admin tokens
 _admin and role admin. Tokens themselves are never shown.
 
 Options:
-  --tenant T     only the tokens of this tenant
+  --tenant T        only the tokens of this tenant
 ${STORE_OPTION}
-  -h, --help     show this help
+  -h, --help        show this help
 `,
-  flags: { tenant: { type: 'string' }, store: { type: 'string' }, ...CREATE_STORE_FLAG },
+  flags: { tenant: { type: 'string' }, store: { type: 'string' }, ...OPEN_STORE_FLAGS },
   run: listTokens,
 };
 
@@ -46,9 +46,9 @@ it looked up in the last second, so every server refuses it within 1 s.
 
 Options:
 ${STORE_OPTION}
-  -h, --help     show this help
+  -h, --help        show this help
 `,
-  flags: { store: { type: 'string' }, ...CREATE_STORE_FLAG },
+  flags: { store: { type: 'string' }, ...OPEN_STORE_FLAGS },
   positionals: ['id'],
   run: revokeToken,
 };

@@ -21,6 +21,7 @@ import {
   type FlagValues,
 } from './command.js';
 import { cliStoreUrl, requireExistingStore, STORE_ENV } from './cli-store.js';
+import { loadStoreModules, STORE_MODULE_FLAG, storeModuleUsage } from './store-modules.js';
 
 /** The history could not be read, so nothing was proven either way. */
 export const EXIT_UNVERIFIED = 3;
@@ -38,6 +39,7 @@ delivered twice, and no stale attempt was accepted after a cutover.
 Options:
   --store URL          the store (env ${STORE_ENV}, default ${DEFAULT_STORE_URL}); a SQLite
                        file must exist
+${storeModuleUsage(23)}
   --tenant T           verify one tenant's history (default: every tenant)
   --checkpoint FILE    continue after the entries verified by an earlier run and
                        save the new state there (created when absent)
@@ -57,6 +59,7 @@ export const verifyCommand: Command = {
     tenant: { type: 'string' },
     checkpoint: { type: 'string' },
     json: { type: 'boolean' },
+    ...STORE_MODULE_FLAG,
   },
   run: verify,
 };
@@ -88,6 +91,7 @@ async function verify(flags: FlagValues, io: CliIo): Promise<number> {
   if (checkpointPath === '') throw new UsageError('--checkpoint needs a file name');
   // Opening a missing SQLite file would create an empty store and "prove" it.
   requireExistingStore(url, '');
+  await loadStoreModules(flags, io, url);
 
   let store: Store | undefined;
   try {

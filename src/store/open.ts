@@ -1,10 +1,10 @@
 /**
  * Opens a store from its URL: `sqlite:PATH[?synchronous=normal]`, `sqlite::memory:`, `postgres://…`,
- * `etcd://…` (the kinds of store/registry.ts).
+ * `etcd://…`, or a kind registered with `registerStoreKind` (the kinds of store/registry.ts).
  */
 import type { Clock } from '../core/clock.js';
 import { fail } from '../errors.js';
-import { loadStoreKind, storeKindOf, storeUrlForms } from './registry.js';
+import { loadStoreKind, storeKindNames, storeKindOf, storeUrlForms } from './registry.js';
 import type { Store } from './store.js';
 
 export interface OpenStoreOptions {
@@ -26,7 +26,8 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   if (kind === undefined) {
     return fail(
       'invalid_request',
-      `unsupported store URL ${redactUrl(url)}; use ${storeUrlForms()}`,
+      `unsupported store URL ${redactUrl(url)}: the store kinds are ${storeKindNames()}; ` +
+        `use ${storeUrlForms()}`,
     );
   }
   const open = await loadStoreKind(kind);
