@@ -63,6 +63,7 @@ export async function truncateSchema(url: string, schema: string): Promise<void>
         'cutovers',
         'cutover_scopes',
         'jobs',
+        'rollout_rows',
       ]
         .map((table) => `${schema}.${table}`)
         .join(', ')} RESTART IDENTITY`,

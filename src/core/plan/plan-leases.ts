@@ -29,7 +29,9 @@ import {
   type GrantState,
 } from '../lease-rules.js';
 import { leaseJobEvents, type LeaseGeneration } from '../lease-job-events.js';
+import { refusalError } from '../refusal-messages.js';
 import { planJobEvents } from './plan-jobs.js';
+import { acquirePolicy, takeoverLeavesRollout } from './plan-rollout-moves.js';
 import {
   refused,
   type Put,
@@ -139,18 +141,37 @@ export function planAcquire(
   caller?: Caller,
 ): Transition<Grant> {
   const row = snapshot.get({ type: 'scope', scope: request.scope });
-  const decision = decideAcquire(request.scope, row, request, snapshot.now, caller);
+  const policy = acquirePolicy(snapshot, request, row);
+  const decision =
+    policy.mismatch === null
+      ? decideAcquire(
+          request.scope,
+          row,
+          { ...request, policyVersion: policy.policyVersion },
+          snapshot.now,
+          caller,
+        )
+      : ({ ok: false, error: refusalError(policy.mismatch) } as const);
   if (!decision.ok) {
-    return refusal(snapshot, 'acquire', request.scope, row, decision.error, caller, {
-      holder: request.holder,
-    });
+    const refused = refusal<Grant>(
+      snapshot,
+      'acquire',
+      request.scope,
+      row,
+      decision.error,
+      caller,
+      { holder: request.holder },
+    );
+    return { ...refused, expect: [...refused.expect, ...policy.expect] };
   }
   const { reacquired, ...grant } = decision.value;
   return withJobEvents(
     snapshot,
     {
-      expect: [scopeRef(request.scope)],
-      put: reacquired ? [] : grantPuts(snapshot, request.scope, grant, caller),
+      expect: [scopeRef(request.scope), ...policy.expect],
+      put: reacquired
+        ? []
+        : [...grantPuts(snapshot, request.scope, grant, caller), ...policy.puts(grant.fence)],
       audit: [grantAudit(snapshot, 'acquire', request.scope, grant, !reacquired, caller)],
       answer: { ok: true, value: { scope: request.scope, ...grant, reacquired } },
     },
@@ -292,9 +313,10 @@ export function planTakeover(
     });
   }
   const grant = decision.value;
+  const leaves = takeoverLeavesRollout(snapshot, scope, row);
   return {
-    expect: [scopeRef(scope)],
-    put: grantPuts(snapshot, scope, grant, caller),
+    expect: [scopeRef(scope), ...leaves.expect],
+    put: [...grantPuts(snapshot, scope, grant, caller), ...leaves.put],
     audit: [grantAudit(snapshot, 'takeover', scope, grant, true, caller, request.reason ?? null)],
     answer: { ok: true, value: { scope, ...grant, reacquired: false } },
   };

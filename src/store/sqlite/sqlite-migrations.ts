@@ -10,7 +10,11 @@
  */
 import { FencegateError } from '../../errors.js';
 import type { SqliteDatabase } from './sqlite-database.js';
-import { SQLITE_BASELINE_SQL, SQLITE_GRANT_TOKENS_SQL } from './sqlite-schema.js';
+import {
+  SQLITE_BASELINE_SQL,
+  SQLITE_GRANT_TOKENS_SQL,
+  SQLITE_ROLLOUTS_SQL,
+} from './sqlite-schema.js';
 
 export interface Migration {
   version: number;
@@ -21,6 +25,7 @@ export interface Migration {
 export const SQLITE_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'baseline', sql: SQLITE_BASELINE_SQL },
   { version: 2, name: 'grant tokens', sql: SQLITE_GRANT_TOKENS_SQL },
+  { version: 3, name: 'rollouts', sql: SQLITE_ROLLOUTS_SQL },
 ];
 
 /** Applies the missing versions; refuses a file made before the baseline or by a newer version. */

@@ -227,3 +227,16 @@ export const SQLITE_GRANT_TOKENS_SQL = `
   ALTER TABLE scopes ADD COLUMN grant_token_id TEXT;
   ALTER TABLE audit ADD COLUMN token_id TEXT;
 `;
+
+/**
+ * Version 3: rollouts (core/rollout-rows.ts). Their state, the tenant's active rollouts and what a
+ * rollout did to each scope, as JSON documents by key.
+ */
+export const SQLITE_ROLLOUTS_SQL = `
+  CREATE TABLE rollout_rows (
+    tenant TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (tenant, key)
+  ) WITHOUT ROWID;
+`;

@@ -7,10 +7,15 @@
 import { afterEach, beforeEach, expect } from 'vitest';
 import type { FencegateApi, FencegateOpsApi } from '../../api.js';
 import { verifyStore } from '../../audit/verify.js';
+import type { RolloutsApi } from '../../rollout/rollouts.js';
 import type { Store } from '../../store/store.js';
 
 /** A tenant-bound handle: the library's Fencegate or the HTTP client. */
-export type ConformanceGate = FencegateApi & FencegateOpsApi;
+export type ConformanceGate = FencegateApi &
+  FencegateOpsApi & {
+    /** The rollout commands, where the entry point offers them (the rollout cases need them). */
+    rollouts?: RolloutsApi;
+  };
 
 /** The Store under a subject, with the tenant names of `gate` and `other` on it. */
 export interface ConformanceStore {
