@@ -3,6 +3,7 @@
  * cutover report (cutover/report.ts: moves from the cutover rows, commits from the audit log), what
  * the rollout did to each scope, the intents left to reconcile and the jobs ledger.
  */
+import { auditPages } from '../audit/audit-pages.js';
 import { buildCutoverReport } from '../cutover/report.js';
 import type { RolloutRow } from '../core/rollout-rows.js';
 import { rollbackCutoverId, stepCutoverId } from '../core/rollout-rules.js';
@@ -55,7 +56,7 @@ export async function buildRolloutReport(
             skipped: rollback.skipped,
             staleAttempts: rollback.staleAttempts,
             staleAccepted: rollback.staleAccepted,
-            intentsCancelled: 0,
+            intentsCancelled: await cancelledBy(store, tenant, rollback.cutoverId),
           },
     unknownOutcomes: await unknownIntents(store, tenant, new Set(scopes)),
     toPolicyJobs: await jobsOf(store, tenant, scopes, row.toPolicy),
@@ -65,6 +66,21 @@ export async function buildRolloutReport(
 /** The scopes a cutover has moved so far (not those it skipped). */
 async function movedBy(store: Store, tenant: string, cutoverId: string): Promise<number> {
   return (await store.getCutover(tenant, cutoverId))?.fences.length ?? 0;
+}
+
+/** The intents a rollback cancelled, from the audit log after it began. */
+async function cancelledBy(store: Store, tenant: string, cutoverId: string): Promise<number> {
+  const cutover = await store.getCutover(tenant, cutoverId);
+  if (cutover === null) return 0;
+  let count = 0;
+  for await (const entries of auditPages(store, tenant, cutover.startSeq)) {
+    for (const entry of entries) {
+      if (entry.kind === 'intent' && entry.outcome === 'cancelled' && entry.reason === cutoverId) {
+        count += 1;
+      }
+    }
+  }
+  return count;
 }
 
 async function unknownIntents(store: Store, tenant: string, scopes: Set<string>): Promise<number> {

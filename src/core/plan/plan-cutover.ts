@@ -18,7 +18,16 @@ import {
 } from '../refusal-messages.js';
 import { ACTIVE_ROLLOUTS_REF, readActiveRollouts } from '../rollout-rows.js';
 import { overlaps } from '../rollout-rules.js';
-import type { CutoverRow, Put, Ref, ScopeRow, Snapshot, Transition } from './transition.js';
+import type { NewAuditEntry } from '../audit-entry.js';
+import type {
+  CutoverRow,
+  Put,
+  RangeRef,
+  Ref,
+  ScopeRow,
+  Snapshot,
+  Transition,
+} from './transition.js';
 import { fenceGrantPut } from './plan-leases.js';
 import { rolloutMover } from './plan-rollout-moves.js';
 
@@ -163,6 +172,12 @@ export type ScopeMove =
       puts: (fence: number) => Put[];
       /** Refs the decision read, expected unchanged when the chunk applies. */
       expect?: Ref[];
+      /** What else the move does under its new fence, after its own audit entry. */
+      alongside?: (fence: number) => {
+        expect: (Ref | RangeRef)[];
+        put: Put[];
+        audit: NewAuditEntry[];
+      };
     };
 
 export type CutoverMover = (scope: string, row: ScopeRow | null) => ScopeMove;
@@ -250,6 +265,7 @@ export function planCutoverChunk(
     if (move.holder !== null) transition.put.push(fenceGrantPut(scope, fence, move.holder));
     transition.put.push(...move.puts(fence));
     steps.push({ type: 'cutoverStep', cutoverId, scope, row: { fence } });
+    const alongside = move.alongside?.(fence);
     transition.audit.push(
       auditEntry({
         at: now,
@@ -265,6 +281,11 @@ export function planCutoverChunk(
         ...tokenField(caller),
       }),
     );
+    if (alongside !== undefined) {
+      transition.expect.push(...alongside.expect);
+      transition.put.push(...alongside.put);
+      transition.audit.push(...alongside.audit);
+    }
   }
   transition.put.push(...steps);
   return transition;

@@ -35,6 +35,7 @@ import { acquirePolicy, takeoverLeavesRollout } from './plan-rollout-moves.js';
 import {
   refused,
   type Put,
+  type RangeRef,
   type Ref,
   type ScopeRow,
   type Snapshot,
@@ -335,9 +336,8 @@ export function planCancel(
     return refusal(snapshot, 'cancel', scope, row, error as FencegateError, caller);
   }
   const fence = nextFence(row);
-  const range = { type: 'scopeIntents' as const, scope };
   const transition: Transition<CancelResult> = {
-    expect: [scopeRef(scope), range],
+    expect: [scopeRef(scope)],
     put: [
       {
         type: 'scope',
@@ -360,31 +360,55 @@ export function planCancel(
     ],
     answer: { ok: true, value: { fence, cancelledIntents: 0 } },
   };
-  let cancelled = 0;
+  const cancels = cancelPendingIntents(snapshot, scope, fence);
+  transition.expect.push(...cancels.expect);
+  transition.put.push(...cancels.put);
+  transition.audit.push(...cancels.audit);
+  const cancelled = cancels.put.length;
+  transition.answer = { ok: true, value: { fence, cancelledIntents: cancelled } };
+  return transition;
+}
+
+/**
+ * The scope's pending (unclaimed) intents cancelled as its fence moves to `fence`: those committed
+ * under `committedFrom` or a newer fence (all by default). `reason` names what cancelled them.
+ */
+export function cancelPendingIntents(
+  snapshot: Snapshot,
+  scope: string,
+  fence: number,
+  committedFrom = 0,
+  reason: string | null = null,
+): { expect: (Ref | RangeRef)[]; put: Put[]; audit: NewAuditEntry[] } {
+  const range = { type: 'scopeIntents' as const, scope };
+  const cancels = {
+    expect: [range] as (Ref | RangeRef)[],
+    put: [] as Put[],
+    audit: [] as NewAuditEntry[],
+  };
   for (const effectKey of snapshot.list(range)) {
     const intent = snapshot.get({ type: 'intent', effectKey });
-    transition.expect.push({ type: 'intent', effectKey });
-    if (intent === null || intent.status !== 'pending') continue;
-    cancelled += 1;
-    transition.put.push({
+    cancels.expect.push({ type: 'intent', effectKey });
+    if (intent === null || intent.status !== 'pending' || intent.fence < committedFrom) continue;
+    cancels.put.push({
       type: 'intent',
       effectKey,
       row: { ...intent, status: 'cancelled', updatedAt: snapshot.now },
     });
-    transition.audit.push(
+    cancels.audit.push(
       auditEntry({
         at: snapshot.now,
         tenant: snapshot.tenant,
         scope,
         kind: 'intent',
         outcome: 'cancelled',
+        reason,
         currentFence: fence,
         effectKey,
       }),
     );
   }
-  transition.answer = { ok: true, value: { fence, cancelledIntents: cancelled } };
-  return transition;
+  return cancels;
 }
 
 /** Delete: fence+1, status deleted, every live record tombstoned at revision+1. */

@@ -23,6 +23,7 @@ import {
 } from '../rollout-rules.js';
 import type { AcquireRequest } from '../../types.js';
 import type { CutoverMover } from './plan-cutover.js';
+import { cancelPendingIntents } from './plan-leases.js';
 import type { CutoverRow, Put, Ref, ScopeRow, Snapshot } from './transition.js';
 
 /**
@@ -68,6 +69,13 @@ export function rolloutMover(
           policyVersion: rollout.fromPolicy,
           puts: () => [],
           expect: [ref],
+          ...(rollout.cancelIntents
+            ? {
+                // Only what was committed under the rollout's fence or a newer one: toPolicy's.
+                alongside: (fence: number) =>
+                  cancelPendingIntents(snapshot, scope, fence, mark.fence, cutover.cutoverId),
+              }
+            : {}),
         };
       },
     };

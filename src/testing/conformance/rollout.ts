@@ -172,6 +172,43 @@ export function rolloutCases(fx: SubjectFixture): void {
       expect(await scopesById(gate)).toEqual(scopes);
     });
 
+    it('a rollback with cancelIntents cancels the pending intents committed under toPolicy, and only those', async () => {
+      const { gate } = fx.subject;
+      await v7Scopes(gate);
+      const [scope] = ramped('r1', 50);
+      const v7 = await acquire(gate, scope!, 'v7-worker', { policyVersion: 'v7' });
+      expectCommitted(
+        await gate.commit({
+          scope: scope!,
+          fence: v7.fence,
+          operationId: 'v7-intent',
+          intents: [{ effectKey: 'mail-v7', target: 'mailer', payload: { n: 7 } }],
+          release: true,
+        }),
+      );
+      const rollouts = rolloutsOf(gate);
+      await rollouts.start({
+        rolloutId: 'r1',
+        fromPolicy: 'v7',
+        toPolicy: 'v8',
+        prefix: 'wf-',
+        steps: [50],
+      });
+      const v8 = await acquire(gate, scope!, 'v8-worker', { policyVersion: 'v8' });
+      expectCommitted(
+        await gate.commit({
+          scope: scope!,
+          fence: v8.fence,
+          operationId: 'v8-intent',
+          intents: [{ effectKey: 'mail-v8', target: 'mailer', payload: { n: 8 } }],
+        }),
+      );
+      await rollouts.rollback({ rolloutId: 'r1', cancelIntents: true });
+      expect((await gate.getIntent('mail-v8'))?.status).toBe('cancelled');
+      expect((await gate.getIntent('mail-v7'))?.status).toBe('pending');
+      expect((await rollouts.report('r1'))?.rollback?.intentsCancelled).toBe(1);
+    });
+
     it('concurrent operator commands at one revision: one applies, the other is answered rollout_conflict with the current revision', async () => {
       const { gate } = fx.subject;
       await v7Scopes(gate);
