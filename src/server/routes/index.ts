@@ -4,6 +4,7 @@ import { adminTokenRoutes } from './admin-tokens.js';
 import { auditRoutes } from './audit.js';
 import { commitRoutes } from './commit.js';
 import { cutoverRoutes } from './cutovers.js';
+import { rolloutRoutes } from './rollouts.js';
 import { healthRoutes } from './health.js';
 import { intentRoutes } from './intents.js';
 import { jobRoutes } from './jobs.js';
@@ -22,6 +23,7 @@ export const ROUTE_FILES: readonly RouteFile[] = [
   intentRoutes,
   policyRoutes,
   cutoverRoutes,
+  rolloutRoutes,
   jobRoutes,
   auditRoutes,
   adminTokenRoutes,
