@@ -48,7 +48,7 @@ function ramped(rolloutId: string, percent: number): string[] {
 }
 
 export function rolloutCases(fx: SubjectFixture): void {
-  describe('rollouts', () => {
+  describe.skipIf(!fx.capabilities.rollouts)('rollouts', () => {
     it('ramps step by step: each step a cutover over the scopes the hash admits, moved released; the set only grows; 100 % completes it', async () => {
       const { gate } = fx.subject;
       await v7Scopes(gate);

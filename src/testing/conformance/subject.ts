@@ -54,6 +54,11 @@ export interface ConformanceCapabilities {
    * rows), and verifies every tenant's history after each case, not only the two tenants'.
    */
   storeInProcess?: boolean;
+  /**
+   * The subject's gate offers `rollouts` (the library's Fencegate does; the HTTP client has no
+   * rollout commands yet): runs the rollout cases. True by default with the Store in process.
+   */
+  rollouts?: boolean;
 }
 
 export interface StoreConformanceOptions {
@@ -69,6 +74,7 @@ export interface ResolvedCapabilities {
   sharedAcrossProcesses: boolean;
   exactLeaseExpiry: boolean;
   storeInProcess: boolean;
+  rollouts: boolean;
 }
 
 /** Gives each test a fresh subject through beforeEach/afterEach. */
@@ -81,6 +87,7 @@ export class SubjectFixture {
       sharedAcrossProcesses: options.capabilities?.sharedAcrossProcesses ?? false,
       exactLeaseExpiry: options.capabilities?.exactLeaseExpiry ?? true,
       storeInProcess: options.capabilities?.storeInProcess ?? false,
+      rollouts: options.capabilities?.rollouts ?? options.capabilities?.storeInProcess ?? false,
     };
   }
 
