@@ -115,6 +115,12 @@ export const ERROR_CATALOG = {
     retryable: false,
     description: 'The policy version is already registered with another digest.',
   },
+  rollout_conflict: {
+    httpStatus: 409,
+    retryable: false,
+    description:
+      "The rollout's state changed since it was read or does not allow the change (details.status and details.revision say where it is), or the selection overlaps an active rollout (details.rolloutId).",
+  },
   stale_claim: {
     httpStatus: 409,
     retryable: false,

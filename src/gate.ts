@@ -41,6 +41,7 @@ import { buildCutoverReport } from './cutover/report.js';
 import { isFencegateError } from './errors.js';
 import { claimResult } from './core/plan/plan-intents.js';
 import { runCutover } from './cutover/run.js';
+import { Rollouts, type RolloutsApi } from './rollout/rollouts.js';
 import {
   validateClaim,
   validateComplete,
@@ -105,6 +106,8 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
   readonly #ownsStore: boolean;
   /** The token this handle's requests are made with (the server's); absent in process. */
   readonly #caller: Caller | undefined;
+  /** Operator: progressive rollouts of a policy, scope by scope (docs/rollout.md). */
+  readonly rollouts: RolloutsApi;
 
   private constructor(
     store: Store,
@@ -118,6 +121,7 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
     this.limits = limits;
     this.#ownsStore = ownsStore;
     this.#caller = caller;
+    this.rollouts = new Rollouts(store, this.tenant, caller);
   }
 
   static async open(options: FencegateOptions): Promise<Fencegate> {

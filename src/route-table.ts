@@ -103,6 +103,48 @@ export const ROUTE_TABLE = {
     auth: 'operator',
     retry: 'read',
   },
+  // Started again under its rolloutId, a rollout is the same one (operation_id_conflict otherwise).
+  startRollout: { method: 'POST', path: '/v1/rollouts', auth: 'operator', retry: 'idempotent' },
+  listRollouts: { method: 'GET', path: '/v1/rollouts', auth: 'operator', retry: 'read' },
+  getRollout: { method: 'GET', path: '/v1/rollouts/:rolloutId', auth: 'operator', retry: 'read' },
+  // A step command without `revision` sent twice would move two steps.
+  advanceRollout: {
+    method: 'POST',
+    path: '/v1/rollouts/:rolloutId/advance',
+    auth: 'operator',
+    retry: 'none',
+  },
+  pauseRollout: {
+    method: 'POST',
+    path: '/v1/rollouts/:rolloutId/pause',
+    auth: 'operator',
+    retry: 'none',
+  },
+  resumeRollout: {
+    method: 'POST',
+    path: '/v1/rollouts/:rolloutId/resume',
+    auth: 'operator',
+    retry: 'none',
+  },
+  promoteRollout: {
+    method: 'POST',
+    path: '/v1/rollouts/:rolloutId/promote',
+    auth: 'operator',
+    retry: 'none',
+  },
+  // A rollback sent again resumes the same rollback: it only goes forward.
+  rollbackRollout: {
+    method: 'POST',
+    path: '/v1/rollouts/:rolloutId/rollback',
+    auth: 'operator',
+    retry: 'idempotent',
+  },
+  rolloutReport: {
+    method: 'GET',
+    path: '/v1/rollouts/:rolloutId/report',
+    auth: 'operator',
+    retry: 'read',
+  },
   recordJobEvents: {
     method: 'POST',
     path: '/v1/jobs/events',

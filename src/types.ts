@@ -74,6 +74,11 @@ export interface AcquireRequest {
   holder: string;
   ttlMs: number;
   policyVersion?: string;
+  /**
+   * The policy versions this worker can run, instead of one `policyVersion`: the grant's
+   * `policyVersion` says which one applies (a scope under a rollout is pinned by the rollout).
+   */
+  policyVersions?: string[];
   /** Job lifecycle states to record with the grant, in its transaction (see LeaseJobEvents). */
   job?: LeaseJobEvents;
 }
@@ -539,4 +544,115 @@ export interface CutoverSummary {
 export interface ListCutoversQuery {
   limit?: number;
   cursor?: string;
+}
+
+/** The scopes a rollout ramps: every scope under a prefix, or a fixed list. */
+export type RolloutSelection = { prefix: string } | { scopes: string[] };
+
+/**
+ * running: steps may advance; paused: no step advances until resumed; rolling_back: the rollback
+ * is moving scopes back; rolled_back and completed are final.
+ */
+export type RolloutStatus = 'running' | 'paused' | 'rolling_back' | 'rolled_back' | 'completed';
+
+export const ROLLOUT_STATUSES: readonly RolloutStatus[] = [
+  'running',
+  'paused',
+  'rolling_back',
+  'rolled_back',
+  'completed',
+];
+
+export interface StartRolloutRequest {
+  /** Makes the start idempotent; generated when absent. */
+  rolloutId?: string;
+  fromPolicy: string;
+  toPolicy: string;
+  scopes?: string[];
+  prefix?: string;
+  /** Percentages of the selection, increasing, each 1 to 100: the ramp. */
+  steps: number[];
+  /** Holds the moved scopes (no lease expiry) instead of leaving them released. */
+  controller?: string;
+  reason?: string;
+}
+
+/** A change of a rollout's state, made only if the rollout is still at `revision` when given. */
+export interface RolloutCommand {
+  rolloutId: string;
+  revision?: number;
+  reason?: string;
+}
+
+export interface RolloutRollbackRequest extends RolloutCommand {
+  /** Also cancels the pending intents the rollout's scopes committed under toPolicy. */
+  cancelIntents?: boolean;
+}
+
+export interface Rollout {
+  rolloutId: string;
+  fromPolicy: string;
+  toPolicy: string;
+  selection: RolloutSelection;
+  steps: number[];
+  controller: string | null;
+  status: RolloutStatus;
+  /** How many step cutovers were started (`<rolloutId>/step-<n>`, n from 1). */
+  step: number;
+  /** The share of the selection ramped to toPolicy: 0 before the first step, 100 once promoted. */
+  percent: number;
+  /** Grows by one with every change of the rollout's state. */
+  revision: number;
+  cancelIntents: boolean;
+  reason: string | null;
+  startedAt: number;
+  updatedAt: number;
+  /** The cutover that moves scopes now or moved them last; null before the first step. */
+  cutoverId: string | null;
+  /** Whether that cutover has moved every scope it lists. */
+  cutoverDone: boolean;
+}
+
+export interface RolloutStepReport {
+  cutoverId: string;
+  /** The percent the step ramped to. */
+  percent: number;
+  status: 'running' | 'completed';
+  /** Scopes the step moved to toPolicy. */
+  moved: number;
+  /** Listed scopes it left (deleted, or moved otherwise since they were listed). */
+  skipped: number;
+  /** Commits accepted on the moved scopes under the step's fences or newer. */
+  commitsAccepted: number;
+}
+
+export interface RolloutRollbackReport {
+  cutoverId: string;
+  status: 'running' | 'completed';
+  /** Scopes moved back to fromPolicy with a new fence. */
+  moved: number;
+  /** Scopes the rollout had moved that a later takeover, cutover or delete moved otherwise. */
+  skipped: string[];
+  /** Commit attempts after the rollback under a fence older than the rollback's. */
+  staleAttempts: number;
+  /** Must be 0: stale attempts that were accepted. */
+  staleAccepted: number;
+  /** Pending intents cancelled with the rollback. */
+  intentsCancelled: number;
+}
+
+export interface RolloutReport {
+  rollout: Rollout;
+  steps: RolloutStepReport[];
+  /** Scopes pinned to toPolicy by an acquire under the rollout. */
+  pinnedAtAcquire: number;
+  rollback: RolloutRollbackReport | null;
+  /** Intents of the rollout's scopes whose delivery outcome is unknown, to reconcile. */
+  unknownOutcomes: number;
+  /** The jobs ledger's toPolicy jobs of the rollout's scopes, by last state. */
+  toPolicyJobs: { total: number; byState: Record<JobState, number> };
+}
+
+export interface ListRolloutsQuery {
+  status?: RolloutStatus;
 }

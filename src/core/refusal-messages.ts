@@ -275,3 +275,60 @@ export function cutoverIdConflict(cutoverId: string): Refusal {
     details: { cutoverId },
   };
 }
+
+// Rollouts (core/plan/plan-rollout.ts): the request names the rollout.
+
+export function unregisteredRolloutPolicy(
+  field: 'fromPolicy' | 'toPolicy',
+  version: string,
+): Refusal {
+  return {
+    code: 'invalid_request',
+    message: `${field} ${version} is not registered; register it with POST /v1/policies first`,
+    details: { field },
+  };
+}
+
+export function rolloutIdConflict(rolloutId: string): Refusal {
+  return {
+    code: 'operation_id_conflict',
+    message: `rolloutId ${rolloutId} already names a different rollout`,
+    details: { rolloutId },
+  };
+}
+
+export function rolloutNotFound(rolloutId: string): Refusal {
+  return {
+    code: 'not_found',
+    message: `rollout ${rolloutId} does not exist`,
+    details: { rolloutId },
+  };
+}
+
+/** A start or a cutover whose selection meets an active rollout's. */
+export function rolloutOverlap(activeRolloutId: string): Refusal {
+  return {
+    code: 'rollout_conflict',
+    message: `the selection overlaps active rollout ${activeRolloutId}; roll it back or let it complete first`,
+    details: { reason: 'overlap', rolloutId: activeRolloutId },
+  };
+}
+
+/** A change the rollout's current state does not allow, or one made at an older revision. */
+export function rolloutStateConflict(
+  rolloutId: string,
+  action: string,
+  status: string,
+  revision: number,
+  expectedRevision: number | null,
+): Refusal {
+  const message =
+    expectedRevision !== null && expectedRevision !== revision
+      ? `rollout ${rolloutId} is at revision ${revision}, not ${expectedRevision}: it changed since it was read (now ${status}); read it again and decide`
+      : `rollout ${rolloutId} is ${status}: it cannot ${action}`;
+  return {
+    code: 'rollout_conflict',
+    message,
+    details: { reason: 'state', rolloutId, status, revision },
+  };
+}

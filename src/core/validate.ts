@@ -200,8 +200,18 @@ function assertJson(value: unknown, path: string, depth: number): void {
   fail('invalid_request', `${path} must be a JSON value`, { field: path });
 }
 
+/** The versions one acquire may offer: the old and the new one of a rollout, and a few more. */
+const MAX_POLICY_VERSIONS = 8;
+
 export function validateAcquire(input: unknown, limits: Limits = DEFAULT_LIMITS): AcquireRequest {
-  const body = requireObject(input, 'body', ['scope', 'holder', 'ttlMs', 'policyVersion', 'job']);
+  const body = requireObject(input, 'body', [
+    'scope',
+    'holder',
+    'ttlMs',
+    'policyVersion',
+    'policyVersions',
+    'job',
+  ]);
   const request: AcquireRequest = {
     scope: requireName(body.scope, 'scope'),
     holder: requireName(body.holder, 'holder'),
@@ -209,6 +219,22 @@ export function validateAcquire(input: unknown, limits: Limits = DEFAULT_LIMITS)
   };
   const policyVersion = optionalName(body.policyVersion, 'policyVersion');
   if (policyVersion !== undefined) request.policyVersion = policyVersion;
+  if (body.policyVersions !== undefined) {
+    if (policyVersion !== undefined) {
+      fail('invalid_request', 'send policyVersion or policyVersions, not both', {
+        field: 'policyVersions',
+      });
+    }
+    if (!Array.isArray(body.policyVersions) || body.policyVersions.length === 0) {
+      fail('invalid_request', 'policyVersions must be a non-empty array of policy versions', {
+        field: 'policyVersions',
+      });
+    }
+    const versions = requireArray(body.policyVersions, 'policyVersions', MAX_POLICY_VERSIONS);
+    request.policyVersions = [
+      ...new Set(versions.map((version, i) => requireName(version, `policyVersions[${i}]`))),
+    ];
+  }
   const job = optionalLeaseJobEvents(body.job);
   if (job !== undefined) request.job = job;
   return request;

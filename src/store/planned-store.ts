@@ -29,6 +29,14 @@ import {
   planTakeover,
 } from '../core/plan/plan-leases.js';
 import type { Caller } from '../core/grant-token.js';
+import { planRolloutChange, type RolloutChange } from '../core/plan/plan-rollout.js';
+import { planReadRollouts, planReadRolloutScopes } from '../core/plan/plan-rollout-reads.js';
+import {
+  ROLLOUTS_PREFIX,
+  rolloutScopesPrefix,
+  type RolloutRow,
+  type RolloutScopeRow,
+} from '../core/rollout-rows.js';
 import type { RangeRef, Snapshot, Transition } from '../core/plan/transition.js';
 import type { NormalizedCommit } from '../core/validate.js';
 import type {
@@ -88,7 +96,10 @@ export type PlannedOperation =
   | 'registerPolicy'
   | 'startCutover'
   | 'moveCutoverChunk'
-  | 'recordJobEvents';
+  | 'recordJobEvents'
+  | 'changeRollout'
+  | 'readRollouts'
+  | 'readRolloutScopes';
 
 export type Plan<A> = (snapshot: Snapshot) => Transition<A>;
 
@@ -332,6 +343,41 @@ export abstract class PlannedStore implements Pick<Store, PlannedOperation | 'co
       tenant,
       plan: (s) => planCutoverChunk(s, cutoverId, cutoverChunk, caller),
       ranges: [{ type: 'cutoverSteps', cutoverId }],
+    });
+  }
+
+  /** One rollout state change: a compare-and-swap on the rollout's revision (plan-rollout.ts). */
+  async changeRollout(tenant: string, change: RolloutChange): Promise<RolloutRow> {
+    const position = await this.cutoverStartPosition();
+    return await this.apply({
+      operation: 'changeRollout',
+      tenant,
+      plan: (s) => planRolloutChange(s, change, position(s)),
+    });
+  }
+
+  /** The tenant's rollouts (one when `rolloutId` is given), read as one snapshot. */
+  readRollouts(tenant: string, rolloutId?: string): Promise<RolloutRow[]> {
+    return this.apply({
+      operation: 'readRollouts',
+      tenant,
+      plan: (s) => planReadRollouts(s, rolloutId),
+      ...(rolloutId === undefined
+        ? { ranges: [{ type: 'rolloutKeys' as const, prefix: ROLLOUTS_PREFIX }] }
+        : {}),
+    });
+  }
+
+  readRolloutScopes(
+    tenant: string,
+    rolloutId: string,
+  ): Promise<{ scope: string; row: RolloutScopeRow }[]> {
+    const range = { type: 'rolloutKeys' as const, prefix: rolloutScopesPrefix(rolloutId) };
+    return this.apply({
+      operation: 'readRolloutScopes',
+      tenant,
+      plan: (s) => planReadRolloutScopes(s, rolloutId),
+      ranges: [range],
     });
   }
 

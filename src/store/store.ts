@@ -19,6 +19,8 @@
  * it are core/grant-token.ts's, and the audit entries name the token.
  */
 import type { Caller } from '../core/grant-token.js';
+import type { RolloutChange } from '../core/plan/plan-rollout.js';
+import type { RolloutRow, RolloutScopeRow } from '../core/rollout-rows.js';
 import type { SizedPage } from '../core/record-page.js';
 import type { TransactionCapabilities } from '../core/transaction-limits.js';
 import type { NormalizedCommit } from '../core/validate.js';
@@ -229,6 +231,20 @@ export interface Store {
    * covers and has moved. The cursor is the one of core/cutover-cursor.ts.
    */
   listCutovers(tenant: string, query: ListCutoversQuery): Promise<Page<CutoverSummary>>;
+  /**
+   * Changes a rollout's state in one transaction, a compare-and-swap on its revision: starts it (its
+   * first step's cutover listed then), starts its next step or its rollback, pauses, resumes or
+   * finishes it. Throws rollout_conflict when the rollout moved on or its state does not allow the
+   * change, not_found for an unknown rollout. The cutovers it starts are moved by moveCutoverChunk.
+   */
+  changeRollout(tenant: string, change: RolloutChange): Promise<RolloutRow>;
+  /** The tenant's rollouts, or the one named (none when it does not exist). */
+  readRollouts(tenant: string, rolloutId?: string): Promise<RolloutRow[]>;
+  /** What the rollout did to each scope it moved or pinned, by scope name. */
+  readRolloutScopes(
+    tenant: string,
+    rolloutId: string,
+  ): Promise<{ scope: string; row: RolloutScopeRow }[]>;
   /** Records job lifecycle events; a job keeps its latest state. */
   recordJobEvents(tenant: string, events: JobEvent[]): Promise<void>;
   /** The latest state of every job of the given scopes (all jobs when absent). */

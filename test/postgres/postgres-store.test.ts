@@ -124,6 +124,65 @@ describe.skipIf(noPostgres)('opening', () => {
     }
   });
 
+  it('upgrades a schema at version 2 to the latest: its pinned scopes ramp in a rollout', async () => {
+    const old = testSchema('v2');
+    try {
+      await withClient(url, async (client) => {
+        await client.query(`CREATE SCHEMA ${old}`);
+        await client.query(
+          `CREATE TABLE ${old}.schema_versions (version integer PRIMARY KEY, name text NOT NULL,
+             digest text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+        );
+        for (const migration of POSTGRES_MIGRATIONS.slice(0, 2)) {
+          await client.query(renderMigration(migration.sql, old));
+          await client.query(
+            `INSERT INTO ${old}.schema_versions (version, name, digest) VALUES ($1, $2, $3)`,
+            [migration.version, migration.name, sha256Hex(migration.sql)],
+          );
+        }
+        for (const version of ['v7', 'v8']) {
+          await client.query(
+            `INSERT INTO ${old}.policies (tenant, version, digest, description, registered_by,
+               registered_at, row_version) VALUES ('acme', $1, NULL, NULL, NULL, 1, 1)`,
+            [version],
+          );
+        }
+        await client.query(
+          `INSERT INTO ${old}.scopes (tenant, scope, fence, holder, lease_expires_at,
+             policy_version, status, updated_at, grant_token_id, row_version)
+           VALUES ('acme', 'orders/1', 1, NULL, NULL, 'v7', 'active', 1, NULL, 1)`,
+        );
+      });
+      const store = await PostgresStore.open({ url, schema: old });
+      const gate = await Fencegate.open({ store, tenant: 'acme' });
+      try {
+        const { rows } = await withClient(url, (client) =>
+          client.query<{ version: number }>(
+            `SELECT version FROM ${old}.schema_versions ORDER BY version`,
+          ),
+        );
+        expect(rows.map((row) => row.version)).toEqual(POSTGRES_MIGRATIONS.map((m) => m.version));
+        const rollout = await gate.rollouts.start({
+          rolloutId: 'r1',
+          fromPolicy: 'v7',
+          toPolicy: 'v8',
+          scopes: ['orders/1'],
+          steps: [100],
+        });
+        expect(rollout).toMatchObject({ status: 'completed', percent: 100 });
+        expect(await gate.getScope('orders/1')).toMatchObject({
+          fence: 2,
+          holder: null,
+          policyVersion: 'v8',
+        });
+      } finally {
+        await gate.close();
+      }
+    } finally {
+      await dropSchema(url, old);
+    }
+  });
+
   it('takes the schema from ?schema= in the URL, and openStore opens postgres:// URLs', async () => {
     const fresh = testSchema('url');
     try {

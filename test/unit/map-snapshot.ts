@@ -16,9 +16,12 @@ export class MapSnapshot implements Snapshot {
   readonly tenant = 'acme';
   readonly rows = new Map<string, unknown>();
   readonly ranges = new Map<string, string[]>();
+  /** Every ref a plan asked for, in order. */
+  readonly reads: Ref[] = [];
   constructor(public now = 1_000) {}
 
   get<K extends RowType>(ref: RefOf<K>): Rows[K] | null {
+    this.reads.push(ref as Ref);
     return (this.rows.get(JSON.stringify(ref)) as Rows[K] | undefined) ?? null;
   }
 

@@ -26,10 +26,31 @@ function held(snapshot: MapSnapshot, fence = 3): void {
 }
 
 describe('planned transitions', () => {
+  it('an acquire of a scope pinned to a policy reads no rollout document: only a scope not pinned yet pays that read', () => {
+    const snapshot = new MapSnapshot();
+    const first = planAcquire(snapshot, {
+      scope: 'wf-1',
+      holder: 'w1',
+      ttlMs: 1_000,
+      policyVersion: 'v7',
+    });
+    expect(first.expect).toEqual([scopeRef, { type: 'rollout', key: 'active' }]);
+    snapshot.apply(first.put);
+    const pinned = planAcquire(snapshot, {
+      scope: 'wf-1',
+      holder: 'w2',
+      ttlMs: 1_000,
+      policyVersions: ['v7', 'v8'],
+    });
+    expect(pinned.expect).toEqual([scopeRef]);
+    expect(snapshot.reads.filter((ref) => ref.type === 'rollout')).toHaveLength(1);
+  });
+
   it('acquire of a new scope puts fence 1 and audits the grant; the same holder again puts nothing', () => {
     const snapshot = new MapSnapshot();
     const first = planAcquire(snapshot, { scope: 'wf-1', holder: 'w1', ttlMs: 1_000 });
-    expect(first.expect).toEqual([scopeRef]);
+    // A scope not pinned yet reads the tenant's active rollouts, in the acquire's own snapshot.
+    expect(first.expect).toEqual([scopeRef, { type: 'rollout', key: 'active' }]);
     expect(first.put).toEqual([
       {
         type: 'scope',

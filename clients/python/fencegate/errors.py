@@ -169,6 +169,14 @@ class PolicyConflictError(FencegateError):
     retryable = False
 
 
+class RolloutConflictError(FencegateError):
+    """The rollout's state changed since it was read or does not allow the change (details.status and details.revision say where it is), or the selection overlaps an active rollout (details.rolloutId)."""
+
+    code = "rollout_conflict"
+    http_status = 409
+    retryable = False
+
+
 class StaleClaimError(FencegateError):
     """The claim fence is not the intent's current claim fence."""
 
@@ -247,6 +255,7 @@ ERROR_CLASSES: Dict[str, Type[FencegateError]] = {
     "duplicate_effect": DuplicateEffectError,
     "operation_abandoned": OperationAbandonedError,
     "policy_conflict": PolicyConflictError,
+    "rollout_conflict": RolloutConflictError,
     "stale_claim": StaleClaimError,
     "payload_too_large": PayloadTooLargeError,
     "unsupported_media_type": UnsupportedMediaTypeError,
@@ -279,6 +288,7 @@ __all__ = [
     "DuplicateEffectError",
     "OperationAbandonedError",
     "PolicyConflictError",
+    "RolloutConflictError",
     "StaleClaimError",
     "PayloadTooLargeError",
     "UnsupportedMediaTypeError",

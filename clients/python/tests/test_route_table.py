@@ -29,7 +29,23 @@ from fencegate.errors import InternalError, InvalidRequestError, OutcomeUnknownE
 from fencegate.lease import LeaseRules
 
 #: Routes of the table the client deliberately has no method for, each with the reason.
-WITHOUT_A_METHOD: Dict[str, str] = {}
+_ROLLOUTS_NOT_YET = (
+    "the Python client has no rollout methods yet: use the HTTP routes or the library"
+)
+WITHOUT_A_METHOD: Dict[str, str] = {
+    name: _ROLLOUTS_NOT_YET
+    for name in (
+        "startRollout",
+        "listRollouts",
+        "getRollout",
+        "advanceRollout",
+        "pauseRollout",
+        "resumeRollout",
+        "promoteRollout",
+        "rollbackRollout",
+        "rolloutReport",
+    )
+}
 
 #: Calls whose retry class the tests below cannot watch, each with the reason.
 SENT_ONCE = {"readyz": "asks whether the server reaches its store now: any failure answers False"}

@@ -13,10 +13,23 @@ import {
   cutoverIdConflict,
   policyConflict,
   refusalError,
+  rolloutOverlap,
   unregisteredCutoverPolicy,
 } from '../refusal-messages.js';
-import type { Put, Ref, Snapshot, Transition } from './transition.js';
+import { ACTIVE_ROLLOUTS_REF, readActiveRollouts } from '../rollout-rows.js';
+import { overlaps } from '../rollout-rules.js';
+import type { NewAuditEntry } from '../audit-entry.js';
+import type {
+  CutoverRow,
+  Put,
+  RangeRef,
+  Ref,
+  ScopeRow,
+  Snapshot,
+  Transition,
+} from './transition.js';
 import { fenceGrantPut } from './plan-leases.js';
+import { rolloutMover } from './plan-rollout-moves.js';
 
 export function planRegisterPolicy(
   snapshot: Snapshot,
@@ -61,7 +74,9 @@ export function planRegisterPolicy(
 
 /**
  * Starts a cutover, or checks that an existing one with this id is the same request. `lastSeq` is
- * the last audit seq the snapshot saw: later entries happened after the cutover began.
+ * the last audit seq the snapshot saw: later entries happened after the cutover began. A cutover
+ * whose scopes meet an active rollout's selection is refused: the rollout's steps and rollback
+ * are the only movers of those scopes until it ends.
  */
 export function planCutoverStart(
   snapshot: Snapshot,
@@ -81,6 +96,17 @@ export function planCutoverStart(
   if (snapshot.get(policyRef) === null) {
     return failed([ref, policyRef], refusalError(unregisteredCutoverPolicy(request.toPolicy)));
   }
+  const selection =
+    request.scopes !== undefined ? { scopes: request.scopes } : { prefix: request.prefix ?? '' };
+  const active = readActiveRollouts(snapshot).find((rollout) =>
+    overlaps(rollout.selection, selection),
+  );
+  if (active !== undefined) {
+    return failed(
+      [ref, policyRef, ACTIVE_ROLLOUTS_REF],
+      refusalError(rolloutOverlap(active.rolloutId)),
+    );
+  }
   const scopes =
     request.scopes !== undefined
       ? [...new Set(request.scopes)].sort()
@@ -88,32 +114,87 @@ export function planCutoverStart(
           .list({ type: 'scopes', prefix: request.prefix ?? '' })
           .filter((scope) => snapshot.get({ type: 'scope', scope })?.status === 'active');
   return {
-    expect: [ref, policyRef],
-    put: [
-      {
-        ...ref,
-        row: {
-          cutoverId: request.cutoverId,
-          requestFingerprint: fingerprint,
-          toPolicy: request.toPolicy,
-          holder: request.holder,
-          leaseTtlMs: request.leaseTtlMs ?? null,
-          reason: request.reason ?? null,
-          status: 'running',
-          startedAt: snapshot.now,
-          completedAt: null,
-          startSeq: lastSeq,
-          scopes,
-        },
-      },
-    ],
+    expect: [ref, policyRef, ACTIVE_ROLLOUTS_REF],
+    put: [newCutover(snapshot, { ...request, requestFingerprint: fingerprint }, lastSeq, scopes)],
     audit: [],
     answer: { ok: true, value: undefined },
   };
 }
 
+/** The put of a new cutover over `scopes`, fixed now: a plain cutover's or a rollout's. */
+export function newCutover(
+  snapshot: Snapshot,
+  request: {
+    cutoverId: string;
+    requestFingerprint: string;
+    toPolicy: string;
+    holder: string;
+    leaseTtlMs?: number;
+    reason?: string;
+  },
+  lastSeq: number,
+  scopes: string[],
+): Put {
+  return {
+    type: 'cutover',
+    cutoverId: request.cutoverId,
+    row: {
+      cutoverId: request.cutoverId,
+      requestFingerprint: request.requestFingerprint,
+      toPolicy: request.toPolicy,
+      holder: request.holder,
+      leaseTtlMs: request.leaseTtlMs ?? null,
+      reason: request.reason ?? null,
+      status: 'running',
+      startedAt: snapshot.now,
+      completedAt: null,
+      startSeq: lastSeq,
+      scopes,
+    },
+  };
+}
+
 function failed<A>(expect: Ref[], error: FencegateError): Transition<A> {
   return { expect, put: [], audit: [], answer: { ok: false, error } };
+}
+
+/**
+ * What a cutover does to one listed scope when its chunk runs: moves it (fence + 1) to `policy`,
+ * held by `holder` (or left released), with the extra rows of the move; or leaves it, skipped.
+ */
+export type ScopeMove =
+  | { move: false; expect?: Ref[] }
+  | {
+      move: true;
+      holder: string | null;
+      leaseExpiresAt: number | null;
+      policyVersion: string;
+      puts: (fence: number) => Put[];
+      /** Refs the decision read, expected unchanged when the chunk applies. */
+      expect?: Ref[];
+      /** What else the move does under its new fence, after its own audit entry. */
+      alongside?: (fence: number) => {
+        expect: (Ref | RangeRef)[];
+        put: Put[];
+        audit: NewAuditEntry[];
+      };
+    };
+
+export type CutoverMover = (scope: string, row: ScopeRow | null) => ScopeMove;
+
+/** A plain cutover moves every listed scope but a deleted one (only a takeover re-creates it). */
+function plainMover(cutover: CutoverRow, now: number): CutoverMover {
+  const leaseExpiresAt = cutover.leaseTtlMs === null ? null : now + cutover.leaseTtlMs;
+  return (_scope, row) =>
+    row?.status === 'deleted'
+      ? { move: false }
+      : {
+          move: true,
+          holder: cutover.holder,
+          leaseExpiresAt,
+          policyVersion: cutover.toPolicy,
+          puts: () => [],
+        };
 }
 
 /** Moves up to `chunk` scopes not yet moved; answers how many moved (0 marks it completed). */
@@ -143,9 +224,10 @@ export function planCutoverChunk(
       answer: { ok: true, value: 0 },
     };
   }
-  const leaseExpiresAt = cutover.leaseTtlMs === null ? null : now + cutover.leaseTtlMs;
+  const rollout = rolloutMover(snapshot, cutover);
+  const mover = rollout?.mover ?? plainMover(cutover, now);
   const transition: Transition<number> = {
-    expect: [ref, stepsRange],
+    expect: [ref, stepsRange, ...(rollout?.expect ?? [])],
     put: [],
     audit: [],
     answer: { ok: true, value: pending.length },
@@ -154,13 +236,15 @@ export function planCutoverChunk(
   for (const scope of pending) {
     const row = snapshot.get({ type: 'scope', scope });
     transition.expect.push({ type: 'scope', scope }, { type: 'cutoverStep', cutoverId, scope });
-    if (row?.status === 'deleted') {
-      // Only a takeover re-creates a deleted scope: the cutover leaves it, marked skipped.
+    const move = mover(scope, row);
+    transition.expect.push(...(move.expect ?? []));
+    if (!move.move) {
+      // The scope keeps its fence, which the step row records; it is no longer pending.
       steps.push({
         type: 'cutoverStep',
         cutoverId,
         scope,
-        row: { fence: row.fence, skipped: true },
+        row: { fence: row?.fence ?? 0, skipped: true },
       });
       continue;
     }
@@ -171,15 +255,17 @@ export function planCutoverChunk(
       scope,
       row: {
         fence,
-        holder: cutover.holder,
-        leaseExpiresAt,
-        policyVersion: cutover.toPolicy,
+        holder: move.holder,
+        leaseExpiresAt: move.holder === null ? null : move.leaseExpiresAt,
+        policyVersion: move.policyVersion,
         status: 'active',
         updatedAt: now,
       },
     });
-    transition.put.push(fenceGrantPut(scope, fence, cutover.holder));
+    if (move.holder !== null) transition.put.push(fenceGrantPut(scope, fence, move.holder));
+    transition.put.push(...move.puts(fence));
     steps.push({ type: 'cutoverStep', cutoverId, scope, row: { fence } });
+    const alongside = move.alongside?.(fence);
     transition.audit.push(
       auditEntry({
         at: now,
@@ -188,13 +274,18 @@ export function planCutoverChunk(
         kind: 'cutover',
         outcome: 'granted',
         reason: cutoverId,
-        holder: cutover.holder,
-        policyVersion: cutover.toPolicy,
+        holder: move.holder,
+        policyVersion: move.policyVersion,
         currentFence: fence,
-        leaseExpiresAt,
+        leaseExpiresAt: move.holder === null ? null : move.leaseExpiresAt,
         ...tokenField(caller),
       }),
     );
+    if (alongside !== undefined) {
+      transition.expect.push(...alongside.expect);
+      transition.put.push(...alongside.put);
+      transition.audit.push(...alongside.audit);
+    }
   }
   transition.put.push(...steps);
   return transition;

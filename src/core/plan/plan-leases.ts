@@ -29,10 +29,13 @@ import {
   type GrantState,
 } from '../lease-rules.js';
 import { leaseJobEvents, type LeaseGeneration } from '../lease-job-events.js';
+import { refusalError } from '../refusal-messages.js';
 import { planJobEvents } from './plan-jobs.js';
+import { acquirePolicy, takeoverLeavesRollout } from './plan-rollout-moves.js';
 import {
   refused,
   type Put,
+  type RangeRef,
   type Ref,
   type ScopeRow,
   type Snapshot,
@@ -139,18 +142,37 @@ export function planAcquire(
   caller?: Caller,
 ): Transition<Grant> {
   const row = snapshot.get({ type: 'scope', scope: request.scope });
-  const decision = decideAcquire(request.scope, row, request, snapshot.now, caller);
+  const policy = acquirePolicy(snapshot, request, row);
+  const decision =
+    policy.mismatch === null
+      ? decideAcquire(
+          request.scope,
+          row,
+          { ...request, policyVersion: policy.policyVersion },
+          snapshot.now,
+          caller,
+        )
+      : ({ ok: false, error: refusalError(policy.mismatch) } as const);
   if (!decision.ok) {
-    return refusal(snapshot, 'acquire', request.scope, row, decision.error, caller, {
-      holder: request.holder,
-    });
+    const refused = refusal<Grant>(
+      snapshot,
+      'acquire',
+      request.scope,
+      row,
+      decision.error,
+      caller,
+      { holder: request.holder },
+    );
+    return { ...refused, expect: [...refused.expect, ...policy.expect] };
   }
   const { reacquired, ...grant } = decision.value;
   return withJobEvents(
     snapshot,
     {
-      expect: [scopeRef(request.scope)],
-      put: reacquired ? [] : grantPuts(snapshot, request.scope, grant, caller),
+      expect: [scopeRef(request.scope), ...policy.expect],
+      put: reacquired
+        ? []
+        : [...grantPuts(snapshot, request.scope, grant, caller), ...policy.puts(grant.fence)],
       audit: [grantAudit(snapshot, 'acquire', request.scope, grant, !reacquired, caller)],
       answer: { ok: true, value: { scope: request.scope, ...grant, reacquired } },
     },
@@ -292,9 +314,10 @@ export function planTakeover(
     });
   }
   const grant = decision.value;
+  const leaves = takeoverLeavesRollout(snapshot, scope, row);
   return {
-    expect: [scopeRef(scope)],
-    put: grantPuts(snapshot, scope, grant, caller),
+    expect: [scopeRef(scope), ...leaves.expect],
+    put: [...grantPuts(snapshot, scope, grant, caller), ...leaves.put],
     audit: [grantAudit(snapshot, 'takeover', scope, grant, true, caller, request.reason ?? null)],
     answer: { ok: true, value: { scope, ...grant, reacquired: false } },
   };
@@ -313,9 +336,8 @@ export function planCancel(
     return refusal(snapshot, 'cancel', scope, row, error as FencegateError, caller);
   }
   const fence = nextFence(row);
-  const range = { type: 'scopeIntents' as const, scope };
   const transition: Transition<CancelResult> = {
-    expect: [scopeRef(scope), range],
+    expect: [scopeRef(scope)],
     put: [
       {
         type: 'scope',
@@ -338,31 +360,55 @@ export function planCancel(
     ],
     answer: { ok: true, value: { fence, cancelledIntents: 0 } },
   };
-  let cancelled = 0;
+  const cancels = cancelPendingIntents(snapshot, scope, fence);
+  transition.expect.push(...cancels.expect);
+  transition.put.push(...cancels.put);
+  transition.audit.push(...cancels.audit);
+  const cancelled = cancels.put.length;
+  transition.answer = { ok: true, value: { fence, cancelledIntents: cancelled } };
+  return transition;
+}
+
+/**
+ * The scope's pending (unclaimed) intents cancelled as its fence moves to `fence`: those committed
+ * under `committedFrom` or a newer fence (all by default). `reason` names what cancelled them.
+ */
+export function cancelPendingIntents(
+  snapshot: Snapshot,
+  scope: string,
+  fence: number,
+  committedFrom = 0,
+  reason: string | null = null,
+): { expect: (Ref | RangeRef)[]; put: Put[]; audit: NewAuditEntry[] } {
+  const range = { type: 'scopeIntents' as const, scope };
+  const cancels = {
+    expect: [range] as (Ref | RangeRef)[],
+    put: [] as Put[],
+    audit: [] as NewAuditEntry[],
+  };
   for (const effectKey of snapshot.list(range)) {
     const intent = snapshot.get({ type: 'intent', effectKey });
-    transition.expect.push({ type: 'intent', effectKey });
-    if (intent === null || intent.status !== 'pending') continue;
-    cancelled += 1;
-    transition.put.push({
+    cancels.expect.push({ type: 'intent', effectKey });
+    if (intent === null || intent.status !== 'pending' || intent.fence < committedFrom) continue;
+    cancels.put.push({
       type: 'intent',
       effectKey,
       row: { ...intent, status: 'cancelled', updatedAt: snapshot.now },
     });
-    transition.audit.push(
+    cancels.audit.push(
       auditEntry({
         at: snapshot.now,
         tenant: snapshot.tenant,
         scope,
         kind: 'intent',
         outcome: 'cancelled',
+        reason,
         currentFence: fence,
         effectKey,
       }),
     );
   }
-  transition.answer = { ok: true, value: { fence, cancelledIntents: cancelled } };
-  return transition;
+  return cancels;
 }
 
 /** Delete: fence+1, status deleted, every live record tombstoned at revision+1. */

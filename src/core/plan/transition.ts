@@ -14,6 +14,7 @@ import type { FencegateError } from '../../errors.js';
 import type { CommitResult, Intent, JobRecord, Policy, ScopeState } from '../../types.js';
 import type { NewAuditEntry } from '../audit-entry.js';
 import type { FenceGrant } from '../fence-holder.js';
+import type { RolloutDocument } from '../rollout-rows.js';
 
 export type ScopeRow = Omit<ScopeState, 'scope'> & {
   /**
@@ -81,6 +82,8 @@ export interface Rows {
   cutover: CutoverRow;
   cutoverStep: CutoverStepRow;
   job: JobRecord;
+  /** A rollout's state, the tenant's active rollouts, or what a rollout did to one scope. */
+  rollout: RolloutDocument;
 }
 
 interface RefKeys {
@@ -94,6 +97,8 @@ interface RefKeys {
   cutover: { cutoverId: string };
   cutoverStep: { cutoverId: string; scope: string };
   job: { jobId: string };
+  /** The document's key (core/rollout-rows.ts lays them out). */
+  rollout: { key: string };
 }
 
 export type RowType = keyof Rows;
@@ -120,7 +125,9 @@ export type RangeRef =
   /** Scope names starting with `prefix`. */
   | { type: 'scopes'; prefix: string }
   /** Scopes a cutover has moved. */
-  | { type: 'cutoverSteps'; cutoverId: string };
+  | { type: 'cutoverSteps'; cutoverId: string }
+  /** Rollout document keys starting with `prefix` (a rollout's scopes, every rollout). */
+  | { type: 'rolloutKeys'; prefix: string };
 
 export type Answer<A> = { ok: true; value: A } | { ok: false; error: FencegateError };
 
@@ -146,7 +153,8 @@ export function isRangeRef(ref: Ref | RangeRef): ref is RangeRef {
     ref.type === 'scopeIntents' ||
     ref.type === 'openIntents' ||
     ref.type === 'scopes' ||
-    ref.type === 'cutoverSteps'
+    ref.type === 'cutoverSteps' ||
+    ref.type === 'rolloutKeys'
   );
 }
 
@@ -173,6 +181,8 @@ export function refKey(ref: Ref): string {
       return `cs\0${ref.cutoverId}\0${ref.scope}`;
     case 'job':
       return `j\0${ref.jobId}`;
+    case 'rollout':
+      return `ro\0${ref.key}`;
   }
 }
 

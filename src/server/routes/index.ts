@@ -7,6 +7,7 @@ import { adminTokenRoutes } from './admin-tokens.js';
 import { auditRoutes } from './audit.js';
 import { commitRoutes } from './commit.js';
 import { cutoverRoutes } from './cutovers.js';
+import { rolloutRoutes } from './rollouts.js';
 import { healthRoutes } from './health.js';
 import { intentRoutes } from './intents.js';
 import { jobRoutes } from './jobs.js';
@@ -25,6 +26,7 @@ export const ROUTE_FILES = [
   intentRoutes,
   policyRoutes,
   cutoverRoutes,
+  rolloutRoutes,
   jobRoutes,
   auditRoutes,
   adminTokenRoutes,

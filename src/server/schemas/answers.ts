@@ -2,7 +2,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import { VIOLATION_KINDS, type ViolationKind } from '../../audit/violations.js';
 import { COMMIT_REJECTION_CODES } from '../../errors.js';
-import { AUDIT_KINDS, INTENT_STATUSES, JOB_STATES } from '../../types.js';
+import { AUDIT_KINDS, INTENT_STATUSES, JOB_STATES, ROLLOUT_STATUSES } from '../../types.js';
 import {
   CLOSED,
   Counter,
@@ -324,6 +324,89 @@ export const CutoverReportSchema = Type.Object(
   CLOSED,
 );
 
+const JobsByStateSchema = Type.Object(
+  {
+    total: Counter,
+    byState: Type.Object(
+      Object.fromEntries(JOB_STATES.map((state) => [state, Counter])) as Record<
+        (typeof JOB_STATES)[number],
+        typeof Counter
+      >,
+      CLOSED,
+    ),
+  },
+  CLOSED,
+);
+
+const CutoverStatusSchema = Type.Union([Type.Literal('running'), Type.Literal('completed')]);
+
+export const RolloutSchema = Type.Object(
+  {
+    rolloutId: Name,
+    fromPolicy: Name,
+    toPolicy: Name,
+    selection: Type.Union([
+      Type.Object({ prefix: Name }, CLOSED),
+      Type.Object({ scopes: Type.Array(Name) }, CLOSED),
+    ]),
+    steps: Type.Array(Type.Integer({ minimum: 1, maximum: 100 })),
+    controller: Nullable(Name),
+    status: Type.Union(ROLLOUT_STATUSES.map((status) => Type.Literal(status))),
+    step: Counter,
+    percent: Type.Integer({ minimum: 0, maximum: 100 }),
+    revision: Counter,
+    cancelIntents: Type.Boolean(),
+    reason: Nullable(Type.String()),
+    startedAt: Millis,
+    updatedAt: Millis,
+    cutoverId: Nullable(Name),
+    cutoverDone: Type.Boolean(),
+  },
+  CLOSED,
+);
+
+export const RolloutListSchema = Type.Object({ items: Type.Array(RolloutSchema) }, CLOSED);
+
+export const RolloutReportSchema = Type.Object(
+  {
+    rollout: RolloutSchema,
+    steps: Type.Array(
+      Type.Object(
+        {
+          cutoverId: Name,
+          percent: Type.Integer({ minimum: 0, maximum: 100 }),
+          status: CutoverStatusSchema,
+          moved: Counter,
+          skipped: Counter,
+          commitsAccepted: Counter,
+        },
+        CLOSED,
+      ),
+    ),
+    pinnedAtAcquire: Counter,
+    rollback: Nullable(
+      Type.Object(
+        {
+          cutoverId: Name,
+          status: CutoverStatusSchema,
+          moved: Counter,
+          skipped: Type.Array(Name),
+          staleAttempts: Counter,
+          staleAccepted: Type.Integer({
+            minimum: 0,
+            description: 'stale attempts accepted after the rollback: must be 0',
+          }),
+          intentsCancelled: Counter,
+        },
+        CLOSED,
+      ),
+    ),
+    unknownOutcomes: Counter,
+    toPolicyJobs: JobsByStateSchema,
+  },
+  CLOSED,
+);
+
 export const JobEventsAcceptedSchema = Type.Object({ accepted: Counter }, CLOSED);
 
 const ViolationKindSchema = Type.Union(
@@ -368,5 +451,7 @@ export const NAMED_ANSWER_SCHEMAS: Record<string, TSchema> = {
   CutoverResult: CutoverResultSchema,
   CutoverReport: CutoverReportSchema,
   CutoverSummary: CutoverSummarySchema,
+  Rollout: RolloutSchema,
+  RolloutReport: RolloutReportSchema,
   Violation: ViolationSchema,
 };

@@ -5,7 +5,8 @@
  */
 import { Type } from '@sinclair/typebox';
 import { NAME_PATTERN, NAME_RULE, type Limits } from '../../core/limits.js';
-import { JOB_STATES } from '../../types.js';
+import { MAX_ROLLOUT_SCOPES } from '../../core/validate-rollout.js';
+import { JOB_STATES, ROLLOUT_STATUSES } from '../../types.js';
 import {
   AuditKindSchema,
   AuditOutcomeSchema,
@@ -60,6 +61,14 @@ export function requestSchemas(limits: Limits) {
       holder: Name,
       ttlMs: ttl,
       policyVersion: Type.Optional(Name),
+      policyVersions: Type.Optional(
+        Type.Array(Name, {
+          minItems: 1,
+          maxItems: 8,
+          description:
+            'the versions this worker can run, instead of policyVersion; the grant says which applies',
+        }),
+      ),
       job: Type.Optional(LeaseJob),
     },
     CLOSED,
@@ -249,6 +258,49 @@ export function requestSchemas(limits: Limits) {
     CLOSED,
   );
 
+  const RolloutBody = Type.Object(
+    {
+      rolloutId: Type.Optional(Name),
+      fromPolicy: Name,
+      toPolicy: Name,
+      scopes: Type.Optional(
+        Type.Array(Name, {
+          minItems: 1,
+          maxItems: MAX_ROLLOUT_SCOPES,
+          description: 'send exactly one of scopes or prefix',
+        }),
+      ),
+      prefix: Type.Optional(Name),
+      steps: Type.Array(Type.Integer({ minimum: 1, maximum: 100 }), {
+        minItems: 1,
+        maxItems: 20,
+        description: 'increasing percentages of the selection, e.g. [5, 25, 50, 100]',
+      }),
+      controller: Type.Optional(Name),
+      reason: Type.Optional(Reason()),
+    },
+    CLOSED,
+  );
+  const rolloutCommand = {
+    revision: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_COUNTER,
+        description: 'applies only if the rollout is still at this revision',
+      }),
+    ),
+    reason: Type.Optional(Reason()),
+  };
+  const RolloutCommandBody = Type.Object(rolloutCommand, CLOSED);
+  const RolloutRollbackBody = Type.Object(
+    { ...rolloutCommand, cancelIntents: Type.Optional(Type.Boolean()) },
+    CLOSED,
+  );
+  const ListRolloutsQuery = Type.Object(
+    { status: Type.Optional(Type.Union(ROLLOUT_STATUSES.map((s) => Type.Literal(s)))) },
+    CLOSED,
+  );
+
   const AdvanceClockBody = Type.Object(
     { advanceMs: Type.Integer({ minimum: 0, maximum: MAX_CLOCK_STEP_MS }) },
     CLOSED,
@@ -270,6 +322,10 @@ export function requestSchemas(limits: Limits) {
     CompleteBody,
     PolicyBody,
     CutoverBody,
+    RolloutBody,
+    RolloutCommandBody,
+    RolloutRollbackBody,
+    ListRolloutsQuery,
     JobEventsBody,
     CreateTokenBody,
     AdvanceClockBody,
@@ -278,6 +334,7 @@ export function requestSchemas(limits: Limits) {
     OperationParams: Type.Object({ operationId: Name }, CLOSED),
     IntentParams: Type.Object({ effectKey: Name }, CLOSED),
     CutoverParams: Type.Object({ cutoverId: Name }, CLOSED),
+    RolloutParams: Type.Object({ rolloutId: Name }, CLOSED),
     TokenParams: Type.Object({ id: Name }, CLOSED),
     ListTokensQuery: Type.Object({ tenant: Type.Optional(Tenant) }, CLOSED),
   };

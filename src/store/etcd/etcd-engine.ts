@@ -417,12 +417,15 @@ export class EtcdEngine {
       const names: string[] = [];
       for (const kv of kvs) {
         const name = kv.key.toString().slice(prefix.length);
-        names.push(range.type === 'scopes' ? range.prefix + name : name);
+        names.push(
+          range.type === 'scopes' || range.type === 'rolloutKeys' ? range.prefix + name : name,
+        );
         const state = { modRevision: Number(kv.mod_revision), value: kv.value.toString() };
         switch (range.type) {
           case 'scopeRecords':
           case 'scopes':
           case 'cutoverSteps':
+          case 'rolloutKeys':
             call.fresh.set(kv.key.toString(), state);
             break;
           case 'openIntents':

@@ -16,6 +16,7 @@
  *   c/<tenant>/<cutoverId>                   cutover
  *   cs/<tenant>/<cutoverId>\0<scope>         a scope a cutover has moved, with its new fence
  *   j/<tenant>/<jobId>                       job
+ *   ro/<tenant>/<key>                        a rollout document (core/rollout-rows.ts)
  *   a/<tenant>/<unique>                      the audit entries one Txn wrote for the tenant
  *   t/<hash>, ti/<id>                        tokens, by hash and by id
  *   ar                                       the highest audit seq pruned (retention)
@@ -55,6 +56,8 @@ export class EtcdKeys {
         return `${this.family('cs', tenant)}${ref.cutoverId}\0${ref.scope}`;
       case 'job':
         return this.family('j', tenant) + ref.jobId;
+      case 'rollout':
+        return this.family('ro', tenant) + ref.key;
     }
   }
 
@@ -71,6 +74,8 @@ export class EtcdKeys {
         return this.family('s', tenant) + range.prefix;
       case 'cutoverSteps':
         return `${this.family('cs', tenant)}${range.cutoverId}\0`;
+      case 'rolloutKeys':
+        return this.family('ro', tenant) + range.prefix;
     }
   }
 

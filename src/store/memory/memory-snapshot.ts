@@ -50,6 +50,11 @@ export class MemorySnapshot implements Snapshot {
           }
         }
         break;
+      case 'rolloutKeys':
+        for (const { ref } of tables.rowsOf(tenant, 'rollout')) {
+          if (ref.type === 'rollout' && ref.key.startsWith(range.prefix)) names.push(ref.key);
+        }
+        break;
     }
     return names.sort(byCodeUnit);
   }

@@ -58,6 +58,9 @@ function rangeFamily(range: RangeRef): string {
       return 'S';
     case 'cutoverSteps':
       return `C${JSON.stringify(range.cutoverId)}`;
+    // One family for every rollout document: a listing by any prefix locks it whole.
+    case 'rolloutKeys':
+      return 'RO';
   }
 }
 
@@ -74,6 +77,8 @@ function joinedRanges(put: Put, existed: boolean): RangeRef[] {
       return existed ? [] : [{ type: 'scopes', prefix: '' }];
     case 'cutoverStep':
       return [{ type: 'cutoverSteps', cutoverId: put.cutoverId }];
+    case 'rollout':
+      return existed ? [] : [{ type: 'rolloutKeys', prefix: '' }];
     default:
       return [];
   }

@@ -50,6 +50,10 @@ export function putColumns(put: Put): Columns {
       // Not a column: the apply step inserts one cutover_scopes row per scope.
       columns.scopes = put.row.scopes;
       break;
+    case 'rollout':
+      // The whole document is the value column.
+      columns.value = put.row;
+      break;
   }
   return columns;
 }
@@ -84,6 +88,8 @@ export function storedRow(type: RowType, c: Columns): StoredRow {
       return { ref, version, row: intentOf(c) };
     case 'cutover':
       return { ref, version, row: { ...row, scopes: c.scopes } as Rows['cutover'] };
+    case 'rollout':
+      return { ref, version, row: c.value as Rows['rollout'] };
     case 'cutoverStep':
       return {
         ref,

@@ -29,7 +29,13 @@
  * they locked, so the caller plans them again without another read.
  */
 import { OPEN_INTENT_SQL_LIST } from '../open-intent-sql.js';
-import { BASELINE_TABLES, TABLES, type Column, type TableShape } from './postgres-tables.js';
+import {
+  BASELINE_TABLES,
+  GRANT_TOKEN_TABLES,
+  TABLES,
+  type Column,
+  type TableShape,
+} from './postgres-tables.js';
 
 /**
  * Every statement of these functions finds rows by key: nested loops over primary keys. A hash or
@@ -208,9 +214,25 @@ $fn$;
 `;
 }
 
-/** The readers of rows and ranges, and version 1's apply step. */
-export const APPLY_SQL = `
-CREATE FUNCTION @schema@.range_names(p_tenant text, r jsonb) RETURNS text[]
+/** The rollout documents' range (version 4): their keys with a prefix. */
+const ROLLOUT_RANGE_NAMES = `
+  WHEN 'rolloutKeys' THEN
+    RETURN ARRAY(SELECT x.key FROM @schema@.rollout_rows x
+      WHERE x.tenant = p_tenant AND x.key >= r->>'prefix' AND starts_with(x.key, r->>'prefix')
+      ORDER BY x.key);`;
+
+const ROLLOUT_LOAD_ROWS = `,
+  'rollout', (SELECT coalesce(jsonb_agg(to_jsonb(x)), '[]') FROM jsonb_to_recordset(coalesce(p_keys->'rollout', '[]')) k(key text)
+    CROSS JOIN LATERAL (SELECT * FROM @schema@.rollout_rows x WHERE x.tenant = p_tenant AND x.key = k.key LIMIT 1) x)`;
+
+const ROLLOUT_LOAD_RANGE = `      WHEN 'rolloutKeys' THEN jsonb_build_object('rollout', coalesce(v_keys->'rollout', '[]') ||
+        (SELECT coalesce(jsonb_agg(jsonb_build_object('key', n)), '[]') FROM unnest(v_names) n))
+`;
+
+/** The range reader; with `rollouts`, it reads the rollout documents' range too. */
+function rangeNamesFunction(create: 'CREATE' | 'CREATE OR REPLACE', rollouts: boolean): string {
+  return `
+${create} FUNCTION @schema@.range_names(p_tenant text, r jsonb) RETURNS text[]
 LANGUAGE plpgsql STABLE AS $fn$
 BEGIN
   CASE r->>'type'
@@ -244,17 +266,18 @@ BEGIN
   WHEN 'cutoverSteps' THEN
     RETURN ARRAY(SELECT x.scope FROM @schema@.cutover_scopes x
       WHERE x.tenant = p_tenant AND x.cutover_id = r->>'cutoverId' AND x.fence IS NOT NULL
-      ORDER BY x.scope);
+      ORDER BY x.scope);${rollouts ? ROLLOUT_RANGE_NAMES : ''}
   END CASE;
   RAISE EXCEPTION 'unknown range type %', r->>'type';
 END
 $fn$;
+`;
+}
 
-CREATE FUNCTION @schema@.range_hash(p_names text[]) RETURNS text
-LANGUAGE sql IMMUTABLE AS $$ SELECT md5(to_json(p_names)::text) $$;
-
--- The rows of the given keys ({type: [key columns…]}), as stored, with their row_version.
-CREATE FUNCTION @schema@.load_rows(p_tenant text, p_keys jsonb) RETURNS jsonb
+/** The row loader; with `rollouts`, it loads rollout documents too. */
+function loadRowsFunction(create: 'CREATE' | 'CREATE OR REPLACE', rollouts: boolean): string {
+  return `-- The rows of the given keys ({type: [key columns…]}), as stored, with their row_version.
+${create} FUNCTION @schema@.load_rows(p_tenant text, p_keys jsonb) RETURNS jsonb
 LANGUAGE sql STABLE ${KEYED_PLANS} AS $fn$
 SELECT jsonb_build_object(
   'scope', (SELECT coalesce(jsonb_agg(to_jsonb(x)), '[]') FROM jsonb_to_recordset(coalesce(p_keys->'scope', '[]')) k(scope text)
@@ -279,12 +302,16 @@ SELECT jsonb_build_object(
   'cutoverStep', (SELECT coalesce(jsonb_agg(to_jsonb(x)), '[]') FROM jsonb_to_recordset(coalesce(p_keys->'cutoverStep', '[]')) k(cutover_id text, scope text)
     CROSS JOIN LATERAL (SELECT * FROM @schema@.cutover_scopes x WHERE x.tenant = p_tenant AND x.cutover_id = k.cutover_id AND x.scope = k.scope LIMIT 1) x),
   'job', (SELECT coalesce(jsonb_agg(to_jsonb(x)), '[]') FROM jsonb_to_recordset(coalesce(p_keys->'job', '[]')) k(job_id text)
-    CROSS JOIN LATERAL (SELECT * FROM @schema@.jobs x WHERE x.tenant = p_tenant AND x.job_id = k.job_id LIMIT 1) x)
+    CROSS JOIN LATERAL (SELECT * FROM @schema@.jobs x WHERE x.tenant = p_tenant AND x.job_id = k.job_id LIMIT 1) x)${rollouts ? ROLLOUT_LOAD_ROWS : ''}
 )
 $fn$;
+`;
+}
 
--- Ranges as a plan reads them ([range…]): each range's names and their hash, and the rows named.
-CREATE FUNCTION @schema@.load_ranges(p_tenant text, p_ranges jsonb) RETURNS jsonb
+/** The range loader; with `rollouts`, it loads a rollout range's documents. */
+function loadRangesFunction(create: 'CREATE' | 'CREATE OR REPLACE', rollouts: boolean): string {
+  return `-- Ranges as a plan reads them ([range…]): each range's names and their hash, and the rows named.
+${create} FUNCTION @schema@.load_ranges(p_tenant text, p_ranges jsonb) RETURNS jsonb
 LANGUAGE plpgsql STABLE ${KEYED_PLANS} AS $fn$
 DECLARE
   r jsonb;
@@ -306,14 +333,23 @@ BEGIN
         (SELECT coalesce(jsonb_agg(jsonb_build_object('scope', n)), '[]') FROM unnest(v_names) n))
       -- A chunk reads only which scopes moved; their rows would grow with every chunk.
       WHEN 'cutoverSteps' THEN '{}'::jsonb
-      ELSE jsonb_build_object('intent', coalesce(v_keys->'intent', '[]') ||
+${rollouts ? ROLLOUT_LOAD_RANGE : ''}      ELSE jsonb_build_object('intent', coalesce(v_keys->'intent', '[]') ||
         (SELECT coalesce(jsonb_agg(jsonb_build_object('effect_key', n)), '[]') FROM unnest(v_names) n))
     END;
   END LOOP;
   RETURN jsonb_build_object('ranges', v_ranges, 'rows', @schema@.load_rows(p_tenant, v_keys));
 END
 $fn$;
-${applyFunction('CREATE', BASELINE_TABLES, false)}`;
+`;
+}
+
+/** The readers of rows and ranges, and version 1's apply step. */
+export const APPLY_SQL = `${rangeNamesFunction('CREATE', false)}
+CREATE FUNCTION @schema@.range_hash(p_names text[]) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$ SELECT md5(to_json(p_names)::text) $$;
+
+${loadRowsFunction('CREATE', false)}
+${loadRangesFunction('CREATE', false)}${applyFunction('CREATE', BASELINE_TABLES, false)}`;
 
 /**
  * Version 2: the worker token a scope's grant is bound to, and the token of an audit entry's
@@ -322,4 +358,21 @@ ${applyFunction('CREATE', BASELINE_TABLES, false)}`;
 export const GRANT_TOKENS_SQL = `
 ALTER TABLE @schema@.scopes ADD COLUMN grant_token_id text;
 ALTER TABLE @schema@.audit ADD COLUMN token_id text;
+${applyFunction('CREATE OR REPLACE', GRANT_TOKEN_TABLES, true)}`;
+
+/**
+ * Version 4: rollouts (core/rollout-rows.ts), as JSON documents by key; the readers and the apply
+ * step know their table and their range.
+ */
+export const ROLLOUTS_SQL = `
+CREATE TABLE @schema@.rollout_rows (
+  tenant text COLLATE "C" NOT NULL,
+  key text COLLATE "C" NOT NULL,
+  value jsonb NOT NULL,
+  row_version bigint NOT NULL,
+  PRIMARY KEY (tenant, key)
+);
+${rangeNamesFunction('CREATE OR REPLACE', true)}
+${loadRowsFunction('CREATE OR REPLACE', true)}
+${loadRangesFunction('CREATE OR REPLACE', true)}
 ${applyFunction('CREATE OR REPLACE', TABLES, true)}`;

@@ -174,9 +174,20 @@ export const BASELINE_TABLES: readonly TableShape[] = [
  * The tables of version 2 (core/grant-token.ts): a scope row also keeps the worker token its grant
  * is bound to.
  */
-export const TABLES: readonly TableShape[] = BASELINE_TABLES.map((t) =>
+export const GRANT_TOKEN_TABLES: readonly TableShape[] = BASELINE_TABLES.map((t) =>
   t.type === 'scope' ? { ...t, columns: [...t.columns, ['grant_token_id', 'text'] as const] } : t,
 );
+
+/** The tables of version 4: a rollout's documents (core/rollout-rows.ts), as JSON by key. */
+export const TABLES: readonly TableShape[] = [
+  ...GRANT_TOKEN_TABLES,
+  {
+    type: 'rollout',
+    table: 'rollout_rows',
+    keys: [['key', 'text']],
+    columns: [['value', 'jsonb']],
+  },
+];
 
 /** Each row type's table, as of the current version. */
 export const TABLE_OF = Object.fromEntries(TABLES.map((t) => [t.type, t])) as Readonly<

@@ -162,5 +162,8 @@ function writeRow(
       );
       return;
     }
+    case 'rollout':
+      rows.putRollout.run(tenant, put.key, JSON.stringify(put.row));
+      return;
   }
 }

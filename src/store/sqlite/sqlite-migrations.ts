@@ -14,6 +14,7 @@ import {
   SQLITE_BASELINE_SQL,
   SQLITE_GRANT_TOKENS_SQL,
   SQLITE_RECORDS_BY_REVISION_SQL,
+  SQLITE_ROLLOUTS_SQL,
 } from './sqlite-schema.js';
 
 export interface Migration {
@@ -26,6 +27,7 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'baseline', sql: SQLITE_BASELINE_SQL },
   { version: 2, name: 'grant tokens', sql: SQLITE_GRANT_TOKENS_SQL },
   { version: 3, name: 'records by revision', sql: SQLITE_RECORDS_BY_REVISION_SQL },
+  { version: 4, name: 'rollouts', sql: SQLITE_ROLLOUTS_SQL },
 ];
 
 /** Applies the missing versions; refuses a file made before the baseline or by a newer version. */

@@ -47,12 +47,15 @@ export class SqliteRowStatements {
   readonly putCutoverStep: Stmt;
   readonly getJob: Stmt;
   readonly putJob: Stmt;
+  readonly getRollout: Stmt;
+  readonly putRollout: Stmt;
 
   readonly listScopeRecords: Stmt;
   readonly listScopeIntents: Stmt;
   readonly listOpenIntents: Stmt;
   readonly listScopes: Stmt;
   readonly listCutoverSteps: Stmt;
+  readonly listRolloutKeys: Stmt;
   readonly lastAuditSeq: Stmt;
 
   readonly #db: SqliteDatabase;
@@ -172,6 +175,13 @@ export class SqliteRowStatements {
          policy_version = excluded.policy_version, fence = excluded.fence, state = excluded.state,
          attempt = excluded.attempt, at = excluded.at`,
     );
+    this.getRollout = db
+      .prepare(`SELECT value FROM rollout_rows WHERE tenant = ? AND key = ?`)
+      .pluck();
+    this.putRollout = db.prepare(
+      `INSERT INTO rollout_rows (tenant, key, value) VALUES (?, ?, ?)
+       ON CONFLICT (tenant, key) DO UPDATE SET value = excluded.value`,
+    );
 
     this.listScopeRecords = db
       .prepare(`SELECT name FROM records WHERE tenant = ? AND scope = ? ORDER BY name`)
@@ -194,6 +204,11 @@ export class SqliteRowStatements {
       .prepare(
         `SELECT scope FROM cutover_scopes WHERE tenant = ? AND cutover_id = ? AND fence IS NOT NULL
        ORDER BY scope`,
+      )
+      .pluck();
+    this.listRolloutKeys = db
+      .prepare(
+        `SELECT key FROM rollout_rows WHERE tenant = ? AND key >= ? AND key < ? ORDER BY key`,
       )
       .pluck();
     this.lastAuditSeq = db.prepare('SELECT COALESCE(MAX(seq), 0) AS seq FROM audit');

@@ -236,3 +236,16 @@ export const SQLITE_GRANT_TOKENS_SQL = `
 export const SQLITE_RECORDS_BY_REVISION_SQL = `
   CREATE INDEX records_by_revision ON records (tenant, scope, revision, name);
 `;
+
+/**
+ * Version 4: rollouts (core/rollout-rows.ts). Their state, the tenant's active rollouts and what a
+ * rollout did to each scope, as JSON documents by key.
+ */
+export const SQLITE_ROLLOUTS_SQL = `
+  CREATE TABLE rollout_rows (
+    tenant TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (tenant, key)
+  ) WITHOUT ROWID;
+`;

@@ -92,6 +92,10 @@ export class SqliteSnapshot implements Snapshot {
       }
       case 'job':
         return (rows.getJob.get(tenant, ref.jobId) as JobRecord | undefined) ?? null;
+      case 'rollout': {
+        const value = rows.getRollout.get(tenant, ref.key) as string | undefined;
+        return value === undefined ? null : (JSON.parse(value) as Rows['rollout']);
+      }
     }
   }
 
@@ -130,6 +134,8 @@ export class SqliteSnapshot implements Snapshot {
       }
       case 'cutoverSteps':
         return rows.listCutoverSteps.all(tenant, range.cutoverId) as string[];
+      case 'rolloutKeys':
+        return rows.listRolloutKeys.all(tenant, range.prefix, `${range.prefix}\uffff`) as string[];
     }
   }
 }

@@ -1,5 +1,5 @@
 /**
- * Policies, cutover and the jobs ledger (SEMANTICS.md, "Policies and cutover"; ACCEPTANCE.md B1 to
+ * Policies, cutover and the jobs ledger (SEMANTICS.md, "Policies, cutover and rollouts"; ACCEPTANCE.md B1 to
  * B5): immutable policy versions, one durable step per scope, idempotent and resumable by
  * cutoverId, and a report whose staleAccepted is 0.
  */

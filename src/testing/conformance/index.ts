@@ -35,6 +35,7 @@ import { recordCases } from './records.js';
 import { recordPageBudgetCases } from './record-page-budget.js';
 import { recordPageCases } from './record-pages.js';
 import { rejectionCases } from './rejections.js';
+import { rolloutCases } from './rollout.js';
 import { sharedStoreCases } from './shared-store.js';
 import { SubjectFixture, type StoreConformanceOptions } from './subject.js';
 import { validationCases } from './validation.js';
@@ -67,6 +68,7 @@ export function defineStoreConformanceSuite(options: StoreConformanceOptions): v
     abandonCases(fixture);
     dispatchCases(fixture);
     cutoverCases(fixture);
+    rolloutCases(fixture);
     auditOrderCases(fixture);
     inProcessCases(fixture);
     grantTokenCases(fixture);

@@ -7,10 +7,15 @@
 import { afterEach, beforeEach, expect } from 'vitest';
 import type { FencegateApi, FencegateOpsApi } from '../../api.js';
 import { verifyStore } from '../../audit/verify.js';
+import type { RolloutsApi } from '../../rollout/rollouts.js';
 import type { Store } from '../../store/store.js';
 
 /** A tenant-bound handle: the library's Fencegate or the HTTP client. */
-export type ConformanceGate = FencegateApi & FencegateOpsApi;
+export type ConformanceGate = FencegateApi &
+  FencegateOpsApi & {
+    /** The rollout commands, where the entry point offers them (the rollout cases need them). */
+    rollouts?: RolloutsApi;
+  };
 
 /** The Store under a subject, with the tenant names of `gate` and `other` on it. */
 export interface ConformanceStore {
@@ -49,6 +54,11 @@ export interface ConformanceCapabilities {
    * rows), and verifies every tenant's history after each case, not only the two tenants'.
    */
   storeInProcess?: boolean;
+  /**
+   * The subject's gate offers `rollouts` (the library's Fencegate does; the HTTP client has no
+   * rollout commands yet): runs the rollout cases. True by default with the Store in process.
+   */
+  rollouts?: boolean;
 }
 
 export interface StoreConformanceOptions {
@@ -64,6 +74,7 @@ export interface ResolvedCapabilities {
   sharedAcrossProcesses: boolean;
   exactLeaseExpiry: boolean;
   storeInProcess: boolean;
+  rollouts: boolean;
 }
 
 /** Gives each test a fresh subject through beforeEach/afterEach. */
@@ -76,6 +87,7 @@ export class SubjectFixture {
       sharedAcrossProcesses: options.capabilities?.sharedAcrossProcesses ?? false,
       exactLeaseExpiry: options.capabilities?.exactLeaseExpiry ?? true,
       storeInProcess: options.capabilities?.storeInProcess ?? false,
+      rollouts: options.capabilities?.rollouts ?? options.capabilities?.storeInProcess ?? false,
     };
   }
 

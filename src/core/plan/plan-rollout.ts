@@ -1,0 +1,324 @@
+/**
+ * A rollout's state changes, each planned over a snapshot and applied as one store transaction: a
+ * compare-and-swap on the rollout's stored revision (and on the tenant's active rollouts), so two
+ * operators or two servers never interleave. A step is started here as the cutover
+ * `<rolloutId>/step-<n>`, listed now; the rollback as the cutover `<rolloutId>/rollback`, listing
+ * the scopes the rollout moved or pinned. The cutover machinery then moves them in chunks
+ * (plan-cutover.ts, with the rollout's mover from plan-rollout-moves.ts).
+ */
+import {
+  refusalError,
+  rolloutIdConflict,
+  rolloutNotFound,
+  rolloutOverlap,
+  rolloutStateConflict,
+  cutoverIdConflict,
+  unregisteredRolloutPolicy,
+} from '../refusal-messages.js';
+import {
+  ACTIVE_ROLLOUTS_REF,
+  activeRolloutsPut,
+  readActiveRollouts,
+  readRollout,
+  rolloutKey,
+  rolloutPut,
+  rolloutRef,
+  rolloutScopesPrefix,
+  type ActiveRollout,
+  type RolloutRow,
+} from '../rollout-rows.js';
+import {
+  admits,
+  overlaps,
+  rollbackCutoverId,
+  rolloutCutoverFingerprint,
+  rolloutFingerprint,
+  selectionOf,
+  stepCutoverId,
+} from '../rollout-rules.js';
+import type { RolloutStatus, StartRolloutRequest } from '../../types.js';
+import { newCutover } from './plan-cutover.js';
+import {
+  refused,
+  type Put,
+  type RangeRef,
+  type Ref,
+  type Snapshot,
+  type Transition,
+} from './transition.js';
+
+export type RolloutAction = 'advance' | 'promote' | 'pause' | 'resume' | 'rollback' | 'finish';
+
+export type RolloutChange =
+  | { action: 'start'; request: StartRolloutRequest & { rolloutId: string } }
+  | {
+      action: RolloutAction;
+      rolloutId: string;
+      /** The revision the operator read: the change applies only if the rollout is still at it. */
+      revision?: number;
+      cancelIntents?: boolean;
+    };
+
+/** Plans one change; `lastSeq` is the audit position a cutover it starts begins after. */
+export function planRolloutChange(
+  snapshot: Snapshot,
+  change: RolloutChange,
+  lastSeq: number,
+): Transition<RolloutRow> {
+  if (change.action === 'start') return planStart(snapshot, change.request, lastSeq);
+  const ref = rolloutRef(rolloutKey(change.rolloutId));
+  const rollout = readRollout(snapshot, change.rolloutId);
+  if (rollout === null) return refused([ref], [], refusalError(rolloutNotFound(change.rolloutId)));
+  const plan = new ChangePlan(snapshot, rollout, lastSeq);
+  if (change.action === 'finish') return plan.finish();
+  const conflict = (expected: number | null) =>
+    refused<RolloutRow>(
+      [ref],
+      [],
+      refusalError(
+        rolloutStateConflict(
+          rollout.rolloutId,
+          change.action,
+          rollout.status,
+          rollout.revision,
+          expected,
+        ),
+      ),
+    );
+  if (change.revision !== undefined && change.revision !== rollout.revision) {
+    return conflict(change.revision);
+  }
+  const allowed: Record<Exclude<RolloutAction, 'finish'>, readonly RolloutStatus[]> = {
+    advance: ['running'],
+    promote: ['running', 'paused'],
+    pause: ['running'],
+    resume: ['paused'],
+    rollback: ['running', 'paused'],
+  };
+  if (!allowed[change.action].includes(rollout.status)) return conflict(null);
+  switch (change.action) {
+    case 'advance':
+    case 'promote': {
+      const ramped = rollout.percent >= 100 || rollout.step >= rollout.steps.length;
+      if (change.action === 'advance' && ramped) return conflict(null);
+      if (rollout.percent >= 100) return conflict(null);
+      if (!plan.stepDone()) return conflict(null);
+      const percent = change.action === 'promote' ? 100 : rollout.steps[rollout.step]!;
+      return plan.nextStep(percent, change.action === 'promote' ? 'running' : rollout.status);
+    }
+    case 'pause':
+      return plan.changed({ status: 'paused' });
+    case 'resume':
+      return plan.changed({ status: 'running' });
+    case 'rollback':
+      return plan.rollback(change.cancelIntents === true);
+  }
+}
+
+function planStart(
+  snapshot: Snapshot,
+  request: StartRolloutRequest & { rolloutId: string },
+  lastSeq: number,
+): Transition<RolloutRow> {
+  const ref = rolloutRef(rolloutKey(request.rolloutId));
+  const fingerprint = rolloutFingerprint(request);
+  const existing = readRollout(snapshot, request.rolloutId);
+  if (existing !== null) {
+    if (existing.requestFingerprint !== fingerprint) {
+      return refused([ref], [], refusalError(rolloutIdConflict(request.rolloutId)));
+    }
+    return { expect: [ref], put: [], audit: [], answer: { ok: true, value: existing } };
+  }
+  for (const field of ['fromPolicy', 'toPolicy'] as const) {
+    const policyRef = { type: 'policy' as const, version: request[field] };
+    if (snapshot.get(policyRef) === null) {
+      return refused(
+        [ref, policyRef],
+        [],
+        refusalError(unregisteredRolloutPolicy(field, request[field])),
+      );
+    }
+  }
+  const selection = selectionOf(request);
+  const active = readActiveRollouts(snapshot);
+  const other = active.find((rollout) => overlaps(rollout.selection, selection));
+  if (other !== undefined) {
+    return refused([ref, ACTIVE_ROLLOUTS_REF], [], refusalError(rolloutOverlap(other.rolloutId)));
+  }
+  const rollout: RolloutRow = {
+    kind: 'rollout',
+    rolloutId: request.rolloutId,
+    requestFingerprint: fingerprint,
+    fromPolicy: request.fromPolicy,
+    toPolicy: request.toPolicy,
+    selection,
+    steps: request.steps,
+    controller: request.controller ?? null,
+    status: 'running',
+    step: 0,
+    percent: 0,
+    revision: 0,
+    cancelIntents: false,
+    reason: request.reason ?? null,
+    startedAt: snapshot.now,
+    updatedAt: snapshot.now,
+  };
+  const plan = new ChangePlan(snapshot, rollout, lastSeq, active);
+  plan.expect.push(
+    { type: 'policy', version: request.fromPolicy },
+    { type: 'policy', version: request.toPolicy },
+  );
+  return plan.nextStep(request.steps[0]!, 'running');
+}
+
+/** One change of one rollout: what it read, and the rows it writes. */
+class ChangePlan {
+  readonly expect: (Ref | RangeRef)[];
+  readonly active: ActiveRollout[];
+
+  constructor(
+    private readonly snapshot: Snapshot,
+    private readonly rollout: RolloutRow,
+    private readonly lastSeq: number,
+    active?: ActiveRollout[],
+  ) {
+    this.active = active ?? readActiveRollouts(snapshot);
+    this.expect = [rolloutRef(rolloutKey(rollout.rolloutId)), ACTIVE_ROLLOUTS_REF];
+  }
+
+  /** Whether the cutover of the current step has moved every scope it lists. */
+  stepDone(): boolean {
+    if (this.rollout.step === 0) return true;
+    const ref = {
+      type: 'cutover' as const,
+      cutoverId: stepCutoverId(this.rollout.rolloutId, this.rollout.step),
+    };
+    this.expect.push(ref);
+    return this.snapshot.get(ref)?.status === 'completed';
+  }
+
+  /** The rollout with `fields` changed and its revision moved on, with its active entry. */
+  changed(fields: Partial<RolloutRow>, cutover?: Put): Transition<RolloutRow> {
+    const rollout: RolloutRow = {
+      ...this.rollout,
+      ...fields,
+      revision: this.rollout.revision + 1,
+      updatedAt: this.snapshot.now,
+    };
+    const final = rollout.status === 'completed' || rollout.status === 'rolled_back';
+    const others = this.active.filter((entry) => entry.rolloutId !== rollout.rolloutId);
+    const entry: ActiveRollout = {
+      rolloutId: rollout.rolloutId,
+      fromPolicy: rollout.fromPolicy,
+      toPolicy: rollout.toPolicy,
+      selection: rollout.selection,
+      percent: rollout.percent,
+      step: rollout.step,
+      rollingBack: rollout.status === 'rolling_back',
+    };
+    const put: Put[] = [
+      rolloutPut(rolloutKey(rollout.rolloutId), rollout),
+      activeRolloutsPut(final ? others : [...others, entry]),
+    ];
+    if (cutover !== undefined) put.push(cutover);
+    return { expect: this.expect, put, audit: [], answer: { ok: true, value: rollout } };
+  }
+
+  /**
+   * Starts step `step + 1` at `percent`: its cutover lists the selection's scopes the hash admits
+   * that are still on fromPolicy (or on none) and that the rollout has not moved or pinned.
+   */
+  nextStep(percent: number, status: RolloutStatus): Transition<RolloutRow> {
+    const { snapshot, rollout } = this;
+    const step = rollout.step + 1;
+    const cutover = this.#newCutover(stepCutoverId(rollout.rolloutId, step), step);
+    if (cutover === null) return this.#idConflict(stepCutoverId(rollout.rolloutId, step));
+    const done = this.#rolloutScopes();
+    const candidates =
+      'scopes' in rollout.selection
+        ? rollout.selection.scopes
+        : this.#list({ type: 'scopes', prefix: rollout.selection.prefix });
+    const scopes = candidates.filter((scope) => {
+      if (!admits(rollout.rolloutId, scope, percent) || done.has(scope)) return false;
+      const ref = { type: 'scope' as const, scope };
+      this.expect.push(ref);
+      const row = snapshot.get(ref);
+      if (row === null) return 'scopes' in rollout.selection;
+      return (
+        row.status === 'active' &&
+        (row.policyVersion === null || row.policyVersion === rollout.fromPolicy)
+      );
+    });
+    return this.changed({ status, step, percent }, cutover(scopes));
+  }
+
+  /** Starts the rollback: its cutover lists every scope the rollout moved or pinned. */
+  rollback(cancelIntents: boolean): Transition<RolloutRow> {
+    const cutoverId = rollbackCutoverId(this.rollout.rolloutId);
+    const cutover = this.#newCutover(cutoverId, 'rollback', this.rollout.fromPolicy, '');
+    if (cutover === null) return this.#idConflict(cutoverId);
+    const scopes = [...this.#rolloutScopes()].sort();
+    return this.changed({ status: 'rolling_back', cancelIntents }, cutover(scopes));
+  }
+
+  /**
+   * Marks the rollout completed once its step at 100 % has moved every scope, or rolled back once
+   * the rollback has; a rollout with nothing to finish is answered as it is.
+   */
+  finish(): Transition<RolloutRow> {
+    const { rollout } = this;
+    const unchanged = {
+      expect: this.expect,
+      put: [],
+      audit: [],
+      answer: { ok: true as const, value: rollout },
+    };
+    if (rollout.status === 'rolling_back') {
+      const ref = { type: 'cutover' as const, cutoverId: rollbackCutoverId(rollout.rolloutId) };
+      this.expect.push(ref);
+      if (this.snapshot.get(ref)?.status !== 'completed') return unchanged;
+      return this.changed({ status: 'rolled_back' });
+    }
+    if (rollout.status === 'running' && rollout.percent >= 100 && this.stepDone()) {
+      return this.changed({ status: 'completed' });
+    }
+    return unchanged;
+  }
+
+  #idConflict(cutoverId: string): Transition<RolloutRow> {
+    return refused(this.expect, [], refusalError(cutoverIdConflict(cutoverId)));
+  }
+
+  /** The scopes the rollout moved or pinned so far, by their documents' keys. */
+  #rolloutScopes(): Set<string> {
+    const prefix = rolloutScopesPrefix(this.rollout.rolloutId);
+    return new Set(
+      this.#list({ type: 'rolloutKeys', prefix }).map((key) => key.slice(prefix.length)),
+    );
+  }
+
+  #list(range: RangeRef): string[] {
+    this.expect.push(range);
+    return this.snapshot.list(range);
+  }
+
+  /** The put of a cutover of the rollout over the scopes given later; null when the id is taken. */
+  #newCutover(
+    cutoverId: string,
+    step: number | 'rollback',
+    toPolicy = this.rollout.toPolicy,
+    holder = this.rollout.controller ?? '',
+  ): ((scopes: string[]) => Put) | null {
+    const ref = { type: 'cutover' as const, cutoverId };
+    this.expect.push(ref);
+    if (this.snapshot.get(ref) !== null) return null;
+    const request = {
+      cutoverId,
+      requestFingerprint: rolloutCutoverFingerprint(this.rollout.rolloutId, step),
+      toPolicy,
+      holder,
+      reason: this.rollout.reason ?? undefined,
+    };
+    return (scopes) => newCutover(this.snapshot, request, this.lastSeq, scopes);
+  }
+}

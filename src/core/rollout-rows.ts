@@ -1,0 +1,118 @@
+/**
+ * What a rollout keeps in the store, as documents under one row type (`rollout`, keyed by a
+ * string): the rollout's own state, the tenant's active rollouts, and one document per scope the
+ * rollout moved or pinned. Names never contain `|` (limits.ts), so the keys below never collide.
+ *
+ *   rollout|<rolloutId>          the rollout (RolloutRow)
+ *   active                       the tenant's active rollouts (ActiveRolloutsRow), read by an
+ *                                acquire of a scope not pinned yet, in its own transaction
+ *   scope|<rolloutId>|<scope>    what the rollout did to the scope (RolloutScopeRow)
+ */
+import type { RolloutSelection, RolloutStatus } from '../types.js';
+import type { Put, Snapshot } from './plan/transition.js';
+
+export interface RolloutRow {
+  kind: 'rollout';
+  rolloutId: string;
+  requestFingerprint: string;
+  fromPolicy: string;
+  toPolicy: string;
+  selection: RolloutSelection;
+  steps: number[];
+  controller: string | null;
+  status: RolloutStatus;
+  step: number;
+  percent: number;
+  revision: number;
+  cancelIntents: boolean;
+  reason: string | null;
+  startedAt: number;
+  updatedAt: number;
+}
+
+/** What an acquire needs of an active rollout to pin a new scope, without reading the rollout. */
+export interface ActiveRollout {
+  rolloutId: string;
+  fromPolicy: string;
+  toPolicy: string;
+  selection: RolloutSelection;
+  percent: number;
+  step: number;
+  rollingBack: boolean;
+}
+
+export interface ActiveRolloutsRow {
+  kind: 'active';
+  rollouts: ActiveRollout[];
+}
+
+/**
+ * The fence the rollout gave a scope when it moved it (a step) or pinned it (an acquire). `left`
+ * marks a scope an operator's takeover took out of the rollout: the rollback leaves it.
+ */
+export interface RolloutScopeRow {
+  kind: 'scope';
+  fence: number;
+  step: number;
+  via: 'step' | 'acquire';
+  left?: boolean;
+}
+
+export type RolloutDocument = RolloutRow | ActiveRolloutsRow | RolloutScopeRow;
+
+export const ROLLOUTS_PREFIX = 'rollout|';
+const ACTIVE_KEY = 'active';
+
+export function rolloutKey(rolloutId: string): string {
+  return `${ROLLOUTS_PREFIX}${rolloutId}`;
+}
+
+export function rolloutScopesPrefix(rolloutId: string): string {
+  return `scope|${rolloutId}|`;
+}
+
+export function rolloutScopeKey(rolloutId: string, scope: string): string {
+  return rolloutScopesPrefix(rolloutId) + scope;
+}
+
+export function rolloutRef(key: string): { type: 'rollout'; key: string } {
+  return { type: 'rollout', key };
+}
+
+export const ACTIVE_ROLLOUTS_REF = rolloutRef(ACTIVE_KEY);
+
+export function rolloutPut(key: string, row: RolloutDocument): Put {
+  return { type: 'rollout', key, row };
+}
+
+function documentOf<K extends RolloutDocument['kind']>(
+  snapshot: Snapshot,
+  key: string,
+  kind: K,
+): Extract<RolloutDocument, { kind: K }> | null {
+  const row = snapshot.get(rolloutRef(key));
+  if (row === null) return null;
+  if (row.kind !== kind) throw new Error(`the rollout document ${key} is not a ${kind}`);
+  return row as Extract<RolloutDocument, { kind: K }>;
+}
+
+export function readRollout(snapshot: Snapshot, rolloutId: string): RolloutRow | null {
+  return documentOf(snapshot, rolloutKey(rolloutId), 'rollout');
+}
+
+export function readActiveRollouts(snapshot: Snapshot): ActiveRollout[] {
+  return documentOf(snapshot, ACTIVE_KEY, 'active')?.rollouts ?? [];
+}
+
+export function readRolloutScope(
+  snapshot: Snapshot,
+  rolloutId: string,
+  scope: string,
+): RolloutScopeRow | null {
+  return documentOf(snapshot, rolloutScopeKey(rolloutId, scope), 'scope');
+}
+
+/** The put that stores the tenant's active rollouts. */
+export function activeRolloutsPut(rollouts: ActiveRollout[]): Put {
+  return rolloutPut(ACTIVE_KEY, { kind: 'active', rollouts });
+}

@@ -1,0 +1,120 @@
+/**
+ * A rollout's report, per step, from the authoritative history: each step's and the rollback's
+ * cutover report (cutover/report.ts: moves from the cutover rows, commits from the audit log), what
+ * the rollout did to each scope, the intents left to reconcile and the jobs ledger.
+ */
+import { auditPages } from '../audit/audit-pages.js';
+import { buildCutoverReport } from '../cutover/report.js';
+import type { RolloutRow } from '../core/rollout-rows.js';
+import { rollbackCutoverId, stepCutoverId } from '../core/rollout-rules.js';
+import type { Store } from '../store/store.js';
+import {
+  JOB_STATES,
+  type JobState,
+  type Rollout,
+  type RolloutReport,
+  type RolloutStepReport,
+} from '../types.js';
+
+const INTENT_PAGE = 500;
+
+export async function buildRolloutReport(
+  store: Store,
+  tenant: string,
+  rollout: Rollout,
+  row: RolloutRow,
+): Promise<RolloutReport> {
+  const steps: RolloutStepReport[] = [];
+  for (let step = 1; step <= row.step; step += 1) {
+    const report = await buildCutoverReport(store, tenant, stepCutoverId(row.rolloutId, step));
+    if (report === null) continue;
+    const moved = await movedBy(store, tenant, report.cutoverId);
+    steps.push({
+      cutoverId: report.cutoverId,
+      percent: step === row.step ? row.percent : (row.steps[step - 1] ?? 100),
+      status: report.status,
+      moved,
+      skipped: report.skipped.length,
+      commitsAccepted: report.liveCommits,
+    });
+  }
+  const marks = await store.readRolloutScopes(tenant, row.rolloutId);
+  const scopes = marks.map(({ scope }) => scope);
+  const rollback = await buildCutoverReport(store, tenant, rollbackCutoverId(row.rolloutId));
+  const movedBack = rollback === null ? 0 : await movedBy(store, tenant, rollback.cutoverId);
+  return {
+    rollout,
+    steps,
+    pinnedAtAcquire: marks.filter(({ row: mark }) => mark.via === 'acquire').length,
+    rollback:
+      rollback === null
+        ? null
+        : {
+            cutoverId: rollback.cutoverId,
+            status: rollback.status,
+            moved: movedBack,
+            skipped: rollback.skipped,
+            staleAttempts: rollback.staleAttempts,
+            staleAccepted: rollback.staleAccepted,
+            intentsCancelled: await cancelledBy(store, tenant, rollback.cutoverId),
+          },
+    unknownOutcomes: await unknownIntents(store, tenant, new Set(scopes)),
+    toPolicyJobs: await jobsOf(store, tenant, scopes, row.toPolicy),
+  };
+}
+
+/** The scopes a cutover has moved so far (not those it skipped). */
+async function movedBy(store: Store, tenant: string, cutoverId: string): Promise<number> {
+  return (await store.getCutover(tenant, cutoverId))?.fences.length ?? 0;
+}
+
+/** The intents a rollback cancelled, from the audit log after it began. */
+async function cancelledBy(store: Store, tenant: string, cutoverId: string): Promise<number> {
+  const cutover = await store.getCutover(tenant, cutoverId);
+  if (cutover === null) return 0;
+  let count = 0;
+  for await (const entries of auditPages(store, tenant, cutover.startSeq)) {
+    for (const entry of entries) {
+      if (entry.kind === 'intent' && entry.outcome === 'cancelled' && entry.reason === cutoverId) {
+        count += 1;
+      }
+    }
+  }
+  return count;
+}
+
+async function unknownIntents(store: Store, tenant: string, scopes: Set<string>): Promise<number> {
+  let count = 0;
+  let cursor: string | undefined;
+  do {
+    const page = await store.listIntents(tenant, {
+      status: 'unknown',
+      limit: INTENT_PAGE,
+      ...(cursor === undefined ? {} : { cursor }),
+    });
+    count += page.items.filter((intent) => scopes.has(intent.scope)).length;
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor !== undefined);
+  return count;
+}
+
+async function jobsOf(
+  store: Store,
+  tenant: string,
+  scopes: string[],
+  toPolicy: string,
+): Promise<RolloutReport['toPolicyJobs']> {
+  const byState = Object.fromEntries(JOB_STATES.map((state) => [state, 0])) as Record<
+    JobState,
+    number
+  >;
+  let total = 0;
+  if (scopes.length > 0) {
+    for (const job of await store.listJobs(tenant, scopes)) {
+      if (job.policyVersion !== toPolicy) continue;
+      byState[job.state] += 1;
+      total += 1;
+    }
+  }
+  return { total, byState };
+}

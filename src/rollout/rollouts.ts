@@ -1,0 +1,203 @@
+/**
+ * gate.rollouts: the operator's commands on progressive rollouts. Every state change is one store
+ * transaction, a compare-and-swap on the rollout's revision (core/plan/plan-rollout.ts); the
+ * scopes of a step or of the rollback are then moved by the cutover loop, chunk by chunk, and the
+ * rollout is marked completed or rolled back once its last cutover has moved everything. A
+ * command sent again after an interruption resumes the cutover it left.
+ */
+import { randomUUID } from 'node:crypto';
+import { FencegateError } from '../errors.js';
+import type { Caller } from '../core/grant-token.js';
+import type { RolloutAction, RolloutChange } from '../core/plan/plan-rollout.js';
+import type { RolloutRow } from '../core/rollout-rows.js';
+import { rollbackCutoverId, stepCutoverId } from '../core/rollout-rules.js';
+import { rolloutNotFound, refusalError } from '../core/refusal-messages.js';
+import {
+  validateListRollouts,
+  validateRollback,
+  validateRolloutCommand,
+  validateStartRollout,
+} from '../core/validate-rollout.js';
+import { requireName } from '../core/validate.js';
+import type { Store } from '../store/store.js';
+import type {
+  ListRolloutsQuery,
+  Rollout,
+  RolloutCommand,
+  RolloutReport,
+  RolloutRollbackRequest,
+  StartRolloutRequest,
+} from '../types.js';
+import { buildRolloutReport } from './report.js';
+
+/** The operator's rollout commands, as the library, the server and the CLI offer them. */
+export interface RolloutsApi {
+  /** Starts a rollout and moves its first step; idempotent by rolloutId. */
+  start(request: StartRolloutRequest): Promise<Rollout>;
+  get(rolloutId: string): Promise<Rollout | null>;
+  /** The tenant's rollouts, by id. */
+  list(query?: ListRolloutsQuery): Promise<Rollout[]>;
+  /** Moves the next step; an interrupted step is resumed instead. */
+  advance(command: RolloutCommand): Promise<Rollout>;
+  pause(command: RolloutCommand): Promise<Rollout>;
+  resume(command: RolloutCommand): Promise<Rollout>;
+  /** Ramps to 100 % in one step. */
+  promote(command: RolloutCommand): Promise<Rollout>;
+  /** Moves every scope the rollout moved or pinned back to fromPolicy with a new fence. */
+  rollback(request: RolloutRollbackRequest): Promise<Rollout>;
+  report(rolloutId: string): Promise<RolloutReport | null>;
+}
+
+export class Rollouts implements RolloutsApi {
+  constructor(
+    private readonly store: Store,
+    private readonly tenant: string,
+    private readonly caller?: Caller,
+  ) {}
+
+  async start(request: StartRolloutRequest): Promise<Rollout> {
+    const valid = validateStartRollout(request);
+    const rolloutId = valid.rolloutId ?? randomUUID();
+    return await this.#drive(
+      await this.#change({ action: 'start', request: { ...valid, rolloutId } }),
+    );
+  }
+
+  async get(rolloutId: string): Promise<Rollout | null> {
+    const [row] = await this.store.readRollouts(this.tenant, requireName(rolloutId, 'rolloutId'));
+    return row === undefined ? null : await this.#public(row);
+  }
+
+  async list(query: ListRolloutsQuery = {}): Promise<Rollout[]> {
+    const { status } = validateListRollouts(query);
+    const rows = await this.store.readRollouts(this.tenant);
+    const shown = rows.filter((row) => status === undefined || row.status === status);
+    return await Promise.all(shown.map((row) => this.#public(row)));
+  }
+
+  advance(command: RolloutCommand): Promise<Rollout> {
+    return this.#step('advance', validateRolloutCommand(command));
+  }
+
+  promote(command: RolloutCommand): Promise<Rollout> {
+    return this.#step('promote', validateRolloutCommand(command));
+  }
+
+  async pause(command: RolloutCommand): Promise<Rollout> {
+    return await this.#public(await this.#command('pause', validateRolloutCommand(command)));
+  }
+
+  async resume(command: RolloutCommand): Promise<Rollout> {
+    return await this.#drive(await this.#command('resume', validateRolloutCommand(command)));
+  }
+
+  async rollback(request: RolloutRollbackRequest): Promise<Rollout> {
+    const valid = validateRollback(request);
+    const current = await this.#read(valid.rolloutId);
+    // A rollback sent again resumes the one under way.
+    if (current.status === 'rolling_back' || current.status === 'rolled_back') {
+      return await this.#drive(current);
+    }
+    return await this.#drive(
+      await this.#change({
+        action: 'rollback',
+        rolloutId: valid.rolloutId,
+        revision: valid.revision ?? current.revision,
+        cancelIntents: valid.cancelIntents === true,
+      }),
+    );
+  }
+
+  async report(rolloutId: string): Promise<RolloutReport | null> {
+    const [row] = await this.store.readRollouts(this.tenant, requireName(rolloutId, 'rolloutId'));
+    if (row === undefined) return null;
+    return await buildRolloutReport(this.store, this.tenant, await this.#public(row), row);
+  }
+
+  /** Advance or promote: an interrupted step is resumed first, and the command ends there. */
+  async #step(action: 'advance' | 'promote', command: RolloutCommand): Promise<Rollout> {
+    const current = await this.#read(command.rolloutId);
+    if (!(await this.#cutoverDone(current, currentCutover(current)))) {
+      return await this.#drive(current);
+    }
+    return await this.#drive(await this.#command(action, command, current));
+  }
+
+  async #command(
+    action: RolloutAction,
+    command: RolloutCommand,
+    current?: RolloutRow,
+  ): Promise<RolloutRow> {
+    const revision =
+      command.revision ?? (current ?? (await this.#read(command.rolloutId))).revision;
+    return await this.#change({ action, rolloutId: command.rolloutId, revision });
+  }
+
+  async #change(change: RolloutChange): Promise<RolloutRow> {
+    return await this.store.changeRollout(this.tenant, change);
+  }
+
+  async #read(rolloutId: string): Promise<RolloutRow> {
+    const [row] = await this.store.readRollouts(this.tenant, rolloutId);
+    if (row === undefined) throw refusalError(rolloutNotFound(rolloutId));
+    return row;
+  }
+
+  /**
+   * Moves the rollout's open cutovers to their end (a rollback closes the step it interrupted
+   * too: that step moves nothing more), then marks the rollout finished when it is.
+   */
+  async #drive(row: RolloutRow): Promise<Rollout> {
+    const open = [
+      currentCutover(row),
+      row.step > 0 ? stepCutoverId(row.rolloutId, row.step) : null,
+    ];
+    for (const cutoverId of new Set(open)) {
+      if (cutoverId === null) continue;
+      while ((await this.store.moveCutoverChunk(this.tenant, cutoverId, this.caller)) > 0) {
+        // Yield between chunks so requests queued behind a long step are served.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    }
+    const finished = await this.#change({ action: 'finish', rolloutId: row.rolloutId });
+    return await this.#public(finished);
+  }
+
+  async #cutoverDone(row: RolloutRow, cutoverId: string | null): Promise<boolean> {
+    if (cutoverId === null) return true;
+    const cutover = await this.store.getCutover(this.tenant, cutoverId);
+    if (cutover === null)
+      throw new FencegateError('internal_error', "a rollout's cutover is missing");
+    return cutover.status === 'completed';
+  }
+
+  async #public(row: RolloutRow): Promise<Rollout> {
+    const cutoverId = currentCutover(row);
+    return {
+      rolloutId: row.rolloutId,
+      fromPolicy: row.fromPolicy,
+      toPolicy: row.toPolicy,
+      selection: row.selection,
+      steps: row.steps,
+      controller: row.controller,
+      status: row.status,
+      step: row.step,
+      percent: row.percent,
+      revision: row.revision,
+      cancelIntents: row.cancelIntents,
+      reason: row.reason,
+      startedAt: row.startedAt,
+      updatedAt: row.updatedAt,
+      cutoverId,
+      cutoverDone: await this.#cutoverDone(row, cutoverId),
+    };
+  }
+}
+
+/** The cutover that moves the rollout's scopes now, or moved them last. */
+function currentCutover(row: RolloutRow): string | null {
+  if (row.status === 'rolling_back' || row.status === 'rolled_back') {
+    return rollbackCutoverId(row.rolloutId);
+  }
+  return row.step === 0 ? null : stepCutoverId(row.rolloutId, row.step);
+}

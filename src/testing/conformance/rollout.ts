@@ -1,0 +1,389 @@
+/**
+ * Progressive rollouts (docs/rollout.md): sticky steps that are cutovers, new scopes pinned by the
+ * hash, the version mismatch, no overlaps, fenced control, and a rollback that takes write
+ * authority away from the new version's in-flight work and leaves what others moved. Run where
+ * the entry point offers `gate.rollouts`.
+ */
+import { describe, expect, it } from 'vitest';
+import { isFencegateError } from '../../errors.js';
+import { admits } from '../../core/rollout-rules.js';
+import type { RolloutsApi } from '../../rollout/rollouts.js';
+import type { Grant, ScopeState } from '../../types.js';
+import { LONG_TTL, acquire, expectCommitted, expectFailure, expectRejected } from './helpers.js';
+import type { ConformanceGate, SubjectFixture } from './subject.js';
+
+const SCOPES = 24;
+
+function scopeName(i: number): string {
+  return `wf-${String(i).padStart(3, '0')}/memory`;
+}
+
+const ALL = Array.from({ length: SCOPES }, (_, i) => scopeName(i));
+
+/** v7 and v8 registered, and every scope created on v7 and released, as finished v7 jobs leave it. */
+async function v7Scopes(gate: ConformanceGate): Promise<void> {
+  await gate.registerPolicy({ version: 'v7', digest: 'sha256:v7' });
+  await gate.registerPolicy({ version: 'v8', digest: 'sha256:v8' });
+  await Promise.all(
+    ALL.map(async (scope) => {
+      const grant = await acquire(gate, scope, 'v7-worker', { policyVersion: 'v7' });
+      await gate.release({ scope, holder: 'v7-worker', fence: grant.fence });
+    }),
+  );
+}
+
+async function scopesById(gate: ConformanceGate): Promise<Map<string, ScopeState>> {
+  const page = await gate.listScopes({ prefix: 'wf-', limit: 1000 });
+  return new Map(page.items.map((scope) => [scope.scope, scope]));
+}
+
+function rolloutsOf(gate: ConformanceGate): RolloutsApi {
+  if (gate.rollouts === undefined) throw new Error('the rollout cases need gate.rollouts');
+  return gate.rollouts;
+}
+
+/** The scopes the ramp of `rolloutId` admits at `percent`. */
+function ramped(rolloutId: string, percent: number): string[] {
+  return ALL.filter((scope) => admits(rolloutId, scope, percent));
+}
+
+export function rolloutCases(fx: SubjectFixture): void {
+  describe.skipIf(!fx.capabilities.rollouts)('rollouts', () => {
+    it('ramps step by step: each step a cutover over the scopes the hash admits, moved released; the set only grows; 100 % completes it', async () => {
+      const { gate } = fx.subject;
+      await v7Scopes(gate);
+      const before = await scopesById(gate);
+      const rollouts = rolloutsOf(gate);
+      let rollout = await rollouts.start({
+        rolloutId: 'r1',
+        fromPolicy: 'v7',
+        toPolicy: 'v8',
+        prefix: 'wf-',
+        steps: [20, 60],
+      });
+      expect(rollout).toMatchObject({ status: 'running', step: 1, percent: 20, revision: 1 });
+      expect(rollout).toMatchObject({ cutoverId: 'r1/step-1', cutoverDone: true });
+      let previous = new Set<string>();
+      for (const percent of [20, 60, 100]) {
+        if (percent === 60) rollout = await rollouts.advance({ rolloutId: 'r1' });
+        if (percent === 100) rollout = await rollouts.promote({ rolloutId: 'r1' });
+        const scopes = await scopesById(gate);
+        const onV8 = ALL.filter((scope) => scopes.get(scope)?.policyVersion === 'v8');
+        expect(onV8).toEqual(ramped('r1', percent));
+        for (const scope of previous) expect(onV8).toContain(scope);
+        previous = new Set(onV8);
+        for (const scope of onV8) {
+          // Fence + 1 over v7's, released for v8's workers to acquire.
+          expect(scopes.get(scope)).toMatchObject({
+            fence: before.get(scope)!.fence + 1,
+            holder: null,
+          });
+        }
+      }
+      expect(rollout).toMatchObject({ status: 'completed', step: 3, percent: 100 });
+      expect(await rollouts.get('r1')).toEqual(rollout);
+      expect((await rollouts.list()).map((r) => r.rolloutId)).toEqual(['r1']);
+      // Each step's cutover moved each of its scopes once.
+      const moves = (await gate.audit({ limit: 1000 })).items.filter((e) => e.kind === 'cutover');
+      expect(moves.map((e) => e.scope).sort()).toEqual([...ALL].sort());
+      const report = await rollouts.report('r1');
+      expect(report?.steps.map((s) => [s.cutoverId, s.percent, s.moved])).toEqual([
+        ['r1/step-1', 20, ramped('r1', 20).length],
+        ['r1/step-2', 60, ramped('r1', 60).length - ramped('r1', 20).length],
+        ['r1/step-3', 100, SCOPES - ramped('r1', 60).length],
+      ]);
+      // A completed rollout can be advanced no further.
+      await expectFailure(rollouts.advance({ rolloutId: 'r1' }), 'rollout_conflict');
+    });
+
+    it('a v8 worker acquires a moved scope; a v7-only worker is told where the scope went', async () => {
+      const { gate } = fx.subject;
+      await v7Scopes(gate);
+      await rolloutsOf(gate).start({
+        rolloutId: 'r1',
+        fromPolicy: 'v7',
+        toPolicy: 'v8',
+        prefix: 'wf-',
+        steps: [50],
+      });
+      const [moved] = ramped('r1', 50);
+      const grant = await gate.acquire({
+        scope: moved!,
+        holder: 'v8-worker',
+        ttlMs: LONG_TTL,
+        policyVersions: ['v7', 'v8'],
+      });
+      expect(grant.policyVersion).toBe('v8');
+      const error = await expectFailure(
+        acquire(gate, moved!, 'v7-worker', { policyVersion: 'v7' }),
+        'policy_mismatch',
+      );
+      expect(error.details).toMatchObject({ currentPolicyVersion: 'v8' });
+    });
+
+    it('a rollback moves every moved scope back with a higher fence; the in-flight v8 commits afterwards are refused', async () => {
+      const { gate } = fx.subject;
+      await v7Scopes(gate);
+      const rollouts = rolloutsOf(gate);
+      await rollouts.start({
+        rolloutId: 'r1',
+        fromPolicy: 'v7',
+        toPolicy: 'v8',
+        prefix: 'wf-',
+        steps: [30, 70],
+      });
+      await rollouts.advance({ rolloutId: 'r1' });
+      const moved = ramped('r1', 70);
+      const inFlight: Grant[] = await Promise.all(
+        moved.map((scope) => acquire(gate, scope, `v8-${scope}`, { policyVersion: 'v8' })),
+      );
+      const afterMove = await scopesById(gate);
+      const rollback = await rollouts.rollback({ rolloutId: 'r1' });
+      expect(rollback).toMatchObject({ status: 'rolled_back', cutoverId: 'r1/rollback' });
+      const scopes = await scopesById(gate);
+      for (const scope of ALL) {
+        expect(scopes.get(scope)!.policyVersion).toBe('v7');
+        if (moved.includes(scope)) {
+          expect(scopes.get(scope)!.fence).toBe(afterMove.get(scope)!.fence + 1);
+          expect(scopes.get(scope)!.holder).toBeNull();
+        } else {
+          expect(scopes.get(scope)!.fence).toBe(afterMove.get(scope)!.fence);
+        }
+      }
+      for (const grant of inFlight) {
+        const result = await gate.commit({
+          scope: grant.scope,
+          fence: grant.fence,
+          operationId: `late-${grant.scope}`,
+          writes: [{ name: 'summary', expectRevision: 0, value: 'v8 output' }],
+        });
+        expectRejected(result, 'stale_fence');
+      }
+      const report = await rollouts.report('r1');
+      expect(report?.rollback).toMatchObject({
+        status: 'completed',
+        moved: moved.length,
+        skipped: [],
+        staleAttempts: moved.length,
+        staleAccepted: 0,
+      });
+      // A rollback sent again changes nothing.
+      await rollouts.rollback({ rolloutId: 'r1' });
+      expect(await scopesById(gate)).toEqual(scopes);
+    });
+
+    it('a rollback with cancelIntents cancels the pending intents committed under toPolicy, and only those', async () => {
+      const { gate } = fx.subject;
+      await v7Scopes(gate);
+      const [scope] = ramped('r1', 50);
+      const v7 = await acquire(gate, scope!, 'v7-worker', { policyVersion: 'v7' });
+      expectCommitted(
+        await gate.commit({
+          scope: scope!,
+          fence: v7.fence,
+          operationId: 'v7-intent',
+          intents: [{ effectKey: 'mail-v7', target: 'mailer', payload: { n: 7 } }],
+          release: true,
+        }),
+      );
+      const rollouts = rolloutsOf(gate);
+      await rollouts.start({
+        rolloutId: 'r1',
+        fromPolicy: 'v7',
+        toPolicy: 'v8',
+        prefix: 'wf-',
+        steps: [50],
+      });
+      const v8 = await acquire(gate, scope!, 'v8-worker', { policyVersion: 'v8' });
+      expectCommitted(
+        await gate.commit({
+          scope: scope!,
+          fence: v8.fence,
+          operationId: 'v8-intent',
+          intents: [{ effectKey: 'mail-v8', target: 'mailer', payload: { n: 8 } }],
+        }),
+      );
+      await rollouts.rollback({ rolloutId: 'r1', cancelIntents: true });
+      expect((await gate.getIntent('mail-v8'))?.status).toBe('cancelled');
+      expect((await gate.getIntent('mail-v7'))?.status).toBe('pending');
+      expect((await rollouts.report('r1'))?.rollback?.intentsCancelled).toBe(1);
+    });
+
+    it('concurrent operator commands at one revision: one applies, the other is answered rollout_conflict with the current revision', async () => {
+      const { gate } = fx.subject;
+      await v7Scopes(gate);
+      const rollouts = rolloutsOf(gate);
+      const started = await rollouts.start({
+        rolloutId: 'r1',
+        fromPolicy: 'v7',
+        toPolicy: 'v8',
+        prefix: 'wf-',
+        steps: [10, 40, 80],
+      });
+      const results = await Promise.allSettled([
+        rollouts.advance({ rolloutId: 'r1', revision: started.revision }),
+        rollouts.rollback({ rolloutId: 'r1', revision: started.revision }),
+        rollouts.pause({ rolloutId: 'r1', revision: started.revision }),
+      ]);
+      const applied = results.filter((r) => r.status === 'fulfilled');
+      expect(applied).toHaveLength(1);
+      for (const result of results) {
+        if (result.status === 'fulfilled') continue;
+        const error: unknown = result.reason;
+        if (!isFencegateError(error)) throw error;
+        expect(error.code).toBe('rollout_conflict');
+        expect(error.details).toMatchObject({ reason: 'state', rolloutId: 'r1' });
+        expect(error.details.revision).toBeGreaterThan(started.revision);
+      }
+      const current = await rollouts.get('r1');
+      expect(current?.revision).toBe(started.revision + (current?.status === 'paused' ? 1 : 2));
+    });
+
+    it('overlapping rollouts and cutovers are refused while a rollout is active; a rollout after a rolled-back one ramps again', async () => {
+      const { gate } = fx.subject;
+      await v7Scopes(gate);
+      await gate.registerPolicy({ version: 'v9', digest: 'sha256:v9' });
+      const rollouts = rolloutsOf(gate);
+      const request = { fromPolicy: 'v7', toPolicy: 'v8', steps: [50] };
+      await rollouts.start({ ...request, rolloutId: 'r1', prefix: 'wf-' });
+      const overlap = { reason: 'overlap', rolloutId: 'r1' };
+      for (const other of [
+        () => rollouts.start({ ...request, rolloutId: 'r2', prefix: 'wf-00' }),
+        () => rollouts.start({ ...request, rolloutId: 'r2', prefix: 'w' }),
+        () => rollouts.start({ ...request, rolloutId: 'r2', scopes: ['x', scopeName(3)] }),
+        () => gate.cutover({ toPolicy: 'v9', holder: 'ctl', scopes: [scopeName(5)] }),
+        () => gate.cutover({ toPolicy: 'v9', holder: 'ctl', prefix: 'wf-01' }),
+      ]) {
+        const error = await expectFailure(other(), 'rollout_conflict');
+        expect(error.details).toEqual(overlap);
+      }
+      // A selection beside it is not refused.
+      await rollouts.start({ ...request, rolloutId: 'r3', scopes: ['other/1'] });
+      await rollouts.rollback({ rolloutId: 'r1' });
+      const second = await rollouts.start({ ...request, rolloutId: 'r2', prefix: 'wf-' });
+      expect(second).toMatchObject({ status: 'running', percent: 50 });
+      const scopes = await scopesById(gate);
+      expect(ALL.filter((scope) => scopes.get(scope)?.policyVersion === 'v8')).toEqual(
+        ramped('r2', 50),
+      );
+    });
+
+    it('a scope not pinned yet is pinned by the hash for a worker naming policyVersions, and rolled back with the rest', async () => {
+      const { gate } = fx.subject;
+      await v7Scopes(gate);
+      const rollouts = rolloutsOf(gate);
+      await rollouts.start({
+        rolloutId: 'r1',
+        fromPolicy: 'v7',
+        toPolicy: 'v8',
+        prefix: 'new-',
+        steps: [50],
+      });
+      const fresh = Array.from({ length: 16 }, (_, i) => `new-${i}`);
+      const grants = await Promise.all(
+        fresh.map((scope) =>
+          gate.acquire({ scope, holder: 'w', ttlMs: LONG_TTL, policyVersions: ['v7', 'v8'] }),
+        ),
+      );
+      const toV8 = fresh.filter((scope) => admits('r1', scope, 50));
+      expect(toV8.length).toBeGreaterThan(0);
+      expect(grants.map((g) => g.policyVersion)).toEqual(
+        fresh.map((scope) => (toV8.includes(scope) ? 'v8' : 'v7')),
+      );
+      // A single-version worker meeting the other version is told which one the scope runs.
+      const another = Array.from({ length: 40 }, (_, i) => `new-x${i}`).find((scope) =>
+        admits('r1', scope, 50),
+      )!;
+      const error = await expectFailure(
+        acquire(gate, another, 'v7-only', { policyVersion: 'v7' }),
+        'policy_mismatch',
+      );
+      expect(error.details).toEqual({ currentPolicyVersion: 'v8' });
+      expect(await gate.getScope(another)).toBeNull();
+      expect((await rollouts.report('r1'))?.pinnedAtAcquire).toBe(toV8.length);
+      await rollouts.rollback({ rolloutId: 'r1' });
+      for (const [i, scope] of fresh.entries()) {
+        const state = await gate.getScope(scope);
+        expect(state?.policyVersion).toBe('v7');
+        expect(state?.fence).toBe(toV8.includes(scope) ? grants[i]!.fence + 1 : grants[i]!.fence);
+      }
+      // After the rollback began, a new scope is pinned to fromPolicy.
+      const late = await gate.acquire({
+        scope: another,
+        holder: 'w',
+        ttlMs: LONG_TTL,
+        policyVersions: ['v7', 'v8'],
+      });
+      expect(late.policyVersion).toBe('v7');
+    });
+
+    it('a scope already on toPolicy before the rollout is neither moved by a step nor by the rollback', async () => {
+      const { gate } = fx.subject;
+      await v7Scopes(gate);
+      const rollouts = rolloutsOf(gate);
+      const early = await acquire(gate, 'wf-v8-early', 'v8-worker', { policyVersion: 'v8' });
+      await rollouts.start({
+        rolloutId: 'r1',
+        fromPolicy: 'v7',
+        toPolicy: 'v8',
+        prefix: 'wf-',
+        steps: [99],
+      });
+      await rollouts.rollback({ rolloutId: 'r1' });
+      expect(await gate.getScope('wf-v8-early')).toMatchObject({
+        policyVersion: 'v8',
+        fence: early.fence,
+        holder: 'v8-worker',
+      });
+      // A completed rollout cannot be rolled back: it is final.
+      await rollouts.start({
+        rolloutId: 'r2',
+        fromPolicy: 'v7',
+        toPolicy: 'v8',
+        prefix: 'wf-',
+        steps: [100],
+      });
+      await expectFailure(rollouts.rollback({ rolloutId: 'r2' }), 'rollout_conflict');
+    });
+
+    it('a takeover after a move and a scope deleted mid-rollout are left by the rollback', async () => {
+      const { gate } = fx.subject;
+      await v7Scopes(gate);
+      const rollouts = rolloutsOf(gate);
+      await rollouts.start({
+        rolloutId: 'r1',
+        fromPolicy: 'v7',
+        toPolicy: 'v8',
+        prefix: 'wf-',
+        steps: [60],
+      });
+      const [taken, deleted, other] = ramped('r1', 60);
+      const takeover = await gate.takeover(taken!, {
+        holder: 'operator',
+        policyVersion: 'v8',
+        reason: 'hand-fixing it',
+      });
+      await gate.deleteScope(deleted!);
+      await acquire(gate, other!, 'v8-worker', { policyVersion: 'v8' });
+      const rollback = await rollouts.rollback({ rolloutId: 'r1' });
+      expect(rollback.status).toBe('rolled_back');
+      expect(await gate.getScope(taken!)).toMatchObject({
+        policyVersion: 'v8',
+        holder: 'operator',
+        fence: takeover.fence,
+      });
+      expect(await gate.getScope(deleted!)).toMatchObject({ status: 'deleted' });
+      expect(await gate.getScope(other!)).toMatchObject({ policyVersion: 'v7', holder: null });
+      const report = await rollouts.report('r1');
+      expect(report?.rollback?.skipped).toEqual([taken!, deleted!].sort());
+      expect(report?.rollback?.moved).toBe(ramped('r1', 60).length - 2);
+      const committed = await gate.commit({
+        scope: taken!,
+        fence: takeover.fence,
+        operationId: 'operator-fix',
+        writes: [{ name: 'summary', expectRevision: 0, value: 'fixed' }],
+      });
+      expectCommitted(committed);
+    });
+  });
+}
