@@ -262,7 +262,7 @@ export class EtcdStore extends PlannedStore implements Store {
     query: ListIntentsQuery,
     maxBytes?: number,
   ): Promise<Page<Intent>> {
-    const page = resolveIntentPage(query, decodeCursor(query.cursor), maxBytes);
+    const page = resolveIntentPage(query, maxBytes);
     const family = this.#keys.family('i', tenant);
     const read: Intent[] = [];
     const sizes: number[] = [];

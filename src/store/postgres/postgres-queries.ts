@@ -18,7 +18,6 @@ import { intentPage } from '../intent-page.js';
 import { recordPageStatement } from '../record-page-sql.js';
 import {
   AUDIT_COLUMNS,
-  decodeCursor,
   INTENT_COLUMNS,
   RECORD_COLUMNS_BUT_VALUE,
   toAuditEntry,
@@ -42,7 +41,7 @@ export async function readIntentPage(
   query: ListIntentsQuery,
   maxBytes?: number,
 ): Promise<Page<Intent>> {
-  const page = resolveIntentPage(query, decodeCursor(query.cursor), maxBytes);
+  const page = resolveIntentPage(query, maxBytes);
   const values: unknown[] = [tenant, page.after];
   const where = ['tenant = $1', 'effect_key > $2'];
   if (page.scope !== undefined) where.push(`scope = $${values.push(page.scope)}`);

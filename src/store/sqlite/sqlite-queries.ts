@@ -20,7 +20,6 @@ import type { SqliteDatabase } from './sqlite-database.js';
 import { recordsOf } from './sqlite-audit-row.js';
 import { preparedOnce } from './sqlite-statement-cache.js';
 import {
-  decodeCursor,
   INTENT_COLUMNS,
   toAuditEntry,
   toIntent,
@@ -36,7 +35,7 @@ export function readIntentPage(
   query: ListIntentsQuery,
   maxBytes?: number,
 ): Page<Intent> {
-  const page = resolveIntentPage(query, decodeCursor(query.cursor), maxBytes);
+  const page = resolveIntentPage(query, maxBytes);
   const where = ['tenant = @tenant', 'effect_key > @after'];
   if (page.scope !== undefined) where.push('scope = @scope');
   if (page.status !== undefined) where.push('status = @status');

@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Store } from '../../store/store.js';
 import type { AuditEntry, Intent, IntentCompletion } from '../../types.js';
-import { LONG_TTL, OperationIds, acquire, expectCommitted } from './helpers.js';
+import { LONG_TTL, OperationIds, acquire, expectCommitted, expectFailure } from './helpers.js';
 import type { ConformanceGate, SubjectFixture } from './subject.js';
 
 const SCOPE = 'budgeted';
@@ -198,6 +198,22 @@ export function answerBudgetCases(fx: SubjectFixture): void {
       const single = await auditPages(store, tenant, 1);
       expect(single.pages.map((page) => page.length)).toEqual(whole.items.map(() => 1));
       expect(single.pages.flat()).toEqual(whole.items);
+    });
+  });
+
+  describe('intent cursors', () => {
+    it('a cursor that names no effect key is refused as invalid_request on cursor', async () => {
+      const { gate } = fx.subject;
+      await commitIntents(gate, { c1: 10, c2: 10 }, new OperationIds('intent-cursor'));
+      const first = await gate.listIntents({ limit: 1 });
+      expect(first.items.map((intent) => intent.effectKey)).toEqual(['c1']);
+      const next = await gate.listIntents({ limit: 1, cursor: first.nextCursor! });
+      expect(next.items.map((intent) => intent.effectKey)).toEqual(['c2']);
+      // "\0", invalid UTF-8, a padded form of a good cursor, and no base64url at all.
+      for (const cursor of ['AA', '\u00ff', `${first.nextCursor!}=`, '!!!']) {
+        const error = await expectFailure(gate.listIntents({ cursor }), 'invalid_request');
+        expect(error.details).toMatchObject({ field: 'cursor' });
+      }
     });
   });
 
