@@ -1,8 +1,10 @@
 /**
  * The byte budget (answer-budget.ts) of the answers that list intents: a page of GET /v1/intents
- * and a claim. An intent counts the bytes of its payload's JSON, the one field of its of a size
- * the committer chose (up to maxValueBytes each). A page ends early and carries a cursor; a claim
- * takes fewer intents than its limit, at least one, and leaves the rest due for the next claim.
+ * and a claim. An intent counts the bytes of its JSON as answered, like an audit entry: besides
+ * its payload (up to maxValueBytes), its effect key, scope, operation id, target, claimedBy,
+ * providerRef and lastError are of a size the caller chose, so a thousand intents of tiny payloads
+ * can hold megabytes. A page ends early and carries a cursor; a claim takes fewer intents than its
+ * limit, at least one, and leaves the rest due for the next claim.
  */
 import { fail } from '../errors.js';
 import type { Intent, IntentStatus, ListIntentsQuery } from '../types.js';
@@ -16,7 +18,7 @@ export interface IntentPageQuery {
   /** The effect key the page starts after; '' for the first page. */
   after: string;
   limit: number;
-  /** Bytes of payloads the page holds at most past its first intent. */
+  /** Bytes of intents' JSON the page holds at most past its first intent. */
   maxBytes: number;
 }
 
@@ -50,7 +52,7 @@ export function decodeIntentCursor(cursor: string): string {
   return effectKey;
 }
 
-/** What an intent spends of an answer's budget: the UTF-8 bytes of its payload's JSON. */
-export function intentBytes(intent: Pick<Intent, 'payload'>): number {
-  return jsonValueBytes(intent.payload);
+/** What an intent spends of an answer's budget: the UTF-8 bytes of its JSON as answered. */
+export function intentBytes(intent: Intent): number {
+  return jsonValueBytes(intent);
 }

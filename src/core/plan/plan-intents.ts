@@ -29,15 +29,15 @@ export function claimRange(now: number, request: ClaimIntentsRequest, limit: num
 export interface ClaimBounds {
   /** The most intents one store transaction claims (infinite when it is unbounded). */
   maxClaims?: number;
-  /** The claim's byte budget of payloads (intent-page.ts); DEFAULT_LIMITS.maxPageBytes if absent. */
+  /** The claim's byte budget of intents (intent-page.ts); DEFAULT_LIMITS.maxPageBytes if absent. */
   maxBytes?: number | undefined;
-  /** The payload bytes one store transaction can rewrite (infinite when it is unbounded). */
+  /** The intent bytes one store transaction can rewrite (infinite when it is unbounded). */
   maxClaimBytes?: number | undefined;
 }
 
 /**
  * Due intents first (by due time, then effect key), as many as `limit` and `maxClaims` allow and
- * whose payloads fit the byte budget and the transaction, at least one: a claim cut short leaves
+ * whose JSON as answered fits the byte budget and the transaction, at least one: a claim cut short leaves
  * the rest due.
  */
 export function planClaim(
@@ -69,9 +69,18 @@ export function planClaim(
     audit: [],
     answer: { ok: true, value: [] },
   };
-  const claimed: Intent[] = [];
-  const { items: taken } = pageWithinBudget(
-    due.slice(0, limit),
+  // Counted as answered: claimedBy is the dispatcher's name, of a size the caller chose.
+  const claimable = due.slice(0, limit).map((intent): Intent => ({
+    ...intent,
+    status: 'claimed',
+    claimFence: intent.claimFence + 1,
+    claimedBy: request.dispatcher,
+    claimExpiresAt: expiresAt,
+    attempts: intent.attempts + 1,
+    updatedAt: now,
+  }));
+  const { items: claimed } = pageWithinBudget(
+    claimable,
     limit,
     Math.min(
       bounds.maxBytes ?? DEFAULT_LIMITS.maxPageBytes,
@@ -79,34 +88,25 @@ export function planClaim(
     ),
     intentBytes,
   );
-  for (const intent of taken) {
-    const next: Intent = {
-      ...intent,
-      status: 'claimed',
-      claimFence: intent.claimFence + 1,
-      claimedBy: request.dispatcher,
-      claimExpiresAt: expiresAt,
-      attempts: intent.attempts + 1,
-      updatedAt: now,
-    };
-    transition.expect.push({ type: 'intent', effectKey: intent.effectKey });
-    transition.put.push({ type: 'intent', effectKey: intent.effectKey, row: next });
+  claimed.forEach((next, index) => {
+    const before = due[index]!;
+    transition.expect.push({ type: 'intent', effectKey: next.effectKey });
+    transition.put.push({ type: 'intent', effectKey: next.effectKey, row: next });
     transition.audit.push(
       auditEntry({
         at: now,
         tenant,
-        scope: intent.scope,
+        scope: next.scope,
         kind: 'intent',
         outcome: 'claimed',
-        reason: intent.status === 'pending' ? null : `from_${intent.status}`,
+        reason: before.status === 'pending' ? null : `from_${before.status}`,
         holder: request.dispatcher,
         fence: next.claimFence,
-        operationId: intent.operationId,
-        effectKey: intent.effectKey,
+        operationId: next.operationId,
+        effectKey: next.effectKey,
       }),
     );
-    claimed.push(next);
-  }
+  });
   transition.answer = { ok: true, value: claimed };
   return transition;
 }

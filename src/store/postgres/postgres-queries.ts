@@ -13,7 +13,7 @@ import type {
   ListRecordsQuery,
   Page,
 } from '../../types.js';
-import { budgetedPageStatement } from '../budget-page-sql.js';
+import { INTENT_ROW_BYTES, budgetedPageStatement } from '../budget-page-sql.js';
 import { intentPage } from '../intent-page.js';
 import { recordPageStatement } from '../record-page-sql.js';
 import {
@@ -49,7 +49,7 @@ export async function readIntentPage(
   const rows = await read(
     budgetedPageStatement(
       {
-        rows: `SELECT ${INTENT_COLUMNS}, octet_length(payload) AS bytes
+        rows: `SELECT ${INTENT_COLUMNS}, ${INTENT_ROW_BYTES} AS bytes
           FROM ${schema}.intents WHERE ${where.join(' AND ')}
           ORDER BY effect_key LIMIT $${values.push(page.limit + 1)}`,
         order: 'effect_key',

@@ -13,7 +13,7 @@ import type {
   ListRecordsQuery,
   Page,
 } from '../../types.js';
-import { budgetedPageStatement } from '../budget-page-sql.js';
+import { INTENT_ROW_BYTES, budgetedPageStatement } from '../budget-page-sql.js';
 import { intentPage } from '../intent-page.js';
 import { recordPageStatement } from '../record-page-sql.js';
 import type { SqliteDatabase } from './sqlite-database.js';
@@ -41,7 +41,7 @@ export function readIntentPage(
   if (page.status !== undefined) where.push('status = @status');
   const sql = budgetedPageStatement(
     {
-      rows: `SELECT ${INTENT_COLUMNS}, octet_length(payload) AS bytes
+      rows: `SELECT ${INTENT_COLUMNS}, ${INTENT_ROW_BYTES} AS bytes
         FROM intents WHERE ${where.join(' AND ')} ORDER BY effect_key LIMIT @limit`,
       order: 'effect_key',
       bigint: 'INTEGER',
