@@ -17,12 +17,36 @@ import { completionAuditReason, decideCompletion, isClaimable } from '../intent-
 import { intentNotFound, refusalError } from '../refusal-messages.js';
 import { refused, type RangeRef, type Snapshot, type Transition } from './transition.js';
 
-/** The open intents a claim reads: a store may list only the first `limit` due ones. */
-export function claimRange(now: number, request: ClaimIntentsRequest, limit: number): RangeRef {
+/**
+ * The open intents a claim reads: a store may list only the first `limit` due ones, and of those
+ * only as many as `maxBytes` can take and one more.
+ */
+export function claimRange(
+  now: number,
+  request: ClaimIntentsRequest,
+  limit: number,
+  maxBytes: number = DEFAULT_LIMITS.maxPageBytes,
+): RangeRef {
   return {
     type: 'openIntents',
-    due: { at: now, limit, targets: request.targets === undefined ? null : [...request.targets] },
+    due: {
+      at: now,
+      limit,
+      targets: request.targets === undefined ? null : [...request.targets],
+      maxBytes,
+    },
   };
+}
+
+/** The fields of an intent that place it in claim order. */
+export type ClaimOrdered = Pick<Intent, 'nextAttemptAt' | 'createdAt' | 'effectKey'>;
+
+/** Claim order: by due time (the retry's, else creation), then effect key. */
+export function compareClaimOrder(a: ClaimOrdered, b: ClaimOrdered): number {
+  return (
+    (a.nextAttemptAt ?? a.createdAt) - (b.nextAttemptAt ?? b.createdAt) ||
+    (a.effectKey < b.effectKey ? -1 : a.effectKey > b.effectKey ? 1 : 0)
+  );
 }
 
 /** What bounds one claim besides its limit. */
@@ -48,7 +72,11 @@ export function planClaim(
   const { now, tenant } = snapshot;
   const targets = request.targets === undefined ? null : new Set(request.targets);
   const limit = Math.min(request.limit, bounds.maxClaims ?? Number.POSITIVE_INFINITY);
-  const open = snapshot.list(claimRange(now, request, limit));
+  const maxBytes = Math.min(
+    bounds.maxBytes ?? DEFAULT_LIMITS.maxPageBytes,
+    bounds.maxClaimBytes ?? Number.POSITIVE_INFINITY,
+  );
+  const open = snapshot.list(claimRange(now, request, limit, maxBytes));
   const due: Intent[] = [];
   for (const effectKey of open) {
     const intent = snapshot.get({ type: 'intent', effectKey });
@@ -56,11 +84,7 @@ export function planClaim(
     if (targets !== null && !targets.has(intent.target)) continue;
     due.push(intent);
   }
-  due.sort(
-    (a, b) =>
-      (a.nextAttemptAt ?? a.createdAt) - (b.nextAttemptAt ?? b.createdAt) ||
-      (a.effectKey < b.effectKey ? -1 : a.effectKey > b.effectKey ? 1 : 0),
-  );
+  due.sort(compareClaimOrder);
   const expiresAt = now + request.ttlMs;
   const transition: Transition<Intent[]> = {
     // Only the claimed intents: an intent that became due meanwhile is claimed by the next call.
@@ -79,15 +103,7 @@ export function planClaim(
     attempts: intent.attempts + 1,
     updatedAt: now,
   }));
-  const { items: claimed } = pageWithinBudget(
-    claimable,
-    limit,
-    Math.min(
-      bounds.maxBytes ?? DEFAULT_LIMITS.maxPageBytes,
-      bounds.maxClaimBytes ?? Number.POSITIVE_INFINITY,
-    ),
-    intentBytes,
-  );
+  const { items: claimed } = pageWithinBudget(claimable, limit, maxBytes, intentBytes);
   claimed.forEach((next, index) => {
     const before = due[index]!;
     transition.expect.push({ type: 'intent', effectKey: next.effectKey });
