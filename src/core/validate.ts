@@ -18,6 +18,7 @@ import type {
 } from '../types.js';
 import { INTENT_STATUSES, JOB_STATES } from '../types.js';
 import { decodeCutoverCursor } from './cutover-cursor.js';
+import { decodeIntentCursor } from './intent-page.js';
 import { rememberPayloadJson, rememberValueJson } from './prepared-value.js';
 import { requestFingerprint } from './commit-check.js';
 import { childPath, failBigint, isUnsafeInteger, unsafeIntegerError } from './safe-integers.js';
@@ -324,7 +325,11 @@ export function validateListIntents(
   const limit = optionalLimit(query.limit, limits);
   if (limit !== undefined) result.limit = limit;
   const cursor = optionalCursor(query.cursor);
-  if (cursor !== undefined) result.cursor = cursor;
+  if (cursor !== undefined) {
+    // Refused here, before any store reads it: a cursor no page answered.
+    decodeIntentCursor(cursor);
+    result.cursor = cursor;
+  }
   return result;
 }
 

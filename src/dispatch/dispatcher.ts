@@ -350,7 +350,7 @@ export class Dispatcher {
         for (const { verdict, recorded } of deliveries) inFlight.add(recorded, verdict);
         failures = 0;
         // Any intent claimed means more may be due: a claim takes fewer than asked where their
-        // payloads would pass the answer's byte budget. Only a claim that took none waits.
+        // JSON would pass the answer's byte budget. Only a claim that took none waits.
         if (summary.claimed > 0) continue;
         if (!signal.aborted) await this.#wake.sleep(waitMs, signal, this.#sleep);
         continue;

@@ -27,3 +27,14 @@ export function budgetedPageStatement(source: BudgetedRows, maxBytes: string): s
     WHERE page_row <= 2 OR page_through - bytes <= ${maxBytes}
     ORDER BY ${source.order}`;
 }
+
+/**
+ * What an intent's row spends of a page's budget inside the database, for both SQL adapters: its
+ * columns of a size the caller chose, as stored. Each is at most its JSON text in the intent core
+ * counts (core/intent-page.ts): the payload is stored as that text, a string's JSON adds quotes
+ * and escapes, and the fields of fixed size are left out, so the sum never counts more than core.
+ */
+export const INTENT_ROW_BYTES = `octet_length(payload) + octet_length(effect_key)
+  + octet_length(scope) + octet_length(operation_id) + octet_length(target)
+  + COALESCE(octet_length(claimed_by), 0) + COALESCE(octet_length(provider_ref), 0)
+  + COALESCE(octet_length(last_error), 0)`;

@@ -1,8 +1,7 @@
 /** A page of intents by effect key for every store: the budget's cut (core/intent-page.ts), then the cursor. */
 import { pageWithinBudget } from '../core/answer-budget.js';
-import { intentBytes, type IntentPageQuery } from '../core/intent-page.js';
+import { encodeIntentCursor, intentBytes, type IntentPageQuery } from '../core/intent-page.js';
 import type { Intent, Page } from '../types.js';
-import { encodeCursor } from './rows.js';
 
 /**
  * The page of the intents a store read in effect key order after the page's start: those within
@@ -12,5 +11,8 @@ import { encodeCursor } from './rows.js';
 export function intentPage(read: readonly Intent[], page: IntentPageQuery): Page<Intent> {
   const { items, more } = pageWithinBudget(read, page.limit, page.maxBytes, intentBytes);
   const last = items.at(-1);
-  return { items, nextCursor: more && last !== undefined ? encodeCursor(last.effectKey) : null };
+  return {
+    items,
+    nextCursor: more && last !== undefined ? encodeIntentCursor(last.effectKey) : null,
+  };
 }

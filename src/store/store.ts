@@ -157,7 +157,7 @@ export interface Store {
   ): Promise<CommitResult>;
 
   /**
-   * One page of intents by effect key, within `maxBytes` of payloads past its first intent (the
+   * One page of intents by effect key, within `maxBytes` of intents past its first one (the
    * page's byte budget, core/intent-page.ts; DEFAULT_LIMITS.maxPageBytes when absent).
    */
   listIntents(tenant: string, query: ListIntentsQuery, maxBytes?: number): Promise<Page<Intent>>;
@@ -167,7 +167,7 @@ export interface Store {
    * Claims due intents: pending ones whose backoff has passed, unknown ones (reconciliation), and
    * claimed ones whose claim expired (a dispatcher died). Each claim moves the intent's claim
    * fence +1, so a paused dispatcher's later completion is stale_claim. Takes fewer than `limit`
-   * (at least one) where their payloads would pass `maxBytes` (core/intent-page.ts;
+   * (at least one) where they would pass `maxBytes` as answered (core/intent-page.ts;
    * DEFAULT_LIMITS.maxPageBytes when absent): the others stay due for the next claim.
    */
   claimIntents(tenant: string, request: ClaimIntentsRequest, maxBytes?: number): Promise<Intent[]>;

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyStore } from '../../src/audit/verify.js';
 import { DEFAULT_LIMITS } from '../../src/core/limits.js';
+import { planClaim } from '../../src/core/plan/plan-intents.js';
 import { planAcquire } from '../../src/core/plan/plan-leases.js';
 import { systemClock } from '../../src/core/clock.js';
 import { isFencegateError } from '../../src/errors.js';
@@ -334,6 +335,86 @@ describe.skipIf(noEtcd)('the etcd store', () => {
         } while (cursor !== undefined);
         expect(seen, direction).toEqual(expected(direction === 'desc'));
       }
+    } finally {
+      connection.close();
+    }
+  });
+
+  it('a claim reads the values of about the intents it can take, however many are open', async () => {
+    const tenant = gate.forTenant('claimreads');
+    const grant = await tenant.acquire({ scope: 'many', holder: 'w', ttlMs: 60_000 });
+    const payload = 'p'.repeat(2000);
+    const keys = Array.from({ length: 200 }, (_, i) => `e${String(i).padStart(3, '0')}`);
+    for (let first = 0; first < keys.length; first += 16) {
+      await tenant.commit({
+        scope: 'many',
+        fence: grant.fence,
+        operationId: `claim-reads-${first}`,
+        intents: keys
+          .slice(first, first + 16)
+          .map((effectKey) => ({ effectKey, target: 'crm', payload })),
+      });
+    }
+    const target = parseEtcdUrl(`${etcdTestUrl('single')}?prefix=${prefix}`);
+    const connection = new EtcdConnection({
+      hosts: target.hosts,
+      callTimeoutMs: 2_000,
+      operationTimeoutMs: 5_000,
+    });
+    const etcdKeys = new EtcdKeys(target.prefix);
+    const intentFamily = etcdKeys.family('i', 'claimreads');
+    let intentsRead = 0;
+    let bytesRead = 0;
+    const counting = new Proxy(connection, {
+      get(real, name) {
+        if (name !== 'readTxn') {
+          const member = Reflect.get(real, name) as unknown;
+          return typeof member === 'function' ? (member as () => unknown).bind(real) : member;
+        }
+        return async (request: Parameters<EtcdConnection['readTxn']>[0]) => {
+          const response = await real.readTxn(request);
+          for (const op of response.responses) {
+            for (const kv of op.response_range?.kvs ?? []) {
+              bytesRead += kv.value.length;
+              if (kv.key.toString().startsWith(intentFamily)) intentsRead += 1;
+            }
+          }
+          return response;
+        };
+      },
+    });
+    const engine = new EtcdEngine(
+      counting,
+      etcdKeys,
+      new KeyCache(),
+      systemClock,
+      DEFAULT_ETCD_LIMITS,
+    );
+    const claim = (limit: number) =>
+      engine.run('claimreads', (s) => planClaim(s, { dispatcher: 'd1', ttlMs: 60_000, limit }));
+    try {
+      const first = await claim(1);
+      expect(first.map((intent) => intent.effectKey)).toEqual(['e000']);
+      expect(intentsRead).toBeLessThanOrEqual(16);
+      // The heads of 200 open intents, not their 400 KB of payloads.
+      expect(bytesRead).toBeLessThan(100 * payload.length);
+      intentsRead = 0;
+      const next = await claim(5);
+      expect(next.map((intent) => intent.effectKey)).toEqual([
+        'e001',
+        'e002',
+        'e003',
+        'e004',
+        'e005',
+      ]);
+      expect(intentsRead).toBeLessThanOrEqual(16);
+      // A claim cut by the byte budget reads one chunk past the intents it takes, at most.
+      intentsRead = 0;
+      const budgeted = await engine.run('claimreads', (s) =>
+        planClaim(s, { dispatcher: 'd1', ttlMs: 60_000, limit: 100 }, { maxBytes: 10_000 }),
+      );
+      expect(budgeted.map((intent) => intent.effectKey)).toEqual(['e006', 'e007', 'e008', 'e009']);
+      expect(intentsRead).toBeLessThanOrEqual(16);
     } finally {
       connection.close();
     }

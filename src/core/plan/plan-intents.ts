@@ -17,27 +17,51 @@ import { completionAuditReason, decideCompletion, isClaimable } from '../intent-
 import { intentNotFound, refusalError } from '../refusal-messages.js';
 import { refused, type RangeRef, type Snapshot, type Transition } from './transition.js';
 
-/** The open intents a claim reads: a store may list only the first `limit` due ones. */
-export function claimRange(now: number, request: ClaimIntentsRequest, limit: number): RangeRef {
+/**
+ * The open intents a claim reads: a store may list only the first `limit` due ones, and of those
+ * only as many as `maxBytes` can take and one more.
+ */
+export function claimRange(
+  now: number,
+  request: ClaimIntentsRequest,
+  limit: number,
+  maxBytes: number = DEFAULT_LIMITS.maxPageBytes,
+): RangeRef {
   return {
     type: 'openIntents',
-    due: { at: now, limit, targets: request.targets === undefined ? null : [...request.targets] },
+    due: {
+      at: now,
+      limit,
+      targets: request.targets === undefined ? null : [...request.targets],
+      maxBytes,
+    },
   };
+}
+
+/** The fields of an intent that place it in claim order. */
+export type ClaimOrdered = Pick<Intent, 'nextAttemptAt' | 'createdAt' | 'effectKey'>;
+
+/** Claim order: by due time (the retry's, else creation), then effect key. */
+export function compareClaimOrder(a: ClaimOrdered, b: ClaimOrdered): number {
+  return (
+    (a.nextAttemptAt ?? a.createdAt) - (b.nextAttemptAt ?? b.createdAt) ||
+    (a.effectKey < b.effectKey ? -1 : a.effectKey > b.effectKey ? 1 : 0)
+  );
 }
 
 /** What bounds one claim besides its limit. */
 export interface ClaimBounds {
   /** The most intents one store transaction claims (infinite when it is unbounded). */
   maxClaims?: number;
-  /** The claim's byte budget of payloads (intent-page.ts); DEFAULT_LIMITS.maxPageBytes if absent. */
+  /** The claim's byte budget of intents (intent-page.ts); DEFAULT_LIMITS.maxPageBytes if absent. */
   maxBytes?: number | undefined;
-  /** The payload bytes one store transaction can rewrite (infinite when it is unbounded). */
+  /** The intent bytes one store transaction can rewrite (infinite when it is unbounded). */
   maxClaimBytes?: number | undefined;
 }
 
 /**
  * Due intents first (by due time, then effect key), as many as `limit` and `maxClaims` allow and
- * whose payloads fit the byte budget and the transaction, at least one: a claim cut short leaves
+ * whose JSON as answered fits the byte budget and the transaction, at least one: a claim cut short leaves
  * the rest due.
  */
 export function planClaim(
@@ -48,7 +72,11 @@ export function planClaim(
   const { now, tenant } = snapshot;
   const targets = request.targets === undefined ? null : new Set(request.targets);
   const limit = Math.min(request.limit, bounds.maxClaims ?? Number.POSITIVE_INFINITY);
-  const open = snapshot.list(claimRange(now, request, limit));
+  const maxBytes = Math.min(
+    bounds.maxBytes ?? DEFAULT_LIMITS.maxPageBytes,
+    bounds.maxClaimBytes ?? Number.POSITIVE_INFINITY,
+  );
+  const open = snapshot.list(claimRange(now, request, limit, maxBytes));
   const due: Intent[] = [];
   for (const effectKey of open) {
     const intent = snapshot.get({ type: 'intent', effectKey });
@@ -56,11 +84,7 @@ export function planClaim(
     if (targets !== null && !targets.has(intent.target)) continue;
     due.push(intent);
   }
-  due.sort(
-    (a, b) =>
-      (a.nextAttemptAt ?? a.createdAt) - (b.nextAttemptAt ?? b.createdAt) ||
-      (a.effectKey < b.effectKey ? -1 : a.effectKey > b.effectKey ? 1 : 0),
-  );
+  due.sort(compareClaimOrder);
   const expiresAt = now + request.ttlMs;
   const transition: Transition<Intent[]> = {
     // Only the claimed intents: an intent that became due meanwhile is claimed by the next call.
@@ -69,44 +93,36 @@ export function planClaim(
     audit: [],
     answer: { ok: true, value: [] },
   };
-  const claimed: Intent[] = [];
-  const { items: taken } = pageWithinBudget(
-    due.slice(0, limit),
-    limit,
-    Math.min(
-      bounds.maxBytes ?? DEFAULT_LIMITS.maxPageBytes,
-      bounds.maxClaimBytes ?? Number.POSITIVE_INFINITY,
-    ),
-    intentBytes,
-  );
-  for (const intent of taken) {
-    const next: Intent = {
-      ...intent,
-      status: 'claimed',
-      claimFence: intent.claimFence + 1,
-      claimedBy: request.dispatcher,
-      claimExpiresAt: expiresAt,
-      attempts: intent.attempts + 1,
-      updatedAt: now,
-    };
-    transition.expect.push({ type: 'intent', effectKey: intent.effectKey });
-    transition.put.push({ type: 'intent', effectKey: intent.effectKey, row: next });
+  // Counted as answered: claimedBy is the dispatcher's name, of a size the caller chose.
+  const claimable = due.slice(0, limit).map((intent): Intent => ({
+    ...intent,
+    status: 'claimed',
+    claimFence: intent.claimFence + 1,
+    claimedBy: request.dispatcher,
+    claimExpiresAt: expiresAt,
+    attempts: intent.attempts + 1,
+    updatedAt: now,
+  }));
+  const { items: claimed } = pageWithinBudget(claimable, limit, maxBytes, intentBytes);
+  claimed.forEach((next, index) => {
+    const before = due[index]!;
+    transition.expect.push({ type: 'intent', effectKey: next.effectKey });
+    transition.put.push({ type: 'intent', effectKey: next.effectKey, row: next });
     transition.audit.push(
       auditEntry({
         at: now,
         tenant,
-        scope: intent.scope,
+        scope: next.scope,
         kind: 'intent',
         outcome: 'claimed',
-        reason: intent.status === 'pending' ? null : `from_${intent.status}`,
+        reason: before.status === 'pending' ? null : `from_${before.status}`,
         holder: request.dispatcher,
         fence: next.claimFence,
-        operationId: intent.operationId,
-        effectKey: intent.effectKey,
+        operationId: next.operationId,
+        effectKey: next.effectKey,
       }),
     );
-    claimed.push(next);
-  }
+  });
   transition.answer = { ok: true, value: claimed };
   return transition;
 }

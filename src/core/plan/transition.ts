@@ -119,9 +119,13 @@ export type RangeRef =
   /**
    * Intents that may still be claimed: pending, unknown or claimed. With `due`, a store may list
    * only the first `limit` of them claimable at `at` (by due time, then effect key, of `targets`
-   * when given): the plan filters and orders what it gets, so listing more is never wrong.
+   * when given), and of those only as many as the claim's byte budget `maxBytes` can take and one
+   * more: the plan filters and orders what it gets, so listing more is never wrong.
    */
-  | { type: 'openIntents'; due?: { at: number; limit: number; targets: string[] | null } }
+  | {
+      type: 'openIntents';
+      due?: { at: number; limit: number; targets: string[] | null; maxBytes: number };
+    }
   /** Scope names starting with `prefix`. */
   | { type: 'scopes'; prefix: string }
   /** Scopes a cutover has moved. */

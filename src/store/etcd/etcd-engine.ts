@@ -27,6 +27,13 @@ import { FencegateError } from '../../errors.js';
 import type { Intent } from '../../types.js';
 import { OPEN_INTENT_STATUSES } from '../plan-rows.js';
 import type { EtcdConnection } from './etcd-connection.js';
+import {
+  dueCandidates,
+  intentHead,
+  readWithinBudget,
+  type DueQuery,
+  type IntentHead,
+} from './etcd-due-intents.js';
 import { graverError, tooLarge } from './etcd-errors.js';
 import { prefixEnd, type EtcdKeys } from './etcd-keys.js';
 import {
@@ -57,7 +64,9 @@ const FRAMING_BYTES = 16_384;
 
 /**
  * What one Txn holds, for the limits core derives: an intent is its key, its index entry under
- * the scope and, while open, its copy among the open intents (two copies of the payload).
+ * the scope and, while open, its head among the open intents. The head holds no payload, but two
+ * copies are still counted: the limits derived from them stay those already documented, with
+ * room to spare.
  * etcd 3.4 does not tell a client its --max-txn-ops or --max-request-bytes, so they are etcd's
  * defaults unless the store is opened with others.
  */
@@ -335,11 +344,12 @@ export class EtcdEngine {
     }
     const openKey = this.keys.openIntent(tenant, intent.effectKey);
     if (OPEN_INTENT_STATUSES.has(intent.status)) {
+      const head = JSON.stringify(intentHead(intent));
       ops.push({
-        op: putOp(openKey, value),
+        op: putOp(openKey, head),
         key: openKey,
-        value,
-        bytes: openKey.length + value.length,
+        value: head,
+        bytes: openKey.length + head.length,
         cache: false,
       });
     } else if (previous !== null && OPEN_INTENT_STATUSES.has(previous.status)) {
@@ -400,8 +410,19 @@ export class EtcdEngine {
     call.ranges.clear();
   }
 
-  /** Reads ranges at one revision (and the intents a scope's index names). */
-  async loadRanges(tenant: string, call: CallState, ranges: RangeRef[]): Promise<void> {
+  /**
+   * Reads ranges at one revision (and the intents a scope's index names). Open intents are read
+   * only for a claim, by the due range its plan lists (etcd-due-intents.ts): a range of them
+   * named without `due` is left to that.
+   */
+  async loadRanges(tenant: string, call: CallState, requested: RangeRef[]): Promise<void> {
+    for (const range of requested) {
+      if (range.type === 'openIntents' && range.due !== undefined) {
+        await this.loadDueIntents(tenant, call, range.due);
+      }
+    }
+    const ranges = requested.filter((range) => range.type !== 'openIntents');
+    if (ranges.length === 0) return;
     const prefixes = ranges.map((range) => this.keys.range(tenant, range));
     const response = await this.connection.readTxn({
       success: prefixes.map((prefix) => {
@@ -428,10 +449,6 @@ export class EtcdEngine {
           case 'rolloutKeys':
             call.fresh.set(kv.key.toString(), state);
             break;
-          case 'openIntents':
-            // The copy is written in the same Txn as the intent: same mod_revision.
-            call.fresh.set(this.keys.ref(tenant, { type: 'intent', effectKey: name }), state);
-            break;
           case 'scopeIntents':
             intentKeys.push(this.keys.ref(tenant, { type: 'intent', effectKey: name }));
             break;
@@ -440,6 +457,33 @@ export class EtcdEngine {
       call.ranges.set(prefix, { names, revision });
     });
     await this.loadKeys(call, intentKeys);
+  }
+
+  /**
+   * Reads the heads of the tenant's open intents, then only the due intents the claim can take,
+   * into the call's fresh rows; the range lists those, in claim order.
+   */
+  async loadDueIntents(tenant: string, call: CallState, due: DueQuery): Promise<void> {
+    const prefix = this.keys.range(tenant, { type: 'openIntents' });
+    const key = Buffer.from(prefix);
+    const response = await this.connection.readTxn({
+      success: [{ request_range: { key, range_end: prefixEnd(key) } }],
+    });
+    const kvs = response.responses[0]?.response_range?.kvs ?? [];
+    const heads = kvs.map((kv) => ({
+      effectKey: kv.key.toString().slice(prefix.length),
+      head: JSON.parse(kv.value.toString()) as IntentHead,
+    }));
+    const intentKey = (effectKey: string) => this.keys.ref(tenant, { type: 'intent', effectKey });
+    const names = await readWithinBudget(dueCandidates(heads, due), due, async (effectKeys) => {
+      const keys = effectKeys.map(intentKey);
+      await this.loadKeys(call, keys);
+      return keys.map((read) => {
+        const value = call.fresh.get(read)?.value ?? null;
+        return value === null ? null : (JSON.parse(value) as Intent);
+      });
+    });
+    call.ranges.set(prefix, { names, revision: Number(response.header.revision) });
   }
 
   /** Reads keys at one revision into the call's fresh rows. */

@@ -10,8 +10,9 @@
  *   o/<tenant>/<operationId>                 a commit's stored outcome
  *   i/<tenant>/<effectKey>                   intent
  *   is/<tenant>/<scope>\0<effectKey>         the scope's intents (empty values, written once)
- *   io/<tenant>/<effectKey>                  open intents (pending, unknown, claimed): a copy of
- *                                            the intent, always written in the same Txn as i/
+ *   io/<tenant>/<effectKey>                  open intents (pending, unknown, claimed): a head of
+ *                                            the intent (what a claim chooses by), always written
+ *                                            in the same Txn as i/
  *   p/<tenant>/<version>                     policy
  *   c/<tenant>/<cutoverId>                   cutover
  *   cs/<tenant>/<cutoverId>\0<scope>         a scope a cutover has moved, with its new fence

@@ -170,10 +170,10 @@ export class EtcdStore extends PlannedStore implements Store {
   protected planLimits(): PlanLimits {
     const { maxTxnOps, maxRequestBytes } = this.#engine.limits;
     return {
-      // Two keys per claimed intent (the intent and its open copy) and the audit key.
+      // Two keys per claimed intent (the intent and its open head) and the audit key.
       maxClaims: Math.floor((maxTxnOps - 1) / 2),
-      // Each claimed payload is written twice (the two keys); the other half of the request is
-      // left to the intents' other fields, their keys and the audit entries.
+      // Each claimed intent is written once whole and once as a small head; counting it twice
+      // leaves the other half of the request to the heads, the keys and the audit entries.
       maxClaimBytes: Math.floor(maxRequestBytes / 4),
       // Per scope: its row, its fence grant and its step; plus the cutover and the audit key.
       cutoverChunk: Math.floor((maxTxnOps - 2) / 3),
@@ -262,7 +262,7 @@ export class EtcdStore extends PlannedStore implements Store {
     query: ListIntentsQuery,
     maxBytes?: number,
   ): Promise<Page<Intent>> {
-    const page = resolveIntentPage(query, decodeCursor(query.cursor), maxBytes);
+    const page = resolveIntentPage(query, maxBytes);
     const family = this.#keys.family('i', tenant);
     const read: Intent[] = [];
     const sizes: number[] = [];

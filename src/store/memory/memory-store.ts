@@ -212,7 +212,7 @@ export class MemoryStore extends PlannedStore implements Store {
 
   listIntents(tenant: string, query: ListIntentsQuery, maxBytes?: number): Promise<Page<Intent>> {
     return this.#open(() => {
-      const page = resolveIntentPage(query, decodeCursor(query.cursor), maxBytes);
+      const page = resolveIntentPage(query, maxBytes);
       const intents = this.#intents(tenant).filter(
         (intent) =>
           intent.effectKey > page.after &&

@@ -13,12 +13,11 @@ import type {
   ListRecordsQuery,
   Page,
 } from '../../types.js';
-import { budgetedPageStatement } from '../budget-page-sql.js';
+import { INTENT_ROW_BYTES, budgetedPageStatement } from '../budget-page-sql.js';
 import { intentPage } from '../intent-page.js';
 import { recordPageStatement } from '../record-page-sql.js';
 import {
   AUDIT_COLUMNS,
-  decodeCursor,
   INTENT_COLUMNS,
   RECORD_COLUMNS_BUT_VALUE,
   toAuditEntry,
@@ -42,7 +41,7 @@ export async function readIntentPage(
   query: ListIntentsQuery,
   maxBytes?: number,
 ): Promise<Page<Intent>> {
-  const page = resolveIntentPage(query, decodeCursor(query.cursor), maxBytes);
+  const page = resolveIntentPage(query, maxBytes);
   const values: unknown[] = [tenant, page.after];
   const where = ['tenant = $1', 'effect_key > $2'];
   if (page.scope !== undefined) where.push(`scope = $${values.push(page.scope)}`);
@@ -50,7 +49,7 @@ export async function readIntentPage(
   const rows = await read(
     budgetedPageStatement(
       {
-        rows: `SELECT ${INTENT_COLUMNS}, octet_length(payload) AS bytes
+        rows: `SELECT ${INTENT_COLUMNS}, ${INTENT_ROW_BYTES} AS bytes
           FROM ${schema}.intents WHERE ${where.join(' AND ')}
           ORDER BY effect_key LIMIT $${values.push(page.limit + 1)}`,
         order: 'effect_key',

@@ -13,14 +13,13 @@ import type {
   ListRecordsQuery,
   Page,
 } from '../../types.js';
-import { budgetedPageStatement } from '../budget-page-sql.js';
+import { INTENT_ROW_BYTES, budgetedPageStatement } from '../budget-page-sql.js';
 import { intentPage } from '../intent-page.js';
 import { recordPageStatement } from '../record-page-sql.js';
 import type { SqliteDatabase } from './sqlite-database.js';
 import { recordsOf } from './sqlite-audit-row.js';
 import { preparedOnce } from './sqlite-statement-cache.js';
 import {
-  decodeCursor,
   INTENT_COLUMNS,
   toAuditEntry,
   toIntent,
@@ -36,13 +35,13 @@ export function readIntentPage(
   query: ListIntentsQuery,
   maxBytes?: number,
 ): Page<Intent> {
-  const page = resolveIntentPage(query, decodeCursor(query.cursor), maxBytes);
+  const page = resolveIntentPage(query, maxBytes);
   const where = ['tenant = @tenant', 'effect_key > @after'];
   if (page.scope !== undefined) where.push('scope = @scope');
   if (page.status !== undefined) where.push('status = @status');
   const sql = budgetedPageStatement(
     {
-      rows: `SELECT ${INTENT_COLUMNS}, octet_length(payload) AS bytes
+      rows: `SELECT ${INTENT_COLUMNS}, ${INTENT_ROW_BYTES} AS bytes
         FROM intents WHERE ${where.join(' AND ')} ORDER BY effect_key LIMIT @limit`,
       order: 'effect_key',
       bigint: 'INTEGER',

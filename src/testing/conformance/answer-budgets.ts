@@ -8,11 +8,15 @@
 import { describe, expect, it } from 'vitest';
 import type { Store } from '../../store/store.js';
 import type { AuditEntry, Intent, IntentCompletion } from '../../types.js';
-import { LONG_TTL, OperationIds, acquire, expectCommitted } from './helpers.js';
+import { LONG_TTL, OperationIds, acquire, expectCommitted, expectFailure } from './helpers.js';
 import type { ConformanceGate, SubjectFixture } from './subject.js';
 
 const SCOPE = 'budgeted';
-const BUDGET = 250;
+/**
+ * An intent counts its whole JSON as answered: about 400 bytes besides its payload here, so two
+ * intents of 1,002-byte payloads fit (about 2,800 bytes) and three do not.
+ */
+const BUDGET = 3000;
 
 /** A payload whose JSON text has `bytes` bytes: a string of bytes - 2 characters. */
 function payloadOf(bytes: number): string {
@@ -70,6 +74,23 @@ async function intentPages(
   throw new Error('the listing did not end within 20 pages');
 }
 
+/** Every page of the tenant's intents under the budget, as answered. */
+async function intentPagesOf(store: Store, tenant: string, maxBytes: number): Promise<Intent[][]> {
+  const pages: Intent[][] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < 50; page += 1) {
+    const answer = await store.listIntents(
+      tenant,
+      cursor === undefined ? { limit: 100 } : { limit: 100, cursor },
+      maxBytes,
+    );
+    pages.push(answer.items);
+    if (answer.nextCursor === null) return pages;
+    cursor = answer.nextCursor;
+  }
+  throw new Error('the listing did not end within 50 pages');
+}
+
 function entryBytes(entry: AuditEntry): number {
   return Buffer.byteLength(JSON.stringify(entry), 'utf8');
 }
@@ -96,9 +117,9 @@ async function auditPages(
 
 export function answerBudgetCases(fx: SubjectFixture): void {
   describe.skipIf(!fx.capabilities.storeInProcess)('intent and audit byte budgets', () => {
-    const five = { e1: 102, e2: 102, e3: 102, e4: 102, e5: 102 };
+    const five = { e1: 1002, e2: 1002, e3: 1002, e4: 1002, e5: 1002 };
 
-    it('a claim takes fewer intents than its limit where their payloads would pass the budget; the rest stay due', async () => {
+    it('a claim takes fewer intents than its limit where they would pass the budget; the rest stay due', async () => {
       await commitIntents(fx.subject.gate, five, new OperationIds('claim-budget'));
       const { store, tenant } = fx.store;
       const claims = await claimAll(() =>
@@ -107,10 +128,10 @@ export function answerBudgetCases(fx: SubjectFixture): void {
       expect(claims).toEqual([['e1', 'e2'], ['e3', 'e4'], ['e5']]);
     });
 
-    it('an intent whose payload passes the whole budget is claimed alone', async () => {
+    it('an intent whose JSON passes the whole budget is claimed alone', async () => {
       await commitIntents(
         fx.subject.gate,
-        { big: 402, small1: 102, small2: 102 },
+        { big: 3002, small1: 1002, small2: 1002 },
         new OperationIds('claim-alone'),
       );
       const { store, tenant } = fx.store;
@@ -144,7 +165,7 @@ export function answerBudgetCases(fx: SubjectFixture): void {
       expect(rest).toEqual([['e4', 'e5']]);
     });
 
-    it('a page of intents ends where its payloads would pass the budget and carries a cursor', async () => {
+    it('a page of intents ends where its intents would pass the budget and carries a cursor', async () => {
       await commitIntents(fx.subject.gate, five, new OperationIds('intent-pages'));
       const { store, tenant } = fx.store;
       expect(await intentPages(store, tenant, 10, BUDGET)).toEqual([
@@ -162,6 +183,54 @@ export function answerBudgetCases(fx: SubjectFixture): void {
       expect(await intentPages(store, tenant, 10, 10_000)).toEqual([
         ['e1', 'e2', 'e3', 'e4', 'e5'],
       ]);
+    });
+
+    it('intents of tiny payloads count their long fields: pages and claims keep the budget, nothing lost or repeated', async () => {
+      const { gate } = fx.subject;
+      const { store, tenant } = fx.store;
+      // Effect keys, scope, operation ids and dispatcher near their longest, payloads of 3 bytes:
+      // counted by payload alone, every intent would fit in one answer.
+      const scope = 's'.repeat(250);
+      const grant = await acquire(gate, scope, 'w1');
+      const keys = Array.from(
+        { length: 48 },
+        (_, i) => `k${String(i).padStart(2, '0')}-${'k'.repeat(250)}`,
+      );
+      for (let start = 0; start < keys.length; start += 16) {
+        expectCommitted(
+          await gate.commit({
+            scope,
+            fence: grant.fence,
+            operationId: `${'o'.repeat(250)}-${start}`,
+            intents: keys.slice(start, start + 16).map((effectKey) => ({
+              effectKey,
+              target: 't'.repeat(128),
+              payload: 1,
+            })),
+          }),
+        );
+      }
+      const budget = 10_000;
+      const withinBudget = (intents: Intent[]) =>
+        intents.length === 1 ||
+        intents.reduce((sum, i) => sum + Buffer.byteLength(JSON.stringify(i), 'utf8'), 0) <= budget;
+      const pending = await intentPagesOf(store, tenant, budget);
+      expect(pending.flat().map((i) => i.effectKey)).toEqual(keys);
+      expect(pending.length).toBeGreaterThan(1);
+      expect(pending.every(withinBudget)).toBe(true);
+      const request = { dispatcher: 'd'.repeat(256), ttlMs: LONG_TTL, limit: 100 };
+      const claims: Intent[][] = [];
+      for (let round = 0; round < 48; round += 1) {
+        const claimed = await store.claimIntents(tenant, request, budget);
+        if (claimed.length === 0) break;
+        claims.push(claimed);
+      }
+      expect(claims.flat().map((i) => i.effectKey)).toEqual(keys);
+      expect(claims.length).toBeGreaterThan(1);
+      expect(claims.every(withinBudget)).toBe(true);
+      const claimedPages = await intentPagesOf(store, tenant, budget);
+      expect(claimedPages.flat().map((i) => i.effectKey)).toEqual(keys);
+      expect(claimedPages.every(withinBudget)).toBe(true);
     });
 
     it('audit pages end where their entries would pass the budget; no entry is lost or repeated', async () => {
@@ -198,6 +267,22 @@ export function answerBudgetCases(fx: SubjectFixture): void {
       const single = await auditPages(store, tenant, 1);
       expect(single.pages.map((page) => page.length)).toEqual(whole.items.map(() => 1));
       expect(single.pages.flat()).toEqual(whole.items);
+    });
+  });
+
+  describe('intent cursors', () => {
+    it('a cursor that names no effect key is refused as invalid_request on cursor', async () => {
+      const { gate } = fx.subject;
+      await commitIntents(gate, { c1: 10, c2: 10 }, new OperationIds('intent-cursor'));
+      const first = await gate.listIntents({ limit: 1 });
+      expect(first.items.map((intent) => intent.effectKey)).toEqual(['c1']);
+      const next = await gate.listIntents({ limit: 1, cursor: first.nextCursor! });
+      expect(next.items.map((intent) => intent.effectKey)).toEqual(['c2']);
+      // "\0", invalid UTF-8, a padded form of a good cursor, and no base64url at all.
+      for (const cursor of ['AA', '\u00ff', `${first.nextCursor!}=`, '!!!']) {
+        const error = await expectFailure(gate.listIntents({ cursor }), 'invalid_request');
+        expect(error.details).toMatchObject({ field: 'cursor' });
+      }
     });
   });
 
