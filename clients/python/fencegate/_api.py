@@ -8,10 +8,11 @@ Each call names its route: the method, the path and the retry class come from th
 Retries are limited to what cannot do harm: a request that never reached the server, or that the
 server answered ``store_unavailable`` (nothing changed), is sent again; after a lost reply, reads
 and the writes that are idempotent by construction (retry class ``idempotent``: complete_intent,
-register_policy, a cutover by its id, revoke_token, abandon_operation; job events when each
-carries ``at``) are sent again; lease operations, claims and token creation are not (they may
-have taken effect): that is ``OutcomeUnknownError``. So is a write answered by a redirect (never
-followed) or by a proxy's 502, 503 or 504 without a fencegate error body: the request may have
+register_policy, a cutover or a rollout's start by its id, a rollout's rollback, revoke_token,
+abandon_operation; job events when each carries ``at``) are sent again; lease operations, claims,
+token creation and a rollout's other commands are not (they may have taken effect): that is
+``OutcomeUnknownError``. So is a write answered by a redirect (never followed) or by a proxy's
+502, 503 or 504 without a fencegate error body: the request may have
 been passed on before the answer was made.
 
 A commit carries an operationId. When an attempt's outcome is unknown (a lost reply,
@@ -25,7 +26,7 @@ answer is ``OutcomeUnknownError``.
 """
 
 import uuid
-from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple, cast
 
 from . import _requests as _req
 from ._answers import describe, is_commit_answer, wire_error
@@ -46,6 +47,8 @@ from .models import (
     RecordReads,
     RecordState,
     ReleaseResult,
+    Rollout,
+    RolloutReport,
     ScopeState,
     VerifyReport,
     camel,
@@ -435,6 +438,107 @@ def record_job_events(api: ClientBase, events: Iterable[Mapping[str, Any]]) -> "
     yield from send(api, request, {"events": wire})
 
 
+# Rollouts (docs/rollout.md)
+
+
+def start_rollout(
+    api: ClientBase,
+    from_policy: str,
+    to_policy: str,
+    steps: Sequence[int],
+    scopes: Optional[Sequence[str]] = None,
+    prefix: Optional[str] = None,
+    rollout_id: Optional[str] = None,
+    controller: Optional[str] = None,
+    reason: Optional[str] = None,
+) -> "CallSteps[Rollout]":
+    """Operator: starts ramping ``to_policy`` over ``scopes`` (a list, up to 1,000) or a
+    ``prefix`` by ``steps`` (increasing percentages, e.g. ``[5, 25, 50, 100]``) and moves the
+    first step. The id is made here when not given, so a resend after a lost reply resumes the
+    same rollout."""
+    body = _req.body(
+        rollout_id=rollout_id or str(uuid.uuid4()),
+        from_policy=from_policy,
+        to_policy=to_policy,
+        prefix=prefix,
+        controller=controller,
+        reason=reason,
+    )
+    if scopes is not None:
+        body["scopes"] = list(scopes)
+    body["steps"] = list(steps)
+    answer = yield from send_json(api, route("startRollout"), body)
+    return cast(Rollout, answer)
+
+
+def list_rollouts(api: ClientBase, status: Optional[str] = None) -> "CallSteps[List[Rollout]]":
+    """Operator: the tenant's rollouts by id, those in ``status`` only when given."""
+    answer = yield from send_json(api, route("listRollouts", query=_req.query(status=status)))
+    return [cast(Rollout, item) for item in answer["items"]]
+
+
+def get_rollout(api: ClientBase, rollout_id: str) -> "CallSteps[Optional[Rollout]]":
+    request = route("getRollout", {"rolloutId": rollout_id})
+    answer = yield from json_or_none(api, "not_found", request)
+    return None if answer is None else cast(Rollout, answer)
+
+
+def advance_rollout(
+    api: ClientBase, rollout_id: str, revision: Optional[int] = None, reason: Optional[str] = None
+) -> "CallSteps[Rollout]":
+    """Operator: moves the next step (an interrupted step is resumed instead). Given
+    ``revision``, only if the rollout is still there (``RolloutConflictError`` otherwise). Never
+    sent again after a lost reply: read the rollout and send it with its revision."""
+    return (yield from _rollout_command(api, "advanceRollout", rollout_id, revision, reason))
+
+
+def pause_rollout(
+    api: ClientBase, rollout_id: str, revision: Optional[int] = None, reason: Optional[str] = None
+) -> "CallSteps[Rollout]":
+    """Operator: no step advances until :meth:`resume_rollout`."""
+    return (yield from _rollout_command(api, "pauseRollout", rollout_id, revision, reason))
+
+
+def resume_rollout(
+    api: ClientBase, rollout_id: str, revision: Optional[int] = None, reason: Optional[str] = None
+) -> "CallSteps[Rollout]":
+    return (yield from _rollout_command(api, "resumeRollout", rollout_id, revision, reason))
+
+
+def promote_rollout(
+    api: ClientBase, rollout_id: str, revision: Optional[int] = None, reason: Optional[str] = None
+) -> "CallSteps[Rollout]":
+    """Operator: ramps to 100 % in one step."""
+    return (yield from _rollout_command(api, "promoteRollout", rollout_id, revision, reason))
+
+
+def rollback_rollout(
+    api: ClientBase,
+    rollout_id: str,
+    revision: Optional[int] = None,
+    reason: Optional[str] = None,
+    cancel_intents: bool = False,
+) -> "CallSteps[Rollout]":
+    """Operator: moves every scope the rollout moved or pinned, still on its new policy, back
+    to the old one with a new fence, so the new version's late commits are refused. Sent again,
+    it resumes. ``cancel_intents=True`` also cancels those scopes' pending intents committed
+    under the new policy."""
+    body = _req.body(
+        revision=revision, reason=reason, cancel_intents=True if cancel_intents else None
+    )
+    request = route("rollbackRollout", {"rolloutId": rollout_id})
+    answer = yield from send_json(api, request, body)
+    return cast(Rollout, answer)
+
+
+def rollout_report(api: ClientBase, rollout_id: str) -> "CallSteps[Optional[RolloutReport]]":
+    """Operator: per step, scopes moved and commits accepted; after a rollback, the stale
+    attempts and how many were accepted (``report["rollback"]["staleAccepted"]``, must be 0)."""
+    request = route("rolloutReport", {"rolloutId": rollout_id})
+    answer = yield from json_or_none(api, "not_found", request)
+    return None if answer is None else cast(RolloutReport, answer)
+
+
 # Audit and verification
 
 
@@ -515,6 +619,15 @@ def metrics(api: ClientBase) -> "CallSteps[str]":
 def openapi(api: ClientBase) -> "CallSteps[JsonObject]":
     answer = yield from send_json(api, route("openapi"))
     return answer
+
+
+def _rollout_command(
+    api: ClientBase, name: str, rollout_id: str, revision: Optional[int], reason: Optional[str]
+) -> "CallSteps[Rollout]":
+    """A change of a rollout's state, on its ``revision`` when given."""
+    request = route(name, {"rolloutId": rollout_id})
+    answer = yield from send_json(api, request, _req.body(revision=revision, reason=reason))
+    return cast(Rollout, answer)
 
 
 def _page(answer: JsonObject, item: Optional[type] = None) -> Page:

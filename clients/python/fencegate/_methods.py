@@ -22,6 +22,8 @@ from .models import (
     RecordReads,
     RecordState,
     ReleaseResult,
+    Rollout,
+    RolloutReport,
     ScopeState,
     VerifyReport,
 )
@@ -44,12 +46,12 @@ class BlockingMethods(ClientBase):
     ) -> Grant:
         """``job`` (``job_id``, ``attempt``, ``states``) records the job's states in the jobs ledger
         in the same transaction as the grant, under the fence granted."""
-        steps = _api.acquire(self, scope, holder, ttl_ms, policy_version, job)
-        return run_sync(steps, self._exchange)
+        _steps = _api.acquire(self, scope, holder, ttl_ms, policy_version, job)
+        return run_sync(_steps, self._exchange)
 
     def renew(self, scope: str, holder: str, fence: int, ttl_ms: int) -> Grant:
-        steps = _api.renew(self, scope, holder, fence, ttl_ms)
-        return run_sync(steps, self._exchange)
+        _steps = _api.renew(self, scope, holder, fence, ttl_ms)
+        return run_sync(_steps, self._exchange)
 
     def release(
         self,
@@ -59,12 +61,12 @@ class BlockingMethods(ClientBase):
         job: Optional[Mapping[str, Any]] = None,
     ) -> ReleaseResult:
         """``job`` as for :meth:`acquire`, recorded with the release."""
-        steps = _api.release(self, scope, holder, fence, job)
-        return run_sync(steps, self._exchange)
+        _steps = _api.release(self, scope, holder, fence, job)
+        return run_sync(_steps, self._exchange)
 
     def get_scope(self, scope: str) -> Optional[ScopeState]:
-        steps = _api.get_scope(self, scope)
-        return run_sync(steps, self._exchange)
+        _steps = _api.get_scope(self, scope)
+        return run_sync(_steps, self._exchange)
 
     def list_scopes(
         self,
@@ -72,8 +74,8 @@ class BlockingMethods(ClientBase):
         limit: Optional[int] = None,
         cursor: Optional[str] = None,
     ) -> Page:
-        steps = _api.list_scopes(self, prefix, limit, cursor)
-        return run_sync(steps, self._exchange)
+        _steps = _api.list_scopes(self, prefix, limit, cursor)
+        return run_sync(_steps, self._exchange)
 
     def takeover(
         self,
@@ -84,30 +86,30 @@ class BlockingMethods(ClientBase):
         reason: Optional[str] = None,
     ) -> Grant:
         """Operator: a new grant (fence + 1) regardless of the live lease."""
-        steps = _api.takeover(self, scope, holder, ttl_ms, policy_version, reason)
-        return run_sync(steps, self._exchange)
+        _steps = _api.takeover(self, scope, holder, ttl_ms, policy_version, reason)
+        return run_sync(_steps, self._exchange)
 
     def cancel(self, scope: str, reason: Optional[str] = None) -> CancelResult:
         """Operator: revokes authority (fence + 1, no holder); pending intents are cancelled."""
-        steps = _api.cancel(self, scope, reason)
-        return run_sync(steps, self._exchange)
+        _steps = _api.cancel(self, scope, reason)
+        return run_sync(_steps, self._exchange)
 
     def delete_scope(self, scope: str, reason: Optional[str] = None) -> JsonObject:
         """Operator: fence + 1, the scope deleted and its records tombstoned; ``{"fence": n}``."""
-        steps = _api.delete_scope(self, scope, reason)
-        return run_sync(steps, self._exchange)
+        _steps = _api.delete_scope(self, scope, reason)
+        return run_sync(_steps, self._exchange)
 
     def get_record(self, scope: str, name: str) -> RecordState:
         """The record; one that never existed reads ``exists=False, revision=0``."""
-        steps = _api.get_record(self, scope, name)
-        return run_sync(steps, self._exchange)
+        _steps = _api.get_record(self, scope, name)
+        return run_sync(_steps, self._exchange)
 
     def list_records(self, scope: str) -> List[RecordState]:
         """Every record of the scope by name (tombstones too). The server answers as many as one
         answer may hold and a ``nextCursor`` when more follow (a page its byte budget cut may be
         short); the rest is read page by page. The pages are not one snapshot."""
-        steps = _api.list_records(self, scope)
-        return run_sync(steps, self._exchange)
+        _steps = _api.list_records(self, scope)
+        return run_sync(_steps, self._exchange)
 
     def list_records_page(
         self,
@@ -123,8 +125,8 @@ class BlockingMethods(ClientBase):
         ``order`` (``name``, the default, or ``revision``) and ``direction`` (``asc`` or
         ``desc``), at most ``limit`` (1 to 1,000, default 100), past ``after`` (a name) or from
         ``cursor`` (the previous page's ``next_cursor``). Items are ``RecordState``."""
-        steps = _api.list_records_page(self, scope, prefix, direction, limit, cursor, order, after)
-        return run_sync(steps, self._exchange)
+        _steps = _api.list_records_page(self, scope, prefix, direction, limit, cursor, order, after)
+        return run_sync(_steps, self._exchange)
 
     def read_records(
         self,
@@ -140,8 +142,8 @@ class BlockingMethods(ClientBase):
         records as the server's byte budget holds of the largest values (4 by default). The
         answer shares that budget: a page may end early, or hold nothing once earlier reads spent
         it; its ``next_cursor`` then reads on."""
-        steps = _api.read_records(self, scope, records, pages)
-        return run_sync(steps, self._exchange)
+        _steps = _api.read_records(self, scope, records, pages)
+        return run_sync(_steps, self._exchange)
 
     def commit(
         self,
@@ -168,7 +170,7 @@ class BlockingMethods(ClientBase):
         ``operation_abandoned``); with ``settle_unknown=False`` it raises
         ``OutcomeUnknownError`` instead, and the caller may send the same commit again.
         """
-        steps = _api.commit(
+        _steps = _api.commit(
             self,
             scope,
             fence,
@@ -182,20 +184,20 @@ class BlockingMethods(ClientBase):
             release,
             job,
         )
-        return run_sync(steps, self._exchange)
+        return run_sync(_steps, self._exchange)
 
     def get_operation(self, operation_id: str) -> Optional[CommitResult]:
         """The stored outcome, exactly as first answered; None: no outcome *yet* (see abandon)."""
-        steps = _api.get_operation(self, operation_id)
-        return run_sync(steps, self._exchange)
+        _steps = _api.get_operation(self, operation_id)
+        return run_sync(_steps, self._exchange)
 
     def abandon_operation(self, operation_id: str, reason: Optional[str] = None) -> CommitResult:
         """Settles an operation: its stored outcome, or ``operation_abandoned`` stored for good.
 
         From then on every commit with this id, in flight or later, gets that same answer.
         """
-        steps = _api.abandon_operation(self, operation_id, reason)
-        return run_sync(steps, self._exchange)
+        _steps = _api.abandon_operation(self, operation_id, reason)
+        return run_sync(_steps, self._exchange)
 
     def list_intents(
         self,
@@ -204,12 +206,12 @@ class BlockingMethods(ClientBase):
         limit: Optional[int] = None,
         cursor: Optional[str] = None,
     ) -> Page:
-        steps = _api.list_intents(self, scope, status, limit, cursor)
-        return run_sync(steps, self._exchange)
+        _steps = _api.list_intents(self, scope, status, limit, cursor)
+        return run_sync(_steps, self._exchange)
 
     def get_intent(self, effect_key: str) -> Optional[JsonObject]:
-        steps = _api.get_intent(self, effect_key)
-        return run_sync(steps, self._exchange)
+        _steps = _api.get_intent(self, effect_key)
+        return run_sync(_steps, self._exchange)
 
     def claim_intents(
         self,
@@ -220,8 +222,8 @@ class BlockingMethods(ClientBase):
     ) -> List[JsonObject]:
         """Claims due intents. Never sent again after a lost reply: those claims lapse after
         ``ttl_ms`` and are claimed again."""
-        steps = _api.claim_intents(self, dispatcher, ttl_ms, limit, targets)
-        return run_sync(steps, self._exchange)
+        _steps = _api.claim_intents(self, dispatcher, ttl_ms, limit, targets)
+        return run_sync(_steps, self._exchange)
 
     def complete_intent(
         self,
@@ -238,7 +240,7 @@ class BlockingMethods(ClientBase):
         a lost reply. A resend answered ``stale_claim`` says ``details["afterLostReply"]``: the
         lost attempt may be the one that recorded it (``get_intent`` shows the status).
         ``code="target_not_allowed"`` (with ``outcome="failed"``) audits a refusal to send."""
-        steps = _api.complete_intent(
+        _steps = _api.complete_intent(
             self,
             effect_key,
             claim_fence,
@@ -249,7 +251,7 @@ class BlockingMethods(ClientBase):
             retry_after_ms,
             code,
         )
-        return run_sync(steps, self._exchange)
+        return run_sync(_steps, self._exchange)
 
     def register_policy(
         self,
@@ -258,12 +260,12 @@ class BlockingMethods(ClientBase):
         description: Optional[str] = None,
     ) -> Tuple[JsonObject, bool]:
         """Operator: ``(policy, created)``; created is False for the same version again."""
-        steps = _api.register_policy(self, version, digest, description)
-        return run_sync(steps, self._exchange)
+        _steps = _api.register_policy(self, version, digest, description)
+        return run_sync(_steps, self._exchange)
 
     def list_policies(self) -> List[JsonObject]:
-        steps = _api.list_policies(self)
-        return run_sync(steps, self._exchange)
+        _steps = _api.list_policies(self)
+        return run_sync(_steps, self._exchange)
 
     def cutover(
         self,
@@ -277,7 +279,7 @@ class BlockingMethods(ClientBase):
     ) -> JsonObject:
         """Operator: moves scopes to a policy. The id is made here when not given, so a resend
         after a lost reply is the same, resumable cutover."""
-        steps = _api.cutover(
+        _steps = _api.cutover(
             self,
             to_policy,
             holder,
@@ -287,21 +289,119 @@ class BlockingMethods(ClientBase):
             lease_ttl_ms,
             reason,
         )
-        return run_sync(steps, self._exchange)
+        return run_sync(_steps, self._exchange)
 
     def list_cutovers(self, limit: Optional[int] = None, cursor: Optional[str] = None) -> Page:
         """Operator: cutovers, newest first."""
-        steps = _api.list_cutovers(self, limit, cursor)
-        return run_sync(steps, self._exchange)
+        _steps = _api.list_cutovers(self, limit, cursor)
+        return run_sync(_steps, self._exchange)
 
     def cutover_report(self, cutover_id: str) -> Optional[JsonObject]:
-        steps = _api.cutover_report(self, cutover_id)
-        return run_sync(steps, self._exchange)
+        _steps = _api.cutover_report(self, cutover_id)
+        return run_sync(_steps, self._exchange)
+
+    def start_rollout(
+        self,
+        from_policy: str,
+        to_policy: str,
+        steps: Sequence[int],
+        scopes: Optional[Sequence[str]] = None,
+        prefix: Optional[str] = None,
+        rollout_id: Optional[str] = None,
+        controller: Optional[str] = None,
+        reason: Optional[str] = None,
+    ) -> Rollout:
+        """Operator: starts ramping ``to_policy`` over ``scopes`` (a list, up to 1,000) or a
+        ``prefix`` by ``steps`` (increasing percentages, e.g. ``[5, 25, 50, 100]``) and moves the
+        first step. The id is made here when not given, so a resend after a lost reply resumes the
+        same rollout."""
+        _steps = _api.start_rollout(
+            self,
+            from_policy,
+            to_policy,
+            steps,
+            scopes,
+            prefix,
+            rollout_id,
+            controller,
+            reason,
+        )
+        return run_sync(_steps, self._exchange)
+
+    def list_rollouts(self, status: Optional[str] = None) -> List[Rollout]:
+        """Operator: the tenant's rollouts by id, those in ``status`` only when given."""
+        _steps = _api.list_rollouts(self, status)
+        return run_sync(_steps, self._exchange)
+
+    def get_rollout(self, rollout_id: str) -> Optional[Rollout]:
+        _steps = _api.get_rollout(self, rollout_id)
+        return run_sync(_steps, self._exchange)
+
+    def advance_rollout(
+        self,
+        rollout_id: str,
+        revision: Optional[int] = None,
+        reason: Optional[str] = None,
+    ) -> Rollout:
+        """Operator: moves the next step (an interrupted step is resumed instead). Given
+        ``revision``, only if the rollout is still there (``RolloutConflictError`` otherwise). Never
+        sent again after a lost reply: read the rollout and send it with its revision."""
+        _steps = _api.advance_rollout(self, rollout_id, revision, reason)
+        return run_sync(_steps, self._exchange)
+
+    def pause_rollout(
+        self,
+        rollout_id: str,
+        revision: Optional[int] = None,
+        reason: Optional[str] = None,
+    ) -> Rollout:
+        """Operator: no step advances until :meth:`resume_rollout`."""
+        _steps = _api.pause_rollout(self, rollout_id, revision, reason)
+        return run_sync(_steps, self._exchange)
+
+    def resume_rollout(
+        self,
+        rollout_id: str,
+        revision: Optional[int] = None,
+        reason: Optional[str] = None,
+    ) -> Rollout:
+        _steps = _api.resume_rollout(self, rollout_id, revision, reason)
+        return run_sync(_steps, self._exchange)
+
+    def promote_rollout(
+        self,
+        rollout_id: str,
+        revision: Optional[int] = None,
+        reason: Optional[str] = None,
+    ) -> Rollout:
+        """Operator: ramps to 100 % in one step."""
+        _steps = _api.promote_rollout(self, rollout_id, revision, reason)
+        return run_sync(_steps, self._exchange)
+
+    def rollback_rollout(
+        self,
+        rollout_id: str,
+        revision: Optional[int] = None,
+        reason: Optional[str] = None,
+        cancel_intents: bool = False,
+    ) -> Rollout:
+        """Operator: moves every scope the rollout moved or pinned, still on its new policy, back
+        to the old one with a new fence, so the new version's late commits are refused. Sent again,
+        it resumes. ``cancel_intents=True`` also cancels those scopes' pending intents committed
+        under the new policy."""
+        _steps = _api.rollback_rollout(self, rollout_id, revision, reason, cancel_intents)
+        return run_sync(_steps, self._exchange)
+
+    def rollout_report(self, rollout_id: str) -> Optional[RolloutReport]:
+        """Operator: per step, scopes moved and commits accepted; after a rollback, the stale
+        attempts and how many were accepted (``report["rollback"]["staleAccepted"]``, must be 0)."""
+        _steps = _api.rollout_report(self, rollout_id)
+        return run_sync(_steps, self._exchange)
 
     def record_job_events(self, events: Iterable[Mapping[str, Any]]) -> None:
         """Reports queue job events. Resent after a lost reply only when every event has ``at``."""
-        steps = _api.record_job_events(self, events)
-        run_sync(steps, self._exchange)
+        _steps = _api.record_job_events(self, events)
+        run_sync(_steps, self._exchange)
 
     def audit(
         self,
@@ -312,13 +412,13 @@ class BlockingMethods(ClientBase):
         limit: Optional[int] = None,
     ) -> JsonObject:
         """Operator: ``{"items": [entry], "nextAfterSeq": n or None}``."""
-        steps = _api.audit(self, scope, kind, outcome, after_seq, limit)
-        return run_sync(steps, self._exchange)
+        _steps = _api.audit(self, scope, kind, outcome, after_seq, limit)
+        return run_sync(_steps, self._exchange)
 
     def verify(self) -> VerifyReport:
         """Operator: replays the tenant's audit log and reports every violation."""
-        steps = _api.verify(self)
-        return run_sync(steps, self._exchange)
+        _steps = _api.verify(self)
+        return run_sync(_steps, self._exchange)
 
     def create_token(
         self,
@@ -331,34 +431,34 @@ class BlockingMethods(ClientBase):
 
         ``may_take_over`` (scope name prefixes) gives a worker token the take-over right: it may
         take over a scope whose name starts with one of them."""
-        steps = _api.create_token(self, tenant, role, label, may_take_over)
-        return run_sync(steps, self._exchange)
+        _steps = _api.create_token(self, tenant, role, label, may_take_over)
+        return run_sync(_steps, self._exchange)
 
     def list_tokens(self, tenant: Optional[str] = None) -> List[JsonObject]:
         """Admin: the tokens (never a token or its hash)."""
-        steps = _api.list_tokens(self, tenant)
-        return run_sync(steps, self._exchange)
+        _steps = _api.list_tokens(self, tenant)
+        return run_sync(_steps, self._exchange)
 
     def revoke_token(self, token_id: str) -> JsonObject:
-        steps = _api.revoke_token(self, token_id)
-        return run_sync(steps, self._exchange)
+        _steps = _api.revoke_token(self, token_id)
+        return run_sync(_steps, self._exchange)
 
     def healthz(self) -> JsonObject:
-        steps = _api.healthz(self)
-        return run_sync(steps, self._exchange)
+        _steps = _api.healthz(self)
+        return run_sync(_steps, self._exchange)
 
     def readyz(self) -> bool:
         """True when the server reaches its store."""
-        steps = _api.readyz(self)
-        return run_sync(steps, self._exchange)
+        _steps = _api.readyz(self)
+        return run_sync(_steps, self._exchange)
 
     def metrics(self) -> str:
-        steps = _api.metrics(self)
-        return run_sync(steps, self._exchange)
+        _steps = _api.metrics(self)
+        return run_sync(_steps, self._exchange)
 
     def openapi(self) -> JsonObject:
-        steps = _api.openapi(self)
-        return run_sync(steps, self._exchange)
+        _steps = _api.openapi(self)
+        return run_sync(_steps, self._exchange)
 
 
 class AsyncMethods(ClientBase):
@@ -378,12 +478,12 @@ class AsyncMethods(ClientBase):
     ) -> Grant:
         """``job`` (``job_id``, ``attempt``, ``states``) records the job's states in the jobs ledger
         in the same transaction as the grant, under the fence granted."""
-        steps = _api.acquire(self, scope, holder, ttl_ms, policy_version, job)
-        return await run_async(steps, self._exchange)
+        _steps = _api.acquire(self, scope, holder, ttl_ms, policy_version, job)
+        return await run_async(_steps, self._exchange)
 
     async def renew(self, scope: str, holder: str, fence: int, ttl_ms: int) -> Grant:
-        steps = _api.renew(self, scope, holder, fence, ttl_ms)
-        return await run_async(steps, self._exchange)
+        _steps = _api.renew(self, scope, holder, fence, ttl_ms)
+        return await run_async(_steps, self._exchange)
 
     async def release(
         self,
@@ -393,12 +493,12 @@ class AsyncMethods(ClientBase):
         job: Optional[Mapping[str, Any]] = None,
     ) -> ReleaseResult:
         """``job`` as for :meth:`acquire`, recorded with the release."""
-        steps = _api.release(self, scope, holder, fence, job)
-        return await run_async(steps, self._exchange)
+        _steps = _api.release(self, scope, holder, fence, job)
+        return await run_async(_steps, self._exchange)
 
     async def get_scope(self, scope: str) -> Optional[ScopeState]:
-        steps = _api.get_scope(self, scope)
-        return await run_async(steps, self._exchange)
+        _steps = _api.get_scope(self, scope)
+        return await run_async(_steps, self._exchange)
 
     async def list_scopes(
         self,
@@ -406,8 +506,8 @@ class AsyncMethods(ClientBase):
         limit: Optional[int] = None,
         cursor: Optional[str] = None,
     ) -> Page:
-        steps = _api.list_scopes(self, prefix, limit, cursor)
-        return await run_async(steps, self._exchange)
+        _steps = _api.list_scopes(self, prefix, limit, cursor)
+        return await run_async(_steps, self._exchange)
 
     async def takeover(
         self,
@@ -418,30 +518,30 @@ class AsyncMethods(ClientBase):
         reason: Optional[str] = None,
     ) -> Grant:
         """Operator: a new grant (fence + 1) regardless of the live lease."""
-        steps = _api.takeover(self, scope, holder, ttl_ms, policy_version, reason)
-        return await run_async(steps, self._exchange)
+        _steps = _api.takeover(self, scope, holder, ttl_ms, policy_version, reason)
+        return await run_async(_steps, self._exchange)
 
     async def cancel(self, scope: str, reason: Optional[str] = None) -> CancelResult:
         """Operator: revokes authority (fence + 1, no holder); pending intents are cancelled."""
-        steps = _api.cancel(self, scope, reason)
-        return await run_async(steps, self._exchange)
+        _steps = _api.cancel(self, scope, reason)
+        return await run_async(_steps, self._exchange)
 
     async def delete_scope(self, scope: str, reason: Optional[str] = None) -> JsonObject:
         """Operator: fence + 1, the scope deleted and its records tombstoned; ``{"fence": n}``."""
-        steps = _api.delete_scope(self, scope, reason)
-        return await run_async(steps, self._exchange)
+        _steps = _api.delete_scope(self, scope, reason)
+        return await run_async(_steps, self._exchange)
 
     async def get_record(self, scope: str, name: str) -> RecordState:
         """The record; one that never existed reads ``exists=False, revision=0``."""
-        steps = _api.get_record(self, scope, name)
-        return await run_async(steps, self._exchange)
+        _steps = _api.get_record(self, scope, name)
+        return await run_async(_steps, self._exchange)
 
     async def list_records(self, scope: str) -> List[RecordState]:
         """Every record of the scope by name (tombstones too). The server answers as many as one
         answer may hold and a ``nextCursor`` when more follow (a page its byte budget cut may be
         short); the rest is read page by page. The pages are not one snapshot."""
-        steps = _api.list_records(self, scope)
-        return await run_async(steps, self._exchange)
+        _steps = _api.list_records(self, scope)
+        return await run_async(_steps, self._exchange)
 
     async def list_records_page(
         self,
@@ -457,8 +557,8 @@ class AsyncMethods(ClientBase):
         ``order`` (``name``, the default, or ``revision``) and ``direction`` (``asc`` or
         ``desc``), at most ``limit`` (1 to 1,000, default 100), past ``after`` (a name) or from
         ``cursor`` (the previous page's ``next_cursor``). Items are ``RecordState``."""
-        steps = _api.list_records_page(self, scope, prefix, direction, limit, cursor, order, after)
-        return await run_async(steps, self._exchange)
+        _steps = _api.list_records_page(self, scope, prefix, direction, limit, cursor, order, after)
+        return await run_async(_steps, self._exchange)
 
     async def read_records(
         self,
@@ -474,8 +574,8 @@ class AsyncMethods(ClientBase):
         records as the server's byte budget holds of the largest values (4 by default). The
         answer shares that budget: a page may end early, or hold nothing once earlier reads spent
         it; its ``next_cursor`` then reads on."""
-        steps = _api.read_records(self, scope, records, pages)
-        return await run_async(steps, self._exchange)
+        _steps = _api.read_records(self, scope, records, pages)
+        return await run_async(_steps, self._exchange)
 
     async def commit(
         self,
@@ -502,7 +602,7 @@ class AsyncMethods(ClientBase):
         ``operation_abandoned``); with ``settle_unknown=False`` it raises
         ``OutcomeUnknownError`` instead, and the caller may send the same commit again.
         """
-        steps = _api.commit(
+        _steps = _api.commit(
             self,
             scope,
             fence,
@@ -516,12 +616,12 @@ class AsyncMethods(ClientBase):
             release,
             job,
         )
-        return await run_async(steps, self._exchange)
+        return await run_async(_steps, self._exchange)
 
     async def get_operation(self, operation_id: str) -> Optional[CommitResult]:
         """The stored outcome, exactly as first answered; None: no outcome *yet* (see abandon)."""
-        steps = _api.get_operation(self, operation_id)
-        return await run_async(steps, self._exchange)
+        _steps = _api.get_operation(self, operation_id)
+        return await run_async(_steps, self._exchange)
 
     async def abandon_operation(
         self,
@@ -532,8 +632,8 @@ class AsyncMethods(ClientBase):
 
         From then on every commit with this id, in flight or later, gets that same answer.
         """
-        steps = _api.abandon_operation(self, operation_id, reason)
-        return await run_async(steps, self._exchange)
+        _steps = _api.abandon_operation(self, operation_id, reason)
+        return await run_async(_steps, self._exchange)
 
     async def list_intents(
         self,
@@ -542,12 +642,12 @@ class AsyncMethods(ClientBase):
         limit: Optional[int] = None,
         cursor: Optional[str] = None,
     ) -> Page:
-        steps = _api.list_intents(self, scope, status, limit, cursor)
-        return await run_async(steps, self._exchange)
+        _steps = _api.list_intents(self, scope, status, limit, cursor)
+        return await run_async(_steps, self._exchange)
 
     async def get_intent(self, effect_key: str) -> Optional[JsonObject]:
-        steps = _api.get_intent(self, effect_key)
-        return await run_async(steps, self._exchange)
+        _steps = _api.get_intent(self, effect_key)
+        return await run_async(_steps, self._exchange)
 
     async def claim_intents(
         self,
@@ -558,8 +658,8 @@ class AsyncMethods(ClientBase):
     ) -> List[JsonObject]:
         """Claims due intents. Never sent again after a lost reply: those claims lapse after
         ``ttl_ms`` and are claimed again."""
-        steps = _api.claim_intents(self, dispatcher, ttl_ms, limit, targets)
-        return await run_async(steps, self._exchange)
+        _steps = _api.claim_intents(self, dispatcher, ttl_ms, limit, targets)
+        return await run_async(_steps, self._exchange)
 
     async def complete_intent(
         self,
@@ -576,7 +676,7 @@ class AsyncMethods(ClientBase):
         a lost reply. A resend answered ``stale_claim`` says ``details["afterLostReply"]``: the
         lost attempt may be the one that recorded it (``get_intent`` shows the status).
         ``code="target_not_allowed"`` (with ``outcome="failed"``) audits a refusal to send."""
-        steps = _api.complete_intent(
+        _steps = _api.complete_intent(
             self,
             effect_key,
             claim_fence,
@@ -587,7 +687,7 @@ class AsyncMethods(ClientBase):
             retry_after_ms,
             code,
         )
-        return await run_async(steps, self._exchange)
+        return await run_async(_steps, self._exchange)
 
     async def register_policy(
         self,
@@ -596,12 +696,12 @@ class AsyncMethods(ClientBase):
         description: Optional[str] = None,
     ) -> Tuple[JsonObject, bool]:
         """Operator: ``(policy, created)``; created is False for the same version again."""
-        steps = _api.register_policy(self, version, digest, description)
-        return await run_async(steps, self._exchange)
+        _steps = _api.register_policy(self, version, digest, description)
+        return await run_async(_steps, self._exchange)
 
     async def list_policies(self) -> List[JsonObject]:
-        steps = _api.list_policies(self)
-        return await run_async(steps, self._exchange)
+        _steps = _api.list_policies(self)
+        return await run_async(_steps, self._exchange)
 
     async def cutover(
         self,
@@ -615,7 +715,7 @@ class AsyncMethods(ClientBase):
     ) -> JsonObject:
         """Operator: moves scopes to a policy. The id is made here when not given, so a resend
         after a lost reply is the same, resumable cutover."""
-        steps = _api.cutover(
+        _steps = _api.cutover(
             self,
             to_policy,
             holder,
@@ -625,7 +725,7 @@ class AsyncMethods(ClientBase):
             lease_ttl_ms,
             reason,
         )
-        return await run_async(steps, self._exchange)
+        return await run_async(_steps, self._exchange)
 
     async def list_cutovers(
         self,
@@ -633,17 +733,115 @@ class AsyncMethods(ClientBase):
         cursor: Optional[str] = None,
     ) -> Page:
         """Operator: cutovers, newest first."""
-        steps = _api.list_cutovers(self, limit, cursor)
-        return await run_async(steps, self._exchange)
+        _steps = _api.list_cutovers(self, limit, cursor)
+        return await run_async(_steps, self._exchange)
 
     async def cutover_report(self, cutover_id: str) -> Optional[JsonObject]:
-        steps = _api.cutover_report(self, cutover_id)
-        return await run_async(steps, self._exchange)
+        _steps = _api.cutover_report(self, cutover_id)
+        return await run_async(_steps, self._exchange)
+
+    async def start_rollout(
+        self,
+        from_policy: str,
+        to_policy: str,
+        steps: Sequence[int],
+        scopes: Optional[Sequence[str]] = None,
+        prefix: Optional[str] = None,
+        rollout_id: Optional[str] = None,
+        controller: Optional[str] = None,
+        reason: Optional[str] = None,
+    ) -> Rollout:
+        """Operator: starts ramping ``to_policy`` over ``scopes`` (a list, up to 1,000) or a
+        ``prefix`` by ``steps`` (increasing percentages, e.g. ``[5, 25, 50, 100]``) and moves the
+        first step. The id is made here when not given, so a resend after a lost reply resumes the
+        same rollout."""
+        _steps = _api.start_rollout(
+            self,
+            from_policy,
+            to_policy,
+            steps,
+            scopes,
+            prefix,
+            rollout_id,
+            controller,
+            reason,
+        )
+        return await run_async(_steps, self._exchange)
+
+    async def list_rollouts(self, status: Optional[str] = None) -> List[Rollout]:
+        """Operator: the tenant's rollouts by id, those in ``status`` only when given."""
+        _steps = _api.list_rollouts(self, status)
+        return await run_async(_steps, self._exchange)
+
+    async def get_rollout(self, rollout_id: str) -> Optional[Rollout]:
+        _steps = _api.get_rollout(self, rollout_id)
+        return await run_async(_steps, self._exchange)
+
+    async def advance_rollout(
+        self,
+        rollout_id: str,
+        revision: Optional[int] = None,
+        reason: Optional[str] = None,
+    ) -> Rollout:
+        """Operator: moves the next step (an interrupted step is resumed instead). Given
+        ``revision``, only if the rollout is still there (``RolloutConflictError`` otherwise). Never
+        sent again after a lost reply: read the rollout and send it with its revision."""
+        _steps = _api.advance_rollout(self, rollout_id, revision, reason)
+        return await run_async(_steps, self._exchange)
+
+    async def pause_rollout(
+        self,
+        rollout_id: str,
+        revision: Optional[int] = None,
+        reason: Optional[str] = None,
+    ) -> Rollout:
+        """Operator: no step advances until :meth:`resume_rollout`."""
+        _steps = _api.pause_rollout(self, rollout_id, revision, reason)
+        return await run_async(_steps, self._exchange)
+
+    async def resume_rollout(
+        self,
+        rollout_id: str,
+        revision: Optional[int] = None,
+        reason: Optional[str] = None,
+    ) -> Rollout:
+        _steps = _api.resume_rollout(self, rollout_id, revision, reason)
+        return await run_async(_steps, self._exchange)
+
+    async def promote_rollout(
+        self,
+        rollout_id: str,
+        revision: Optional[int] = None,
+        reason: Optional[str] = None,
+    ) -> Rollout:
+        """Operator: ramps to 100 % in one step."""
+        _steps = _api.promote_rollout(self, rollout_id, revision, reason)
+        return await run_async(_steps, self._exchange)
+
+    async def rollback_rollout(
+        self,
+        rollout_id: str,
+        revision: Optional[int] = None,
+        reason: Optional[str] = None,
+        cancel_intents: bool = False,
+    ) -> Rollout:
+        """Operator: moves every scope the rollout moved or pinned, still on its new policy, back
+        to the old one with a new fence, so the new version's late commits are refused. Sent again,
+        it resumes. ``cancel_intents=True`` also cancels those scopes' pending intents committed
+        under the new policy."""
+        _steps = _api.rollback_rollout(self, rollout_id, revision, reason, cancel_intents)
+        return await run_async(_steps, self._exchange)
+
+    async def rollout_report(self, rollout_id: str) -> Optional[RolloutReport]:
+        """Operator: per step, scopes moved and commits accepted; after a rollback, the stale
+        attempts and how many were accepted (``report["rollback"]["staleAccepted"]``, must be 0)."""
+        _steps = _api.rollout_report(self, rollout_id)
+        return await run_async(_steps, self._exchange)
 
     async def record_job_events(self, events: Iterable[Mapping[str, Any]]) -> None:
         """Reports queue job events. Resent after a lost reply only when every event has ``at``."""
-        steps = _api.record_job_events(self, events)
-        await run_async(steps, self._exchange)
+        _steps = _api.record_job_events(self, events)
+        await run_async(_steps, self._exchange)
 
     async def audit(
         self,
@@ -654,13 +852,13 @@ class AsyncMethods(ClientBase):
         limit: Optional[int] = None,
     ) -> JsonObject:
         """Operator: ``{"items": [entry], "nextAfterSeq": n or None}``."""
-        steps = _api.audit(self, scope, kind, outcome, after_seq, limit)
-        return await run_async(steps, self._exchange)
+        _steps = _api.audit(self, scope, kind, outcome, after_seq, limit)
+        return await run_async(_steps, self._exchange)
 
     async def verify(self) -> VerifyReport:
         """Operator: replays the tenant's audit log and reports every violation."""
-        steps = _api.verify(self)
-        return await run_async(steps, self._exchange)
+        _steps = _api.verify(self)
+        return await run_async(_steps, self._exchange)
 
     async def create_token(
         self,
@@ -673,34 +871,34 @@ class AsyncMethods(ClientBase):
 
         ``may_take_over`` (scope name prefixes) gives a worker token the take-over right: it may
         take over a scope whose name starts with one of them."""
-        steps = _api.create_token(self, tenant, role, label, may_take_over)
-        return await run_async(steps, self._exchange)
+        _steps = _api.create_token(self, tenant, role, label, may_take_over)
+        return await run_async(_steps, self._exchange)
 
     async def list_tokens(self, tenant: Optional[str] = None) -> List[JsonObject]:
         """Admin: the tokens (never a token or its hash)."""
-        steps = _api.list_tokens(self, tenant)
-        return await run_async(steps, self._exchange)
+        _steps = _api.list_tokens(self, tenant)
+        return await run_async(_steps, self._exchange)
 
     async def revoke_token(self, token_id: str) -> JsonObject:
-        steps = _api.revoke_token(self, token_id)
-        return await run_async(steps, self._exchange)
+        _steps = _api.revoke_token(self, token_id)
+        return await run_async(_steps, self._exchange)
 
     async def healthz(self) -> JsonObject:
-        steps = _api.healthz(self)
-        return await run_async(steps, self._exchange)
+        _steps = _api.healthz(self)
+        return await run_async(_steps, self._exchange)
 
     async def readyz(self) -> bool:
         """True when the server reaches its store."""
-        steps = _api.readyz(self)
-        return await run_async(steps, self._exchange)
+        _steps = _api.readyz(self)
+        return await run_async(_steps, self._exchange)
 
     async def metrics(self) -> str:
-        steps = _api.metrics(self)
-        return await run_async(steps, self._exchange)
+        _steps = _api.metrics(self)
+        return await run_async(_steps, self._exchange)
 
     async def openapi(self) -> JsonObject:
-        steps = _api.openapi(self)
-        return await run_async(steps, self._exchange)
+        _steps = _api.openapi(self)
+        return await run_async(_steps, self._exchange)
 
 
 class ClientApi(Protocol):
@@ -845,6 +1043,60 @@ class ClientApi(Protocol):
     def list_cutovers(self, limit: Optional[int] = None, cursor: Optional[str] = None) -> Page: ...
 
     def cutover_report(self, cutover_id: str) -> Optional[JsonObject]: ...
+
+    def start_rollout(
+        self,
+        from_policy: str,
+        to_policy: str,
+        steps: Sequence[int],
+        scopes: Optional[Sequence[str]] = None,
+        prefix: Optional[str] = None,
+        rollout_id: Optional[str] = None,
+        controller: Optional[str] = None,
+        reason: Optional[str] = None,
+    ) -> Rollout: ...
+
+    def list_rollouts(self, status: Optional[str] = None) -> List[Rollout]: ...
+
+    def get_rollout(self, rollout_id: str) -> Optional[Rollout]: ...
+
+    def advance_rollout(
+        self,
+        rollout_id: str,
+        revision: Optional[int] = None,
+        reason: Optional[str] = None,
+    ) -> Rollout: ...
+
+    def pause_rollout(
+        self,
+        rollout_id: str,
+        revision: Optional[int] = None,
+        reason: Optional[str] = None,
+    ) -> Rollout: ...
+
+    def resume_rollout(
+        self,
+        rollout_id: str,
+        revision: Optional[int] = None,
+        reason: Optional[str] = None,
+    ) -> Rollout: ...
+
+    def promote_rollout(
+        self,
+        rollout_id: str,
+        revision: Optional[int] = None,
+        reason: Optional[str] = None,
+    ) -> Rollout: ...
+
+    def rollback_rollout(
+        self,
+        rollout_id: str,
+        revision: Optional[int] = None,
+        reason: Optional[str] = None,
+        cancel_intents: bool = False,
+    ) -> Rollout: ...
+
+    def rollout_report(self, rollout_id: str) -> Optional[RolloutReport]: ...
 
     def record_job_events(self, events: Iterable[Mapping[str, Any]]) -> None: ...
 
@@ -1026,6 +1278,60 @@ class AsyncClientApi(Protocol):
     ) -> Page: ...
 
     async def cutover_report(self, cutover_id: str) -> Optional[JsonObject]: ...
+
+    async def start_rollout(
+        self,
+        from_policy: str,
+        to_policy: str,
+        steps: Sequence[int],
+        scopes: Optional[Sequence[str]] = None,
+        prefix: Optional[str] = None,
+        rollout_id: Optional[str] = None,
+        controller: Optional[str] = None,
+        reason: Optional[str] = None,
+    ) -> Rollout: ...
+
+    async def list_rollouts(self, status: Optional[str] = None) -> List[Rollout]: ...
+
+    async def get_rollout(self, rollout_id: str) -> Optional[Rollout]: ...
+
+    async def advance_rollout(
+        self,
+        rollout_id: str,
+        revision: Optional[int] = None,
+        reason: Optional[str] = None,
+    ) -> Rollout: ...
+
+    async def pause_rollout(
+        self,
+        rollout_id: str,
+        revision: Optional[int] = None,
+        reason: Optional[str] = None,
+    ) -> Rollout: ...
+
+    async def resume_rollout(
+        self,
+        rollout_id: str,
+        revision: Optional[int] = None,
+        reason: Optional[str] = None,
+    ) -> Rollout: ...
+
+    async def promote_rollout(
+        self,
+        rollout_id: str,
+        revision: Optional[int] = None,
+        reason: Optional[str] = None,
+    ) -> Rollout: ...
+
+    async def rollback_rollout(
+        self,
+        rollout_id: str,
+        revision: Optional[int] = None,
+        reason: Optional[str] = None,
+        cancel_intents: bool = False,
+    ) -> Rollout: ...
+
+    async def rollout_report(self, rollout_id: str) -> Optional[RolloutReport]: ...
 
     async def record_job_events(self, events: Iterable[Mapping[str, Any]]) -> None: ...
 

@@ -1,4 +1,6 @@
 """What the server answers, as typed values with snake_case fields (the wire is camelCase).
+Operator answers (cutovers, rollouts) stay dicts with the wire's keys; a rollout and its report are
+typed as ``TypedDict``s of those keys.
 
 Request parts (reads, writes, intents) are small dataclasses too; plain dicts with the same keys,
 in snake_case or camelCase, are accepted wherever they are.
@@ -7,7 +9,7 @@ in snake_case or camelCase, are accepted wherever they are.
 import functools
 import re
 from dataclasses import dataclass, field, fields
-from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Type, TypeVar, Union
+from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Type, TypedDict, TypeVar, Union
 
 JsonObject = Dict[str, Any]
 
@@ -166,6 +168,66 @@ class RecordReads:
 
     records: List[RecordState]
     pages: List[Page]
+
+
+class Rollout(TypedDict):
+    """A progressive rollout as the server answers it (docs/rollout.md), keys as on the wire.
+
+    ``status`` is ``running``, ``paused``, ``rolling_back``, ``rolled_back`` or ``completed``;
+    ``selection`` is ``{"prefix": ...}`` or ``{"scopes": [...]}``; ``revision`` grows by one with
+    every change, and a command that names it applies only at that revision."""
+
+    rolloutId: str
+    fromPolicy: str
+    toPolicy: str
+    selection: JsonObject
+    steps: List[int]
+    controller: Optional[str]
+    status: str
+    step: int
+    percent: int
+    revision: int
+    cancelIntents: bool
+    reason: Optional[str]
+    startedAt: int
+    updatedAt: int
+    cutoverId: Optional[str]
+    cutoverDone: bool
+
+
+class RolloutStepReport(TypedDict):
+    """One step of a rollout: the scopes its cutover moved or left, the commits accepted on them."""
+
+    cutoverId: str
+    percent: int
+    status: str
+    moved: int
+    skipped: int
+    commitsAccepted: int
+
+
+class RolloutRollbackReport(TypedDict):
+    """A rollout's rollback: ``staleAccepted`` counts commits accepted under a fence older than
+    the rollback's, and must be 0."""
+
+    cutoverId: str
+    status: str
+    moved: int
+    skipped: List[str]
+    staleAttempts: int
+    staleAccepted: int
+    intentsCancelled: int
+
+
+class RolloutReport(TypedDict):
+    """What ``rollout_report`` answers; ``rollback`` is None until a rollback starts."""
+
+    rollout: Rollout
+    steps: List[RolloutStepReport]
+    pinnedAtAcquire: int
+    rollback: Optional[RolloutRollbackReport]
+    unknownOutcomes: int
+    toPolicyJobs: JsonObject
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,9 @@ PACKAGE = Path(__file__).resolve().parent.parent / "fencegate"
 TARGET = PACKAGE / "_methods.py"
 LINE_LENGTH = 100
 INDENT = "    "
+#: The local that holds a call's steps in each method; an argument may not start with ``_``, so
+#: no argument (``steps`` of a rollout, say) is hidden by it.
+STEPS = "_steps"
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,8 @@ def read_calls(source: str) -> Dict[str, Call]:
         defaults += arguments.defaults
         parameters = []
         for argument, default in zip(given, defaults):
+            if argument.arg.startswith("_"):
+                raise SystemExit(f"_api.{node.name}: an argument may not start with _")
             if argument.annotation is None:
                 raise SystemExit(f"_api.{node.name}: {argument.arg} has no annotation")
             text = f"{argument.arg}: {_segment(source, argument.annotation)}"
@@ -148,12 +153,12 @@ def body(call: Call, asynchronous: bool) -> List[str]:
         lines.append(INDENT * 2 + first)
         lines += [INDENT + line if line.strip() else "" for line in rest]
     steps = f"_api.{call.name}({', '.join(['self', *call.arguments])})"
-    if len(f"{INDENT * 2}steps = {steps}") > LINE_LENGTH:
+    if len(f"{INDENT * 2}{STEPS} = {steps}") > LINE_LENGTH:
         arguments = "".join(f"{INDENT * 3}{a},\n" for a in ["self", *call.arguments])
         steps = f"_api.{call.name}(\n{arguments}{INDENT * 2})"
-    lines.append(f"{INDENT * 2}steps = {steps}")
+    lines.append(f"{INDENT * 2}{STEPS} = {steps}")
     run = "await run_async" if asynchronous else "run_sync"
-    result = f"{run}(steps, self._exchange)"
+    result = f"{run}({STEPS}, self._exchange)"
     lines.append(
         f"{INDENT * 2}{result}" if call.answer == "None" else f"{INDENT * 2}return {result}"
     )

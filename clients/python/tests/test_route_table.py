@@ -29,23 +29,7 @@ from fencegate.errors import InternalError, InvalidRequestError, OutcomeUnknownE
 from fencegate.lease import LeaseRules
 
 #: Routes of the table the client deliberately has no method for, each with the reason.
-_ROLLOUTS_NOT_YET = (
-    "the Python client has no rollout methods yet: use the HTTP routes or the library"
-)
-WITHOUT_A_METHOD: Dict[str, str] = {
-    name: _ROLLOUTS_NOT_YET
-    for name in (
-        "startRollout",
-        "listRollouts",
-        "getRollout",
-        "advanceRollout",
-        "pauseRollout",
-        "resumeRollout",
-        "promoteRollout",
-        "rollbackRollout",
-        "rolloutReport",
-    )
-}
+WITHOUT_A_METHOD: Dict[str, str] = {}
 
 #: Calls whose retry class the tests below cannot watch, each with the reason.
 SENT_ONCE = {"readyz": "asks whether the server reaches its store now: any failure answers False"}
@@ -68,6 +52,9 @@ ARGUMENTS: Dict[str, Any] = {
     "outcome": "delivered",
     "version": "v1",
     "to_policy": "v2",
+    "from_policy": "v1",
+    "steps": [5, 50, 100],
+    "rollout_id": "ramp/v2@1",
     "events": [{"job_id": "job-1", "state": "active", "at": 1_000}],
     "tenant": "acme",
     "role": "worker",
@@ -80,6 +67,7 @@ PATH_VALUE_ARGUMENT = {
     "operationId": "operation_id",
     "effectKey": "effect_key",
     "cutoverId": "cutover_id",
+    "rolloutId": "rollout_id",
     "id": "token_id",
 }
 

@@ -1,0 +1,113 @@
+"""Progressive rollouts through both clients, against the real server: a ramp of a new policy
+over a list of scopes step by step, its report, and a rollback that takes write authority away
+from the new version's job in flight (docs/rollout.md)."""
+
+from typing import Any, List
+
+import pytest
+
+from fencegate import RolloutConflictError, Write
+
+#: The rollout's id and scopes are fixed, so the scopes its hash admits at each percent are too:
+#: 2 of the 8 at 25 %, 7 at 75 %.
+ROLLOUT = "v8-ramp"
+SCOPES = [f"wf-r{i}/memory" for i in range(8)]
+
+
+@pytest.fixture
+def tenant(tenant, connect):
+    """Every test here runs with the blocking Client and with the AsyncClient."""
+    return tenant.through(connect)
+
+
+def scopes_on_v7(worker: Any, operator: Any) -> None:
+    operator.register_policy("v7")
+    operator.register_policy("v8")
+    for scope in SCOPES:
+        grant = worker.acquire(scope, holder="v7-worker", ttl_ms=60_000, policy_version="v7")
+        worker.release(scope, holder="v7-worker", fence=grant.fence)
+
+
+def ramped(operator: Any) -> List[str]:
+    """The scopes on v8 now."""
+    page = operator.list_scopes(prefix="wf-r", limit=100)
+    return [state.scope for state in page.items if state.policy_version == "v8"]
+
+
+def test_a_ramp_advances_and_its_rollback_refuses_the_new_versions_late_commit(tenant):
+    worker, operator = tenant.worker(), tenant.operator()
+    scopes_on_v7(worker, operator)
+
+    started = operator.start_rollout(
+        from_policy="v7", to_policy="v8", steps=[25, 75, 100], scopes=SCOPES, rollout_id=ROLLOUT
+    )
+    assert (started["status"], started["step"], started["percent"]) == ("running", 1, 25)
+    assert started["selection"] == {"scopes": SCOPES}
+    first = ramped(operator)
+    assert 0 < len(first) < len(SCOPES)
+    assert operator.get_rollout(ROLLOUT) == started
+    assert [r["rolloutId"] for r in operator.list_rollouts(status="running")] == [ROLLOUT]
+    assert operator.list_rollouts(status="paused") == []
+
+    advanced = operator.advance_rollout(ROLLOUT, revision=started["revision"])
+    assert (advanced["step"], advanced["percent"]) == (2, 75)
+    assert advanced["revision"] > started["revision"]
+    second = ramped(operator)
+    assert set(first) < set(second) < set(SCOPES)
+
+    # A v8 job takes a ramped scope and commits while v8 holds it.
+    scope = second[0]
+    job = worker.acquire(scope, holder="v8-job", ttl_ms=60_000, policy_version="v8")
+    assert job.policy_version == "v8"
+    written = worker.commit(scope, job.fence, "v8-1", writes=[Write("summary", 0, "from v8")])
+    assert written.committed
+
+    report = operator.rollout_report(ROLLOUT)
+    assert [(s["percent"], s["moved"]) for s in report["steps"]] == [
+        (25, len(first)),
+        (75, len(second) - len(first)),
+    ]
+    assert sum(s["commitsAccepted"] for s in report["steps"]) == 1
+    assert report["rollback"] is None
+
+    rolled = operator.rollback_rollout(ROLLOUT, reason="v8 misbehaves")
+    assert rolled["status"] == "rolled_back"
+    assert ramped(operator) == []
+    late = worker.commit(scope, job.fence, "v8-late", writes=[Write("summary", 1, "late")])
+    assert not late.committed and late.error.code == "stale_fence"
+
+    rollback = operator.rollout_report(ROLLOUT)["rollback"]
+    assert rollback["moved"] == len(second) and rollback["skipped"] == []
+    assert (rollback["staleAttempts"], rollback["staleAccepted"]) == (1, 0)
+    assert worker.get_record(scope, "summary").value == "from v8"
+
+
+def test_a_command_on_a_revision_the_rollout_has_left_is_a_rollout_conflict(tenant):
+    worker, operator = tenant.worker(), tenant.operator()
+    scopes_on_v7(worker, operator)
+    started = operator.start_rollout(
+        from_policy="v7", to_policy="v8", steps=[25, 75, 100], prefix="wf-r", rollout_id=ROLLOUT
+    )
+    assert started["selection"] == {"prefix": "wf-r"}
+    paused = operator.pause_rollout(ROLLOUT, revision=started["revision"])
+    assert paused["status"] == "paused"
+
+    # Resuming is what a paused rollout allows: only the revision, read before the pause, is wrong.
+    with pytest.raises(RolloutConflictError) as refused:
+        operator.resume_rollout(ROLLOUT, revision=started["revision"])
+    assert refused.value.code == "rollout_conflict"
+    assert refused.value.details["status"] == "paused"
+    assert refused.value.details["revision"] == paused["revision"]
+    assert operator.get_rollout(ROLLOUT) == paused  # nothing changed
+
+    resumed = operator.resume_rollout(ROLLOUT, revision=paused["revision"])
+    promoted = operator.promote_rollout(ROLLOUT, revision=resumed["revision"])
+    assert (promoted["status"], promoted["percent"]) == ("completed", 100)
+    assert sorted(ramped(operator)) == sorted(SCOPES)
+
+
+def test_an_unknown_rollout_reads_none(tenant):
+    operator = tenant.operator()
+    assert operator.get_rollout("no-such-rollout") is None
+    assert operator.rollout_report("no-such-rollout") is None
+    assert operator.list_rollouts() == []
