@@ -23,7 +23,7 @@ import {
   put,
   tenantState,
 } from './helpers.js';
-import type { SubjectFixture } from './subject.js';
+import type { ConformanceSubject, SubjectFixture } from './subject.js';
 
 const SCOPE = 'wf-1/memory';
 /** Scheduler orders tried per exploring case: enough to meet every order of a few steps. */
@@ -33,6 +33,50 @@ async function auditOf(gate: FencegateApi, operationId: string): Promise<string[
   return (await auditAfter(gate))
     .filter((entry) => entry.operationId === operationId && entry.kind === 'commit')
     .map((entry) => (entry.outcome === 'rejected' ? `rejected:${entry.reason}` : entry.outcome));
+}
+
+/**
+ * A6, and the invariant that a lost answer is resent under the same operationId: the resend answers
+ * the stored outcome (`replayed: true`) and applies nothing twice, even after a takeover.
+ */
+export async function lostAnswerResentReplays(subject: ConformanceSubject): Promise<void> {
+  const { gate } = subject;
+  const grant = await acquire(gate, SCOPE, 'A');
+  const request = {
+    scope: SCOPE,
+    fence: grant.fence,
+    operationId: 'op-notify',
+    writes: [{ name: 'doc', expectRevision: 0, value: 'published' }],
+    intents: [{ effectKey: 'notify-wf-1', target: 'crm-webhook', payload: { doc: 1 } }],
+  };
+  // The store accepts the commit; the worker never sees this reply.
+  const lost = expectCommitted(await gate.commit(request));
+
+  const retried = await gate.commit(request);
+  expect(retried).toEqual({ ...lost, replayed: true });
+  const intents = (await gate.listIntents({ scope: SCOPE })).items;
+  expect(intents.map((intent) => intent.effectKey)).toEqual(['notify-wf-1']);
+  expect(await gate.getRecord(SCOPE, 'doc')).toMatchObject({ value: 'published', revision: 1 });
+
+  // The replacement reconciles from the stored outcome instead of minting a new effect.
+  const b = await gate.takeover(SCOPE, { holder: 'B', ttlMs: LONG_TTL });
+  expect(await gate.getOperation('op-notify')).toEqual(lost);
+  expect(await gate.getIntent('notify-wf-1')).toMatchObject({
+    status: 'pending',
+    fence: grant.fence,
+    operationId: 'op-notify',
+  });
+  const competing = await gate.commit({
+    scope: SCOPE,
+    fence: b.fence,
+    operationId: 'op-notify-again',
+    intents: [{ effectKey: 'notify-wf-1', target: 'crm-webhook', payload: { doc: 1 } }],
+  });
+  expectRejected(competing, 'duplicate_effect');
+  // The old worker's retry after the takeover still answers the stored outcome.
+  expect(await gate.commit(request)).toEqual({ ...lost, replayed: true });
+  expect((await gate.listIntents({})).items).toHaveLength(1);
+  expect(await auditOf(gate, 'op-notify')).toEqual(['committed']);
 }
 
 export function acceptanceCases(fx: SubjectFixture): void {
@@ -255,44 +299,8 @@ export function acceptanceCases(fx: SubjectFixture): void {
   });
 
   describe('acceptance: intents and recreation', () => {
-    it('A6: a commit whose reply was lost, retried with its operationId, leaves exactly one intent', async () => {
-      const { gate } = fx.subject;
-      const grant = await acquire(gate, SCOPE, 'A');
-      const request = {
-        scope: SCOPE,
-        fence: grant.fence,
-        operationId: 'op-notify',
-        writes: [{ name: 'doc', expectRevision: 0, value: 'published' }],
-        intents: [{ effectKey: 'notify-wf-1', target: 'crm-webhook', payload: { doc: 1 } }],
-      };
-      // The store accepts the commit; the worker never sees this reply.
-      const lost = expectCommitted(await gate.commit(request));
-
-      const retried = await gate.commit(request);
-      expect(retried).toEqual({ ...lost, replayed: true });
-      const intents = (await gate.listIntents({ scope: SCOPE })).items;
-      expect(intents.map((intent) => intent.effectKey)).toEqual(['notify-wf-1']);
-
-      // The replacement reconciles from the stored outcome instead of minting a new effect.
-      const b = await gate.takeover(SCOPE, { holder: 'B', ttlMs: LONG_TTL });
-      expect(await gate.getOperation('op-notify')).toEqual(lost);
-      expect(await gate.getIntent('notify-wf-1')).toMatchObject({
-        status: 'pending',
-        fence: grant.fence,
-        operationId: 'op-notify',
-      });
-      const competing = await gate.commit({
-        scope: SCOPE,
-        fence: b.fence,
-        operationId: 'op-notify-again',
-        intents: [{ effectKey: 'notify-wf-1', target: 'crm-webhook', payload: { doc: 1 } }],
-      });
-      expectRejected(competing, 'duplicate_effect');
-      // The old worker's retry after the takeover still answers the stored outcome.
-      expect(await gate.commit(request)).toEqual({ ...lost, replayed: true });
-      expect((await gate.listIntents({})).items).toHaveLength(1);
-      expect(await auditOf(gate, 'op-notify')).toEqual(['committed']);
-    });
+    it('A6: a commit whose reply was lost, retried with its operationId, leaves exactly one intent', () =>
+      lostAnswerResentReplays(fx.subject));
 
     it('A7: commit before cancel: the intent exists and is cancelled, since it was unclaimed', async () => {
       const { gate } = fx.subject;

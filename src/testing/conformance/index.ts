@@ -11,7 +11,8 @@
  *
  * It covers the whole Store through the subject: leases, commits and their rejections in check
  * order, operators, records, operation replay and abandon, dispatch claims and completions,
- * policies, cutovers and their reports, the jobs ledger, audit order and, with the Store in
+ * policies, cutovers and their reports, the jobs ledger, audit order, the invariants an adapter
+ * keeps (docs/adapters.md) and, with the Store in
  * process, tokens, every tenant's audit and grants bound to the token that made them. After every case, verify must report no violation.
  *
  * Cases are skipped by capability only. Each test gets a fresh subject.
@@ -27,6 +28,7 @@ import { dispatchCases } from './dispatch.js';
 import { grantTokenCases } from './grant-tokens.js';
 import { batchCompletionCases } from './batch-completion.js';
 import { inProcessCases } from './in-process.js';
+import { invariantCases } from './invariants.js';
 import { isolationCases } from './isolation.js';
 import { leaseJobCases } from './lease-jobs.js';
 import { leaseCases } from './leases.js';
@@ -70,6 +72,7 @@ export function defineStoreConformanceSuite(options: StoreConformanceOptions): v
     cutoverCases(fixture);
     rolloutCases(fixture);
     auditOrderCases(fixture);
+    invariantCases(fixture);
     inProcessCases(fixture);
     grantTokenCases(fixture);
     batchCompletionCases(fixture);

@@ -15,9 +15,54 @@ import {
   put,
   tenantState,
 } from './helpers.js';
-import type { SubjectFixture } from './subject.js';
+import type { ConformanceSubject, SubjectFixture } from './subject.js';
 
 const SCOPE = 'wf-1/memory';
+
+/**
+ * A resend under an operationId that has an outcome, with another body: operation_id_conflict, and
+ * nothing applied; the first outcome stays stored.
+ */
+export async function operationIdConflict(subject: ConformanceSubject): Promise<void> {
+  const { gate } = subject;
+  const grant = await acquire(gate, SCOPE, 'w1');
+  const first = await put(gate, grant, 'doc', 0, 'first', 'op-1');
+  const before = await tenantState(gate);
+  const seq = await lastSeq(gate);
+
+  const error = await expectFailure(
+    gate.commit({
+      scope: SCOPE,
+      fence: grant.fence,
+      operationId: 'op-1',
+      writes: [{ name: 'doc', expectRevision: 1, value: 'second' }],
+    }),
+    'operation_id_conflict',
+  );
+  expect(error.httpStatus).toBe(422);
+  // The message says what to do, not only what happened.
+  expect(error.message).toContain('send a new request under a new operationId');
+  // The conflict is not an outcome of op-1: trying again conflicts again.
+  await expectFailure(
+    gate.commit({
+      scope: SCOPE,
+      fence: grant.fence,
+      operationId: 'op-1',
+      writes: [{ name: 'doc', expectRevision: 1, value: 'second' }],
+    }),
+    'operation_id_conflict',
+  );
+  expect(await tenantState(gate)).toEqual(before);
+  expect(await gate.getOperation('op-1')).toEqual(first);
+  const entries = await auditAfter(gate, seq);
+  const conflict: unknown = expect.objectContaining({
+    kind: 'commit',
+    outcome: 'rejected',
+    reason: 'operation_id_conflict',
+    operationId: 'op-1',
+  });
+  expect(entries).toEqual([conflict, conflict]);
+}
 
 export function recordCases(fx: SubjectFixture): void {
   describe('records', () => {
@@ -335,45 +380,7 @@ export function recordCases(fx: SubjectFixture): void {
       expect(await gate.getOperation('never-sent')).toBeNull();
     });
 
-    it('answers operation_id_conflict to the same operationId with another request', async () => {
-      const { gate } = fx.subject;
-      const grant = await acquire(gate, SCOPE, 'w1');
-      const first = await put(gate, grant, 'doc', 0, 'first', 'op-1');
-      const before = await tenantState(gate);
-      const seq = await lastSeq(gate);
-
-      const error = await expectFailure(
-        gate.commit({
-          scope: SCOPE,
-          fence: grant.fence,
-          operationId: 'op-1',
-          writes: [{ name: 'doc', expectRevision: 1, value: 'second' }],
-        }),
-        'operation_id_conflict',
-      );
-      expect(error.httpStatus).toBe(422);
-      // The message says what to do, not only what happened.
-      expect(error.message).toContain('send a new request under a new operationId');
-      // The conflict is not an outcome of op-1: trying again conflicts again.
-      await expectFailure(
-        gate.commit({
-          scope: SCOPE,
-          fence: grant.fence,
-          operationId: 'op-1',
-          writes: [{ name: 'doc', expectRevision: 1, value: 'second' }],
-        }),
-        'operation_id_conflict',
-      );
-      expect(await tenantState(gate)).toEqual(before);
-      expect(await gate.getOperation('op-1')).toEqual(first);
-      const entries = await auditAfter(gate, seq);
-      const conflict: unknown = expect.objectContaining({
-        kind: 'commit',
-        outcome: 'rejected',
-        reason: 'operation_id_conflict',
-        operationId: 'op-1',
-      });
-      expect(entries).toEqual([conflict, conflict]);
-    });
+    it('answers operation_id_conflict to the same operationId with another request', () =>
+      operationIdConflict(fx.subject));
   });
 }
