@@ -1,7 +1,7 @@
 /**
- * Group commit on PostgreSQL: commits queued while the batch slot is busy that share no row go to
- * the database as one transaction (checked through their audit entries' xmin); a commit sharing a
- * row with an earlier one waits for a later batch, so each still gets the answer it would get
+ * Group commit on PostgreSQL: commits queued while the batch slot is busy go to the database as
+ * one transaction (checked through their audit entries' xmin) unless one writes a row another
+ * reads or writes; such a commit waits for a later batch, so each still gets the answer it would get
  * alone, in call order: replays, operationId conflicts, duplicate effect keys, stale revisions and
  * cross-scope dependencies. Two batching stores on overlapping scopes never deadlock, and a batch
  * whose reply is lost answers outcome_unknown for each of its commits.
@@ -122,9 +122,10 @@ describe.skipIf(noPostgres)('group commit', () => {
       'stale_fence',
       'committed',
     ]);
-    // Each later answer depends on the first commit, so it was applied first. Commits sharing a
-    // row (two, three and stale all lock scope a's row) went in separate transactions in call
-    // order; the operationId conflict shares no row with them, so it may land between them.
+    // Each later answer depends on the first commit, so it was applied after it: a commit that
+    // reads a row another member writes waits for a later batch. Two, three and stale only read
+    // scope a's row and the record (each is refused, writing nothing there), so they share one
+    // transaction, in call order; the operationId conflict may land between them.
     const onA = (await gate.audit({ scope: a.scope, kind: 'commit' })).items.map((e) =>
       `${e.operationId} ${e.outcome} ${e.reason ?? ''}`.trim(),
     );
@@ -136,7 +137,7 @@ describe.skipIf(noPostgres)('group commit', () => {
     ]);
     expect(onA).toContain(`one-${n} rejected operation_id_conflict`);
     expect(onA).toHaveLength(5);
-    expect(await transactionsOf([`two-${n}`, `three-${n}`, `stale-${n}`])).toBe(3);
+    expect(await transactionsOf([`two-${n}`, `three-${n}`, `stale-${n}`])).toBe(1);
     expect((await gate.getRecord(a.scope, 'r')).value).toBe(`one-${n}`);
     expect((await gate.getRecord(b.scope, 'r')).value).toBe('dep');
   });
@@ -168,6 +169,21 @@ describe.skipIf(noPostgres)('group commit', () => {
     for (const [i, scope] of scopes.entries()) {
       expect(await gate.getRecord(scope.scope, 'r')).toMatchObject({ revision: 1, value: i });
     }
+  });
+
+  it('acquires of new scopes, queued together, go to the database as one transaction', async () => {
+    // Each reads the tenant's active rollouts (none); rows that members only read do not keep
+    // them apart, only a row one of them writes.
+    const blocker = `acq-blk-${n}`;
+    const scopes = Array.from({ length: 5 }, (_, i) => `acq-${n}-${i}`);
+    await Promise.all(
+      [blocker, ...scopes].map((scope) => gate.acquire({ scope, holder: 'w', ttlMs: 60_000 })),
+    );
+    const { rows } = await admin.query<{ n: number }>(
+      `SELECT count(DISTINCT xmin::text)::int AS n FROM ${schema}.audit WHERE kind = 'acquire' AND scope = ANY($1)`,
+      [scopes],
+    );
+    expect(rows[0]?.n).toBe(1);
   });
 
   it('stores a queued commit value and payload as they were at the call', async () => {

@@ -5,6 +5,7 @@
  * key with one already in the batch waits for the next batch. Each caller gets its own outcome; a
  * batch that keeps conflicting falls back to one Txn per operation.
  */
+import { BatchKeys } from '../batch-keys.js';
 import type { Transition } from '../../core/plan/transition.js';
 import { FencegateError, isFencegateError } from '../../errors.js';
 import { outcomeUnknown } from './etcd-errors.js';
@@ -128,20 +129,13 @@ export class EtcdBatcher {
   ): { chosen: { job: Job; plan: Planned<unknown> }[]; deferred: Job[] } {
     const chosen: { job: Job; plan: Planned<unknown> }[] = [];
     const deferred: Job[] = [];
-    const taken = new Set<string>();
+    const taken = new BatchKeys();
     let total: TxnSize = { compares: 0, ops: 0, entries: 0, bytes: 0 };
     jobs.forEach((job, i) => {
       const plan = plans[i];
       if (plan === undefined) return;
-      const keys = new Set(plan.snapshot.read.keys());
-      for (const put of plan.transition.put) {
-        const { row: _row, ...ref } = put;
-        keys.add(plan.snapshot.key(ref));
-      }
-      if ([...keys].some((key) => taken.has(key))) {
-        deferred.push(job);
-        return;
-      }
+      const written = plan.transition.put.map(({ row: _row, ...ref }) => plan.snapshot.key(ref));
+      const read = new Set([...plan.snapshot.read.keys(), ...written]);
       let size: TxnSize;
       try {
         size = this.engine.size(plan, call);
@@ -150,12 +144,11 @@ export class EtcdBatcher {
         else deferred.push(job);
         return;
       }
-      if (!this.engine.fits(add(total, size))) {
+      if (!this.engine.fits(add(total, size)) || !taken.take(read, written)) {
         deferred.push(job);
         return;
       }
       total = add(total, size);
-      for (const key of keys) taken.add(key);
       chosen.push({ job, plan });
     });
     return { chosen, deferred };

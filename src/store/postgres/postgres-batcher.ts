@@ -10,8 +10,9 @@
  * its own operationId; a batch that fails for another reason runs its operations alone, so one
  * bad request cannot fail its neighbours.
  */
-import { isRangeRef, type Transition } from '../../core/plan/transition.js';
+import { isRangeRef, refKey, type Transition } from '../../core/plan/transition.js';
 import { isFencegateError } from '../../errors.js';
+import { BatchKeys } from '../batch-keys.js';
 import { touchedKeys, type PlannedOn } from './postgres-apply-payload.js';
 import { OPTIMISTIC_ATTEMPTS, type PostgresEngine } from './postgres-engine.js';
 import { outcomeUnknown } from './postgres-errors.js';
@@ -140,7 +141,7 @@ export class PostgresBatcher {
     send: Send,
     sorted: Sorting,
   ): Promise<void> {
-    const taken = new Set<string>();
+    const taken = new BatchKeys();
     for (const job of jobs) {
       let plan: PlannedOn<unknown>;
       try {
@@ -154,12 +155,11 @@ export class PostgresBatcher {
         sorted.alone.push(job);
         continue;
       }
-      const keys = [...touchedKeys(plan).keys()];
-      if (keys.some((key) => taken.has(key))) {
+      const written = plan.transition.put.map((put) => refKey(put));
+      if (!taken.take(touchedKeys(plan).keys(), written)) {
         sorted.later.push(job);
         continue;
       }
-      for (const key of keys) taken.add(key);
       sorted.planned.push(plan);
       sorted.members.push(job);
     }
