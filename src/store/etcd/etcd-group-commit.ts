@@ -121,7 +121,7 @@ export class EtcdBatcher {
     );
   }
 
-  /** Commits whose keys are disjoint and whose Txn fits; the rest wait for the next batch. */
+  /** Commits whose keys do not conflict (store/batch-keys.ts) and whose Txn fits; the rest wait. */
   #choose(
     jobs: Job[],
     plans: Planned<unknown>[],

@@ -3,9 +3,9 @@
  * applied in one statement (one transaction, one WAL flush). Under light load an operation still
  * goes alone at once, so batching adds no latency; `maxInFlight` bounds the statements running.
  *
- * A batch holds one tenant's operations with distinct rows: an operation that shares a row with
- * one already in the batch waits for the next (it must see the other's write), and one that
- * listed a range runs alone. A transition that did not hold is planned again on the current rows
+ * A batch holds one tenant's operations that may share rows they only read (store/batch-keys.ts):
+ * an operation that reads or writes a row another member writes waits for the next (it must see
+ * the other's write), and one that listed a range runs alone. A transition that did not hold is planned again on the current rows
  * its answer carried. A lost connection answers each operation of the batch outcome_unknown with
  * its own operationId; a batch that fails for another reason runs its operations alone, so one
  * bad request cannot fail its neighbours.
