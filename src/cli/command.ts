@@ -34,6 +34,8 @@ export interface Command {
   flags: Record<string, FlagSpec>;
   /** Names of the required positional arguments, in order; their values land in FlagValues. */
   positionals?: readonly string[];
+  /** The name of one positional argument that may follow the required ones, or be left out. */
+  optionalPositional?: string;
   run(flags: FlagValues, io: CliIo): Promise<number>;
 }
 
@@ -50,6 +52,7 @@ export function parseFlags(
   args: string[],
   flags: Record<string, FlagSpec>,
   positionals: readonly string[] = [],
+  optionalPositional?: string,
 ): FlagValues {
   let parsed: { values: FlagValues; positionals: string[] };
   try {
@@ -64,10 +67,11 @@ export function parseFlags(
   }
   const values: FlagValues = { ...parsed.values };
   if (values.help === true) return values;
-  const extra = parsed.positionals[positionals.length];
+  const accepted =
+    optionalPositional === undefined ? positionals : [...positionals, optionalPositional];
+  const extra = parsed.positionals[accepted.length];
   if (extra !== undefined) {
-    const expected =
-      positionals.length === 0 ? 'options only' : `only ${positionalList(positionals)}`;
+    const expected = accepted.length === 0 ? 'options only' : `only ${positionalList(accepted)}`;
     // A token typed without its flag is a secret: it is not repeated.
     const shown = extra.startsWith(TOKEN_PREFIX) ? `${TOKEN_PREFIX}… (a token?)` : quoted(extra);
     throw new UsageError(`unexpected argument ${shown}: expected ${expected}`);
@@ -81,6 +85,11 @@ export function parseFlags(
     }
     values[name] = value;
   });
+  if (optionalPositional !== undefined) {
+    const value = parsed.positionals[positionals.length];
+    if (value === '') throw new UsageError(`${optionalPositional.toUpperCase()} is empty`);
+    if (value !== undefined) values[optionalPositional] = value;
+  }
   return values;
 }
 

@@ -1,6 +1,6 @@
 /**
  * What the commands of the core loop (acquire, commit, release, takeover, scope, record, audit,
- * outcome) share: a FencegateClient on `--url` with `--token` (or FENCEGATE_URL, FENCEGATE_TOKEN),
+ * outcome) and of rollouts (`rollout …`) share: a FencegateClient on `--url` with `--token` (or FENCEGATE_URL, FENCEGATE_TOKEN),
  * readable output or `--json`, and the exit codes 0 done or committed, 1 rejected, 2 usage,
  * 3 outcome unknown.
  */
@@ -44,6 +44,7 @@ export interface HttpCommandSpec {
   usage: string;
   flags?: Record<string, FlagSpec>;
   positionals?: readonly string[];
+  optionalPositional?: string;
   work(client: FencegateClient, flags: FlagValues): Promise<HttpAnswer>;
 }
 
@@ -64,6 +65,9 @@ export function httpCommand(spec: HttpCommandSpec): Command {
     usage,
     flags: { ...spec.flags, ...HTTP_FLAGS },
     ...(spec.positionals === undefined ? {} : { positionals: spec.positionals }),
+    ...(spec.optionalPositional === undefined
+      ? {}
+      : { optionalPositional: spec.optionalPositional }),
     run: async (flags, io) => {
       const client = new FencegateClient(serverConnection(flags, io));
       try {

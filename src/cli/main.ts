@@ -19,6 +19,16 @@ import { demoCommand } from './demo-command.js';
 import { acquireCommand, releaseCommand, takeoverCommand } from './lease-commands.js';
 import { auditCommand, outcomeCommand, recordCommand, scopeCommand } from './read-commands.js';
 import { retentionCommand } from './retention-command.js';
+import {
+  rolloutAdvanceCommand,
+  rolloutPauseCommand,
+  rolloutPromoteCommand,
+  rolloutReportCommand,
+  rolloutResumeCommand,
+  rolloutRollbackCommand,
+  rolloutStartCommand,
+  rolloutStatusCommand,
+} from './rollout-commands.js';
 import { serveCommand } from './serve.js';
 import { tokenCreateCommand } from './token-create.js';
 import { tokenListCommand, tokenRevokeCommand } from './token-manage.js';
@@ -42,6 +52,15 @@ export const COMMANDS: readonly Command[] = [
   recordCommand,
   auditCommand,
   outcomeCommand,
+  // Progressive rollouts over HTTP, with an operator token.
+  rolloutStartCommand,
+  rolloutStatusCommand,
+  rolloutAdvanceCommand,
+  rolloutPauseCommand,
+  rolloutResumeCommand,
+  rolloutPromoteCommand,
+  rolloutRollbackCommand,
+  rolloutReportCommand,
 ];
 
 export function usage(): string {
@@ -85,7 +104,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
   }
   const args = argv.slice(command.name.split(' ').length);
   try {
-    const flags = parseFlags(args, command.flags, command.positionals);
+    const flags = parseFlags(args, command.flags, command.positionals, command.optionalPositional);
     if (flags.help === true) {
       io.stdout(command.usage);
       return EXIT_OK;

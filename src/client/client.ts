@@ -6,7 +6,7 @@
  * Retries are limited to what cannot do harm: any request that was never sent or that the server
  * answered with store_unavailable (nothing changed); after a lost connection, reads and the writes
  * that are idempotent by construction (complete, registerPolicy, cutover by its cutoverId, job
- * events that carry `at`); and commits, which carry an operationId: after an unknown outcome or a
+ * events that carry `at`, a rollout's start by its rolloutId and its rollback); and commits, which carry an operationId: after an unknown outcome or a
  * lost reply the client reads the stored outcome (getOperation) and only resends the same commit
  * when the store has none yet; if it stays unknown, abandonOperation settles it. Lease operations
  * and claims are never resent after a lost reply.
@@ -17,7 +17,10 @@ import type { FencegateApi, FencegateOpsApi, VerifyReport } from '../api.js';
 import { DEFAULT_LIMITS, DEFAULT_LIST_LIMIT } from '../core/limits.js';
 import type { RecordReads, RecordReadsResult } from '../core/record-reads.js';
 import { FencegateError, isFencegateError } from '../errors.js';
+import type { RolloutsApi } from '../rollout/rollouts.js';
 import { ROUTE_TABLE } from '../route-table.js';
+import { orNull } from './or-null.js';
+import { RolloutsClient } from './rollouts-client.js';
 import { routeRequest, type ResolvedRequest } from './route-request.js';
 import type {
   AbandonRequest,
@@ -138,6 +141,8 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
   readonly #token: string;
   readonly #timeoutMs: number;
   readonly #retries: number;
+  /** Operator: progressive rollouts (docs/rollout.md), as the library's `gate.rollouts`. */
+  readonly rollouts: RolloutsApi = new RolloutsClient((request) => this.#call(request));
 
   constructor(options: FencegateClientOptions) {
     this.url = serverBaseUrl(options.url);
@@ -540,18 +545,6 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
 function isCommitAnswer(body: unknown): boolean {
   const outcome = (body as { outcome?: unknown } | undefined)?.outcome;
   return outcome === 'committed' || outcome === 'rejected';
-}
-
-async function orNull<T>(
-  call: Promise<T>,
-  code: 'scope_not_found' | 'not_found',
-): Promise<T | null> {
-  try {
-    return await call;
-  } catch (error) {
-    if (isFencegateError(error) && error.code === code) return null;
-    throw error;
-  }
 }
 
 /**

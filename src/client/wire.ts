@@ -18,6 +18,7 @@ import type {
   CutoverResult,
   CutoverSummary,
   JobEvent,
+  ListRolloutsQuery,
   Policy,
   RegisterPolicyRequest,
   AuditEntry,
@@ -40,7 +41,12 @@ import type {
   ReleaseRequest,
   ReleaseResult,
   RenewRequest,
+  Rollout,
+  RolloutCommand,
+  RolloutReport,
+  RolloutRollbackRequest,
   ScopeState,
+  StartRolloutRequest,
   TakeoverRequest,
 } from '../types.js';
 
@@ -61,6 +67,11 @@ export type CompleteBody = Static<RequestSchemas['CompleteBody']>;
 export type PolicyBody = Static<RequestSchemas['PolicyBody']>;
 export type CutoverBody = Static<RequestSchemas['CutoverBody']>;
 export type JobEventsBody = Static<RequestSchemas['JobEventsBody']>;
+export type RolloutBody = Static<RequestSchemas['RolloutBody']>;
+/** A rollout command's body: the rolloutId is in the path. */
+export type RolloutCommandBody = Static<RequestSchemas['RolloutCommandBody']>;
+export type RolloutRollbackBody = Static<RequestSchemas['RolloutRollbackBody']>;
+export type ListRolloutsParams = Static<RequestSchemas['ListRolloutsQuery']>;
 
 export type GrantAnswer = Static<typeof answers.GrantSchema>;
 export type ScopeAnswer = Static<typeof answers.ScopeSchema>;
@@ -86,6 +97,9 @@ export type PolicyListAnswer = Static<typeof answers.PolicyListSchema>;
 export type CutoverResultAnswer = Static<typeof answers.CutoverResultSchema>;
 export type CutoverPageAnswer = Static<typeof answers.CutoverPageSchema>;
 export type CutoverReportAnswer = Static<typeof answers.CutoverReportSchema>;
+export type RolloutAnswer = Static<typeof answers.RolloutSchema>;
+export type RolloutListAnswer = Static<typeof answers.RolloutListSchema>;
+export type RolloutReportAnswer = Static<typeof answers.RolloutReportSchema>;
 export type JobEventsAcceptedAnswer = Static<typeof answers.JobEventsAcceptedSchema>;
 export type VerifyReportAnswer = Static<typeof answers.VerifyReportSchema>;
 export type ErrorAnswer = Static<typeof import('../server/schemas/common.js').ErrorBody>;
@@ -135,4 +149,11 @@ export type WireMatchesLibrary = [
   Assert<Same<VerifyReportAnswer, VerifyReport>>,
   Assert<Same<ListCutoversParams, ListCutoversQuery>>,
   Assert<Same<CutoverPageAnswer, Page<CutoverSummary>>>,
+  Assert<Same<RolloutBody, StartRolloutRequest>>,
+  Assert<Same<RolloutCommandBody, Omit<RolloutCommand, 'rolloutId'>>>,
+  Assert<Same<RolloutRollbackBody, Omit<RolloutRollbackRequest, 'rolloutId'>>>,
+  Assert<Same<ListRolloutsParams, ListRolloutsQuery>>,
+  Assert<Same<RolloutAnswer, Rollout>>,
+  Assert<Same<RolloutListAnswer, { items: Rollout[] }>>,
+  Assert<Same<RolloutReportAnswer, RolloutReport>>,
 ];

@@ -55,7 +55,7 @@ export function defineHttpConformanceSuite(options: HttpConformanceOptions): voi
 
   defineStoreConformanceSuite({
     name: options.name,
-    capabilities: { sharedAcrossProcesses: true, exactLeaseExpiry: true },
+    capabilities: { sharedAcrossProcesses: true, exactLeaseExpiry: true, rollouts: true },
     async createStore() {
       tenants += 1;
       const [tokenA, tokenB] = await Promise.all([

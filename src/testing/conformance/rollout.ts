@@ -235,11 +235,16 @@ export function rolloutCases(fx: SubjectFixture): void {
         expect(error.details).toMatchObject({ reason: 'state', rolloutId: 'r1' });
         expect(error.details.revision).toBeGreaterThan(started.revision);
       }
-      // Whichever won: an advance or a pause is one change; a rollback two (under way, then done).
+      // Whichever applied: an advance or a pause is one change; a rollback is two, as its
+      // completion is another.
       const current = await rollouts.get('r1');
-      const changes: Record<string, number> = { running: 1, paused: 1, rolled_back: 2 };
-      expect(changes[current?.status ?? '']).toBeDefined();
-      expect(current?.revision).toBe(started.revision + (changes[current?.status ?? ''] ?? 0));
+      const winner = ['advance', 'rollback', 'pause'][results.indexOf(applied[0]!)];
+      const expected = {
+        advance: { status: 'running', step: 2, revision: started.revision + 1 },
+        rollback: { status: 'rolled_back', step: 1, revision: started.revision + 2 },
+        pause: { status: 'paused', step: 1, revision: started.revision + 1 },
+      }[winner!];
+      expect(current).toMatchObject(expected!);
     });
 
     it('overlapping rollouts and cutovers are refused while a rollout is active; a rollout after a rolled-back one ramps again', async () => {

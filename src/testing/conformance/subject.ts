@@ -55,8 +55,8 @@ export interface ConformanceCapabilities {
    */
   storeInProcess?: boolean;
   /**
-   * The subject's gate offers `rollouts` (the library's Fencegate does; the HTTP client has no
-   * rollout commands yet): runs the rollout cases. True by default with the Store in process.
+   * The subject's gate offers `rollouts` (the library's Fencegate and the HTTP client do): runs
+   * the rollout cases. True by default with the Store in process.
    */
   rollouts?: boolean;
 }

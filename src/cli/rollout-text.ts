@@ -1,0 +1,71 @@
+/** The readable lines of `fencegate rollout`: a rollout's state and its report. */
+import { JOB_STATES, type Rollout, type RolloutReport } from '../types.js';
+
+/** One line: id, status, percent and step, versions, selection, revision, current cutover. */
+export function rolloutLine(rollout: Rollout): string {
+  const selection =
+    'prefix' in rollout.selection
+      ? `prefix ${rollout.selection.prefix}`
+      : `${rollout.selection.scopes.length} listed scopes`;
+  const cutover =
+    rollout.cutoverId === null
+      ? 'no cutover yet'
+      : `cutover ${rollout.cutoverId} ${rollout.cutoverDone ? 'done' : 'moving'}`;
+  return (
+    `${rollout.rolloutId}: ${rollout.status} at ${rollout.percent} % ` +
+    `(step ${rollout.step} of ${rollout.steps.length}: ${rollout.steps.join(', ')}), ` +
+    `${rollout.fromPolicy} -> ${rollout.toPolicy}, ${selection}, revision ${rollout.revision}, ${cutover}`
+  );
+}
+
+/**
+ * The report: the rollout, a table of its steps (scopes moved, commits accepted), then the
+ * rollback with its stale attempts and how many were accepted, which must be 0.
+ */
+export function reportText(report: RolloutReport): string {
+  const lines = [rolloutLine(report.rollout), ''];
+  const header = ['step', 'cutover', 'percent', 'status', 'moved', 'skipped', 'commits accepted'];
+  const rows = report.steps.map((step, i) => [
+    String(i + 1),
+    step.cutoverId,
+    `${step.percent} %`,
+    step.status,
+    String(step.moved),
+    String(step.skipped),
+    String(step.commitsAccepted),
+  ]);
+  lines.push(...table([header, ...rows]), '');
+  lines.push(`pinned to ${report.rollout.toPolicy} at acquire: ${report.pinnedAtAcquire}`);
+  const { rollback } = report;
+  if (rollback === null) {
+    lines.push('rollback: none');
+  } else {
+    lines.push(
+      `rollback ${rollback.cutoverId}: ${rollback.status}, moved back ${rollback.moved}, ` +
+        `skipped ${rollback.skipped.length}, intents cancelled ${rollback.intentsCancelled}`,
+      `  stale attempts ${rollback.staleAttempts}, staleAccepted ${rollback.staleAccepted} (must be 0)`,
+    );
+    if (rollback.skipped.length > 0) lines.push(`  skipped: ${rollback.skipped.join(', ')}`);
+  }
+  lines.push(`intents with an unknown outcome: ${report.unknownOutcomes}`);
+  const states = JOB_STATES.filter((state) => report.toPolicyJobs.byState[state] > 0)
+    .map((state) => `${state} ${report.toPolicyJobs.byState[state]}`)
+    .join(', ');
+  lines.push(
+    `${report.rollout.toPolicy} jobs: ${report.toPolicyJobs.total}${states === '' ? '' : ` (${states})`}`,
+  );
+  return lines.join('\n');
+}
+
+/** Columns padded to their widest cell; numbers are right-aligned. */
+function table(rows: string[][]): string[] {
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  return rows.map((row) =>
+    row
+      .map((cell, column) =>
+        /^\d/.test(cell) ? cell.padStart(widths[column]!) : cell.padEnd(widths[column]!),
+      )
+      .join('  ')
+      .trimEnd(),
+  );
+}
