@@ -8,27 +8,14 @@
  *                                acquire of a scope not pinned yet, in its own transaction
  *   scope|<rolloutId>|<scope>    what the rollout did to the scope (RolloutScopeRow)
  */
-import type { RolloutSelection, RolloutStatus } from '../types.js';
+import type { Rollout, RolloutSelection } from '../types.js';
 import type { Put, Snapshot } from './plan/transition.js';
 
-export interface RolloutRow {
+/** The rollout as answered, less what is read from its cutover, plus its request's fingerprint. */
+export type RolloutRow = Omit<Rollout, 'cutoverId' | 'cutoverDone'> & {
   kind: 'rollout';
-  rolloutId: string;
   requestFingerprint: string;
-  fromPolicy: string;
-  toPolicy: string;
-  selection: RolloutSelection;
-  steps: number[];
-  controller: string | null;
-  status: RolloutStatus;
-  step: number;
-  percent: number;
-  revision: number;
-  cancelIntents: boolean;
-  reason: string | null;
-  startedAt: number;
-  updatedAt: number;
-}
+};
 
 /** What an acquire needs of an active rollout to pin a new scope, without reading the rollout. */
 export interface ActiveRollout {

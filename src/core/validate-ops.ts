@@ -159,28 +159,7 @@ export function validateCutover(input: unknown, limits: Limits): CutoverRequest 
   };
   const cutoverId = optionalName(body.cutoverId, 'cutoverId');
   if (cutoverId !== undefined) request.cutoverId = cutoverId;
-  if ((body.scopes === undefined) === (body.prefix === undefined)) {
-    fail('invalid_request', 'send exactly one of scopes (a list) or prefix', { field: 'scopes' });
-  }
-  if (body.scopes !== undefined) {
-    if (
-      !Array.isArray(body.scopes) ||
-      body.scopes.length === 0 ||
-      body.scopes.length > MAX_SCOPES_PER_CUTOVER
-    ) {
-      fail(
-        'invalid_request',
-        `scopes must be an array of 1 to ${MAX_SCOPES_PER_CUTOVER} scope names`,
-        {
-          field: 'scopes',
-        },
-      );
-    }
-    request.scopes = [
-      ...new Set(body.scopes.map((scope, i) => requireName(scope, `scopes[${i}]`))),
-    ];
-  }
-  if (body.prefix !== undefined) request.prefix = requireName(body.prefix, 'prefix');
+  Object.assign(request, requireSelection(body, MAX_SCOPES_PER_CUTOVER));
   if (body.leaseTtlMs !== undefined)
     request.leaseTtlMs = requireTtl(body.leaseTtlMs, limits, 'leaseTtlMs');
   const reason = optionalString(body.reason, 'reason');
@@ -222,4 +201,27 @@ export function validateJobEvents(input: unknown): JobEvent[] {
       result.at = requireInteger(event.at, `${field}.at`, 0, Number.MAX_SAFE_INTEGER);
     return result;
   });
+}
+
+/**
+ * The scopes a cutover or rollout covers: exactly one of `scopes` (1 to `maxScopes` names,
+ * duplicates dropped) or `prefix`. `larger` says what to do about a longer list.
+ */
+export function requireSelection(
+  body: Record<string, unknown>,
+  maxScopes: number,
+  larger = '',
+): { scopes?: string[]; prefix?: string } {
+  if ((body.scopes === undefined) === (body.prefix === undefined)) {
+    fail('invalid_request', 'send exactly one of scopes (a list) or prefix', { field: 'scopes' });
+  }
+  if (body.prefix !== undefined) return { prefix: requireName(body.prefix, 'prefix') };
+  if (!Array.isArray(body.scopes) || body.scopes.length === 0 || body.scopes.length > maxScopes) {
+    fail('invalid_request', `scopes must be an array of 1 to ${maxScopes} scope names${larger}`, {
+      field: 'scopes',
+    });
+  }
+  return {
+    scopes: [...new Set(body.scopes.map((scope, i) => requireName(scope, `scopes[${i}]`)))],
+  };
 }

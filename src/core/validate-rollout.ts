@@ -7,6 +7,7 @@ import type {
   StartRolloutRequest,
 } from '../types.js';
 import { ROLLOUT_STATUSES } from '../types.js';
+import { requireSelection } from './validate-ops.js';
 import {
   optionalName,
   optionalText,
@@ -44,26 +45,10 @@ export function validateStartRollout(input: unknown): StartRolloutRequest {
   }
   const rolloutId = optionalName(body.rolloutId, 'rolloutId');
   if (rolloutId !== undefined) request.rolloutId = rolloutId;
-  if ((body.scopes === undefined) === (body.prefix === undefined)) {
-    fail('invalid_request', 'send exactly one of scopes (a list) or prefix', { field: 'scopes' });
-  }
-  if (body.scopes !== undefined) {
-    if (
-      !Array.isArray(body.scopes) ||
-      body.scopes.length === 0 ||
-      body.scopes.length > MAX_ROLLOUT_SCOPES
-    ) {
-      fail(
-        'invalid_request',
-        `scopes must be an array of 1 to ${MAX_ROLLOUT_SCOPES} scope names; name a prefix for a larger selection`,
-        { field: 'scopes' },
-      );
-    }
-    request.scopes = [
-      ...new Set(body.scopes.map((scope, i) => requireName(scope, `scopes[${i}]`))),
-    ];
-  }
-  if (body.prefix !== undefined) request.prefix = requireName(body.prefix, 'prefix');
+  Object.assign(
+    request,
+    requireSelection(body, MAX_ROLLOUT_SCOPES, '; name a prefix for a larger selection'),
+  );
   const controller = optionalName(body.controller, 'controller');
   if (controller !== undefined) request.controller = controller;
   const reason = optionalText(body.reason, 'reason', MAX_REASON);

@@ -11,7 +11,7 @@ import type { Caller } from '../core/grant-token.js';
 import type { RolloutAction, RolloutChange } from '../core/plan/plan-rollout.js';
 import type { RolloutRow } from '../core/rollout-rows.js';
 import { rollbackCutoverId, stepCutoverId } from '../core/rollout-rules.js';
-import { rolloutNotFound, refusalError } from '../core/refusal-messages.js';
+import { refusalError, rolloutNotFound, rolloutStateConflict } from '../core/refusal-messages.js';
 import {
   validateListRollouts,
   validateRollback,
@@ -118,6 +118,19 @@ export class Rollouts implements RolloutsApi {
   async #step(action: 'advance' | 'promote', command: RolloutCommand): Promise<Rollout> {
     const current = await this.#read(command.rolloutId);
     if (!(await this.#cutoverDone(current, currentCutover(current)))) {
+      // A command made at an older revision did not see the step under way: it is refused, as
+      // the store would refuse it, rather than answered with the step it resumes.
+      if (command.revision !== undefined && command.revision !== current.revision) {
+        throw refusalError(
+          rolloutStateConflict(
+            current.rolloutId,
+            action,
+            current.status,
+            current.revision,
+            command.revision,
+          ),
+        );
+      }
       return await this.#drive(current);
     }
     return await this.#drive(await this.#command(action, command, current));

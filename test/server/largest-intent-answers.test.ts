@@ -4,13 +4,9 @@
  * answer at most the budget and one payload past it, and the claims that follow take every
  * intent exactly once. Before the budget, each answered every intent whole (10 MiB here).
  */
-import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../src/core/limits.js';
-import { buildServer } from '../../src/server/build-server.js';
-import { issueToken } from '../../src/server/tokens.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { bearerFetch } from '../helpers/bearer-fetch.js';
+import { startWorkerServer, type WorkerServer } from '../helpers/worker-server.js';
 
 const SCOPE = 'big/intents';
 const INTENTS = 40;
@@ -19,24 +15,13 @@ const PAYLOAD = 'p'.repeat(DEFAULT_LIMITS.maxValueBytes - 16);
 /** One answer: the budget and one payload past it, with room for the intents' other fields. */
 const ONE_ANSWER = (DEFAULT_LIMITS.maxPageBytes + DEFAULT_LIMITS.maxValueBytes) * 1.1;
 
-let app: FastifyInstance;
-let store: SqliteStore;
-let url: string;
-let token: string;
+let server: WorkerServer;
+let send: WorkerServer['send'];
 
 beforeAll(async () => {
-  store = SqliteStore.open({ path: ':memory:' });
-  app = await buildServer({ store });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const address = app.server.address();
-  url = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
-  token = (await issueToken(store, { tenant: 'acme', role: 'worker' })).token;
-  const grant = await send('POST', '/v1/leases/acquire', {
-    scope: SCOPE,
-    holder: 'w',
-    ttlMs: 600_000,
-  });
-  const { fence } = (await grant.json()) as { fence: number };
+  server = await startWorkerServer(SCOPE);
+  ({ send } = server);
+  const { fence } = server;
   // Three payloads per commit fit the 1 MiB body.
   for (let first = 0; first < INTENTS; first += 3) {
     const keys = [first, first + 1, first + 2].filter((n) => n < INTENTS).map((n) => `fx-${n}`);
@@ -51,14 +36,8 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await app?.close();
-  await store?.close();
+  await server?.close();
 });
-
-const send = bearerFetch(
-  () => url,
-  () => token,
-);
 
 async function answerOf(response: Promise<Response>): Promise<{
   bytes: number;

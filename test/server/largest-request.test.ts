@@ -6,14 +6,10 @@
  * (64 pages of 15 records of 256 KiB: 240 MiB) and stalled the event loop for seconds; each
  * page of 1,000 records held the whole scope (20 MiB here).
  */
-import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../src/core/limits.js';
-import { buildServer } from '../../src/server/build-server.js';
-import { issueToken } from '../../src/server/tokens.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { startProbe } from './healthz-probe.js';
-import { bearerFetch } from '../helpers/bearer-fetch.js';
+import { startWorkerServer, type WorkerServer } from '../helpers/worker-server.js';
 
 const SCOPE = 'big/scope';
 /** Enough records for every page of the largest request to be full without the budget. */
@@ -28,26 +24,16 @@ const MAX_HEALTHZ_MS = 250;
 /** What the requests in flight may add to the process's resident memory. */
 const MAX_GROWTH_BYTES = 200 * 1024 * 1024;
 
-let app: FastifyInstance;
-let store: SqliteStore;
+let server: WorkerServer;
 let url: string;
-let token: string;
+let send: WorkerServer['send'];
 
 const nameOf = (n: number) => `r/${String(n).padStart(3, '0')}`;
 
 beforeAll(async () => {
-  store = SqliteStore.open({ path: ':memory:' });
-  app = await buildServer({ store });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const address = app.server.address();
-  url = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
-  token = (await issueToken(store, { tenant: 'acme', role: 'worker' })).token;
-  const grant = await send('POST', '/v1/leases/acquire', {
-    scope: SCOPE,
-    holder: 'w',
-    ttlMs: 600_000,
-  });
-  const { fence } = (await grant.json()) as { fence: number };
+  server = await startWorkerServer(SCOPE);
+  ({ url, send } = server);
+  const { fence } = server;
   // Three values per commit fit the 1 MiB body.
   for (let first = 0; first < RECORDS; first += 3) {
     const names = [first, first + 1, first + 2].filter((n) => n < RECORDS).map(nameOf);
@@ -62,14 +48,8 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await app?.close();
-  await store?.close();
+  await server?.close();
 });
-
-const send = bearerFetch(
-  () => url,
-  () => token,
-);
 
 /** 64 pages of distinct ranges, each as long as one request allows. */
 const LARGEST_READS = {
