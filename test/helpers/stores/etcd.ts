@@ -97,8 +97,8 @@ export const ETCD: TestStoreKind = {
   family: 'etcd',
   everyArea: true,
   overHttp: false,
-  // Each run is a few hundred etcd round trips; the model's rules are checked by SQLite's 1,000.
-  modelRuns: 80,
+  // Each run is a few hundred etcd round trips.
+  modelRuns: 100,
   missing: etcdMissing,
   install: ETCD_INSTALL,
   factory: (label) => etcdFactory('etcd', 'single', label),
@@ -110,7 +110,7 @@ export const ETCD_CLUSTER: TestStoreKind = {
   family: 'etcd',
   everyArea: false,
   overHttp: true,
-  // The single member's runs cover the engine; these add a leader behind the client's member.
+  // The single member's 100 runs cover the engine; these add a leader behind the client's member.
   modelRuns: 50,
   missing: etcdMissing,
   install: ETCD_INSTALL,

@@ -88,8 +88,7 @@ export const POSTGRES: TestStoreKind = {
   family: 'postgres',
   everyArea: true,
   overHttp: true,
-  // The model's rules are checked by SQLite's 1,000 runs; these check PostgreSQL's apply of them.
-  modelRuns: 150,
+  modelRuns: 200,
   missing: postgresMissing,
   install: POSTGRES_INSTALL,
   factory: postgresFactory,
