@@ -4,6 +4,7 @@
  * locks for long. Outcomes are found through their index by age: a pass costs what it deletes.
  */
 import { fail } from '../../errors.js';
+import { rolloutKey, rolloutScopesEnd, rolloutScopesPrefix } from '../../core/rollout-rows.js';
 import type { PostgresCalls } from './postgres-calls.js';
 
 const CHUNK = 5000;
@@ -89,4 +90,50 @@ export async function storeIdOf(calls: PostgresCalls): Promise<string> {
   if (id === undefined)
     return fail('internal_error', 'the store has no id: its schema is incomplete');
   return id;
+}
+
+/** The first tenant after `after` with rollout documents: one seek in the primary key. */
+export async function nextRolloutTenant(
+  calls: PostgresCalls,
+  after: string,
+): Promise<string | null> {
+  const rows = await calls.rows<{ tenant: string }>(
+    `SELECT tenant FROM ${calls.schema}.rollout_rows WHERE tenant > $1 ORDER BY tenant LIMIT 1`,
+    [after],
+    'next_rollout_tenant',
+  );
+  return rows[0]?.tenant ?? null;
+}
+
+/** A rollout's scope documents a chunk at a time, then the rollout's own. */
+export async function deleteRollout(
+  calls: PostgresCalls,
+  tenant: string,
+  rolloutId: string,
+): Promise<number> {
+  const s = calls.schema;
+  let deleted = 0;
+  for (;;) {
+    const rows = await calls.rows<{ n: string }>(
+      `WITH removed AS (
+         DELETE FROM ${s}.rollout_rows WHERE tenant = $1 AND key IN (
+           SELECT key FROM ${s}.rollout_rows WHERE tenant = $1 AND key >= $2 AND key < $3
+           ORDER BY key LIMIT ${CHUNK})
+         RETURNING 1)
+       SELECT count(*) AS n FROM removed`,
+      [tenant, rolloutScopesPrefix(rolloutId), rolloutScopesEnd(rolloutId)],
+      'delete_rollout_scopes',
+    );
+    const changes = Number(rows[0]?.n ?? 0);
+    deleted += changes;
+    if (changes < CHUNK) break;
+  }
+  const own = await calls.rows<{ n: string }>(
+    `WITH removed AS (
+       DELETE FROM ${s}.rollout_rows WHERE tenant = $1 AND key = $2 RETURNING 1)
+     SELECT count(*) AS n FROM removed`,
+    [tenant, rolloutKey(rolloutId)],
+    'delete_rollout',
+  );
+  return deleted + Number(own[0]?.n ?? 0);
 }

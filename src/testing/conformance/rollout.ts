@@ -276,6 +276,44 @@ export function rolloutCases(fx: SubjectFixture): void {
       );
     });
 
+    it.skipIf(!fx.capabilities.storeInProcess)(
+      'a rollout overlapping a cutover still moving scopes is refused until the cutover completes',
+      async () => {
+        const { gate } = fx.subject;
+        const { store, tenant } = fx.subject.store!;
+        await v7Scopes(gate);
+        await gate.registerPolicy({ version: 'v9', digest: 'sha256:v9' });
+        const cutover = { cutoverId: 'c1', toPolicy: 'v9', holder: 'ctl', prefix: 'wf-01' };
+        // Started and not moved yet, as a process killed before its first chunk leaves it.
+        await store.startCutover(tenant, cutover);
+        const rollouts = rolloutsOf(gate);
+        const request = { rolloutId: 'r1', fromPolicy: 'v7', toPolicy: 'v8', steps: [100] };
+        for (const selection of [
+          { prefix: 'wf-' },
+          { prefix: 'wf-01' },
+          { scopes: [scopeName(12)] },
+        ]) {
+          const error = await expectFailure(
+            rollouts.start({ ...request, ...selection }),
+            'rollout_conflict',
+          );
+          expect(error.details).toEqual({ reason: 'overlap', cutoverId: 'c1' });
+        }
+        expect(await rollouts.get('r1')).toBeNull();
+        expect((await scopesById(gate)).get(scopeName(12))?.policyVersion).toBe('v7');
+        // The cutover sent again runs to its end, and frees its selection.
+        await gate.cutover(cutover);
+        const rollout = await rollouts.start({
+          ...request,
+          scopes: [scopeName(3), scopeName(12)],
+        });
+        expect(rollout.status).toBe('completed');
+        const scopes = await scopesById(gate);
+        expect(scopes.get(scopeName(3))?.policyVersion).toBe('v8');
+        expect(scopes.get(scopeName(12))?.policyVersion).toBe('v9');
+      },
+    );
+
     it('a scope not pinned yet is pinned by the hash for a worker naming policyVersions, and rolled back with the rest', async () => {
       const { gate } = fx.subject;
       await v7Scopes(gate);
