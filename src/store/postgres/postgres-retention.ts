@@ -14,17 +14,29 @@ export async function pruneOperations(
   createdBefore: number,
 ): Promise<number> {
   const s = calls.schema;
+  return await deleteInChunks(
+    calls,
+    `DELETE FROM ${s}.operations WHERE (tenant, operation_id) IN (
+       SELECT tenant, operation_id FROM ${s}.operations
+       WHERE created_at < $1 ORDER BY created_at LIMIT ${CHUNK})`,
+    [createdBefore],
+    'prune_operations',
+  );
+}
+
+/** Runs a DELETE of at most CHUNK rows until one deletes fewer; how many went. */
+async function deleteInChunks(
+  calls: PostgresCalls,
+  remove: string,
+  values: unknown[],
+  name?: string,
+): Promise<number> {
   let deleted = 0;
   for (;;) {
     const rows = await calls.rows<{ n: string }>(
-      `WITH removed AS (
-         DELETE FROM ${s}.operations WHERE (tenant, operation_id) IN (
-           SELECT tenant, operation_id FROM ${s}.operations
-           WHERE created_at < $1 ORDER BY created_at LIMIT ${CHUNK})
-         RETURNING 1)
-       SELECT count(*) AS n FROM removed`,
-      [createdBefore],
-      'prune_operations',
+      `WITH removed AS (${remove} RETURNING 1) SELECT count(*) AS n FROM removed`,
+      values,
+      name,
     );
     const changes = Number(rows[0]?.n ?? 0);
     deleted += changes;
@@ -48,20 +60,12 @@ export async function pruneAudit(
                           THEN excluded.pruned_hash ELSE ${s}.audit_retention.pruned_hash END`,
     [throughSeq, lastHash],
   );
-  let deleted = 0;
-  for (;;) {
-    const rows = await calls.rows<{ n: string }>(
-      `WITH removed AS (
-         DELETE FROM ${s}.audit WHERE seq IN (
-           SELECT seq FROM ${s}.audit WHERE seq <= $1 ORDER BY seq LIMIT ${CHUNK})
-         RETURNING 1)
-       SELECT count(*) AS n FROM removed`,
-      [throughSeq],
-    );
-    const changes = Number(rows[0]?.n ?? 0);
-    deleted += changes;
-    if (changes < CHUNK) return deleted;
-  }
+  return await deleteInChunks(
+    calls,
+    `DELETE FROM ${s}.audit WHERE seq IN (
+       SELECT seq FROM ${s}.audit WHERE seq <= $1 ORDER BY seq LIMIT ${CHUNK})`,
+    [throughSeq],
+  );
 }
 
 export async function auditPrunedThrough(calls: PostgresCalls): Promise<number> {
@@ -112,28 +116,19 @@ export async function deleteRollout(
   rolloutId: string,
 ): Promise<number> {
   const s = calls.schema;
-  let deleted = 0;
-  for (;;) {
-    const rows = await calls.rows<{ n: string }>(
-      `WITH removed AS (
-         DELETE FROM ${s}.rollout_rows WHERE tenant = $1 AND key IN (
-           SELECT key FROM ${s}.rollout_rows WHERE tenant = $1 AND key >= $2 AND key < $3
-           ORDER BY key LIMIT ${CHUNK})
-         RETURNING 1)
-       SELECT count(*) AS n FROM removed`,
-      [tenant, rolloutScopesPrefix(rolloutId), rolloutScopesEnd(rolloutId)],
-      'delete_rollout_scopes',
-    );
-    const changes = Number(rows[0]?.n ?? 0);
-    deleted += changes;
-    if (changes < CHUNK) break;
-  }
-  const own = await calls.rows<{ n: string }>(
-    `WITH removed AS (
-       DELETE FROM ${s}.rollout_rows WHERE tenant = $1 AND key = $2 RETURNING 1)
-     SELECT count(*) AS n FROM removed`,
+  const scopes = await deleteInChunks(
+    calls,
+    `DELETE FROM ${s}.rollout_rows WHERE tenant = $1 AND key IN (
+       SELECT key FROM ${s}.rollout_rows WHERE tenant = $1 AND key >= $2 AND key < $3
+       ORDER BY key LIMIT ${CHUNK})`,
+    [tenant, rolloutScopesPrefix(rolloutId), rolloutScopesEnd(rolloutId)],
+    'delete_rollout_scopes',
+  );
+  const own = await deleteInChunks(
+    calls,
+    `DELETE FROM ${s}.rollout_rows WHERE tenant = $1 AND key = $2`,
     [tenant, rolloutKey(rolloutId)],
     'delete_rollout',
   );
-  return deleted + Number(own[0]?.n ?? 0);
+  return scopes + own;
 }

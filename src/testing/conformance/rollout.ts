@@ -96,6 +96,44 @@ export function rolloutCases(fx: SubjectFixture): void {
       await expectFailure(rollouts.advance({ rolloutId: 'r1' }), 'rollout_conflict');
     });
 
+    it('a rollout naming a controller leaves the moved scopes held by it, without lease expiry; its rollback releases them', async () => {
+      const { gate } = fx.subject;
+      await v7Scopes(gate);
+      const before = await scopesById(gate);
+      const rollouts = rolloutsOf(gate);
+      await rollouts.start({
+        rolloutId: 'r1',
+        fromPolicy: 'v7',
+        toPolicy: 'v8',
+        prefix: 'wf-',
+        steps: [50],
+        controller: 'ramp-ctl',
+      });
+      const moved = ramped('r1', 50);
+      let scopes = await scopesById(gate);
+      for (const scope of ALL) {
+        expect(scopes.get(scope)).toMatchObject(
+          moved.includes(scope)
+            ? {
+                policyVersion: 'v8',
+                holder: 'ramp-ctl',
+                leaseExpiresAt: null,
+                fence: before.get(scope)!.fence + 1,
+              }
+            : { policyVersion: 'v7', holder: null, fence: before.get(scope)!.fence },
+        );
+      }
+      await rollouts.rollback({ rolloutId: 'r1' });
+      scopes = await scopesById(gate);
+      for (const scope of moved) {
+        expect(scopes.get(scope)).toMatchObject({
+          policyVersion: 'v7',
+          holder: null,
+          fence: before.get(scope)!.fence + 2,
+        });
+      }
+    });
+
     it('a v8 worker acquires a moved scope; a v7-only worker is told where the scope went', async () => {
       const { gate } = fx.subject;
       await v7Scopes(gate);
