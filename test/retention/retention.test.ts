@@ -132,6 +132,12 @@ describe.each(AREA_STORES)('retention on $name', (kind) => {
     expect(await ops.cutoverReport('done/step-1')).toMatchObject({ status: 'completed' });
     expect((await ops.getScope('a/1'))?.policyVersion).toBe('v8');
     expect((await applyRetention(store, { rolloutRetentionMs: DAY })).rolloutsDeleted).toBe(0);
+    // Its id stays taken by its cutovers: a start under it is refused and changes nothing.
+    await expect(ramp('done', 'a/', [100])).rejects.toMatchObject({
+      code: 'operation_id_conflict',
+      details: { cutoverId: 'done/step-1' },
+    });
+    expect(await ops.rollouts.get('done')).toBeNull();
   });
 });
 
