@@ -70,7 +70,7 @@ import {
   storeIdOf,
 } from './etcd-retention.js';
 import { parseValue, scanPrefix } from './etcd-scan.js';
-import { KeyCache } from './etcd-snapshot.js';
+import { KeyCache } from '../optimistic/key-cache.js';
 import {
   loadVerifiedCheckpoint,
   markFirstRunTokensMade,
