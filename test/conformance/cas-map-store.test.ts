@@ -5,19 +5,16 @@
  * and its own cases for conflicts, contention and a lost answer.
  */
 import { describe, expect, it } from 'vitest';
-import { verifyStore } from '../../src/audit/verify.js';
-import { Fencegate } from '../../src/gate.js';
 import { CasMapStore } from '../../src/store/cas-map/cas-map-store.js';
 import { MAX_ATTEMPTS } from '../../src/store/optimistic/optimistic-engine.js';
-import { checkStoreAgainstModel } from '../../src/testing/index.js';
-import { ManualClock } from '../../src/testing/manual-clock.js';
 import {
-  defineStoreConformanceSuite,
-  type ConformanceSubject,
-} from '../../src/testing/vitest/index.js';
+  checkModelPerTenant,
+  inProcessSubject,
+  type InProcessSubject,
+} from '../helpers/in-process-subject.js';
+import { defineStoreConformanceSuite } from '../../src/testing/vitest/index.js';
 
-interface CasSubject extends ConformanceSubject {
-  gate: Fencegate;
+interface CasSubject extends InProcessSubject {
   casStore: CasMapStore;
 }
 
@@ -33,20 +30,13 @@ function interfereOften(store: CasMapStore): void {
 }
 
 async function casSubject(interfere = true): Promise<CasSubject> {
-  const clock = new ManualClock();
-  const store = new CasMapStore({ clock });
-  if (interfere) interfereOften(store);
-  const gate = await Fencegate.open({ store });
-  return {
-    gate,
-    casStore: store,
-    other: gate.forTenant('other'),
-    store: { store, tenant: gate.tenant, otherTenant: 'other' },
-    advanceClock: (ms: number) => {
-      clock.advance(ms);
-      return Promise.resolve();
-    },
-  };
+  let made: CasMapStore | undefined;
+  const subject = await inProcessSubject((clock) => {
+    made = new CasMapStore({ clock });
+    if (interfere) interfereOften(made);
+    return made;
+  });
+  return { ...subject, casStore: made as CasMapStore };
 }
 
 defineStoreConformanceSuite({
@@ -122,26 +112,7 @@ describe('the CAS map store', () => {
     'the store answers like the SEMANTICS model with conflicts injected (60 runs)',
     { timeout: 300_000 },
     async () => {
-      const subject = await casSubject();
-      let runs = 0;
-      await checkStoreAgainstModel({
-        createStore: () => {
-          runs += 1;
-          return Promise.resolve({
-            gate: subject.gate.forTenant(`run-${runs}`),
-            advanceClock: (ms: number) => subject.advanceClock(ms),
-          });
-        },
-        destroyStore: () => Promise.resolve(),
-        numRuns: 60,
-        onSeed: (seed) => {
-          console.log(`model check seed ${seed}`);
-        },
-      });
-      const result = await verifyStore(subject.gate.store);
-      expect(result.violations).toEqual([]);
-      expect(result.checked).toBeGreaterThan(0);
-      await subject.gate.close();
+      await checkModelPerTenant(await casSubject(), 60);
     },
   );
 });
