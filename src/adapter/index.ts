@@ -71,3 +71,36 @@ export type { TransactionCapabilities } from '../core/transaction-limits.js';
 export { UNBOUNDED_TRANSACTIONS } from '../core/transaction-limits.js';
 export { FencegateError, isFencegateError, type ErrorCode } from '../errors.js';
 export { MemoryStore, type MemoryStoreOptions } from '../store/memory/memory-store.js';
+export { MemoryTables } from '../store/memory/memory-tables.js';
+export { MemorySnapshot } from '../store/memory/memory-snapshot.js';
+export { systemClock, type Clock } from '../core/clock.js';
+// The optimistic engine (src/store/optimistic): what a compare-and-set store is written on.
+export {
+  CallState,
+  OptimisticSnapshot,
+  RangeMiss,
+  type LoadedRange,
+  type ReadKey,
+  type StoreLayout,
+} from '../store/optimistic/optimistic-snapshot.js';
+export { KeyCache } from '../store/optimistic/key-cache.js';
+export {
+  answerOf,
+  contention,
+  MAX_ATTEMPTS,
+  OptimisticEngine,
+  type Planned as OptimisticPlanned,
+} from '../store/optimistic/optimistic-engine.js';
+export { BatchKeys } from '../store/optimistic/batch-keys.js';
+export { FairQueue, type TenantJob } from '../store/optimistic/fair-queue.js';
+export {
+  BatchQueue,
+  settle,
+  type BatchQueueOptions,
+  type QueuedJob,
+} from '../store/optimistic/batch-queue.js';
+export {
+  forBatchMember,
+  outcomeUnknown,
+  storeUnavailable,
+} from '../store/optimistic/store-errors.js';

@@ -19,7 +19,8 @@ import { DEFAULT_ETCD_LIMITS, EtcdEngine } from '../../src/store/etcd/etcd-engin
 import { readAuditPage } from '../../src/store/etcd/etcd-audit.js';
 import { listRecordsPage } from '../../src/store/etcd/etcd-record-page.js';
 import { EtcdKeys } from '../../src/store/etcd/etcd-keys.js';
-import { CallState, KeyCache } from '../../src/store/etcd/etcd-snapshot.js';
+import { EtcdCall } from '../../src/store/etcd/etcd-snapshot.js';
+import { KeyCache } from '../../src/store/optimistic/key-cache.js';
 import { EtcdStore } from '../../src/store/etcd/etcd-store.js';
 import { parseEtcdUrl } from '../../src/store/etcd/etcd-url.js';
 import type { ListRecordsQuery } from '../../src/types.js';
@@ -61,9 +62,12 @@ describe.skipIf(noEtcd)('the etcd store', () => {
       DEFAULT_ETCD_LIMITS,
     );
     try {
-      const call = new CallState();
-      const planned = await engine.plan('acme', call, (s) =>
-        planAcquire(s, { scope: 'once', holder: 'w', ttlMs: 60_000 }),
+      const call = new EtcdCall();
+      const planned = await engine.plan(
+        'acme',
+        call,
+        (s) => planAcquire(s, { scope: 'once', holder: 'w', ttlMs: 60_000 }),
+        {},
       );
       const built = engine.build([planned], call);
       const first = await connection.writeTxn(built.request);

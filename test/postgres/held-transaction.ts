@@ -100,7 +100,7 @@ export class HeldTransaction {
       learn(call, [rows[0]!.answer], known.map(refKey));
     }
     for (let attempt = 0; attempt < MAX_PLANS; attempt += 1) {
-      const planned = await this.engine.plan(tenant, call, plan, now);
+      const planned = await this.engine.plan(tenant, call, plan, { send: this.engine.pooled }, now);
       const payload = applyPayload([planned]);
       const { rows } = await this.client.query<{ answer: ApplyAnswer }>(
         `SELECT ${this.schema}.apply($1, $2, true, 0, $3) AS answer`,

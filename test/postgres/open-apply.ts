@@ -9,7 +9,7 @@ import type { Snapshot, Transition } from '../../src/core/plan/transition.js';
 import { applyPayload } from '../../src/store/postgres/postgres-apply-payload.js';
 import {
   CallState,
-  PostgresSnapshot,
+  postgresSnapshot,
   RowCache,
 } from '../../src/store/postgres/postgres-snapshot.js';
 import { withClient } from './pg-helpers.js';
@@ -38,7 +38,7 @@ export async function applyInOpenTransaction<A>(
   now: number,
   plan: (snapshot: Snapshot) => Transition<A>,
 ): Promise<A> {
-  const snapshot = new PostgresSnapshot(tenant, now, new RowCache(), new CallState());
+  const snapshot = postgresSnapshot(tenant, now, new RowCache(), new CallState());
   const transition = plan(snapshot);
   const { body } = applyPayload([{ snapshot, transition }]);
   const { rows } = await client.query<{ answer: { failed: number[] } }>(

@@ -1,8 +1,8 @@
 /**
- * load → plan → apply on etcd. `run` plans one operation over an EtcdSnapshot and applies its
- * transition as one Txn; `runMany` applies the transitions of several operations (group commit)
- * in one Txn. The Txn's compares cover every row the plan read without loading it in this call
- * and everything the transition expects; its failure branch reads those keys back, so a failed
+ * The optimistic engine (store/optimistic) on etcd. `run` plans one operation and applies its
+ * transition as one Txn; `apply` applies the transitions of several operations (group commit) in
+ * one Txn. The Txn's compares cover every row the plan read without loading it in this call and
+ * everything the transition expects; its failure branch reads those keys back, so a failed
  * compare re-plans on fresh rows without another round trip. Audit entries go under one new key
  * per tenant, created in the same Txn: `seq` is the Txn's revision × 1024 + the entry's position,
  * strictly increasing and never filled in later behind a reader.
@@ -21,9 +21,12 @@ import {
   isRangeRef,
   type Put,
   type RangeRef,
+  type Ref,
   type Transition,
 } from '../../core/plan/transition.js';
 import { FencegateError } from '../../errors.js';
+import type { KeyCache } from '../optimistic/key-cache.js';
+import { OptimisticEngine, type Planned as PlannedOn } from '../optimistic/optimistic-engine.js';
 import type { Intent } from '../../types.js';
 import { OPEN_INTENT_STATUSES } from '../plan-rows.js';
 import type { EtcdConnection } from './etcd-connection.js';
@@ -37,18 +40,16 @@ import {
 import { graverError, tooLarge } from './etcd-errors.js';
 import { prefixEnd, type EtcdKeys } from './etcd-keys.js';
 import {
-  CallState,
-  EtcdSnapshot,
   ABSENT,
-  RangeMiss,
-  type KeyCache,
+  EtcdCall,
+  etcdLayout,
+  type EtcdSnapshot,
   type KeyState,
+  type LoadedRange,
 } from './etcd-snapshot.js';
 
 /** Audit entries one Txn may write: seq = revision × AUDIT_SLOTS + position. */
 export const AUDIT_SLOTS = 1024;
-/** Plans per call before giving up on a key that keeps changing. */
-const MAX_ATTEMPTS = 12;
 
 export interface EtcdLimits {
   /** etcd's --max-txn-ops: compares, success ops and failure ops each. */
@@ -79,10 +80,12 @@ export function etcdTransactionCapabilities(limits: EtcdLimits): TransactionCapa
   };
 }
 
-export interface Planned<A> {
-  tenant: string;
-  snapshot: EtcdSnapshot;
-  transition: Transition<A>;
+export type Planned<A> = PlannedOn<A, KeyState, LoadedRange>;
+
+/** What one operation's sends share: its operationId, and one deadline however often it plans. */
+export interface EtcdSend {
+  operationId?: string;
+  deadline?: number;
 }
 
 interface PutOp {
@@ -95,10 +98,12 @@ interface PutOp {
 
 interface BuiltTxn {
   request: ITxnRequest;
-  /** Keys written and their JSON, to cache once applied. */
-  written: Map<string, string | null>;
+  /** Keys written, their tenant and their JSON, to cache once applied. */
+  written: Map<string, { tenant: string; value: string | null }>;
   auditKeys: string[];
   compared: string[];
+  /** The tenant of each compared key, to cache what the failure branch read. */
+  tenants: Map<string, string>;
   size: TxnSize;
 }
 
@@ -109,69 +114,41 @@ export interface TxnSize {
   bytes: number;
 }
 
-export class EtcdEngine {
+export class EtcdEngine extends OptimisticEngine<KeyState, LoadedRange, EtcdSend> {
   /** How long a Txn whose answer was lost is sent again before answering outcome_unknown. */
   sendWindowMs = 4_000;
 
   constructor(
     private readonly connection: EtcdConnection,
     private readonly keys: EtcdKeys,
-    private readonly cache: KeyCache,
+    cache: KeyCache<KeyState>,
     private readonly clock: Clock,
     readonly limits: EtcdLimits,
-  ) {}
+  ) {
+    // A range is compared as "unchanged since it was read", so one only expected is not read.
+    super(etcdLayout(keys), cache, false);
+  }
+
+  /** etcd has no clock: this server's, read after the rows a plan decides on. */
+  now(): number {
+    return this.clock.now();
+  }
 
   /** Plans and applies one operation; refusals are thrown after their audit entry is stored. */
-  async run<A>(
+  run<A>(
     tenant: string,
     plan: (snapshot: EtcdSnapshot) => Transition<A>,
     options: { ranges?: RangeRef[]; operationId?: string } = {},
   ): Promise<A> {
-    const call = new CallState();
     // One deadline for the whole operation, however many times it plans and sends.
-    const deadline = Date.now() + this.sendWindowMs;
-    if (options.ranges !== undefined) await this.loadRanges(tenant, call, options.ranges);
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
-      const planned = await this.plan(tenant, call, plan);
-      const outcome = await this.apply([planned], call, options.operationId, deadline);
-      if (outcome === 'conflict') continue;
-      const answer = planned.transition.answer;
-      if (!answer.ok) throw answer.error;
-      return answer.value;
-    }
-    throw this.contention();
+    const context = { operationId: options.operationId, deadline: Date.now() + this.sendWindowMs };
+    return this.applyOne(tenant, plan, context, options.ranges);
   }
 
-  /**
-   * Plans until every range the plan lists is loaded. A plan that throws on rows it was only
-   * guessing (a row this process never saw, guessed absent) runs again on those rows read.
-   */
-  async plan<A>(
-    tenant: string,
-    call: CallState,
-    plan: (snapshot: EtcdSnapshot) => Transition<A>,
-  ): Promise<Planned<A>> {
-    for (;;) {
-      const snapshot = new EtcdSnapshot(tenant, this.clock.now(), this.keys, this.cache, call);
-      try {
-        return { tenant, snapshot, transition: plan(snapshot) };
-      } catch (error) {
-        if (error instanceof RangeMiss) {
-          await this.loadRanges(tenant, call, [error.range]);
-        } else if (snapshot.unverified.size > 0) {
-          await this.loadKeys(call, [...snapshot.unverified.keys()]);
-        } else {
-          throw error;
-        }
-      }
-    }
-  }
-
-  contention(): FencegateError {
-    return new FencegateError(
-      'store_unavailable',
-      `the rows of this operation changed under it ${MAX_ATTEMPTS} times in a row; nothing was changed, try again`,
-    );
+  async send(plans: readonly Planned<unknown>[], context: EtcdSend): Promise<boolean[]> {
+    const call = plans[0]?.snapshot.call ?? new EtcdCall();
+    const outcome = await this.apply(plans, call, context.operationId, context.deadline);
+    return plans.map(() => outcome === 'applied');
   }
 
   /**
@@ -179,8 +156,8 @@ export class EtcdEngine {
    * committed), 'conflict' when a compare failed (`call` then holds the fresh rows to re-plan on).
    */
   async apply(
-    plans: Planned<unknown>[],
-    call: CallState,
+    plans: readonly Planned<unknown>[],
+    call: EtcdCall,
     operationId?: string,
     deadline?: number,
   ): Promise<'applied' | 'conflict'> {
@@ -188,13 +165,13 @@ export class EtcdEngine {
     const unverified = plans.some((p) => p.snapshot.unverified.size > 0);
     const staleRanges = plans.some((p) =>
       p.transition.expect.some(
-        (ref) => isRangeRef(ref) && !call.ranges.has(this.keys.range(p.tenant, ref)),
+        (ref) => isRangeRef(ref) && !call.ranges.has(this.keys.range(p.snapshot.tenant, ref)),
       ),
     );
     // Everything read in this call and nothing to write: the answer stands on linearizable reads.
     if (!writes && !unverified && !staleRanges) return 'applied';
     const built = this.build(plans, call);
-    const response = await this.send(built, operationId, deadline);
+    const response = await this.sendTxn(built, operationId, deadline);
     if (!response.succeeded && this.alreadyApplied(built, response)) {
       // An earlier send of this very Txn applied; the failure branch holds the rows it wrote.
       this.refresh(built, response, call);
@@ -202,8 +179,9 @@ export class EtcdEngine {
     }
     if (response.succeeded) {
       const revision = Number(response.header.revision);
-      for (const [key, value] of built.written) {
+      for (const [key, { tenant, value }] of built.written) {
         this.cache.set(
+          tenant,
           key,
           value === null ? { modRevision: 0, value: null } : { modRevision: revision, value },
         );
@@ -214,18 +192,23 @@ export class EtcdEngine {
     return 'conflict';
   }
 
-  build(plans: Planned<unknown>[], call: CallState): BuiltTxn {
+  build(plans: readonly Planned<unknown>[], call: EtcdCall): BuiltTxn {
     // Compared keys, each encoded once: its compare and its read in the failure branch share it.
     const compares = new Map<string, ICompare>();
     const rangeCompares = new Map<string, ICompare>();
     const success: IRequestOp[] = [];
-    const written = new Map<string, string | null>();
+    const written = new Map<string, { tenant: string; value: string | null }>();
+    const tenants = new Map<string, string>();
     const auditKeys: string[] = [];
     let bytes = 0;
     let position = 0;
     const auditByTenant = new Map<string, NewAuditEntry[]>();
-    for (const { tenant, snapshot, transition } of plans) {
-      for (const [key, state] of snapshot.unverified) compares.set(key, compareKey(key, state));
+    for (const { snapshot, transition } of plans) {
+      const { tenant } = snapshot;
+      for (const [key, { state }] of snapshot.unverified) {
+        compares.set(key, compareKey(key, state));
+        tenants.set(key, tenant);
+      }
       for (const ref of transition.expect) {
         if (isRangeRef(ref)) {
           const prefix = this.keys.range(tenant, ref);
@@ -241,14 +224,15 @@ export class EtcdEngine {
           });
         } else {
           const key = snapshot.key(ref);
-          compares.set(key, compareKey(key, snapshot.read.get(key) ?? snapshot.state(key)));
+          compares.set(key, compareKey(key, snapshot.state(ref)));
+          tenants.set(key, tenant);
         }
       }
       for (const put of transition.put) {
         for (const op of this.putOps(tenant, snapshot, put)) {
           success.push(op.op);
           bytes += op.bytes;
-          if (op.cache) written.set(op.key, op.value);
+          if (op.cache) written.set(op.key, { tenant, value: op.value });
         }
       }
       if (transition.audit.length > 0) {
@@ -264,6 +248,7 @@ export class EtcdEngine {
       auditKeys.push(key);
       // The key is new: sending the Txn again can never apply it twice.
       compares.set(key, compareKey(key, ABSENT));
+      tenants.set(key, tenant);
       success.push({ request_put: { key: Buffer.from(key), value: Buffer.from(value) } });
       bytes += key.length + value.length;
     }
@@ -281,12 +266,13 @@ export class EtcdEngine {
       written,
       auditKeys,
       compared,
+      tenants,
       size,
     };
   }
 
   /** The size of one operation's Txn alone; throws invalid_request when even that cannot fit. */
-  size(plan: Planned<unknown>, call: CallState): TxnSize {
+  size(plan: Planned<unknown>, call: EtcdCall): TxnSize {
     return this.build([plan], call).size;
   }
 
@@ -330,7 +316,7 @@ export class EtcdEngine {
     ];
     if (put.type !== 'intent') return ops;
     const intent = put.row;
-    const before = snapshot.read.get(key) ?? snapshot.state(key);
+    const before = snapshot.state(ref);
     const previous = before.value === null ? null : (JSON.parse(before.value) as Intent);
     if (previous === null) {
       const indexKey = this.keys.scopeIntent(tenant, intent.scope, intent.effectKey);
@@ -371,7 +357,7 @@ export class EtcdEngine {
    * Unanswered at the deadline: store_unavailable when every send was refused before etcd proposed
    * it, outcome_unknown when one may be in the raft log.
    */
-  async send(
+  async sendTxn(
     built: BuiltTxn,
     operationId?: string,
     deadline = Date.now() + this.sendWindowMs,
@@ -397,7 +383,7 @@ export class EtcdEngine {
   }
 
   /** Takes the failure branch's reads as fresh rows; ranges are read again. */
-  refresh(built: BuiltTxn, response: ITxnResponse, call: CallState): void {
+  refresh(built: BuiltTxn, response: ITxnResponse, call: EtcdCall): void {
     built.compared.forEach((key, index) => {
       const kv = response.responses[index]?.response_range?.kvs[0];
       const state: KeyState =
@@ -405,7 +391,7 @@ export class EtcdEngine {
           ? { modRevision: 0, value: null }
           : { modRevision: Number(kv.mod_revision), value: kv.value.toString() };
       call.fresh.set(key, state);
-      this.cache.set(key, state);
+      this.cache.set(built.tenants.get(key) ?? '', key, state);
     });
     call.ranges.clear();
   }
@@ -415,7 +401,7 @@ export class EtcdEngine {
    * only for a claim, by the due range its plan lists (etcd-due-intents.ts): a range of them
    * named without `due` is left to that.
    */
-  async loadRanges(tenant: string, call: CallState, requested: RangeRef[]): Promise<void> {
+  async loadRanges(tenant: string, call: EtcdCall, requested: RangeRef[]): Promise<void> {
     for (const range of requested) {
       if (range.type === 'openIntents' && range.due !== undefined) {
         await this.loadDueIntents(tenant, call, range.due);
@@ -456,14 +442,14 @@ export class EtcdEngine {
       }
       call.ranges.set(prefix, { names, revision });
     });
-    await this.loadKeys(call, intentKeys);
+    await this.readKeys(call, intentKeys);
   }
 
   /**
    * Reads the heads of the tenant's open intents, then only the due intents the claim can take,
    * into the call's fresh rows; the range lists those, in claim order.
    */
-  async loadDueIntents(tenant: string, call: CallState, due: DueQuery): Promise<void> {
+  async loadDueIntents(tenant: string, call: EtcdCall, due: DueQuery): Promise<void> {
     const prefix = this.keys.range(tenant, { type: 'openIntents' });
     const key = Buffer.from(prefix);
     const response = await this.connection.readTxn({
@@ -477,7 +463,7 @@ export class EtcdEngine {
     const intentKey = (effectKey: string) => this.keys.ref(tenant, { type: 'intent', effectKey });
     const names = await readWithinBudget(dueCandidates(heads, due), due, async (effectKeys) => {
       const keys = effectKeys.map(intentKey);
-      await this.loadKeys(call, keys);
+      await this.readKeys(call, keys);
       return keys.map((read) => {
         const value = call.fresh.get(read)?.value ?? null;
         return value === null ? null : (JSON.parse(value) as Intent);
@@ -486,8 +472,15 @@ export class EtcdEngine {
     call.ranges.set(prefix, { names, revision: Number(response.header.revision) });
   }
 
+  loadKeys(tenant: string, call: EtcdCall, refs: Ref[]): Promise<void> {
+    return this.readKeys(
+      call,
+      refs.map((ref) => this.keys.ref(tenant, ref)),
+    );
+  }
+
   /** Reads keys at one revision into the call's fresh rows. */
-  async loadKeys(call: CallState, keys: string[]): Promise<void> {
+  async readKeys(call: EtcdCall, keys: string[]): Promise<void> {
     for (let start = 0; start < keys.length; start += this.limits.maxTxnOps) {
       const chunk = keys.slice(start, start + this.limits.maxTxnOps);
       const response = await this.connection.readTxn({

@@ -18,6 +18,10 @@
  * Messages name the members as host:port only.
  */
 import { FencegateError } from '../../errors.js';
+import {
+  outcomeUnknown as unknownOutcome,
+  storeUnavailable as unavailable,
+} from '../optimistic/store-errors.js';
 
 export type EtcdErrorClass = 'not_sent' | 'too_large' | 'in_doubt';
 
@@ -86,12 +90,12 @@ function reasonOf(error: unknown): string {
 }
 
 export function storeUnavailable(target: string, cause: unknown): FencegateError {
-  return new FencegateError(
-    'store_unavailable',
-    `the etcd store at ${target} is unavailable (${reasonOf(cause)}); nothing was changed`,
-    {},
-    { cause },
-  );
+  return unavailable(`the etcd store at ${target}`, reasonOf(cause), cause);
+}
+
+/** What went wrong, for an outcome_unknown answer. */
+export function unanswered(target: string, cause: unknown): string {
+  return `the etcd store at ${target} did not answer in time (${reasonOf(cause)})`;
 }
 
 export function outcomeUnknown(
@@ -99,16 +103,7 @@ export function outcomeUnknown(
   cause: unknown,
   operationId: string | undefined,
 ): FencegateError {
-  const what =
-    operationId === undefined
-      ? 'the operation was sent; read the scope to learn whether it applied'
-      : `the commit was sent; read getOperation(${operationId}) for the outcome`;
-  return new FencegateError(
-    'outcome_unknown',
-    `the etcd store at ${target} did not answer in time (${reasonOf(cause)}) after ${what}`,
-    operationId === undefined ? {} : { operationId },
-    { cause },
-  );
+  return unknownOutcome(unanswered(target, cause), cause, operationId);
 }
 
 export function tooLarge(detail: string): FencegateError {

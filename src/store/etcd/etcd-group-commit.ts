@@ -2,33 +2,32 @@
  * Group commit on etcd: operations waiting together (commits, and the lease operations next to
  * them) are planned together and applied in one Txn. etcd forbids two writes of one key in a Txn,
  * and two operations touching one key must see each other anyway, so an operation that shares a
- * key with one already in the batch waits for the next batch. Each caller gets its own outcome; a
- * batch that keeps conflicting falls back to one Txn per operation.
+ * key with one already in the batch waits for the next batch. A batch may hold several tenants'
+ * operations (each tenant's audit entries under a key of its own); the shared queue admits them
+ * tenant by tenant (store/optimistic/batch-queue.ts). Each caller gets its own outcome; a batch
+ * that keeps conflicting falls back to one Txn per operation.
  */
-import { BatchKeys } from '../batch-keys.js';
 import type { Transition } from '../../core/plan/transition.js';
-import { FencegateError, isFencegateError } from '../../errors.js';
-import { outcomeUnknown } from './etcd-errors.js';
+import { isFencegateError } from '../../errors.js';
+import { BatchKeys } from '../optimistic/batch-keys.js';
+import { BatchQueue, settle, type QueuedJob } from '../optimistic/batch-queue.js';
+import { forBatchMember } from '../optimistic/store-errors.js';
+import { unanswered } from './etcd-errors.js';
 import type { EtcdEngine, Planned, TxnSize } from './etcd-engine.js';
-import { CallState, type EtcdSnapshot } from './etcd-snapshot.js';
+import { EtcdCall, type EtcdSnapshot } from './etcd-snapshot.js';
 
-interface Job {
-  tenant: string;
+interface Job extends QueuedJob {
   plan: (snapshot: EtcdSnapshot) => Transition<unknown>;
-  /** The commit's operationId, for an outcome_unknown answer. */
-  operationId: string | undefined;
-  resolve: (value: unknown) => void;
-  reject: (error: unknown) => void;
 }
 
-const MAX_BATCH = 64;
-const MAX_IN_FLIGHT = 8;
 const BATCH_ATTEMPTS = 3;
 
 export class EtcdBatcher {
-  #queue: Job[] = [];
-  #inFlight = 0;
-  #scheduled = false;
+  readonly #queue = new BatchQueue<Job>(
+    // Up to 8 of a tenant's operations per turn: a batch of 64 mixes tenants as they wait.
+    { maxBatch: 64, maxInFlight: 8, quantum: 8, oneTenant: false, gather: true },
+    (batch) => this.#runBatch(batch),
+  );
 
   constructor(
     private readonly engine: EtcdEngine,
@@ -40,57 +39,25 @@ export class EtcdBatcher {
     plan: (snapshot: EtcdSnapshot) => Transition<A>,
     operationId?: string,
   ): Promise<A> {
-    return new Promise<A>((resolve, reject) => {
-      this.#queue.push({
-        tenant,
-        plan,
-        operationId,
-        resolve: resolve as (value: unknown) => void,
-        reject,
-      });
-      this.#schedule();
-    });
-  }
-
-  #schedule(): void {
-    if (this.#scheduled) return;
-    this.#scheduled = true;
-    setImmediate(() => {
-      this.#scheduled = false;
-      this.#flush();
-    });
-  }
-
-  #flush(): void {
-    while (this.#queue.length > 0 && this.#inFlight < MAX_IN_FLIGHT) {
-      const batch = this.#queue.splice(0, MAX_BATCH);
-      this.#inFlight += 1;
-      void this.#runBatch(batch).finally(() => {
-        this.#inFlight -= 1;
-        if (this.#queue.length > 0) this.#schedule();
-      });
-    }
+    return this.#queue.submit({ tenant, plan, operationId });
   }
 
   async #runBatch(jobs: Job[]): Promise<void> {
-    const call = new CallState();
+    const call = new EtcdCall();
     let selected = jobs;
     for (let attempt = 0; attempt < BATCH_ATTEMPTS; attempt += 1) {
       let plans: Planned<unknown>[];
       try {
         plans = [];
         for (const job of selected) {
-          plans.push(await this.engine.plan(job.tenant, call, job.plan));
+          plans.push(await this.engine.plan(job.tenant, call, job.plan, {}));
         }
       } catch (error) {
         for (const job of selected) job.reject(error);
         return;
       }
       const { chosen, deferred } = this.#choose(selected, plans, call);
-      if (deferred.length > 0) {
-        this.#queue.unshift(...deferred);
-        this.#schedule();
-      }
+      this.#queue.putBack(deferred);
       selected = chosen.map((c) => c.job);
       if (selected.length === 0) return;
       try {
@@ -99,15 +66,13 @@ export class EtcdBatcher {
           call,
         );
         if (outcome === 'applied') {
-          for (const { job, plan } of chosen) {
-            const answer = plan.transition.answer;
-            if (answer.ok) job.resolve(answer.value);
-            else job.reject(answer.error);
-          }
+          for (const { job, plan } of chosen) settle(job, plan.transition);
           return;
         }
       } catch (error) {
-        for (const job of selected) job.reject(this.#forJob(error, job));
+        for (const job of selected) {
+          job.reject(forBatchMember(error, job.operationId, (c) => unanswered(this.target, c)));
+        }
         return;
       }
     }
@@ -125,7 +90,7 @@ export class EtcdBatcher {
   #choose(
     jobs: Job[],
     plans: Planned<unknown>[],
-    call: CallState,
+    call: EtcdCall,
   ): { chosen: { job: Job; plan: Planned<unknown> }[]; deferred: Job[] } {
     const chosen: { job: Job; plan: Planned<unknown> }[] = [];
     const deferred: Job[] = [];
@@ -152,13 +117,6 @@ export class EtcdBatcher {
       chosen.push({ job, plan });
     });
     return { chosen, deferred };
-  }
-
-  #forJob(error: unknown, job: Job): unknown {
-    if (error instanceof FencegateError && error.code === 'outcome_unknown') {
-      return outcomeUnknown(this.target, error.cause, job.operationId);
-    }
-    return error;
   }
 }
 

@@ -72,7 +72,7 @@ import {
   nextRolloutTenant,
 } from './etcd-retention.js';
 import { parseValue, scanPrefix } from './etcd-scan.js';
-import { KeyCache } from './etcd-snapshot.js';
+import { KeyCache } from '../optimistic/key-cache.js';
 import {
   loadVerifiedCheckpoint,
   markFirstRunTokensMade,

@@ -69,9 +69,10 @@ const PLAN_LIMITS: PlanLimits = {
 };
 
 export class MemoryStore extends PlannedStore implements Store {
-  readonly kind = 'memory';
+  readonly kind: string = 'memory';
   readonly capabilities: StoreCapabilities = { transaction: UNBOUNDED_TRANSACTIONS };
-  readonly #tables = new MemoryTables();
+  /** The rows, audit log and tokens every read answers from. */
+  protected readonly tables = new MemoryTables();
   readonly #clock: Clock;
   #closed = false;
 
@@ -86,7 +87,7 @@ export class MemoryStore extends PlannedStore implements Store {
 
   /** Plans on the rows as they are and applies the transition; a refusal is thrown once stored. */
   protected apply<A>(write: PlannedWrite<A>): Promise<A> {
-    return this.#open(() => {
+    return this.whenOpen(() => {
       const answer = this.#applyNow(write);
       if (!answer.ok) throw answer.error;
       return answer.value;
@@ -94,7 +95,7 @@ export class MemoryStore extends PlannedStore implements Store {
   }
 
   protected applyTogether(writes: PlannedWrite<unknown>[]): Promise<WriteSettlement[]> {
-    return this.#open(() =>
+    return this.whenOpen(() =>
       writes.map((write): WriteSettlement => {
         try {
           return this.#applyNow(write);
@@ -106,9 +107,9 @@ export class MemoryStore extends PlannedStore implements Store {
   }
 
   #applyNow<A>({ tenant, plan }: PlannedWrite<A>) {
-    const transition = plan(new MemorySnapshot(tenant, this.#clock.now(), this.#tables));
-    for (const put of transition.put) this.#tables.put(tenant, put);
-    for (const entry of transition.audit) this.#tables.append(entry);
+    const transition = plan(new MemorySnapshot(tenant, this.#clock.now(), this.tables));
+    for (const put of transition.put) this.tables.put(tenant, put);
+    for (const entry of transition.audit) this.tables.append(entry);
     return transition.answer;
   }
 
@@ -117,12 +118,12 @@ export class MemoryStore extends PlannedStore implements Store {
   }
 
   protected cutoverStartPosition(): Promise<AuditPosition> {
-    return Promise.resolve(() => this.#tables.lastSeq);
+    return Promise.resolve(() => this.tables.lastSeq);
   }
 
   /** Runs `work` unless the store is closed (store_unavailable, as a store out of reach). */
   // eslint-disable-next-line @typescript-eslint/require-await -- a throw becomes a rejection
-  async #open<T>(work: () => T): Promise<T> {
+  protected async whenOpen<T>(work: () => T): Promise<T> {
     if (this.#closed)
       throw new FencegateError('store_unavailable', 'the in-memory store is closed');
     return work();
@@ -132,18 +133,18 @@ export class MemoryStore extends PlannedStore implements Store {
     tenant: string,
     type: K,
   ) {
-    return [...this.#tables.rowsOf(tenant, type)];
+    return [...this.tables.rowsOf(tenant, type)];
   }
 
   getScope(tenant: string, scope: string): Promise<ScopeState | null> {
-    return this.#open(() => {
-      const row = this.#tables.get(tenant, { type: 'scope', scope });
+    return this.whenOpen(() => {
+      const row = this.tables.get(tenant, { type: 'scope', scope });
       return row === null ? null : scopeStateOf(scope, row);
     });
   }
 
   listScopes(tenant: string, query: ListScopesQuery): Promise<Page<ScopeState>> {
-    return this.#open(() => {
+    return this.whenOpen(() => {
       const limit = query.limit ?? DEFAULT_LIST_LIMIT;
       const prefix = query.prefix ?? '';
       const after = decodeCursor(query.cursor);
@@ -161,13 +162,13 @@ export class MemoryStore extends PlannedStore implements Store {
   }
 
   getRecord(tenant: string, scope: string, name: string): Promise<RecordState> {
-    return this.#open(() =>
-      recordStateOf(scope, name, this.#tables.get(tenant, { type: 'record', scope, name })),
+    return this.whenOpen(() =>
+      recordStateOf(scope, name, this.tables.get(tenant, { type: 'record', scope, name })),
     );
   }
 
   listRecords(tenant: string, scope: string): Promise<RecordState[]> {
-    return this.#open(() => this.#records(tenant, scope).map(({ record }) => record));
+    return this.whenOpen(() => this.#records(tenant, scope).map(({ record }) => record));
   }
 
   #records(tenant: string, scope: string): SizedRecord[] {
@@ -186,7 +187,7 @@ export class MemoryStore extends PlannedStore implements Store {
     query: ListRecordsQuery,
     maxBytes: number,
   ): Promise<SizedPage> {
-    return this.#open(() => {
+    return this.whenOpen(() => {
       const page = resolveRecordPage(query, maxBytes);
       const sign = page.descending ? -1 : 1;
       const order = (
@@ -204,14 +205,14 @@ export class MemoryStore extends PlannedStore implements Store {
   }
 
   getOperation(tenant: string, operationId: string): Promise<CommitResult | null> {
-    return this.#open(() => {
-      const row = this.#tables.get(tenant, { type: 'operation', operationId });
+    return this.whenOpen(() => {
+      const row = this.tables.get(tenant, { type: 'operation', operationId });
       return row === null ? null : row.outcome;
     });
   }
 
   listIntents(tenant: string, query: ListIntentsQuery, maxBytes?: number): Promise<Page<Intent>> {
-    return this.#open(() => {
+    return this.whenOpen(() => {
       const page = resolveIntentPage(query, maxBytes);
       const intents = this.#intents(tenant).filter(
         (intent) =>
@@ -230,12 +231,12 @@ export class MemoryStore extends PlannedStore implements Store {
   }
 
   getIntent(tenant: string, effectKey: string): Promise<Intent | null> {
-    return this.#open(() => this.#tables.get(tenant, { type: 'intent', effectKey }));
+    return this.whenOpen(() => this.tables.get(tenant, { type: 'intent', effectKey }));
   }
 
   listTenantsWithOpenIntents(): Promise<string[]> {
-    return this.#open(() =>
-      this.#tables
+    return this.whenOpen(() =>
+      this.tables
         .tenants()
         .filter((tenant) =>
           this.#rows(tenant, 'intent').some(({ row }) => OPEN_INTENT_STATUSES.has(row.status)),
@@ -244,10 +245,10 @@ export class MemoryStore extends PlannedStore implements Store {
   }
 
   countIntents(tenant: string | undefined): Promise<Partial<Record<IntentStatus, number>>> {
-    return this.#open(() => {
+    return this.whenOpen(() => {
       const counts: Partial<Record<IntentStatus, number>> = {};
-      for (const each of tenant === undefined ? this.#tables.tenants() : [tenant]) {
-        for (const { row } of this.#tables.rowsOf(each, 'intent')) {
+      for (const each of tenant === undefined ? this.tables.tenants() : [tenant]) {
+        for (const { row } of this.tables.rowsOf(each, 'intent')) {
           counts[row.status] = (counts[row.status] ?? 0) + 1;
         }
       }
@@ -256,7 +257,7 @@ export class MemoryStore extends PlannedStore implements Store {
   }
 
   listPolicies(tenant: string): Promise<Policy[]> {
-    return this.#open(() =>
+    return this.whenOpen(() =>
       this.#rows(tenant, 'policy')
         .map(({ row }) => structuredClone(row))
         .sort((a, b) => a.registeredAt - b.registeredAt || byCodeUnit(a.version, b.version)),
@@ -264,8 +265,8 @@ export class MemoryStore extends PlannedStore implements Store {
   }
 
   getCutover(tenant: string, cutoverId: string): Promise<CutoverRecord | null> {
-    return this.#open(() => {
-      const row = this.#tables.get(tenant, { type: 'cutover', cutoverId });
+    return this.whenOpen(() => {
+      const row = this.tables.get(tenant, { type: 'cutover', cutoverId });
       if (row === null) return null;
       return cutoverRecordOf(row, this.#steps(tenant, cutoverId));
     });
@@ -273,21 +274,21 @@ export class MemoryStore extends PlannedStore implements Store {
 
   #steps(tenant: string, cutoverId: string): Map<string, CutoverStepRow> {
     const steps = new Map<string, CutoverStepRow>();
-    for (const { ref, row } of this.#tables.rowsOf(tenant, 'cutoverStep')) {
+    for (const { ref, row } of this.tables.rowsOf(tenant, 'cutoverStep')) {
       if (ref.type === 'cutoverStep' && ref.cutoverId === cutoverId) steps.set(ref.scope, row);
     }
     return steps;
   }
 
   async listCutovers(tenant: string, query: ListCutoversQuery): Promise<Page<CutoverSummary>> {
-    const cutovers = await this.#open(() => this.#rows(tenant, 'cutover').map(({ row }) => row));
+    const cutovers = await this.whenOpen(() => this.#rows(tenant, 'cutover').map(({ row }) => row));
     return cutoverRowsPage(cutovers, query, query.limit ?? DEFAULT_LIST_LIMIT, (cutoverId) =>
       Promise.resolve(this.#steps(tenant, cutoverId).size),
     );
   }
 
   listJobs(tenant: string, scopes?: readonly string[]): Promise<JobRecord[]> {
-    return this.#open(() =>
+    return this.whenOpen(() =>
       this.#rows(tenant, 'job')
         .map(({ row }) => structuredClone(row))
         .filter((job) => scopes === undefined || scopes.includes(job.scope))
@@ -296,9 +297,9 @@ export class MemoryStore extends PlannedStore implements Store {
   }
 
   readAudit(tenant: string | undefined, query: AuditQuery, maxBytes?: number): Promise<AuditPage> {
-    return this.#open(() => {
+    return this.whenOpen(() => {
       const page = resolveAuditPage(query, maxBytes);
-      const found = this.#tables.audit.filter(
+      const found = this.tables.audit.filter(
         (entry) =>
           entry.seq > page.afterSeq &&
           (tenant === undefined || entry.tenant === tenant) &&
@@ -314,8 +315,8 @@ export class MemoryStore extends PlannedStore implements Store {
   }
 
   createToken(token: Omit<TokenRecord, 'createdAt'>): Promise<TokenRecord> {
-    return this.#open(() => {
-      const taken = [...this.#tables.tokens.values()].some(
+    return this.whenOpen(() => {
+      const taken = [...this.tables.tokens.values()].some(
         ({ id, hash }) => id === token.id || hash === token.hash,
       );
       if (taken) {
@@ -330,38 +331,38 @@ export class MemoryStore extends PlannedStore implements Store {
 
   #insertToken(token: Omit<TokenRecord, 'createdAt'>): TokenRecord {
     const record = { ...token, createdAt: this.#clock.now() };
-    this.#tables.tokens.set(token.id, record);
+    this.tables.tokens.set(token.id, record);
     return structuredClone(record);
   }
 
   createTokensIfNone(tokens: Omit<TokenRecord, 'createdAt'>[]): Promise<TokenRecord[] | null> {
-    return this.#open(() => {
+    return this.whenOpen(() => {
       // Once per store, ever: a store whose tokens were all revoked gets no new ones.
-      if (this.#tables.firstRunTokensMade) return null;
-      this.#tables.firstRunTokensMade = true;
-      if (this.#tables.tokens.size > 0) return null;
+      if (this.tables.firstRunTokensMade) return null;
+      this.tables.firstRunTokensMade = true;
+      if (this.tables.tokens.size > 0) return null;
       return tokens.map((token) => this.#insertToken(token));
     });
   }
 
   findToken(hash: string): Promise<TokenRecord | null> {
-    return this.#open(() => {
-      const token = [...this.#tables.tokens.values()].find((each) => each.hash === hash);
+    return this.whenOpen(() => {
+      const token = [...this.tables.tokens.values()].find((each) => each.hash === hash);
       return token === undefined ? null : structuredClone(token);
     });
   }
 
   deleteToken(id: string): Promise<boolean> {
-    return this.#open(() => this.#tables.tokens.delete(id));
+    return this.whenOpen(() => this.tables.tokens.delete(id));
   }
 
   countTokens(): Promise<number> {
-    return this.#open(() => this.#tables.tokens.size);
+    return this.whenOpen(() => this.tables.tokens.size);
   }
 
   listTokens(tenant?: string): Promise<TokenRecord[]> {
-    return this.#open(() =>
-      [...this.#tables.tokens.values()]
+    return this.whenOpen(() =>
+      [...this.tables.tokens.values()]
         .filter((token) => tenant === undefined || token.tenant === tenant)
         .sort((a, b) => a.createdAt - b.createdAt || byCodeUnit(a.id, b.id))
         .map((token) => structuredClone(token)),
@@ -369,18 +370,18 @@ export class MemoryStore extends PlannedStore implements Store {
   }
 
   ping(): Promise<void> {
-    return this.#open(() => undefined);
+    return this.whenOpen(() => undefined);
   }
 
   pruneOperations(createdBefore: number): Promise<number> {
-    return this.#open(() => {
+    return this.whenOpen(() => {
       let deleted = 0;
-      for (const tenant of this.#tables.tenants()) {
+      for (const tenant of this.tables.tenants()) {
         const old: Ref[] = [];
-        for (const { ref, row } of this.#tables.rowsOf(tenant, 'operation')) {
+        for (const { ref, row } of this.tables.rowsOf(tenant, 'operation')) {
           if (row.at < createdBefore) old.push(ref);
         }
-        for (const ref of old) this.#tables.delete(tenant, ref);
+        for (const ref of old) this.tables.delete(tenant, ref);
         deleted += old.length;
       }
       return deleted;
@@ -388,8 +389,8 @@ export class MemoryStore extends PlannedStore implements Store {
   }
 
   pruneAudit(throughSeq: number, lastHash: string | null = null): Promise<number> {
-    return this.#open(() => {
-      const tables = this.#tables;
+    return this.whenOpen(() => {
+      const tables = this.tables;
       if (throughSeq > tables.auditPrunedThrough) {
         tables.auditPrunedThrough = throughSeq;
         tables.auditPrunedHash = lastHash;
@@ -402,26 +403,26 @@ export class MemoryStore extends PlannedStore implements Store {
   }
 
   auditPrunedThrough(): Promise<number> {
-    return this.#open(() => this.#tables.auditPrunedThrough);
+    return this.whenOpen(() => this.tables.auditPrunedThrough);
   }
 
   auditPrunedHash(): Promise<string | null> {
-    return this.#open(() => this.#tables.auditPrunedHash);
+    return this.whenOpen(() => this.tables.auditPrunedHash);
   }
 
   storeId(): Promise<string> {
-    return this.#open(() => this.#tables.storeId);
+    return this.whenOpen(() => this.tables.storeId);
   }
 
   saveVerifiedCheckpoint(lastSeq: number, checkpoint: string): Promise<void> {
-    return this.#open(() => {
-      const kept = this.#tables.verified;
-      if (kept === null || lastSeq > kept.lastSeq) this.#tables.verified = { lastSeq, checkpoint };
+    return this.whenOpen(() => {
+      const kept = this.tables.verified;
+      if (kept === null || lastSeq > kept.lastSeq) this.tables.verified = { lastSeq, checkpoint };
     });
   }
 
   loadVerifiedCheckpoint(): Promise<string | null> {
-    return this.#open(() => this.#tables.verified?.checkpoint ?? null);
+    return this.whenOpen(() => this.tables.verified?.checkpoint ?? null);
   }
 
   close(): Promise<void> {

@@ -7,20 +7,12 @@
  * cutover's step).
  */
 import type { NewAuditEntry } from '../../core/audit-entry.js';
-import {
-  isRangeRef,
-  refKey,
-  type Put,
-  type RangeRef,
-  type Transition,
-} from '../../core/plan/transition.js';
+import { isRangeRef, refKey, type Put, type RangeRef } from '../../core/plan/transition.js';
 import { keyColumns, putColumns } from './postgres-plan-rows.js';
-import { rangeKey, type PostgresSnapshot } from './postgres-snapshot.js';
+import type { Planned } from '../optimistic/optimistic-engine.js';
+import { rangeKey, type KeyState, type LoadedRange } from './postgres-snapshot.js';
 
-export interface PlannedOn<A> {
-  snapshot: PostgresSnapshot;
-  transition: Transition<A>;
-}
+export type PlannedOn<A> = Planned<A, KeyState, LoadedRange>;
 
 export interface ApplyPayload {
   /** The JSON document the apply step reads. */
@@ -118,7 +110,7 @@ function auditColumns(entry: NewAuditEntry, t: number, i: number): Record<string
 export function touchedKeys({
   snapshot,
   transition,
-}: PlannedOn<unknown>): PostgresSnapshot['read'] {
+}: PlannedOn<unknown>): PlannedOn<unknown>['snapshot']['read'] {
   for (const ref of transition.expect) if (!isRangeRef(ref)) snapshot.state(ref);
   const written = new Set<string>();
   for (const write of transition.put) {

@@ -1,7 +1,8 @@
 /**
  * Group commit on PostgreSQL: operations waiting together are planned at one store time and
  * applied in one statement (one transaction, one WAL flush). Under light load an operation still
- * goes alone at once, so batching adds no latency; `maxInFlight` bounds the statements running.
+ * goes alone at once, so batching adds no latency; `maxInFlight` bounds the statements running,
+ * and the shared queue (store/optimistic/batch-queue.ts) admits tenants' batches in turn.
  *
  * A batch holds one tenant's operations that may share rows they only read (store/batch-keys.ts):
  * an operation that reads or writes a row another member writes waits for the next (it must see
@@ -12,21 +13,19 @@
  */
 import { isRangeRef, refKey, type Transition } from '../../core/plan/transition.js';
 import { isFencegateError } from '../../errors.js';
-import { BatchKeys } from '../batch-keys.js';
+import { BatchKeys } from '../optimistic/batch-keys.js';
+import { BatchQueue, settle, type QueuedJob } from '../optimistic/batch-queue.js';
+import { forBatchMember } from '../optimistic/store-errors.js';
 import { touchedKeys, type PlannedOn } from './postgres-apply-payload.js';
 import { OPTIMISTIC_ATTEMPTS, type PostgresEngine } from './postgres-engine.js';
-import { outcomeUnknown } from './postgres-errors.js';
+import { connectionFailed } from './postgres-errors.js';
 import { isNotSent, type Send } from './postgres-connection.js';
 import { CallState, type PostgresSnapshot } from './postgres-snapshot.js';
 
-interface Job {
-  tenant: string;
+interface Job extends QueuedJob {
   plan: (snapshot: PostgresSnapshot) => Transition<unknown>;
-  operationId: string | undefined;
   call: CallState;
   attempts: number;
-  resolve: (value: unknown) => void;
-  reject: (error: unknown) => void;
 }
 
 /** Where one run of a batch's work put its jobs. */
@@ -51,51 +50,27 @@ class Sorting {
 }
 
 export class PostgresBatcher {
-  #queue: Job[] = [];
-  #inFlight = 0;
+  readonly #queue: BatchQueue<Job>;
 
   constructor(
     private readonly engine: PostgresEngine,
     private readonly target: string,
-    private readonly maxInFlight: number,
-    private readonly maxBatch = 64,
-  ) {}
+    maxInFlight: number,
+    maxBatch = 64,
+  ) {
+    this.#queue = new BatchQueue<Job>(
+      // One statement applies one tenant's batch: a tenant's turn is one batch.
+      { maxBatch, maxInFlight, quantum: maxBatch, oneTenant: true, gather: false },
+      (batch) => this.#run(batch[0]?.tenant ?? '', batch),
+    );
+  }
 
   submit<A>(
     tenant: string,
     plan: (snapshot: PostgresSnapshot) => Transition<A>,
     operationId?: string,
   ): Promise<A> {
-    return new Promise<A>((resolve, reject) => {
-      this.#queue.push({
-        tenant,
-        plan,
-        operationId,
-        call: new CallState(),
-        attempts: 0,
-        resolve: resolve as (value: unknown) => void,
-        reject,
-      });
-      this.#pump();
-    });
-  }
-
-  #pump(): void {
-    while (this.#inFlight < Math.max(1, this.maxInFlight) && this.#queue.length > 0) {
-      const tenant = (this.#queue[0] as Job).tenant;
-      const batch: Job[] = [];
-      const rest: Job[] = [];
-      for (const job of this.#queue) {
-        if (job.tenant === tenant && batch.length < this.maxBatch) batch.push(job);
-        else rest.push(job);
-      }
-      this.#queue = rest;
-      this.#inFlight += 1;
-      void this.#run(tenant, batch).finally(() => {
-        this.#inFlight -= 1;
-        this.#pump();
-      });
-    }
+    return this.#queue.submit({ tenant, plan, operationId, call: new CallState(), attempts: 0 });
   }
 
   async #run(tenant: string, jobs: Job[]): Promise<void> {
@@ -111,7 +86,7 @@ export class PostgresBatcher {
         await this.#sort(tenant, jobs, now, send, sorted);
         const { members, planned } = sorted;
         if (members.length === 0) return [];
-        return this.engine.apply(tenant, now, planned, members[0]?.operationId, send);
+        return this.engine.send(planned, { send, operationId: members[0]?.operationId });
       });
     } catch (error) {
       this.#settleOthers(sorted);
@@ -121,15 +96,13 @@ export class PostgresBatcher {
     this.#settleOthers(sorted);
     sorted.members.forEach((job, i) => {
       if (held[i] === true) {
-        const answer = (sorted.planned[i] as PlannedOn<unknown>).transition.answer;
-        if (answer.ok) job.resolve(answer.value);
-        else job.reject(answer.error);
+        settle(job, (sorted.planned[i] as PlannedOn<unknown>).transition);
         return;
       }
       // Rows many writers change at once: go alone, which ends holding its locks.
       job.attempts += 1;
       if (job.attempts >= OPTIMISTIC_ATTEMPTS) this.#alone(job);
-      else this.#queue.unshift(job);
+      else this.#queue.putBack([job]);
     });
   }
 
@@ -145,7 +118,7 @@ export class PostgresBatcher {
     for (const job of jobs) {
       let plan: PlannedOn<unknown>;
       try {
-        plan = await this.engine.plan(tenant, job.call, job.plan, now, send);
+        plan = await this.engine.plan(tenant, job.call, job.plan, { send }, now);
       } catch (error) {
         if (isNotSent(error)) throw error;
         sorted.failed.push({ job, error });
@@ -169,7 +142,7 @@ export class PostgresBatcher {
   #settleOthers(sorted: Sorting): void {
     for (const { job, error } of sorted.failed) job.reject(error);
     for (const job of sorted.alone) this.#alone(job);
-    this.#queue.unshift(...sorted.later);
+    this.#queue.putBack(sorted.later);
   }
 
   /** Answers the members of a batch that failed, and the jobs its last run did not reach. */
@@ -182,7 +155,7 @@ export class PostgresBatcher {
     }
     if (error.code === 'outcome_unknown') {
       for (const job of members) {
-        job.reject(outcomeUnknown(this.target, error.cause, job.operationId));
+        job.reject(forBatchMember(error, job.operationId, (c) => connectionFailed(this.target, c)));
       }
       return;
     }

@@ -1,9 +1,9 @@
 /**
- * load → plan → apply on PostgreSQL. `run` plans one operation over a PostgresSnapshot and sends
- * its transition to the apply step (postgres-sql-apply.ts) in one statement; when a row it planned
- * on changed, the answer carries the current rows and it plans again, without another read.
- * `plan` and `apply` serve group commit (postgres-batcher.ts), which applies many transitions in
- * one statement.
+ * The optimistic engine (store/optimistic) on PostgreSQL. `run` plans one operation and sends its
+ * transition to the apply step (postgres-sql-apply.ts) in one statement; when a row it planned on
+ * changed, the answer carries the current rows and it plans again, without another read. `plan`
+ * and `send` serve group commit (postgres-batcher.ts), which applies many transitions in one
+ * statement.
  *
  * Store time is the database clock. A plan runs at an estimate of it (this process's clock plus
  * the offset the last answer showed); the apply step, under its locks, refuses a transition whose
@@ -11,15 +11,15 @@
  * the corrected time. An injected Clock (tests) replaces the database clock outright.
  */
 import type { Clock } from '../../core/clock.js';
-import {
-  isRangeRef,
-  refKey,
-  type RangeRef,
-  type Ref,
-  type Transition,
-} from '../../core/plan/transition.js';
+import { refKey, type RangeRef, type Ref, type Transition } from '../../core/plan/transition.js';
 import { FencegateError } from '../../errors.js';
 import type { RowType } from '../../core/plan/transition.js';
+import {
+  answerOf,
+  contention,
+  MAX_ATTEMPTS,
+  OptimisticEngine,
+} from '../optimistic/optimistic-engine.js';
 import { applyPayload, type PlannedOn } from './postgres-apply-payload.js';
 import { READ, statementName } from './postgres-calls.js';
 import type { QueryConfig } from 'pg';
@@ -28,15 +28,19 @@ import { keyColumns, storedRow } from './postgres-plan-rows.js';
 import {
   ABSENT,
   CallState,
-  PostgresSnapshot,
-  RangeMiss,
+  POSTGRES_LAYOUT,
   rangeKey,
   type KeyState,
+  type LoadedRange,
+  type PostgresSnapshot,
   type RowCache,
 } from './postgres-snapshot.js';
 
-/** Plans per call before giving up on rows that keep changing. */
-export const MAX_ATTEMPTS = 12;
+/** What one operation's statements share: the connection they go on, and its operationId. */
+export interface PostgresSend {
+  send: Send;
+  operationId?: string;
+}
 /**
  * Plans applied without holding locks between round trips before an operation holds them: a row
  * many writers change at once could otherwise keep changing between each plan and its apply.
@@ -63,7 +67,7 @@ interface ApplyAnswer {
 /** Answers whose clock readings bound the offset (a window, so a clock step ages out). */
 const CLOCK_SAMPLES = 32;
 
-export class PostgresEngine {
+export class PostgresEngine extends OptimisticEngine<KeyState, LoadedRange, PostgresSend> {
   /**
    * database clock − this process's clock, as `receipt − reading` lower bounds: the database read
    * its clock before the answer arrived, so each answer bounds the offset from below. The largest
@@ -75,9 +79,11 @@ export class PostgresEngine {
   constructor(
     private readonly connection: PostgresConnection,
     private readonly schema: string,
-    private readonly cache: RowCache,
+    cache: RowCache,
     private readonly clock: Clock | undefined,
-  ) {}
+  ) {
+    super(POSTGRES_LAYOUT, cache);
+  }
 
   /** Learns the database clock's offset from this process's clock. */
   async calibrate(): Promise<void> {
@@ -98,7 +104,7 @@ export class PostgresEngine {
   }
 
   /** Sends a statement on any pooled connection. */
-  readonly #pooled: Send = (kind, config) => this.connection.query(kind, config);
+  readonly pooled: Send = (kind, config) => this.connection.query(kind, config);
 
   /** Store time as a plan sees it. */
   now(): number {
@@ -117,28 +123,37 @@ export class PostgresEngine {
     rounds = MAX_ATTEMPTS,
   ): Promise<A> {
     const call = new CallState();
-    // Store time is taken once a connection is held, never before a wait for the pool.
-    const held = await this.connection.session(async (send) => {
-      for (let attempt = 0; attempt < OPTIMISTIC_ATTEMPTS; attempt += 1) {
-        const now = this.now();
-        const planned = await this.plan(tenant, call, plan, now, send);
-        const [applied] = await this.apply(tenant, now, [planned], operationId, send);
-        if (applied === true) return planned.transition;
-      }
-      return null;
-    });
+    // Store time is taken once a connection is held, never before a wait for the pool; each
+    // round plans at one time, the time its apply judges by.
+    const held = await this.connection.session((send) =>
+      this.attempt(
+        tenant,
+        call,
+        plan,
+        { send, operationId },
+        {
+          attempts: OPTIMISTIC_ATTEMPTS,
+          fixedTime: true,
+        },
+      ),
+    );
     if (held !== null) return answerOf(held);
     const transition = await this.connection.transaction(
       { mutation: true, operationId },
       async (query) => {
         const send: Send = (_kind: StatementKind, config: QueryConfig) => query(config);
-        for (let attempt = 0; attempt < rounds; attempt += 1) {
-          const now = this.now();
-          const planned = await this.plan(tenant, call, plan, now, send);
-          const [applied] = await this.apply(tenant, now, [planned], operationId, send);
-          if (applied === true) return planned.transition;
-        }
-        throw this.contention();
+        const applied = await this.attempt(
+          tenant,
+          call,
+          plan,
+          { send, operationId },
+          {
+            attempts: rounds,
+            fixedTime: true,
+          },
+        );
+        if (applied === null) throw contention();
+        return applied;
       },
     );
     return answerOf(transition);
@@ -149,46 +164,13 @@ export class PostgresEngine {
     return this.connection.session(work);
   }
 
-  /**
-   * Plans until every range the plan lists or expects is loaded in this call. A plan that throws
-   * on rows it was only guessing (a cached row evicted, say) runs again on those rows read.
-   */
-  async plan<A>(
+  /** Reads rows by key into the call's fresh rows (a key without a row reads as absent). */
+  async loadKeys(
     tenant: string,
     call: CallState,
-    plan: (snapshot: PostgresSnapshot) => Transition<A>,
-    now: number,
-    send: Send = this.#pooled,
-  ): Promise<PlannedOn<A>> {
-    for (;;) {
-      const snapshot = new PostgresSnapshot(tenant, now, this.cache, call);
-      let missing: RangeRef | undefined;
-      try {
-        const transition = plan(snapshot);
-        missing = transition.expect.find(
-          (ref): ref is RangeRef => isRangeRef(ref) && !call.ranges.has(rangeKey(ref)),
-        );
-        if (missing === undefined) return { snapshot, transition };
-      } catch (error) {
-        if (!(error instanceof RangeMiss)) {
-          const guessed = [...snapshot.read].filter(([key]) => !call.fresh.has(key));
-          if (guessed.length === 0) throw error;
-          await this.loadKeys(
-            tenant,
-            call,
-            guessed.map(([, { ref }]) => ref),
-            send,
-          );
-          continue;
-        }
-        missing = error.range;
-      }
-      await this.loadRanges(tenant, call, [missing], send);
-    }
-  }
-
-  /** Reads rows by key into the call's fresh rows (a key without a row reads as absent). */
-  async loadKeys(tenant: string, call: CallState, refs: Ref[], send: Send): Promise<void> {
+    refs: Ref[],
+    { send }: PostgresSend,
+  ): Promise<void> {
     const keys: Record<string, Record<string, unknown>[]> = {};
     for (const ref of refs) (keys[ref.type] ??= []).push(keyColumns(ref));
     const result = await send<{ answer: StoredRows }>(READ, {
@@ -205,24 +187,18 @@ export class PostgresEngine {
     }
   }
 
-  contention(): FencegateError {
-    return new FencegateError(
-      'store_unavailable',
-      `the rows of this operation changed under it ${MAX_ATTEMPTS} times in a row; nothing was changed, try again`,
-    );
-  }
-
   /**
-   * Applies transitions of one tenant, planned at `now`, in one statement; per transition, whether
-   * it held. One that did not has the current rows of its keys in its call's fresh rows.
+   * Applies transitions of one tenant, planned at one store time, in one statement; per
+   * transition, whether it held. One that did not has the current rows of its keys in its call's
+   * fresh rows.
    */
-  async apply(
-    tenant: string,
-    now: number,
+  async send(
     plans: readonly PlannedOn<unknown>[],
-    operationId?: string,
-    send: Send = this.#pooled,
+    { send, operationId }: PostgresSend,
   ): Promise<boolean[]> {
+    const first = plans[0];
+    if (first === undefined) return [];
+    const { tenant, now } = first.snapshot;
     const payload = applyPayload(plans);
     const result = await send<{ answer: ApplyAnswer }>(
       { mutation: true, operationId, insertRaces: true },
@@ -283,7 +259,12 @@ export class PostgresEngine {
   }
 
   /** Reads ranges in one statement: their names and hashes, and the rows they name. */
-  async loadRanges(tenant: string, call: CallState, ranges: RangeRef[], send: Send): Promise<void> {
+  async loadRanges(
+    tenant: string,
+    call: CallState,
+    ranges: RangeRef[],
+    { send }: PostgresSend,
+  ): Promise<void> {
     const result = await send<{
       answer: { ranges: { names: string[]; hash: string }[]; rows: StoredRows };
     }>(READ, {
@@ -303,10 +284,4 @@ export class PostgresEngine {
       this.cache.set(tenant, key, state);
     }
   }
-}
-
-/** A transition's answer as the caller gets it: its value, or its refusal thrown. */
-function answerOf<A>(transition: Transition<A>): A {
-  if (!transition.answer.ok) throw transition.answer.error;
-  return transition.answer.value;
 }

@@ -15,6 +15,10 @@
  * those that name why a connection was refused are quoted (CAUSE_NAMED_CODES).
  */
 import { FencegateError } from '../../errors.js';
+import {
+  outcomeUnknown as unknownOutcome,
+  storeUnavailable as unavailable,
+} from '../optimistic/store-errors.js';
 
 export type ErrorClass =
   /** The server rolled the statement back because of a concurrent transaction; run it again. */
@@ -96,12 +100,12 @@ export function reasonOf(error: unknown): string {
 }
 
 export function storeUnavailable(target: string, cause: unknown): FencegateError {
-  return new FencegateError(
-    'store_unavailable',
-    `the PostgreSQL store at ${target} is unavailable (${reasonOf(cause)}); nothing was changed`,
-    {},
-    { cause },
-  );
+  return unavailable(`the PostgreSQL store at ${target}`, reasonOf(cause), cause);
+}
+
+/** What went wrong, for an outcome_unknown answer. */
+export function connectionFailed(target: string, cause: unknown): string {
+  return `the connection to the PostgreSQL store at ${target} failed (${reasonOf(cause)})`;
 }
 
 export function outcomeUnknown(
@@ -109,16 +113,7 @@ export function outcomeUnknown(
   cause: unknown,
   operationId: string | undefined,
 ): FencegateError {
-  const what =
-    operationId === undefined
-      ? 'the operation was sent; read the scope to learn whether it applied'
-      : `the commit was sent; read getOperation(${operationId}) for the outcome`;
-  return new FencegateError(
-    'outcome_unknown',
-    `the connection to the PostgreSQL store at ${target} failed (${reasonOf(cause)}) after ${what}`,
-    operationId === undefined ? {} : { operationId },
-    { cause },
-  );
+  return unknownOutcome(connectionFailed(target, cause), cause, operationId);
 }
 
 export function internalError(target: string, cause: unknown): FencegateError {

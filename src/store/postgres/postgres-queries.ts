@@ -16,15 +16,12 @@ import type {
 import { INTENT_ROW_BYTES, budgetedPageStatement } from '../budget-page-sql.js';
 import { intentPage } from '../intent-page.js';
 import { recordPageStatement } from '../record-page-sql.js';
+import { toAuditEntry, toIntent, type AuditRow, type IntentRow } from '../rows.js';
 import {
   AUDIT_COLUMNS,
   INTENT_COLUMNS,
   RECORD_COLUMNS_BUT_VALUE,
-  toAuditEntry,
-  toIntent,
   toRecordState,
-  type AuditRow,
-  type IntentRow,
   type RecordRow,
 } from './postgres-rows.js';
 

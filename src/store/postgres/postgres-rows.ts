@@ -6,21 +6,6 @@ import { toRecordState as recordState, type Counter } from '../rows.js';
 import type { RecordState } from '../../types.js';
 import { selectList } from './postgres-tables.js';
 
-export {
-  decodeCursor,
-  encodeCursor,
-  toAuditEntry,
-  toIntent,
-  toScopeState,
-  toTokenRecord,
-  TOKEN_COLUMNS,
-  tokenValues,
-  type AuditRow,
-  type IntentRow,
-  type ScopeRow,
-  type TokenRow,
-} from '../rows.js';
-
 export interface RecordRow {
   name: string;
   live: boolean;

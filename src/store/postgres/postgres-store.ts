@@ -69,19 +69,21 @@ import { readAuditPage, readIntentPage, readRecordPage } from './postgres-querie
 import {
   decodeCursor,
   encodeCursor,
-  RECORD_COLUMNS,
-  SCOPE_COLUMNS,
   TOKEN_COLUMNS,
   tokenValues,
-  toRecordState,
   toScopeState,
   toTokenRecord,
   type IntentRow,
-  type RecordRow,
   type ScopeRow,
   type TokenRow,
-  INTENT_COLUMNS,
   toIntent,
+} from '../rows.js';
+import {
+  RECORD_COLUMNS,
+  SCOPE_COLUMNS,
+  toRecordState,
+  type RecordRow,
+  INTENT_COLUMNS,
 } from './postgres-rows.js';
 import { RowCache } from './postgres-snapshot.js';
 import { DEFAULT_SCHEMA, parsePostgresUrl, requireSchema } from './postgres-url.js';

@@ -19,15 +19,8 @@ import { recordPageStatement } from '../record-page-sql.js';
 import type { SqliteDatabase } from './sqlite-database.js';
 import { recordsOf } from './sqlite-audit-row.js';
 import { preparedOnce } from './sqlite-statement-cache.js';
-import {
-  INTENT_COLUMNS,
-  toAuditEntry,
-  toIntent,
-  toRecordState,
-  type AuditRow,
-  type IntentRow,
-  type RecordRow,
-} from './sqlite-rows.js';
+import { toAuditEntry, toIntent, type AuditRow, type IntentRow } from '../rows.js';
+import { INTENT_COLUMNS, toRecordState, type RecordRow } from './sqlite-rows.js';
 
 export function readIntentPage(
   db: SqliteDatabase,

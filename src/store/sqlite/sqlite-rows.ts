@@ -2,20 +2,6 @@
 import type { RecordState } from '../../types.js';
 import { toRecordState as recordState } from '../rows.js';
 
-export {
-  decodeCursor,
-  encodeCursor,
-  toAuditEntry,
-  toIntent,
-  toScopeState,
-  toTokenRecord,
-  TOKEN_COLUMNS,
-  tokenValues,
-  type AuditRow,
-  type IntentRow,
-  type TokenRow,
-} from '../rows.js';
-
 export interface ScopeRow {
   scope: string;
   fence: number;

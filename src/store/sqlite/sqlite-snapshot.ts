@@ -16,7 +16,8 @@ import type {
   Snapshot,
 } from '../../core/plan/transition.js';
 import type { Intent, JobRecord, Policy } from '../../types.js';
-import { toIntent, type IntentRow, type RecordRow } from './sqlite-rows.js';
+import { toIntent, type IntentRow } from '../rows.js';
+import { type RecordRow } from './sqlite-rows.js';
 import { fingerprintOf, outcomeOf } from './sqlite-operation-row.js';
 import type { SqliteRowStatements } from './sqlite-row-statements.js';
 import type { PendingRows } from './sqlite-pending-rows.js';

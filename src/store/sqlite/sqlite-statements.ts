@@ -4,7 +4,8 @@
  */
 import type Database from 'better-sqlite3';
 import type { SqliteDatabase } from './sqlite-database.js';
-import { INTENT_COLUMNS, TOKEN_COLUMNS } from './sqlite-rows.js';
+import { TOKEN_COLUMNS } from '../rows.js';
+import { INTENT_COLUMNS } from './sqlite-rows.js';
 
 type Stmt = Database.Statement;
 

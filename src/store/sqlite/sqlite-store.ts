@@ -74,15 +74,13 @@ import {
   decodeCursor,
   encodeCursor,
   toIntent,
-  toRecordState,
   toScopeState,
   toTokenRecord,
   tokenValues,
   type IntentRow,
-  type RecordRow,
-  type ScopeRow,
   type TokenRow,
-} from './sqlite-rows.js';
+} from '../rows.js';
+import { toRecordState, type RecordRow, type ScopeRow } from './sqlite-rows.js';
 import { outcomeOf } from './sqlite-operation-row.js';
 import { SqliteRowStatements } from './sqlite-row-statements.js';
 import { lastAuditSeq } from './sqlite-snapshot.js';

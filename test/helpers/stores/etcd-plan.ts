@@ -11,7 +11,7 @@ import {
   EtcdEngine,
 } from '../../../src/store/etcd/etcd-engine.js';
 import { EtcdKeys } from '../../../src/store/etcd/etcd-keys.js';
-import { KeyCache } from '../../../src/store/etcd/etcd-snapshot.js';
+import { KeyCache } from '../../../src/store/optimistic/key-cache.js';
 import { parseEtcdUrl } from '../../../src/store/etcd/etcd-url.js';
 import type { CutoverRequest } from '../../../src/types.js';
 

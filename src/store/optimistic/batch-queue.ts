@@ -1,0 +1,93 @@
+/**
+ * The queue in front of an optimistic store's group commit: writes wait here, are admitted into
+ * batches tenant by tenant (FairQueue: deficit round-robin, so one tenant's backlog cannot starve
+ * another's write), and at most `maxInFlight` batches run at once. What a batch does (plan its
+ * writes, take those of distinct keys, send them together, put the rest back) is the store's
+ * `run`; each write is settled by `run` through its own resolve and reject.
+ */
+import type { Transition } from '../../core/plan/transition.js';
+import { FairQueue, type TenantJob } from './fair-queue.js';
+
+/** A write waiting for a batch; `run` settles it. */
+export interface QueuedJob extends TenantJob {
+  /** The commit's operationId, for an outcome_unknown answer naming it. */
+  operationId: string | undefined;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+export interface BatchQueueOptions {
+  /** The most writes one batch holds. */
+  maxBatch: number;
+  /** The most batches running at once. */
+  maxInFlight: number;
+  /** The writes a tenant is admitted per turn (FairQueue). */
+  quantum: number;
+  /** A batch holds one tenant's writes (one statement per tenant), or any tenants'. */
+  oneTenant: boolean;
+  /**
+   * Collect writes until the event loop turns before forming a batch (the callers woken by the
+   * previous batch enqueue first), rather than forming one as soon as a batch may start.
+   */
+  gather: boolean;
+}
+
+export class BatchQueue<J extends QueuedJob> {
+  readonly #waiting: FairQueue<J>;
+  #inFlight = 0;
+  #scheduled = false;
+
+  constructor(
+    private readonly options: BatchQueueOptions,
+    private readonly run: (batch: J[]) => Promise<void>,
+  ) {
+    this.#waiting = new FairQueue(options.quantum);
+  }
+
+  /** Queues a write; the promise settles when a batch (or the write alone) answered it. */
+  submit<A>(job: Omit<J, 'resolve' | 'reject'>): Promise<A> {
+    return new Promise<A>((resolve, reject) => {
+      this.#waiting.push({ ...job, resolve: resolve as (value: unknown) => void, reject } as J);
+      this.#next();
+    });
+  }
+
+  /** Puts writes a batch set aside back at the front of their tenants' queues. */
+  putBack(jobs: readonly J[]): void {
+    if (jobs.length === 0) return;
+    this.#waiting.pushFront(jobs);
+    if (this.options.gather) this.#schedule();
+  }
+
+  #next(): void {
+    if (this.options.gather) this.#schedule();
+    else this.#pump();
+  }
+
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      this.#pump();
+    });
+  }
+
+  #pump(): void {
+    const { maxBatch, maxInFlight, oneTenant } = this.options;
+    while (this.#inFlight < Math.max(1, maxInFlight) && this.#waiting.size > 0) {
+      const batch = this.#waiting.take(maxBatch, oneTenant);
+      this.#inFlight += 1;
+      void this.run(batch).finally(() => {
+        this.#inFlight -= 1;
+        if (this.#waiting.size > 0) this.#next();
+      });
+    }
+  }
+}
+
+/** Answers a write of a batch whose transition applied: its value, or its refusal. */
+export function settle(job: QueuedJob, transition: Transition<unknown>): void {
+  if (transition.answer.ok) job.resolve(transition.answer.value);
+  else job.reject(transition.answer.error);
+}

@@ -1,0 +1,75 @@
+/**
+ * The waiting writes of a group-commit batcher, by tenant, admitted into batches by deficit
+ * round-robin: each tenant with writes waiting gets a turn in rotation, and a turn admits up to
+ * its deficit (the quantum it gained this turn plus what it did not use before) of its writes,
+ * oldest first. A tenant with a deep queue therefore gets its quantum per turn, never the whole
+ * batch while another tenant waits: another tenant's single write is admitted within one
+ * rotation. Writes of one tenant keep their order (a write put back goes to the front of its
+ * tenant's queue), which the distinct-key rule relies on.
+ */
+export interface TenantJob {
+  tenant: string;
+}
+
+export class FairQueue<J extends TenantJob> {
+  /** Per tenant, oldest first; the map's order is the rotation (a tenant served goes last). */
+  readonly #tenants = new Map<string, J[]>();
+  readonly #deficit = new Map<string, number>();
+  #size = 0;
+
+  /** `quantum`: the writes a tenant gains per turn (at least 1). */
+  constructor(private readonly quantum: number) {}
+
+  get size(): number {
+    return this.#size;
+  }
+
+  push(job: J): void {
+    this.#queueOf(job.tenant).push(job);
+    this.#size += 1;
+  }
+
+  /** Puts writes back ahead of their tenant's waiting ones, in the order given. */
+  pushFront(jobs: readonly J[]): void {
+    for (let i = jobs.length - 1; i >= 0; i -= 1) {
+      const job = jobs[i] as J;
+      this.#queueOf(job.tenant).unshift(job);
+      this.#size += 1;
+    }
+  }
+
+  /**
+   * The next batch: up to `max` writes, admitted turn by turn. With `oneTenant`, the batch is the
+   * next tenant's turn alone (a store that applies one tenant per statement); otherwise turns
+   * continue round the rotation until the batch is full or nothing waits.
+   */
+  take(max: number, oneTenant: boolean): J[] {
+    const batch: J[] = [];
+    while (batch.length < max && this.#size > 0) {
+      const [tenant, queue] = this.#tenants.entries().next().value as [string, J[]];
+      const deficit = (this.#deficit.get(tenant) ?? 0) + Math.max(1, this.quantum);
+      const admitted = queue.splice(0, Math.min(deficit, max - batch.length));
+      batch.push(...admitted);
+      this.#size -= admitted.length;
+      this.#tenants.delete(tenant);
+      if (queue.length === 0) {
+        // An idle tenant keeps no credit: DRR's deficit resets when its queue empties.
+        this.#deficit.delete(tenant);
+      } else {
+        this.#deficit.set(tenant, deficit - admitted.length);
+        this.#tenants.set(tenant, queue);
+      }
+      if (oneTenant) break;
+    }
+    return batch;
+  }
+
+  #queueOf(tenant: string): J[] {
+    let queue = this.#tenants.get(tenant);
+    if (queue === undefined) {
+      queue = [];
+      this.#tenants.set(tenant, queue);
+    }
+    return queue;
+  }
+}
