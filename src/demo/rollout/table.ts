@@ -1,11 +1,8 @@
 /** The rollout demo's printed summary, then its figures as one JSON line (the last line). */
+import { invariantLines, labelled, reasons, timingLines, verdictLine } from '../table-parts.js';
 import type { RolloutDemoResult } from './types.js';
 
-const LABEL = 52;
-
-function line(label: string, value: string | number): string {
-  return `  ${label.padEnd(LABEL)} ${value}`;
-}
+const line = labelled(52);
 
 /** The JSON line a script reads: the figures that say whether the rollback did its job. */
 export function rolloutSummary(result: RolloutDemoResult, storeLabel: string) {
@@ -52,7 +49,7 @@ export function formatRolloutTable(result: RolloutDemoResult, storeLabel: string
     line('scopes moved back to v7 (report)', `${rollback?.moved ?? 0} of ${result.moved}`),
     line(
       'in-flight v8 commits after it (audit)',
-      `${store.inFlightCommits.attempted} attempted, ${store.inFlightCommits.accepted} accepted (${reasons(store.rejectedByReason)})`,
+      `${store.inFlightCommits.attempted} attempted, ${store.inFlightCommits.accepted} accepted (${reasons(store.rejectedByReason, 'none rejected')})`,
     ),
     line('stale attempts (report)', rollback?.staleAttempts ?? 'no rollback'),
     line('stale accepted (report)', rollback?.staleAccepted ?? 'no rollback'),
@@ -74,22 +71,11 @@ export function formatRolloutTable(result: RolloutDemoResult, storeLabel: string
       `${store.auditVerified.checked} entries, ${store.auditVerified.violations} violations`,
     ),
     '',
-    'Invariants (checked from the store)',
-  );
-  for (const invariant of result.invariants) {
-    out.push(
-      `  ${invariant.ok ? 'PASS' : 'FAIL'}  ${invariant.name}`,
-      `        ${invariant.detail}`,
-    );
-  }
-  out.push('', 'Timing');
-  for (const phase of result.phases) out.push(line(phase.phase, `${phase.ms} ms`));
-  out.push(line('total', `${result.totalMs} ms`), '');
-  const failed = result.invariants.filter((invariant) => !invariant.ok).length;
-  out.push(
-    failed === 0
-      ? `OK: all ${result.invariants.length} invariants hold; stale accepted = ${result.staleAccepted}`
-      : `FAILED: ${failed} of ${result.invariants.length} invariants do not hold`,
+    ...invariantLines(result.invariants),
+    '',
+    ...timingLines(result.phases, result.totalMs, line),
+    '',
+    verdictLine(result.invariants, result.staleAccepted),
     JSON.stringify(rolloutSummary(result, storeLabel)),
     '',
   );
@@ -98,9 +84,4 @@ export function formatRolloutTable(result: RolloutDemoResult, storeLabel: string
 
 function msOrNone(ms: number | null): string {
   return ms === null ? 'no rollback' : `${ms} ms`;
-}
-
-function reasons(byReason: Record<string, number>): string {
-  const parts = Object.entries(byReason).map(([reason, n]) => `${reason} ${n}`);
-  return parts.length === 0 ? 'none rejected' : parts.join(', ');
 }
