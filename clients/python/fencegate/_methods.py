@@ -9,10 +9,10 @@ from abc import abstractmethod
 from typing import Any, Iterable, List, Mapping, Optional, Protocol, Sequence, Tuple, Union
 
 from . import _api
+from ._base import FencegateError
 from ._call_steps import Exchange, run_async, run_sync
 from ._client_base import ClientBase
 from ._wire import Reply
-from ._base import FencegateError
 from .models import (
     CancelResult,
     CommitPart,
