@@ -13,9 +13,9 @@ import asyncio
 from typing import Any, Iterable, Mapping, Optional
 
 from ._async_http import Session
-from ._call_steps import Exchange
+from ._call_steps import Exchange, run_async
 from ._coalescing import CommitCoalescer, check_window
-from ._commit_batch import commit_body
+from ._commit_batch import commit_body, send_commit
 from ._methods import AsyncMethods
 from ._wire import MAX_ANSWER_BYTES, Reply
 from .models import CommitPart, CommitResult
@@ -69,20 +69,6 @@ class AsyncClient(AsyncMethods):
     ) -> CommitResult:
         """As ``fencegate.Client.commit``; with coalescing on, commits called together go out
         in one request, and each caller gets its own answer or error."""
-        if not self.coalesce_commits:
-            return await super().commit(
-                scope,
-                fence,
-                operation_id,
-                writes,
-                reads,
-                intents,
-                task_id,
-                policy_version,
-                settle_unknown,
-                release,
-                job,
-            )
         body = commit_body(
             scope,
             fence,
@@ -95,6 +81,8 @@ class AsyncClient(AsyncMethods):
             release,
             job,
         )
+        if not self.coalesce_commits:
+            return await run_async(send_commit(self, body, settle_unknown), self._exchange)
         return await self._coalescer_of_this_loop().commit(body, settle_unknown)
 
     def _coalescer_of_this_loop(self) -> CommitCoalescer:
