@@ -20,6 +20,8 @@ import { mkdtempSync, openSync, closeSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { verifyStore } from '../src/audit/verify.js';
+import { openStore } from '../src/store/open.js';
 import { InProcessGroupCommit, measureCoalesced, type CallerRate } from './http/coalesced.js';
 import { runLoad, type LoadRequest, type LoadResult } from './http/load.js';
 import type { CpuSample, ServerReady } from './http/server-process.js';
@@ -171,6 +173,11 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
         failures: [...runs.fgNoop, ...runs.fgCommit].reduce((n, r) => n + r.failures, 0),
       }),
     );
+    // The history the run wrote must still prove every invariant, as `fencegate verify` checks it.
+    for (const server of servers.splice(0)) await server.stop();
+    const violations = await violationsIn(join(dir, 'fencegate.db'));
+    console.log(`verify after the run: ${violations} violations`);
+    if (violations > 0) throw new Error(`verify found ${violations} violations after the run`);
     return figures;
   } finally {
     await inProcess?.close();
@@ -180,6 +187,16 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
 }
 
 const ROUNDS = 3;
+
+/** The violations `verify` finds in the whole history of the store at `path`. */
+async function violationsIn(path: string): Promise<number> {
+  const store = await openStore(`sqlite:${path}`);
+  try {
+    return (await verifyStore(store)).violations.length;
+  } finally {
+    await store.close();
+  }
+}
 /** Scopes the in-process baseline commits to, as many as the server's. */
 const SCOPES = 64;
 
