@@ -27,6 +27,8 @@ export interface ActBehaviour {
   failures?: { left: number };
   /** Calls interrupt() after staging. */
   askApproval?: boolean;
+  /** After staging (and before `late`): the node's work, which another process may interrupt. */
+  hold?: (effectKey: string) => Promise<void>;
   /** How long `report` waits for the outcome. Default 0: reads it once. */
   awaitMs?: number;
 }
@@ -50,10 +52,9 @@ export function buildEffectGraph(
         behaviour.failures.left -= 1;
         throw new Error('act failed after staging');
       }
-      if (behaviour.points !== undefined) {
-        await behaviour.points.reach(`${run}:act`);
-        if (behaviour.stageLate === true) staged.push(stageEffect(config, 'late', 'crm', { run }));
-      }
+      if (behaviour.points !== undefined) await behaviour.points.reach(`${run}:act`);
+      if (behaviour.hold !== undefined) await behaviour.hold(key);
+      if (behaviour.stageLate === true) staged.push(stageEffect(config, 'late', 'crm', { run }));
       return { steps: [`act by ${run}`], effect: key };
     })
     .addNode('report', async (state, config: RunnableConfig) => {
