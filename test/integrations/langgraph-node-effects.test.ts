@@ -13,6 +13,7 @@ import { Fencegate } from '../../src/gate.js';
 import {
   FencedCheckpointSaver,
   StaleWriteOwnerError,
+  runThread,
   stageEffect,
 } from '../../src/integrations/langgraph/index.js';
 import { PausePoints } from '../../src/testing/index.js';
@@ -231,6 +232,25 @@ describe('node effects (stageEffect) on a real StateGraph', () => {
     expect(checkpointAt).toBeGreaterThanOrEqual(0);
     expect(effectAt).toBeGreaterThanOrEqual(checkpointAt);
     await delivered(staged[0]!);
+    await saver.close();
+  });
+
+  it('under runThread the effect commits with the run fence, in every durability mode', async () => {
+    const saver = new FencedCheckpointSaver({ gate });
+    for (const durability of DURABILITIES) {
+      const staged: StagedKeys = [];
+      const threadId = `run-thread-${durability}`;
+      const graph = buildEffectGraph(saver, 'run-1', staged);
+      await runThread(graph, {
+        gate,
+        threadId,
+        input: { steps: ['input'] },
+        config: { durability },
+      });
+      const intents = await intentsOf(saver.scopeFor(threadId));
+      expect(intents.map((intent) => [intent.effectKey, intent.fence])).toEqual([[staged[0], 1]]);
+      await delivered(staged[0]!);
+    }
     await saver.close();
   });
 
