@@ -7,15 +7,10 @@
  */
 import { MemorySaver } from '@langchain/langgraph-checkpoint';
 import type { RunnableConfig } from '@langchain/core/runnables';
-import type { FastifyInstance } from 'fastify';
 import { expect } from 'vitest';
 import type { FencegateApi } from '../../src/api.js';
-import { FencegateClient } from '../../src/client/index.js';
 import { Fencegate } from '../../src/gate.js';
 import { FencedCheckpointSaver, stageEffect } from '../../src/integrations/langgraph/index.js';
-import { buildServer } from '../../src/server/build-server.js';
-import { issueToken } from '../../src/server/tokens.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import {
   validateNodeEffects,
   type NodeEffectsClause,
@@ -23,6 +18,7 @@ import {
   type WriteOwnershipCheckpointer,
 } from '../../src/testing/vitest/index.js';
 import { AREA_STORES, storesFor } from '../helpers/stores.js';
+import { startHttpTenant, type HttpTenant } from './langgraph-http-tenant.js';
 
 /** The saver with stageEffect, its effects read as the intents of the thread's scope. */
 function fencedSubject(
@@ -56,29 +52,16 @@ for (const kind of AREA_STORES) {
   });
 }
 
-let app: FastifyInstance;
-let store: SqliteStore;
-let worker: FencegateClient;
-let operator: FencegateClient;
+let http: HttpTenant;
 validateNodeEffects<FencedCheckpointSaver>({
   checkpointerName: 'FencedCheckpointSaver over HTTP with a worker token that may take over',
   async beforeAll() {
-    store = SqliteStore.open({ path: ':memory:' });
-    app = await buildServer({ store });
-    const url = await app.listen({ host: '127.0.0.1', port: 0 });
-    const token = async (role: 'worker' | 'operator', mayTakeOver?: string[]) =>
-      (await issueToken(store, { tenant: 'acme', role, mayTakeOver })).token;
-    worker = new FencegateClient({ url, token: await token('worker', ['langgraph/']) });
-    operator = new FencegateClient({ url, token: await token('operator') });
+    http = await startHttpTenant();
   },
-  createSubject: () => fencedSubject(worker, new FencedCheckpointSaver({ gate: worker })),
+  createSubject: () => fencedSubject(http.worker, new FencedCheckpointSaver({ gate: http.worker })),
   async destroySubject({ checkpointer }) {
     await checkpointer.close();
-    expect((await operator.verify()).violations).toEqual([]);
-    await worker.close();
-    await operator.close();
-    await app.close();
-    await store.close();
+    await http.close();
   },
 });
 

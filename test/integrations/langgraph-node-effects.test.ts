@@ -6,7 +6,7 @@
  * key it committed; an effect commits with or after the checkpoint its step ran from.
  */
 import { Command } from '@langchain/langgraph';
-import { emptyCheckpoint } from '@langchain/langgraph-checkpoint';
+import { emptyCheckpoint, type BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FencegateApi } from '../../src/api.js';
 import { Fencegate } from '../../src/gate.js';
@@ -17,6 +17,7 @@ import {
   stageEffect,
 } from '../../src/integrations/langgraph/index.js';
 import { PausePoints } from '../../src/testing/index.js';
+import { nodeConfig } from '../../src/testing/vitest/node-effects-clauses.js';
 import type { CommitRequest } from '../../src/types.js';
 import { EffectTarget, buildEffectGraph, type StagedKeys } from './langgraph-effects-fixture.js';
 
@@ -279,16 +280,8 @@ describe('node effects (stageEffect) on a real StateGraph', () => {
 const ORIGIN = '1f0a0000-0000-6000-8000-000000000000';
 
 /** The config LangGraph gives a node of `taskId` that ran from checkpoint ORIGIN. */
-function nodeConfigFor(checkpointer: unknown, threadId: string, taskId: string) {
-  return {
-    configurable: {
-      thread_id: threadId,
-      checkpoint_ns: `act:${taskId}`,
-      checkpoint_map: { '': ORIGIN },
-      __pregel_task_id: taskId,
-      __pregel_checkpointer: checkpointer,
-    },
-  };
+function nodeConfigFor(checkpointer: BaseCheckpointSaver, threadId: string, taskId: string) {
+  return nodeConfig(checkpointer, threadId, taskId, ORIGIN);
 }
 
 /** The id of the checkpoint whose next step runs `node`. */

@@ -49,7 +49,7 @@ const INTERRUPT_CHANNEL = '__interrupt__';
 const TARGET = 'crm';
 
 /** The config LangGraph gives a node of task `taskId` whose step ran from `origin`. */
-function nodeConfig(
+export function nodeConfig(
   writer: WriteOwnershipWriter,
   threadId: string,
   taskId: string,
