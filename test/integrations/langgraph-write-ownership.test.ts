@@ -8,20 +8,16 @@
 import { randomUUID } from 'node:crypto';
 import { MemorySaver, type BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
-import type { FastifyInstance } from 'fastify';
 import { expect } from 'vitest';
-import { FencegateClient } from '../../src/client/index.js';
 import { Fencegate } from '../../src/gate.js';
 import { FencedCheckpointSaver } from '../../src/integrations/langgraph/index.js';
-import { buildServer } from '../../src/server/build-server.js';
-import { issueToken } from '../../src/server/tokens.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import {
   validateWriteOwnership,
   type WriteOwnershipCheckpointer,
   type WriteOwnershipClause,
 } from '../../src/testing/vitest/index.js';
 import { AREA_STORES, storesFor } from '../helpers/stores.js';
+import { startHttpTenant, type HttpTenant } from './langgraph-http-tenant.js';
 
 /** Without a fence, a claim can only note who claimed last; the writer is the saver itself. */
 function withRecordedClaim<T extends BaseCheckpointSaver>(
@@ -69,30 +65,18 @@ for (const kind of AREA_STORES) {
   });
 }
 
-let app: FastifyInstance;
-let store: SqliteStore;
-let operator: FencegateClient;
+let http: HttpTenant;
 validateWriteOwnership<FencedCheckpointSaver>({
   checkpointerName: 'FencedCheckpointSaver over HTTP with a worker token that may take over',
   async beforeAll() {
-    store = SqliteStore.open({ path: ':memory:' });
-    app = await buildServer({ store });
-    const url = await app.listen({ host: '127.0.0.1', port: 0 });
-    const token = async (role: 'worker' | 'operator', mayTakeOver?: string[]) =>
-      (await issueToken(store, { tenant: 'acme', role, mayTakeOver })).token;
-    operator = new FencegateClient({ url, token: await token('operator') });
-    const worker = new FencegateClient({ url, token: await token('worker', ['langgraph/']) });
-    saverOverHttp = new FencedCheckpointSaver({ gate: worker });
+    http = await startHttpTenant();
   },
-  createCheckpointer: () => saverOverHttp,
+  createCheckpointer: () => new FencedCheckpointSaver({ gate: http.worker }),
   async destroyCheckpointer(saver) {
     await saver.close();
-    expect((await operator.verify()).violations).toEqual([]);
-    await app.close();
-    await store.close();
+    await http.close();
   },
 });
-let saverOverHttp: FencedCheckpointSaver;
 
 validateWriteOwnership({
   checkpointerName: 'MemorySaver with a claim that only records the owner',

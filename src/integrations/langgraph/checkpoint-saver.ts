@@ -13,6 +13,8 @@ import { randomUUID } from 'node:crypto';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import {
   BaseCheckpointSaver,
+  ERROR,
+  INTERRUPT,
   TASKS,
   WRITES_IDX_MAP,
   compareWritesSortKeys,
@@ -31,7 +33,7 @@ import {
 import type { FencegateApi } from '../../api.js';
 import { DEFAULT_LIMITS } from '../../core/limits.js';
 import { FencegateError, isFencegateError } from '../../errors.js';
-import type { ListRecordsQuery, RecordState } from '../../types.js';
+import type { IntentRequest, ListRecordsQuery, RecordState } from '../../types.js';
 import { escapeName, unescapeName } from '../name-escape.js';
 import {
   DEFAULT_SCOPE_PREFIX,
@@ -41,8 +43,16 @@ import {
   writeName,
   writesPrefix,
 } from './record-names.js';
+import { CheckpointLanding } from './checkpoint-landing.js';
+import {
+  MAX_EFFECTS_PER_TASK,
+  nodeIntent,
+  type NodeEffectStager,
+  type StagedNodeEffect,
+} from './node-effects.js';
 import type { RecordToWrite } from './record-writer.js';
-import { asStaleWriteOwner } from './stale-write-owner-error.js';
+import { StagedEffects, type WriterKey } from './staged-effects.js';
+import { asStaleWriteOwner, isStaleWriteOwnerError } from './stale-write-owner-error.js';
 import { ThreadLeases } from './thread-leases.js';
 import { ThreadWriteBatch } from './thread-write-batch.js';
 import { ThreadWriteOwner } from './thread-write-owner.js';
@@ -98,13 +108,20 @@ const EMPTY: Serialized = { type: 'empty', data: '' };
 const PAGE = 100;
 const DEFAULT_TTL_MS = 30_000;
 
-export class FencedCheckpointSaver extends BaseCheckpointSaver {
+/** The writes of a task that ended in an error or an interrupt: its staged effects are dropped. */
+const FAILED_TASK_CHANNELS: ReadonlySet<string> = new Set([ERROR, INTERRUPT]);
+
+export class FencedCheckpointSaver extends BaseCheckpointSaver implements NodeEffectStager {
   readonly #gate: FencegateApi;
   readonly #operatorGate: FencegateApi;
   readonly #scopePrefix: string;
   readonly #leases: ThreadLeases;
   /** Writes asked for in the same turn on one thread go out as one commit (thread-write-batch.ts). */
   readonly #batch: ThreadWriteBatch;
+  /** Effects nodes staged, until their task's writes (or the run's checkpoint) commit them. */
+  readonly #effects = new StagedEffects();
+  /** Stored checkpoints: effects commit with or after the checkpoint their step ran from. */
+  readonly #landing: CheckpointLanding;
   /** Who holds this saver's leases: `options.holder`, or an id unique to this instance. */
   readonly holder: string;
 
@@ -115,7 +132,42 @@ export class FencedCheckpointSaver extends BaseCheckpointSaver {
     this.#scopePrefix = options.scopePrefix ?? DEFAULT_SCOPE_PREFIX;
     this.holder = options.holder ?? `langgraph-saver-${randomUUID()}`;
     this.#leases = new ThreadLeases(options.gate, this.holder, options.ttlMs ?? DEFAULT_TTL_MS);
-    this.#batch = new ThreadWriteBatch(options.gate, options.maxWrites ?? DEFAULT_LIMITS.maxWrites);
+    this.#batch = new ThreadWriteBatch(options.gate, {
+      maxWrites: options.maxWrites ?? DEFAULT_LIMITS.maxWrites,
+      maxIntents: DEFAULT_LIMITS.maxIntents,
+    });
+    this.#landing = new CheckpointLanding(options.ttlMs ?? DEFAULT_TTL_MS);
+  }
+
+  /** The gate node effects are committed to and read from (`awaitEffect`). */
+  get effectGate(): FencegateApi {
+    return this.#gate;
+  }
+
+  /**
+   * Keeps a node's effect for its task's writes (node-effects.ts `stageEffect` calls it); answers
+   * the effect key. The run's fence, when it brings one, says whose writes may carry it.
+   */
+  stageNodeEffect(config: RunnableConfig, effect: StagedNodeEffect): string {
+    const scope = this.scopeFor(effect.threadId);
+    const writer = writerOf(config);
+    const intent = nodeIntent(scope, effect);
+    const kept = this.#effects.stage(
+      scope,
+      writer,
+      effect.taskId,
+      effect.origin,
+      intent,
+      MAX_EFFECTS_PER_TASK,
+    );
+    if (!kept) {
+      throw new FencegateError(
+        'invalid_request',
+        `stageEffect: a task stages at most ${MAX_EFFECTS_PER_TASK} effects (they commit together); stage one effect carrying a list instead`,
+        { field: 'key' },
+      );
+    }
+    return intent.effectKey;
   }
 
   /**
@@ -221,7 +273,18 @@ export class FencedCheckpointSaver extends BaseCheckpointSaver {
       metadata: storedMetadata,
     };
     records.push({ name: checkpointName(ns, checkpoint.id), value: stored });
-    await this.#write(config, threadId, records, `put ${ns} ${checkpoint.id}`);
+    // Tasks of earlier steps whose writes were never stored (durability `exit`) commit their
+    // effects with this checkpoint; under the other modes their writes took them already.
+    const scope = this.scopeFor(threadId);
+    const intents = this.#effects.takeOlderThan(scope, writerOf(config), checkpoint.id);
+    const landing = `${scope}\0${ns}\0${checkpoint.id}`;
+    try {
+      await this.#write(config, threadId, records, `put ${ns} ${checkpoint.id}`, intents);
+    } catch (error) {
+      this.#landing.refused(landing, error);
+      throw error;
+    }
+    this.#landing.landed(landing);
     return {
       configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id },
     };
@@ -256,8 +319,19 @@ export class FencedCheckpointSaver extends BaseCheckpointSaver {
       const name = writeName(ns, checkpointId, taskId, index);
       byName.set(name, { name, value: write, keepExisting: index >= 0 });
     }
-    if (byName.size === 0) return;
-    await this.#write(config, threadId, [...byName.values()], `writes ${ns} ${checkpointId}`);
+    const scope = this.scopeFor(threadId);
+    // A task that failed or was interrupted runs again under the same id and stages again.
+    const staged = this.#effects.takeTask(scope, writerOf(config), taskId);
+    const failed = writes.some(([channel]) => FAILED_TASK_CHANNELS.has(channel));
+    const intents = failed ? [] : staged;
+    if (byName.size === 0 && intents.length === 0) return;
+    if (intents.length > 0) {
+      await this.#landing.waitFor(`${scope}\0${ns}\0${checkpointId}`, async () => {
+        return (await this.#gate.getRecord(scope, checkpointName(ns, checkpointId))).exists;
+      });
+    }
+    const records = [...byName.values()];
+    await this.#write(config, threadId, records, `writes ${ns} ${checkpointId}`, intents);
   }
 
   async deleteThread(threadId: string): Promise<void> {
@@ -288,13 +362,17 @@ export class FencedCheckpointSaver extends BaseCheckpointSaver {
     threadId: string,
     records: RecordToWrite[],
     purpose: string,
+    intents: IntentRequest[] = [],
   ): Promise<void> {
     const scope = this.scopeFor(threadId);
     try {
       const fence = await this.#fence(config, scope);
-      await this.#batch.write({ scope, fence, records, purpose });
+      await this.#batch.write({ scope, fence, records, purpose, intents });
     } catch (error) {
-      throw asStaleWriteOwner(threadId, error);
+      const answer = asStaleWriteOwner(threadId, error);
+      // A superseded writer's staged effects are refused with its writes, never handed on.
+      if (isStaleWriteOwnerError(answer)) this.#effects.dropWriter(scope, writerOf(config));
+      throw answer;
     }
   }
 
@@ -449,6 +527,12 @@ function configString(config: RunnableConfig, key: string): string | undefined {
   throw new FencegateError('invalid_request', `configurable.${key} must be a string`, {
     field: `configurable.${key}`,
   });
+}
+
+/** Whose effects a call carries: the run's own fence, or the saver's lease for a run without. */
+function writerOf(config: RunnableConfig): WriterKey {
+  const fence: unknown = config.configurable?.fence;
+  return typeof fence === 'number' ? fence : 'lease';
 }
 
 function threadOf(config: RunnableConfig): string | undefined {

@@ -16,3 +16,9 @@ export {
   type RunThreadOptions,
   type MultitaskStrategy,
 } from './run-thread.js';
+export {
+  stageEffect,
+  awaitEffect,
+  type AwaitEffectOptions,
+  type EffectOutcome,
+} from './node-effects.js';

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { FencegateApi } from '../../api.js';
 import { FencegateError } from '../../errors.js';
-import type { CommitResult, ValueWrite } from '../../types.js';
+import type { CommitResult, IntentRequest, ValueWrite } from '../../types.js';
 import { canonicalJson } from '../../core/canonical.js';
 
 export interface RecordToWrite {
@@ -25,6 +25,8 @@ export interface RecordBatch {
   records: RecordToWrite[];
   /** What the operationIds are derived from, with the fence and the content. */
   purpose: string;
+  /** Effects committed with the final commit, so with the record that makes the others reachable. */
+  intents?: IntentRequest[];
 }
 
 /** Revision conflicts the writer resolves by reading again; more would mean another writer. */
@@ -40,8 +42,10 @@ export async function writeRecords(
   for (let end = batch.records.length; end > 0; end -= maxWrites) {
     chunks.unshift(batch.records.slice(Math.max(0, end - maxWrites), end));
   }
+  if (chunks.length === 0) chunks.push([]);
   for (const [index, chunk] of chunks.entries()) {
-    await writeChunk(gate, batch, chunk, index);
+    const last = index === chunks.length - 1;
+    await writeChunk(gate, batch, chunk, index, last ? (batch.intents ?? []) : []);
   }
 }
 
@@ -50,8 +54,10 @@ async function writeChunk(
   batch: RecordBatch,
   chunk: RecordToWrite[],
   index: number,
+  staged: IntentRequest[],
 ): Promise<void> {
   const known = new Map<string, { revision: number; exists: boolean }>();
+  let intents = staged;
   for (let attempt = 0; ; attempt += 1) {
     const writes: ValueWrite[] = [];
     for (const record of chunk) {
@@ -59,15 +65,24 @@ async function writeChunk(
       if (record.keepExisting === true && current.exists) continue;
       writes.push({ name: record.name, expectRevision: current.revision, value: record.value });
     }
-    if (writes.length === 0) return;
+    if (writes.length === 0 && intents.length === 0) return;
     const result = await gate.commit({
       scope: batch.scope,
       fence: batch.fence,
-      operationId: operationId(batch, index, writes),
+      operationId: operationId(batch, index, writes, intents),
       writes,
+      ...(intents.length > 0 ? { intents } : {}),
     });
     if (result.outcome === 'committed') return;
     const code = result.error.code;
+    const repeated = result.error.details?.effectKey;
+    if (code === 'duplicate_effect' && intents.some((intent) => intent.effectKey === repeated)) {
+      // The same task's effect, committed by an earlier attempt of the same step (a replay, a
+      // fork from its checkpoint): it exists once already, so it is absorbed, not refused.
+      intents = intents.filter((intent) => intent.effectKey !== repeated);
+      attempt -= 1;
+      continue;
+    }
     if ((code !== 'stale_revision' && code !== 'incarnation_changed') || attempt >= MAX_REREADS) {
       throw rejection(result);
     }
@@ -82,9 +97,15 @@ async function writeChunk(
  * request under the same id and gets the stored answer, while a stale run's rejection never
  * blocks the next fence's commit (a different id), which a fixed id per checkpoint would.
  */
-function operationId(batch: RecordBatch, index: number, writes: ValueWrite[]): string {
+function operationId(
+  batch: RecordBatch,
+  index: number,
+  writes: ValueWrite[],
+  intents: IntentRequest[],
+): string {
+  const content = intents.length === 0 ? writes : [writes, intents];
   const digest = createHash('sha256')
-    .update(canonicalJson([batch.scope, batch.fence, batch.purpose, index, writes]))
+    .update(canonicalJson([batch.scope, batch.fence, batch.purpose, index, content]))
     .digest('base64url')
     .slice(0, 32);
   return `langgraph:${batch.fence}:${digest}`;

@@ -16,6 +16,7 @@
  */
 import type { FencegateApi } from '../../api.js';
 import { isFencegateError, type ErrorCode } from '../../errors.js';
+import type { IntentRequest } from '../../types.js';
 import { writeRecords, type RecordToWrite } from './record-writer.js';
 
 /** One saver call's share of a batch. */
@@ -24,6 +25,14 @@ export interface ThreadWrite {
   fence: number;
   records: RecordToWrite[];
   purpose: string;
+  /** Effects the nodes staged, committed with these records (staged-effects.ts). */
+  intents?: IntentRequest[];
+}
+
+/** How much one commit may hold. */
+export interface CommitSize {
+  maxWrites: number;
+  maxIntents: number;
 }
 
 interface Waiting {
@@ -43,14 +52,14 @@ const REFUSALS_OF_ONE_CALL: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
 
 export class ThreadWriteBatch {
   readonly #gate: FencegateApi;
-  readonly #maxWrites: number;
+  readonly #size: CommitSize;
   /** Per scope and fence, the calls of this turn, in the order they came. */
   #pending = new Map<string, Waiting[]>();
   #scheduled = false;
 
-  constructor(gate: FencegateApi, maxWrites: number) {
+  constructor(gate: FencegateApi, size: CommitSize) {
     this.#gate = gate;
-    this.#maxWrites = maxWrites;
+    this.#size = size;
   }
 
   /** Settles once the batch holding `write` is committed, or with the answer that refused it. */
@@ -87,15 +96,21 @@ export class ThreadWriteBatch {
     const batches: Waiting[][] = [];
     let batch: Waiting[] = [];
     let records = 0;
+    let intents = 0;
     for (const call of calls) {
       const size = call.write.records.length;
-      if (batch.length > 0 && records + size > this.#maxWrites) {
+      const effects = call.write.intents?.length ?? 0;
+      const full =
+        records + size > this.#size.maxWrites || intents + effects > this.#size.maxIntents;
+      if (batch.length > 0 && full) {
         batches.push(batch);
         batch = [];
         records = 0;
+        intents = 0;
       }
       batch.push(call);
       records += size;
+      intents += effects;
     }
     if (batch.length > 0) batches.push(batch);
     return batches;
@@ -125,8 +140,9 @@ export class ThreadWriteBatch {
         fence: first.fence,
         records: mergeRecords(writes),
         purpose: writes.map((write) => write.purpose).join('\n'),
+        intents: mergeIntents(writes),
       },
-      this.#maxWrites,
+      this.#size.maxWrites,
     );
   }
 }
@@ -148,4 +164,13 @@ function mergeRecords(writes: ThreadWrite[]): RecordToWrite[] {
     }
   }
   return [...byName.values()];
+}
+
+/** The calls' effects, each key once (two tasks never share one: a key names its task). */
+function mergeIntents(writes: ThreadWrite[]): IntentRequest[] {
+  const byKey = new Map<string, IntentRequest>();
+  for (const write of writes) {
+    for (const intent of write.intents ?? []) byKey.set(intent.effectKey, intent);
+  }
+  return [...byKey.values()];
 }

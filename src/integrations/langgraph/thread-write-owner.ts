@@ -15,11 +15,13 @@ import {
   type CheckpointTuple,
   type PendingWrite,
 } from '@langchain/langgraph-checkpoint';
+import type { FencegateApi } from '../../api.js';
 import { FencegateError } from '../../errors.js';
 import type { HeldLease } from '../lease-keeper.js';
 import type { FencedCheckpointSaver } from './checkpoint-saver.js';
+import type { NodeEffectStager, StagedNodeEffect } from './node-effects.js';
 
-export class ThreadWriteOwner extends BaseCheckpointSaver {
+export class ThreadWriteOwner extends BaseCheckpointSaver implements NodeEffectStager {
   readonly threadId: string;
   readonly #saver: FencedCheckpointSaver;
   readonly #lease: HeldLease;
@@ -80,6 +82,15 @@ export class ThreadWriteOwner extends BaseCheckpointSaver {
 
   deleteThread(threadId: string): Promise<void> {
     return this.#saver.deleteThread(threadId);
+  }
+
+  get effectGate(): FencegateApi {
+    return this.#saver.effectGate;
+  }
+
+  /** A node's effect, committed with this owner's writes under its fence (node-effects.ts). */
+  stageNodeEffect(config: RunnableConfig, effect: StagedNodeEffect): string {
+    return this.#saver.stageNodeEffect(this.#fenced(config), effect);
   }
 
   /**

@@ -21,3 +21,10 @@ export {
   type WriteOwnershipClause,
   type WriteOwnershipWriter,
 } from './write-ownership-clauses.js';
+export { validateNodeEffects, type NodeEffectsTestInitializer } from './node-effects.js';
+export {
+  NODE_EFFECT_CLAUSES,
+  NodeEffectsViolation,
+  type NodeEffectsClause,
+  type NodeEffectsSubject,
+} from './node-effects-clauses.js';

@@ -62,7 +62,7 @@ let sequence = 0;
  * A time-ordered UUID (version 7 layout), increasing within one process even inside one
  * millisecond: checkpoint ids must sort in the order they were written, as LangGraph's do.
  */
-function orderedId(): string {
+export function orderedId(): string {
   const now = Date.now();
   sequence = now === lastMillis ? sequence + 1 : 0;
   lastMillis = now;
@@ -77,7 +77,7 @@ function newThread(): string {
   return `write-ownership-${orderedId()}`;
 }
 
-function configOf(threadId: string, checkpointId?: string): RunnableConfig {
+export function configOf(threadId: string, checkpointId?: string): RunnableConfig {
   return {
     configurable: {
       thread_id: threadId,
@@ -88,7 +88,7 @@ function configOf(threadId: string, checkpointId?: string): RunnableConfig {
 }
 
 /** Writes one empty checkpoint (a child of `parent` when given); answers its id. */
-async function putCheckpoint(
+export async function putCheckpoint(
   writer: WriteOwnershipWriter,
   threadId: string,
   step: number,

@@ -11,8 +11,17 @@ extra of this package.
     graph.invoke(None, {"configurable": {"thread_id": thread_id, "fence": owner.fence}})
 """
 
+from .effects import aawait_effect, await_effect, stage_effect
 from .errors import STALE_OWNER_CODES, StaleWriteOwnerError
 from .owner import WriteOwner
 from .saver import FencedCheckpointSaver
 
-__all__ = ["FencedCheckpointSaver", "STALE_OWNER_CODES", "StaleWriteOwnerError", "WriteOwner"]
+__all__ = [
+    "FencedCheckpointSaver",
+    "STALE_OWNER_CODES",
+    "StaleWriteOwnerError",
+    "WriteOwner",
+    "aawait_effect",
+    "await_effect",
+    "stage_effect",
+]

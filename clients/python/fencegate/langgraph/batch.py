@@ -30,8 +30,12 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from .._base import FencegateError
 from .._methods import AsyncClientApi
+from ..models import Intent
 from .saver_steps import SaverSteps, arun
 from .writes import Batch, RecordToWrite, write_records
+
+#: The store's default limit of intents per commit.
+MAX_INTENTS = 16
 
 #: Refusals about one call's own writes, not about the writer: the calls are retried apart.
 REFUSALS_OF_ONE_CALL = frozenset(
@@ -138,14 +142,15 @@ def _commit_sized(calls: List[_Call], max_writes: int) -> List[List[_Call]]:
     never covers a call of which one part was stored and another refused."""
     batches: List[List[_Call]] = []
     batch: List[_Call] = []
-    records = 0
+    records = intents = 0
     for call in calls:
-        size = len(call.batch.records)
-        if batch and records + size > max_writes:
+        size, effects = len(call.batch.records), len(call.batch.intents)
+        if batch and (records + size > max_writes or intents + effects > MAX_INTENTS):
             batches.append(batch)
-            batch, records = [], 0
+            batch, records, intents = [], 0, 0
         batch.append(call)
         records += size
+        intents += effects
     if batch:
         batches.append(batch)
     return batches
@@ -167,7 +172,13 @@ def _joined(calls: List[_Call]) -> Batch:
             by_name.pop(record.name, None)
             by_name[record.name] = record
     purpose = "\n".join(call.batch.purpose for call in calls)
-    return Batch(first.thread_id, first.scope, first.fence, list(by_name.values()), purpose)
+    # Each key once: a key names its task, and two calls never carry one task's effects.
+    by_key: Dict[str, Intent] = {}
+    for call in calls:
+        for intent in call.batch.intents:
+            by_key[intent.effect_key] = intent
+    records = list(by_name.values())
+    return Batch(first.thread_id, first.scope, first.fence, records, purpose, list(by_key.values()))
 
 
 def _answer(calls: List[_Call], error: Optional[BaseException]) -> None:

@@ -9,6 +9,7 @@ does (reading needs no ownership), so a graph may be compiled with the writer it
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidRequestError
+from .effects import WriterKey
 from .errors import StaleWriteOwnerError
 from .leases import HeldLease
 from .saver import FencedCheckpointSaver
@@ -34,6 +35,7 @@ class WriteOwner(FencedCheckpointSaver):
         # One lease renewal, one memory of recent checkpoints, one reader, one batch with the saver.
         self._leases, self._recent, self._reader = saver._leases, saver._recent, saver._reader
         self._batch = saver._batch
+        self._effects, self._landed = saver._effects, saver._landed
         self.thread_id = thread_id
         self._lease = lease
 
@@ -77,6 +79,9 @@ class WriteOwner(FencedCheckpointSaver):
             )
         return self.fence
         yield  # steps that need no call
+
+    def _writer(self, config: "RunnableConfig") -> WriterKey:
+        return self.fence
 
     def _check(self) -> "SaverSteps[None]":
         state: Any = yield call("get_scope", self.scope)

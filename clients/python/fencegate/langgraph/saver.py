@@ -8,6 +8,7 @@ the saver acquires for it; once another run owns the thread, its next write is r
 """
 
 import logging
+import time
 import uuid
 from typing import (
     TYPE_CHECKING,
@@ -37,12 +38,22 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from .._methods import AsyncClientApi, ClientApi
 from .._shapes import EitherClientApi, is_async_client
 from ..errors import InvalidRequestError, LeaseHeldError, ScopeDeletedError, ScopeNotFoundError
+from ..models import Intent
 from .batch import ThreadWriteBatch
+from .effects import (
+    MAX_EFFECTS_PER_TASK,
+    StagedEffects,
+    StagedNodeEffect,
+    WriterKey,
+    node_intent,
+    writer_of,
+)
+from .errors import StaleWriteOwnerError
 from .leases import HeldLease, ThreadLeases
 from .names import DEFAULT_SCOPE_PREFIX, blob_name, checkpoint_name, escape_name, write_name
 from .reads import ThreadReader
 from .recent import RecentCheckpoints
-from .saver_steps import Joined, SaverSteps, Shared, aiterate, arun, call, iterate, run
+from .saver_steps import Joined, Pause, SaverSteps, Shared, aiterate, arun, call, iterate, run
 from .stored import EMPTY, dump, stored_checkpoint, stored_write, write_index
 from .writes import DEFAULT_MAX_WRITES, Batch, RecordToWrite
 
@@ -55,6 +66,10 @@ DEFAULT_TTL_MS = 30_000
 
 #: What ``_fence`` answers for a write that must be dropped: the thread was deleted.
 _DELETED = -1
+#: The writes of a task that ended in an error or an interrupt: its staged effects are dropped.
+_FAILED_TASK_CHANNELS = frozenset({"__error__", "__interrupt__"})
+#: How often a write carrying effects looks whether its step's checkpoint is stored yet.
+_LANDING_POLL_S = 0.02
 
 
 # LangGraph's own channel versions: whole numbers, one more at each write.
@@ -110,10 +125,36 @@ class FencedCheckpointSaver(BaseCheckpointSaver[int]):
         self._batch = ThreadWriteBatch(max_writes)
         self._recent = RecentCheckpoints()
         self._reader = ThreadReader(self.serde, self.scope_for, self._recent)
+        #: Effects nodes staged, until their task's writes (or the run's checkpoint) take them.
+        self._effects = StagedEffects()
+        #: Checkpoints this saver stored, and the refusals of those it could not: an effect
+        #: commits with or after the checkpoint its step ran from.
+        self._landed: Dict[str, Optional[BaseException]] = {}
 
     def scope_for(self, thread_id: str) -> str:
         """The scope of a thread: acquire or take it over to give a run its fence."""
         return self.scope_prefix + escape_name(str(thread_id))
+
+    # Node effects (effects.py)
+
+    def stage_node_effect(self, config: RunnableConfig, effect: StagedNodeEffect) -> str:
+        """Keeps a node's effect for its task's writes; returns the effect key."""
+        scope = self.scope_for(effect.thread_id)
+        intent = node_intent(scope, effect)
+        writer = self._writer(config)
+        if not self._effects.stage(scope, writer, effect.task_id, effect.origin, intent):
+            raise InvalidRequestError(
+                f"stage_effect: a task stages at most {MAX_EFFECTS_PER_TASK} effects (they "
+                "commit together); stage one effect carrying a list instead",
+                {"field": "key"},
+            )
+        return intent.effect_key
+
+    def effect_intent(self, effect_key: str) -> Optional[Dict[str, Any]]:
+        return run(self._client_for("get_tuple"), _get_intent(effect_key))
+
+    async def aeffect_intent(self, effect_key: str) -> Optional[Dict[str, Any]]:
+        return await arun(self._client_for("aget_tuple"), _get_intent(effect_key))
 
     # Reads
 
@@ -298,9 +339,22 @@ class FencedCheckpointSaver(BaseCheckpointSaver[int]):
         )
         records.append(RecordToWrite(checkpoint_name(namespace, checkpoint["id"]), stored))
         purpose = f"put {namespace} {checkpoint['id']}"
-        if (yield from self._write(config, thread_id, records, purpose)):
+        scope = self.scope_for(thread_id)
+        # Tasks of earlier steps whose writes were never stored (durability ``exit``) commit
+        # their effects with this checkpoint; under the other modes their writes took them.
+        intents = self._effects.take_older_than(scope, self._writer(config), checkpoint["id"])
+        landing = f"{scope}\0{namespace}\0{checkpoint['id']}"
+        try:
+            written = yield from self._write(config, thread_id, records, purpose, intents)
+        except Exception as error:
+            self._landed[landing] = error
+            raise
+        self._landed[landing] = None
+        if len(self._landed) > 512:
+            self._landed.pop(next(iter(self._landed)))
+        if written:
             versions = prepared["channel_versions"]
-            self._recent.remember(self.scope_for(thread_id), stored, versions, blobs)
+            self._recent.remember(scope, stored, versions, blobs)
         return {
             "configurable": {
                 "thread_id": thread_id,
@@ -332,9 +386,42 @@ class FencedCheckpointSaver(BaseCheckpointSaver[int]):
             name = write_name(namespace, checkpoint_id, task_id, index)
             value_record = stored_write(self.serde, task_id, channel, task_path, index, value)
             by_name[name] = RecordToWrite(name, value_record, keep_existing=index >= 0)
-        if by_name:
-            purpose = f"writes {namespace} {checkpoint_id}"
-            yield from self._write(config, thread_id, list(by_name.values()), purpose)
+        scope = self.scope_for(thread_id)
+        # A task that failed or was interrupted runs again under the same id and stages again.
+        staged = self._effects.take_task(scope, self._writer(config), task_id)
+        failed = any(channel in _FAILED_TASK_CHANNELS for channel, _ in writes)
+        intents = [] if failed else staged
+        if not by_name and not intents:
+            return
+        if intents:
+            yield from self._checkpoint_landed(scope, namespace, checkpoint_id)
+        purpose = f"writes {namespace} {checkpoint_id}"
+        yield from self._write(config, thread_id, list(by_name.values()), purpose, intents)
+
+    def _checkpoint_landed(
+        self, scope: str, namespace: str, checkpoint_id: str
+    ) -> "SaverSteps[None]":
+        """Waits until the checkpoint a task's step ran from is stored: LangGraph may ask for a
+        task's writes before that checkpoint's own write (durability ``async``)."""
+        landing = f"{scope}\0{namespace}\0{checkpoint_id}"
+        until = time.monotonic() + self.ttl_ms / 1000
+        while True:
+            if landing in self._landed:
+                refusal = self._landed[landing]
+                if refusal is not None:
+                    raise refusal
+                return
+            record = yield call("get_record", scope, checkpoint_name(namespace, checkpoint_id))
+            if record.exists:
+                return
+            if time.monotonic() > until:
+                raise InvalidRequestError(
+                    f"the checkpoint {checkpoint_id} a task's effects come from was never "
+                    "stored; an effect commits only with or after the checkpoint its step ran "
+                    "from",
+                    {"field": "configurable.checkpoint_id"},
+                )
+            yield Pause(_LANDING_POLL_S)
 
     def _delete_thread(self, thread_id: str) -> "SaverSteps[None]":
         scope = self.scope_for(thread_id)
@@ -364,7 +451,12 @@ class FencedCheckpointSaver(BaseCheckpointSaver[int]):
         return WriteOwner(self, thread_id, lease)
 
     def _write(
-        self, config: RunnableConfig, thread_id: str, records: List[RecordToWrite], purpose: str
+        self,
+        config: RunnableConfig,
+        thread_id: str,
+        records: List[RecordToWrite],
+        purpose: str,
+        intents: Sequence[Intent] = (),
     ) -> "SaverSteps[bool]":
         """Whether the records were written (a late write to a deleted thread is dropped)."""
         scope = self.scope_for(thread_id)
@@ -372,8 +464,17 @@ class FencedCheckpointSaver(BaseCheckpointSaver[int]):
         if fence == _DELETED:
             log.warning("thread %r was deleted: a late write to it is not stored", thread_id)
             return False
-        yield Joined(Batch(thread_id, scope, fence, records, purpose), self._batch)
+        try:
+            yield Joined(Batch(thread_id, scope, fence, records, purpose, intents), self._batch)
+        except StaleWriteOwnerError:
+            # A superseded writer's staged effects are refused with its writes, never handed on.
+            self._effects.drop_writer(scope, self._writer(config))
+            raise
         return True
+
+    def _writer(self, config: RunnableConfig) -> WriterKey:
+        """Whose effects a call carries: the run's own fence, or the saver's lease."""
+        return writer_of(config)
 
     def _fence(self, config: RunnableConfig, scope: str) -> "SaverSteps[int]":
         """The run's own fence when it brings one, else this saver's lease on the thread."""
@@ -438,6 +539,11 @@ _PAIRED = frozenset(
         "close",
     }
 )
+
+
+def _get_intent(effect_key: str) -> "SaverSteps[Optional[Dict[str, Any]]]":
+    intent: Optional[Dict[str, Any]] = yield call("get_intent", effect_key)
+    return intent
 
 
 def _is_async_method(method: str) -> bool:

@@ -14,6 +14,7 @@ blocks the event loop.
 
 import asyncio
 import functools
+import time
 from dataclasses import dataclass, field
 from typing import (
     Any,
@@ -73,13 +74,21 @@ class Joined:
 
 
 @dataclass(frozen=True)
+class Pause:
+    """A wait between two looks at the store: ``time.sleep`` on the synchronous client (one of
+    LangGraph's worker threads), ``asyncio.sleep`` on the asynchronous one."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
 class Emit:
     """An item a streaming operation hands to its caller."""
 
     item: Any
 
 
-Step = Union[Call, Gather, Shared, Joined, Emit]
+Step = Union[Call, Gather, Shared, Joined, Pause, Emit]
 #: The steps of one saver operation, returning its result.
 SaverSteps = Generator[Step, Any, T]
 
@@ -187,12 +196,17 @@ async def _asteps(client: EitherClientApi, cursor: _Cursor) -> AsyncIterator[Any
 
 
 def _invoke_each(
-    client: EitherClientApi, calls: Sequence[Union[Call, Shared, Joined]]
+    client: EitherClientApi, calls: Sequence[Union[Call, Shared, Joined, Pause]]
 ) -> List[Any]:
     return [_invoke(client, one) for one in calls]
 
 
-def _invoke(client: EitherClientApi, one: Union[Call, Shared, Joined]) -> Any:
+def _invoke(client: EitherClientApi, one: Union[Call, Shared, Joined, Pause]) -> Any:
+    if isinstance(one, Pause):
+        if asyncio.iscoroutinefunction(client.commit):
+            return asyncio.sleep(one.seconds)
+        time.sleep(one.seconds)
+        return None
     if isinstance(one, Joined):
         if asyncio.iscoroutinefunction(client.commit):
             return one.writer.write(client, one.value)

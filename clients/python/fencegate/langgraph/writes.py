@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .._answers import catalog_error
 from .._base import FencegateError
-from ..models import CommitResult, Write
+from ..models import CommitResult, Intent, Write
 from .errors import STALE_OWNER_CODES, StaleWriteOwnerError
 from .saver_steps import SaverSteps, call
 
@@ -41,6 +41,8 @@ class Batch:
     records: Sequence[RecordToWrite]
     #: What the operationIds are derived from, with the fence and the content.
     purpose: str
+    #: Effects nodes staged (effects.py), committed with the last commit of the batch.
+    intents: Sequence[Intent] = ()
 
 
 def write_records(batch: Batch, max_writes: int = DEFAULT_MAX_WRITES) -> "SaverSteps[None]":
@@ -50,11 +52,16 @@ def write_records(batch: Batch, max_writes: int = DEFAULT_MAX_WRITES) -> "SaverS
     while end > 0:
         chunks.insert(0, records[max(0, end - max_writes) : end])
         end -= max_writes
+    if not chunks:
+        chunks.append([])
     for index, chunk in enumerate(chunks):
-        yield from _write_chunk(batch, chunk, index)
+        last = index == len(chunks) - 1
+        yield from _write_chunk(batch, chunk, index, list(batch.intents) if last else [])
 
 
-def _write_chunk(batch: Batch, chunk: List[RecordToWrite], index: int) -> "SaverSteps[None]":
+def _write_chunk(
+    batch: Batch, chunk: List[RecordToWrite], index: int, intents: List[Intent]
+) -> "SaverSteps[None]":
     known: Dict[str, Tuple[int, bool]] = {}
     attempt = 0
     while True:
@@ -64,19 +71,26 @@ def _write_chunk(batch: Batch, chunk: List[RecordToWrite], index: int) -> "Saver
             if record.keep_existing and exists:
                 continue
             writes.append(Write(record.name, expect_revision=revision, value=record.value))
-        if not writes:
+        if not writes and not intents:
             return
         result: CommitResult = yield call(
             "commit",
             scope=batch.scope,
             fence=batch.fence,
-            operation_id=operation_id(batch, index, writes),
+            operation_id=operation_id(batch, index, writes, intents),
             writes=writes,
+            intents=intents,
         )
         if result.committed:
             return
         assert result.error is not None
         code = result.error.code
+        repeated = (result.error.details or {}).get("effectKey")
+        if code == "duplicate_effect" and any(i.effect_key == repeated for i in intents):
+            # The same task's effect, committed by an earlier attempt of its step: it exists once
+            # already, so it is absorbed, not refused.
+            intents = [intent for intent in intents if intent.effect_key != repeated]
+            continue
         if code not in ("stale_revision", "incarnation_changed") or attempt >= _MAX_REREADS:
             raise refusal(batch.thread_id, code, result.error.message, result.error.details)
         for write in writes:
@@ -100,7 +114,9 @@ def refusal(
     return catalog_error(code, message, details)
 
 
-def operation_id(batch: Batch, index: int, writes: List[Write]) -> str:
+def operation_id(
+    batch: Batch, index: int, writes: List[Write], intents: Sequence[Intent] = ()
+) -> str:
     """Derived from the scope, the fence and the exact writes: a lost reply retried sends the same
     id and gets the stored answer, while a superseded run's refusal never blocks the next fence's
     commit (a different id), which a fixed id per checkpoint would."""
@@ -111,6 +127,8 @@ def operation_id(batch: Batch, index: int, writes: List[Write]) -> str:
         index,
         [[w.name, w.expect_revision, w.value] for w in writes],
     )
+    if intents:
+        content += ([[i.effect_key, i.target, i.payload] for i in intents],)
     canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     digest = hashlib.sha256(canonical.encode("utf-8")).digest()
     return f"langgraph:{batch.fence}:{base64.urlsafe_b64encode(digest).decode()[:32]}"
