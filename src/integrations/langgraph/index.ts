@@ -16,3 +16,15 @@ export {
   type RunThreadOptions,
   type MultitaskStrategy,
 } from './run-thread.js';
+export {
+  FencedStore,
+  type FencedStoreOptions,
+  type FencedPutOperation,
+  type MemoryPrecondition,
+  type MemoryPutOptions,
+} from './fenced-store.js';
+export {
+  MemoryConflictError,
+  isMemoryConflictError,
+  type MemoryItem,
+} from './memory-conflict-error.js';

@@ -83,11 +83,16 @@ async function writeChunk(
  * blocks the next fence's commit (a different id), which a fixed id per checkpoint would.
  */
 function operationId(batch: RecordBatch, index: number, writes: ValueWrite[]): string {
+  return contentOperationId('langgraph', batch.fence, [batch.scope, batch.purpose, index, writes]);
+}
+
+/** `<kind>:<fence>:<digest of the fence and the content>`: the same request, the same id. */
+export function contentOperationId(kind: string, fence: number, content: unknown[]): string {
   const digest = createHash('sha256')
-    .update(canonicalJson([batch.scope, batch.fence, batch.purpose, index, writes]))
+    .update(canonicalJson([content[0], fence, ...content.slice(1)]))
     .digest('base64url')
     .slice(0, 32);
-  return `langgraph:${batch.fence}:${digest}`;
+  return `${kind}:${fence}:${digest}`;
 }
 
 /** The error a rejected commit answered. */

@@ -21,3 +21,11 @@ export {
   type WriteOwnershipClause,
   type WriteOwnershipWriter,
 } from './write-ownership-clauses.js';
+export { validateMemoryStore, type MemoryStoreTestInitializer } from './memory-store.js';
+export {
+  MEMORY_STORE_CLAUSES,
+  MemoryStoreViolation,
+  type MemoryRun,
+  type MemoryStoreClause,
+  type MemoryStoreSubject,
+} from './memory-store-clauses.js';
