@@ -32,11 +32,9 @@ import { join } from 'node:path';
 import { Annotation, END, MemorySaver, START, StateGraph } from '@langchain/langgraph';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import type { FencegateApi } from '../src/api.js';
-import { FencegateClient } from '../src/client/index.js';
 import { Fencegate } from '../src/gate.js';
 import { FencedCheckpointSaver, runThread } from '../src/integrations/langgraph/index.js';
-import { buildServer } from '../src/server/build-server.js';
-import { issueToken } from '../src/server/tokens.js';
+import { workerServer } from './http/worker-in-process.js';
 import { summarize, type RunStats } from './stats.js';
 
 const State = Annotation.Root({
@@ -194,13 +192,7 @@ export async function runLanggraphBench(
   const dir = mkdtempSync(join(tmpdir(), 'fencegate-bench-langgraph-'));
   try {
     const gate = await Fencegate.open({ store: `sqlite:${join(dir, 'library.db')}` });
-    const served = await Fencegate.open({ store: `sqlite:${join(dir, 'server.db')}` });
-    const app = await buildServer({ store: served.store });
-    await app.listen({ host: '127.0.0.1', port: 0 });
-    const address = app.server.address();
-    const port = typeof address === 'object' && address !== null ? address.port : 0;
-    const { token } = await issueToken(served.store, { tenant: served.tenant, role: 'worker' });
-    const client = new FencegateClient({ url: `http://127.0.0.1:${port}`, token });
+    const { client, app, served } = await workerServer(join(dir, 'server.db'));
     const commitCounts = {
       memory: () => 0,
       local: countCommits(gate),

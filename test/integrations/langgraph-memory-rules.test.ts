@@ -120,7 +120,7 @@ describe('FencedStore', () => {
     const store = new InMemoryStore();
     const race = MEMORY_STORE_CLAUSES.parallel_nodes_writing_one_key_lose_nothing({
       run: () => ({ store }),
-      supersede: async () => undefined,
+      supersede: () => Promise.resolve(),
     });
     await expect(race).rejects.toThrow(
       /the item holds \["(left|right)"\] after both nodes wrote \(0 conflicts\)/,

@@ -154,7 +154,9 @@ export class FencedStore extends BaseStore {
   }
 
   #thread(): Thread {
-    const config = this.#run ?? AsyncLocalStorageProviderSingleton.getRunnableConfig();
+    const config: RunnableConfig | undefined =
+      this.#run ??
+      (AsyncLocalStorageProviderSingleton.getRunnableConfig() as RunnableConfig | undefined);
     const threadId = config === undefined ? undefined : threadOf(config, true);
     if (config === undefined || threadId === undefined) {
       throw new FencegateError(
@@ -299,7 +301,7 @@ function checkOperation(op: Operation): void {
     const put = 'value' in op;
     checkNamespace(op.namespace, put ? {} : { allowEmpty: true, allowReservedRoot: true });
     memoryName(op.namespace, op.key);
-    if (put) checkPut(op as FencedPutOperation);
+    if (put) checkPut(op);
     return;
   }
   checkCount(op.limit, 'limit');

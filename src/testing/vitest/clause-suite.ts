@@ -35,10 +35,7 @@ export function registerClauseSuite<S, C extends string>(suite: ClauseSuite<S, C
       if (subject !== undefined) await suite.destroy?.(subject);
       await suite.afterAll?.();
     });
-    for (const [name, clause] of Object.entries(suite.clauses) as [
-      string,
-      (s: S) => Promise<void>,
-    ][]) {
+    for (const [name, clause] of Object.entries<(subject: S) => Promise<void>>(suite.clauses)) {
       const register = expectedFailures.has(name) ? it.fails : it;
       register(name, async () => {
         if (subject === undefined) throw new Error('the subject was not created');

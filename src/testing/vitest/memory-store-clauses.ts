@@ -163,15 +163,21 @@ async function searchPrefixAndFilter(subject: MemoryStoreSubject): Promise<void>
   await seedDocs(store);
   const keys = (items: Item[]) => items.map((item) => item.key).sort();
   const all = await store.search(['docs']);
-  check(same(keys(all), ['d1', 'd2', 'd3']), () => `prefix search found ${keys(all)}`);
+  check(
+    same(keys(all), ['d1', 'd2', 'd3']),
+    () => `prefix search found ${JSON.stringify(keys(all))}`,
+  );
   const guides = await store.search(['docs'], { filter: { category: 'guide' } });
-  check(same(keys(guides), ['d1', 'd2']), () => `equality filter found ${keys(guides)}`);
+  check(
+    same(keys(guides), ['d1', 'd2']),
+    () => `equality filter found ${JSON.stringify(keys(guides))}`,
+  );
   const ops = await store.search(['docs'], {
     filter: { level: { $gte: 2 }, category: { $ne: 'x' } },
   });
-  check(same(keys(ops), ['d2', 'd3']), () => `operator filter found ${keys(ops)}`);
+  check(same(keys(ops), ['d2', 'd3']), () => `operator filter found ${JSON.stringify(keys(ops))}`);
   const within = await store.search(['docs'], { filter: { category: { $in: ['note', 'other'] } } });
-  check(same(keys(within), ['d3']), () => `$in found ${keys(within)}`);
+  check(same(keys(within), ['d3']), () => `$in found ${JSON.stringify(keys(within))}`);
   const none = await store.search(['nothing-here']);
   check(none.length === 0, () => 'a search of an empty namespace found items');
 }
@@ -186,7 +192,7 @@ async function searchPages(subject: MemoryStoreSubject): Promise<void> {
     first.length === 2 && second.length === 1,
     () => `pages of ${first.length} and ${second.length}`,
   );
-  check(new Set(seen).size === 3, () => `pages overlap: ${seen}`);
+  check(new Set(seen).size === 3, () => `pages overlap: ${JSON.stringify(seen)}`);
 }
 
 async function namespacesListed(subject: MemoryStoreSubject): Promise<void> {
