@@ -86,6 +86,26 @@ describe('FencedStore', () => {
     );
   });
 
+  it("serves a node's config.store when bound as the run's store, and refuses it unbound", async () => {
+    const { saver, memory } = memoryOf();
+    const graph = new StateGraph(Steps)
+      .addNode('remember', async (_, config) => {
+        await config.store!.put(['prefs'], 'tone', { value: 'brief' });
+        return { steps: [String((await config.store!.get(['prefs'], 'tone'))?.value.value)] };
+      })
+      .addEdge(START, 'remember')
+      .addEdge('remember', END)
+      .compile({ checkpointer: saver, store: memory });
+    const config = { configurable: { thread_id: 't-bound' } };
+    const state = await graph.invoke({ steps: [] }, { ...config, store: memory.forRun(config) });
+    expect(state.steps).toEqual(['brief']);
+    // LangGraph runs config.store's operations outside the node's config: no thread is known.
+    const unbound = graph.invoke({ steps: [] }, { configurable: { thread_id: 't-unbound' } });
+    await expect(unbound).rejects.toMatchObject({ code: 'invalid_request' });
+    expect(await memory.forThread('t-unbound').listNamespaces()).toEqual([]);
+    await saver.close();
+  });
+
   it('answers a conflict with the item as it is now, and a retry at its revision lands', async () => {
     const run = memoryOf().memory.forThread('t-conflict');
     await run.put(['notes'], 'k', { v: 1 });
