@@ -23,7 +23,8 @@ const USAGE = `usage: npm run bench -- all [--seconds N] [--store postgres://…
        npm run bench -- bullmq [--jobs N] [--concurrency N]
        npm run bench -- langgraph [--seconds N] [--rounds N]
        npm run bench -- python-langgraph [--seconds N] [--rounds N]
-       npm run bench -- node-effects [--seconds N] [--rounds N]`;
+       npm run bench -- node-effects [--seconds N] [--rounds N]
+       npm run bench -- langgraph-memory [--seconds N] [--rounds N]`;
 
 /** The large store of `all` and `scale`: scopes of ten records each. */
 const LARGE_SCOPES = 1_000_000;
@@ -166,6 +167,12 @@ async function main(argv: string[]): Promise<number> {
       // Loaded on demand: LangGraph is an optional peer, needed by this benchmark only.
       const { formatNodeEffectsBench, runNodeEffectsBench } = await import('./node-effects.js');
       console.log(formatNodeEffectsBench(await runNodeEffectsBench({ seconds, rounds })));
+      return 0;
+    }
+    case 'langgraph-memory': {
+      // Loaded on demand: LangGraph is an optional peer, needed by this benchmark only.
+      const { formatMemoryBench, runMemoryBench } = await import('./langgraph-memory.js');
+      console.log(formatMemoryBench(await runMemoryBench({ seconds, rounds })));
       return 0;
     }
     case 'python-langgraph': {

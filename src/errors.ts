@@ -256,6 +256,13 @@ export const INTEGRATION_ERRORS: readonly IntegrationErrorSpec[] = [
       "A LangGraph.js run (FencedCheckpointSaver, fencegate/langgraph) wrote a thread it no longer owns: another claimWriteOwnership, a takeover, a cutover, a release or a delete moved the thread's fence. Nothing of the write was stored, and every later write of that writer is refused the same way. Carries threadId and isStaleWriteOwnerError = true, the marker the write-ownership suite of fencegate/testing/vitest recognises; isStaleWriteOwnerError() recognises it.",
   },
   {
+    name: 'MemoryConflictError',
+    language: 'TypeScript',
+    codes: ['stale_revision'],
+    description:
+      'A FencedStore put or delete (fencegate/langgraph) whose precondition did not hold: the item changed since the revision given as ifRevision, or ifAbsent found it present. Nothing was written. Carries namespace, key, current (the item now, with its revision) and isMemoryConflictError = true, the marker the memory-store suite of fencegate/testing/vitest recognises; isMemoryConflictError() recognises it.',
+  },
+  {
     name: 'fencegate.langgraph.StaleWriteOwnerError',
     language: 'Python',
     codes: ['stale_fence', 'lease_expired', 'authority_revoked', 'not_holder', 'scope_deleted'],

@@ -106,6 +106,8 @@ interface StoredWrite {
 /** A blob for a channel that has a new version but no value (LangGraph's empty channel). */
 const EMPTY: Serialized = { type: 'empty', data: '' };
 const PAGE = 100;
+/** Where LangGraph puts the run's checkpointer in each task's config. */
+const CHECKPOINTER_KEY = '__pregel_checkpointer';
 const DEFAULT_TTL_MS = 30_000;
 
 /** The writes of a task that ended in an error or an interrupt: its staged effects are dropped. */
@@ -181,6 +183,25 @@ export class FencedCheckpointSaver extends BaseCheckpointSaver implements NodeEf
     const scope = this.scopeFor(id);
     const lease = await this.#leases.claim(scope);
     return new ThreadWriteOwner(this, id, lease, () => this.#leases.releaseLease(scope, lease));
+  }
+
+  /** What this saver reads and writes through (a FencedStore of its threads shares it). */
+  get gate(): FencegateApi {
+    return this.#gate;
+  }
+
+  /**
+   * The fence a write of `config`'s thread carries: the fence of the claim's writer when it is the
+   * run's checkpointer (a node's config names it), else the run's `configurable.fence`, else this
+   * saver's lease on the thread, acquired now if it holds none.
+   */
+  async fenceFor(config: RunnableConfig): Promise<number> {
+    const threadId = requireThread(config, 'write');
+    const checkpointer: unknown = config.configurable?.[CHECKPOINTER_KEY];
+    if (checkpointer instanceof ThreadWriteOwner && checkpointer.threadId === threadId) {
+      return checkpointer.fence;
+    }
+    return await this.#fence(config, this.scopeFor(threadId));
   }
 
   /** The scope of a thread: acquire or take it over to give a run its fence. */

@@ -22,3 +22,15 @@ export {
   type AwaitEffectOptions,
   type EffectOutcome,
 } from './node-effects.js';
+export {
+  FencedStore,
+  type FencedStoreOptions,
+  type FencedPutOperation,
+  type MemoryPrecondition,
+  type MemoryPutOptions,
+} from './fenced-store.js';
+export {
+  MemoryConflictError,
+  isMemoryConflictError,
+  type MemoryItem,
+} from './memory-conflict-error.js';

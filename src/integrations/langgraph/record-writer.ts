@@ -104,11 +104,16 @@ function operationId(
   intents: IntentRequest[],
 ): string {
   const content = intents.length === 0 ? writes : [writes, intents];
+  return contentOperationId('langgraph', batch.fence, [batch.scope, batch.purpose, index, content]);
+}
+
+/** `<kind>:<fence>:<digest of the fence and the content>`: the same request, the same id. */
+export function contentOperationId(kind: string, fence: number, content: unknown[]): string {
   const digest = createHash('sha256')
-    .update(canonicalJson([batch.scope, batch.fence, batch.purpose, index, content]))
+    .update(canonicalJson([content[0], fence, ...content.slice(1)]))
     .digest('base64url')
     .slice(0, 32);
-  return `langgraph:${batch.fence}:${digest}`;
+  return `${kind}:${fence}:${digest}`;
 }
 
 /** The error a rejected commit answered. */

@@ -28,3 +28,11 @@ export {
   type NodeEffectsClause,
   type NodeEffectsSubject,
 } from './node-effects-clauses.js';
+export { validateMemoryStore, type MemoryStoreTestInitializer } from './memory-store.js';
+export {
+  MEMORY_STORE_CLAUSES,
+  MemoryStoreViolation,
+  type MemoryRun,
+  type MemoryStoreClause,
+  type MemoryStoreSubject,
+} from './memory-store-clauses.js';

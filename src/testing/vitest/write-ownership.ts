@@ -4,22 +4,18 @@
  * follows `validate()` of @langchain/langgraph-checkpoint-validation, so a checkpointer's author
  * runs both with the same initializer.
  */
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { registerClauseSuite, type SuiteHooks } from './clause-suite.js';
 import {
   WRITE_OWNERSHIP_CLAUSES,
   type WriteOwnershipCheckpointer,
   type WriteOwnershipClause,
 } from './write-ownership-clauses.js';
 
-export interface WriteOwnershipTestInitializer<T extends WriteOwnershipCheckpointer> {
+export interface WriteOwnershipTestInitializer<
+  T extends WriteOwnershipCheckpointer,
+> extends SuiteHooks {
   /** Names the suite in test output. */
   checkpointerName: string;
-  /** Once before the cases (start a store, a server…). */
-  beforeAll?(): void | Promise<void>;
-  /** Default 10,000 ms. */
-  beforeAllTimeout?: number;
-  /** Once after the cases. */
-  afterAll?(): void | Promise<void>;
   /** The checkpointer every case claims threads of and reads through. */
   createCheckpointer(): T | Promise<T>;
   /** After the cases: close it, check what it wrote. */
@@ -35,23 +31,11 @@ export interface WriteOwnershipTestInitializer<T extends WriteOwnershipCheckpoin
 export function validateWriteOwnership<T extends WriteOwnershipCheckpointer>(
   initializer: WriteOwnershipTestInitializer<T>,
 ): void {
-  const expectedFailures = new Set(initializer.expectedFailures ?? []);
-  describe(`${initializer.checkpointerName}: write ownership`, () => {
-    let checkpointer: T | undefined;
-    beforeAll(async () => {
-      await initializer.beforeAll?.();
-      checkpointer = await initializer.createCheckpointer();
-    }, initializer.beforeAllTimeout ?? 10_000);
-    afterAll(async () => {
-      if (checkpointer !== undefined) await initializer.destroyCheckpointer?.(checkpointer);
-      await initializer.afterAll?.();
-    });
-    for (const [name, clause] of Object.entries(WRITE_OWNERSHIP_CLAUSES)) {
-      const register = expectedFailures.has(name as WriteOwnershipClause) ? it.fails : it;
-      register(name, async () => {
-        if (checkpointer === undefined) throw new Error('createCheckpointer did not run');
-        await clause(checkpointer);
-      });
-    }
+  registerClauseSuite<T, WriteOwnershipClause>({
+    ...initializer,
+    title: `${initializer.checkpointerName}: write ownership`,
+    clauses: WRITE_OWNERSHIP_CLAUSES,
+    create: () => initializer.createCheckpointer(),
+    destroy: (checkpointer) => initializer.destroyCheckpointer?.(checkpointer),
   });
 }
