@@ -21,3 +21,11 @@ export {
   type WriteOwnershipClause,
   type WriteOwnershipWriter,
 } from './write-ownership-clauses.js';
+export { validateSession, type SessionTestInitializer } from './session-contract.js';
+export {
+  SESSION_CLAUSES,
+  SessionContractViolation,
+  type SessionClause,
+  type SessionContractSubject,
+  type SessionUnderTest,
+} from './session-clauses.js';
