@@ -267,7 +267,7 @@ export const INTEGRATION_ERRORS: readonly IntegrationErrorSpec[] = [
     language: 'TypeScript',
     codes: ['stale_revision', 'operation_id_conflict'],
     description:
-      "A FencedSession (fencegate/openai-agents) history change whose precondition no longer holds: stale_revision for an expected suffix that does not match or a compaction of a history that was cut (popped, cleared, compacted) since it was read; operation_id_conflict for an operation id already applied with another transaction. Nothing was stored and the operation id was not recorded. Carries sessionId; isSessionHistoryConflictError() recognises it.",
+      'A FencedSession (fencegate/openai-agents) history change whose precondition no longer holds: stale_revision for an expected suffix that does not match or a compaction of a history that was cut (popped, cleared, compacted) since it was read; operation_id_conflict for an operation id already applied with another transaction. Nothing was stored and the operation id was not recorded. Carries sessionId; isSessionHistoryConflictError() recognises it.',
   },
   {
     name: 'fencegate.langgraph.StaleWriteOwnerError',

@@ -1,8 +1,8 @@
 /**
- * fencegate/testing/vitest: the store conformance suite and the LangGraph.js write-ownership
- * suite, which register vitest suites and so need vitest (an optional peer dependency; the
- * write-ownership suite also @langchain/langgraph-checkpoint). The framework-free kit is
- * fencegate/testing.
+ * fencegate/testing/vitest: the store conformance suite, the LangGraph.js write-ownership suite
+ * and the OpenAI Agents session suite, which register vitest suites and so need vitest (an
+ * optional peer dependency; the framework suites take only types from their frameworks). The
+ * framework-free kit is fencegate/testing.
  */
 export {
   defineStoreConformanceSuite,
