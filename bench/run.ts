@@ -21,7 +21,8 @@ const USAGE = `usage: npm run bench -- all [--seconds N] [--store postgres://…
        npm run bench -- scale [--seconds N] [--scopes N] [--memory-seconds N]
        npm run bench -- bullmq [--jobs N] [--concurrency N]
        npm run bench -- langgraph [--seconds N] [--rounds N]
-       npm run bench -- python-langgraph [--seconds N] [--rounds N]`;
+       npm run bench -- python-langgraph [--seconds N] [--rounds N]
+       npm run bench -- openai-agents [--seconds N] [--rounds N]`;
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
@@ -134,6 +135,12 @@ async function main(argv: string[]): Promise<number> {
       // Loaded on demand: LangGraph is an optional peer, needed by this benchmark only.
       const { formatLanggraphBench, runLanggraphBench } = await import('./langgraph.js');
       console.log(formatLanggraphBench(await runLanggraphBench({ seconds, rounds })));
+      return 0;
+    }
+    case 'openai-agents': {
+      // Loaded on demand: the OpenAI Agents SDK is an optional peer, needed by this benchmark only.
+      const { formatOpenAiAgentsBench, runOpenAiAgentsBench } = await import('./openai-agents.js');
+      console.log(formatOpenAiAgentsBench(await runOpenAiAgentsBench({ seconds, rounds })));
       return 0;
     }
     case 'python-langgraph': {
