@@ -2,7 +2,7 @@
  * validateSession: registers the session clauses (session-clauses.ts) as a vitest suite, one
  * case per clause, for any OpenAI Agents SDK session, in the style of validateWriteOwnership.
  */
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { hooksOf, registerClauseSuite } from './clause-suite.js';
 import {
   SESSION_CLAUSES,
   type SessionClause,
@@ -32,23 +32,15 @@ export interface SessionTestInitializer<T extends SessionContractSubject> {
 export function validateSession<T extends SessionContractSubject>(
   initializer: SessionTestInitializer<T>,
 ): void {
-  const expectedFailures = new Set(initializer.expectedFailures ?? []);
-  describe(`${initializer.sessionName}: session contract`, () => {
-    let subject: T | undefined;
-    beforeAll(async () => {
-      await initializer.beforeAll?.();
-      subject = await initializer.createSubject();
-    }, initializer.beforeAllTimeout ?? 10_000);
-    afterAll(async () => {
-      if (subject !== undefined) await initializer.destroySubject?.(subject);
-      await initializer.afterAll?.();
-    });
-    for (const [name, clause] of Object.entries(SESSION_CLAUSES)) {
-      const register = expectedFailures.has(name as SessionClause) ? it.fails : it;
-      register(name, async () => {
-        if (subject === undefined) throw new Error('createSubject did not run');
-        await clause(subject);
-      });
-    }
+  registerClauseSuite<T>({
+    title: `${initializer.sessionName}: session contract`,
+    clauses: SESSION_CLAUSES,
+    expectedFailures: initializer.expectedFailures ?? [],
+    create: () => initializer.createSubject(),
+    createName: 'createSubject',
+    ...(initializer.destroySubject === undefined
+      ? {}
+      : { destroy: (subject: T) => initializer.destroySubject?.(subject) }),
+    ...hooksOf(initializer),
   });
 }

@@ -4,7 +4,7 @@
  * follows `validate()` of @langchain/langgraph-checkpoint-validation, so a checkpointer's author
  * runs both with the same initializer.
  */
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { hooksOf, registerClauseSuite } from './clause-suite.js';
 import {
   WRITE_OWNERSHIP_CLAUSES,
   type WriteOwnershipCheckpointer,
@@ -35,23 +35,15 @@ export interface WriteOwnershipTestInitializer<T extends WriteOwnershipCheckpoin
 export function validateWriteOwnership<T extends WriteOwnershipCheckpointer>(
   initializer: WriteOwnershipTestInitializer<T>,
 ): void {
-  const expectedFailures = new Set(initializer.expectedFailures ?? []);
-  describe(`${initializer.checkpointerName}: write ownership`, () => {
-    let checkpointer: T | undefined;
-    beforeAll(async () => {
-      await initializer.beforeAll?.();
-      checkpointer = await initializer.createCheckpointer();
-    }, initializer.beforeAllTimeout ?? 10_000);
-    afterAll(async () => {
-      if (checkpointer !== undefined) await initializer.destroyCheckpointer?.(checkpointer);
-      await initializer.afterAll?.();
-    });
-    for (const [name, clause] of Object.entries(WRITE_OWNERSHIP_CLAUSES)) {
-      const register = expectedFailures.has(name as WriteOwnershipClause) ? it.fails : it;
-      register(name, async () => {
-        if (checkpointer === undefined) throw new Error('createCheckpointer did not run');
-        await clause(checkpointer);
-      });
-    }
+  registerClauseSuite<T>({
+    title: `${initializer.checkpointerName}: write ownership`,
+    clauses: WRITE_OWNERSHIP_CLAUSES,
+    expectedFailures: initializer.expectedFailures ?? [],
+    create: () => initializer.createCheckpointer(),
+    createName: 'createCheckpointer',
+    ...(initializer.destroyCheckpointer === undefined
+      ? {}
+      : { destroy: (saver: T) => initializer.destroyCheckpointer?.(saver) }),
+    ...hooksOf(initializer),
   });
 }
