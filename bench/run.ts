@@ -24,7 +24,8 @@ const USAGE = `usage: npm run bench -- all [--seconds N] [--store postgres://…
        npm run bench -- langgraph [--seconds N] [--rounds N]
        npm run bench -- python-langgraph [--seconds N] [--rounds N]
        npm run bench -- node-effects [--seconds N] [--rounds N]
-       npm run bench -- langgraph-memory [--seconds N] [--rounds N]`;
+       npm run bench -- langgraph-memory [--seconds N] [--rounds N]
+       npm run bench -- openai-agents [--seconds N] [--rounds N]`;
 
 /** The large store of `all` and `scale`: scopes of ten records each. */
 const LARGE_SCOPES = 1_000_000;
@@ -173,6 +174,12 @@ async function main(argv: string[]): Promise<number> {
       // Loaded on demand: LangGraph is an optional peer, needed by this benchmark only.
       const { formatMemoryBench, runMemoryBench } = await import('./langgraph-memory.js');
       console.log(formatMemoryBench(await runMemoryBench({ seconds, rounds })));
+      return 0;
+    }
+    case 'openai-agents': {
+      // Loaded on demand: the OpenAI Agents SDK is an optional peer, needed by this benchmark only.
+      const { formatOpenAiAgentsBench, runOpenAiAgentsBench } = await import('./openai-agents.js');
+      console.log(formatOpenAiAgentsBench(await runOpenAiAgentsBench({ seconds, rounds })));
       return 0;
     }
     case 'python-langgraph': {

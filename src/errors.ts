@@ -263,6 +263,20 @@ export const INTEGRATION_ERRORS: readonly IntegrationErrorSpec[] = [
       'A FencedStore put or delete (fencegate/langgraph) whose precondition did not hold: the item changed since the revision given as ifRevision, or ifAbsent found it present. Nothing was written. Carries namespace, key, current (the item now, with its revision) and isMemoryConflictError = true, the marker the memory-store suite of fencegate/testing/vitest recognises; isMemoryConflictError() recognises it.',
   },
   {
+    name: 'StaleSessionOwnerError',
+    language: 'TypeScript',
+    codes: ['stale_fence', 'lease_expired', 'authority_revoked', 'not_holder', 'scope_deleted'],
+    description:
+      "An OpenAI Agents run (FencedSession, fencegate/openai-agents) wrote a session it no longer owns: a newer claim, a takeover, a cutover, a release or a delete moved the session's fence, or its lease ran out. Nothing of the write was stored. Carries sessionId; isStaleSessionOwnerError() recognises it.",
+  },
+  {
+    name: 'SessionHistoryConflictError',
+    language: 'TypeScript',
+    codes: ['stale_revision', 'operation_id_conflict'],
+    description:
+      'A FencedSession (fencegate/openai-agents) history change whose precondition no longer holds: stale_revision for an expected suffix that does not match or a compaction of a history that was cut (popped, cleared, compacted) since it was read; operation_id_conflict for an operation id already applied with another transaction. Nothing was stored and the operation id was not recorded. Carries sessionId; isSessionHistoryConflictError() recognises it.',
+  },
+  {
     name: 'fencegate.langgraph.StaleWriteOwnerError',
     language: 'Python',
     codes: ['stale_fence', 'lease_expired', 'authority_revoked', 'not_holder', 'scope_deleted'],

@@ -1,7 +1,8 @@
 /**
- * BullMQ, LangGraph and the PostgreSQL and etcd drivers are optional peers, and ioredis (BullMQ's
- * usual connection) is not a dependency at all: importing fencegate (or its client, server, store
- * registry and testing kit) must load none of them. A child process refuses to resolve them; the
+ * BullMQ, LangGraph, the OpenAI Agents SDK and the PostgreSQL and etcd drivers are optional
+ * peers, and ioredis (BullMQ's usual connection) is not a dependency at all: importing fencegate
+ * (or its client, server, store registry, testing kit and the OpenAI Agents session, which takes
+ * only the SDK's types) must load none of them. A child process refuses to resolve them; the
  * postgres and langgraph entry points, which do need their peers, show that the refusal works.
  * Runs against dist/ like a user would.
  */
@@ -13,7 +14,7 @@ const run = promisify(execFile);
 /** Module hooks for the child: resolving an optional peer dependency fails loudly. */
 const DENY_PEERS = `
   export async function resolve(specifier, context, next) {
-    if (/^(bullmq|ioredis|@langchain\\/|pg$|pg\\/|etcd3|@grpc\\/)/.test(specifier)) {
+    if (/^(bullmq|ioredis|@langchain\\/|@openai\\/|openai$|pg$|pg\\/|etcd3|@grpc\\/)/.test(specifier)) {
       throw new Error('optional peer loaded: ' + specifier);
     }
     return next(specifier, context);
@@ -48,8 +49,9 @@ describe('optional peer dependencies', () => {
     'fencegate/dispatch',
     'fencegate/testing',
     'fencegate/bullmq',
+    'fencegate/openai-agents',
   ]) {
-    it(`importing ${entry} loads none of bullmq, ioredis, @langchain, pg, etcd3 and @grpc`, async () => {
+    it(`importing ${entry} loads none of bullmq, ioredis, @langchain, @openai, pg, etcd3 and @grpc`, async () => {
       expect(Number(await importWithoutPeers(entry))).toBeGreaterThan(0);
     });
   }

@@ -1,8 +1,8 @@
 /**
- * fencegate/testing/vitest: the store conformance suite and the LangGraph.js write-ownership
- * suite, which register vitest suites and so need vitest (an optional peer dependency; the
- * write-ownership suite also @langchain/langgraph-checkpoint). The framework-free kit is
- * fencegate/testing.
+ * fencegate/testing/vitest: the store conformance suite, the LangGraph.js write-ownership suite
+ * and the OpenAI Agents session suite, which register vitest suites and so need vitest (an
+ * optional peer dependency; the framework suites take only types from their frameworks). The
+ * framework-free kit is fencegate/testing.
  */
 export {
   defineStoreConformanceSuite,
@@ -36,3 +36,11 @@ export {
   type MemoryStoreClause,
   type MemoryStoreSubject,
 } from './memory-store-clauses.js';
+export { validateSession, type SessionTestInitializer } from './session-contract.js';
+export {
+  SESSION_CLAUSES,
+  SessionContractViolation,
+  type SessionClause,
+  type SessionContractSubject,
+  type SessionUnderTest,
+} from './session-clauses.js';
