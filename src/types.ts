@@ -631,6 +631,9 @@ export interface RolloutStepReport {
   skipped: number;
   /** Commits accepted on the moved scopes under the step's fences or newer. */
   commitsAccepted: number;
+  /** When the step's cutover started, and finished moving (null while it runs). */
+  startedAt: number;
+  completedAt: number | null;
 }
 
 export interface RolloutRollbackReport {
@@ -646,6 +649,9 @@ export interface RolloutRollbackReport {
   staleAccepted: number;
   /** Pending intents cancelled with the rollback. */
   intentsCancelled: number;
+  /** When the rollback's cutover started, and finished moving (null while it runs). */
+  startedAt: number;
+  completedAt: number | null;
 }
 
 export interface RolloutReport {

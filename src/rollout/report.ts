@@ -36,6 +36,8 @@ export async function buildRolloutReport(
       moved,
       skipped: report.skipped.length,
       commitsAccepted: report.liveCommits,
+      startedAt: report.startedAt,
+      completedAt: report.completedAt,
     });
   }
   const marks = await store.readRolloutScopes(tenant, row.rolloutId);
@@ -57,6 +59,8 @@ export async function buildRolloutReport(
             staleAttempts: rollback.staleAttempts,
             staleAccepted: rollback.staleAccepted,
             intentsCancelled: await cancelledBy(store, tenant, rollback.cutoverId),
+            startedAt: rollback.startedAt,
+            completedAt: rollback.completedAt,
           },
     unknownOutcomes: await unknownIntents(store, tenant, new Set(scopes)),
     toPolicyJobs: await jobsOf(store, tenant, scopes, row.toPolicy),

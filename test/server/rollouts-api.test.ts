@@ -78,6 +78,16 @@ describe('the rollout routes', () => {
       RolloutReportSchema,
     );
     expect(report).toMatchObject({ rollback: { staleAccepted: 0 } });
+    // Each step and the rollback say when they ran, in order: the dashboard's chart is drawn
+    // from these.
+    const { steps, rollback } = report as {
+      steps: { startedAt: number; completedAt: number | null }[];
+      rollback: { startedAt: number; completedAt: number | null };
+    };
+    const times = [...steps, rollback].flatMap((part) => [part.startedAt, part.completedAt]);
+    expect(times.every((time) => typeof time === 'number')).toBe(true);
+    expect(times).toEqual([...times].sort((a, b) => a! - b!));
+    expect(times[0]).toBeGreaterThanOrEqual(started.startedAt);
   });
 
   it('answers not_found, forbidden and invalid_request with what to fix', async () => {

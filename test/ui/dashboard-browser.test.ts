@@ -1,8 +1,9 @@
 /**
  * The dashboard in a real browser (Debian chromium), on a server over PostgreSQL: sign in, a stale
  * rejection appearing after a takeover, a cutover watched while one of its chunks waits on a row
- * lock and then when it completes, hostile names and values shown and never run, sign-out, and a
- * deleted token ending the open page's session. Each panel's screenshot goes to a temporary folder,
+ * lock and then when it completes, a paused rollout and a rolled-back one charted with nothing
+ * refused by the Content-Security-Policy, hostile names and values shown and never run, sign-out,
+ * and a deleted token ending the open page's session. Each panel's screenshot goes to a temporary folder,
  * or to docs/dashboard/ with FENCEGATE_UPDATE_SCREENSHOTS=1 (a test run leaves the tree as it was).
  */
 import { mkdirSync, mkdtempSync } from 'node:fs';
@@ -113,6 +114,11 @@ describe.skipIf(skipped)('the dashboard in chromium', () => {
       dialogs.push(dialog.message());
       void dialog.dismiss();
     });
+    // Chromium reports what the Content-Security-Policy refused (an inline style, say).
+    const cspViolations: string[] = [];
+    page.on('console', (message) => {
+      if (message.text().includes('Content Security Policy')) cspViolations.push(message.text());
+    });
     await seedHostileData();
 
     await page.goto(`${url}/`);
@@ -160,7 +166,6 @@ describe.skipIf(skipped)('the dashboard in chromium', () => {
         SEEN,
       )
       .toBe(1);
-    await shot(page, 'activity', 'activity');
 
     // The first screen answers "is anything wrong?": the summary strip, above the fold.
     const rejected = page.locator('#panel-summary [data-figure="rejected_10_min"] .big');
@@ -229,6 +234,69 @@ describe.skipIf(skipped)('the dashboard in chromium', () => {
       )
       .toMatch(/^0 violations in \d+ audit entries checked$/);
     await shot(page, 'verify', 'verify');
+
+    // Two rollouts: one ramped, paused, the other rolled back under a v9 job that then commits late.
+    await operator.registerPolicy({ version: 'v9' });
+    const ramp = (rolloutId: string, group: string, steps: number[], reason?: string) =>
+      operator.rollouts.start({
+        rolloutId,
+        fromPolicy: 'v8',
+        toPolicy: 'v9',
+        scopes: Array.from({ length: 40 }, (_, i) => `ramp-${group}-${String(i).padStart(2, '0')}`),
+        steps,
+        ...(reason === undefined ? {} : { reason }),
+      });
+    const pause = () => new Promise((resolve) => setTimeout(resolve, 700));
+    const back = await ramp('v9-ramp', 'a', [10, 40, 100], HOSTILE);
+    const canary = await ramp('v9-canary', 'b', [5, 20, 100]);
+    await pause();
+    await operator.rollouts.advance({ rolloutId: 'v9-ramp', revision: back.revision });
+    const advanced = await operator.rollouts.advance({
+      rolloutId: 'v9-canary',
+      revision: canary.revision,
+    });
+    await pause();
+    await operator.rollouts.pause({ rolloutId: 'v9-canary', revision: advanced.revision });
+    const onV9 = (await operator.listScopes({ prefix: 'ramp-a-', limit: 100 })).items.find(
+      (scope) => scope.policyVersion === 'v9',
+    );
+    const job = await worker.acquire({
+      scope: onV9!.scope,
+      holder: 'v9-job',
+      ttlMs: 600_000,
+      policyVersions: ['v8', 'v9'],
+    });
+    await pause();
+    await operator.rollouts.rollback({ rolloutId: 'v9-ramp' });
+    const lateV9 = await worker.commit({
+      scope: job.scope,
+      fence: job.fence,
+      operationId: 'late-v9',
+      writes: [{ name: 'memory', expectRevision: 0, value: 'from v9' }],
+    });
+    expect(lateV9).toMatchObject({ outcome: 'rejected', error: { code: 'stale_fence' } });
+    // The panel refreshes every 10 s; a reload shows it now.
+    await page.reload();
+    const rolledBack = page.locator('#panel-rollouts article[data-rollout="v9-ramp"]');
+    expect(await rolledBack.locator('.rollout-status').textContent()).toBe('rolled_back');
+    expect(await rolledBack.locator('[data-count="staleAttempts"]').textContent()).toMatch(
+      /^\s*1\s*$/,
+    );
+    expect(await rolledBack.locator('[data-count="staleAccepted"]').textContent()).toMatch(
+      /^\s*0\s*$/,
+    );
+    expect(await rolledBack.locator('.reason').textContent()).toBe(HOSTILE);
+    expect(await rolledBack.locator('svg.chart g[data-event]').count()).toBe(5);
+    const paused = page.locator('#panel-rollouts article[data-rollout="v9-canary"]');
+    expect(await paused.locator('.rollout-status').textContent()).toBe('paused');
+    expect(await paused.locator('.gates').textContent()).toContain('no gates');
+    // The chart is drawn, and sized by the stylesheet, not by an inline style.
+    const chart = await paused.locator('svg.chart').boundingBox();
+    expect(chart!.width).toBeGreaterThan(300);
+    expect(await page.locator('#panel-rollouts img').count()).toBe(0);
+    await shot(page, 'rollouts', 'rollouts');
+    await shot(page, 'activity', 'activity');
+    expect(cspViolations).toEqual([]);
 
     // The hostile scope's own page: its name, then its record's value on the record's page, as text.
     await page.fill('#prefix', 'x/');

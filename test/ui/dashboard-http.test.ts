@@ -239,6 +239,22 @@ describe('the dashboard', () => {
     expect(again.body).toBe(after.body);
     // A count's header sits over its column: right-aligned like the numbers.
     expect(after.body).toMatch(/<th class="num">\s*stale_fence\s*<\/th>/);
+    // The chart: one stacked bar per minute, each part with its figure as a title; the table
+    // lists only the minute that had commits, not ten rows of zeros.
+    const minute = new Date(f.clock.now()).toISOString().slice(11, 16);
+    const parts = [
+      ...after.body.matchAll(/data-series="([a-z_]+)"\s+data-count="(\d+)"\s*><title>([^<]*)</g),
+    ].map((match) => [match[1], Number(match[2]), match[3]]);
+    expect(parts).toEqual([
+      ['committed', 1, `${minute} UTC: 1 committed`],
+      ['stale_fence', 2, `${minute} UTC: 2 stale_fence`],
+      ['stale_revision', 1, `${minute} UTC: 1 stale_revision`],
+    ]);
+    expect(after.body.match(/<g data-minute=/g)).toHaveLength(10);
+    expect(after.body.match(/<tbody>[\s\S]*<\/tbody>/)![0].match(/<tr>/g)).toHaveLength(1);
+    expect(after.body).toContain('rejected: stale_revision');
+    expect(after.body).not.toContain('style=');
+    expect(before.body).toContain('<title>');
 
     // The first panel answers "is anything wrong?": the figures an operator looks at first.
     const page = await get(f, '/ui', cookie);
@@ -276,6 +292,101 @@ describe('the dashboard', () => {
       ['commit', 'rejected', '1', 'w1', 'op-3', 'stale_fence'],
       ['commit', 'rejected', '2', 'op', 'op-4', 'stale_revision'],
     ]);
+  });
+
+  it('charts each rollout: its ramp over time with its events, its state and counts, no gates, as text', async () => {
+    const f = (fx = await serverFixture());
+    const op = f.tokens.operatorA;
+    for (const version of ['v7', 'v8']) await f.send('POST', '/v1/policies', op, { version });
+    const cookie = await sessionCookieOf(f, op);
+    expect((await get(f, '/ui/panels/rollouts', cookie)).body).toContain(
+      'no active or recently finished rollouts',
+    );
+    const started = await f.send('POST', '/v1/rollouts', op, {
+      rolloutId: 'ramp:v8/1',
+      fromPolicy: 'v7',
+      toPolicy: 'v8',
+      // Named scopes need not exist yet: a step moves them all the same.
+      scopes: Array.from({ length: 20 }, (_, i) => `wf-${i}`),
+      steps: [25, 50, 100],
+      reason: HOSTILE_TEXT,
+    });
+    expect(started.statusCode).toBe(200);
+    f.clock.advance(60_000);
+    await f.send('POST', '/v1/rollouts/ramp:v8%2F1/advance', op, {});
+    f.clock.advance(60_000);
+    await f.send('POST', '/v1/rollouts/ramp:v8%2F1/pause', op, {});
+    f.clock.advance(30_000);
+
+    const paused = await get(f, '/ui/panels/rollouts', cookie);
+    expect(paused.statusCode).toBe(200);
+    const events = (body: string) =>
+      [...body.matchAll(/<li data-event="([a-z]+)">\s*([^<]*?)\s*<\/li>/g)].map((m) => [
+        m[1],
+        m[2]!.replace(/\s+/g, ' '),
+      ]);
+    const t = (offset: number) =>
+      new Date(started.json<{ startedAt: number }>().startedAt + offset)
+        .toISOString()
+        .slice(11, 19);
+    expect(events(paused.body)).toEqual([
+      ['start', `${t(0)} start`],
+      ['step', `${t(0)} step 1 · 25 %`],
+      ['step', `${t(60_000)} step 2 · 50 %`],
+      ['pause', `${t(120_000)} paused`],
+    ]);
+    expect(paused.body).toMatch(/status-paused">paused<\/span>\s*at 50 %/);
+    expect(paused.body).toContain('<p class="muted">no gates</p>');
+    // The reason is the operator's text: shown, never markup.
+    expect(paused.body).toContain('&lt;img src=x onerror=alert(1)&gt;');
+    expect(paused.body).not.toContain('<img');
+    // The ramp: 0 % at the start, up to 25 % and 50 % with the steps, flat until now.
+    const ramp = paused.body.match(/<polyline\s+points="([^"]+)"/)![1]!.split(' ');
+    const ys = ramp.map((point) => Number(point.split(',')[1]));
+    expect(new Set(ys).size).toBe(3);
+    expect(ys[0]).toBeGreaterThan(ys.at(-1)!);
+
+    await f.send('POST', '/v1/rollouts/ramp:v8%2F1/rollback', op, {});
+    const rolledBack = await get(f, '/ui/panels/rollouts', cookie);
+    const report = (await f.send('GET', '/v1/rollouts/ramp:v8%2F1/report', op)).json<{
+      steps: { moved: number }[];
+      rollback: { moved: number };
+    }>();
+    const moved = report.steps.reduce((sum, step) => sum + step.moved, 0);
+    expect(moved).toBeGreaterThan(0);
+    const count = (name: string) =>
+      rolledBack.body.match(new RegExp(`data-count="${name}"[^>]*>\\s*([^<]*?)\\s*<`))?.[1];
+    expect([
+      count('moved'),
+      count('moved-back'),
+      count('staleAttempts'),
+      count('staleAccepted'),
+    ]).toEqual([String(moved), String(report.rollback.moved), '0', '0']);
+    expect(events(rolledBack.body).map(([kind]) => kind)).toEqual([
+      'start',
+      'step',
+      'step',
+      'rollback',
+      'complete',
+    ]);
+    expect(rolledBack.body).toContain('status-rolled_back');
+    // Back to 0 %: every moved scope is back on v7.
+    const back = rolledBack.body.match(/<polyline\s+points="([^"]+)"/)![1]!.split(' ');
+    expect(back.at(-1)!.split(',')[1]).toBe(ramp[0]!.split(',')[1]);
+
+    // A finished rollout drops off the panel after a day.
+    f.clock.advance(24 * 3_600_000 + 1);
+    expect((await get(f, '/ui/panels/rollouts', cookie)).body).toContain(
+      'no active or recently finished rollouts',
+    );
+    // The page itself: the panel polls less often, no inline style, the same policy.
+    const page = await get(f, '/ui', cookie);
+    expect(page.body).toMatch(/id="panel-rollouts"[^>]*data-every="10000"/);
+    expect(page.body).not.toContain('style=');
+    expect(page.headers['content-security-policy']).toBe(
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    );
+    expect((await get(f, '/ui/panels/rollouts')).statusCode).toBe(401);
   });
 
   it('fails closed when the store is unreachable, and refuses a sign-in posted from another site', async () => {

@@ -204,6 +204,8 @@ class RolloutStepReport(TypedDict):
     moved: int
     skipped: int
     commitsAccepted: int
+    startedAt: int
+    completedAt: Optional[int]
 
 
 class RolloutRollbackReport(TypedDict):
@@ -217,6 +219,8 @@ class RolloutRollbackReport(TypedDict):
     staleAttempts: int
     staleAccepted: int
     intentsCancelled: int
+    startedAt: int
+    completedAt: Optional[int]
 
 
 class RolloutReport(TypedDict):

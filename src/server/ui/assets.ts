@@ -82,6 +82,20 @@ th { font-weight: 600; color: var(--muted); font-size: 12px; }
 .summary { list-style: none; display: flex; flex-wrap: wrap; gap: 8px 28px; padding: 0; margin: 0; }
 .summary li { display: flex; align-items: baseline; }
 .filter { display: flex; gap: 8px; align-items: center; }
+.chart { display: block; max-width: 100%; height: auto; }
+.legend { list-style: none; display: flex; flex-wrap: wrap; gap: 4px 16px; padding: 0; margin: 4px 0 8px; font-size: 12px; }
+.legend svg { vertical-align: -1px; margin-right: 4px; }
+table.compact { width: auto; min-width: 320px; }
+.rollout { border-top: 1px solid var(--line); padding: 6px 0; }
+.rollout .facts { margin: 6px 0; }
+.rollout-status { font-weight: 600; }
+.rollout-status.status-running, .rollout-status.status-completed { color: var(--ok); }
+.rollout-status.status-paused, .rollout-status.status-rolling_back { color: var(--warn); }
+.rollout-status.status-rolled_back { color: var(--bad); }
+.events { list-style: none; display: flex; flex-wrap: wrap; gap: 2px 16px; padding: 0; margin: 0 0 6px; font-size: 12px; color: var(--muted); }
+.gates h3 { font-size: 13px; margin: 4px 0; color: var(--muted); }
+.gate { display: flex; align-items: center; gap: 8px; }
+.gate .chart { max-width: 80%; }
 .sign-in { max-width: 420px; margin: 80px auto; background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 16px 24px; }
 .sign-in form { display: grid; gap: 8px; }
 input { font: inherit; padding: 4px 6px; }

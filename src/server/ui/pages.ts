@@ -3,7 +3,7 @@ import { CLI_COMMAND } from '../cli-command.js';
 import { html, withQuery, type Html } from './html.js';
 import type { ScopesQuery } from './panels/scopes.js';
 
-export const ASSET_VERSION = '1';
+export const ASSET_VERSION = '2';
 
 function frame(title: string, body: Html): Html {
   return html`<!doctype html>

@@ -18,6 +18,7 @@ import { activityPanel } from './panels/activity.js';
 import { summaryPanel } from './panels/summary.js';
 import { summaryFigures } from './summary.js';
 import { cutoversPanel } from './panels/cutovers.js';
+import { rolloutsPanel } from './panels/rollouts.js';
 import { intentsPanel } from './panels/intents.js';
 import { recordDetail, scopeDetail } from './panels/scope-page.js';
 import { scopesPanel, type ScopesQuery } from './panels/scopes.js';
@@ -40,7 +41,7 @@ export interface DashboardOptions {
   /** The server's background verifier: the Verify panel shows its result, never replays. */
   verifier: BackgroundVerifier;
   adminToken?: string | undefined;
-  /** How often the page refreshes its panels, in ms (verify: five times less often). */
+  /** How often the page refreshes its panels, in ms (verify and rollouts: five times less often). */
   pollMs?: number;
   /**
    * The server runs behind a proxy that terminates TLS: its X-Forwarded-Proto says whether the
@@ -98,6 +99,12 @@ export function dashboardRoutes(options: DashboardOptions) {
     },
     intents: { title: 'Intents', every: pollMs, render: (api) => intentsPanel(api) },
     cutovers: { title: 'Cutovers', every: pollMs, render: (api) => cutoversPanel(api) },
+    // Each rollout's report reads its steps' cutovers, scopes and jobs: five times less often.
+    rollouts: {
+      title: 'Rollouts',
+      every: pollMs * 5,
+      render: (api, _query, now) => rolloutsPanel(api, now),
+    },
     verify: {
       title: 'Verify',
       every: pollMs * 5,
