@@ -314,6 +314,15 @@ export function rolloutOverlap(activeRolloutId: string): Refusal {
   };
 }
 
+/** A rollout whose selection overlaps a plain cutover that is still moving scopes. */
+export function cutoverOverlap(cutoverId: string): Refusal {
+  return {
+    code: 'rollout_conflict',
+    message: `the selection overlaps cutover ${cutoverId}, which is still moving scopes; resume it (send it again) until it completes, then start the rollout`,
+    details: { reason: 'overlap', cutoverId },
+  };
+}
+
 /** A change the rollout's current state does not allow, or one made at an older revision. */
 export function rolloutStateConflict(
   rolloutId: string,

@@ -7,6 +7,8 @@
  *   active                       the tenant's active rollouts (ActiveRolloutsRow), read by an
  *                                acquire of a scope not pinned yet, in its own transaction
  *   scope|<rolloutId>|<scope>    what the rollout did to the scope (RolloutScopeRow)
+ *   cutovers                     the tenant's plain cutovers still moving scopes
+ *                                (RunningCutoversRow), read by a rollout's start
  */
 import type { Rollout, RolloutSelection } from '../types.js';
 import type { Put, Snapshot } from './plan/transition.js';
@@ -45,10 +47,25 @@ export interface RolloutScopeRow {
   left?: boolean;
 }
 
-export type RolloutDocument = RolloutRow | ActiveRolloutsRow | RolloutScopeRow;
+/**
+ * A plain cutover (not a rollout's own) that has not moved all its scopes yet, by the selection
+ * it was asked for: a rollout whose selection overlaps it is refused until it completes.
+ */
+export interface RunningCutover {
+  cutoverId: string;
+  selection: RolloutSelection;
+}
+
+export interface RunningCutoversRow {
+  kind: 'cutovers';
+  cutovers: RunningCutover[];
+}
+
+export type RolloutDocument = RolloutRow | ActiveRolloutsRow | RolloutScopeRow | RunningCutoversRow;
 
 export const ROLLOUTS_PREFIX = 'rollout|';
 const ACTIVE_KEY = 'active';
+const RUNNING_CUTOVERS_KEY = 'cutovers';
 
 export function rolloutKey(rolloutId: string): string {
   return `${ROLLOUTS_PREFIX}${rolloutId}`;
@@ -56,6 +73,14 @@ export function rolloutKey(rolloutId: string): string {
 
 export function rolloutScopesPrefix(rolloutId: string): string {
   return `scope|${rolloutId}|`;
+}
+
+/**
+ * The keys of a rollout's scope documents are those from `rolloutScopesPrefix` up to this one,
+ * exclusive: `}` follows `|`, and names never contain `|`.
+ */
+export function rolloutScopesEnd(rolloutId: string): string {
+  return `scope|${rolloutId}}`;
 }
 
 export function rolloutScopeKey(rolloutId: string, scope: string): string {
@@ -67,6 +92,8 @@ export function rolloutRef(key: string): { type: 'rollout'; key: string } {
 }
 
 export const ACTIVE_ROLLOUTS_REF = rolloutRef(ACTIVE_KEY);
+
+export const RUNNING_CUTOVERS_REF = rolloutRef(RUNNING_CUTOVERS_KEY);
 
 export function rolloutPut(key: string, row: RolloutDocument): Put {
   return { type: 'rollout', key, row };
@@ -102,4 +129,13 @@ export function readRolloutScope(
 /** The put that stores the tenant's active rollouts. */
 export function activeRolloutsPut(rollouts: ActiveRollout[]): Put {
   return rolloutPut(ACTIVE_KEY, { kind: 'active', rollouts });
+}
+
+export function readRunningCutovers(snapshot: Snapshot): RunningCutover[] {
+  return documentOf(snapshot, RUNNING_CUTOVERS_KEY, 'cutovers')?.cutovers ?? [];
+}
+
+/** The put that stores the tenant's running plain cutovers. */
+export function runningCutoversPut(cutovers: RunningCutover[]): Put {
+  return rolloutPut(RUNNING_CUTOVERS_KEY, { kind: 'cutovers', cutovers });
 }

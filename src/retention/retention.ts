@@ -8,12 +8,14 @@
  *   log that covers every tenant and found no violation, so what is deleted was proven first, and
  *   `verify` continues from that checkpoint. Optionally they are first appended to a JSON-lines
  *   file (one entry a line, flushed to disk before anything is deleted).
+ * - Finished rollouts' documents older than their window are deleted (rollout-retention.ts).
  */
 import { open } from 'node:fs/promises';
 import type { VerifyCheckpoint } from '../audit/checkpoint.js';
 import { requireCheckpointOfStore } from '../audit/checkpoint-identity.js';
 import { fail } from '../errors.js';
 import type { Store } from '../store/store.js';
+import { pruneFinishedRollouts } from './rollout-retention.js';
 
 /**
  * The shortest window stored outcomes are kept. An outcome deleted while its client still retries
@@ -41,6 +43,12 @@ export interface RetentionOptions {
   auditCheckpoint?: VerifyCheckpoint;
   /** With auditCheckpoint: append the entries to this JSON-lines file before deleting them. */
   exportFile?: string;
+  /**
+   * Rollouts finished (completed or rolled back) longer ago than this (ms of store time) are
+   * deleted with what they recorded per scope; absent: kept. The CLI's default is
+   * DEFAULT_ROLLOUT_RETENTION_MS.
+   */
+  rolloutRetentionMs?: number;
 }
 
 export interface RetentionResult {
@@ -49,6 +57,7 @@ export interface RetentionResult {
   auditExported: number;
   /** The audit log now starts after this seq (0: nothing pruned). */
   auditPrunedThrough: number;
+  rolloutsDeleted: number;
 }
 
 const EXPORT_PAGE = 5000;
@@ -73,12 +82,25 @@ export async function applyRetention(
   if (options.outcomeRetentionMs !== undefined) {
     requireOutcomeWindow(options.outcomeRetentionMs, 'outcomeRetentionMs');
   }
+  const rolloutWindow = options.rolloutRetentionMs;
+  if (rolloutWindow !== undefined && (!Number.isSafeInteger(rolloutWindow) || rolloutWindow < 0)) {
+    fail('invalid_request', 'rolloutRetentionMs must be a whole number of ms, 0 or more', {
+      field: 'rolloutRetentionMs',
+    });
+  }
   const result: RetentionResult = {
     outcomesDeleted: 0,
     auditDeleted: 0,
     auditExported: 0,
     auditPrunedThrough: await auditPrunedThrough(),
+    rolloutsDeleted: 0,
   };
+  if (rolloutWindow !== undefined) {
+    result.rolloutsDeleted = await pruneFinishedRollouts(
+      store,
+      (await store.now()) - rolloutWindow,
+    );
+  }
   if (options.outcomeRetentionMs !== undefined) {
     result.outcomesDeleted = await pruneOperations(
       (await store.now()) - options.outcomeRetentionMs,

@@ -4,6 +4,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { INTENT_STATUSES, type CommitResult } from '../types.js';
+import type { RolloutGauge } from '../rollout/rollout-gauges.js';
 import type { StoreGauges } from './store-gauges.js';
 
 /** Rejections that mean the caller acted on an outdated view of authority or state. */
@@ -80,6 +81,7 @@ export class ServerMetrics {
           for (const status of INTENT_STATUSES) this.set({ status }, counts[status] ?? 0);
         },
       });
+      rolloutGauges(gauges, registers);
     }
     this.#commits = new Counter({
       name: 'fencegate_commits_total',
@@ -141,4 +143,56 @@ export class ServerMetrics {
   get contentType(): string {
     return this.registry.contentType;
   }
+}
+
+/**
+ * The rollouts' gauges: the active rollouts and those finished within a day, at most 50 (labels
+ * `rollout` and `step`, never a tenant). Series of a rollout no longer shown go at the next scrape.
+ */
+function rolloutGauges(gauges: StoreGauges, registers: Registry[]): void {
+  const each = (collect: (gauge: Gauge, rollout: RolloutGauge) => void) =>
+    function (this: Gauge) {
+      this.reset();
+      for (const rollout of gauges.rollouts?.values() ?? []) collect(this, rollout);
+    };
+  new Gauge({
+    name: 'fencegate_rollout_percent',
+    help: 'The percent of its selection a rollout has ramped to (active and recently finished rollouts).',
+    labelNames: ['rollout'],
+    registers,
+    collect: each((gauge, rollout) => gauge.set({ rollout: rollout.rolloutId }, rollout.percent)),
+  });
+  new Gauge({
+    name: 'fencegate_rollout_scopes_moved',
+    help: 'Scopes a rollout moved, by step (1, 2, …) and rollback.',
+    labelNames: ['rollout', 'step'],
+    registers,
+    collect: each((gauge, rollout) => {
+      for (const [step, scopes] of rollout.moved) {
+        gauge.set({ rollout: rollout.rolloutId, step }, scopes);
+      }
+    }),
+  });
+  new Gauge({
+    name: 'fencegate_rollout_stale_attempts',
+    help: "Commit attempts after a rollout's rollback under a fence older than the rollback's.",
+    labelNames: ['rollout'],
+    registers,
+    collect: each((gauge, rollout) => {
+      if (rollout.staleAttempts !== null) {
+        gauge.set({ rollout: rollout.rolloutId }, rollout.staleAttempts);
+      }
+    }),
+  });
+  new Gauge({
+    name: 'fencegate_rollout_stale_accepted',
+    help: "Of the stale attempts after a rollout's rollback, the accepted ones, from the audit log (must be 0).",
+    labelNames: ['rollout'],
+    registers,
+    collect: each((gauge, rollout) => {
+      if (rollout.staleAccepted !== null) {
+        gauge.set({ rollout: rollout.rolloutId }, rollout.staleAccepted);
+      }
+    }),
+  });
 }

@@ -1,10 +1,11 @@
 /**
- * The gauges of /metrics that come from the store (intents by status, audit violations), kept
- * fresh in the background: every `intervalMs` one refresh counts intents and verifies the audit
- * entries appended since the last refresh. A scrape only reads the last values, so anyone who can
+ * The gauges of /metrics that come from the store (intents by status, audit violations, rollouts),
+ * kept fresh in the background: every `intervalMs` one refresh counts intents, verifies the audit
+ * entries appended since the last refresh and reads the active and recent rollouts. A scrape only reads the last values, so anyone who can
  * reach /metrics causes no store work and takes no store lock.
  */
 import { BackgroundVerifier } from '../audit/background-verifier.js';
+import { readRolloutGauges, type RolloutGauge } from '../rollout/rollout-gauges.js';
 import type { Store } from '../store/store.js';
 import type { IntentStatus } from '../types.js';
 
@@ -25,6 +26,7 @@ export class StoreGauges {
   readonly #intervalMs: number;
   readonly #onError: (error: unknown) => void;
   #intents: Partial<Record<IntentStatus, number>> | null = null;
+  #rollouts: Map<string, RolloutGauge> | null = null;
   #timer: NodeJS.Timeout | null = null;
   #refreshing: Promise<void> | null = null;
   #stopped = false;
@@ -46,6 +48,11 @@ export class StoreGauges {
     return this.#intents;
   }
 
+  /** The active and recently finished rollouts at the last refresh; null before the first. */
+  get rollouts(): Map<string, RolloutGauge> | null {
+    return this.#rollouts;
+  }
+
   /** Refreshes now, then every intervalMs until stop(). */
   start(): void {
     if (this.#timer !== null || this.#refreshing !== null || this.#stopped) return;
@@ -54,7 +61,11 @@ export class StoreGauges {
 
   /** One refresh of every gauge. Concurrent calls share one refresh. */
   refresh(): Promise<void> {
-    this.#refreshing ??= Promise.all([this.#countIntents(), this.verifier.runOnce()])
+    this.#refreshing ??= Promise.all([
+      this.#countIntents(),
+      this.verifier.runOnce(),
+      this.#readRollouts(),
+    ])
       .then(() => undefined)
       .finally(() => {
         this.#refreshing = null;
@@ -73,6 +84,14 @@ export class StoreGauges {
   async #countIntents(): Promise<void> {
     try {
       this.#intents = await this.#store.countIntents(undefined);
+    } catch (error) {
+      this.#onError(error);
+    }
+  }
+
+  async #readRollouts(): Promise<void> {
+    try {
+      this.#rollouts = await readRolloutGauges(this.#store);
     } catch (error) {
       this.#onError(error);
     }

@@ -291,6 +291,17 @@ export interface Store {
    * `lastHash`, the hash of the entry at throughSeq, which a checkpoint ending there must match.
    */
   pruneAudit?(throughSeq: number, lastHash?: string | null): Promise<number>;
+  /**
+   * Retention and metrics of rollouts (retention/rollout-retention.ts): the first tenant, in name
+   * order after `after` ('' for the first), that has rollout documents; null when there is none.
+   */
+  nextRolloutTenant?(after: string): Promise<string | null>;
+  /**
+   * Deletes a rollout's documents, what it did to each scope first and the rollout itself last, in
+   * short transactions, so an interrupted deletion is finished by the next; how many went.
+   * Retention calls it for finished rollouts only: nothing reads or writes them any more.
+   */
+  deleteRollout?(tenant: string, rolloutId: string): Promise<number>;
   /** The highest seq pruned from the audit log; 0 when nothing was. */
   auditPrunedThrough?(): Promise<number>;
   /** The hash of the entry at auditPrunedThrough, as pruneAudit recorded it; null if none. */

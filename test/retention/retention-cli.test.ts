@@ -5,13 +5,13 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, expect, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
 import { Fencegate } from '../../src/gate.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { cli } from './in-process-cli.js';
 
 const dir = tempDir();
-afterEach(() => dir.cleanup());
+afterAll(() => dir.cleanup());
 
 it('exports and prunes verified audit entries and old outcomes; verify continues', async () => {
   const store = `sqlite:${join(dir.path, 'store.db')}`;
@@ -49,4 +49,31 @@ it('exports and prunes verified audit entries and old outcomes; verify continues
   expect(fromStart.code).toBe(2);
   expect(fromStart.stderr).toMatch(/pruned.*--checkpoint/);
   expect((await cli('verify', '--store', store, '--checkpoint', checkpoint)).code).toBe(0);
+});
+
+it('deletes rollouts finished longer ago than --keep-rollouts, 30 days unless told', async () => {
+  const store = `sqlite:${join(dir.path, 'rollouts.db')}`;
+  const gate = await Fencegate.open({ store });
+  await gate.registerPolicy({ version: 'v7' });
+  await gate.registerPolicy({ version: 'v8' });
+  await gate.acquire({ scope: 'wf-1', holder: 'w', ttlMs: 60_000, policyVersion: 'v7' });
+  await gate.rollouts.start({
+    rolloutId: 'ramp',
+    fromPolicy: 'v7',
+    toPolicy: 'v8',
+    prefix: 'wf-',
+    steps: [100],
+  });
+  await gate.close();
+
+  expect((await cli('retention', '--store', store, '--keep-rollouts', '3 weeks')).code).toBe(2);
+  const kept = await cli('retention', '--store', store, '--keep-outcomes', '7d');
+  expect(kept).toMatchObject({ code: 0 });
+  expect(kept.stdout).toMatch(/; 0 finished rollouts deleted/);
+  const pruned = await cli('retention', '--store', store, '--keep-rollouts', '0ms');
+  expect(pruned).toMatchObject({ code: 0 });
+  expect(pruned.stdout).toMatch(/; 1 finished rollouts deleted/);
+  const after = await Fencegate.open({ store });
+  expect(await after.rollouts.get('ramp')).toBeNull();
+  await after.close();
 });

@@ -105,6 +105,40 @@ describe.each(AREA_STORES)('retention on $name', (kind) => {
       0,
     );
   });
+
+  it('deletes the rollouts finished before the window with what they did per scope, and keeps the others', async () => {
+    const ops = (await Fencegate.open({ store })).forTenant(`${tenant}-ro`);
+    await ops.registerPolicy({ version: 'v7' });
+    await ops.registerPolicy({ version: 'v8' });
+    for (const scope of ['a/1', 'b/1', 'c/1', 'd/1']) {
+      await ops.acquire({ scope, holder: 'w', ttlMs: HOUR, policyVersion: 'v7' });
+    }
+    const ramp = (rolloutId: string, prefix: string, steps: number[]) =>
+      ops.rollouts.start({ rolloutId, fromPolicy: 'v7', toPolicy: 'v8', prefix, steps });
+    await ramp('done', 'a/', [100]);
+    await ramp('back', 'b/', [50]);
+    await ops.rollouts.rollback({ rolloutId: 'back' });
+    // Running for longer than the window: kept while active.
+    expect((await ramp('active', 'c/', [1])).status).toBe('running');
+    clock.advance(2 * DAY);
+    await ramp('recent', 'd/', [100]);
+    const result = await applyRetention(store, { rolloutRetentionMs: DAY });
+    expect(result.rolloutsDeleted).toBe(2);
+    expect((await ops.rollouts.list()).map((r) => r.rolloutId)).toEqual(['active', 'recent']);
+    expect(await ops.rollouts.report('done')).toBeNull();
+    expect(await store.readRolloutScopes(`${tenant}-ro`, 'done')).toEqual([]);
+    expect(await store.readRolloutScopes(`${tenant}-ro`, 'recent')).toHaveLength(1);
+    // Its cutovers stay, and what they moved stays moved.
+    expect(await ops.cutoverReport('done/step-1')).toMatchObject({ status: 'completed' });
+    expect((await ops.getScope('a/1'))?.policyVersion).toBe('v8');
+    expect((await applyRetention(store, { rolloutRetentionMs: DAY })).rolloutsDeleted).toBe(0);
+    // Its id stays taken by its cutovers: a start under it is refused and changes nothing.
+    await expect(ramp('done', 'a/', [100])).rejects.toMatchObject({
+      code: 'operation_id_conflict',
+      details: { cutoverId: 'done/step-1' },
+    });
+    expect(await ops.rollouts.get('done')).toBeNull();
+  });
 });
 
 describe('durations', () => {

@@ -13,6 +13,7 @@ import { Fencegate } from '../../src/gate.js';
 import { buildServer } from '../../src/server/build-server.js';
 import type { Store } from '../../src/store/store.js';
 import { faultyStore } from '../../src/testing/faulty-store.js';
+import { ManualClock } from '../../src/testing/manual-clock.js';
 import { withClient } from '../postgres/pg-helpers.js';
 import { AREA_STORES, ONE_STORE, storesFor } from '../helpers/stores.js';
 import { POSTGRES, skipWithoutPostgres } from '../helpers/stores/postgres.js';
@@ -95,6 +96,87 @@ describe.each(AREA_STORES)('/metrics on $name', (kind) => {
     const before = store.calls.length;
     for (let i = 0; i < 5; i++) await scrape(app);
     expect(store.calls.slice(before)).toEqual([]);
+  });
+});
+
+describe.each(AREA_STORES)('rollout gauges on $name', (kind) => {
+  const stores = storesFor(kind, 'metrics_rollouts');
+
+  it('shows the scopes each step and the rollback moved, the stale attempts after it and none accepted; a rollout finished long ago is not shown', async () => {
+    const clock = new ManualClock(1_800_000_000_000);
+    const { store } = await stores.open({ clock });
+    cleanups.push(() => store.close());
+    const base = await Fencegate.open({ store });
+    const ramp = async (tenant: string, rolloutId: string) => {
+      const gate = base.forTenant(tenant);
+      await gate.registerPolicy({ version: 'v7' });
+      await gate.registerPolicy({ version: 'v8' });
+      for (let i = 0; i < 8; i++) {
+        const scope = `wf-${i}`;
+        const grant = await gate.acquire({
+          scope,
+          holder: 'v7',
+          ttlMs: 60_000,
+          policyVersion: 'v7',
+        });
+        await gate.release({ scope, holder: 'v7', fence: grant.fence });
+      }
+      await gate.rollouts.start({
+        rolloutId,
+        fromPolicy: 'v7',
+        toPolicy: 'v8',
+        prefix: 'wf-',
+        steps: [50],
+      });
+      return gate;
+    };
+    const old = await ramp('other', 'old');
+    await old.rollouts.promote({ rolloutId: 'old' });
+    clock.advance(2 * 86_400_000);
+    const gate = await ramp('default', 'ramp');
+    const moved = (await gate.listScopes({ prefix: 'wf-', limit: 100 })).items.filter(
+      (scope) => scope.policyVersion === 'v8',
+    );
+    expect(moved.length).toBeGreaterThan(0);
+    const job = await gate.acquire({
+      scope: moved[0]!.scope,
+      holder: 'v8',
+      ttlMs: 60_000,
+      policyVersion: 'v8',
+    });
+    await gate.rollouts.rollback({ rolloutId: 'ramp' });
+    const late = await gate.commit({
+      scope: job.scope,
+      fence: job.fence,
+      operationId: 'late',
+      writes: [],
+    });
+    expect(late.outcome).toBe('rejected');
+
+    const app = await metricsServer(store);
+    // The first refresh runs in the background from the server's start.
+    let text = await scrape(app);
+    while (!/^fencegate_rollout_percent/m.test(text)) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      text = await scrape(app);
+    }
+    expect(text).toMatch(
+      new RegExp(
+        `^fencegate_rollout_scopes_moved\\{rollout="ramp",step="1"\\} ${moved.length}$`,
+        'm',
+      ),
+    );
+    expect(text).toMatch(
+      new RegExp(
+        `^fencegate_rollout_scopes_moved\\{rollout="ramp",step="rollback"\\} ${moved.length}$`,
+        'm',
+      ),
+    );
+    expect(text).toMatch(/^fencegate_rollout_percent\{rollout="ramp"\} 50$/m);
+    expect(text).toMatch(/^fencegate_rollout_stale_attempts\{rollout="ramp"\} 1$/m);
+    expect(text).toMatch(/^fencegate_rollout_stale_accepted\{rollout="ramp"\} 0$/m);
+    // Finished two days ago: past the day a finished rollout stays shown.
+    expect(text).not.toMatch(/rollout="old"/);
   });
 });
 

@@ -69,14 +69,18 @@ def acquire(
     ttl_ms: int,
     policy_version: Optional[str] = None,
     job: Optional[Mapping[str, Any]] = None,
+    policy_versions: Optional[Sequence[str]] = None,
 ) -> "CallSteps[Grant]":
     """``job`` (``job_id``, ``attempt``, ``states``) records the job's states in the jobs ledger
-    in the same transaction as the grant, under the fence granted."""
+    in the same transaction as the grant, under the fence granted. A worker that can run either
+    version of a rollout names both in ``policy_versions`` (instead of ``policy_version``); the
+    grant's ``policy_version`` says which one applies to the scope."""
     body = _req.body(
         scope=scope,
         holder=holder,
         ttl_ms=ttl_ms,
         policy_version=policy_version,
+        policy_versions=None if policy_versions is None else list(policy_versions),
         job=_req.job(job),
     )
     answer = yield from send_json(api, route("acquire"), body)

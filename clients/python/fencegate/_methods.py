@@ -43,10 +43,13 @@ class BlockingMethods(ClientBase):
         ttl_ms: int,
         policy_version: Optional[str] = None,
         job: Optional[Mapping[str, Any]] = None,
+        policy_versions: Optional[Sequence[str]] = None,
     ) -> Grant:
         """``job`` (``job_id``, ``attempt``, ``states``) records the job's states in the jobs ledger
-        in the same transaction as the grant, under the fence granted."""
-        _steps = _api.acquire(self, scope, holder, ttl_ms, policy_version, job)
+        in the same transaction as the grant, under the fence granted. A worker that can run either
+        version of a rollout names both in ``policy_versions`` (instead of ``policy_version``); the
+        grant's ``policy_version`` says which one applies to the scope."""
+        _steps = _api.acquire(self, scope, holder, ttl_ms, policy_version, job, policy_versions)
         return run_sync(_steps, self._exchange)
 
     def renew(self, scope: str, holder: str, fence: int, ttl_ms: int) -> Grant:
@@ -475,10 +478,13 @@ class AsyncMethods(ClientBase):
         ttl_ms: int,
         policy_version: Optional[str] = None,
         job: Optional[Mapping[str, Any]] = None,
+        policy_versions: Optional[Sequence[str]] = None,
     ) -> Grant:
         """``job`` (``job_id``, ``attempt``, ``states``) records the job's states in the jobs ledger
-        in the same transaction as the grant, under the fence granted."""
-        _steps = _api.acquire(self, scope, holder, ttl_ms, policy_version, job)
+        in the same transaction as the grant, under the fence granted. A worker that can run either
+        version of a rollout names both in ``policy_versions`` (instead of ``policy_version``); the
+        grant's ``policy_version`` says which one applies to the scope."""
+        _steps = _api.acquire(self, scope, holder, ttl_ms, policy_version, job, policy_versions)
         return await run_async(_steps, self._exchange)
 
     async def renew(self, scope: str, holder: str, fence: int, ttl_ms: int) -> Grant:
@@ -911,6 +917,7 @@ class ClientApi(Protocol):
         ttl_ms: int,
         policy_version: Optional[str] = None,
         job: Optional[Mapping[str, Any]] = None,
+        policy_versions: Optional[Sequence[str]] = None,
     ) -> Grant: ...
 
     def renew(self, scope: str, holder: str, fence: int, ttl_ms: int) -> Grant: ...
@@ -1142,6 +1149,7 @@ class AsyncClientApi(Protocol):
         ttl_ms: int,
         policy_version: Optional[str] = None,
         job: Optional[Mapping[str, Any]] = None,
+        policy_versions: Optional[Sequence[str]] = None,
     ) -> Grant: ...
 
     async def renew(self, scope: str, holder: str, fence: int, ttl_ms: int) -> Grant: ...

@@ -6,7 +6,7 @@ from typing import Any, List
 
 import pytest
 
-from fencegate import RolloutConflictError, Write
+from fencegate import PolicyMismatchError, RolloutConflictError, Write
 
 #: The rollout's id and scopes are fixed, so the scopes its hash admits at each percent are too:
 #: 2 of the 8 at 25 %, 7 at 75 %.
@@ -111,3 +111,31 @@ def test_an_unknown_rollout_reads_none(tenant):
     assert operator.get_rollout("no-such-rollout") is None
     assert operator.rollout_report("no-such-rollout") is None
     assert operator.list_rollouts() == []
+
+
+def test_a_worker_naming_both_versions_gets_new_scopes_pinned_by_the_rollout(tenant):
+    worker, operator = tenant.worker(), tenant.operator()
+    operator.register_policy("v7")
+    operator.register_policy("v8")
+    operator.start_rollout(
+        from_policy="v7", to_policy="v8", steps=[50], prefix="new-", rollout_id=ROLLOUT
+    )
+    fresh = [f"new-{i}" for i in range(16)]
+    grants = [
+        worker.acquire(scope, holder="w", ttl_ms=60_000, policy_versions=["v7", "v8"])
+        for scope in fresh
+    ]
+    # The hash pins each new scope: some to v8, the others to v7, and the grant says which.
+    versions = {grant.policy_version for grant in grants}
+    assert versions == {"v7", "v8"}
+    pinned = {state.scope: state.policy_version for state in operator.list_scopes(prefix="new-").items}
+    assert {grant.scope: grant.policy_version for grant in grants} == pinned
+    assert operator.rollout_report(ROLLOUT)["pinnedAtAcquire"] == sum(
+        1 for grant in grants if grant.policy_version == "v8"
+    )
+    # A worker that runs one version only is told which version runs a scope of the other.
+    other = next(grant for grant in grants if grant.policy_version == "v8")
+    worker.release(other.scope, holder="w", fence=other.fence)
+    with pytest.raises(PolicyMismatchError) as refused:
+        worker.acquire(other.scope, holder="v7-only", ttl_ms=60_000, policy_version="v7")
+    assert refused.value.details["currentPolicyVersion"] == "v8"

@@ -16,17 +16,24 @@ import {
   rolloutOverlap,
   unregisteredCutoverPolicy,
 } from '../refusal-messages.js';
-import { ACTIVE_ROLLOUTS_REF, readActiveRollouts } from '../rollout-rows.js';
+import {
+  ACTIVE_ROLLOUTS_REF,
+  RUNNING_CUTOVERS_REF,
+  readActiveRollouts,
+  readRunningCutovers,
+  runningCutoversPut,
+} from '../rollout-rows.js';
 import { overlaps } from '../rollout-rules.js';
 import type { NewAuditEntry } from '../audit-entry.js';
-import type {
-  CutoverRow,
-  Put,
-  RangeRef,
-  Ref,
-  ScopeRow,
-  Snapshot,
-  Transition,
+import {
+  readOnly,
+  type CutoverRow,
+  type Put,
+  type RangeRef,
+  type Ref,
+  type ScopeRow,
+  type Snapshot,
+  type Transition,
 } from './transition.js';
 import { fenceGrantPut } from './plan-leases.js';
 import { rolloutMover } from './plan-rollout-moves.js';
@@ -76,7 +83,8 @@ export function planRegisterPolicy(
  * Starts a cutover, or checks that an existing one with this id is the same request. `lastSeq` is
  * the last audit seq the snapshot saw: later entries happened after the cutover began. A cutover
  * whose scopes meet an active rollout's selection is refused: the rollout's steps and rollback
- * are the only movers of those scopes until it ends.
+ * are the only movers of those scopes until it ends. A started cutover is listed among the
+ * tenant's running cutovers until it completes, so a rollout over its scopes waits for it.
  */
 export function planCutoverStart(
   snapshot: Snapshot,
@@ -113,9 +121,13 @@ export function planCutoverStart(
       : snapshot
           .list({ type: 'scopes', prefix: request.prefix ?? '' })
           .filter((scope) => snapshot.get({ type: 'scope', scope })?.status === 'active');
+  const running = readRunningCutovers(snapshot);
   return {
-    expect: [ref, policyRef, ACTIVE_ROLLOUTS_REF],
-    put: [newCutover(snapshot, { ...request, requestFingerprint: fingerprint }, lastSeq, scopes)],
+    expect: [ref, policyRef, ACTIVE_ROLLOUTS_REF, RUNNING_CUTOVERS_REF],
+    put: [
+      newCutover(snapshot, { ...request, requestFingerprint: fingerprint }, lastSeq, scopes),
+      runningCutoversPut([...running, { cutoverId: request.cutoverId, selection }]),
+    ],
     audit: [],
     answer: { ok: true, value: undefined },
   };
@@ -214,12 +226,15 @@ export function planCutoverChunk(
   const moved = new Set(snapshot.list(stepsRange));
   const pending = cutover.scopes.filter((scope) => !moved.has(scope)).slice(0, chunk);
   if (pending.length === 0) {
+    if (cutover.status === 'completed') return readOnly([ref, stepsRange], 0);
+    const running = readRunningCutovers(snapshot);
+    const others = running.filter((entry) => entry.cutoverId !== cutoverId);
     return {
-      expect: [ref, stepsRange],
-      put:
-        cutover.status === 'completed'
-          ? []
-          : [{ ...ref, row: { ...cutover, status: 'completed', completedAt: now } }],
+      expect: [ref, stepsRange, RUNNING_CUTOVERS_REF],
+      put: [
+        { ...ref, row: { ...cutover, status: 'completed', completedAt: now } },
+        ...(others.length === running.length ? [] : [runningCutoversPut(others)]),
+      ],
       audit: [],
       answer: { ok: true, value: 0 },
     };

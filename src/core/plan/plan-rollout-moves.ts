@@ -43,8 +43,9 @@ export function rolloutMover(
     return null;
   }
   const rollout = readRollout(snapshot, owner.rolloutId);
-  if (rollout === null) throw new Error("a rollout's cutover outlived its rollout");
-  const expect = [rolloutRef(rolloutKey(rollout.rolloutId))];
+  const expect = [rolloutRef(rolloutKey(owner.rolloutId))];
+  // Retention deletes only finished rollouts: their cutovers move nothing more.
+  if (rollout === null) return { expect, mover: () => ({ move: false }) };
   const markOf = (scope: string) => {
     const ref = rolloutRef(rolloutScopeKey(rollout.rolloutId, scope));
     return { ref, mark: readRolloutScope(snapshot, rollout.rolloutId, scope) };

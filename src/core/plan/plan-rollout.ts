@@ -10,6 +10,7 @@ import {
   refusalError,
   rolloutIdConflict,
   rolloutNotFound,
+  cutoverOverlap,
   rolloutOverlap,
   rolloutStateConflict,
   cutoverIdConflict,
@@ -17,9 +18,11 @@ import {
 } from '../refusal-messages.js';
 import {
   ACTIVE_ROLLOUTS_REF,
+  RUNNING_CUTOVERS_REF,
   activeRolloutsPut,
   readActiveRollouts,
   readRollout,
+  readRunningCutovers,
   rolloutKey,
   rolloutPut,
   rolloutRef,
@@ -145,6 +148,17 @@ function planStart(
   if (other !== undefined) {
     return refused([ref, ACTIVE_ROLLOUTS_REF], [], refusalError(rolloutOverlap(other.rolloutId)));
   }
+  // A plain cutover still moving scopes of the selection would race the steps for them.
+  const cutover = readRunningCutovers(snapshot).find((entry) =>
+    overlaps(entry.selection, selection),
+  );
+  if (cutover !== undefined) {
+    return refused(
+      [ref, ACTIVE_ROLLOUTS_REF, RUNNING_CUTOVERS_REF],
+      [],
+      refusalError(cutoverOverlap(cutover.cutoverId)),
+    );
+  }
   const rollout: RolloutRow = {
     kind: 'rollout',
     rolloutId: request.rolloutId,
@@ -167,6 +181,7 @@ function planStart(
   plan.expect.push(
     { type: 'policy', version: request.fromPolicy },
     { type: 'policy', version: request.toPolicy },
+    RUNNING_CUTOVERS_REF,
   );
   return plan.nextStep(request.steps[0]!, 'running');
 }

@@ -9,9 +9,10 @@ import { randomBytes } from 'node:crypto';
 import { CompareResult, CompareTarget } from 'etcd3';
 import type { IKeyValue, IRequestOp } from 'etcd3';
 import type { OperationRow } from '../../core/plan/transition.js';
+import { rolloutKey, rolloutScopesPrefix } from '../../core/rollout-rows.js';
 import type { EtcdConnection } from './etcd-connection.js';
 import { AUDIT_SLOTS } from './etcd-engine.js';
-import type { EtcdKeys } from './etcd-keys.js';
+import { prefixEnd, type EtcdKeys } from './etcd-keys.js';
 import { parseValue, scanPrefix } from './etcd-scan.js';
 
 async function deleteKeys(connection: EtcdConnection, keys: Buffer[]): Promise<number> {
@@ -149,4 +150,44 @@ async function raiseMark(
     if (!result.ok) throw connection.writeError(result.error, undefined);
     if (result.response.succeeded) return;
   }
+}
+
+/**
+ * The first tenant after `after` with rollout documents: one read of one key past the tenant's
+ * (`0` follows the `/` that ends a tenant's part of the key).
+ */
+export async function nextRolloutTenant(
+  connection: EtcdConnection,
+  keys: EtcdKeys,
+  after: string,
+): Promise<string | null> {
+  const family = keys.family('ro');
+  const start = after === '' ? family : `${family}${after}0`;
+  const response = await connection.range({
+    key: Buffer.from(start),
+    range_end: prefixEnd(Buffer.from(family)),
+    limit: 1,
+    keys_only: true,
+  });
+  const key = response.kvs[0]?.key.toString();
+  if (key === undefined) return null;
+  return key.slice(family.length, key.indexOf('/', family.length));
+}
+
+/** A rollout's scope documents in Txns of `batch` keys, then the rollout's own. */
+export async function deleteRollout(
+  connection: EtcdConnection,
+  keys: EtcdKeys,
+  batch: number,
+  tenant: string,
+  rolloutId: string,
+): Promise<number> {
+  const family = keys.family('ro', tenant);
+  const scopes = await pruneWhere(
+    connection,
+    family + rolloutScopesPrefix(rolloutId),
+    batch,
+    () => true,
+  );
+  return scopes + (await deleteKeys(connection, [Buffer.from(family + rolloutKey(rolloutId))]));
 }

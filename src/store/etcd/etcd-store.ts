@@ -68,6 +68,8 @@ import {
   pruneAudit,
   pruneOperations,
   storeIdOf,
+  deleteRollout,
+  nextRolloutTenant,
 } from './etcd-retention.js';
 import { parseValue, scanPrefix } from './etcd-scan.js';
 import { KeyCache } from './etcd-snapshot.js';
@@ -434,6 +436,20 @@ export class EtcdStore extends PlannedStore implements Store {
       this.#engine.limits.maxTxnOps,
       throughSeq,
       lastHash,
+    );
+  }
+
+  nextRolloutTenant(after: string): Promise<string | null> {
+    return nextRolloutTenant(this.#connection, this.#keys, after);
+  }
+
+  deleteRollout(tenant: string, rolloutId: string): Promise<number> {
+    return deleteRollout(
+      this.#connection,
+      this.#keys,
+      this.#engine.limits.maxTxnOps,
+      tenant,
+      rolloutId,
     );
   }
 

@@ -4,6 +4,7 @@
  * locks for long. Outcomes are found through their index by age: a pass costs what it deletes.
  */
 import { fail } from '../../errors.js';
+import { rolloutKey, rolloutScopesEnd, rolloutScopesPrefix } from '../../core/rollout-rows.js';
 import type { PostgresCalls } from './postgres-calls.js';
 
 const CHUNK = 5000;
@@ -13,17 +14,29 @@ export async function pruneOperations(
   createdBefore: number,
 ): Promise<number> {
   const s = calls.schema;
+  return await deleteInChunks(
+    calls,
+    `DELETE FROM ${s}.operations WHERE (tenant, operation_id) IN (
+       SELECT tenant, operation_id FROM ${s}.operations
+       WHERE created_at < $1 ORDER BY created_at LIMIT ${CHUNK})`,
+    [createdBefore],
+    'prune_operations',
+  );
+}
+
+/** Runs a DELETE of at most CHUNK rows until one deletes fewer; how many went. */
+async function deleteInChunks(
+  calls: PostgresCalls,
+  remove: string,
+  values: unknown[],
+  name?: string,
+): Promise<number> {
   let deleted = 0;
   for (;;) {
     const rows = await calls.rows<{ n: string }>(
-      `WITH removed AS (
-         DELETE FROM ${s}.operations WHERE (tenant, operation_id) IN (
-           SELECT tenant, operation_id FROM ${s}.operations
-           WHERE created_at < $1 ORDER BY created_at LIMIT ${CHUNK})
-         RETURNING 1)
-       SELECT count(*) AS n FROM removed`,
-      [createdBefore],
-      'prune_operations',
+      `WITH removed AS (${remove} RETURNING 1) SELECT count(*) AS n FROM removed`,
+      values,
+      name,
     );
     const changes = Number(rows[0]?.n ?? 0);
     deleted += changes;
@@ -47,20 +60,12 @@ export async function pruneAudit(
                           THEN excluded.pruned_hash ELSE ${s}.audit_retention.pruned_hash END`,
     [throughSeq, lastHash],
   );
-  let deleted = 0;
-  for (;;) {
-    const rows = await calls.rows<{ n: string }>(
-      `WITH removed AS (
-         DELETE FROM ${s}.audit WHERE seq IN (
-           SELECT seq FROM ${s}.audit WHERE seq <= $1 ORDER BY seq LIMIT ${CHUNK})
-         RETURNING 1)
-       SELECT count(*) AS n FROM removed`,
-      [throughSeq],
-    );
-    const changes = Number(rows[0]?.n ?? 0);
-    deleted += changes;
-    if (changes < CHUNK) return deleted;
-  }
+  return await deleteInChunks(
+    calls,
+    `DELETE FROM ${s}.audit WHERE seq IN (
+       SELECT seq FROM ${s}.audit WHERE seq <= $1 ORDER BY seq LIMIT ${CHUNK})`,
+    [throughSeq],
+  );
 }
 
 export async function auditPrunedThrough(calls: PostgresCalls): Promise<number> {
@@ -89,4 +94,41 @@ export async function storeIdOf(calls: PostgresCalls): Promise<string> {
   if (id === undefined)
     return fail('internal_error', 'the store has no id: its schema is incomplete');
   return id;
+}
+
+/** The first tenant after `after` with rollout documents: one seek in the primary key. */
+export async function nextRolloutTenant(
+  calls: PostgresCalls,
+  after: string,
+): Promise<string | null> {
+  const rows = await calls.rows<{ tenant: string }>(
+    `SELECT tenant FROM ${calls.schema}.rollout_rows WHERE tenant > $1 ORDER BY tenant LIMIT 1`,
+    [after],
+    'next_rollout_tenant',
+  );
+  return rows[0]?.tenant ?? null;
+}
+
+/** A rollout's scope documents a chunk at a time, then the rollout's own. */
+export async function deleteRollout(
+  calls: PostgresCalls,
+  tenant: string,
+  rolloutId: string,
+): Promise<number> {
+  const s = calls.schema;
+  const scopes = await deleteInChunks(
+    calls,
+    `DELETE FROM ${s}.rollout_rows WHERE tenant = $1 AND key IN (
+       SELECT key FROM ${s}.rollout_rows WHERE tenant = $1 AND key >= $2 AND key < $3
+       ORDER BY key LIMIT ${CHUNK})`,
+    [tenant, rolloutScopesPrefix(rolloutId), rolloutScopesEnd(rolloutId)],
+    'delete_rollout_scopes',
+  );
+  const own = await deleteInChunks(
+    calls,
+    `DELETE FROM ${s}.rollout_rows WHERE tenant = $1 AND key = $2`,
+    [tenant, rolloutKey(rolloutId)],
+    'delete_rollout',
+  );
+  return scopes + own;
 }

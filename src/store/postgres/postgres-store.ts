@@ -53,6 +53,8 @@ import { inFieldOrder } from './postgres-plan-rows.js';
 import {
   auditPrunedHash,
   auditPrunedThrough,
+  deleteRollout,
+  nextRolloutTenant,
   pruneAudit,
   pruneOperations,
   storeIdOf,
@@ -470,6 +472,14 @@ export class PostgresStore extends PlannedStore implements Store {
 
   pruneAudit(throughSeq: number, lastHash: string | null = null): Promise<number> {
     return pruneAudit(this.#calls, throughSeq, lastHash);
+  }
+
+  nextRolloutTenant(after: string): Promise<string | null> {
+    return nextRolloutTenant(this.#calls, after);
+  }
+
+  deleteRollout(tenant: string, rolloutId: string): Promise<number> {
+    return deleteRollout(this.#calls, tenant, rolloutId);
   }
 
   auditPrunedThrough(): Promise<number> {

@@ -4,6 +4,7 @@
  * step at a time and gives the event loop back between steps (sqlite-store.ts), so neither commits
  * nor the process's other requests wait for a whole pass.
  */
+import { rolloutKey, rolloutScopesEnd, rolloutScopesPrefix } from '../../core/rollout-rows.js';
 import { writeTransaction, read, type SqliteDatabase } from './sqlite-database.js';
 
 /** Audit entries deleted in one step: rowid ranges, so a step is as short as an outcome step. */
@@ -87,4 +88,41 @@ export function auditPrunedThrough(db: SqliteDatabase): number {
         { seq: number } | undefined,
   );
   return row?.seq ?? 0;
+}
+
+/** Rollout documents deleted in one step, as many as outcomes. */
+export const ROLLOUT_PRUNE_CHUNK = OUTCOME_PRUNE_CHUNK;
+
+/** The first tenant after `after` with rollout documents: one seek in the primary key. */
+export function nextRolloutTenant(db: SqliteDatabase, after: string): string | null {
+  const row = read(
+    () =>
+      db
+        .prepare('SELECT tenant FROM rollout_rows WHERE tenant > ? ORDER BY tenant LIMIT 1')
+        .get(after) as { tenant: string } | undefined,
+  );
+  return row?.tenant ?? null;
+}
+
+/**
+ * Deletes up to ROLLOUT_PRUNE_CHUNK of a rollout's scope documents, and the rollout's own once
+ * none is left.
+ */
+export function deleteRolloutStep(db: SqliteDatabase, tenant: string, rolloutId: string): number {
+  const scopes = db.prepare(
+    `DELETE FROM rollout_rows WHERE tenant = ? AND key IN (
+       SELECT key FROM rollout_rows WHERE tenant = ? AND key >= ? AND key < ?
+       LIMIT ${ROLLOUT_PRUNE_CHUNK})`,
+  );
+  const own = db.prepare('DELETE FROM rollout_rows WHERE tenant = ? AND key = ?');
+  return writeTransaction(db, () => {
+    const changes = scopes.run(
+      tenant,
+      tenant,
+      rolloutScopesPrefix(rolloutId),
+      rolloutScopesEnd(rolloutId),
+    ).changes;
+    if (changes === ROLLOUT_PRUNE_CHUNK) return changes;
+    return changes + own.run(tenant, rolloutKey(rolloutId)).changes;
+  });
 }

@@ -96,6 +96,9 @@ import {
   OUTCOME_PRUNE_CHUNK,
   pruneAuditStep,
   pruneOperationsStep,
+  deleteRolloutStep,
+  nextRolloutTenant,
+  ROLLOUT_PRUNE_CHUNK,
   storeIdOf,
 } from './sqlite-retention.js';
 import { WalSync, type SyncFile } from './sqlite-wal-sync.js';
@@ -526,6 +529,16 @@ export class SqliteStore extends PlannedStore implements Store {
   async pruneAudit(throughSeq: number, lastHash: string | null = null): Promise<number> {
     await this.#run(() => this.#pruned(markAuditPruned(this.#db, throughSeq, lastHash)));
     return await this.#pruneInSteps(AUDIT_PRUNE_CHUNK, () => pruneAuditStep(this.#db, throughSeq));
+  }
+
+  nextRolloutTenant(after: string): Promise<string | null> {
+    return this.#read(() => nextRolloutTenant(this.#db, after));
+  }
+
+  deleteRollout(tenant: string, rolloutId: string): Promise<number> {
+    return this.#pruneInSteps(ROLLOUT_PRUNE_CHUNK, () =>
+      deleteRolloutStep(this.#db, tenant, rolloutId),
+    );
   }
 
   /**

@@ -96,6 +96,44 @@ export function rolloutCases(fx: SubjectFixture): void {
       await expectFailure(rollouts.advance({ rolloutId: 'r1' }), 'rollout_conflict');
     });
 
+    it('a rollout naming a controller leaves the moved scopes held by it, without lease expiry; its rollback releases them', async () => {
+      const { gate } = fx.subject;
+      await v7Scopes(gate);
+      const before = await scopesById(gate);
+      const rollouts = rolloutsOf(gate);
+      await rollouts.start({
+        rolloutId: 'r1',
+        fromPolicy: 'v7',
+        toPolicy: 'v8',
+        prefix: 'wf-',
+        steps: [50],
+        controller: 'ramp-ctl',
+      });
+      const moved = ramped('r1', 50);
+      let scopes = await scopesById(gate);
+      for (const scope of ALL) {
+        expect(scopes.get(scope)).toMatchObject(
+          moved.includes(scope)
+            ? {
+                policyVersion: 'v8',
+                holder: 'ramp-ctl',
+                leaseExpiresAt: null,
+                fence: before.get(scope)!.fence + 1,
+              }
+            : { policyVersion: 'v7', holder: null, fence: before.get(scope)!.fence },
+        );
+      }
+      await rollouts.rollback({ rolloutId: 'r1' });
+      scopes = await scopesById(gate);
+      for (const scope of moved) {
+        expect(scopes.get(scope)).toMatchObject({
+          policyVersion: 'v7',
+          holder: null,
+          fence: before.get(scope)!.fence + 2,
+        });
+      }
+    });
+
     it('a v8 worker acquires a moved scope; a v7-only worker is told where the scope went', async () => {
       const { gate } = fx.subject;
       await v7Scopes(gate);
@@ -275,6 +313,44 @@ export function rolloutCases(fx: SubjectFixture): void {
         ramped('r2', 50),
       );
     });
+
+    it.skipIf(!fx.capabilities.storeInProcess)(
+      'a rollout overlapping a cutover still moving scopes is refused until the cutover completes',
+      async () => {
+        const { gate } = fx.subject;
+        const { store, tenant } = fx.subject.store!;
+        await v7Scopes(gate);
+        await gate.registerPolicy({ version: 'v9', digest: 'sha256:v9' });
+        const cutover = { cutoverId: 'c1', toPolicy: 'v9', holder: 'ctl', prefix: 'wf-01' };
+        // Started and not moved yet, as a process killed before its first chunk leaves it.
+        await store.startCutover(tenant, cutover);
+        const rollouts = rolloutsOf(gate);
+        const request = { rolloutId: 'r1', fromPolicy: 'v7', toPolicy: 'v8', steps: [100] };
+        for (const selection of [
+          { prefix: 'wf-' },
+          { prefix: 'wf-01' },
+          { scopes: [scopeName(12)] },
+        ]) {
+          const error = await expectFailure(
+            rollouts.start({ ...request, ...selection }),
+            'rollout_conflict',
+          );
+          expect(error.details).toEqual({ reason: 'overlap', cutoverId: 'c1' });
+        }
+        expect(await rollouts.get('r1')).toBeNull();
+        expect((await scopesById(gate)).get(scopeName(12))?.policyVersion).toBe('v7');
+        // The cutover sent again runs to its end, and frees its selection.
+        await gate.cutover(cutover);
+        const rollout = await rollouts.start({
+          ...request,
+          scopes: [scopeName(3), scopeName(12)],
+        });
+        expect(rollout.status).toBe('completed');
+        const scopes = await scopesById(gate);
+        expect(scopes.get(scopeName(3))?.policyVersion).toBe('v8');
+        expect(scopes.get(scopeName(12))?.policyVersion).toBe('v9');
+      },
+    );
 
     it('a scope not pinned yet is pinned by the hash for a worker naming policyVersions, and rolled back with the rest', async () => {
       const { gate } = fx.subject;
