@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- all`: one short run of every layer of the performance goal (SQLite, PostgreSQL, HTTP, dispatch, scale), each against its
+ * `npm run bench -- all`: one short run of every layer of the performance goal (SQLite, PostgreSQL, HTTP, dispatch, rollback, scale), each against its
  * raw baseline measured in the same run, printed as one table (and, last, one JSON line). The
  * figures come from the benchmarks' own functions; this file only calls them and compares.
  *
@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { runDispatchBench } from './dispatch.js';
 import { runHttpBench } from './http.js';
 import { runPostgresCommitBench } from './postgres/commit.js';
+import { runRolloutBench } from './rollout.js';
 import {
   memoryTrend,
   scopeScaling,
@@ -119,6 +120,23 @@ async function dispatchRow(options: AllBenchOptions): Promise<Row> {
   };
 }
 
+/** The rollback row at its smaller size on SQLite (`npm run bench -- rollout` runs both stores). */
+async function rolloutRow(options: AllBenchOptions): Promise<Row> {
+  const { rows } = await runRolloutBench({
+    sizes: [10_000],
+    seconds: options.seconds,
+    log: () => undefined,
+  });
+  const r = rows[0]!;
+  return {
+    layer: `rollback of ${r.scopes.toLocaleString('en')} moved scopes: fenced; other scopes' commits`,
+    target: `<= ${r.targetMs} ms; >= 0.80`,
+    figure: `${r.fencedMs} ms; ${fixed(r.windowRatio)}`,
+    baseline: `${Math.round((r.commits.before + r.commits.after) / 2)} commits per ${options.seconds} s without`,
+    met: r.fencedWithinTarget && r.ratioWithinTarget,
+  };
+}
+
 async function scaleRows(options: AllBenchOptions): Promise<Row[]> {
   const dir = mkdtempSync(join(tmpdir(), 'fencegate-bench-all-'));
   try {
@@ -176,7 +194,7 @@ function table(rows: readonly Row[]): string {
 export async function runAllBench(options: AllBenchOptions): Promise<void> {
   const rows: Row[] = await sqliteRows(options);
   console.error('measured: SQLite commit');
-  for (const run of [postgresRow, httpRow, dispatchRow]) {
+  for (const run of [postgresRow, httpRow, dispatchRow, rolloutRow]) {
     rows.push(await run(options));
     console.error(`measured: ${rows.at(-1)?.layer}`);
   }

@@ -15,6 +15,7 @@ const USAGE = `usage: npm run bench -- all [--seconds N] [--store postgres://…
        npm run bench -- commit --store etcd://host:port[,host:port…] [--seconds N] [--in-flight N]
        npm run bench -- dispatch [--seconds N]
        npm run bench -- cutover [--store postgres://…]
+       npm run bench -- rollout [--store postgres://…] [--scopes N[,N…]] [--seconds N]
        npm run bench -- verify [--entries N] [--sqlite]
        npm run bench -- wal-pages
        npm run bench -- http [--seconds N] [--connections N] [--profile DIR]
@@ -22,6 +23,9 @@ const USAGE = `usage: npm run bench -- all [--seconds N] [--store postgres://…
        npm run bench -- bullmq [--jobs N] [--concurrency N]
        npm run bench -- langgraph [--seconds N] [--rounds N]
        npm run bench -- python-langgraph [--seconds N] [--rounds N]`;
+
+/** The large store of `all` and `scale`: scopes of ten records each. */
+const LARGE_SCOPES = 1_000_000;
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
@@ -44,7 +48,8 @@ async function main(argv: string[]): Promise<number> {
       'in-flight': { type: 'string', default: '64' },
       connections: { type: 'string', default: '64' },
       profile: { type: 'string' },
-      scopes: { type: 'string', default: '1000000' },
+      // No default: `all` and `scale` default to 1,000,000 scopes, `rollout` to its own sizes.
+      scopes: { type: 'string' },
       'memory-seconds': { type: 'string' },
       jobs: { type: 'string', default: '1000' },
       concurrency: { type: 'string', default: '16' },
@@ -63,7 +68,7 @@ async function main(argv: string[]): Promise<number> {
         seconds: secondsOr(2),
         postgresUrl: values.store.startsWith('postgres') ? values.store : DEFAULT_POSTGRES,
         memorySeconds: Number(values['memory-seconds'] ?? 30),
-        largeScopes: Number(values.scopes),
+        largeScopes: Number(values.scopes ?? LARGE_SCOPES),
       });
       return 0;
     }
@@ -112,13 +117,33 @@ async function main(argv: string[]): Promise<number> {
     case 'scale':
       await runScaleBench({
         seconds,
-        largeScopes: Number(values.scopes),
+        largeScopes: Number(values.scopes ?? LARGE_SCOPES),
         memorySeconds: Number(values['memory-seconds'] ?? 600),
       });
       return 0;
     case 'cutover':
       console.log(formatCutoverBench(await runCutoverBench({ store: values.store })));
       return 0;
+    case 'rollout': {
+      // SQLite and PostgreSQL side by side in one run: an embedded file, then `--store` when it
+      // is a postgres:// URL, else the local server.
+      const { DEFAULT_POSTGRES } = await import('./all.js');
+      const { formatRolloutBench, runRolloutBench } = await import('./rollout.js');
+      const sizes = values.scopes === undefined ? undefined : values.scopes.split(',').map(Number);
+      const postgres = values.store.startsWith('postgres') ? values.store : DEFAULT_POSTGRES;
+      const results = [];
+      for (const store of ['sqlite', postgres]) {
+        const result = await runRolloutBench({
+          store,
+          seconds: secondsOr(10),
+          ...(sizes === undefined ? {} : { sizes }),
+        });
+        console.log(formatRolloutBench(result).trimEnd());
+        results.push(result);
+      }
+      console.log(JSON.stringify({ bench: 'rollout', results }));
+      return 0;
+    }
     case 'wal-pages':
       console.log(formatWalPages(await runWalPagesBench()));
       return 0;

@@ -16,6 +16,7 @@ import {
 } from './command.js';
 import { commitCommand } from './commit-command.js';
 import { demoCommand } from './demo-command.js';
+import { demoRolloutCommand } from './demo-rollout-command.js';
 import { acquireCommand, releaseCommand, takeoverCommand } from './lease-commands.js';
 import { auditCommand, outcomeCommand, recordCommand, scopeCommand } from './read-commands.js';
 import { retentionCommand } from './retention-command.js';
@@ -41,6 +42,7 @@ export const COMMANDS: readonly Command[] = [
   tokenListCommand,
   tokenRevokeCommand,
   demoCommand,
+  demoRolloutCommand,
   verifyCommand,
   retentionCommand,
   // The core loop over HTTP, with a token.

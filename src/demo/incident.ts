@@ -6,15 +6,11 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { CommitResult } from '../types.js';
-import type {
-  DemoProgress,
-  IncidentDemoOptions,
-  IncidentDemoResult,
-  PhaseTiming,
-} from './demo-types.js';
+import type { IncidentDemoOptions, IncidentDemoResult } from './demo-types.js';
 import { batchSizeFor } from './batches.js';
 import { cutOverAffected } from './cutover-phase.js';
 import { checkIncident } from './invariants.js';
+import { Phases } from './phases.js';
 import { planIncident } from './plan.js';
 import { createWorkflows, registerPolicies, requireEmptyTenant } from './setup.js';
 import { loadStoreView } from './store-view.js';
@@ -24,34 +20,6 @@ import { acquireFreshV7Lease, commitStale, issueV7Jobs, type IssuedJob } from '.
 export const DEFAULT_WORKFLOWS = 10_000;
 export const DEFAULT_JOBS = 600;
 export const DEFAULT_SEED = 7;
-
-class Phases {
-  readonly timings: PhaseTiming[] = [];
-  readonly #onProgress: ((progress: DemoProgress) => void) | undefined;
-
-  constructor(onProgress: ((progress: DemoProgress) => void) | undefined) {
-    this.#onProgress = onProgress;
-  }
-
-  async run<T>(
-    phase: string,
-    total: number,
-    work: (tick: (done: number) => void) => Promise<T>,
-  ): Promise<T> {
-    const start = performance.now();
-    let last = -1;
-    const tick = (done: number): void => {
-      if (done === last) return;
-      last = done;
-      this.#onProgress?.({ phase, done, total });
-    };
-    tick(0);
-    const result = await work(tick);
-    tick(total);
-    this.timings.push({ phase, ms: Math.round(performance.now() - start) });
-    return result;
-  }
-}
 
 function rejectedCount(results: readonly CommitResult[]): number {
   return results.filter((result) => result.outcome === 'rejected').length;

@@ -8,3 +8,7 @@ export type {
   InvariantResult,
   StoreObservations,
 } from './demo-types.js';
+/** The progressive-rollout demo: a ramp, a defect, the rollback and the late v8 commits. */
+export { runRolloutDemo, DEFAULT_ROLLOUT_SEED, DEFAULT_ROLLOUT_WORKFLOWS } from './rollout/run.js';
+export { formatRolloutTable, rolloutSummary } from './rollout/table.js';
+export type { RolloutDemoOptions, RolloutDemoResult } from './rollout/types.js';

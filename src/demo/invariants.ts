@@ -18,19 +18,10 @@ import {
   type V7Job,
 } from './plan.js';
 import type { StoreView } from './store-view.js';
-
-/** Offenders listed in a failed invariant's detail. */
-const SHOWN = 5;
+import { verdict } from './verdict.js';
 
 function zeroByState(): Record<JobState, number> {
   return Object.fromEntries(JOB_STATES.map((state) => [state, 0])) as Record<JobState, number>;
-}
-
-function verdict(name: string, offenders: string[], success: string): InvariantResult {
-  if (offenders.length === 0) return { name, ok: true, detail: success };
-  const shown = offenders.slice(0, SHOWN).join('; ');
-  const more = offenders.length > SHOWN ? `; and ${offenders.length - SHOWN} more` : '';
-  return { name, ok: false, detail: `${offenders.length} failing: ${shown}${more}` };
 }
 
 class Checker {

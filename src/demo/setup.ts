@@ -19,14 +19,23 @@ export async function requireEmptyTenant(gate: Fencegate): Promise<void> {
   }
 }
 
-export async function registerPolicies(gate: Fencegate): Promise<void> {
-  await gate.registerPolicy({ ...POLICY_V7 });
-  await gate.registerPolicy({ ...POLICY_V8 });
+export interface DemoPolicy {
+  version: string;
+  digest: string;
+  description: string;
+}
+
+/** Registers the demo's policy versions: by default the incident's v7 and v8. */
+export async function registerPolicies(
+  gate: Fencegate,
+  policies: readonly DemoPolicy[] = [POLICY_V7, POLICY_V8],
+): Promise<void> {
+  for (const policy of policies) await gate.registerPolicy({ ...policy });
 }
 
 export async function createWorkflows(
   gate: Fencegate,
-  plan: IncidentPlan,
+  plan: Pick<IncidentPlan, 'seed' | 'workflows'>,
   batchSize: number,
   onBatch: (done: number) => void,
 ): Promise<void> {

@@ -51,7 +51,11 @@ export async function readAllAudit(
   }
 }
 
-function groupBy(entries: AuditEntry[], key: (entry: AuditEntry) => string | null) {
+/** Entries by a key; entries whose key is null are left out. */
+export function groupBy(
+  entries: AuditEntry[],
+  key: (entry: AuditEntry) => string | null,
+): Map<string, AuditEntry[]> {
   const groups = new Map<string, AuditEntry[]>();
   for (const entry of entries) {
     const k = key(entry);
@@ -63,12 +67,16 @@ function groupBy(entries: AuditEntry[], key: (entry: AuditEntry) => string | nul
   return groups;
 }
 
-async function readScopes(gate: Fencegate): Promise<Map<string, ScopeState>> {
+/** Every scope under the prefix (by default the workflows' `wf-`), by name. */
+export async function readScopes(
+  gate: Fencegate,
+  prefix = 'wf-',
+): Promise<Map<string, ScopeState>> {
   const scopes = new Map<string, ScopeState>();
   let cursor: string | undefined;
   do {
     const page = await gate.listScopes({
-      prefix: 'wf-',
+      prefix,
       limit: PAGE,
       ...(cursor === undefined ? {} : { cursor }),
     });
@@ -76,6 +84,15 @@ async function readScopes(gate: Fencegate): Promise<Map<string, ScopeState>> {
     cursor = page.nextCursor ?? undefined;
   } while (cursor !== undefined);
   return scopes;
+}
+
+/** Every workflow's memory record, by workflow number. */
+export async function readMemory(gate: Fencegate, workflows: number): Promise<RecordState[]> {
+  const memory: RecordState[] = [];
+  for (let workflow = 0; workflow < workflows; workflow++) {
+    memory.push(await gate.getRecord(scopeOf(workflow), MEMORY));
+  }
+  return memory;
 }
 
 export async function loadStoreView(gate: Fencegate, plan: IncidentPlan): Promise<StoreView> {
@@ -91,10 +108,7 @@ export async function loadStoreView(gate: Fencegate, plan: IncidentPlan): Promis
     outcome: 'rejected',
     scope: plan.freshAcquire.scope,
   });
-  const memory: RecordState[] = [];
-  for (let workflow = 0; workflow < plan.workflows; workflow++) {
-    memory.push(await gate.getRecord(scopeOf(workflow), MEMORY));
-  }
+  const memory = await readMemory(gate, plan.workflows);
   const retriedOperations: (CommitResult | null)[] = [];
   for (const workflow of plan.retried) {
     retriedOperations.push(await gate.getOperation(v8OperationId(workflow)));

@@ -1,6 +1,7 @@
 /** The demo's printed summary: plain text tables, widths fixed so runs line up. */
 import { JOB_STATES } from '../types.js';
 import type { IncidentDemoResult } from './demo-types.js';
+import { invariantLines, labelled, reasons, timingLines, verdictLine } from './table-parts.js';
 
 const LABEL = 46;
 
@@ -8,14 +9,7 @@ function row(label: string, ...cells: (string | number)[]): string {
   return `  ${label.padEnd(LABEL)}${cells.map((cell) => String(cell).padStart(13)).join('')}`;
 }
 
-function line(label: string, value: string | number): string {
-  return `  ${label.padEnd(LABEL)} ${value}`;
-}
-
-function reasons(byReason: Record<string, number>): string {
-  const parts = Object.entries(byReason).map(([reason, n]) => `${reason} ${n}`);
-  return parts.length === 0 ? 'none' : parts.join(', ');
-}
+const line = labelled(LABEL);
 
 export function formatDemoTable(result: IncidentDemoResult, storeLabel: string): string {
   const { store, report, answers } = result;
@@ -78,28 +72,19 @@ export function formatDemoTable(result: IncidentDemoResult, storeLabel: string):
       `${store.auditVerified.checked} entries, ${store.auditVerified.violations} violations`,
     ),
     '',
-    'Invariants (checked from the store)',
+    ...invariantLines(result.invariants),
   );
-  for (const invariant of result.invariants) {
-    out.push(
-      `  ${invariant.ok ? 'PASS' : 'FAIL'}  ${invariant.name}`,
-      `        ${invariant.detail}`,
-    );
-  }
   out.push('', `Cutover report (gate.cutoverReport('${result.cutoverId}'))`);
   out.push(
     ...JSON.stringify(report, null, 2)
       .split('\n')
       .map((text) => `  ${text}`),
   );
-  out.push('', 'Timing');
-  for (const phase of result.phases) out.push(line(phase.phase, `${phase.ms} ms`));
-  out.push(line('total', `${result.totalMs} ms`), '');
-  const failed = result.invariants.filter((invariant) => !invariant.ok).length;
   out.push(
-    failed === 0
-      ? `OK: all ${result.invariants.length} invariants hold; stale accepted = ${report.staleAccepted}`
-      : `FAILED: ${failed} of ${result.invariants.length} invariants do not hold`,
+    '',
+    ...timingLines(result.phases, result.totalMs, line),
+    '',
+    verdictLine(result.invariants, report.staleAccepted),
     '',
   );
   return out.join('\n');

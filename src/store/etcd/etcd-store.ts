@@ -177,8 +177,9 @@ export class EtcdStore extends PlannedStore implements Store {
       // Each claimed intent is written once whole and once as a small head; counting it twice
       // leaves the other half of the request to the heads, the keys and the audit entries.
       maxClaimBytes: Math.floor(maxRequestBytes / 4),
-      // Per scope: its row, its fence grant and its step; plus the cutover and the audit key.
-      cutoverChunk: Math.floor((maxTxnOps - 2) / 3),
+      // Per scope, read: its row, its step and a rollout's mark of it; written: those and its
+      // fence grant. Once a chunk: the cutover, its steps' range, the rollout and the audit key.
+      cutoverChunk: Math.min(Math.floor((maxTxnOps - 4) / 3), Math.floor((maxTxnOps - 1) / 4)),
       jobEventsPerWrite: maxTxnOps - 1,
     };
   }

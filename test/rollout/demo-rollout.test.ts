@@ -1,0 +1,140 @@
+/**
+ * `fencegate demo rollout` through the command line, small, on each store: its last line is JSON
+ * whose figures say the rollback fenced v8's in-flight jobs out; the store is then read again to
+ * see those figures are the store's. An operator who pauses instead of rolling back leaves the
+ * in-flight commits to land: the demo's invariants catch it and the exit code says so.
+ */
+import { describe, expect, it } from 'vitest';
+import { rollbackCutoverId } from '../../src/core/rollout-rules.js';
+import { ROLLOUT_DEMO_TENANT } from '../../src/cli/demo-rollout-command.js';
+import { ROLLOUT_ID } from '../../src/demo/rollout/plan.js';
+import { Fencegate } from '../../src/gate.js';
+import { inProcessCli } from '../helpers/in-process-cli.js';
+import { AREA_STORES, storesFor } from '../helpers/stores.js';
+
+/** Workflows and in-flight jobs per store: the embedded store runs a larger ramp in the same time. */
+const SIZES: Record<string, { workflows: number; inFlight: number }> = {
+  sqlite: { workflows: 1000, inFlight: 50 },
+  postgres: { workflows: 200, inFlight: 10 },
+  etcd: { workflows: 200, inFlight: 10 },
+};
+
+interface SummaryLine {
+  ok: boolean;
+  moved: number;
+  movedBack: number;
+  inFlight: number;
+  inFlightAccepted: number;
+  staleAttempts: number | null;
+  staleAccepted: number | null;
+  decisionToFencedMs: number | null;
+  invariantsFailed: number;
+}
+
+function lastLine(stdout: string): SummaryLine {
+  return JSON.parse(stdout.trimEnd().split('\n').at(-1)!) as SummaryLine;
+}
+
+describe.each(AREA_STORES)('fencegate demo rollout on $name', (kind) => {
+  const stores = storesFor(kind, 'rollout_demo');
+  const size = SIZES[kind.family] ?? SIZES.etcd!;
+
+  it(
+    'rolls v8 back with jobs in flight: none of their commits lands, exit 0',
+    { timeout: 120_000 },
+    async () => {
+      const url = stores.freshUrl();
+      const run = await inProcessCli([
+        'demo',
+        'rollout',
+        '--store',
+        url,
+        '--workflows',
+        `${size.workflows}`,
+        '--in-flight',
+        `${size.inFlight}`,
+      ]);
+      expect(run.stderr).not.toMatch(/error|fail/i);
+      const summary = lastLine(run.stdout);
+      expect(summary).toMatchObject({
+        ok: true,
+        inFlight: size.inFlight,
+        inFlightAccepted: 0,
+        staleAttempts: size.inFlight,
+        staleAccepted: 0,
+        invariantsFailed: 0,
+      });
+      expect(summary.moved).toBeGreaterThan(size.inFlight);
+      expect(summary.movedBack).toBe(summary.moved);
+      expect(summary.decisionToFencedMs).toBeGreaterThanOrEqual(0);
+      expect(run.code).toBe(0);
+
+      // The figures are the store's: its report and scopes, read by another handle.
+      const gate = await Fencegate.open({
+        store: await stores.reopen(url),
+        tenant: ROLLOUT_DEMO_TENANT,
+      });
+      try {
+        const report = await gate.rollouts.report(ROLLOUT_ID);
+        expect(report?.rollout.status).toBe('rolled_back');
+        expect(report?.rollback).toMatchObject({
+          moved: summary.moved,
+          staleAttempts: size.inFlight,
+          staleAccepted: 0,
+        });
+        const rollback = await gate.store.getCutover(gate.tenant, rollbackCutoverId(ROLLOUT_ID));
+        for (const { scope, fence } of rollback!.fences.slice(0, 20)) {
+          expect(await gate.getScope(scope)).toMatchObject({ fence, policyVersion: 'v7' });
+        }
+        expect((await gate.verify()).ok).toBe(true);
+      } finally {
+        await gate.close();
+      }
+    },
+  );
+});
+
+describe('fencegate demo rollout', () => {
+  it('exits 1 when the operator only pauses: the in-flight v8 commits land', async () => {
+    const run = await inProcessCli([
+      'demo',
+      'rollout',
+      '--workflows',
+      '200',
+      '--in-flight',
+      '10',
+      '--action',
+      'pause',
+    ]);
+    const summary = lastLine(run.stdout);
+    expect(summary).toMatchObject({
+      ok: false,
+      inFlightAccepted: 10,
+      staleAttempts: null,
+      decisionToFencedMs: null,
+    });
+    expect(summary.invariantsFailed).toBeGreaterThan(0);
+    expect(run.stdout).toMatch(/FAIL {2}the 10 in-flight v8 jobs resume and commit: 0 accepted/);
+    expect(run.code).toBe(1);
+  });
+
+  it('answers usage errors with exit 2 and --json with one JSON line', async () => {
+    const tooMany = await inProcessCli([
+      'demo',
+      'rollout',
+      '--workflows',
+      '200',
+      '--in-flight',
+      '21',
+    ]);
+    expect(tooMany.code).toBe(2);
+    expect(tooMany.stderr).toContain('--in-flight must be an integer from 1 to 20');
+    const action = await inProcessCli(['demo', 'rollout', '--action', 'promote']);
+    expect(action.code).toBe(2);
+    expect(action.stderr).toContain('--action must be one of rollback, pause');
+    const json = await inProcessCli(['demo', 'rollout', '--workflows', '100', '--json']);
+    expect(json.code).toBe(0);
+    expect(json.stdout.trimEnd().split('\n')).toHaveLength(1);
+    expect(lastLine(json.stdout)).toMatchObject({ ok: true, staleAccepted: 0 });
+  });
+});
