@@ -20,6 +20,7 @@ import { mkdtempSync, openSync, closeSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { InProcessGroupCommit, measureCoalesced, type CallerRate } from './http/coalesced.js';
 import { runLoad, type LoadRequest, type LoadResult } from './http/load.js';
 import type { CpuSample, ServerReady } from './http/server-process.js';
 
@@ -39,6 +40,11 @@ export interface HttpBenchFigures {
   commitP99Ms: number;
   bareCommitP99Ms: number;
   bareRatio: number;
+  /** 64 callers on one coalescing client, over in-process group commits on SQLite FULL. */
+  coalescedRatio: number;
+  coalescedOverNoop: number;
+  /** The coalesced rate over the bare Fastify + guarded SQLite service (NORMAL). */
+  coalescedOverBare: number;
 }
 
 const SERVER_SCRIPT = fileURLToPath(new URL('./http/server-process.ts', import.meta.url));
@@ -46,7 +52,9 @@ const SERVER_SCRIPT = fileURLToPath(new URL('./http/server-process.ts', import.m
 export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBenchFigures> {
   const dir = mkdtempSync(join(tmpdir(), 'fencegate-bench-http-'));
   const servers: ChildServer[] = [];
+  let inProcess: InProcessGroupCommit | undefined;
   try {
+    inProcess = await InProcessGroupCommit.open(dir, SCOPES);
     servers.push(await startChild('fencegate', dir, options));
     servers.push(await startChild('bare', dir, options));
     const [fencegate, bare] = servers as [ChildServer, ChildServer];
@@ -65,6 +73,10 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
       'fgNoop' | 'fgCommit' | 'bareNoop' | 'bareCommit',
       MeasuredLoad[]
     >;
+    const coalescedRuns: CallerRate[] = [];
+    const inProcessRuns: CallerRate[] = [];
+    await measureCoalesced(fencegate.ready, options.connections, 1, 'coalesced-warm');
+    await inProcess.measure(options.connections, 1, 'in-process-warm');
     for (let round = 0; round < rounds; round++) {
       runs.fgNoop.push(await measureLoad(fencegate, NOOP, load));
       runs.fgCommit.push(
@@ -74,7 +86,20 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
       runs.bareCommit.push(
         await measureLoad(bare, commitRequest(bare.ready, `bare-${round}`), load),
       );
+      coalescedRuns.push(
+        await measureCoalesced(
+          fencegate.ready,
+          options.connections,
+          options.seconds,
+          `coalesced-${round}`,
+        ),
+      );
+      inProcessRuns.push(
+        await inProcess.measure(options.connections, options.seconds, `in-process-${round}`),
+      );
     }
+    const coalesced = medianRate(coalescedRuns);
+    const inProcessRate = medianRate(inProcessRuns);
     const fgNoop = median(runs.fgNoop);
     const fgCommit = median(runs.fgCommit);
     const bareNoop = median(runs.bareNoop);
@@ -86,8 +111,21 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
     console.log(line('fencegate POST /v1/commit', fgCommit));
     console.log(line('bare Fastify GET /healthz (no-op)', bareNoop));
     console.log(line('bare Fastify + guarded SQLite POST /v1/commit', bareCommit));
+    console.log(
+      `${options.connections} callers on one coalescing client (POST /v1/commits): ` +
+        `${Math.round(coalesced.commitsPerSec)} commits/s (${coalesced.failures} failed); ` +
+        `in process, group commit on SQLite FULL: ${Math.round(inProcessRate.commitsPerSec)} commits/s`,
+    );
     const ratio = fgCommit.requestsPerSec / fgNoop.requestsPerSec;
     const bareRatio = bareCommit.requestsPerSec / bareNoop.requestsPerSec;
+    const coalescedRatio = coalesced.commitsPerSec / inProcessRate.commitsPerSec;
+    const coalescedOverNoop = coalesced.commitsPerSec / fgNoop.requestsPerSec;
+    const coalescedOverBare = coalesced.commitsPerSec / bareCommit.requestsPerSec;
+    console.log(
+      `coalesced/in-process ${coalescedRatio.toFixed(2)} (target >= 0.80), ` +
+        `coalesced/no-op ${coalescedOverNoop.toFixed(2)}, ` +
+        `coalesced/bare commit ${coalescedOverBare.toFixed(2)} (target >= 1.50)`,
+    );
     console.log(
       `commit/no-op: fencegate ${ratio.toFixed(2)} (target >= 0.50), bare ${bareRatio.toFixed(2)}; ` +
         `commit p99: fencegate ${fgCommit.p99Ms} ms, bare ${bareCommit.p99Ms} ms`,
@@ -99,6 +137,9 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
       commitP99Ms: fgCommit.p99Ms,
       bareCommitP99Ms: bareCommit.p99Ms,
       bareRatio: round(bareRatio),
+      coalescedRatio: round(coalescedRatio),
+      coalescedOverNoop: round(coalescedOverNoop),
+      coalescedOverBare: round(coalescedOverBare),
     };
     console.log(
       JSON.stringify({
@@ -116,6 +157,12 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
         commitLoadGeneratorBusy: round(fgCommit.loadGeneratorBusy),
         noopCpuMicros: Math.round(fgNoop.cpuMicrosPerRequest),
         bareRatio: round(bareRatio),
+        coalescedRatio: round(coalescedRatio),
+        coalescedOverNoop: round(coalescedOverNoop),
+        coalescedOverBare: round(coalescedOverBare),
+        coalescedPerSec: Math.round(coalesced.commitsPerSec),
+        inProcessGroupCommitPerSec: Math.round(inProcessRate.commitsPerSec),
+        coalescedFailures: coalesced.failures,
         bareCommitPerSec: Math.round(bareCommit.requestsPerSec),
         bareNoopPerSec: Math.round(bareNoop.requestsPerSec),
         bareCommitP99Ms: bareCommit.p99Ms,
@@ -126,12 +173,23 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
     );
     return figures;
   } finally {
+    await inProcess?.close();
     for (const server of servers) await server.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
 const ROUNDS = 3;
+/** Scopes the in-process baseline commits to, as many as the server's. */
+const SCOPES = 64;
+
+/** The run with the median rate. */
+function medianRate(results: CallerRate[]): CallerRate {
+  const sorted = [...results].sort((a, b) => a.commitsPerSec - b.commitsPerSec);
+  const middle = sorted[Math.floor(sorted.length / 2)];
+  if (middle === undefined) throw new Error('no runs');
+  return middle;
+}
 const NOOP = { method: 'GET' as const, path: '/healthz' };
 
 interface ChildServer {

@@ -10,6 +10,7 @@ import type {
   CancelRequest,
   CancelResult,
   ClaimIntentsRequest,
+  CommitItemResult,
   CommitRequest,
   CommitResult,
   CompleteIntentRequest,
@@ -58,6 +59,11 @@ export interface FencegateApi {
 
   /** Returns the committed or rejected outcome; throws only for errors outside the check order. */
   commit(request: CommitRequest): Promise<CommitResult>;
+  /**
+   * Up to 64 commits, each answered in order as `commit` would answer it alone: its outcome, or
+   * the error it alone would throw. A repeated operationId is answered as a retry of the earlier.
+   */
+  commitMany(requests: readonly CommitRequest[]): Promise<CommitItemResult[]>;
   /**
    * null when the operation is absent: nothing has happened *yet* (a commit with that id may still
    * be in flight); the operationId may be retried, but absent does not mean "did not happen".

@@ -12,6 +12,7 @@ import { verifyStore } from './audit/verify.js';
 import type { Clock } from './core/clock.js';
 import type { Caller } from './core/grant-token.js';
 import { DEFAULT_LIMITS, type Limits } from './core/limits.js';
+import { requireCommitBatch } from './core/commit-batch.js';
 import {
   requireName,
   requireTenant,
@@ -38,7 +39,7 @@ import { announceIntents, onIntents } from './store/intent-signal.js';
 import { openStore } from './store/open.js';
 import type { Store } from './store/store.js';
 import { buildCutoverReport } from './cutover/report.js';
-import { isFencegateError } from './errors.js';
+import { FencegateError, isFencegateError } from './errors.js';
 import { claimResult } from './core/plan/plan-intents.js';
 import { runCutover } from './cutover/run.js';
 import { Rollouts, type RolloutsApi } from './rollout/rollouts.js';
@@ -59,6 +60,7 @@ import type {
   CancelResult,
   ClaimIntentsRequest,
   CompleteAndClaimResult,
+  CommitItemResult,
   CommitRequest,
   CommitResult,
   CompleteIntentRequest,
@@ -252,6 +254,45 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
   }
 
   /**
+   * Up to MAX_BATCH_COMMITS commits, each answered in order as `commit` would answer it alone:
+   * its outcome, or the error it alone would throw (an invalid commit is refused on its own). They
+   * go to the store in one turn of the event loop, so a store with group commit (the server's)
+   * applies them in one batch: on SQLite one transaction and one sync. A repeated operationId is
+   * answered as a retry of the earlier item: its outcome, replayed, or operation_id_conflict.
+   */
+  async commitMany(requests: readonly CommitRequest[]): Promise<CommitItemResult[]> {
+    const prepared = requireCommitBatch(requests).map((request) => {
+      try {
+        const valid = validateCommit(request, this.limits);
+        requireCommitFits(valid, this.store.capabilities.transaction);
+        return valid;
+      } catch (error) {
+        if (isFencegateError(error)) return error;
+        throw error;
+      }
+    });
+    const settled = await Promise.allSettled(
+      prepared.map((valid) =>
+        isFencegateError(valid)
+          ? Promise.reject(valid)
+          : this.store.commit(this.tenant, valid, this.#caller),
+      ),
+    );
+    let addedIntents = false;
+    const results = settled.map((answer, i): CommitItemResult => {
+      if (answer.status === 'rejected') return { ok: false, error: asCatalogError(answer.reason) };
+      const { value } = answer;
+      const valid = prepared[i];
+      if (value.outcome === 'committed' && !value.replayed && !isFencegateError(valid)) {
+        addedIntents ||= (valid?.intents.length ?? 0) > 0;
+      }
+      return { ok: true, result: value };
+    });
+    if (addedIntents) announceIntents(this.store, this.tenant);
+    return results;
+  }
+
+  /**
    * Calls `listener` when intents of this tenant are committed: through any handle on this store
    * in this process, and, on a store that carries the news across processes (PostgreSQL), by any
    * process. Returns the function that stops it. A dispatcher uses it to wake without polling.
@@ -429,6 +470,12 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
   async close(): Promise<void> {
     if (this.#ownsStore) await this.store.close();
   }
+}
+
+/** A fault that is no catalog error, as internal_error: it keeps the fault as its cause. */
+function asCatalogError(error: unknown): FencegateError {
+  if (isFencegateError(error)) return error;
+  return new FencegateError('internal_error', 'an unexpected error occurred', {}, { cause: error });
 }
 
 /** A claim's answer from its promise: the claimed intents, or its refusal. */

@@ -72,6 +72,9 @@ export const ROUTE_TABLE = {
   // A POST only because the reads do not fit a query string; it changes nothing.
   readRecords: { method: 'POST', path: '/v1/scopes/:scope/reads', auth: 'worker', retry: 'read' },
   commit: { method: 'POST', path: '/v1/commit', auth: 'worker', retry: 'commit' },
+  // Each commit's operationId applies it at most once: the same batch again answers those that
+  // landed with their stored outcomes and applies the others.
+  commitMany: { method: 'POST', path: '/v1/commits', auth: 'worker', retry: 'idempotent' },
   getOperation: {
     method: 'GET',
     path: '/v1/operations/:operationId',

@@ -211,6 +211,13 @@ export interface CommitRejected {
 
 export type CommitResult = CommitCommitted | CommitRejected;
 
+/**
+ * One commit's answer in a batch (`commitMany`): its outcome, committed or rejected, or the error
+ * its commit alone would have thrown (invalid_request, operation_id_conflict, outcome_unknown, …).
+ */
+export type CommitItemResult =
+  { ok: true; result: CommitResult } | { ok: false; error: FencegateError };
+
 export type IntentStatus =
   'pending' | 'claimed' | 'delivered' | 'failed' | 'unknown' | 'cancelled' | 'needs_attention';
 

@@ -12,6 +12,15 @@
  * and claims are never resent after a lost reply.
  */
 import { serverBaseUrl } from './server-url.js';
+import { backoff } from './backoff.js';
+import {
+  commitMany,
+  isCommitAnswer,
+  MAX_BATCH_BODY_BYTES,
+  unknownCommit,
+  type BatchLink,
+} from './commit-batch.js';
+import { CommitCoalescer } from './commit-coalescer.js';
 import { randomUUID } from 'node:crypto';
 import type { FencegateApi, FencegateOpsApi, VerifyReport } from '../api.js';
 import { DEFAULT_LIMITS, DEFAULT_LIST_LIMIT } from '../core/limits.js';
@@ -30,6 +39,7 @@ import type {
   CancelRequest,
   CancelResult,
   ClaimIntentsRequest,
+  CommitItemResult,
   CommitRequest,
   CommitResult,
   CompleteIntentRequest,
@@ -112,6 +122,18 @@ export interface FencegateClientOptions {
   timeoutMs?: number;
   /** Extra attempts for what may be retried; default 3. */
   retries?: number;
+  /**
+   * Concurrent `commit` calls go out together, one `POST /v1/commits` per batch that fits, each
+   * caller answered on its own; default true. false sends each commit alone.
+   */
+  coalesceCommits?: boolean;
+  /**
+   * How long a commit waits for others to go with it: 0 (default) until the current turn of the
+   * event loop ends, 1 a millisecond at most.
+   */
+  coalesceWindowMs?: number;
+  /** The server's body limit, which batches are split to stay within; default 1 MiB. */
+  maxBodyBytes?: number;
 }
 
 interface CallOptions {
@@ -132,9 +154,8 @@ interface Answer<T> {
   body: T;
 }
 
-const MAX_BACKOFF_MS = 1_000;
-
 const COMMIT = ROUTE_TABLE.commit;
+const COMMIT_MANY = ROUTE_TABLE.commitMany;
 
 export class FencegateClient implements FencegateApi, FencegateOpsApi {
   readonly url: string;
@@ -143,12 +164,28 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
   readonly #retries: number;
   /** Operator: progressive rollouts (docs/rollout.md), as the library's `gate.rollouts`. */
   readonly rollouts: RolloutsApi = new RolloutsClient((request) => this.#call(request));
+  /** What the batches of commits use of this client. */
+  readonly #batches: BatchLink;
+  /** Gathers concurrent commits into batches; null when coalescing is off. */
+  readonly #coalescer: CommitCoalescer | null;
 
   constructor(options: FencegateClientOptions) {
     this.url = serverBaseUrl(options.url);
     this.#token = options.token;
     this.#timeoutMs = options.timeoutMs ?? 10_000;
     this.#retries = options.retries ?? 3;
+    this.#batches = {
+      url: this.url,
+      retries: this.#retries,
+      maxBodyBytes: options.maxBodyBytes ?? MAX_BATCH_BODY_BYTES,
+      send: (bodyText) => this.#exchange(COMMIT_MANY.method, COMMIT_MANY.path, { bodyText }),
+      alone: (request) => this.#commitAlone(request),
+      settle: (operationId) => this.#settle(operationId),
+    };
+    this.#coalescer =
+      options.coalesceCommits === false
+        ? null
+        : new CommitCoalescer(this.#batches, options.coalesceWindowMs ?? 0);
   }
 
   async acquire(request: AcquireRequest): Promise<Grant> {
@@ -403,7 +440,27 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
   }
 
   /**
-   * Sends the commit; a committed (200) or rejected (409) answer is returned as is. When the
+   * Commits, answered as `commitAlone` answers each. With coalescing on (the default), commits
+   * called together go out in one request (`POST /v1/commits`); each caller gets its own answer.
+   */
+  async commit(request: CommitRequest): Promise<CommitResult> {
+    return this.#coalescer === null
+      ? await this.#commitAlone(request)
+      : await this.#coalescer.commit(request);
+  }
+
+  /**
+   * Up to 64 commits in one request (`POST /v1/commits`; more than one when the body limit
+   * splits them), each answered in order as `commit` answers it alone. A batch whose reply was lost
+   * is sent again as it was; an item still unknown after the retries is settled with
+   * abandonOperation, as `commit` settles one.
+   */
+  async commitMany(requests: readonly CommitRequest[]): Promise<CommitItemResult[]> {
+    return await commitMany(this.#batches, requests);
+  }
+
+  /**
+   * Sends one commit alone; a committed (200) or rejected (409) answer is returned as is. When the
    * outcome is unknown (outcome_unknown, a server fault, a lost connection or a timeout), the
    * stored outcome decides: committed or rejected is returned; absent means nothing has happened
    * yet, and the same commit is sent again. Still unknown after the retries, the client settles it
@@ -411,7 +468,7 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
    * or the rejection operation_abandoned, after which it never applies (a new attempt needs a new
    * operationId). Only when even that cannot reach the server: outcome_unknown.
    */
-  async commit(request: CommitRequest): Promise<CommitResult> {
+  async #commitAlone(request: CommitRequest): Promise<CommitResult> {
     const body: CommitBody = request;
     let unknown: string | undefined;
     let lastError: FencegateError | undefined;
@@ -419,7 +476,7 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
       if (attempt > 0) await backoff(attempt);
       let reply: Reply;
       try {
-        reply = await this.#exchange(COMMIT.method, COMMIT.path, body);
+        reply = await this.#exchange(COMMIT.method, COMMIT.path, { body });
       } catch (error) {
         if (!(error instanceof TransportError)) throw error;
         lastError = unreachable(this.url, error);
@@ -448,11 +505,7 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
     if (unknown !== undefined) {
       const settled = await this.#settle(request.operationId);
       if (settled !== undefined) return settled;
-      throw new FencegateError(
-        'outcome_unknown',
-        `the outcome of commit ${request.operationId} is unknown (${unknown}); settle it with abandonOperation('${request.operationId}') or send the same commit again`,
-        { operationId: request.operationId },
-      );
+      throw unknownCommit(request.operationId, unknown);
     }
     throw (
       lastError ??
@@ -488,7 +541,7 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
       if (attempt > 0) await backoff(attempt);
       let reply: Reply;
       try {
-        reply = await this.#exchange(method, path, body);
+        reply = await this.#exchange(method, path, { body });
       } catch (error) {
         if (!(error instanceof TransportError)) throw error;
         if (error.failure === 'lost') {
@@ -532,19 +585,18 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
     );
   }
 
-  #exchange(method: string, path: string, body: unknown): Promise<Reply> {
+  #exchange(
+    method: string,
+    path: string,
+    content: { body?: unknown; bodyText?: string },
+  ): Promise<Reply> {
     return exchange(`${this.url}${path}`, {
       method,
       token: this.#token,
-      body,
+      ...content,
       timeoutMs: this.#timeoutMs,
     });
   }
-}
-
-function isCommitAnswer(body: unknown): boolean {
-  const outcome = (body as { outcome?: unknown } | undefined)?.outcome;
-  return outcome === 'committed' || outcome === 'rejected';
 }
 
 /**
@@ -563,13 +615,6 @@ function outcomeUnknown(
       `${what}; read the state to learn whether it took effect`,
     );
   return new FencegateError(error.code, error.message, { ...error.details, ...details });
-}
-
-/** Exponential backoff with jitter: about 50, 100, 200 ms …, at most 1 s. */
-function backoff(attempt: number): Promise<void> {
-  const ceiling = Math.min(MAX_BACKOFF_MS, 25 * 2 ** attempt);
-  const ms = ceiling / 2 + Math.random() * (ceiling / 2);
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** The answer, or undefined when the server or its store cannot be reached right now. */

@@ -56,30 +56,38 @@ const TLS_VERIFY_CODES = new Set([
 
 export async function exchange(
   url: string,
-  init: { method: string; token: string; body?: unknown; timeoutMs: number },
+  init: {
+    method: string;
+    token: string;
+    body?: unknown;
+    /** The body as JSON text already (a batch built from its items' texts); wins over `body`. */
+    bodyText?: string;
+    timeoutMs: number;
+  },
 ): Promise<Reply> {
+  const text = init.bodyText ?? (init.body === undefined ? undefined : JSON.stringify(init.body));
   const headers: Record<string, string> = {
     authorization: `Bearer ${init.token}`,
     accept: 'application/json',
   };
-  if (init.body !== undefined) headers['content-type'] = 'application/json';
+  if (text !== undefined) headers['content-type'] = 'application/json';
   let response: Response;
-  let text: string;
+  let answer: string;
   try {
     response = await fetch(url, {
       method: init.method,
       headers,
-      ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+      ...(text === undefined ? {} : { body: text }),
       // A redirect is answered as it is: following it would send the token to whatever origin it
       // names, and take another URL's answer (a GET, after a 302 on a POST) for this request's.
       redirect: 'manual',
       signal: AbortSignal.timeout(init.timeoutMs),
     });
-    text = await response.text();
+    answer = await response.text();
   } catch (error) {
     throw classify(error, init.timeoutMs);
   }
-  return { status: response.status, body: parseBody(text, response.status) };
+  return { status: response.status, body: parseBody(answer, response.status) };
 }
 
 function classify(error: unknown, timeoutMs: number): TransportError {

@@ -29,6 +29,14 @@ export const DEFAULT_LIMITS: Limits = {
 
 export const DEFAULT_LIST_LIMIT = 100;
 
+/**
+ * The most commits one `POST /v1/commits` (and `commitMany`) carries. 64 is the batch the
+ * PostgreSQL and etcd group commits apply together, so a batch is one of theirs; 64 commits fit
+ * the 1 MiB body at 16 KiB each; their answers (a few hundred bytes each without records' values)
+ * stay far below the answer budget.
+ */
+export const MAX_BATCH_COMMITS = 64;
+
 /** A token's label. */
 export const MAX_LABEL_LENGTH = 256;
 

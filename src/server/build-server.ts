@@ -297,6 +297,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
       limits,
       metrics,
       requestId: request.id,
+      logUnexpected: (error) => request.log.error({ err: error }, 'unexpected error'),
       openapi: openapiDocument,
     };
   }

@@ -40,6 +40,8 @@ export interface RouteContext {
   metrics: ServerMetrics;
   /** Request id, as logged. */
   requestId: string;
+  /** Logs a fault answered inside a body (an item of a batch), as the error handler logs one. */
+  logUnexpected(error: unknown): void;
   /** The OpenAPI document of this server's routes. */
   openapi(): Record<string, unknown>;
 }

@@ -5,7 +5,7 @@
  * (only plain decimal digits), so `limit=1e3` or `limit=0x10` stay wrong.
  */
 import type { TSchema } from '@sinclair/typebox';
-import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import type { FastifySchemaCompiler } from 'fastify';
 import { FencegateError, isFencegateError } from '../errors.js';
 import type { AnyRoute } from './route.js';
@@ -33,6 +33,19 @@ export function createValidatorCompiler(
       };
     };
   };
+}
+
+/**
+ * The refusal of one body checked on its own (an item of a batch), as the route that takes it
+ * alone would answer it; undefined when it passes.
+ */
+export function bodyRefusal(
+  checker: TypeCheck<TSchema>,
+  value: unknown,
+  explain: (value: unknown) => void,
+): FencegateError | undefined {
+  if (checker.Check(value)) return undefined;
+  return explainFailure('body', value, checker.Errors(value).First(), explain);
 }
 
 function toPart(httpPart: string | undefined): Part | undefined {

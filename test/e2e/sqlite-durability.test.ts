@@ -5,7 +5,8 @@
  * for every answer the server wrote to a socket, the WAL frame that commits its transaction (found
  * in the WAL file by the operation's or scope's name) was written, then synced by an fsync or
  * fdatasync that ended before the answer was sent. `?synchronous=normal` is the documented opt-out:
- * no sync at commit at all.
+ * no sync at commit at all. A batch of commits over `POST /v1/commits` is one transaction and one
+ * sync.
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -194,6 +195,48 @@ describe.skipIf(noStrace)('SQLite durability, counted from outside the server', 
     expect(loadSyncs).toBeGreaterThanOrEqual(WAVES);
     expect(loadSyncs).toBeLessThan(WAVES * WAVE_SIZE);
     expect(transactions).toBeLessThan(ONE_AT_A_TIME + WAVES * WAVE_SIZE + WAVE_SIZE);
+  });
+
+  it('a batch of commits (POST /v1/commits) is one transaction and one sync of the log', async () => {
+    const traced = await startTraced('batch', '');
+    const reader = new Database(traced.db, { readonly: true });
+    const grant = await traced.client.acquire({ scope: 'batch', holder: 'w', ttlMs: 3_600_000 });
+    // Keeps every frame in the log (see workload), so each commit's frame can be found.
+    reader.exec('BEGIN');
+    reader.prepare('SELECT count(*) FROM sqlite_master').get();
+    const names = Array.from({ length: WAVE_SIZE }, (_, i) => nameOf('load', i));
+    const start = Date.now() * 1000;
+    const answers = await traced.client.commitMany(
+      names.map((name) => ({
+        scope: grant.scope,
+        fence: grant.fence,
+        operationId: name,
+        writes: [{ name, expectRevision: 0, value: name }],
+      })),
+    );
+    const end = Date.now() * 1000;
+    expect(answers.every((a) => a.ok && a.result.outcome === 'committed')).toBe(true);
+    const wal = readWal(readFileSync(traced.wal));
+    reader.exec('COMMIT');
+    reader.close();
+    const events = await stopTraced(traced);
+    // Every commit of the batch in the same transaction: one commit frame holds them all.
+    const frames = new Set(names.map((name) => wal.commitFrameOf(name)?.offset));
+    expect(frames.size).toBe(1);
+    expect(frames.has(undefined)).toBe(false);
+    // One sync of the log answered the batch (a checkpoint thread's syncs are not the store's).
+    const checkpointing = new Set(
+      events.filter((e) => e.name === 'pwrite64' && e.path.endsWith('.db')).map((e) => e.pid),
+    );
+    const syncs = events.filter(
+      (e) =>
+        /^f(data)?sync$/.test(e.name) &&
+        e.path.endsWith('-wal') &&
+        !checkpointing.has(e.pid) &&
+        e.start >= start &&
+        e.end <= end,
+    );
+    expect(syncs).toHaveLength(1);
   });
 
   it('synchronous=normal (opt-out): commits are written to the WAL but never synced', async () => {

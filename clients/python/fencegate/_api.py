@@ -26,17 +26,23 @@ answer is ``OutcomeUnknownError``.
 """
 
 import uuid
-from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple, cast
+from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple, Union, cast
 
 from . import _requests as _req
-from ._answers import describe, is_commit_answer, wire_error
 from ._base import FencegateError
-from ._call_steps import CallSteps, Exchange, backoff
+from ._call_steps import CallSteps
 from ._client_base import ClientBase
+from ._commit_batch import (
+    MAX_BATCH_COMMITS,
+    abandon,
+    commit_body,
+    commit_in_batches,
+    send_commit,
+    stored_outcome,
+)
 from ._routes import route
-from ._sending import json_or_none, send, send_json, unless_unreachable, unreachable
-from ._wire import NOT_SENT, TransportError
-from .errors import OutcomeUnknownError, StoreUnavailableError
+from ._sending import json_or_none, send, send_json
+from .errors import InvalidRequestError
 from .models import (
     CancelResult,
     CommitPart,
@@ -53,7 +59,6 @@ from .models import (
     VerifyReport,
     camel,
     from_wire,
-    part_to_wire,
 )
 
 #: The most records one page of the server may be asked for.
@@ -244,60 +249,37 @@ def commit(
     ``operation_abandoned``); with ``settle_unknown=False`` it raises
     ``OutcomeUnknownError`` instead, and the caller may send the same commit again.
     """
-    body = _req.body(
-        scope=scope,
-        fence=fence,
-        operation_id=operation_id,
-        task_id=task_id,
-        policy_version=policy_version,
-        release=True if release else None,
-        job=_req.job(job),
+    body = commit_body(
+        scope, fence, operation_id, writes, reads, intents, task_id, policy_version, release, job
     )
-    body["reads"] = [part_to_wire(part) for part in reads]
-    body["writes"] = [part_to_wire(part) for part in writes]
-    body["intents"] = [part_to_wire(part) for part in intents]
-    request = route("commit")
-    last: FencegateError = StoreUnavailableError(f"could not reach {api.base_url}")
-    unknown: Optional[str] = None  # why an attempt's outcome is unknown, once one's is
-    for attempt in range(api.retries + 1):
-        yield from backoff(attempt)
-        try:
-            # Resendable: its operationId applies it at most once.
-            reply = yield Exchange(request.method, request.path, body, resendable=True)
-        except TransportError as error:
-            last = unreachable(api, error)
-            if error.failure == NOT_SENT:
-                continue
-            unknown = str(error)
-        else:
-            assert reply is not None
-            answer = None if reply.unreadable is not None else reply.json()
-            if reply.status in (200, 409) and is_commit_answer(answer):
-                assert answer is not None  # a commit's answer is a JSON object
-                return CommitResult.from_answer(answer)
-            refusal = wire_error(reply)
-            if refusal is not None and refusal.code == "store_unavailable":
-                last = refusal
-                continue
-            if refusal is not None and refusal.code != "outcome_unknown" and reply.status < 500:
-                raise refusal
-            # A server fault, outcome_unknown, a redirect, a gateway, an answer that is not a
-            # commit's: the commit may have been stored.
-            unknown = f"the commit {describe(reply)}" if refusal is None else refusal.message
-        stored = yield from unless_unreachable(get_operation(api, operation_id))
-        if stored is not None:
-            return stored
-        # Nothing stored yet: the same commit again (its operationId applies it at most once).
-    if unknown is None:
-        raise last
-    return (yield from _settle_unknown(api, operation_id, unknown, settle_unknown))
+    return (yield from send_commit(api, body, settle_unknown))
+
+
+def commit_many(
+    api: ClientBase,
+    commits: Sequence[Mapping[str, Any]],
+    settle_unknown: bool = True,
+) -> "CallSteps[List[Union[CommitResult, FencegateError]]]":
+    """Up to 64 commits in one request (``POST /v1/commits``; more than one when the 1 MiB body
+    limit splits them), each a mapping of :meth:`commit`'s arguments (``scope``, ``fence``,
+    ``operation_id``, ``writes``, ...). Answers one item per commit, in order: its
+    ``CommitResult``, or the error its commit alone would raise (an invalid commit is refused on
+    its own). A batch whose reply was lost is sent again as it was: each operationId applies its
+    commit at most once, so the commits that landed answer their stored outcomes. A commit still
+    unknown after the retries is settled as :meth:`commit` settles one."""
+    if not 1 <= len(commits) <= MAX_BATCH_COMMITS:
+        raise InvalidRequestError(
+            f"commits must hold 1 to {MAX_BATCH_COMMITS} commits, not {len(commits)}: split a "
+            "longer batch",
+            {"field": "commits", "max": MAX_BATCH_COMMITS, "given": len(commits)},
+        )
+    bodies = [commit_body(**commit) for commit in commits]
+    return (yield from commit_in_batches(api, bodies, [settle_unknown] * len(bodies)))
 
 
 def get_operation(api: ClientBase, operation_id: str) -> "CallSteps[Optional[CommitResult]]":
     """The stored outcome, exactly as first answered; None: no outcome *yet* (see abandon)."""
-    request = route("getOperation", {"operationId": operation_id})
-    answer = yield from json_or_none(api, "not_found", request)
-    return None if answer is None else CommitResult.from_answer(answer)
+    return (yield from stored_outcome(api, operation_id))
 
 
 def abandon_operation(
@@ -307,9 +289,7 @@ def abandon_operation(
 
     From then on every commit with this id, in flight or later, gets that same answer.
     """
-    request = route("abandonOperation", {"operationId": operation_id})
-    answer = yield from send_json(api, request, _req.body(reason=reason))
-    return CommitResult.from_answer(answer)
+    return (yield from abandon(api, operation_id, reason))
 
 
 # Intents
@@ -640,24 +620,4 @@ def _page(answer: JsonObject, item: Optional[type] = None) -> Page:
     return Page(
         items=[from_wire(item, each) for each in items] if item is not None else list(items),
         next_cursor=answer.get("nextCursor"),
-    )
-
-
-def _settle_unknown(
-    api: ClientBase, operation_id: str, reason: str, settle: bool
-) -> "CallSteps[CommitResult]":
-    """A commit still unknown after its retries: settled by abandon, never guessed."""
-    if settle:
-        try:
-            return (yield from abandon_operation(api, operation_id))
-        except FencegateError as error:
-            raise OutcomeUnknownError(
-                f"the outcome of commit {operation_id} is unknown ({reason}) and settling it "
-                f"failed ({error}); call abandon_operation({operation_id!r}) again",
-                {"operationId": operation_id},
-            ) from error
-    raise OutcomeUnknownError(
-        f"the outcome of commit {operation_id} is unknown ({reason}); send the same commit "
-        f"again or settle it with abandon_operation({operation_id!r})",
-        {"operationId": operation_id},
     )

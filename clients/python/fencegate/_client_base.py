@@ -28,6 +28,7 @@ class ClientBase:
         "list_records_page": "listRecords",
         "read_records": "readRecords",
         "commit": "commit",
+        "commit_many": "commitMany",
         "get_operation": "getOperation",
         "abandon_operation": "abandonOperation",
         "list_intents": "listIntents",

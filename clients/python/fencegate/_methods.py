@@ -6,9 +6,10 @@ that it is current.
 """
 
 from abc import abstractmethod
-from typing import Any, Iterable, List, Mapping, Optional, Protocol, Sequence, Tuple
+from typing import Any, Iterable, List, Mapping, Optional, Protocol, Sequence, Tuple, Union
 
 from . import _api
+from ._base import FencegateError
 from ._call_steps import Exchange, run_async, run_sync
 from ._client_base import ClientBase
 from ._wire import Reply
@@ -187,6 +188,21 @@ class BlockingMethods(ClientBase):
             release,
             job,
         )
+        return run_sync(_steps, self._exchange)
+
+    def commit_many(
+        self,
+        commits: Sequence[Mapping[str, Any]],
+        settle_unknown: bool = True,
+    ) -> List[Union[CommitResult, FencegateError]]:
+        """Up to 64 commits in one request (``POST /v1/commits``; more than one when the 1 MiB body
+        limit splits them), each a mapping of :meth:`commit`'s arguments (``scope``, ``fence``,
+        ``operation_id``, ``writes``, ...). Answers one item per commit, in order: its
+        ``CommitResult``, or the error its commit alone would raise (an invalid commit is refused on
+        its own). A batch whose reply was lost is sent again as it was: each operationId applies its
+        commit at most once, so the commits that landed answer their stored outcomes. A commit still
+        unknown after the retries is settled as :meth:`commit` settles one."""
+        _steps = _api.commit_many(self, commits, settle_unknown)
         return run_sync(_steps, self._exchange)
 
     def get_operation(self, operation_id: str) -> Optional[CommitResult]:
@@ -624,6 +640,21 @@ class AsyncMethods(ClientBase):
         )
         return await run_async(_steps, self._exchange)
 
+    async def commit_many(
+        self,
+        commits: Sequence[Mapping[str, Any]],
+        settle_unknown: bool = True,
+    ) -> List[Union[CommitResult, FencegateError]]:
+        """Up to 64 commits in one request (``POST /v1/commits``; more than one when the 1 MiB body
+        limit splits them), each a mapping of :meth:`commit`'s arguments (``scope``, ``fence``,
+        ``operation_id``, ``writes``, ...). Answers one item per commit, in order: its
+        ``CommitResult``, or the error its commit alone would raise (an invalid commit is refused on
+        its own). A batch whose reply was lost is sent again as it was: each operationId applies its
+        commit at most once, so the commits that landed answer their stored outcomes. A commit still
+        unknown after the retries is settled as :meth:`commit` settles one."""
+        _steps = _api.commit_many(self, commits, settle_unknown)
+        return await run_async(_steps, self._exchange)
+
     async def get_operation(self, operation_id: str) -> Optional[CommitResult]:
         """The stored outcome, exactly as first answered; None: no outcome *yet* (see abandon)."""
         _steps = _api.get_operation(self, operation_id)
@@ -989,6 +1020,12 @@ class ClientApi(Protocol):
         job: Optional[Mapping[str, Any]] = None,
     ) -> CommitResult: ...
 
+    def commit_many(
+        self,
+        commits: Sequence[Mapping[str, Any]],
+        settle_unknown: bool = True,
+    ) -> List[Union[CommitResult, FencegateError]]: ...
+
     def get_operation(self, operation_id: str) -> Optional[CommitResult]: ...
 
     def abandon_operation(
@@ -1220,6 +1257,12 @@ class AsyncClientApi(Protocol):
         release: bool = False,
         job: Optional[Mapping[str, Any]] = None,
     ) -> CommitResult: ...
+
+    async def commit_many(
+        self,
+        commits: Sequence[Mapping[str, Any]],
+        settle_unknown: bool = True,
+    ) -> List[Union[CommitResult, FencegateError]]: ...
 
     async def get_operation(self, operation_id: str) -> Optional[CommitResult]: ...
 

@@ -105,6 +105,13 @@ ROUTES: Mapping[str, Route] = {
         retry="commit",
         params=(),
     ),
+    "commitMany": Route(
+        method="POST",
+        path="/v1/commits",
+        auth="worker",
+        retry="idempotent",
+        params=(),
+    ),
     "getOperation": Route(
         method="GET",
         path="/v1/operations/:operationId",

@@ -10,12 +10,15 @@ keeps its connections open between requests.
 """
 
 import asyncio
-from typing import Optional
+from typing import Any, Iterable, Mapping, Optional
 
 from ._async_http import Session
-from ._call_steps import Exchange
+from ._call_steps import Exchange, run_async
+from ._coalescing import CommitCoalescer, check_window
+from ._commit_batch import commit_body, send_commit
 from ._methods import AsyncMethods
-from ._wire import Reply
+from ._wire import MAX_ANSWER_BYTES, Reply
+from .models import CommitPart, CommitResult
 
 
 class AsyncClient(AsyncMethods):
@@ -29,6 +32,66 @@ class AsyncClient(AsyncMethods):
 
     #: The connections of the event loop in use; made by the first call on it.
     _session: Optional[Session] = None
+    #: The commits waiting to go together, on the event loop in use.
+    _coalescer: Optional[CommitCoalescer] = None
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str,
+        timeout: float = 10.0,
+        retries: int = 3,
+        max_answer_bytes: int = MAX_ANSWER_BYTES,
+        coalesce_commits: bool = True,
+        coalesce_window_ms: float = 0,
+    ) -> None:
+        """As ``fencegate.Client``'s, and: ``coalesce_commits`` (default True) sends concurrent
+        ``commit`` calls together, one ``POST /v1/commits`` per batch that fits, each caller
+        answered on its own (False: each alone); ``coalesce_window_ms`` is how long a commit
+        waits for others, 0 (default) until the event loop's next turn, at most 1."""
+        super().__init__(base_url, token, timeout, retries, max_answer_bytes)
+        self.coalesce_commits = coalesce_commits
+        self.coalesce_window_ms = check_window(coalesce_window_ms)
+
+    async def commit(
+        self,
+        scope: str,
+        fence: int,
+        operation_id: str,
+        writes: Iterable[CommitPart] = (),
+        reads: Iterable[CommitPart] = (),
+        intents: Iterable[CommitPart] = (),
+        task_id: Optional[str] = None,
+        policy_version: Optional[str] = None,
+        settle_unknown: bool = True,
+        release: bool = False,
+        job: Optional[Mapping[str, Any]] = None,
+    ) -> CommitResult:
+        """As ``fencegate.Client.commit``; with coalescing on, commits called together go out
+        in one request, and each caller gets its own answer or error."""
+        body = commit_body(
+            scope,
+            fence,
+            operation_id,
+            writes,
+            reads,
+            intents,
+            task_id,
+            policy_version,
+            release,
+            job,
+        )
+        if not self.coalesce_commits:
+            return await run_async(send_commit(self, body, settle_unknown), self._exchange)
+        return await self._coalescer_of_this_loop().commit(body, settle_unknown)
+
+    def _coalescer_of_this_loop(self) -> CommitCoalescer:
+        coalescer = self._coalescer
+        if coalescer is None or coalescer.loop is not asyncio.get_running_loop():
+            coalescer = self._coalescer = CommitCoalescer(
+                self, self._exchange, self.coalesce_window_ms
+            )
+        return coalescer
 
     def __repr__(self) -> str:  # never the token
         return f"fencegate.AsyncClient({self.base_url!r})"

@@ -216,10 +216,14 @@ def render() -> str:
         *sorted(line for line in imports(source, calls) if line.startswith("from typing")),
         "",
         "from . import _api",
-        "from ._call_steps import Exchange, run_async, run_sync",
-        "from ._client_base import ClientBase",
-        "from ._wire import Reply",
-        *sorted(line for line in imports(source, calls) if not line.startswith("from typing")),
+        *sorted(
+            [
+                "from ._call_steps import Exchange, run_async, run_sync",
+                "from ._client_base import ClientBase",
+                "from ._wire import Reply",
+                *(line for line in imports(source, calls) if not line.startswith("from typing")),
+            ]
+        ),
     ]
     classes = [
         client_class(

@@ -58,6 +58,11 @@ ARGUMENTS: Dict[str, Any] = {
     "events": [{"job_id": "job-1", "state": "active", "at": 1_000}],
     "tenant": "acme",
     "role": "worker",
+    # Two, so that they go together (a commit alone goes over the commit route).
+    "commits": [
+        {"scope": "wf-1/memory", "fence": 3, "operation_id": "op:1/a"},
+        {"scope": "wf-1/memory", "fence": 3, "operation_id": "op:1/b"},
+    ],
 }
 
 #: The argument that gives each path value of the table.
@@ -144,6 +149,14 @@ def test_each_call_is_resent_as_its_routes_retry_class_allows(method):
         untimed = [{"job_id": "job-1", "state": "active"}]
         check_resending(method, route_name, IDEMPOTENT)
         check_resending(method, route_name, WRITE, events=untimed)
+    elif method == "commit_many":
+        steps = steps_of(method)
+        sent = next(steps)
+        assert sent.resendable
+        after = next_exchange(steps, throw=TransportError(LOST, "connection reset"))
+        # The same batch again, not a lookup per commit: each operationId applies it once.
+        assert isinstance(after, Exchange)
+        assert (after.method, after.path, after.body) == (sent.method, sent.path, sent.body)
     elif retry == "commit":
         steps = steps_of(method)
         sent = next(steps)

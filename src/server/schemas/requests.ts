@@ -4,7 +4,7 @@
  * `requestSchemas(limits)`; their static types do not depend on the limits.
  */
 import { Type } from '@sinclair/typebox';
-import { NAME_PATTERN, NAME_RULE, type Limits } from '../../core/limits.js';
+import { MAX_BATCH_COMMITS, NAME_PATTERN, NAME_RULE, type Limits } from '../../core/limits.js';
 import { MAX_ROLLOUT_SCOPES } from '../../core/validate-rollout.js';
 import { JOB_STATES, ROLLOUT_STATUSES } from '../../types.js';
 import {
@@ -124,6 +124,16 @@ export function requestSchemas(limits: Limits) {
         }),
       ),
       job: Type.Optional(LeaseJob),
+    },
+    CLOSED,
+  );
+  // Each item is checked on its own, as the body of POST /v1/commit, and refused on its own.
+  const CommitsBody = Type.Object(
+    {
+      commits: Type.Array(
+        Type.Unknown({ description: 'a commit, as the body of POST /v1/commit' }),
+        { minItems: 1, maxItems: MAX_BATCH_COMMITS },
+      ),
     },
     CLOSED,
   );
@@ -313,6 +323,7 @@ export function requestSchemas(limits: Limits) {
     TakeoverBody,
     ReasonBody,
     CommitBody,
+    CommitsBody,
     ListScopesQuery,
     ListIntentsQuery,
     ListCutoversQuery,
