@@ -11,6 +11,7 @@ import {
 } from '../types.js';
 import { INTENT_COMPLETION_CODES } from './intent-rules.js';
 import { TARGET_PATTERN, TARGET_RULE, type Limits } from './limits.js';
+import { parseRolloutCutoverId } from './rollout-rules.js';
 import {
   optionalName,
   optionalText,
@@ -158,6 +159,15 @@ export function validateCutover(input: unknown, limits: Limits): CutoverRequest 
     holder: requireName(body.holder, 'holder'),
   };
   const cutoverId = optionalName(body.cutoverId, 'cutoverId');
+  // A rollout's cutovers are named `<rolloutId>/step-<n>` and `<rolloutId>/rollback`; a plain
+  // cutover under such a name would make that step, or the rollback, unstartable.
+  if (cutoverId !== undefined && parseRolloutCutoverId(cutoverId) !== null) {
+    fail(
+      'invalid_request',
+      `cutoverId ${cutoverId} ends in /step-<n> or /rollback, names kept for a rollout's own cutovers; choose another cutoverId`,
+      { field: 'cutoverId' },
+    );
+  }
   if (cutoverId !== undefined) request.cutoverId = cutoverId;
   Object.assign(request, requireSelection(body, MAX_SCOPES_PER_CUTOVER));
   if (body.leaseTtlMs !== undefined)

@@ -29,11 +29,14 @@ describe("a plain cutover named like a running rollout's rollback", () => {
         prefix: 'wf-',
         steps: [50, 100],
       });
-      // An unrelated cutover that happens to carry the rollout's rollback name: refusing it is
-      // fine; what must not happen is that it blocks the rollback.
-      await gate
-        .cutover({ cutoverId: 'r1/rollback', toPolicy: 'v7', holder: 'ops', prefix: 'other-' })
-        .catch(() => undefined);
+      // An unrelated cutover under the rollout's step or rollback name is refused, and changes
+      // nothing, so it cannot block the rollback.
+      for (const cutoverId of ['r1/rollback', 'r1/step-2']) {
+        await expect(
+          gate.cutover({ cutoverId, toPolicy: 'v7', holder: 'ops', prefix: 'other-' }),
+        ).rejects.toMatchObject({ code: 'invalid_request', details: { field: 'cutoverId' } });
+      }
+      expect((await gate.getScope('other-1'))?.policyVersion).toBe('v7');
       const rolledBack = await gate.rollouts.rollback({ rolloutId: 'r1' });
       expect(rolledBack.status).toBe('rolled_back');
       const page = await gate.listScopes({ prefix: 'wf-' });
