@@ -6,7 +6,7 @@
  * command sent again after an interruption resumes the cutover it left.
  */
 import { randomUUID } from 'node:crypto';
-import { FencegateError } from '../errors.js';
+import { FencegateError, isFencegateError } from '../errors.js';
 import type { Caller } from '../core/grant-token.js';
 import type { RolloutAction, RolloutChange } from '../core/plan/plan-rollout.js';
 import type { RolloutRow } from '../core/rollout-rows.js';
@@ -47,6 +47,9 @@ export interface RolloutsApi {
   rollback(request: RolloutRollbackRequest): Promise<Rollout>;
   report(rolloutId: string): Promise<RolloutReport | null>;
 }
+
+/** Reads and tries again of a command that named no revision, while other commands move it. */
+const LATEST_ATTEMPTS = 5;
 
 export class Rollouts implements RolloutsApi {
   constructor(
@@ -93,19 +96,32 @@ export class Rollouts implements RolloutsApi {
 
   async rollback(request: RolloutRollbackRequest): Promise<Rollout> {
     const valid = validateRollback(request);
-    const current = await this.#read(valid.rolloutId);
-    // A rollback sent again resumes the one under way.
-    if (current.status === 'rolling_back' || current.status === 'rolled_back') {
-      return await this.#drive(current);
-    }
-    return await this.#drive(
-      await this.#change({
+    let current = await this.#read(valid.rolloutId);
+    for (let attempt = 1; ; attempt += 1) {
+      // A rollback sent again resumes the one under way.
+      if (current.status === 'rolling_back' || current.status === 'rolled_back') {
+        return await this.#drive(current);
+      }
+      const change: RolloutChange = {
         action: 'rollback',
         rolloutId: valid.rolloutId,
         revision: valid.revision ?? current.revision,
         cancelIntents: valid.cancelIntents === true,
-      }),
-    );
+      };
+      let row: RolloutRow;
+      try {
+        row = await this.#change(change);
+      } catch (error) {
+        // One that named no revision rolls back the rollout as it is now (see #atLatest).
+        if (valid.revision !== undefined || attempt >= LATEST_ATTEMPTS) throw error;
+        if (!isFencegateError(error) || error.code !== 'rollout_conflict') throw error;
+        const latest = await this.#read(valid.rolloutId);
+        if (latest.revision === current.revision) throw error;
+        current = latest;
+        continue;
+      }
+      return await this.#drive(row);
+    }
   }
 
   async report(rolloutId: string): Promise<RolloutReport | null> {
@@ -141,9 +157,37 @@ export class Rollouts implements RolloutsApi {
     command: RolloutCommand,
     current?: RolloutRow,
   ): Promise<RolloutRow> {
-    const revision =
-      command.revision ?? (current ?? (await this.#read(command.rolloutId))).revision;
-    return await this.#change({ action, rolloutId: command.rolloutId, revision });
+    const change = (revision: number): Promise<RolloutRow> =>
+      this.#change({ action, rolloutId: command.rolloutId, revision });
+    if (command.revision !== undefined) return await change(command.revision);
+    return await this.#atLatest(
+      command.rolloutId,
+      current ?? (await this.#read(command.rolloutId)),
+      change,
+    );
+  }
+
+  /**
+   * A command that named no revision means "whatever the rollout is now": when another command
+   * moved the rollout between the read and the compare-and-swap, it is read again and applied to
+   * that state (which may refuse it, e.g. a rollback of a rollout that completed meanwhile).
+   */
+  async #atLatest(
+    rolloutId: string,
+    current: RolloutRow,
+    change: (revision: number) => Promise<RolloutRow>,
+  ): Promise<RolloutRow> {
+    let row = current;
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await change(row.revision);
+      } catch (error) {
+        if (!isFencegateError(error) || error.code !== 'rollout_conflict') throw error;
+        const latest = await this.#read(rolloutId);
+        if (latest.revision === row.revision || attempt >= LATEST_ATTEMPTS) throw error;
+        row = latest;
+      }
+    }
   }
 
   async #change(change: RolloutChange): Promise<RolloutRow> {
