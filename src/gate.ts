@@ -271,12 +271,20 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
         throw error;
       }
     });
+    // An item whose operationId an earlier item carries is sent once that one settled, so it is
+    // answered as its retry (replayed, or operation_id_conflict) on every store; the others go
+    // out together, into one group-commit batch.
+    const earlier = new Map<string, Promise<unknown>>();
     const settled = await Promise.allSettled(
-      prepared.map((valid) =>
-        isFencegateError(valid)
-          ? Promise.reject(valid)
-          : this.store.commit(this.tenant, valid, this.#caller),
-      ),
+      prepared.map((valid) => {
+        if (isFencegateError(valid)) return Promise.reject(valid);
+        const before = earlier.get(valid.operationId);
+        const sent = (before ?? Promise.resolve())
+          .catch(() => undefined)
+          .then(() => this.store.commit(this.tenant, valid, this.#caller));
+        earlier.set(valid.operationId, sent);
+        return sent;
+      }),
     );
     let addedIntents = false;
     const results = settled.map((answer, i): CommitItemResult => {

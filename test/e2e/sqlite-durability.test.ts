@@ -66,7 +66,14 @@ async function startTraced(name: string, urlSuffix: string): Promise<TracedServe
     body: JSON.stringify({ tenant: 'durable', role: 'worker' }),
   });
   const { token } = (await response.json()) as { token: string };
-  const client = new FencegateClient({ url: server.url, token, retries: 0, timeoutMs: 10_000 });
+  const client = new FencegateClient({
+    url: server.url,
+    token,
+    retries: 0,
+    timeoutMs: 10_000,
+    // One answer per commit: the counts below pair each commit's answer with its sync.
+    coalesceCommits: false,
+  });
   return { server, client, trace, wal: `${db}-wal`, db };
 }
 

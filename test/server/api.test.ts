@@ -492,6 +492,7 @@ describe('operations endpoints', () => {
       'get /v1/scopes/{scope}/records/{name}',
       'post /v1/scopes/{scope}/reads',
       'post /v1/commit',
+      'post /v1/commits',
       'get /v1/operations/{operationId}',
       'post /v1/operations/{operationId}/abandon',
       'get /v1/intents',

@@ -75,6 +75,14 @@ export class PostgresEngine extends OptimisticEngine<KeyState, LoadedRange, Post
    */
   #samples: number[] = [];
   #offset = 0;
+  /**
+   * Per operation, how far after its estimate of the database clock its last apply ran. A plan
+   * that takes longer than CLOCK_TOLERANCE_MS (thousands of scopes, a loaded machine) would be
+   * refused every round at the current time; its next round plans at the time its apply is
+   * expected to run instead. Safe either way: the apply still refuses a decision the database
+   * clock judges otherwise, and a time more than the tolerance off.
+   */
+  readonly #lead = new WeakMap<CallState, number>();
 
   constructor(
     private readonly connection: PostgresConnection,
@@ -105,6 +113,10 @@ export class PostgresEngine extends OptimisticEngine<KeyState, LoadedRange, Post
 
   /** Sends a statement on any pooled connection. */
   readonly pooled: Send = (kind, config) => this.connection.query(kind, config);
+
+  override snapshot(tenant: string, now: number, call: CallState): PostgresSnapshot {
+    return super.snapshot(tenant, now + (this.#lead.get(call) ?? 0), call);
+  }
 
   /** Store time as a plan sees it. */
   now(): number {
@@ -218,6 +230,7 @@ export class PostgresEngine extends OptimisticEngine<KeyState, LoadedRange, Post
     if (this.clock === undefined)
       this.#observe(answer.now, Math.abs(answer.now - now) > CLOCK_TOLERANCE_MS);
     const failed = new Set(answer.failed);
+    if (failed.size > 0 && this.clock === undefined) this.#learnLead(plans, answer.now);
     const current = failed.size > 0 ? this.#rowsByKey([answer.rows, answer.absentRows]) : null;
     return plans.map(({ snapshot, transition }, t) => {
       if (current !== null && failed.has(t)) {
@@ -243,6 +256,15 @@ export class PostgresEngine extends OptimisticEngine<KeyState, LoadedRange, Post
       }
       return true;
     });
+  }
+
+  /** After a refused apply: how far after its plan's estimate (lead aside) each one ran. */
+  #learnLead(plans: readonly PlannedOn<unknown>[], databaseNow: number): void {
+    for (const { snapshot } of plans) {
+      const lead = this.#lead.get(snapshot.call) ?? 0;
+      const late = databaseNow - (snapshot.now - lead);
+      this.#lead.set(snapshot.call, late > CLOCK_TOLERANCE_MS ? late : 0);
+    }
   }
 
   #rowsByKey(sets: (StoredRows | null)[]): Map<string, KeyState> {
