@@ -37,23 +37,27 @@ function busyFor(ms: number): void {
   }
 }
 
-it.skipIf(noPostgres)('applies a plan that takes longer than the clock tolerance', async () => {
-  const { connectionString, target } = parsePostgresUrl(pgUrl());
-  const connection = new PostgresConnection(connectionString, target, { max: 2 });
-  const engine = new PostgresEngine(connection, schema, new RowCache(), undefined);
-  try {
-    await engine.calibrate();
-    let plans = 0;
-    const answer = await engine.run('default', (snapshot) => {
-      plans += 1;
-      busyFor(PLAN_MS);
-      return planAcquire(snapshot, { scope: 'slow', holder: 'w', ttlMs: 600_000 });
-    });
-    expect(answer).toMatchObject({ fence: 1 });
-    // One round at the first estimate, one at the expected time of the apply (and, at most, one
-    // more for rows read on the way).
-    expect(plans).toBeLessThanOrEqual(4);
-  } finally {
-    await connection.close();
-  }
-}, 60_000);
+it.skipIf(noPostgres)(
+  'applies a plan that takes longer than the clock tolerance',
+  async () => {
+    const { connectionString, target } = parsePostgresUrl(pgUrl());
+    const connection = new PostgresConnection(connectionString, target, { max: 2 });
+    const engine = new PostgresEngine(connection, schema, new RowCache(), undefined);
+    try {
+      await engine.calibrate();
+      let plans = 0;
+      const answer = await engine.run('default', (snapshot) => {
+        plans += 1;
+        busyFor(PLAN_MS);
+        return planAcquire(snapshot, { scope: 'slow', holder: 'w', ttlMs: 600_000 });
+      });
+      expect(answer).toMatchObject({ fence: 1 });
+      // One round at the first estimate, one at the expected time of the apply (and, at most, one
+      // more for rows read on the way).
+      expect(plans).toBeLessThanOrEqual(4);
+    } finally {
+      await connection.close();
+    }
+  },
+  60_000,
+);

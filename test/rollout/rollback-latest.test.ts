@@ -28,7 +28,9 @@ describe('a rollback without a revision, racing an advance', () => {
           };
         }
         const value: unknown = Reflect.get(target, key, target);
-        return typeof value === 'function' ? value.bind(target) : value;
+        return typeof value === 'function'
+          ? ((value as (...args: unknown[]) => unknown).bind(target) as unknown)
+          : value;
       },
     });
     const gate = await Fencegate.open({ store: racing });
@@ -45,7 +47,7 @@ describe('a rollback without a revision, racing an advance', () => {
         });
         await gate.release({ scope, holder: 'w', fence });
       }
-      const started = await gate.rollouts.start({
+      await gate.rollouts.start({
         rolloutId: 'r1',
         fromPolicy: 'v7',
         toPolicy: 'v8',
