@@ -204,6 +204,18 @@ export interface EtcdService {
   stop(): Promise<void>;
 }
 
+/**
+ * A cluster for the whole run, started a second time on other ports if the first start never
+ * became healthy: a port found free can be taken by another process before etcd binds it.
+ */
+async function startOnFreshPorts(size: number): Promise<EtcdCluster> {
+  try {
+    return await startEtcdCluster(size);
+  } catch {
+    return await startEtcdCluster(size);
+  }
+}
+
 /** The etcd services for the test run, or an Error saying what is missing. */
 export async function findOrStartEtcd(): Promise<EtcdService | Error> {
   const explicit = process.env.FENCEGATE_TEST_ETCD_URL;
@@ -221,7 +233,7 @@ export async function findOrStartEtcd(): Promise<EtcdService | Error> {
     // The install command is the test group's to print (test/helpers/stores/etcd.ts).
     return new Error('etcd and etcdctl are not on PATH');
   }
-  const [single, cluster] = await Promise.all([startEtcdCluster(1), startEtcdCluster(3)]);
+  const [single, cluster] = await Promise.all([startOnFreshPorts(1), startOnFreshPorts(3)]);
   return {
     url: single.url,
     clusterUrl: cluster.url,
