@@ -1,7 +1,7 @@
 /**
  * A worker's largest legal requests keep the server answering others: a scope whose records hold
  * far more than one answer's byte budget, read by several of the largest `reads` and record pages
- * a worker may send at once, leaves /healthz answering within 250 ms and the process's memory
+ * a worker may send at once, leaves /healthz answering within 1 s and the process's memory
  * bounded. Before the byte budget, each such `reads` answer held every page's records whole
  * (64 pages of 15 records of 256 KiB: 240 MiB) and stalled the event loop for seconds; each
  * page of 1,000 records held the whole scope (20 MiB here).
@@ -20,7 +20,11 @@ const PAGES = DEFAULT_LIMITS.maxReads;
 /** Each page's limit: the most that keeps the request's records within one listing's limit. */
 const PAGE_LIMIT = Math.floor(DEFAULT_LIMITS.maxListLimit / PAGES);
 const IN_FLIGHT = 4;
-const MAX_HEALTHZ_MS = 250;
+/**
+ * Well under the multi-second stalls an answer without a byte budget causes (12.5 s for one
+ * request), and above what four test files at once on two cores cost /healthz (500-700 ms).
+ */
+const MAX_HEALTHZ_MS = 1_000;
 /** What the requests in flight may add to the process's resident memory. */
 const MAX_GROWTH_BYTES = 200 * 1024 * 1024;
 
@@ -86,7 +90,7 @@ async function worstLatencyUnderLoad(path: string, answerBytes: number[]): Promi
   return Math.max(...latencies);
 }
 
-it('keeps /healthz within 250 ms and memory bounded under the largest reads and pages', async () => {
+it('keeps /healthz within 1 s and memory bounded under the largest reads and pages', async () => {
   const path = `/v1/scopes/${encodeURIComponent(SCOPE)}`;
   const answerBytes: number[] = [];
   const baseline = process.memoryUsage().rss;
