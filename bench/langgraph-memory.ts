@@ -16,7 +16,7 @@ import { InMemoryStore, type BaseStore } from '@langchain/langgraph-checkpoint';
 import type { FencegateApi } from '../src/api.js';
 import { Fencegate } from '../src/gate.js';
 import { FencedCheckpointSaver, FencedStore } from '../src/integrations/langgraph/index.js';
-import { workerServer } from './http/worker-in-process.js';
+import { servedWorker } from './served-worker.js';
 import { runSequential, type RunStats } from './stats.js';
 
 export interface MemoryBenchOptions {
@@ -65,7 +65,8 @@ export async function runMemoryBench(options: MemoryBenchOptions = {}): Promise<
   const dir = mkdtempSync(join(tmpdir(), 'fencegate-bench-memory-'));
   try {
     const gate = await Fencegate.open({ store: `sqlite:${join(dir, 'library.db')}` });
-    const { client, app, served } = await workerServer(join(dir, 'server.db'));
+    const served = await servedWorker(dir);
+    const { client } = served;
     const baseline = new InMemoryStore();
     for (let i = 0; i < 100; i += 1) await baseline.put(NAMESPACE, `fact-${i}`, { text: `${i}` });
     const stores: [string, BaseStore][] = [
@@ -97,7 +98,6 @@ export async function runMemoryBench(options: MemoryBenchOptions = {}): Promise<
         });
       }
     }
-    await app.close();
     await served.close();
     await gate.close();
     return rows;

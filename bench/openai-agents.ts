@@ -18,11 +18,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MemorySession, type Session } from '@openai/agents';
 import type { FencegateApi } from '../src/api.js';
-import { FencegateClient } from '../src/client/index.js';
 import { Fencegate } from '../src/gate.js';
 import { FencedSession } from '../src/integrations/openai-agents/index.js';
-import { buildServer } from '../src/server/build-server.js';
-import { issueToken } from '../src/server/tokens.js';
+import { servedWorker } from './served-worker.js';
 import { runSequential, type RunStats } from './stats.js';
 
 export interface OpenAiAgentsBenchOptions {
@@ -53,11 +51,8 @@ export async function runOpenAiAgentsBench(
   const rounds = options.rounds ?? 3;
   const dir = mkdtempSync(join(tmpdir(), 'fencegate-bench-sessions-'));
   const gate = await Fencegate.open({ store: `sqlite:${join(dir, 'local.db')}` });
-  const served = await Fencegate.open({ store: `sqlite:${join(dir, 'served.db')}` });
-  const app = await buildServer({ store: served.store });
-  const url = await app.listen({ host: '127.0.0.1', port: 0 });
-  const token = (await issueToken(served.store, { tenant: 'default', role: 'worker' })).token;
-  const client = new FencegateClient({ url, token });
+  const served = await servedWorker(dir);
+  const { client } = served;
   const claim = (on: FencegateApi, sessionId: string) =>
     FencedSession.claim(on, { sessionId, holder: 'bench' });
   const figures: Record<string, RunStats[]> = { memory: [], inProcess: [], overHttp: [] };
@@ -72,7 +67,6 @@ export async function runOpenAiAgentsBench(
       await remote.release();
     }
   } finally {
-    await app.close();
     await served.close();
     await gate.close();
     rmSync(dir, { recursive: true, force: true });
