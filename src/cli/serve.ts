@@ -65,6 +65,9 @@ ${storeModuleUsage(24)}
   --trust-proxy         the server is reached through a proxy that terminates TLS: honour its
                         X-Forwarded-Proto, so the dashboard's cookie is Secure over https
                         (without it the header is ignored: any client could send it)
+  --metrics-rollout-names
+                        label the rollout gauges of /metrics with tenant and rollout id; /metrics
+                        needs no token, so without it each rollout is labelled by a pseudonym
   -h, --help            show this help
 
 Environment:
@@ -91,6 +94,7 @@ export const serveCommand: Command = {
     'dispatch-poll-ms': { type: 'string' },
     'keep-outcomes': { type: 'string' },
     'trust-proxy': { type: 'boolean' },
+    'metrics-rollout-names': { type: 'boolean' },
     'first-run-tokens-file': { type: 'string' },
   },
   run: serve,
@@ -134,6 +138,7 @@ async function serve(flags: FlagValues, io: CliIo): Promise<number> {
     ...(dispatch === undefined ? {} : { dispatch }),
     ...(keepOutcomesMs === undefined ? {} : { keepOutcomesMs }),
     trustProxy: flags['trust-proxy'] === true,
+    metricsRolloutNames: flags['metrics-rollout-names'] === true,
   }).catch(async (error: unknown) => {
     await secretFile?.discard();
     throw listenFailure(error, host, port) ?? error;

@@ -71,6 +71,11 @@ export interface ServerOptions {
    * deleted through this server stops working at once; one deleted elsewhere, within this bound.
    */
   tokenCacheTtlMs?: number;
+  /**
+   * Label the rollout gauges of /metrics with `tenant` and `rollout` id. /metrics needs no token,
+   * so by default they carry a pseudonym instead (docs/http.md, Operations).
+   */
+  metricsRolloutNames?: boolean;
   /** How often the store's gauges (intents, audit violations) are refreshed in the background. */
   storeGauges?: StoreGaugesOptions;
   /** Behind a TLS-terminating proxy: its X-Forwarded-Proto decides the dashboard cookie's Secure. */
@@ -103,6 +108,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     defaultMetrics: options.processMetrics === true,
     ...(options.registry === undefined ? {} : { registry: options.registry }),
     storeGauges,
+    rolloutNames: options.metricsRolloutNames === true,
   });
   const schemas = requestSchemas(limits);
   const files: RouteFile[] = [...ROUTE_FILES];

@@ -1,7 +1,9 @@
 /**
  * Prometheus metrics of one server. Each server has its own registry, so several servers in one
- * process (tests) do not share counters. Labels never carry tenants, scopes, tokens or values.
+ * process (tests) do not share counters. Labels never carry scopes, tokens or values, and carry
+ * tenants and rollout ids only when the server is told to show them (rolloutNames).
  */
+import { createHash } from 'node:crypto';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { INTENT_STATUSES, type CommitResult } from '../types.js';
 import type { RolloutGauge } from '../rollout/rollout-gauges.js';
@@ -38,6 +40,8 @@ export class ServerMetrics {
        * does no store work.
        */
       storeGauges?: StoreGauges;
+      /** Label the rollout gauges with tenant and rollout id instead of a pseudonym. */
+      rolloutNames?: boolean;
     } = {},
   ) {
     this.registry = options.registry ?? new Registry();
@@ -81,7 +85,7 @@ export class ServerMetrics {
           for (const status of INTENT_STATUSES) this.set({ status }, counts[status] ?? 0);
         },
       });
-      rolloutGauges(gauges, registers);
+      rolloutGauges(gauges, registers, options.rolloutNames === true);
     }
     this.#commits = new Counter({
       name: 'fencegate_commits_total',
@@ -146,53 +150,64 @@ export class ServerMetrics {
 }
 
 /**
- * The rollouts' gauges: the active rollouts and those finished within a day, at most 50 (labels
- * `rollout` and `step`, never a tenant). Series of a rollout no longer shown go at the next scrape.
+ * The rollouts' gauges: the active rollouts and those finished within a day, at most 100 shared
+ * fairly between tenants (rollout-gauges.ts). /metrics needs no token, so by default a rollout is
+ * labelled by its pseudonym alone (rolloutPseudonym); with `names`, by `tenant` and `rollout` id.
+ * Series of a rollout no longer shown go at the next scrape.
  */
-function rolloutGauges(gauges: StoreGauges, registers: Registry[]): void {
+function rolloutGauges(gauges: StoreGauges, registers: Registry[], names: boolean): void {
+  const labelNames = names ? ['tenant', 'rollout'] : ['rollout'];
+  const labels = (rollout: RolloutGauge): Record<string, string> =>
+    names
+      ? { tenant: rollout.tenant, rollout: rollout.rolloutId }
+      : { rollout: rolloutPseudonym(rollout.tenant, rollout.rolloutId) };
   const each = (collect: (gauge: Gauge, rollout: RolloutGauge) => void) =>
     function (this: Gauge) {
       this.reset();
-      for (const rollout of gauges.rollouts?.values() ?? []) collect(this, rollout);
+      for (const rollout of gauges.rollouts ?? []) collect(this, rollout);
     };
   new Gauge({
     name: 'fencegate_rollout_percent',
     help: 'The percent of its selection a rollout has ramped to (active and recently finished rollouts).',
-    labelNames: ['rollout'],
+    labelNames,
     registers,
-    collect: each((gauge, rollout) => gauge.set({ rollout: rollout.rolloutId }, rollout.percent)),
+    collect: each((gauge, rollout) => gauge.set(labels(rollout), rollout.percent)),
   });
   new Gauge({
     name: 'fencegate_rollout_scopes_moved',
     help: 'Scopes a rollout moved, by step (1, 2, …) and rollback.',
-    labelNames: ['rollout', 'step'],
+    labelNames: [...labelNames, 'step'],
     registers,
     collect: each((gauge, rollout) => {
-      for (const [step, scopes] of rollout.moved) {
-        gauge.set({ rollout: rollout.rolloutId, step }, scopes);
-      }
+      for (const [step, scopes] of rollout.moved) gauge.set({ ...labels(rollout), step }, scopes);
     }),
   });
   new Gauge({
     name: 'fencegate_rollout_stale_attempts',
     help: "Commit attempts after a rollout's rollback under a fence older than the rollback's.",
-    labelNames: ['rollout'],
+    labelNames,
     registers,
     collect: each((gauge, rollout) => {
-      if (rollout.staleAttempts !== null) {
-        gauge.set({ rollout: rollout.rolloutId }, rollout.staleAttempts);
-      }
+      if (rollout.staleAttempts !== null) gauge.set(labels(rollout), rollout.staleAttempts);
     }),
   });
   new Gauge({
     name: 'fencegate_rollout_stale_accepted',
     help: "Of the stale attempts after a rollout's rollback, the accepted ones, from the audit log (must be 0).",
-    labelNames: ['rollout'],
+    labelNames,
     registers,
     collect: each((gauge, rollout) => {
-      if (rollout.staleAccepted !== null) {
-        gauge.set({ rollout: rollout.rolloutId }, rollout.staleAccepted);
-      }
+      if (rollout.staleAccepted !== null) gauge.set(labels(rollout), rollout.staleAccepted);
     }),
   });
+}
+
+/**
+ * A rollout's label on /metrics unless names are shown: the first 16 hex digits of the SHA-256 of
+ * `<tenant>\n<rolloutId>`. It keeps tenants and rollout ids off the public scrape, and one who
+ * knows both computes it to find the rollout's series. A pseudonym, not a secret: a guessable id
+ * can be confirmed.
+ */
+export function rolloutPseudonym(tenant: string, rolloutId: string): string {
+  return createHash('sha256').update(`${tenant}\n${rolloutId}`).digest('hex').slice(0, 16);
 }

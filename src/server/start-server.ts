@@ -62,6 +62,8 @@ export interface StartServerOptions {
   keepOutcomesMs?: number;
   /** Behind a TLS-terminating proxy: honour its X-Forwarded-Proto (docs/dashboard.md). */
   trustProxy?: boolean;
+  /** Label the rollout gauges of /metrics with tenant and rollout id (ServerOptions). */
+  metricsRolloutNames?: boolean;
 }
 
 /** Tokens created because the store had none and no admin token was configured. */
@@ -136,6 +138,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       processMetrics: true,
       registry,
       trustProxy: options.trustProxy === true,
+      metricsRolloutNames: options.metricsRolloutNames === true,
     });
     await app.listen({ host: options.host, port: options.port });
     const url = `http://${urlHost(options.host)}:${boundPort(app, options.port)}`;

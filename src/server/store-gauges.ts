@@ -26,7 +26,7 @@ export class StoreGauges {
   readonly #intervalMs: number;
   readonly #onError: (error: unknown) => void;
   #intents: Partial<Record<IntentStatus, number>> | null = null;
-  #rollouts: Map<string, RolloutGauge> | null = null;
+  #rollouts: readonly RolloutGauge[] | null = null;
   #timer: NodeJS.Timeout | null = null;
   #refreshing: Promise<void> | null = null;
   #stopped = false;
@@ -49,7 +49,7 @@ export class StoreGauges {
   }
 
   /** The active and recently finished rollouts at the last refresh; null before the first. */
-  get rollouts(): Map<string, RolloutGauge> | null {
+  get rollouts(): readonly RolloutGauge[] | null {
     return this.#rollouts;
   }
 

@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { BackgroundVerifier } from '../../src/audit/background-verifier.js';
 import { Fencegate } from '../../src/gate.js';
 import { buildServer } from '../../src/server/build-server.js';
+import { rolloutPseudonym } from '../../src/server/metrics.js';
 import type { Store } from '../../src/store/store.js';
 import { faultyStore } from '../../src/testing/faulty-store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
@@ -30,11 +31,12 @@ async function scrape(app: FastifyInstance): Promise<string> {
 }
 
 /** A server whose store gauges refresh once, at start (the next refresh is an hour away). */
-async function metricsServer(store: Store): Promise<FastifyInstance> {
+async function metricsServer(store: Store, metricsRolloutNames = false): Promise<FastifyInstance> {
   const app = await buildServer({
     store,
     adminToken: 'admin-token-for-metrics-tests',
     storeGauges: { intervalMs: 3_600_000 },
+    metricsRolloutNames,
   });
   cleanups.push(() => app.close());
   await app.ready();
@@ -102,7 +104,7 @@ describe.each(AREA_STORES)('/metrics on $name', (kind) => {
 describe.each(AREA_STORES)('rollout gauges on $name', (kind) => {
   const stores = storesFor(kind, 'metrics_rollouts');
 
-  it('shows the scopes each step and the rollback moved, the stale attempts after it and none accepted; a rollout finished long ago is not shown', async () => {
+  it('shows per tenant the scopes each step and the rollback moved, the stale attempts after it and none accepted; a rollout finished long ago is not shown; without names, no tenant or rollout id', async () => {
     const clock = new ManualClock(1_800_000_000_000);
     const { store } = await stores.open({ clock });
     cleanups.push(() => store.close());
@@ -130,9 +132,11 @@ describe.each(AREA_STORES)('rollout gauges on $name', (kind) => {
       });
       return gate;
     };
-    const old = await ramp('other', 'old');
+    const old = await ramp('old-tenant', 'old');
     await old.rollouts.promote({ rolloutId: 'old' });
     clock.advance(2 * 86_400_000);
+    // The same rollout id in another tenant, still running: its own series, never added in.
+    await ramp('other', 'ramp');
     const gate = await ramp('default', 'ramp');
     const moved = (await gate.listScopes({ prefix: 'wf-', limit: 100 })).items.filter(
       (scope) => scope.policyVersion === 'v8',
@@ -153,32 +157,46 @@ describe.each(AREA_STORES)('rollout gauges on $name', (kind) => {
     });
     expect(late.outcome).toBe('rejected');
 
-    const app = await metricsServer(store);
-    // The first refresh runs in the background from the server's start.
-    let text = await scrape(app);
-    while (!/^fencegate_rollout_percent/m.test(text)) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-      text = await scrape(app);
-    }
-    expect(text).toMatch(
-      new RegExp(
-        `^fencegate_rollout_scopes_moved\\{rollout="ramp",step="1"\\} ${moved.length}$`,
-        'm',
-      ),
-    );
-    expect(text).toMatch(
-      new RegExp(
-        `^fencegate_rollout_scopes_moved\\{rollout="ramp",step="rollback"\\} ${moved.length}$`,
-        'm',
-      ),
-    );
-    expect(text).toMatch(/^fencegate_rollout_percent\{rollout="ramp"\} 50$/m);
-    expect(text).toMatch(/^fencegate_rollout_stale_attempts\{rollout="ramp"\} 1$/m);
-    expect(text).toMatch(/^fencegate_rollout_stale_accepted\{rollout="ramp"\} 0$/m);
+    const named = await scrapeRollouts(await metricsServer(store, true));
+    const line = (metric: string, labels: string, value: number) =>
+      expect(named).toMatch(
+        new RegExp(`^fencegate_rollout_${metric}\\{${labels}\\} ${value}$`, 'm'),
+      );
+    line('scopes_moved', 'tenant="default",rollout="ramp",step="1"', moved.length);
+    line('scopes_moved', 'tenant="default",rollout="ramp",step="rollback"', moved.length);
+    line('percent', 'tenant="default",rollout="ramp"', 50);
+    line('stale_attempts', 'tenant="default",rollout="ramp"', 1);
+    line('stale_accepted', 'tenant="default",rollout="ramp"', 0);
+    // The hash admits the same scopes under the same id: the other tenant moved as many.
+    line('scopes_moved', 'tenant="other",rollout="ramp",step="1"', moved.length);
+    line('percent', 'tenant="other",rollout="ramp"', 50);
+    expect(named).not.toMatch(/tenant="other",rollout="ramp",step="rollback"/);
     // Finished two days ago: past the day a finished rollout stays shown.
-    expect(text).not.toMatch(/rollout="old"/);
+    expect(named).not.toMatch(/rollout="old"/);
+
+    // The default: a pseudonym per tenant and rollout, no tenant or rollout id on the scrape.
+    const hidden = await scrapeRollouts(await metricsServer(store));
+    const pseudonym = rolloutPseudonym('default', 'ramp');
+    expect(pseudonym).toMatch(/^[0-9a-f]{16}$/);
+    expect(rolloutPseudonym('other', 'ramp')).not.toBe(pseudonym);
+    expect(hidden).toMatch(
+      new RegExp(`^fencegate_rollout_stale_accepted\\{rollout="${pseudonym}"\\} 0$`, 'm'),
+    );
+    const rolloutLines = hidden.split('\n').filter((l) => l.startsWith('fencegate_rollout_'));
+    expect(rolloutLines.length).toBeGreaterThan(0);
+    for (const l of rolloutLines) expect(l).not.toMatch(/ramp|default|other|tenant=/);
   });
 });
+
+/** The scrape once the background refresh that starts with the server has read the rollouts. */
+async function scrapeRollouts(app: FastifyInstance): Promise<string> {
+  let text = await scrape(app);
+  while (!/^fencegate_rollout_percent/m.test(text)) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    text = await scrape(app);
+  }
+  return text;
+}
 
 // What the background verifier keeps is its own rule, the same over any store's audit pages.
 describe.each(ONE_STORE)('the background verifier on $name', (kind) => {
