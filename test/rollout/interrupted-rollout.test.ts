@@ -1,7 +1,7 @@
 /**
  * A rollout step and then its rollback, each killed with SIGKILL part way through in another
- * process on SQLite, and resumed by sending the command again: every scope moves once in the step
- * and once back in the rollback, to the state of an uninterrupted run. The kill point is chosen by
+ * process on every store, and resumed by sending the command again: every scope moves once in the
+ * step and once back in the rollback, to the state of an uninterrupted run. The kill point is chosen by
  * watching the store (the audit log shows some cutover entries), not by a timer.
  */
 import { spawn } from 'node:child_process';
@@ -11,24 +11,38 @@ import { verifyStore } from '../../src/audit/verify.js';
 import { admits } from '../../src/core/rollout-rules.js';
 import { Fencegate } from '../../src/gate.js';
 import type { ScopeState } from '../../src/types.js';
-import { storesFor, storesOf, type StoreFactory, type TestStoreKind } from '../helpers/stores.js';
+import {
+  AREA_STORES,
+  storesFor,
+  type StoreFactory,
+  type TestStoreKind,
+} from '../helpers/stores.js';
 import { HOUR, readAudit, registerPolicies } from '../cutover/cutover-helpers.js';
-import { ROLLOUT, SCOPES, scopeName } from './rollout-fixture.js';
+import { ROLLOUT, scopeName } from './rollout-fixture.js';
 
 const CHILD = new URL('./interrupted-rollout-child.ts', import.meta.url).pathname;
 const ROLLOUT_ID = ROLLOUT.rolloutId!;
-const RAMPED = Array.from({ length: SCOPES }, (_, i) => scopeName(i)).filter((scope) =>
-  admits(ROLLOUT_ID, scope, 90),
-);
 
-/** A fresh store with SCOPES scopes on v7, released at fence 1. */
-async function prepare(stores: StoreFactory): Promise<{ gate: Fencegate; url: string }> {
+/**
+ * Enough scopes for three chunks of a step or the rollback, so a kill lands between two of them:
+ * a chunk is 1,000 scopes on SQLite and PostgreSQL, and on etcd as many as one Txn holds (31 with
+ * etcd's default --max-txn-ops).
+ */
+function scopesOn(kind: TestStoreKind): number {
+  return kind.name.startsWith('etcd') ? 120 : 3000;
+}
+
+/** A fresh store with `scopes` scopes on v7, released at fence 1. */
+async function prepare(
+  stores: StoreFactory,
+  scopes: number,
+): Promise<{ gate: Fencegate; url: string }> {
   const { store, url } = await stores.open({ groupCommit: true });
   const gate = await Fencegate.open({ store });
   await registerPolicies(gate);
-  for (let start = 0; start < SCOPES; start += 500) {
+  for (let start = 0; start < scopes; start += 500) {
     await Promise.all(
-      Array.from({ length: Math.min(500, SCOPES - start) }, (_, k) => start + k).map(async (i) => {
+      Array.from({ length: Math.min(500, scopes - start) }, (_, k) => start + k).map(async (i) => {
         const scope = scopeName(i);
         const grant = await gate.acquire({
           scope,
@@ -102,27 +116,31 @@ async function movesPerScope(gate: Fencegate, cutoverId: string): Promise<number
   return [...counts.values()];
 }
 
-describe.each(storesOf('sqlite'))('an interrupted rollout on $name', (kind) => {
+describe.each(AREA_STORES)('an interrupted rollout on $name', (kind) => {
   const stores = storesFor(kind, 'rollout_interrupted');
+  const scopes = scopesOn(kind);
+  const ramped = Array.from({ length: scopes }, (_, i) => scopeName(i)).filter((scope) =>
+    admits(ROLLOUT_ID, scope, 90),
+  );
   it('a step and a rollback killed with SIGKILL resume when sent again, and nothing moves twice', async () => {
     // A command that finishes before the kill lands proves nothing; try again on a fresh store.
     for (let attempt = 0; ; attempt++) {
-      const { gate, url } = await prepare(stores);
+      const { gate, url } = await prepare(stores, scopes);
       try {
         const movedAtKill = await killedMidway(kind, url, 'start', 0);
-        if (movedAtKill === RAMPED.length && attempt < 4) continue;
+        if (movedAtKill === ramped.length && attempt < 4) continue;
         expect(movedAtKill).toBeGreaterThan(0);
-        expect(movedAtKill).toBeLessThan(RAMPED.length);
+        expect(movedAtKill).toBeLessThan(ramped.length);
         expect(await gate.rollouts.get(ROLLOUT_ID)).toMatchObject({ step: 1, cutoverDone: false });
-        await resumeStep(gate);
-        const back = await killedMidway(kind, url, 'rollback', RAMPED.length);
-        if (back === 2 * RAMPED.length && attempt < 4) continue;
-        expect(back).toBeLessThan(2 * RAMPED.length);
+        await resumeStep(gate, ramped);
+        const back = await killedMidway(kind, url, 'rollback', ramped.length);
+        if (back === 2 * ramped.length && attempt < 4) continue;
+        expect(back).toBeLessThan(2 * ramped.length);
         expect(await gate.rollouts.get(ROLLOUT_ID)).toMatchObject({
           status: 'rolling_back',
           cutoverDone: false,
         });
-        await resumeRollback(gate);
+        await resumeRollback(gate, ramped);
         return;
       } finally {
         await gate.close();
@@ -132,26 +150,26 @@ describe.each(storesOf('sqlite'))('an interrupted rollout on $name', (kind) => {
 });
 
 /** Advance resumes the interrupted step, and does not start another. */
-async function resumeStep(gate: Fencegate): Promise<void> {
+async function resumeStep(gate: Fencegate, ramped: readonly string[]): Promise<void> {
   const resumed = await gate.rollouts.advance({ rolloutId: ROLLOUT_ID });
   expect(resumed).toMatchObject({ step: 1, percent: 90, cutoverDone: true });
   const stepped = await allScopes(gate);
-  expect(stepped.filter((s) => s.policyVersion === 'v8').map((s) => s.scope)).toEqual(RAMPED);
+  expect(stepped.filter((s) => s.policyVersion === 'v8').map((s) => s.scope)).toEqual(ramped);
   expect(stepped.every((s) => s.fence === (s.policyVersion === 'v8' ? 2 : 1))).toBe(true);
   const stepMoves = await movesPerScope(gate, `${ROLLOUT_ID}/step-1`);
-  expect(stepMoves).toHaveLength(RAMPED.length);
+  expect(stepMoves).toHaveLength(ramped.length);
   expect(stepMoves.every((n) => n === 1)).toBe(true);
 }
 
 /** The rollback sent again finishes it: each ramped scope moved back once. */
-async function resumeRollback(gate: Fencegate): Promise<void> {
+async function resumeRollback(gate: Fencegate, ramped: readonly string[]): Promise<void> {
   const rolledBack = await gate.rollouts.rollback({ rolloutId: ROLLOUT_ID });
   expect(rolledBack.status).toBe('rolled_back');
   const after = await allScopes(gate);
   expect(after.every((s) => s.policyVersion === 'v7')).toBe(true);
-  expect(after.every((s) => s.fence === (RAMPED.includes(s.scope) ? 3 : 1))).toBe(true);
+  expect(after.every((s) => s.fence === (ramped.includes(s.scope) ? 3 : 1))).toBe(true);
   const backMoves = await movesPerScope(gate, `${ROLLOUT_ID}/rollback`);
-  expect(backMoves).toHaveLength(RAMPED.length);
+  expect(backMoves).toHaveLength(ramped.length);
   expect(backMoves.every((n) => n === 1)).toBe(true);
   expect((await verifyStore(gate.store, { tenant: gate.tenant })).ok).toBe(true);
 }
