@@ -1,7 +1,8 @@
 /**
  * What a rollout keeps in the store, as documents under one row type (`rollout`, keyed by a
  * string): the rollout's own state, the tenant's active rollouts, and one document per scope the
- * rollout moved or pinned. Names never contain `|` (limits.ts), so the keys below never collide.
+ * rollout moved or pinned; and beside them each cutover's cursor. Names never contain `|`
+ * (limits.ts), so the keys below never collide.
  *
  *   rollout|<rolloutId>          the rollout (RolloutRow)
  *   active                       the tenant's active rollouts (ActiveRolloutsRow), read by an
@@ -9,6 +10,8 @@
  *   scope|<rolloutId>|<scope>    what the rollout did to the scope (RolloutScopeRow)
  *   cutovers                     the tenant's plain cutovers still moving scopes
  *                                (RunningCutoversRow), read by a rollout's start
+ *   cursor|<cutoverId>           how far a cutover's chunks have come (CutoverCursorRow), any
+ *                                cutover's, a rollout's or a plain one
  */
 import type { Rollout, RolloutSelection } from '../types.js';
 import type { Put, Snapshot } from './plan/transition.js';
@@ -61,7 +64,17 @@ export interface RunningCutoversRow {
   cutovers: RunningCutover[];
 }
 
-export type RolloutDocument = RolloutRow | ActiveRolloutsRow | RolloutScopeRow | RunningCutoversRow;
+/**
+ * A cutover's chunks have handled its listed scopes before index `next` (each moved or skipped,
+ * with its step row): the next chunk starts there and reads only its own scopes' rows.
+ */
+export interface CutoverCursorRow {
+  kind: 'cursor';
+  next: number;
+}
+
+export type RolloutDocument =
+  RolloutRow | ActiveRolloutsRow | RolloutScopeRow | RunningCutoversRow | CutoverCursorRow;
 
 export const ROLLOUTS_PREFIX = 'rollout|';
 const ACTIVE_KEY = 'active';
@@ -85,6 +98,10 @@ export function rolloutScopesEnd(rolloutId: string): string {
 
 export function rolloutScopeKey(rolloutId: string, scope: string): string {
   return rolloutScopesPrefix(rolloutId) + scope;
+}
+
+export function cutoverCursorRef(cutoverId: string): { type: 'rollout'; key: string } {
+  return rolloutRef(`cursor|${cutoverId}`);
 }
 
 export function rolloutRef(key: string): { type: 'rollout'; key: string } {
@@ -138,4 +155,13 @@ export function readRunningCutovers(snapshot: Snapshot): RunningCutover[] {
 /** The put that stores the tenant's running plain cutovers. */
 export function runningCutoversPut(cutovers: RunningCutover[]): Put {
   return rolloutPut(RUNNING_CUTOVERS_KEY, { kind: 'cutovers', cutovers });
+}
+
+/** Where the cutover's next chunk starts: 0 before its first (or for one started without one). */
+export function readCutoverCursor(snapshot: Snapshot, cutoverId: string): number {
+  return documentOf(snapshot, cutoverCursorRef(cutoverId).key, 'cursor')?.next ?? 0;
+}
+
+export function cutoverCursorPut(cutoverId: string, next: number): Put {
+  return rolloutPut(cutoverCursorRef(cutoverId).key, { kind: 'cursor', next });
 }

@@ -342,7 +342,6 @@ export abstract class PlannedStore implements Pick<Store, PlannedOperation | 'co
       operation: 'moveCutoverChunk',
       tenant,
       plan: (s) => planCutoverChunk(s, cutoverId, cutoverChunk, caller),
-      ranges: [{ type: 'cutoverSteps', cutoverId }],
     });
   }
 

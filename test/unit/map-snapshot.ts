@@ -18,6 +18,8 @@ export class MapSnapshot implements Snapshot {
   readonly ranges = new Map<string, string[]>();
   /** Every ref a plan asked for, in order. */
   readonly reads: Ref[] = [];
+  /** Every range a plan listed, in order. */
+  readonly listed: RangeRef[] = [];
   constructor(public now = 1_000) {}
 
   get<K extends RowType>(ref: RefOf<K>): Rows[K] | null {
@@ -26,6 +28,7 @@ export class MapSnapshot implements Snapshot {
   }
 
   list(range: RangeRef): string[] {
+    this.listed.push(range);
     // The claim's `due` hint is only a hint: this store lists every open intent.
     const key = range.type === 'openIntents' ? { type: range.type } : range;
     return this.ranges.get(JSON.stringify(key)) ?? [];

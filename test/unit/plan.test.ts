@@ -252,7 +252,7 @@ describe('planned transitions', () => {
     ).toBe('stale_claim');
   });
 
-  it('a cutover chunk moves at most the chunk, each scope with its step, and completes when nothing is left', () => {
+  it('a cutover chunk moves at most the chunk, each scope with its step, from the cursor kept with the cutover, and completes when nothing is left', () => {
     const snapshot = new MapSnapshot();
     snapshot.set(
       { type: 'cutover', cutoverId: 'c1' },
@@ -274,6 +274,7 @@ describe('planned transitions', () => {
     const first = planCutoverChunk(snapshot, 'c1', 2);
     expect(first.answer).toEqual({ ok: true, value: 2 });
     expect(first.put.map((put) => `${put.type}:${'scope' in put ? put.scope : ''}`)).toEqual([
+      'rollout:',
       'scope:a',
       'fenceGrant:a',
       'scope:b',
@@ -281,17 +282,55 @@ describe('planned transitions', () => {
       'cutoverStep:a',
       'cutoverStep:b',
     ]);
+    // The cursor kept with the cutover: the next chunk starts after the two handled.
+    expect(first.put[0]).toEqual({
+      type: 'rollout',
+      key: 'cursor|c1',
+      row: { kind: 'cursor', next: 2 },
+    });
     // Each moved scope's new fence is recorded as granted to the cutover's holder.
     expect(first.put.find((put) => put.type === 'fenceGrant')).toMatchObject({
       scope: 'a',
       row: { holder: 'ctl' },
     });
     snapshot.apply(first.put);
-    snapshot.ranges.set(JSON.stringify({ type: 'cutoverSteps', cutoverId: 'c1' }), ['a', 'b']);
-    expect(planCutoverChunk(snapshot, 'c1', 2).answer).toEqual({ ok: true, value: 1 });
-    snapshot.ranges.set(JSON.stringify({ type: 'cutoverSteps', cutoverId: 'c1' }), ['a', 'b', 'c']);
+    snapshot.reads.length = 0;
+    const second = planCutoverChunk(snapshot, 'c1', 2);
+    expect(second.answer).toEqual({ ok: true, value: 1 });
+    // A chunk reads its own scopes' rows, never the steps of every chunk before it.
+    expect(snapshot.listed).toEqual([]);
+    const steps = snapshot.reads.filter((ref) => ref.type === 'cutoverStep');
+    expect(steps).toEqual([{ type: 'cutoverStep', cutoverId: 'c1', scope: 'c' }]);
+    expect(second.expect).not.toContainEqual({ type: 'cutoverSteps', cutoverId: 'c1' });
+    snapshot.apply(second.put);
     const done = planCutoverChunk(snapshot, 'c1', 2);
     expect(done.answer).toEqual({ ok: true, value: 0 });
     expect(done.put[0]).toMatchObject({ type: 'cutover', row: { status: 'completed' } });
+  });
+
+  it('a cutover with moved scopes and no cursor (started before cursors were kept) moves each scope once', () => {
+    const snapshot = new MapSnapshot();
+    snapshot.set(
+      { type: 'cutover', cutoverId: 'c1' },
+      {
+        cutoverId: 'c1',
+        requestFingerprint: 'x',
+        toPolicy: 'v8',
+        holder: 'ctl',
+        leaseTtlMs: null,
+        reason: null,
+        status: 'running',
+        startedAt: 0,
+        completedAt: null,
+        startSeq: 0,
+        scopes: ['a', 'b'],
+      },
+    );
+    snapshot.set({ type: 'cutoverStep', cutoverId: 'c1', scope: 'a' }, { fence: 2 });
+    const chunk = planCutoverChunk(snapshot, 'c1', 5);
+    expect(chunk.answer).toEqual({ ok: true, value: 2 });
+    expect(chunk.put.filter((put) => put.type === 'scope').map((put) => put.scope)).toEqual(['b']);
+    expect(chunk.audit).toHaveLength(1);
+    expect(chunk.put[0]).toMatchObject({ key: 'cursor|c1', row: { next: 2 } });
   });
 });

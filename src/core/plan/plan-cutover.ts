@@ -19,6 +19,9 @@ import {
 import {
   ACTIVE_ROLLOUTS_REF,
   RUNNING_CUTOVERS_REF,
+  cutoverCursorPut,
+  cutoverCursorRef,
+  readCutoverCursor,
   readActiveRollouts,
   readRunningCutovers,
   runningCutoversPut,
@@ -209,7 +212,14 @@ function plainMover(cutover: CutoverRow, now: number): CutoverMover {
         };
 }
 
-/** Moves up to `chunk` scopes not yet moved; answers how many moved (0 marks it completed). */
+/**
+ * Handles the next `chunk` listed scopes from the cutover's cursor: moves each, or leaves it
+ * skipped; answers how many it handled (0 marks the cutover completed). A chunk reads the cursor,
+ * the cutover and its own scopes' rows, never every step so far: its cost follows the chunk, not
+ * the list. The cursor and each scope's step row are expected unchanged, so two senders of one
+ * chunk never both apply it, and a scope with a step row already (moved by a chunk of a cutover
+ * started before cursors were kept) is passed over.
+ */
 export function planCutoverChunk(
   snapshot: Snapshot,
   cutoverId: string,
@@ -220,17 +230,15 @@ export function planCutoverChunk(
   const ref = { type: 'cutover' as const, cutoverId };
   const cutover = snapshot.get(ref);
   if (cutover === null) throw new Error('a planned cutover disappeared');
-  // The steps are read as a range: it is expected whole, or a store that plans on rows newer
-  // than the range (etcd's cache of its own writes) could move a scope moved since the range read.
-  const stepsRange = { type: 'cutoverSteps' as const, cutoverId };
-  const moved = new Set(snapshot.list(stepsRange));
-  const pending = cutover.scopes.filter((scope) => !moved.has(scope)).slice(0, chunk);
-  if (pending.length === 0) {
-    if (cutover.status === 'completed') return readOnly([ref, stepsRange], 0);
+  const cursorRef = cutoverCursorRef(cutoverId);
+  const start = readCutoverCursor(snapshot, cutoverId);
+  const window = cutover.scopes.slice(start, start + chunk);
+  if (window.length === 0) {
+    if (cutover.status === 'completed') return readOnly([ref, cursorRef], 0);
     const running = readRunningCutovers(snapshot);
     const others = running.filter((entry) => entry.cutoverId !== cutoverId);
     return {
-      expect: [ref, stepsRange, RUNNING_CUTOVERS_REF],
+      expect: [ref, cursorRef, RUNNING_CUTOVERS_REF],
       put: [
         { ...ref, row: { ...cutover, status: 'completed', completedAt: now } },
         ...(others.length === running.length ? [] : [runningCutoversPut(others)]),
@@ -239,18 +247,26 @@ export function planCutoverChunk(
       answer: { ok: true, value: 0 },
     };
   }
+  const pending = window.filter(
+    (scope) => snapshot.get({ type: 'cutoverStep', cutoverId, scope }) === null,
+  );
   const rollout = rolloutMover(snapshot, cutover);
   const mover = rollout?.mover ?? plainMover(cutover, now);
   const transition: Transition<number> = {
-    expect: [ref, stepsRange, ...(rollout?.expect ?? [])],
-    put: [],
+    expect: [
+      ref,
+      cursorRef,
+      ...window.map((scope) => ({ type: 'cutoverStep' as const, cutoverId, scope })),
+      ...(rollout?.expect ?? []),
+    ],
+    put: [cutoverCursorPut(cutoverId, start + window.length)],
     audit: [],
-    answer: { ok: true, value: pending.length },
+    answer: { ok: true, value: window.length },
   };
   const steps: Put[] = [];
   for (const scope of pending) {
     const row = snapshot.get({ type: 'scope', scope });
-    transition.expect.push({ type: 'scope', scope }, { type: 'cutoverStep', cutoverId, scope });
+    transition.expect.push({ type: 'scope', scope });
     const move = mover(scope, row);
     transition.expect.push(...(move.expect ?? []));
     if (!move.move) {

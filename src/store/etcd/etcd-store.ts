@@ -178,8 +178,9 @@ export class EtcdStore extends PlannedStore implements Store {
       // leaves the other half of the request to the heads, the keys and the audit entries.
       maxClaimBytes: Math.floor(maxRequestBytes / 4),
       // Per scope, read: its row, its step and a rollout's mark of it; written: those and its
-      // fence grant. Once a chunk: the cutover, its steps' range, the rollout and the audit key.
-      cutoverChunk: Math.min(Math.floor((maxTxnOps - 4) / 3), Math.floor((maxTxnOps - 1) / 4)),
+      // fence grant. Once a chunk, read: the cutover, its cursor and the rollout; written: the
+      // cursor and the audit key.
+      cutoverChunk: Math.min(Math.floor((maxTxnOps - 3) / 3), Math.floor((maxTxnOps - 2) / 4)),
       jobEventsPerWrite: maxTxnOps - 1,
     };
   }
