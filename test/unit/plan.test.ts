@@ -25,6 +25,26 @@ function held(snapshot: MapSnapshot, fence = 3): void {
   });
 }
 
+/** A cutover `c1` to v8, planned over `scopes` and not moved yet. */
+function runningCutover(snapshot: MapSnapshot, scopes: string[]): void {
+  snapshot.set(
+    { type: 'cutover', cutoverId: 'c1' },
+    {
+      cutoverId: 'c1',
+      requestFingerprint: 'x',
+      toPolicy: 'v8',
+      holder: 'ctl',
+      leaseTtlMs: null,
+      reason: null,
+      status: 'running',
+      startedAt: 0,
+      completedAt: null,
+      startSeq: 0,
+      scopes,
+    },
+  );
+}
+
 describe('planned transitions', () => {
   it('an acquire of a scope pinned to a policy reads no rollout document: only a scope not pinned yet pays that read', () => {
     const snapshot = new MapSnapshot();
@@ -254,22 +274,7 @@ describe('planned transitions', () => {
 
   it('a cutover chunk moves at most the chunk, each scope with its step, from the cursor kept with the cutover, and completes when nothing is left', () => {
     const snapshot = new MapSnapshot();
-    snapshot.set(
-      { type: 'cutover', cutoverId: 'c1' },
-      {
-        cutoverId: 'c1',
-        requestFingerprint: 'x',
-        toPolicy: 'v8',
-        holder: 'ctl',
-        leaseTtlMs: null,
-        reason: null,
-        status: 'running',
-        startedAt: 0,
-        completedAt: null,
-        startSeq: 0,
-        scopes: ['a', 'b', 'c'],
-      },
-    );
+    runningCutover(snapshot, ['a', 'b', 'c']);
     held(snapshot);
     const first = planCutoverChunk(snapshot, 'c1', 2);
     expect(first.answer).toEqual({ ok: true, value: 2 });
@@ -310,22 +315,7 @@ describe('planned transitions', () => {
 
   it('a cutover with moved scopes and no cursor (started before cursors were kept) moves each scope once', () => {
     const snapshot = new MapSnapshot();
-    snapshot.set(
-      { type: 'cutover', cutoverId: 'c1' },
-      {
-        cutoverId: 'c1',
-        requestFingerprint: 'x',
-        toPolicy: 'v8',
-        holder: 'ctl',
-        leaseTtlMs: null,
-        reason: null,
-        status: 'running',
-        startedAt: 0,
-        completedAt: null,
-        startSeq: 0,
-        scopes: ['a', 'b'],
-      },
-    );
+    runningCutover(snapshot, ['a', 'b']);
     snapshot.set({ type: 'cutoverStep', cutoverId: 'c1', scope: 'a' }, { fence: 2 });
     const chunk = planCutoverChunk(snapshot, 'c1', 5);
     expect(chunk.answer).toEqual({ ok: true, value: 2 });
