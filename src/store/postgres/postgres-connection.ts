@@ -97,9 +97,22 @@ export class PostgresConnection {
   readonly pool: pg.Pool;
   readonly target: string;
   #closed = false;
+  /** False for a pool lent by the caller (tests), which outlives the store. */
+  readonly #ownsPool: boolean;
 
-  constructor(connectionString: string, target: string, options: PostgresPoolOptions = {}) {
+  constructor(
+    connectionString: string,
+    target: string,
+    options: PostgresPoolOptions = {},
+    lent?: unknown,
+  ) {
     this.target = target;
+    this.#ownsPool = lent === undefined;
+    if (lent !== undefined) {
+      if (!(lent instanceof pg.Pool)) throw new TypeError('lentPool must be a pg.Pool');
+      this.pool = lent;
+      return;
+    }
     this.pool = new pg.Pool({
       connectionString,
       max: options.max ?? DEFAULT_POOL.max,
@@ -279,6 +292,6 @@ export class PostgresConnection {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.pool.end();
+    if (this.#ownsPool) await this.pool.end();
   }
 }
