@@ -7,7 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
-import { FencegateError } from '../../errors.js';
+import { FencegateError, fail } from '../../errors.js';
 import {
   classify,
   internalError,
@@ -109,7 +109,12 @@ export class PostgresConnection {
     this.target = target;
     this.#ownsPool = lent === undefined;
     if (lent !== undefined) {
-      if (!(lent instanceof pg.Pool)) throw new TypeError('lentPool must be a pg.Pool');
+      if (!(lent instanceof pg.Pool)) {
+        fail(
+          'invalid_request',
+          'lentPool must be a pg.Pool; leave it out to give the store its own pool',
+        );
+      }
       this.pool = lent;
       return;
     }
