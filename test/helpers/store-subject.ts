@@ -1,6 +1,6 @@
 /**
  * Conformance and model subjects on any store of the list: a fresh store per subject with a
- * manual store clock, tenant A and tenant B on it, the raw Store under them, and `connectAgain`
+ * manual store clock (on connections the factory keeps warm across subjects), tenant A and tenant B on it, the raw Store under them, and `connectAgain`
  * opening a second handle (pool, client, file handle) on the same store.
  */
 import { Fencegate } from '../../src/gate.js';
@@ -32,7 +32,7 @@ export function storeSubjects(kind: TestStoreKind, label: string): StoreSubjects
   return {
     createStore: async () => {
       const clock = new ManualClock();
-      const { store, url } = await stores.open({ clock });
+      const { store, url } = await stores.open({ clock, warmConnections: true });
       const gate = await Fencegate.open({ store });
       const extra: Fencegate[] = [];
       return {

@@ -33,6 +33,12 @@ export interface StoreOptions {
   clock?: Clock;
   /** Batch concurrent commits, as the server runs the store. */
   groupCommit?: boolean;
+  /**
+   * For a file that opens a store per case: the store may take its connections from ones the
+   * factory keeps across its stores (PostgreSQL: a new server connection costs tens of ms of CPU).
+   * `reopen` always opens handles of their own.
+   */
+  warmConnections?: boolean;
 }
 
 export interface OpenedStore {

@@ -3,6 +3,7 @@
  * values stored as text, races between concurrent transactions (settled by row locks, never by
  * timing), the audit horizon, the database clock, and the unreachable-server answer.
  */
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planAcquire } from '../../src/core/plan/plan-leases.js';
 import { Fencegate } from '../../src/gate.js';
@@ -220,6 +221,29 @@ describe.skipIf(noPostgres)('opening', () => {
     expect(String((error as Error).message)).toContain('127.0.0.1:1/db');
     expect(JSON.stringify(error)).not.toContain('s3cret');
     expect(String((error as Error).message)).not.toContain('s3cret');
+  });
+
+  it('takes connections from a lent pool and leaves it open on close; refuses anything else as one', async () => {
+    const lent = new pg.Pool({ connectionString: url, max: 2 });
+    try {
+      for (let round = 0; round < 2; round += 1) {
+        const store = await PostgresStore.open({ url, schema, clock, lentPool: lent });
+        const lender = await Fencegate.open({ store });
+        const scope = unique('lent');
+        expect((await lender.acquire({ scope, holder: 'w', ttlMs: 1000 })).fence).toBe(1);
+        expect(lent.totalCount).toBeGreaterThan(0);
+        await lender.close();
+        expect(lent.ended).toBe(false);
+        const refused = await caught(store.getScope(lender.tenant, scope));
+        expect(isFencegateError(refused) && refused.code).toBe('store_unavailable');
+      }
+      expect((await lent.query<{ one: number }>('SELECT 1 AS one')).rows[0]?.one).toBe(1);
+    } finally {
+      await lent.end();
+    }
+    const wrong = await caught(PostgresStore.open({ url, schema, lentPool: { max: 2 } }));
+    expect(isFencegateError(wrong) && wrong.code).toBe('invalid_request');
+    expect((wrong as Error).message).toContain('lentPool must be a pg.Pool');
   });
 
   it('redacts passwords in URLs', () => {

@@ -7,7 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
-import { FencegateError } from '../../errors.js';
+import { FencegateError, fail } from '../../errors.js';
 import {
   classify,
   internalError,
@@ -97,9 +97,27 @@ export class PostgresConnection {
   readonly pool: pg.Pool;
   readonly target: string;
   #closed = false;
+  /** False for a pool lent by the caller (tests), which outlives the store. */
+  readonly #ownsPool: boolean;
 
-  constructor(connectionString: string, target: string, options: PostgresPoolOptions = {}) {
+  constructor(
+    connectionString: string,
+    target: string,
+    options: PostgresPoolOptions = {},
+    lent?: unknown,
+  ) {
     this.target = target;
+    this.#ownsPool = lent === undefined;
+    if (lent !== undefined) {
+      if (!(lent instanceof pg.Pool)) {
+        fail(
+          'invalid_request',
+          'lentPool must be a pg.Pool; leave it out to give the store its own pool',
+        );
+      }
+      this.pool = lent;
+      return;
+    }
     this.pool = new pg.Pool({
       connectionString,
       max: options.max ?? DEFAULT_POOL.max,
@@ -279,6 +297,6 @@ export class PostgresConnection {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.pool.end();
+    if (this.#ownsPool) await this.pool.end();
   }
 }

@@ -44,7 +44,8 @@ function etcdFactory(name: string, which: 'single' | 'cluster', label: string): 
   const base = uniquePrefix(label);
   let count = 0;
   const freshUrl = () => `${etcdTestUrl(which)}?prefix=${base}-${++count}`;
-  const open = (url: string, options: StoreOptions) => EtcdStore.open({ url, ...options });
+  const open = (url: string, { warmConnections: _, ...options }: StoreOptions) =>
+    EtcdStore.open({ url, ...options });
   return {
     name,
     freshUrl,

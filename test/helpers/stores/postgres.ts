@@ -56,8 +56,24 @@ function postgresFactory(label: string): StoreFactory {
     schemas.push(schema);
     return withSchema(schema);
   };
-  const open = (url: string, given: StoreOptions) =>
-    PostgresStore.open({ url, ...given, pool: { max: 8 } });
+  const POOL = { max: 8 };
+  /** The pool stores opened with warmConnections share, made at the first and ended by cleanup. */
+  let warm: pg.Pool | null = null;
+  const warmPool = () => {
+    if (warm === null) {
+      warm = new pg.Pool({ connectionString: pgUrl(), ...POOL, application_name: 'fencegate' });
+      warm.on('error', () => undefined);
+      warm.on('connect', (client) => client.on('error', () => undefined));
+    }
+    return warm;
+  };
+  const open = (url: string, { warmConnections, ...given }: StoreOptions) =>
+    PostgresStore.open({
+      url,
+      ...given,
+      pool: POOL,
+      lentPool: warmConnections === true ? warmPool() : undefined,
+    });
   return {
     name: 'postgres',
     freshUrl,
@@ -73,6 +89,8 @@ function postgresFactory(label: string): StoreFactory {
       return Promise.resolve();
     },
     cleanup: async () => {
+      await warm?.end();
+      warm = null;
       for (const schema of schemas.splice(0)) await dropSchema(pgUrl(), schema);
     },
   };

@@ -20,7 +20,7 @@ function sqliteFactory(label: string): StoreFactory {
   return {
     name: 'sqlite',
     freshUrl,
-    open: async (options = {}) => {
+    open: async ({ warmConnections: _, ...options } = {}) => {
       const url = freshUrl();
       return { store: await openStore(url, options), url };
     },
