@@ -393,7 +393,11 @@ async def test_memory_written_in_python_reads_and_updates_in_typescript(
     store.put(("customer", "prefs"), "theme", {"writers": ["python"]})
     saver.release_thread(thread_id)  # the TypeScript worker acquires the thread next
     read = await asyncio.to_thread(typescript, tokens.url, tokens.worker, thread_id)
-    assert read == {"value": {"writers": ["python"]}, "revision": 1, "namespace": ["customer", "prefs"]}
+    assert read == {
+        "value": {"writers": ["python"]},
+        "revision": 1,
+        "namespace": ["customer", "prefs"],
+    }
     after: Optional[MemoryItem] = store.get(("customer", "prefs"), "theme")
     assert after is not None
     assert (after.value, after.revision) == ({"writers": ["python", "typescript"]}, 2)
