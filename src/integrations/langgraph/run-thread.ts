@@ -111,12 +111,13 @@ export async function runThread<Input, Output>(
     const unfinished = interrupted !== null && !interrupted.ended;
     if (strategy === 'rollback' && unfinished && interrupted.fence < lease.fence) {
       const target = { gate, saver, threadId, scope: request.scope, fence: lease.fence };
-      const removedRecords = await rollBackRun(target, interrupted);
+      // Effects first: a refusal here leaves the old run's records as they were.
       const effects = await settleRolledBackIntents({
         ...target,
         holder: request.holder,
         rolledBackFence: interrupted.fence,
       });
+      const removedRecords = await rollBackRun(target, interrupted);
       options.onRollback?.({ runId: interrupted.runId, removedRecords, ...effects });
     }
     marker = await markRunStarted(
