@@ -3,6 +3,8 @@
  * (FencegateClient). Code written against it runs unchanged in-process or over the wire.
  */
 import type {
+  CancelIntentsRequest,
+  CancelIntentsResult,
   AbandonRequest,
   AcquireRequest,
   AuditPage,
@@ -42,6 +44,11 @@ export interface FencegateApi {
   acquire(request: AcquireRequest): Promise<Grant>;
   renew(request: RenewRequest): Promise<Grant>;
   release(request: ReleaseRequest): Promise<ReleaseResult>;
+  /**
+   * The holder cancels the pending intents the runs it superseded committed: those under fences
+   * from `committedFrom` up to its own. Its fence and lease stay.
+   */
+  cancelIntents(request: CancelIntentsRequest): Promise<CancelIntentsResult>;
   /** Operator. */
   takeover(scope: string, request: TakeoverRequest): Promise<Grant>;
   /** Operator. */

@@ -22,6 +22,7 @@ import {
   validateListIntents,
   validateListScopes,
   validateReason,
+  validateCancelIntents,
   validateRelease,
   validateRenew,
   validateTakeover,
@@ -52,6 +53,8 @@ import {
   validatePolicy,
 } from './core/validate-ops.js';
 import type {
+  CancelIntentsRequest,
+  CancelIntentsResult,
   AbandonRequest,
   AcquireRequest,
   AuditPage,
@@ -162,6 +165,14 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
 
   async release(request: ReleaseRequest): Promise<ReleaseResult> {
     return await this.store.release(this.tenant, validateRelease(request), this.#caller);
+  }
+
+  async cancelIntents(request: CancelIntentsRequest): Promise<CancelIntentsResult> {
+    return await this.store.cancelIntents(
+      this.tenant,
+      validateCancelIntents(request),
+      this.#caller,
+    );
   }
 
   async takeover(scope: string, request: TakeoverRequest): Promise<Grant> {

@@ -51,6 +51,13 @@ export const ROUTE_TABLE = {
   acquire: { method: 'POST', path: '/v1/leases/acquire', auth: 'worker', retry: 'lease' },
   renew: { method: 'POST', path: '/v1/leases/renew', auth: 'worker', retry: 'lease' },
   release: { method: 'POST', path: '/v1/leases/release', auth: 'worker', retry: 'lease' },
+  // Cancelling again finds nothing pending left to cancel: a retry changes nothing more.
+  cancelIntents: {
+    method: 'POST',
+    path: '/v1/leases/cancel-intents',
+    auth: 'worker',
+    retry: 'idempotent',
+  },
   getScope: { method: 'GET', path: '/v1/scopes/:scope', auth: 'worker', retry: 'read' },
   listScopes: { method: 'GET', path: '/v1/scopes', auth: 'worker', retry: 'read' },
   takeover: {

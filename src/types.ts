@@ -124,6 +124,24 @@ export interface CancelResult {
   cancelledIntents: number;
 }
 
+/**
+ * The scope's holder cancels the pending (unclaimed) intents committed under a fence from
+ * `committedFrom` up to, not including, its own: the intents of runs it superseded.
+ */
+export interface CancelIntentsRequest {
+  scope: string;
+  holder: string;
+  /** The caller's fence: the scope's current one. */
+  fence: number;
+  committedFrom: number;
+  reason?: string;
+}
+
+export interface CancelIntentsResult {
+  /** The effect keys now cancelled, in key order. */
+  cancelled: string[];
+}
+
 export interface DeleteScopeResult {
   fence: number;
 }

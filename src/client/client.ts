@@ -32,6 +32,8 @@ import { orNull } from './or-null.js';
 import { RolloutsClient } from './rollouts-client.js';
 import { routeRequest, type ResolvedRequest } from './route-request.js';
 import type {
+  CancelIntentsRequest,
+  CancelIntentsResult,
   AbandonRequest,
   AcquireRequest,
   AuditPage,
@@ -82,6 +84,8 @@ import type {
   AcquireBody,
   AuditPageAnswer,
   CancelAnswer,
+  CancelIntentsAnswer,
+  CancelIntentsBody,
   ClaimBody,
   CommitAnswer,
   CommitBody,
@@ -203,6 +207,12 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
   async release(request: ReleaseRequest): Promise<ReleaseResult> {
     return await this.#call<ReleaseAnswer>(
       routeRequest('release', { body: request satisfies ReleaseBody }),
+    );
+  }
+
+  async cancelIntents(request: CancelIntentsRequest): Promise<CancelIntentsResult> {
+    return await this.#call<CancelIntentsAnswer>(
+      routeRequest('cancelIntents', { body: request satisfies CancelIntentsBody }),
     );
   }
 

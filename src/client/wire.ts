@@ -10,6 +10,8 @@ import type { RecordReadsSchema } from '../server/routes/record-reads.js';
 import type * as answers from '../server/schemas/answers.js';
 import type { RequestSchemas } from '../server/schemas/requests.js';
 import type {
+  CancelIntentsRequest,
+  CancelIntentsResult,
   AcquireRequest,
   ClaimIntentsRequest,
   CompleteIntentRequest,
@@ -53,6 +55,7 @@ import type {
 export type AcquireBody = Static<RequestSchemas['AcquireBody']>;
 export type RenewBody = Static<RequestSchemas['RenewBody']>;
 export type ReleaseBody = Static<RequestSchemas['ReleaseBody']>;
+export type CancelIntentsBody = Static<RequestSchemas['CancelIntentsBody']>;
 export type TakeoverBody = Static<RequestSchemas['TakeoverBody']>;
 export type ReasonBody = Static<RequestSchemas['ReasonBody']>;
 export type CommitBody = Static<RequestSchemas['CommitBody']>;
@@ -81,6 +84,7 @@ export type RecordListAnswer = Static<typeof answers.RecordListSchema>;
 export type RecordReadsAnswer = Static<typeof RecordReadsSchema>;
 export type ReleaseAnswer = Static<typeof answers.ReleaseResultSchema>;
 export type CancelAnswer = Static<typeof answers.CancelResultSchema>;
+export type CancelIntentsAnswer = Static<typeof answers.CancelIntentsResultSchema>;
 export type DeleteScopeAnswer = Static<typeof answers.DeleteScopeResultSchema>;
 export type CommitCommittedAnswer = Static<typeof answers.CommitCommittedSchema>;
 export type CommitRejectedAnswer = Static<typeof answers.CommitRejectedSchema>;
@@ -112,6 +116,7 @@ export type WireMatchesLibrary = [
   Assert<Same<AcquireBody, AcquireRequest>>,
   Assert<Same<RenewBody, RenewRequest>>,
   Assert<Same<ReleaseBody, ReleaseRequest>>,
+  Assert<Same<CancelIntentsBody, CancelIntentsRequest>>,
   Assert<Same<TakeoverBody, TakeoverRequest>>,
   Assert<Same<ReasonBody, CancelRequest>>,
   Assert<Same<CommitBody, CommitRequest>>,
@@ -129,6 +134,7 @@ export type WireMatchesLibrary = [
   Assert<Same<RecordAnswer, RecordState>>,
   Assert<Same<ReleaseAnswer, ReleaseResult>>,
   Assert<Same<CancelAnswer, CancelResult>>,
+  Assert<Same<CancelIntentsAnswer, CancelIntentsResult>>,
   Assert<Same<DeleteScopeAnswer, DeleteScopeResult>>,
   Assert<Same<CommitCommittedAnswer, CommitCommitted>>,
   Assert<Same<CommitRejectedAnswer, CommitRejected>>,

@@ -155,6 +155,21 @@ function checkHolder(
   return otherToken(scopeName, scope, caller);
 }
 
+/** The caller holds the scope at its current fence (a renew, or an act of the holder). */
+export function decideHolding(
+  scopeName: string,
+  scope: GrantedScope | null,
+  request: { holder: string; fence: number },
+  caller?: Caller,
+): LeaseDecision<GrantedScope & { holder: string }> {
+  const error = checkHolder(scopeName, scope, request.holder, request.fence, caller);
+  if (error !== null) return refuse(error);
+  if (scope === null || scope.holder === null) {
+    return refuse(renewOfReleasedScope(scopeName, scope?.fence ?? 0));
+  }
+  return { ok: true, value: { ...scope, holder: scope.holder } };
+}
+
 export function decideRenew(
   scopeName: string,
   scope: GrantedScope | null,
@@ -162,20 +177,10 @@ export function decideRenew(
   now: number,
   caller?: Caller,
 ): LeaseDecision<GrantState> {
-  const error = checkHolder(scopeName, scope, request.holder, request.fence, caller);
-  if (error !== null) return refuse(error);
-  if (scope === null || scope.holder === null) {
-    return refuse(renewOfReleasedScope(scopeName, scope?.fence ?? 0));
-  }
-  return {
-    ok: true,
-    value: {
-      fence: scope.fence,
-      holder: scope.holder,
-      leaseExpiresAt: now + request.ttlMs,
-      policyVersion: scope.policyVersion,
-    },
-  };
+  const held = decideHolding(scopeName, scope, request, caller);
+  if (!held.ok) return held;
+  const { fence, holder, policyVersion } = held.value;
+  return { ok: true, value: { fence, holder, leaseExpiresAt: now + request.ttlMs, policyVersion } };
 }
 
 /** ok with `true` when the scope is already released at this fence (a retried release). */

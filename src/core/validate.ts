@@ -6,6 +6,7 @@
 import { fail } from '../errors.js';
 import type {
   AcquireRequest,
+  CancelIntentsRequest,
   CommitRequest,
   JobState,
   LeaseJobEvents,
@@ -260,6 +261,25 @@ export function validateRelease(input: unknown): ReleaseRequest {
   };
   const job = optionalLeaseJobEvents(body.job);
   if (job !== undefined) request.job = job;
+  return request;
+}
+
+export function validateCancelIntents(input: unknown): CancelIntentsRequest {
+  const body = requireObject(input, 'body', [
+    'scope',
+    'holder',
+    'fence',
+    'committedFrom',
+    'reason',
+  ]);
+  const request: CancelIntentsRequest = {
+    scope: requireName(body.scope, 'scope'),
+    holder: requireName(body.holder, 'holder'),
+    fence: requireFence(body.fence),
+    committedFrom: requireFence(body.committedFrom, 'committedFrom'),
+  };
+  const reason = optionalText(body.reason, 'reason', MAX_REASON);
+  if (reason !== undefined) request.reason = reason;
   return request;
 }
 

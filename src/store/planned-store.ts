@@ -23,6 +23,7 @@ import {
 import {
   planAcquire,
   planCancel,
+  planCancelIntents,
   planDeleteScope,
   planRelease,
   planRenew,
@@ -42,6 +43,8 @@ import type { NormalizedCommit } from '../core/validate.js';
 import type {
   AbandonRequest,
   AcquireRequest,
+  CancelIntentsRequest,
+  CancelIntentsResult,
   CancelRequest,
   CancelResult,
   ClaimIntentsRequest,
@@ -88,6 +91,7 @@ export type PlannedOperation =
   | 'release'
   | 'takeover'
   | 'cancel'
+  | 'cancelIntents'
   | 'deleteScope'
   | 'commit'
   | 'abandonOperation'
@@ -217,6 +221,19 @@ export abstract class PlannedStore implements Pick<Store, PlannedOperation | 'co
       tenant,
       plan: (s) => planCancel(s, scope, request.reason, caller),
       ranges: [{ type: 'scopeIntents', scope }],
+    });
+  }
+
+  cancelIntents(
+    tenant: string,
+    request: CancelIntentsRequest,
+    caller?: Caller,
+  ): Promise<CancelIntentsResult> {
+    return this.apply({
+      operation: 'cancelIntents',
+      tenant,
+      plan: (s) => planCancelIntents(s, request, caller),
+      ranges: [{ type: 'scopeIntents', scope: request.scope }],
     });
   }
 

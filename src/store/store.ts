@@ -29,6 +29,8 @@ import type {
   AcquireRequest,
   AuditPage,
   AuditQuery,
+  CancelIntentsRequest,
+  CancelIntentsResult,
   CancelRequest,
   CancelResult,
   ClaimIntentsRequest,
@@ -106,6 +108,15 @@ export interface Store {
     request: CancelRequest,
     caller?: Caller,
   ): Promise<CancelResult>;
+  /**
+   * The holder: the pending intents committed under fences from `committedFrom` up to its own
+   * are cancelled; its fence and lease stay. Throws as renew does (stale_fence, not_holder, …).
+   */
+  cancelIntents(
+    tenant: string,
+    request: CancelIntentsRequest,
+    caller?: Caller,
+  ): Promise<CancelIntentsResult>;
   /** Operator: fence+1, status deleted, every record tombstoned (revision+1). Throws scope_not_found, scope_deleted. */
   deleteScope(
     tenant: string,

@@ -6,7 +6,7 @@
  */
 import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
 import type { LangGraphRunnableConfig } from '@langchain/langgraph';
-import type { FencedCheckpointSaver } from '../../src/integrations/langgraph/index.js';
+import { stageEffect, type FencedCheckpointSaver } from '../../src/integrations/langgraph/index.js';
 
 export const State = Annotation.Root({
   steps: Annotation<string[]>({ reducer: (done, next) => done.concat(next), default: () => [] }),
@@ -17,13 +17,17 @@ export interface RunHooks {
   hold?: (signal: AbortSignal | undefined) => Promise<void>;
   /** Called with the order in which runs started their `plan`. */
   planned?: (run: string) => void;
+  /** Effects `plan` stages (stageEffect), each under its key to its target. */
+  effects?: { key: string; target: string }[];
 }
 
 export function buildGraph(saver: FencedCheckpointSaver, run: string, hooks: RunHooks = {}) {
   return new StateGraph(State)
     .addSequence({
-      plan: () => {
+      plan: (_state: unknown, config: LangGraphRunnableConfig) => {
         hooks.planned?.(run);
+        for (const { key, target } of hooks.effects ?? [])
+          stageEffect(config, key, target, { run });
         return { steps: [`plan by ${run}`] };
       },
       act: async (_state: unknown, config: LangGraphRunnableConfig) => {

@@ -9,6 +9,7 @@ import {
   isThreadBusyError,
   runThread,
   type MultitaskStrategy,
+  type RollbackReport,
 } from '../../src/integrations/langgraph/index.js';
 import { PausePoints } from '../../src/testing/index.js';
 import type { AuditEntry, AuditKind } from '../../src/types.js';
@@ -181,6 +182,63 @@ describe('runThread: a second run on a busy thread', () => {
             deletes.map(() => takeover?.currentFence),
           );
         }
+      });
+
+      it("rollback: the undone run's pending intents are cancelled, its delivered ones reported", async () => {
+        const thread = `rollback-effects-${durability}`;
+        const scope = fx.saver.scopeFor(thread);
+        const effects = [
+          { key: 'notify', target: 'crm' },
+          { key: 'bill', target: 'billing' },
+        ];
+        const { running, points } = await busyThread(thread, durability, { effects });
+        // Under exit a run commits its effects with its last checkpoint: this one never got there.
+        const committed = durability === 'exit' ? 0 : 2;
+        await expect
+          .poll(async () => (await fx.gate.listIntents({ scope })).items.length)
+          .toBe(committed);
+        const [billing] = await fx.gate.claimIntents({
+          dispatcher: 'billing-dispatcher',
+          ttlMs: 60_000,
+          limit: 1,
+          targets: ['billing'],
+        });
+        if (billing !== undefined) {
+          await fx.gate.completeIntent(billing.effectKey, {
+            claimFence: billing.claimFence,
+            outcome: 'delivered',
+            providerRef: 'invoice-1',
+          });
+        }
+
+        const reports: RollbackReport[] = [];
+        await runThread(buildGraph(fx.saver, 'run-2'), {
+          gate: fx.gate,
+          threadId: thread,
+          input: { steps: ['m2'] },
+          config: { durability },
+          multitaskStrategy: 'rollback',
+          holder: 'run-2',
+          ttlMs: TTL_MS,
+          onRollback: (report) => reports.push(report),
+        });
+        points.release('act');
+        await expect(running).rejects.toMatchObject({ code: 'stale_fence' });
+
+        expect(reports).toHaveLength(1);
+        const [report] = reports;
+        const intents = (await fx.gate.listIntents({ scope })).items;
+        const notify = intents.find((intent) => intent.target === 'crm');
+        expect(report?.cancelled).toEqual(notify === undefined ? [] : [notify.effectKey]);
+        expect(report?.delivered.map((intent) => intent.providerRef)).toEqual(
+          billing === undefined ? [] : ['invoice-1'],
+        );
+        expect(report?.inFlight).toEqual([]);
+        expect(notify?.status ?? 'none').toBe(durability === 'exit' ? 'none' : 'cancelled');
+        // Nothing is left for a dispatcher to deliver of the undone run.
+        expect(await fx.gate.claimIntents({ dispatcher: 'd', ttlMs: 60_000, limit: 10 })).toEqual(
+          [],
+        );
       });
     });
   }

@@ -107,6 +107,24 @@ def release(
     return from_wire(ReleaseResult, answer)
 
 
+def cancel_intents(
+    api: ClientBase,
+    scope: str,
+    holder: str,
+    fence: int,
+    committed_from: int,
+    reason: Optional[str] = None,
+) -> "CallSteps[List[str]]":
+    """The holder (``holder`` at ``fence``, the scope's current fence) cancels the pending intents
+    committed under fences from ``committed_from`` up to its own: those of the runs it
+    superseded. Its fence and lease stay. Answers the effect keys cancelled."""
+    body = _req.body(
+        scope=scope, holder=holder, fence=fence, committedFrom=committed_from, reason=reason
+    )
+    answer = yield from send_json(api, route("cancelIntents"), body)
+    return [str(key) for key in answer["cancelled"]]
+
+
 def get_scope(api: ClientBase, scope: str) -> "CallSteps[Optional[ScopeState]]":
     request = route("getScope", {"scope": scope})
     answer = yield from json_or_none(api, "scope_not_found", request)

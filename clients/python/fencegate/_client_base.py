@@ -18,6 +18,7 @@ class ClientBase:
         "acquire": "acquire",
         "renew": "renew",
         "release": "release",
+        "cancel_intents": "cancelIntents",
         "get_scope": "getScope",
         "list_scopes": "listScopes",
         "takeover": "takeover",

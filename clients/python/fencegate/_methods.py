@@ -68,6 +68,20 @@ class BlockingMethods(ClientBase):
         _steps = _api.release(self, scope, holder, fence, job)
         return run_sync(_steps, self._exchange)
 
+    def cancel_intents(
+        self,
+        scope: str,
+        holder: str,
+        fence: int,
+        committed_from: int,
+        reason: Optional[str] = None,
+    ) -> List[str]:
+        """The holder (``holder`` at ``fence``, the scope's current fence) cancels the pending intents
+        committed under fences from ``committed_from`` up to its own: those of the runs it
+        superseded. Its fence and lease stay. Answers the effect keys cancelled."""
+        _steps = _api.cancel_intents(self, scope, holder, fence, committed_from, reason)
+        return run_sync(_steps, self._exchange)
+
     def get_scope(self, scope: str) -> Optional[ScopeState]:
         _steps = _api.get_scope(self, scope)
         return run_sync(_steps, self._exchange)
@@ -518,6 +532,20 @@ class AsyncMethods(ClientBase):
         _steps = _api.release(self, scope, holder, fence, job)
         return await run_async(_steps, self._exchange)
 
+    async def cancel_intents(
+        self,
+        scope: str,
+        holder: str,
+        fence: int,
+        committed_from: int,
+        reason: Optional[str] = None,
+    ) -> List[str]:
+        """The holder (``holder`` at ``fence``, the scope's current fence) cancels the pending intents
+        committed under fences from ``committed_from`` up to its own: those of the runs it
+        superseded. Its fence and lease stay. Answers the effect keys cancelled."""
+        _steps = _api.cancel_intents(self, scope, holder, fence, committed_from, reason)
+        return await run_async(_steps, self._exchange)
+
     async def get_scope(self, scope: str) -> Optional[ScopeState]:
         _steps = _api.get_scope(self, scope)
         return await run_async(_steps, self._exchange)
@@ -961,6 +989,15 @@ class ClientApi(Protocol):
         job: Optional[Mapping[str, Any]] = None,
     ) -> ReleaseResult: ...
 
+    def cancel_intents(
+        self,
+        scope: str,
+        holder: str,
+        fence: int,
+        committed_from: int,
+        reason: Optional[str] = None,
+    ) -> List[str]: ...
+
     def get_scope(self, scope: str) -> Optional[ScopeState]: ...
 
     def list_scopes(
@@ -1198,6 +1235,15 @@ class AsyncClientApi(Protocol):
         fence: int,
         job: Optional[Mapping[str, Any]] = None,
     ) -> ReleaseResult: ...
+
+    async def cancel_intents(
+        self,
+        scope: str,
+        holder: str,
+        fence: int,
+        committed_from: int,
+        reason: Optional[str] = None,
+    ) -> List[str]: ...
 
     async def get_scope(self, scope: str) -> Optional[ScopeState]: ...
 

@@ -42,6 +42,13 @@ ROUTES: Mapping[str, Route] = {
         retry="lease",
         params=(),
     ),
+    "cancelIntents": Route(
+        method="POST",
+        path="/v1/leases/cancel-intents",
+        auth="worker",
+        retry="idempotent",
+        params=(),
+    ),
     "getScope": Route(
         method="GET",
         path="/v1/scopes/:scope",

@@ -6,13 +6,9 @@ manual store clock (moved by the admin-only test route), and a fresh tenant per 
 the same."""
 
 import asyncio
-import json
 import os
-import re
 import secrets
-import subprocess
 import sys
-import tempfile
 import threading
 import urllib.error
 import urllib.request
@@ -26,32 +22,12 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 sys.path.insert(0, str(HERE.parent))
 
-import fencegate  # noqa: E402
 from fault_proxy import FaultProxy  # noqa: E402
+from served import Server, serve  # noqa: E402
 
-BIN = ROOT / "bin" / "fencegate.js"
+import fencegate  # noqa: E402
+
 NODE = os.environ.get("FENCEGATE_NODE", "node")
-
-
-@dataclass
-class Server:
-    url: str
-    admin_token: str
-    output: List[str]
-
-    def advance_clock(self, ms: int) -> int:
-        """Moves the store's clock (leases expire by store time)."""
-        request = urllib.request.Request(
-            self.url + "/v1/test/clock",
-            data=json.dumps({"advanceMs": ms}).encode(),
-            method="POST",
-            headers={
-                "authorization": f"Bearer {self.admin_token}",
-                "content-type": "application/json",
-            },
-        )
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return int(json.loads(response.read())["now"])
 
 
 @dataclass
@@ -81,43 +57,8 @@ class Tenant:
 
 @pytest.fixture(scope="session")
 def server() -> Iterator[Server]:
-    if not (ROOT / "dist" / "cli" / "main.js").exists():
-        pytest.fail("dist/ is missing: run `npm run build` in the repository first")
-    admin = "adm_" + secrets.token_urlsafe(24)
-    with tempfile.TemporaryDirectory(prefix="fencegate-py-") as work:
-        env = {
-            **os.environ,
-            "FENCEGATE_ADMIN_TOKEN": admin,
-            "FENCEGATE_TEST_CLOCK": "manual",
-            "FENCEGATE_LOG_LEVEL": "warn",
-        }
-        child = subprocess.Popen(
-            [NODE, str(BIN), "serve", "--store", f"sqlite:{work}/store.db", "--port", "0"],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        output: List[str] = []
-        url = None
-        assert child.stdout is not None
-        for line in child.stdout:
-            output.append(line)
-            found = re.search(r"fencegate listening on (http://\S+)", line)
-            if found:
-                url = found.group(1)
-                break
-        if url is None:
-            child.wait()
-            pytest.fail("fencegate serve did not start:\n" + "".join(output))
-        # Keep draining its output so the server never blocks on a full pipe.
-        drain = threading.Thread(target=lambda: output.extend(child.stdout or []), daemon=True)
-        drain.start()
-        try:
-            yield Server(url=url, admin_token=admin, output=output)
-        finally:
-            child.terminate()
-            child.wait(timeout=30)
+    with serve() as started:
+        yield started
 
 
 @pytest.fixture

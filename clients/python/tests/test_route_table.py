@@ -46,6 +46,7 @@ ARGUMENTS: Dict[str, Any] = {
     "holder": "worker-1",
     "ttl_ms": 30_000,
     "fence": 3,
+    "committed_from": 2,
     "dispatcher": "mailer",
     "limit": 5,
     "claim_fence": 2,

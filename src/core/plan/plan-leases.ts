@@ -7,6 +7,8 @@ import type {
   AcquireRequest,
   AuditKind,
   AuditRecordChange,
+  CancelIntentsRequest,
+  CancelIntentsResult,
   CancelResult,
   DeleteScopeResult,
   Grant,
@@ -22,6 +24,7 @@ import { boundToken, tokenField, type Caller } from '../grant-token.js';
 import {
   checkActive,
   decideAcquire,
+  decideHolding,
   decideRelease,
   decideRenew,
   decideTakeover,
@@ -370,8 +373,47 @@ export function planCancel(
 }
 
 /**
+ * The holder cancels the pending intents of the runs it superseded: those committed under a fence
+ * from `committedFrom` up to, not including, its own. Its fence stays; the intents its own
+ * commits made, and the older runs' ones, are untouched. Claimed intents are being delivered and
+ * stay as they are.
+ */
+export function planCancelIntents(
+  snapshot: Snapshot,
+  request: CancelIntentsRequest,
+  caller?: Caller,
+): Transition<CancelIntentsResult> {
+  const { scope } = request;
+  const row = snapshot.get({ type: 'scope', scope });
+  const decision = decideHolding(scope, row, request, caller);
+  if (!decision.ok || row === null) {
+    const error = decision.ok ? null : decision.error;
+    return refusal(snapshot, 'intent', scope, row, error as FencegateError, caller, {
+      holder: request.holder,
+      fence: request.fence,
+    });
+  }
+  const cancels = cancelPendingIntents(
+    snapshot,
+    scope,
+    row.fence,
+    request.committedFrom,
+    request.reason ?? null,
+    row.fence,
+  );
+  const cancelled = cancels.put.flatMap((put) => (put.type === 'intent' ? [put.effectKey] : []));
+  return {
+    expect: [scopeRef(scope), ...cancels.expect],
+    put: cancels.put,
+    audit: cancels.audit,
+    answer: { ok: true, value: { cancelled: cancelled.sort() } },
+  };
+}
+
+/**
  * The scope's pending (unclaimed) intents cancelled as its fence moves to `fence`: those committed
- * under `committedFrom` or a newer fence (all by default). `reason` names what cancelled them.
+ * under `committedFrom` or a newer fence (all by default), and older than `committedBefore` when
+ * given. `reason` names what cancelled them.
  */
 export function cancelPendingIntents(
   snapshot: Snapshot,
@@ -379,6 +421,7 @@ export function cancelPendingIntents(
   fence: number,
   committedFrom = 0,
   reason: string | null = null,
+  committedBefore = Number.POSITIVE_INFINITY,
 ): { expect: (Ref | RangeRef)[]; put: Put[]; audit: NewAuditEntry[] } {
   const range = { type: 'scopeIntents' as const, scope };
   const cancels = {
@@ -389,7 +432,8 @@ export function cancelPendingIntents(
   for (const effectKey of snapshot.list(range)) {
     const intent = snapshot.get({ type: 'intent', effectKey });
     cancels.expect.push({ type: 'intent', effectKey });
-    if (intent === null || intent.status !== 'pending' || intent.fence < committedFrom) continue;
+    if (intent === null || intent.status !== 'pending') continue;
+    if (intent.fence < committedFrom || intent.fence >= committedBefore) continue;
     cancels.put.push({
       type: 'intent',
       effectKey,

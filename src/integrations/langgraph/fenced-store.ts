@@ -60,10 +60,14 @@ export interface MemoryPutOptions extends MemoryPrecondition {
 /** A PutOperation that may carry a precondition, for `batch`. */
 export interface FencedPutOperation extends PutOperation, MemoryPrecondition {}
 
-/** What a memory record holds: the item's value and when the item was first written. */
+/**
+ * What a memory record holds: the item's value and when the item was first written, in the
+ * store's time. The first write cannot know the time its commit lands at: it stores null, and the
+ * item's creation is then its record's `updatedAt` until a later write copies that in.
+ */
 interface StoredMemory {
   value: Record<string, unknown>;
-  createdAt: number;
+  createdAt: number | null;
 }
 
 interface Thread {
@@ -198,7 +202,7 @@ export class FencedStore extends BaseStore {
             expectRevision: current.revision,
             value: {
               value: op.value,
-              createdAt: current.exists ? (current.value as StoredMemory).createdAt : Date.now(),
+              createdAt: current.exists ? createdAt(current) : null,
             } satisfies StoredMemory,
           };
     try {
@@ -257,14 +261,20 @@ function toItem(record: RecordState): MemoryItem | null {
   if (!record.exists) return null;
   const stored = record.value as StoredMemory;
   const { namespace, key } = memoryAddress(record.name);
+  const created = createdAt(record);
   return {
     namespace,
     key,
     value: stored.value,
-    createdAt: new Date(stored.createdAt),
-    updatedAt: new Date(record.updatedAt ?? stored.createdAt),
+    createdAt: new Date(created),
+    updatedAt: new Date(record.updatedAt ?? created),
     revision: record.revision,
   };
+}
+
+/** When the item of an existing record was first written, by the store's clock. */
+function createdAt(record: RecordState): number {
+  return (record.value as StoredMemory).createdAt ?? record.updatedAt ?? 0;
 }
 
 function preconditionHolds(op: FencedPutOperation, current: RecordState): boolean {

@@ -15,6 +15,7 @@ export {
   isThreadBusyError,
   type RunThreadOptions,
   type MultitaskStrategy,
+  type RollbackReport,
 } from './run-thread.js';
 export {
   stageEffect,

@@ -6,7 +6,9 @@
  * - `enqueue`   waits its turn, in arrival order across processes (thread-tickets.ts).
  * - `interrupt` takes the thread over: the running run's next checkpoint write is refused, its
  *               signal aborts at its next renewal; this run continues from its last checkpoint.
- * - `rollback`  as interrupt, and the interrupted run is undone first (thread-rollback.ts).
+ * - `rollback`  as interrupt, and the interrupted run is undone first (thread-rollback.ts): its
+ *               checkpoints and writes removed, its pending intents cancelled, and what it already
+ *               caused reported to `onRollback` (rollback-intents.ts).
  *
  * The run holds the thread's lease for its whole length, renewed every third of `ttlMs`, and every
  * checkpoint is written under its fence; its marker (run-marker.ts) says where it started.
@@ -23,10 +25,12 @@ import { keepRenewed } from './lease-renewal.js';
 import { claimThread, MULTITASK_STRATEGIES, type MultitaskStrategy } from './thread-claim.js';
 import { markRunEnded, markRunStarted, readRunMarker, type MarkerState } from './run-marker.js';
 import { asStaleWriteOwner } from './stale-write-owner-error.js';
+import { settleRolledBackIntents, type RollbackReport } from './rollback-intents.js';
 import { rollBackRun } from './thread-rollback.js';
 
 export { MULTITASK_STRATEGIES, type MultitaskStrategy };
 export { ThreadBusyError, isThreadBusyError } from './thread-busy-error.js';
+export type { RollbackReport } from './rollback-intents.js';
 
 /** What runThread needs of a compiled graph: LangGraph's invoke and its checkpointer. */
 export interface ThreadGraph<Input, Output> {
@@ -57,6 +61,11 @@ export interface RunThreadOptions<Input> {
   pollMs?: number;
   /** Stops a waiting `enqueue` run, or the run itself. */
   signal?: AbortSignal;
+  /**
+   * Under `rollback`, told what became of the undone run before this run starts: its pending
+   * intents cancelled, and those already delivered or in flight (which cannot be called back).
+   */
+  onRollback?: (report: RollbackReport) => void;
 }
 
 const DEFAULT_TTL_MS = 30_000;
@@ -102,7 +111,14 @@ export async function runThread<Input, Output>(
     const unfinished = interrupted !== null && !interrupted.ended;
     if (strategy === 'rollback' && unfinished && interrupted.fence < lease.fence) {
       const target = { gate, saver, threadId, scope: request.scope, fence: lease.fence };
-      await rollBackRun(target, interrupted);
+      // Effects first: a refusal here leaves the old run's records as they were.
+      const effects = await settleRolledBackIntents({
+        ...target,
+        holder: request.holder,
+        rolledBackFence: interrupted.fence,
+      });
+      const removedRecords = await rollBackRun(target, interrupted);
+      options.onRollback?.({ runId: interrupted.runId, removedRecords, ...effects });
     }
     marker = await markRunStarted(
       gate,

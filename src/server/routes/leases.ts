@@ -1,9 +1,14 @@
 /** Acquire, renew and release: the worker's side of authority. */
-import { validateAcquire, validateRelease, validateRenew } from '../../core/validate.js';
+import {
+  validateAcquire,
+  validateCancelIntents,
+  validateRelease,
+  validateRenew,
+} from '../../core/validate.js';
 import { isFencegateError } from '../../errors.js';
 import type { LeaseOperation } from '../metrics.js';
 import { ok, route, type RouteAnswer, type RouteContext, routeFile } from '../route.js';
-import { GrantSchema, ReleaseResultSchema } from '../schemas/answers.js';
+import { CancelIntentsResultSchema, GrantSchema, ReleaseResultSchema } from '../schemas/answers.js';
 
 /** Runs a lease operation and counts its outcome. */
 export async function countedLeaseOperation(
@@ -54,5 +59,18 @@ export const leaseRoutes = routeFile((s, limits) => [
     errors: ['stale_fence', 'not_holder', 'scope_not_found', 'scope_deleted'],
     handler: ({ body }, ctx) =>
       countedLeaseOperation(ctx, 'release', () => ctx.tenantApi().release(body)),
+  }),
+  route({
+    name: 'cancelIntents',
+    tag: 'leases',
+    summary:
+      'The holder cancels the pending intents of the runs it superseded (committed under fences from committedFrom up to its own); its fence and lease stay',
+    body: s.CancelIntentsBody,
+    explain: { body: (value) => validateCancelIntents(value) },
+    responses: {
+      200: { description: 'the effect keys cancelled', schema: CancelIntentsResultSchema },
+    },
+    errors: ['stale_fence', 'not_holder', 'scope_not_found', 'scope_deleted'],
+    handler: async ({ body }, ctx) => ok(await ctx.tenantApi().cancelIntents(body)),
   }),
 ]);

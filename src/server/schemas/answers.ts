@@ -68,6 +68,11 @@ export const ReleaseResultSchema = Type.Object(
   CLOSED,
 );
 
+export const CancelIntentsResultSchema = Type.Object(
+  { cancelled: Type.Array(Type.String()) },
+  CLOSED,
+);
+
 export const CancelResultSchema = Type.Object(
   { fence: Counter, cancelledIntents: Counter },
   CLOSED,

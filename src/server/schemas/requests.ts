@@ -78,6 +78,16 @@ export function requestSchemas(limits: Limits) {
     { scope: Name, holder: Name, fence: Counter, job: Type.Optional(LeaseJob) },
     CLOSED,
   );
+  const CancelIntentsBody = Type.Object(
+    {
+      scope: Name,
+      holder: Name,
+      fence: Counter,
+      committedFrom: Counter,
+      reason: Type.Optional(Reason()),
+    },
+    CLOSED,
+  );
   const TakeoverBody = Type.Object(
     {
       holder: Name,
@@ -320,6 +330,7 @@ export function requestSchemas(limits: Limits) {
     AcquireBody,
     RenewBody,
     ReleaseBody,
+    CancelIntentsBody,
     TakeoverBody,
     ReasonBody,
     CommitBody,

@@ -199,6 +199,50 @@ export function dispatchCases(fx: SubjectFixture): void {
       expect(await claim(gate, 'd1')).toEqual([]);
     });
 
+    it('cancelIntents: the holder cancels the pending intents of the runs it superseded, and only those', async () => {
+      const { gate } = fx.subject;
+      const commitAt = async (fence: number, intents: IntentRequest[]) =>
+        expectCommitted(
+          await gate.commit({
+            scope: SCOPE,
+            fence,
+            operationId: new OperationIds(`op-${intents[0]!.effectKey}`).next(),
+            intents,
+          }),
+        );
+      const older = await acquire(gate, SCOPE, 'run-0');
+      await commitAt(older.fence, [intent('fx-0')]);
+      const superseded = await gate.takeover(SCOPE, { holder: 'run-1', ttlMs: 60_000 });
+      await commitAt(superseded.fence, [intent('fx-1', 'mail'), intent('fx-2')]);
+      const [claimed] = await claim(gate, 'd1', 1, ['mail']);
+      const current = await gate.takeover(SCOPE, { holder: 'run-2', ttlMs: 60_000 });
+      await commitAt(current.fence, [intent('fx-3')]);
+      const request = {
+        scope: SCOPE,
+        holder: 'run-2',
+        fence: current.fence,
+        committedFrom: superseded.fence,
+      };
+      expect(await gate.cancelIntents(request)).toEqual({ cancelled: ['fx-2'] });
+      expect(await gate.cancelIntents(request)).toEqual({ cancelled: [] });
+      const statuses = await Promise.all(
+        ['fx-0', 'fx-1', 'fx-2', 'fx-3'].map(async (key) => (await gate.getIntent(key))?.status),
+      );
+      expect(claimed?.effectKey).toBe('fx-1');
+      expect(statuses).toEqual(['pending', 'claimed', 'cancelled', 'pending']);
+      expect(await gate.getScope(SCOPE)).toMatchObject({ fence: current.fence, holder: 'run-2' });
+      // A superseded run cannot cancel anything: it is not the holder at the current fence.
+      await expect(
+        gate.cancelIntents({
+          ...request,
+          holder: 'run-1',
+          fence: superseded.fence,
+          committedFrom: 0,
+        }),
+      ).rejects.toMatchObject({ code: 'stale_fence' });
+      expect((await gate.getIntent('fx-0'))?.status).toBe('pending');
+    });
+
     it("claims within the tenant only: another tenant's dispatcher sees nothing", async () => {
       const { gate, other } = fx.subject;
       await commitIntents(gate, [intent('fx-1')]);

@@ -9,15 +9,24 @@ extra of this package.
     graph = builder.compile(checkpointer=saver)
     owner = saver.claim_write_ownership(thread_id)      # acquire, or take over
     graph.invoke(None, {"configurable": {"thread_id": thread_id, "fence": owner.fence}})
+
+``FencedStore`` is LangGraph's long-term memory store (``BaseStore``) in the thread's scope, its
+writes fenced like the checkpoints, its puts optionally conditional (``if_revision``,
+``if_absent``; a :class:`MemoryConflictError` when that does not hold).
 """
 
 from .effects import aawait_effect, await_effect, stage_effect
-from .errors import STALE_OWNER_CODES, StaleWriteOwnerError
+from .errors import STALE_OWNER_CODES, MemoryConflictError, StaleWriteOwnerError
 from .owner import WriteOwner
 from .saver import FencedCheckpointSaver
+from .store import FencedPutOp, FencedStore, MemoryItem
 
 __all__ = [
     "FencedCheckpointSaver",
+    "FencedPutOp",
+    "FencedStore",
+    "MemoryConflictError",
+    "MemoryItem",
     "STALE_OWNER_CODES",
     "StaleWriteOwnerError",
     "WriteOwner",

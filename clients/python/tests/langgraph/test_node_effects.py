@@ -3,19 +3,30 @@ that fails or is interrupted after staging stores no intent and its rerun (same 
 the same key, committed once; a run superseded while its node works commits nothing it staged;
 under ``exit`` the effect rides the run's only checkpoint; a later node reads the outcome."""
 
+import json
 import operator
+import secrets
+import tempfile
 import threading
-from typing import Annotated, Any, Dict, List, TypedDict
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Annotated, Any, Dict, Iterator, List, Tuple, TypedDict
 from uuid import uuid4
 
 import pytest
+from conftest import Tokens, worker_token
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
+from served import serve
 
 import fencegate
 from fencegate import FencegateError
-from fencegate.langgraph import StaleWriteOwnerError, await_effect, stage_effect
+from fencegate.langgraph import (
+    StaleWriteOwnerError,
+    await_effect,
+    stage_effect,
+)
 
 DURABILITIES = ["sync", "async", "exit"]
 
@@ -183,3 +194,67 @@ def _field(item: Any, name: str) -> Any:
         return item[name]
     snake = "".join("_" + c.lower() if c.isupper() else c for c in name)
     return getattr(item, snake)
+
+
+# A real delivery: a server running the fenced dispatcher, and a webhook receiver counting POSTs
+
+
+class Receiver(BaseHTTPRequestHandler):
+    """Answers every POST with a providerRef and keeps what it was sent, by Idempotency-Key."""
+
+    received: Dict[str, List[Any]] = {}
+
+    def do_POST(self) -> None:  # noqa: N802 - the name http.server calls
+        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        key = self.headers["idempotency-key"]
+        self.received.setdefault(key, []).append(body)
+        answer = json.dumps({"providerRef": f"crm-{len(self.received)}"}).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def delivering() -> Iterator[Tuple[Tokens, Dict[str, List[Any]]]]:
+    """A server whose dispatcher delivers the target ``crm`` to a local receiver, and a tenant."""
+    receiver = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=receiver.serve_forever, daemon=True).start()
+    hook = f"http://127.0.0.1:{receiver.server_address[1]}/hook"
+    with tempfile.TemporaryDirectory(prefix="fencegate-targets-") as work:
+        targets = Path(work) / "targets.json"
+        targets.write_text(json.dumps({"targets": {"crm": {"type": "webhook", "url": hook}}}))
+        with serve("--dispatch", "--targets", str(targets), "--dispatch-poll-ms", "50") as server:
+            admin = fencegate.Client(server.url, server.admin_token)
+            tenant = "py-" + secrets.token_hex(6)
+            operator = admin.create_token(tenant=tenant, role="operator", label="operator")
+            tokens = Tokens(server.url, worker_token(admin, tenant), operator["token"])
+            yield tokens, Receiver.received
+    receiver.shutdown()
+
+
+def test_the_dispatcher_delivers_a_rerun_tasks_effect_once(delivering: Any) -> None:
+    tokens, received = delivering
+    saver = tokens.saver()
+    try:
+        thread_id = str(uuid4())
+        staged: List[str] = []
+        graph = build(saver, "run-1", staged, failures=[1])
+        with pytest.raises(RuntimeError, match="act failed after staging"):
+            graph.invoke({"steps": ["input"]}, config(thread_id), durability="sync")
+        graph.invoke(None, config(thread_id), durability="sync")
+        # The same task id again: the same key, staged twice, committed once.
+        assert len(staged) == 2 and staged[0] == staged[1]
+        node = {"configurable": {"__pregel_checkpointer": saver}}
+        outcome = await_effect(node, staged[0], timeout_ms=20_000)
+        assert outcome["status"] == "delivered"
+        assert outcome["provider_ref"].startswith("crm-")
+        # Delivered by the dispatcher, once, with the effect key as the Idempotency-Key.
+        assert keys_of(intents_of(saver, thread_id)) == [staged[0]]
+        assert received[staged[0]] == [{"run": "run-1"}]
+    finally:
+        saver.close()
