@@ -26,6 +26,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Dispatcher, webhookEffector } from '../src/dispatch/index.js';
 import { Fencegate } from '../src/gate.js';
+import { startPhaseProfile, timeByOwner } from './phase-profile.js';
 
 export interface DispatchBenchOptions {
   /** Per phase. Default 3. */
@@ -36,6 +37,8 @@ export interface DispatchBenchOptions {
    * throughput, at most 1,000/s. A fixed rate compares two versions' latencies at one load.
    */
   latencyRatePerSec?: number;
+  /** Profile the throughput phase: µs per delivered intent by owner, and the profile to this file. */
+  profileFile?: string;
 }
 
 export interface DispatchBenchResult {
@@ -52,6 +55,8 @@ export interface DispatchBenchResult {
   latencySamples: number;
   p50Ms: number;
   p99Ms: number;
+  /** With `profileFile`: µs of this process per delivered intent in the throughput phase, by owner. */
+  usPerIntentBy?: Record<string, number>;
 }
 
 const INTENTS_PER_COMMIT = 16;
@@ -114,6 +119,7 @@ export async function runDispatchBench(
     const delivered = (): number => dispatchers.reduce((n, d) => n + d.stats.outcomes.delivered, 0);
     // The backlog from counters, not a query: the producer must not slow the store down.
     const backlog = (): number => seq - delivered();
+    const profiling = options.profileFile === undefined ? undefined : await startPhaseProfile();
     for (const d of dispatchers) d.start();
     const start = performance.now();
     const cpuBefore = process.cpuUsage();
@@ -129,6 +135,13 @@ export async function runDispatchBench(
     const cpu = process.cpuUsage(cpuBefore);
     const cpuUsPerIntent = (cpu.user + cpu.system) / Math.max(1, delivered() - before);
     const intentsPerSec = (delivered() - before) / ((performance.now() - start) / 1000);
+    const usPerIntentBy =
+      profiling === undefined
+        ? undefined
+        : perIntent(
+            timeByOwner(await profiling.stop(options.profileFile), dispatchOwner),
+            delivered() - before,
+          );
     await drain(producer);
 
     // Latency: commit at a steady rate below capacity, then read each intent's timestamps.
@@ -166,6 +179,7 @@ export async function runDispatchBench(
       latencySamples: latencies.length,
       p50Ms: pick(0.5),
       p99Ms: pick(0.99),
+      ...(usPerIntentBy === undefined ? {} : { usPerIntentBy }),
     };
   } finally {
     await Promise.all(dispatchers.map((d) => d.stop()));
@@ -173,6 +187,26 @@ export async function runDispatchBench(
     await receiver.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Who in this process caused a profiled sample of the delivery phase. */
+function dispatchOwner(url: string, functionName: string): string | null {
+  if (url.includes('/bench/dispatch.')) {
+    return functionName === 'receive' ? 'receiver (bench)' : 'producer loop (bench)';
+  }
+  if (/\/src\/dispatch\/(webhook-|keep-alive-post)/.test(url)) return 'webhook POSTs (client)';
+  if (url.includes('/src/dispatch/')) return 'dispatcher';
+  if (url.includes('/src/store/')) return 'store: claims, completions, commits';
+  if (url.includes('/src/core/')) return 'core: plans, validation';
+  return url.includes('/src/') ? 'gate and the rest of src' : null;
+}
+
+function perIntent(time: Map<string, number>, intents: number): Record<string, number> {
+  const figures: Record<string, number> = {};
+  for (const [owner, us] of [...time].sort((a, b) => b[1] - a[1])) {
+    figures[owner] = Math.round(us / Math.max(1, intents));
+  }
+  return figures;
 }
 
 /**
@@ -238,7 +272,7 @@ async function drain(gate: Fencegate): Promise<void> {
 
 async function startReceiver(): Promise<{ url: string; close(): Promise<void> }> {
   const seen = new Map<string, string>();
-  const server = createServer((req, res) => {
+  const server = createServer(function receive(req, res) {
     req.resume();
     req.on('end', () => {
       const key = String(req.headers['idempotency-key']);
@@ -274,11 +308,38 @@ export function formatDispatchResult(result: DispatchBenchResult): string {
   ].join(' ');
 }
 
+/** `--dispatchers 1,4`: the dispatcher counts to run, each 1 or 4. */
+export function dispatcherCounts(list: string): (1 | 4)[] {
+  return list.split(',').map((item) => {
+    const count = Number(item);
+    if (count !== 1 && count !== 4) throw new Error(`--dispatchers takes 1 and 4, not ${item}`);
+    return count;
+  });
+}
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { seconds: { type: 'string', default: '3' } } });
+  const { values } = parseArgs({
+    options: {
+      seconds: { type: 'string', default: '3' },
+      dispatchers: { type: 'string', default: '1,4' },
+      profile: { type: 'string' },
+    },
+  });
   const seconds = Number(values.seconds);
-  for (const dispatchers of [1, 4] as const) {
-    console.log(formatDispatchResult(await runDispatchBench({ seconds, dispatchers })));
+  for (const dispatchers of dispatcherCounts(values.dispatchers)) {
+    const profileFile =
+      values.profile === undefined
+        ? undefined
+        : join(values.profile, `dispatch-${dispatchers}.cpuprofile`);
+    const result = await runDispatchBench({
+      seconds,
+      dispatchers,
+      ...(profileFile === undefined ? {} : { profileFile }),
+    });
+    console.log(formatDispatchResult(result));
+    if (result.usPerIntentBy !== undefined) {
+      console.log(`  µs per delivered intent: ${JSON.stringify(result.usPerIntentBy)}`);
+    }
   }
 }
 
