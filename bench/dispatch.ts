@@ -2,7 +2,7 @@
  * Dispatch benchmark: intents per second delivered to a local webhook receiver, and the latency
  * from commit to the delivered record, with 1 or 4 dispatchers on one SQLite file.
  *
- *   npx tsx bench/dispatch.ts [--seconds N]
+ *   npx tsx bench/dispatch.ts [--seconds N] [--dispatchers 1,4] [--profile DIR]
  *
  * Two phases per run:
  *  - throughput: a producer keeps a backlog of pending intents (16 per commit) and the dispatchers
@@ -10,12 +10,14 @@
  *  - latency: a producer commits at half the measured throughput (at most 1,000/s) for `seconds`;
  *    latency = store time of the delivered record - store time of the commit, per intent.
  * The dispatchers run in this process on the producer's store, as `fencegate serve --dispatch`
- * does, so each commit with intents wakes them; their poll interval is the default 500 ms, only a
- * safety net. The receiver (node:http, 200 with an id, deduplicating by Idempotency-Key) runs here
+ * does: a commit claims its intents for a dispatcher with room (core/claim-at-commit.ts), and
+ * wakes them for the rest; their poll interval is the default 500 ms, only a safety net. The receiver (node:http, 200 with an id, deduplicating by Idempotency-Key) runs here
  * too. Raw baseline, in the same run: this process POSTing the same payloads to the same receiver
  * with fetch, as many in flight as the dispatchers deliver at once (dispatchers x batch of 16).
  * Both also as CPU time of this process per POST and per delivered intent (producer included),
- * which a busy machine disturbs less than the rates.
+ * which a busy machine disturbs less than the rates. After the run, `verify` of the store's history.
+ * `--profile DIR` profiles the throughput phase and prints this process's µs per delivered intent
+ * by the code that spent them (bench/phase-profile.ts); the profile goes to DIR.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
@@ -25,6 +27,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Dispatcher, webhookEffector } from '../src/dispatch/index.js';
+import { verifyStore } from '../src/audit/verify.js';
 import { Fencegate } from '../src/gate.js';
 import { startPhaseProfile, timeByOwner } from './phase-profile.js';
 
@@ -55,6 +58,8 @@ export interface DispatchBenchResult {
   latencySamples: number;
   p50Ms: number;
   p99Ms: number;
+  /** Violations `verify` found in the store's history after the run (0 when clean). */
+  violations: number;
   /** With `profileFile`: µs of this process per delivered intent in the throughput phase, by owner. */
   usPerIntentBy?: Record<string, number>;
 }
@@ -167,6 +172,7 @@ export async function runDispatchBench(
       if (intent?.status === 'delivered') latencies.push(intent.updatedAt - intent.createdAt);
     }
     latencies.sort((a, b) => a - b);
+    const { violations } = await verifyStore(producer.store);
     const pick = (q: number): number =>
       latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
     return {
@@ -179,6 +185,7 @@ export async function runDispatchBench(
       latencySamples: latencies.length,
       p50Ms: pick(0.5),
       p99Ms: pick(0.99),
+      violations: violations.length,
       ...(usPerIntentBy === undefined ? {} : { usPerIntentBy }),
     };
   } finally {
@@ -304,7 +311,8 @@ export function formatDispatchResult(result: DispatchBenchResult): string {
     `(raw POSTs ${result.rawPostsPerSec.toFixed(0)}/s, ratio ${(result.intentsPerSec / result.rawPostsPerSec).toFixed(2)};`,
     `CPU ${result.cpuUsPerIntent.toFixed(0)} µs/intent vs ${result.rawCpuUsPerPost.toFixed(0)} µs/POST)`,
     `  commit->delivered at ${result.latencyRatePerSec}/s:`,
-    `p50 ${result.p50Ms.toFixed(0)} ms  p99 ${result.p99Ms.toFixed(0)} ms  (${result.latencySamples} intents)`,
+    `p50 ${result.p50Ms.toFixed(0)} ms  p99 ${result.p99Ms.toFixed(0)} ms  (${result.latencySamples} intents);`,
+    `verify: ${result.violations} violations`,
   ].join(' ');
 }
 
