@@ -58,6 +58,8 @@ export interface DispatchBenchResult {
   latencySamples: number;
   p50Ms: number;
   p99Ms: number;
+  /** Of the intents committed in the latency phase, the share claimed by their own commit. */
+  claimedAtCommitShare: number;
   /** Violations `verify` found in the store's history after the run (0 when clean). */
   violations: number;
   /** With `profileFile`: µs of this process per delivered intent in the throughput phase, by owner. */
@@ -173,6 +175,8 @@ export async function runDispatchBench(
     }
     latencies.sort((a, b) => a - b);
     const { violations } = await verifyStore(producer.store);
+    const claimedAtCommitShare =
+      (await claimedAtCommit(producer, firstKey)) / Math.max(1, seq - firstKey + 1);
     const pick = (q: number): number =>
       latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
     return {
@@ -186,6 +190,7 @@ export async function runDispatchBench(
       p50Ms: pick(0.5),
       p99Ms: pick(0.99),
       violations: violations.length,
+      claimedAtCommitShare,
       ...(usPerIntentBy === undefined ? {} : { usPerIntentBy }),
     };
   } finally {
@@ -265,6 +270,25 @@ async function rawPostRate(
   };
 }
 
+/** How many intents from bench-`firstKey` on were claimed by their commit (audit reason at_commit). */
+async function claimedAtCommit(gate: Fencegate, firstKey: number): Promise<number> {
+  let count = 0;
+  let afterSeq: number | undefined;
+  for (;;) {
+    const page = await gate.audit({
+      kind: 'intent',
+      outcome: 'claimed',
+      limit: 1000,
+      ...(afterSeq === undefined ? {} : { afterSeq }),
+    });
+    for (const entry of page.items) {
+      if (entry.reason === 'at_commit' && Number(entry.effectKey?.slice(6)) >= firstKey) count++;
+    }
+    if (page.nextAfterSeq === null) return count;
+    afterSeq = page.nextAfterSeq;
+  }
+}
+
 /** Waits until nothing is pending or claimed. */
 async function drain(gate: Fencegate): Promise<void> {
   for (;;) {
@@ -312,6 +336,7 @@ export function formatDispatchResult(result: DispatchBenchResult): string {
     `CPU ${result.cpuUsPerIntent.toFixed(0)} µs/intent vs ${result.rawCpuUsPerPost.toFixed(0)} µs/POST)`,
     `  commit->delivered at ${result.latencyRatePerSec}/s:`,
     `p50 ${result.p50Ms.toFixed(0)} ms  p99 ${result.p99Ms.toFixed(0)} ms  (${result.latencySamples} intents);`,
+    `${(100 * result.claimedAtCommitShare).toFixed(0)} % claimed by their commit;`,
     `verify: ${result.violations} violations`,
   ].join(' ');
 }

@@ -123,6 +123,7 @@ async function main(argv: string[]): Promise<number> {
           cpuRatio: Math.round(1000 * of((r) => r.rawCpuUsPerPost / r.cpuUsPerIntent)) / 1000,
           p50Ms: of((r) => r.p50Ms),
           p99Ms: of((r) => r.p99Ms),
+          claimedAtCommitShare: of((r) => r.claimedAtCommitShare),
           violations: Math.max(...runs.get(dispatchers)!.map((r) => r.violations)),
         };
       });
