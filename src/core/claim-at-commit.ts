@@ -105,34 +105,30 @@ export function createdIntentAudit(
   intents: readonly Intent[],
   now: number,
 ): NewAuditEntry[] {
-  const entries: NewAuditEntry[] = [];
-  for (const intent of intents) {
-    entries.push(
-      auditEntry({
-        at: now,
-        tenant,
-        scope: request.scope,
-        kind: 'intent',
-        outcome: 'pending',
-        operationId: request.operationId,
-        currentFence: request.fence,
-        effectKey: intent.effectKey,
-      }),
-    );
-  }
+  const base = {
+    at: now,
+    tenant,
+    scope: request.scope,
+    kind: 'intent' as const,
+    operationId: request.operationId,
+  };
+  const entries = intents.map((intent) =>
+    auditEntry({
+      ...base,
+      outcome: 'pending',
+      currentFence: request.fence,
+      effectKey: intent.effectKey,
+    }),
+  );
   for (const intent of intents) {
     if (intent.status !== 'claimed') continue;
     entries.push(
       auditEntry({
-        at: now,
-        tenant,
-        scope: request.scope,
-        kind: 'intent',
+        ...base,
         outcome: 'claimed',
         reason: CLAIMED_AT_COMMIT,
         holder: intent.claimedBy,
         fence: intent.claimFence,
-        operationId: request.operationId,
         effectKey: intent.effectKey,
       }),
     );
