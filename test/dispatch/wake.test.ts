@@ -83,6 +83,28 @@ describe('the dispatcher wakes on committed intents', () => {
     expect(naps.naps).toEqual([MINUTE, MINUTE]);
   }, 10_000);
 
+  it('stop() waits for intents a commit in flight is claiming for it, and delivers them', async () => {
+    const { dispatcher, receiver, naps, commitIntents, worker } = await setUp();
+    const asleep = naps.nextNap();
+    dispatcher.start();
+    await asleep;
+    // The commit holds the dispatcher's room as it is sent; stop() comes before its answer.
+    const committed = commitIntents(2);
+    await dispatcher.stop();
+    await committed;
+    expect(receiver.requests.map((request) => request.key).sort()).toEqual([
+      'effect-1-0',
+      'effect-1-1',
+    ]);
+    expect(await worker.getIntent('effect-1-0')).toMatchObject({
+      status: 'delivered',
+      claimedBy: null,
+    });
+    // Stopped: the next commit claims nothing; its intent waits for a claim.
+    await commitIntents(1);
+    expect(await worker.getIntent('effect-2-0')).toMatchObject({ status: 'pending' });
+  }, 10_000);
+
   it('ignores commits without intents and commits of other tenants', async () => {
     const { dispatcher, receiver, naps, worker } = await setUp();
     const asleep = naps.nextNap();
