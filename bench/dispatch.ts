@@ -2,7 +2,7 @@
  * Dispatch benchmark: intents per second delivered to a local webhook receiver, and the latency
  * from commit to the delivered record, with 1 or 4 dispatchers on one SQLite file.
  *
- *   npx tsx bench/dispatch.ts [--seconds N]
+ *   npx tsx bench/dispatch.ts [--seconds N] [--dispatchers 1,4] [--profile DIR]
  *
  * Two phases per run:
  *  - throughput: a producer keeps a backlog of pending intents (16 per commit) and the dispatchers
@@ -10,12 +10,14 @@
  *  - latency: a producer commits at half the measured throughput (at most 1,000/s) for `seconds`;
  *    latency = store time of the delivered record - store time of the commit, per intent.
  * The dispatchers run in this process on the producer's store, as `fencegate serve --dispatch`
- * does, so each commit with intents wakes them; their poll interval is the default 500 ms, only a
- * safety net. The receiver (node:http, 200 with an id, deduplicating by Idempotency-Key) runs here
+ * does: a commit claims its intents for a dispatcher with room (core/claim-at-commit.ts), and
+ * wakes them for the rest; their poll interval is the default 500 ms, only a safety net. The receiver (node:http, 200 with an id, deduplicating by Idempotency-Key) runs here
  * too. Raw baseline, in the same run: this process POSTing the same payloads to the same receiver
  * with fetch, as many in flight as the dispatchers deliver at once (dispatchers x batch of 16).
  * Both also as CPU time of this process per POST and per delivered intent (producer included),
- * which a busy machine disturbs less than the rates.
+ * which a busy machine disturbs less than the rates. After the run, `verify` of the store's history.
+ * `--profile DIR` profiles the throughput phase and prints this process's µs per delivered intent
+ * by the code that spent them (bench/phase-profile.ts); the profile goes to DIR.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
@@ -25,7 +27,9 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Dispatcher, webhookEffector } from '../src/dispatch/index.js';
+import { verifyStore } from '../src/audit/verify.js';
 import { Fencegate } from '../src/gate.js';
+import { startPhaseProfile, timeByOwner } from './phase-profile.js';
 
 export interface DispatchBenchOptions {
   /** Per phase. Default 3. */
@@ -36,6 +40,8 @@ export interface DispatchBenchOptions {
    * throughput, at most 1,000/s. A fixed rate compares two versions' latencies at one load.
    */
   latencyRatePerSec?: number;
+  /** Profile the throughput phase: µs per delivered intent by owner, and the profile to this file. */
+  profileFile?: string;
 }
 
 export interface DispatchBenchResult {
@@ -52,6 +58,12 @@ export interface DispatchBenchResult {
   latencySamples: number;
   p50Ms: number;
   p99Ms: number;
+  /** Of the intents committed in the latency phase, the share claimed by their own commit. */
+  claimedAtCommitShare: number;
+  /** Violations `verify` found in the store's history after the run (0 when clean). */
+  violations: number;
+  /** With `profileFile`: µs of this process per delivered intent in the throughput phase, by owner. */
+  usPerIntentBy?: Record<string, number>;
 }
 
 const INTENTS_PER_COMMIT = 16;
@@ -114,6 +126,7 @@ export async function runDispatchBench(
     const delivered = (): number => dispatchers.reduce((n, d) => n + d.stats.outcomes.delivered, 0);
     // The backlog from counters, not a query: the producer must not slow the store down.
     const backlog = (): number => seq - delivered();
+    const profiling = options.profileFile === undefined ? undefined : await startPhaseProfile();
     for (const d of dispatchers) d.start();
     const start = performance.now();
     const cpuBefore = process.cpuUsage();
@@ -129,6 +142,13 @@ export async function runDispatchBench(
     const cpu = process.cpuUsage(cpuBefore);
     const cpuUsPerIntent = (cpu.user + cpu.system) / Math.max(1, delivered() - before);
     const intentsPerSec = (delivered() - before) / ((performance.now() - start) / 1000);
+    const usPerIntentBy =
+      profiling === undefined
+        ? undefined
+        : perIntent(
+            timeByOwner(await profiling.stop(options.profileFile), dispatchOwner),
+            delivered() - before,
+          );
     await drain(producer);
 
     // Latency: commit at a steady rate below capacity, then read each intent's timestamps.
@@ -154,6 +174,9 @@ export async function runDispatchBench(
       if (intent?.status === 'delivered') latencies.push(intent.updatedAt - intent.createdAt);
     }
     latencies.sort((a, b) => a - b);
+    const { violations } = await verifyStore(producer.store);
+    const claimedAtCommitShare =
+      (await claimedAtCommit(producer, firstKey)) / Math.max(1, seq - firstKey + 1);
     const pick = (q: number): number =>
       latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
     return {
@@ -166,6 +189,9 @@ export async function runDispatchBench(
       latencySamples: latencies.length,
       p50Ms: pick(0.5),
       p99Ms: pick(0.99),
+      violations: violations.length,
+      claimedAtCommitShare,
+      ...(usPerIntentBy === undefined ? {} : { usPerIntentBy }),
     };
   } finally {
     await Promise.all(dispatchers.map((d) => d.stop()));
@@ -173,6 +199,26 @@ export async function runDispatchBench(
     await receiver.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Who in this process caused a profiled sample of the delivery phase. */
+function dispatchOwner(url: string, functionName: string): string | null {
+  if (url.includes('/bench/dispatch.')) {
+    return functionName === 'receive' ? 'receiver (bench)' : 'producer loop (bench)';
+  }
+  if (/\/src\/dispatch\/(webhook-|keep-alive-post)/.test(url)) return 'webhook POSTs (client)';
+  if (url.includes('/src/dispatch/')) return 'dispatcher';
+  if (url.includes('/src/store/')) return 'store: claims, completions, commits';
+  if (url.includes('/src/core/')) return 'core: plans, validation';
+  return url.includes('/src/') ? 'gate and the rest of src' : null;
+}
+
+function perIntent(time: Map<string, number>, intents: number): Record<string, number> {
+  const figures: Record<string, number> = {};
+  for (const [owner, us] of [...time].sort((a, b) => b[1] - a[1])) {
+    figures[owner] = Math.round(us / Math.max(1, intents));
+  }
+  return figures;
 }
 
 /**
@@ -224,6 +270,25 @@ async function rawPostRate(
   };
 }
 
+/** How many intents from bench-`firstKey` on were claimed by their commit (audit reason at_commit). */
+async function claimedAtCommit(gate: Fencegate, firstKey: number): Promise<number> {
+  let count = 0;
+  let afterSeq: number | undefined;
+  for (;;) {
+    const page = await gate.audit({
+      kind: 'intent',
+      outcome: 'claimed',
+      limit: 1000,
+      ...(afterSeq === undefined ? {} : { afterSeq }),
+    });
+    for (const entry of page.items) {
+      if (entry.reason === 'at_commit' && Number(entry.effectKey?.slice(6)) >= firstKey) count++;
+    }
+    if (page.nextAfterSeq === null) return count;
+    afterSeq = page.nextAfterSeq;
+  }
+}
+
 /** Waits until nothing is pending or claimed. */
 async function drain(gate: Fencegate): Promise<void> {
   for (;;) {
@@ -238,7 +303,7 @@ async function drain(gate: Fencegate): Promise<void> {
 
 async function startReceiver(): Promise<{ url: string; close(): Promise<void> }> {
   const seen = new Map<string, string>();
-  const server = createServer((req, res) => {
+  const server = createServer(function receive(req, res) {
     req.resume();
     req.on('end', () => {
       const key = String(req.headers['idempotency-key']);
@@ -270,15 +335,44 @@ export function formatDispatchResult(result: DispatchBenchResult): string {
     `(raw POSTs ${result.rawPostsPerSec.toFixed(0)}/s, ratio ${(result.intentsPerSec / result.rawPostsPerSec).toFixed(2)};`,
     `CPU ${result.cpuUsPerIntent.toFixed(0)} µs/intent vs ${result.rawCpuUsPerPost.toFixed(0)} µs/POST)`,
     `  commit->delivered at ${result.latencyRatePerSec}/s:`,
-    `p50 ${result.p50Ms.toFixed(0)} ms  p99 ${result.p99Ms.toFixed(0)} ms  (${result.latencySamples} intents)`,
+    `p50 ${result.p50Ms.toFixed(0)} ms  p99 ${result.p99Ms.toFixed(0)} ms  (${result.latencySamples} intents);`,
+    `${(100 * result.claimedAtCommitShare).toFixed(0)} % claimed by their commit;`,
+    `verify: ${result.violations} violations`,
   ].join(' ');
 }
 
+/** `--dispatchers 1,4`: the dispatcher counts to run, each 1 or 4. */
+export function dispatcherCounts(list: string): (1 | 4)[] {
+  return list.split(',').map((item) => {
+    const count = Number(item);
+    if (count !== 1 && count !== 4) throw new Error(`--dispatchers takes 1 and 4, not ${item}`);
+    return count;
+  });
+}
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { seconds: { type: 'string', default: '3' } } });
+  const { values } = parseArgs({
+    options: {
+      seconds: { type: 'string', default: '3' },
+      dispatchers: { type: 'string', default: '1,4' },
+      profile: { type: 'string' },
+    },
+  });
   const seconds = Number(values.seconds);
-  for (const dispatchers of [1, 4] as const) {
-    console.log(formatDispatchResult(await runDispatchBench({ seconds, dispatchers })));
+  for (const dispatchers of dispatcherCounts(values.dispatchers)) {
+    const profileFile =
+      values.profile === undefined
+        ? undefined
+        : join(values.profile, `dispatch-${dispatchers}.cpuprofile`);
+    const result = await runDispatchBench({
+      seconds,
+      dispatchers,
+      ...(profileFile === undefined ? {} : { profileFile }),
+    });
+    console.log(formatDispatchResult(result));
+    if (result.usPerIntentBy !== undefined) {
+      console.log(`  µs per delivered intent: ${JSON.stringify(result.usPerIntentBy)}`);
+    }
   }
 }
 

@@ -3,8 +3,14 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { formatCutoverBench, runCutoverBench } from './cutover.js';
-import { formatDispatchResult, runDispatchBench } from './dispatch.js';
+import {
+  dispatcherCounts,
+  formatDispatchResult,
+  runDispatchBench,
+  type DispatchBenchResult,
+} from './dispatch.js';
 import { runHttpBench } from './http.js';
+import { medianOf } from './stats.js';
 import { runScaleBench } from './scale.js';
 import { runSqliteCommitBench } from './sqlite-commit.js';
 import { formatWalPages, runWalPagesBench } from './sqlite-wal-pages.js';
@@ -13,7 +19,7 @@ const USAGE = `usage: npm run bench -- all [--seconds N] [--store postgres://…
        npm run bench -- commit [--seconds N] [--in-flight N]
        npm run bench -- commit --store postgres://… [--seconds N] [--baseline-ref GIT_REF]
        npm run bench -- commit --store etcd://host:port[,host:port…] [--seconds N] [--in-flight N]
-       npm run bench -- dispatch [--seconds N]
+       npm run bench -- dispatch [--seconds N] [--rounds N] [--dispatchers 1,4]
        npm run bench -- cutover [--store postgres://…]
        npm run bench -- rollout [--store postgres://…] [--scopes N[,N…]] [--seconds N]
        npm run bench -- verify [--entries N] [--sqlite]
@@ -57,6 +63,7 @@ async function main(argv: string[]): Promise<number> {
       jobs: { type: 'string', default: '1000' },
       concurrency: { type: 'string', default: '16' },
       'baseline-ref': { type: 'string' },
+      dispatchers: { type: 'string' },
     },
   });
   const secondsOr = (fallback: number): number =>
@@ -92,21 +99,34 @@ async function main(argv: string[]): Promise<number> {
       }
       return runPostgres(values.store, seconds, inFlight, values['baseline-ref']);
     case 'dispatch': {
-      const results = [];
-      for (const dispatchers of [1, 4] as const) {
-        const result = await runDispatchBench({ seconds, dispatchers });
-        console.log(formatDispatchResult(result));
-        results.push({
-          dispatchers,
-          intentsPerSec: Math.round(result.intentsPerSec),
-          rawPostsPerSec: Math.round(result.rawPostsPerSec),
-          ratio: Math.round((1000 * result.intentsPerSec) / result.rawPostsPerSec) / 1000,
-          cpuUsPerIntent: Math.round(result.cpuUsPerIntent),
-          rawCpuUsPerPost: Math.round(result.rawCpuUsPerPost),
-          p50Ms: result.p50Ms,
-          p99Ms: result.p99Ms,
-        });
+      // Interleaved rounds, so a change in the machine's load hits both counts alike; medians.
+      const counts = dispatcherCounts(values.dispatchers ?? '1,4');
+      const runs = new Map<number, DispatchBenchResult[]>(counts.map((count) => [count, []]));
+      for (let round = 0; round < rounds; round++) {
+        for (const dispatchers of counts) {
+          const result = await runDispatchBench({ seconds, dispatchers });
+          console.log(formatDispatchResult(result));
+          runs.get(dispatchers)!.push(result);
+        }
       }
+      const results = counts.map((dispatchers) => {
+        const of = (figure: (result: DispatchBenchResult) => number): number =>
+          medianOf(runs.get(dispatchers)!.map(figure));
+        return {
+          dispatchers,
+          rounds,
+          intentsPerSec: Math.round(of((r) => r.intentsPerSec)),
+          rawPostsPerSec: Math.round(of((r) => r.rawPostsPerSec)),
+          ratio: Math.round(1000 * of((r) => r.intentsPerSec / r.rawPostsPerSec)) / 1000,
+          cpuUsPerIntent: Math.round(of((r) => r.cpuUsPerIntent)),
+          rawCpuUsPerPost: Math.round(of((r) => r.rawCpuUsPerPost)),
+          cpuRatio: Math.round(1000 * of((r) => r.rawCpuUsPerPost / r.cpuUsPerIntent)) / 1000,
+          p50Ms: of((r) => r.p50Ms),
+          p99Ms: of((r) => r.p99Ms),
+          claimedAtCommitShare: of((r) => r.claimedAtCommitShare),
+          violations: Math.max(...runs.get(dispatchers)!.map((r) => r.violations)),
+        };
+      });
       console.log(JSON.stringify({ bench: 'dispatch', results }));
       return 0;
     }

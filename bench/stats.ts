@@ -63,3 +63,9 @@ export async function runConcurrent(
   await Promise.all(Array.from({ length: inFlight }, lane));
   return summarize(latencies, Number(process.hrtime.bigint() - start));
 }
+
+/** The median of `values` (the upper one of an even count); 0 for none. */
+export function medianOf(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}

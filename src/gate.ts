@@ -26,6 +26,7 @@ import {
   validateRelease,
   validateRenew,
   validateTakeover,
+  type NormalizedCommit,
 } from './core/validate.js';
 import { validateAuditQuery } from './core/validate-audit.js';
 import { requireCommitFits } from './core/transaction-limits.js';
@@ -37,6 +38,7 @@ import {
   type RecordReadsResult,
 } from './core/record-reads.js';
 import { announceIntents, onIntents } from './store/intent-signal.js';
+import { claimForTaker, offerIntentTaker, type IntentTaker } from './store/intent-takers.js';
 import { openStore } from './store/open.js';
 import type { Store } from './store/store.js';
 import { buildCutoverReport } from './cutover/report.js';
@@ -257,10 +259,8 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
   async commit(request: CommitRequest): Promise<CommitResult> {
     const valid = validateCommit(request, this.limits);
     requireCommitFits(valid, this.store.capabilities.transaction);
-    const result = await this.store.commit(this.tenant, valid, this.#caller);
-    if (result.outcome === 'committed' && !result.replayed && valid.intents.length > 0) {
-      announceIntents(this.store, this.tenant);
-    }
+    const { result, unannounced } = await this.#commitHandingOver(valid);
+    if (unannounced) announceIntents(this.store, this.tenant);
     return result;
   }
 
@@ -286,29 +286,58 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
     // answered as its retry (replayed, or operation_id_conflict) on every store; the others go
     // out together, into one group-commit batch.
     const earlier = new Map<string, Promise<unknown>>();
+    let addedIntents = false;
     const settled = await Promise.allSettled(
       prepared.map((valid) => {
         if (isFencegateError(valid)) return Promise.reject(valid);
         const before = earlier.get(valid.operationId);
         const sent = (before ?? Promise.resolve())
           .catch(() => undefined)
-          .then(() => this.store.commit(this.tenant, valid, this.#caller));
+          .then(() => this.#commitHandingOver(valid));
         earlier.set(valid.operationId, sent);
-        return sent;
+        return sent.then(({ result, unannounced }) => {
+          addedIntents ||= unannounced;
+          return result;
+        });
       }),
     );
-    let addedIntents = false;
-    const results = settled.map((answer, i): CommitItemResult => {
-      if (answer.status === 'rejected') return { ok: false, error: asCatalogError(answer.reason) };
-      const { value } = answer;
-      const valid = prepared[i];
-      if (value.outcome === 'committed' && !value.replayed && !isFencegateError(valid)) {
-        addedIntents ||= (valid?.intents.length ?? 0) > 0;
-      }
-      return { ok: true, result: value };
-    });
+    const results = settled.map((answer): CommitItemResult =>
+      answer.status === 'rejected'
+        ? { ok: false, error: asCatalogError(answer.reason) }
+        : { ok: true, result: answer.value },
+    );
     if (addedIntents) announceIntents(this.store, this.tenant);
     return results;
+  }
+
+  /**
+   * One valid commit, its intents claimed for a dispatcher of this process with room when there
+   * is one (core/claim-at-commit.ts) and handed to it once committed. `unannounced`: it created
+   * intents that no dispatcher took, so the others must hear of them.
+   */
+  async #commitHandingOver(
+    valid: NormalizedCommit,
+  ): Promise<{ result: CommitResult; unannounced: boolean }> {
+    const handOver = claimForTaker(this.store, this.tenant, valid);
+    let result: CommitResult;
+    try {
+      result = await this.store.commit(this.tenant, valid, this.#caller);
+    } catch (error) {
+      handOver?.(false);
+      throw error;
+    }
+    const created = result.outcome === 'committed' && !result.replayed;
+    const allTaken = handOver?.(created) ?? false;
+    return { result, unannounced: created && valid.intents.length > 0 && !allTaken };
+  }
+
+  /**
+   * Dispatchers of this process that take this tenant's intents as they are committed: `taker`
+   * is offered room for the intents of each commit through any handle on this store. Returns the
+   * function that withdraws it.
+   */
+  offerIntentTaker(taker: IntentTaker): () => void {
+    return offerIntentTaker(this.store, this.tenant, taker);
   }
 
   /**

@@ -28,6 +28,13 @@ import { CompletionsWithClaims, type CompleteAndClaimApi } from './completions-w
 import { InFlight } from './in-flight.js';
 import { silentLogger, type DispatcherLogger } from './logger.js';
 import { WakeUp, type IntentWakeSource } from './wake.js';
+import type { IntentTaker } from '../store/intent-takers.js';
+
+/** An API whose commits can claim their intents for a dispatcher of this process (a Fencegate). */
+export interface IntentTakerSource {
+  /** Offers `taker` room for the intents of each commit; returns the function that withdraws it. */
+  offerIntentTaker(taker: IntentTaker): () => void;
+}
 import {
   DispatcherStats,
   fanOutMetrics,
@@ -40,10 +47,12 @@ import {
  * watch for committed intents (a Fencegate handle) wakes the dispatcher without waiting for a poll,
  * one that records completions in batches records the outcomes of concurrent deliveries in one
  * store write, and one that also claims in that write (a Fencegate handle) sends them with the
- * next claim of a running dispatcher.
+ * next claim of a running dispatcher. One that commits in this process (a Fencegate handle) lets a
+ * running dispatcher take intents as they are committed, claimed by the commit itself.
  */
 export type DispatchApi = Pick<FencegateOpsApi, 'claimIntents' | 'completeIntent'> &
   Partial<IntentWakeSource> &
+  Partial<IntentTakerSource> &
   Partial<BatchCompletionApi> &
   Partial<Pick<CompleteAndClaimApi, 'completeAndClaim'>>;
 
@@ -142,6 +151,7 @@ export class Dispatcher {
   #stopping: AbortController | null = null;
   readonly #wake = new WakeUp();
   #unwatch: (() => void) | null = null;
+  #withdraw: (() => void) | null = null;
 
   constructor(options: DispatcherOptions) {
     this.#api = options.api;
@@ -256,8 +266,24 @@ export class Dispatcher {
     const intents = await this.#claim(limit);
     // The claim lapses claimTtlMs after the store granted it, which was before its answer
     // arrived; the guard leaves room to record the outcome while the claim is still ours.
+    return this.#deliverClaimed(intents, performance.now());
+  }
+
+  /**
+   * Starts delivering intents claimed by this dispatcher no earlier than `claimedAt`
+   * (performance.now()): per intent, a promise settled once its verdict is known and one settled
+   * (never rejected) once its outcome is recorded in `summary`.
+   */
+  #deliverClaimed(
+    intents: Intent[],
+    claimedAt: number,
+  ): {
+    summary: RoundSummary;
+    deliveries: { verdict: Promise<AttemptVerdict>; recorded: Promise<void> }[];
+  } {
+    const guard = Math.min(1000, Math.floor(this.#claimTtlMs / 5));
     const deadline = AbortSignal.timeout(
-      Math.max(1, this.#claimTtlMs - Math.min(1000, Math.floor(this.#claimTtlMs / 5))),
+      Math.max(1, Math.floor(this.#claimTtlMs - guard - (performance.now() - claimedAt))),
     );
     // Each delivery of the claim listens to it: more than the default ten listeners is expected.
     setMaxListeners(0, deadline);
@@ -305,12 +331,44 @@ export class Dispatcher {
     if (this.#loop !== null) return;
     const stopping = new AbortController();
     this.#stopping = stopping;
+    const inFlight = new InFlight(stopping.signal);
     this.#unwatch = this.#api.watchIntents?.(() => this.#wake.notify()) ?? null;
-    this.#loop = this.#run(stopping.signal);
+    this.#withdraw = this.#api.offerIntentTaker?.(this.#taker(inFlight)) ?? null;
+    this.#loop = this.#run(stopping.signal, inFlight);
+  }
+
+  /**
+   * Takes intents as they are committed in this process, as many as the batch has room for: the
+   * commit claims them for this dispatcher (core/claim-at-commit.ts), and they are delivered as
+   * claimed ones are. A claim of a commit whose answer never comes back here lapses, and the
+   * intents are claimed again.
+   */
+  #taker(inFlight: InFlight): IntentTaker {
+    return {
+      dispatcher: this.dispatcherId,
+      ttlMs: this.#claimTtlMs,
+      targets: new Set(this.targets),
+      reserve: (wanted) => inFlight.reserve(wanted, this.#batchSize),
+      take: (reserved, intents, claimedAt) => {
+        try {
+          if (intents.length > 0) {
+            for (const { verdict, recorded } of this.#deliverClaimed(intents, claimedAt)
+              .deliveries) {
+              inFlight.add(recorded, verdict);
+            }
+          }
+        } finally {
+          inFlight.release(reserved);
+        }
+      },
+    };
   }
 
   /** Stops claiming and resolves once the deliveries in flight are delivered and recorded. */
   async stop(): Promise<void> {
+    // No commit claims for this dispatcher once it stops; those that did are delivered.
+    this.#withdraw?.();
+    this.#withdraw = null;
     this.#stopping?.abort();
     this.#unwatch?.();
     this.#unwatch = null;
@@ -331,8 +389,7 @@ export class Dispatcher {
    * (or all, for a batch of one), back to back while intents are due, else after pollIntervalMs or
    * news of committed intents.
    */
-  async #run(signal: AbortSignal): Promise<void> {
-    const inFlight = new InFlight(signal);
+  async #run(signal: AbortSignal, inFlight: InFlight): Promise<void> {
     const claimAt = Math.ceil(this.#batchSize / 2);
     let failures = 0;
     while (!signal.aborted) {

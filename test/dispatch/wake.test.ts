@@ -48,20 +48,61 @@ describe('the dispatcher wakes on committed intents', () => {
     return { dispatcher, receiver, naps, commitIntents, worker };
   }
 
-  it('delivers an intent committed while it sleeps a one-minute poll interval', async () => {
-    const { dispatcher, receiver, naps, commitIntents } = await setUp();
+  it('delivers an intent committed while it sleeps a one-minute poll interval: the commit claims it for the dispatcher, which never wakes to claim', async () => {
+    const { dispatcher, receiver, naps, commitIntents, worker } = await setUp();
     const asleep = naps.nextNap();
     dispatcher.start();
     await asleep;
     expect(naps.naps).toEqual([MINUTE]);
-    // It goes back to sleep once the claim the commit started found nothing more, without a poll.
-    const backAsleep = naps.nextNap();
     await commitIntents(1);
     await receiver.waitForRequests(1);
     expect(receiver.requests[0]?.key).toBe('effect-1-0');
+    expect((await waitForStatus(dispatcher, 1)).outcomes.delivered).toBe(1);
+    // Still the first sleep: no claim was needed.
+    expect(naps.naps).toEqual([MINUTE]);
+    const { items } = await worker.audit({ kind: 'intent' });
+    expect(items.map(({ outcome, reason, holder }) => ({ outcome, reason, holder }))).toEqual([
+      { outcome: 'pending', reason: null, holder: null },
+      { outcome: 'claimed', reason: 'at_commit', holder: 'waker' },
+      { outcome: 'delivered', reason: null, holder: 'waker' },
+    ]);
+  }, 10_000);
+
+  it('wakes, without a poll, for the intents of a commit beyond its room', async () => {
+    const { dispatcher, receiver, naps, commitIntents } = await setUp();
+    const asleep = naps.nextNap();
+    dispatcher.start();
+    await asleep;
+    // Room for 16 (the batch): the first commit claims 16 for it, the second (sent at once)
+    // finds no room and announces its 4.
+    const backAsleep = naps.nextNap();
+    await Promise.all([commitIntents(16), commitIntents(4)]);
+    await receiver.waitForRequests(20);
+    expect((await waitForStatus(dispatcher, 20)).outcomes.delivered).toBe(20);
     await backAsleep;
     expect(naps.naps).toEqual([MINUTE, MINUTE]);
-    expect((await waitForStatus(dispatcher, 1)).outcomes.delivered).toBe(1);
+  }, 10_000);
+
+  it('stop() waits for intents a commit in flight is claiming for it, and delivers them', async () => {
+    const { dispatcher, receiver, naps, commitIntents, worker } = await setUp();
+    const asleep = naps.nextNap();
+    dispatcher.start();
+    await asleep;
+    // The commit holds the dispatcher's room as it is sent; stop() comes before its answer.
+    const committed = commitIntents(2);
+    await dispatcher.stop();
+    await committed;
+    expect(receiver.requests.map((request) => request.key).sort()).toEqual([
+      'effect-1-0',
+      'effect-1-1',
+    ]);
+    expect(await worker.getIntent('effect-1-0')).toMatchObject({
+      status: 'delivered',
+      claimedBy: null,
+    });
+    // Stopped: the next commit claims nothing; its intent waits for a claim.
+    await commitIntents(1);
+    expect(await worker.getIntent('effect-2-0')).toMatchObject({ status: 'pending' });
   }, 10_000);
 
   it('ignores commits without intents and commits of other tenants', async () => {

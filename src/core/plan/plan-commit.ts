@@ -16,6 +16,7 @@ import {
   storedOutcomeAnswers,
 } from '../abandon.js';
 import { auditEntry } from '../audit-entry.js';
+import { claimAtCommitOf, createdIntentAudit, createdIntents } from '../claim-at-commit.js';
 import {
   auditReads,
   checkCommit,
@@ -227,30 +228,10 @@ export function planCommit(
       deleted,
     });
   }
-  for (const intent of request.intents) {
-    put.push({
-      type: 'intent',
-      effectKey: intent.effectKey,
-      row: {
-        effectKey: intent.effectKey,
-        scope: request.scope,
-        target: intent.target,
-        payload: intent.payload,
-        status: 'pending',
-        attempts: 0,
-        fence: request.fence,
-        operationId: request.operationId,
-        claimFence: 0,
-        providerRef: null,
-        lastError: null,
-        createdAt: now,
-        updatedAt: now,
-        unknownOutcomes: 0,
-        claimedBy: null,
-        claimExpiresAt: null,
-        nextAttemptAt: now,
-      },
-    });
+  // Created pending, or already claimed by a dispatcher of the committing process (claim-at-commit.ts).
+  const intents = createdIntents(request, now, claimAtCommitOf(request));
+  for (const intent of intents) {
+    put.push({ type: 'intent', effectKey: intent.effectKey, row: intent });
   }
   const result: CommitCommitted = {
     outcome: 'committed',
@@ -258,7 +239,7 @@ export function planCommit(
     scope: request.scope,
     fence: request.fence,
     records: committedRecords,
-    intents: request.intents.map((intent) => ({ effectKey: intent.effectKey, status: 'pending' })),
+    intents: intents.map((intent) => ({ effectKey: intent.effectKey, status: intent.status })),
     replayed: false,
   };
   put.push({ ...operationRef, row: { requestFingerprint: requestHash, outcome: result, at: now } });
@@ -267,18 +248,7 @@ export function planCommit(
     put,
     audit: [
       auditEntry({ ...base, outcome: 'committed', records: auditRecords }),
-      ...request.intents.map((intent) =>
-        auditEntry({
-          at: now,
-          tenant,
-          scope: request.scope,
-          kind: 'intent',
-          outcome: 'pending',
-          operationId: request.operationId,
-          currentFence: request.fence,
-          effectKey: intent.effectKey,
-        }),
-      ),
+      ...createdIntentAudit(tenant, request, intents, now),
     ],
     answer: { ok: true, value: result },
   };

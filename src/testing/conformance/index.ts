@@ -27,6 +27,7 @@ import { cutoverCases } from './cutover.js';
 import { dispatchCases } from './dispatch.js';
 import { grantTokenCases } from './grant-tokens.js';
 import { batchCompletionCases } from './batch-completion.js';
+import { claimAtCommitCases } from './claim-at-commit.js';
 import { inProcessCases } from './in-process.js';
 import { invariantCases } from './invariants.js';
 import { isolationCases } from './isolation.js';
@@ -76,5 +77,6 @@ export function defineStoreConformanceSuite(options: StoreConformanceOptions): v
     inProcessCases(fixture);
     grantTokenCases(fixture);
     batchCompletionCases(fixture);
+    claimAtCommitCases(fixture);
   });
 }
