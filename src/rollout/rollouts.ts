@@ -133,6 +133,14 @@ export class Rollouts implements RolloutsApi {
     return await buildRolloutReport(this.store, this.tenant, await this.#public(row), row);
   }
 
+  /**
+   * Moves the rollout's open cutover to its end and marks it finished when it is, without changing
+   * its state otherwise: what the driver does for a step or a rollback a stopped server left.
+   */
+  async continue(rolloutId: string): Promise<Rollout> {
+    return await this.#drive(await this.#read(requireName(rolloutId, 'rolloutId')));
+  }
+
   /** Advance or promote: an interrupted step is resumed first, and the command ends there. */
   async #step(action: 'advance' | 'promote', command: RolloutCommand): Promise<Rollout> {
     const current = await this.#read(command.rolloutId);
