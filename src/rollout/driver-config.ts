@@ -6,8 +6,8 @@
  *   {"driver": true, "leaseMs": 15000, "intervalMs": 1000,
  *    "metricSources": {"checkout-errors": {"url": "http://127.0.0.1:9100/errors", "timeoutMs": 2000}}}
  */
-import { readFile } from 'node:fs/promises';
-import { FencegateError, fail } from '../errors.js';
+import { fail } from '../errors.js';
+import { readJsonFile } from '../json-file.js';
 import { DEFAULT_DRIVER_INTERVAL_MS, DEFAULT_DRIVER_LEASE_MS } from './driver.js';
 import { requireMetricSources, type MetricSource } from './metric-sources.js';
 
@@ -84,22 +84,5 @@ function milliseconds(
 }
 
 export async function loadRolloutConfig(path: string): Promise<RolloutConfig> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    throw new FencegateError(
-      'invalid_request',
-      `rollout configuration ${path} cannot be read${typeof code === 'string' ? ` (${code})` : ''}`,
-      { file: path },
-    );
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    fail('invalid_request', `rollout configuration ${path} is not JSON`, { file: path });
-  }
-  return parseRolloutConfig(json);
+  return parseRolloutConfig(await readJsonFile(path, 'rollout configuration'));
 }
