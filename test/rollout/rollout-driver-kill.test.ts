@@ -21,7 +21,7 @@ function driverProcess(holder: string): { child: ChildProcess; lines: string[] }
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const lines: string[] = [];
-  child.stdout!.on('data', (chunk: Buffer) =>
+  child.stdout.on('data', (chunk: Buffer) =>
     lines.push(...chunk.toString().split('\n').filter(Boolean)),
   );
   return { child, lines };
