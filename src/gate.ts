@@ -104,6 +104,11 @@ export interface FencegateOptions {
   /** The tenant this handle acts for; `forTenant` gives handles for others. */
   tenant?: string;
   limits?: Limits;
+  /**
+   * The names of the external metric sources a rollout's gate may name; the server sets them
+   * from its configuration file, where their URLs are (docs/rollout.md, "External metrics").
+   */
+  metricSources?: readonly string[];
 }
 
 export class Fencegate implements FencegateApi, FencegateOpsApi {
@@ -121,6 +126,7 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
     tenant: string,
     limits: Limits,
     ownsStore: boolean,
+    readonly metricSources: ReadonlySet<string>,
     caller?: Caller,
   ) {
     this.store = store;
@@ -128,20 +134,21 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
     this.limits = limits;
     this.#ownsStore = ownsStore;
     this.#caller = caller;
-    this.rollouts = new Rollouts(store, this.tenant, caller);
+    this.rollouts = new Rollouts(store, this.tenant, caller, metricSources);
   }
 
   static async open(options: FencegateOptions): Promise<Fencegate> {
     const limits = options.limits ?? DEFAULT_LIMITS;
     const tenant = options.tenant ?? DEFAULT_TENANT;
+    const sources = new Set(options.metricSources ?? []);
     if (typeof options.store !== 'string') {
-      return new Fencegate(options.store, tenant, limits, true);
+      return new Fencegate(options.store, tenant, limits, true, sources);
     }
     const store = await openStore(
       options.store,
       options.clock === undefined ? {} : { clock: options.clock },
     );
-    return new Fencegate(store, tenant, limits, true);
+    return new Fencegate(store, tenant, limits, true, sources);
   }
 
   /**
@@ -150,7 +157,7 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
    * it and audit entries name it (core/grant-token.ts).
    */
   forTenant(tenant: string, caller?: Caller): Fencegate {
-    return new Fencegate(this.store, tenant, this.limits, false, caller);
+    return new Fencegate(this.store, tenant, this.limits, false, this.metricSources, caller);
   }
 
   async acquire(request: AcquireRequest): Promise<Grant> {

@@ -600,6 +600,79 @@ export interface StartRolloutRequest {
   /** Holds the moved scopes (no lease expiry) instead of leaving them released. */
   controller?: string;
   reason?: string;
+  /**
+   * How long each step is held, in seconds of store time, before the server's driver evaluates
+   * the gates and starts the next step: one for every step, or one per step. Absent: the rollout
+   * is advanced by its operator only.
+   */
+  holdSeconds?: number | number[];
+  /** How much longer a hold may last while a gate lacks samples; the step's hold when absent. */
+  holdExtensionSeconds?: number;
+  /** Checked over each step's hold; needs holdSeconds. */
+  gates?: RolloutGate[];
+  /** What a failed gate does: roll back (the default) or pause. */
+  onFailure?: RolloutFailureAction;
+}
+
+export type RolloutFailureAction = 'rollback' | 'pause';
+
+/**
+ * What a gate measures over a step's hold. The ratios count work under toPolicy on moved scopes
+ * against work under fromPolicy on scopes not moved (the baseline):
+ * - job_failure_ratio: jobs in the jobs ledger whose last state is failed or retrying, of all;
+ * - rejection_ratio: commit attempts rejected (with `code`, or any code), of all attempts;
+ * - unknown_intent_ratio: intents whose outcome is unknown or that need attention, of all;
+ * - verify_violations: any audit entry `verify` flags on a moved scope fails the gate;
+ * - external: the number a named source answers (configured on the server, never a URL).
+ */
+export type RolloutGateMetric =
+  | 'job_failure_ratio'
+  | 'rejection_ratio'
+  | 'unknown_intent_ratio'
+  | 'verify_violations'
+  | 'external';
+
+export const ROLLOUT_GATE_METRICS: readonly RolloutGateMetric[] = [
+  'job_failure_ratio',
+  'rejection_ratio',
+  'unknown_intent_ratio',
+  'verify_violations',
+  'external',
+];
+
+/**
+ * One gate: a metric, the samples it needs before it may decide, and one limit: `max` (the
+ * metric's absolute maximum), `maxRatio` (at most this multiple of the baseline) or `confidence`
+ * (fails when toPolicy is worse than the baseline at this confidence, decided at the hold's end).
+ * A verify_violations gate takes no limit: any violation fails it.
+ */
+export interface RolloutGate {
+  name: string;
+  metric: RolloutGateMetric;
+  /** rejection_ratio: only rejections with this code. */
+  code?: CommitRejectionCode;
+  /** external: the name of a metric source in the server's configuration. */
+  source?: string;
+  minSamples: number;
+  max?: number;
+  maxRatio?: number;
+  confidence?: number;
+}
+
+/** A gate's reading at the driver's last look: its value and baseline against its limit. */
+export interface RolloutGateResult {
+  name: string;
+  /** pass, fail, or pending: too few samples yet (or the source did not answer). */
+  verdict: 'pass' | 'fail' | 'pending';
+  value: number | null;
+  baseline: number | null;
+  samples: number;
+  baselineSamples: number;
+  /** The limit the value is held to: max, maxRatio × baseline, or null for a significance test. */
+  limit: number | null;
+  /** One-sided p-value of the significance test; null for the other limits. */
+  pValue: number | null;
+  at: number;
 }
 
 /** A change of a rollout's state, made only if the rollout is still at `revision` when given. */
@@ -632,6 +705,13 @@ export interface Rollout {
   reason: string | null;
   startedAt: number;
   updatedAt: number;
+  /** Each step's hold in seconds (null: advanced by the operator only). */
+  holdSeconds: number[] | null;
+  holdExtensionSeconds: number | null;
+  gates: RolloutGate[];
+  onFailure: RolloutFailureAction;
+  /** The gates' readings at the driver's last look at the current step; empty before one. */
+  gateResults: RolloutGateResult[];
   /** The cutover that moves scopes now or moved them last; null before the first step. */
   cutoverId: string | null;
   /** Whether that cutover has moved every scope it lists. */

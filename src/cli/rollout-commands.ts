@@ -2,7 +2,8 @@
  * `fencegate rollout start | status | advance | pause | resume | promote | rollback | report`: an
  * operator's progressive rollouts over HTTP (docs/rollout.md), through `FencegateClient.rollouts`.
  */
-import type { Rollout, RolloutCommand, StartRolloutRequest } from '../types.js';
+import { readFileSync } from 'node:fs';
+import type { Rollout, RolloutCommand, RolloutGate, StartRolloutRequest } from '../types.js';
 import { requiredString, UsageError, type FlagValues } from './command.js';
 import { quoted } from './echo.js';
 import { httpCommand, integerOption, type HttpAnswer } from './http-command.js';
@@ -16,6 +17,8 @@ export const rolloutStartCommand = httpCommand({
   summary: 'start a progressive rollout of a policy and move its first step (operator)',
   usage: `Usage: fencegate rollout start ROLLOUT_ID --from V --to V (--prefix P | --scope S...)
                              --steps 5,25,50,100 [--controller H] [--reason TEXT]
+                             [--hold SECONDS[,SECONDS...]] [--hold-extension SECONDS]
+                             [--gates FILE] [--on-failure rollback|pause]
                              [--url URL] [--token T] [--json]
 
 Ramps the scopes of a prefix, or of the scopes listed, from policy version V (--from) to V (--to),
@@ -29,8 +32,18 @@ Options:
   --scope S          a scope (repeatable, up to 1,000); give --prefix or --scope, not both
   --steps LIST       increasing percentages separated by commas, each 1 to 100
   --controller H     holds the moved scopes (no lease expiry) instead of leaving them released
-  --reason TEXT      kept with the rollout`,
+  --reason TEXT      kept with the rollout
+  --hold SECONDS     hold each step this long (or one per step, by commas) before the server's
+                     driver checks the gates and moves the next step; without it, advance by hand
+  --hold-extension SECONDS
+                     how much longer a hold may wait for a gate's samples (default: the hold)
+  --gates FILE       a JSON array of gates, checked over each hold (docs/rollout.md)
+  --on-failure A     what a failed gate does: rollback (default) or pause`,
   flags: {
+    hold: { type: 'string' },
+    'hold-extension': { type: 'string' },
+    gates: { type: 'string' },
+    'on-failure': { type: 'string' },
     from: { type: 'string' },
     to: { type: 'string' },
     prefix: { type: 'string' },
@@ -190,7 +203,54 @@ function startRequest(flags: FlagValues): StartRolloutRequest {
     steps: stepsOption(flags),
     ...(typeof flags.controller === 'string' ? { controller: flags.controller } : {}),
     ...(typeof flags.reason === 'string' ? { reason: flags.reason } : {}),
+    ...holdOptions(flags),
   };
+}
+
+/** --hold, --hold-extension, --gates and --on-failure; the server checks their values. */
+function holdOptions(flags: FlagValues): Partial<StartRolloutRequest> {
+  const options: Partial<StartRolloutRequest> = {};
+  if (typeof flags.hold === 'string') {
+    const holds = wholeNumbers(flags.hold, '--hold', '300 or 60,300,600');
+    options.holdSeconds = holds.length === 1 ? holds[0]! : holds;
+  }
+  if (typeof flags['hold-extension'] === 'string') {
+    options.holdExtensionSeconds = integerOption(flags, 'hold-extension', { min: 0 });
+  }
+  if (typeof flags.gates === 'string') options.gates = gatesFile(flags.gates);
+  const onFailure = flags['on-failure'];
+  if (typeof onFailure === 'string') {
+    if (onFailure !== 'rollback' && onFailure !== 'pause') {
+      throw new UsageError(`--on-failure must be rollback or pause, not ${quoted(onFailure)}`);
+    }
+    options.onFailure = onFailure;
+  }
+  return options;
+}
+
+function gatesFile(path: string): RolloutGate[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'an error';
+    throw new UsageError(`--gates ${path} cannot be read (${code})`);
+  }
+  try {
+    return JSON.parse(text) as RolloutGate[];
+  } catch {
+    throw new UsageError(`--gates ${path} is not JSON: give a JSON array of gates`);
+  }
+}
+
+function wholeNumbers(raw: string, flag: string, example: string): number[] {
+  const parts = raw.split(',').map((part) => part.trim());
+  if (!parts.every((part) => /^\d{1,9}$/.test(part))) {
+    throw new UsageError(
+      `${flag} must be whole numbers separated by commas, such as ${example}, not ${quoted(raw)}`,
+    );
+  }
+  return parts.map(Number);
 }
 
 /** `--steps 5,25,50,100`: whole numbers separated by commas. */

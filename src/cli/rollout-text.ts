@@ -14,7 +14,26 @@ export function rolloutLine(rollout: Rollout): string {
   return (
     `${rollout.rolloutId}: ${rollout.status} at ${rollout.percent} % ` +
     `(step ${rollout.step} of ${rollout.steps.length}: ${rollout.steps.join(', ')}), ` +
-    `${rollout.fromPolicy} -> ${rollout.toPolicy}, ${selection}, revision ${rollout.revision}, ${cutover}`
+    `${rollout.fromPolicy} -> ${rollout.toPolicy}, ${selection}, revision ${rollout.revision}, ${cutover}` +
+    holdText(rollout)
+  );
+}
+
+/** For a rollout the server drives: its holds, its gates and their last readings. */
+function holdText(rollout: Rollout): string {
+  if (rollout.holdSeconds === null) return '';
+  const holds = [...new Set(rollout.holdSeconds)];
+  const held =
+    holds.length === 1 ? `${holds[0]} s per step` : `${rollout.holdSeconds.join(', ')} s`;
+  const gates = rollout.gates.map((gate) => {
+    const reading = rollout.gateResults.find((result) => result.name === gate.name);
+    return reading === undefined
+      ? gate.name
+      : `${gate.name} ${reading.verdict} (${reading.value ?? '-'} of ${reading.samples})`;
+  });
+  return (
+    `, held ${held}, on failure ${rollout.onFailure}` +
+    (gates.length === 0 ? '' : `, gates: ${gates.join('; ')}`)
   );
 }
 

@@ -11,6 +11,7 @@ import type {
   ServeDispatchOptions,
 } from '../server/start-server.js';
 import { parseOutcomeWindow } from '../retention/duration.js';
+import { loadRolloutConfig } from '../rollout/driver-config.js';
 import { ManualClock } from '../testing/manual-clock.js';
 import { CLI_COMMAND } from '../server/cli-command.js';
 import { storeArgument } from './cli-store.js';
@@ -62,6 +63,11 @@ ${storeModuleUsage(24)}
                         where a first run writes its admin and operator tokens (created with
                         mode 0600); without it they are printed only when stdout is a terminal,
                         and otherwise only their ids are
+  --rollouts FILE       the rollout driver's configuration: whether this server drives rollouts
+                        with holds (default: it does), its lease and the named metric sources
+                        gates may read, the only URLs it calls for them:
+                          {"driver": true, "leaseMs": 15000, "intervalMs": 1000,
+                           "metricSources": {"errors": {"url": "http://127.0.0.1:9100/errors"}}}
   --trust-proxy         the server is reached through a proxy that terminates TLS: honour its
                         X-Forwarded-Proto, so the dashboard's cookie is Secure over https
                         (without it the header is ignored: any client could send it)
@@ -95,6 +101,7 @@ export const serveCommand: Command = {
     'keep-outcomes': { type: 'string' },
     'trust-proxy': { type: 'boolean' },
     'metrics-rollout-names': { type: 'boolean' },
+    rollouts: { type: 'string' },
     'first-run-tokens-file': { type: 'string' },
   },
   run: serve,
@@ -121,6 +128,9 @@ async function serve(flags: FlagValues, io: CliIo): Promise<number> {
       : undefined;
 
   await loadStoreModules(flags, io, store);
+  // A bad rollout configuration is refused before anything is opened or bound.
+  const rollouts =
+    typeof flags.rollouts === 'string' ? await loadRolloutConfig(flags.rollouts) : undefined;
   // Before the server starts: the first-run tokens it may make must have somewhere to go.
   const secretFile = tokensFile === undefined ? undefined : await openTokensFile(tokensFile);
   // Loaded here, not with the CLI: every other command would pay for the HTTP server's start-up.
@@ -139,6 +149,7 @@ async function serve(flags: FlagValues, io: CliIo): Promise<number> {
     ...(keepOutcomesMs === undefined ? {} : { keepOutcomesMs }),
     trustProxy: flags['trust-proxy'] === true,
     metricsRolloutNames: flags['metrics-rollout-names'] === true,
+    ...(rollouts === undefined ? {} : { rollouts }),
   }).catch(async (error: unknown) => {
     await secretFile?.discard();
     throw listenFailure(error, host, port) ?? error;

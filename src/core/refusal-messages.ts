@@ -341,3 +341,12 @@ export function rolloutStateConflict(
     details: { reason: 'state', rolloutId, status, revision },
   };
 }
+
+/** A driver's change of a rollout after another server took the rollout's driver lease over. */
+export function rolloutDriverLost(rolloutId: string, holder: string): Refusal {
+  return {
+    code: 'rollout_conflict',
+    message: `rollout ${rolloutId} is driven by another server now: ${holder} lost its driver lease`,
+    details: { reason: 'driver', rolloutId },
+  };
+}

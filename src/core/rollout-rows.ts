@@ -12,15 +12,52 @@
  *                                (RunningCutoversRow), read by a rollout's start
  *   cursor|<cutoverId>           how far a cutover's chunks have come (CutoverCursorRow), any
  *                                cutover's, a rollout's or a plain one
+ *   driver|<rolloutId>           the lease of the server that drives the rollout, and its gates'
+ *                                readings (RolloutDriverRow)
  */
-import type { Rollout, RolloutSelection } from '../types.js';
+import type { Rollout, RolloutGateResult, RolloutSelection } from '../types.js';
 import type { Put, Snapshot } from './plan/transition.js';
 
-/** The rollout as answered, less what is read from its cutover, plus its request's fingerprint. */
-export type RolloutRow = Omit<Rollout, 'cutoverId' | 'cutoverDone'> & {
-  kind: 'rollout';
-  requestFingerprint: string;
-};
+/** The fields a rollout stored before holds and gates existed lacks: read with their defaults. */
+export type RolloutHoldKeys = 'holdSeconds' | 'holdExtensionSeconds' | 'gates' | 'onFailure';
+
+/**
+ * The rollout as answered, less what is read from its cutover and its driver's document, plus its
+ * request's fingerprint.
+ */
+export type RolloutRow = Omit<
+  Rollout,
+  'cutoverId' | 'cutoverDone' | 'gateResults' | RolloutHoldKeys
+> &
+  Partial<Pick<Rollout, RolloutHoldKeys>> & {
+    kind: 'rollout';
+    requestFingerprint: string;
+  };
+
+/** The holds, gates and failure action of a stored rollout, with the defaults of an older one. */
+export function holdFieldsOf(row: RolloutRow): Pick<Rollout, RolloutHoldKeys> {
+  return {
+    holdSeconds: row.holdSeconds ?? null,
+    holdExtensionSeconds: row.holdExtensionSeconds ?? null,
+    gates: row.gates ?? [],
+    onFailure: row.onFailure ?? 'rollback',
+  };
+}
+
+/**
+ * Who drives a rollout with holds (rollout/driver.ts): a lease in the store, taken and renewed in
+ * store time, and the gates' readings of the step it looks at. `fence` grows with every new
+ * holder; a driver's change of the rollout names it, so one whose lease was taken over changes
+ * nothing.
+ */
+export interface RolloutDriverRow {
+  kind: 'driver';
+  holder: string;
+  expiresAt: number;
+  fence: number;
+  step: number;
+  gateResults: RolloutGateResult[];
+}
 
 /** What an acquire needs of an active rollout to pin a new scope, without reading the rollout. */
 export interface ActiveRollout {
@@ -74,7 +111,12 @@ export interface CutoverCursorRow {
 }
 
 export type RolloutDocument =
-  RolloutRow | ActiveRolloutsRow | RolloutScopeRow | RunningCutoversRow | CutoverCursorRow;
+  | RolloutRow
+  | ActiveRolloutsRow
+  | RolloutScopeRow
+  | RunningCutoversRow
+  | CutoverCursorRow
+  | RolloutDriverRow;
 
 export const ROLLOUTS_PREFIX = 'rollout|';
 const ACTIVE_KEY = 'active';
@@ -82,6 +124,14 @@ const RUNNING_CUTOVERS_KEY = 'cutovers';
 
 export function rolloutKey(rolloutId: string): string {
   return `${ROLLOUTS_PREFIX}${rolloutId}`;
+}
+
+export function rolloutDriverKey(rolloutId: string): string {
+  return `driver|${rolloutId}`;
+}
+
+export function readRolloutDriver(snapshot: Snapshot, rolloutId: string): RolloutDriverRow | null {
+  return documentOf(snapshot, rolloutDriverKey(rolloutId), 'driver');
 }
 
 export function rolloutScopesPrefix(rolloutId: string): string {

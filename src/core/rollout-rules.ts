@@ -64,6 +64,18 @@ export function rolloutFingerprint(request: StartRolloutRequest): string {
       prefix: request.prefix ?? null,
       steps: request.steps,
       controller: request.controller ?? null,
+      // Present only when given, so a start sent again from before holds existed matches.
+      ...(request.holdSeconds === undefined
+        ? {}
+        : {
+            holdSeconds: request.holdSeconds,
+            holdExtensionSeconds: request.holdExtensionSeconds ?? null,
+            gates: request.gates ?? [],
+            onFailure: request.onFailure ?? 'rollback',
+          }),
+      ...(request.holdSeconds === undefined && request.onFailure !== undefined
+        ? { onFailure: request.onFailure }
+        : {}),
     }),
   );
 }

@@ -8,6 +8,7 @@ import type {
 } from '../types.js';
 import { ROLLOUT_STATUSES } from '../types.js';
 import { requireSelection } from './validate-ops.js';
+import { requireHoldFields } from './validate-rollout-gates.js';
 import {
   optionalName,
   optionalText,
@@ -34,6 +35,10 @@ export function validateStartRollout(input: unknown): StartRolloutRequest {
     'steps',
     'controller',
     'reason',
+    'holdSeconds',
+    'holdExtensionSeconds',
+    'gates',
+    'onFailure',
   ]);
   const request: StartRolloutRequest = {
     fromPolicy: requireName(body.fromPolicy, 'fromPolicy'),
@@ -53,6 +58,7 @@ export function validateStartRollout(input: unknown): StartRolloutRequest {
   if (controller !== undefined) request.controller = controller;
   const reason = optionalText(body.reason, 'reason', MAX_REASON);
   if (reason !== undefined) request.reason = reason;
+  Object.assign(request, requireHoldFields(body, request.steps));
   return request;
 }
 

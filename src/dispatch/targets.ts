@@ -9,7 +9,7 @@
  *
  * Validation errors name the file and the field, never a header value.
  */
-import { readFile } from 'node:fs/promises';
+import { readJsonFile } from '../json-file.js';
 import { TARGET_PATTERN, TARGET_RULE, TENANT_PATTERN, TENANT_RULE } from '../core/limits.js';
 import { FencegateError } from '../errors.js';
 import type { Effector } from './effector.js';
@@ -44,28 +44,7 @@ const RESERVED_HEADERS = new Set([
 
 /** Reads and validates a targets file; throws invalid_request naming the file and the field. */
 export async function loadTargets(path: string): Promise<TargetsConfig> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    throw new FencegateError(
-      'invalid_request',
-      `targets file ${path} cannot be read${typeof code === 'string' ? ` (${code})` : ''}`,
-      { file: path },
-    );
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw new FencegateError(
-      'invalid_request',
-      `targets file ${path} is not valid JSON: ${error instanceof Error ? error.message : 'parse error'}`,
-      { file: path },
-    );
-  }
-  return parseTargets(json, path);
+  return parseTargets(await readJsonFile(path, 'targets file'), path);
 }
 
 /** Validates a parsed targets document; `source` names it in error messages. */

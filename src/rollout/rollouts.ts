@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { FencegateError, isFencegateError } from '../errors.js';
 import type { Caller } from '../core/grant-token.js';
 import type { RolloutAction, RolloutChange } from '../core/plan/plan-rollout.js';
-import type { RolloutRow } from '../core/rollout-rows.js';
+import { holdFieldsOf, type RolloutRow } from '../core/rollout-rows.js';
 import { rollbackCutoverId, stepCutoverId } from '../core/rollout-rules.js';
 import { refusalError, rolloutNotFound, rolloutStateConflict } from '../core/refusal-messages.js';
 import {
@@ -19,6 +19,7 @@ import {
   validateStartRollout,
 } from '../core/validate-rollout.js';
 import { requireName } from '../core/validate.js';
+import { requireKnownSources } from '../core/validate-rollout-gates.js';
 import type { Store } from '../store/store.js';
 import type {
   ListRolloutsQuery,
@@ -56,10 +57,12 @@ export class Rollouts implements RolloutsApi {
     private readonly store: Store,
     private readonly tenant: string,
     private readonly caller?: Caller,
+    private readonly metricSources: ReadonlySet<string> = new Set(),
   ) {}
 
   async start(request: StartRolloutRequest): Promise<Rollout> {
     const valid = validateStartRollout(request);
+    requireKnownSources(valid.gates, this.metricSources);
     const rolloutId = valid.rolloutId ?? randomUUID();
     return await this.#drive(
       await this.#change({ action: 'start', request: { ...valid, rolloutId } }),
@@ -128,6 +131,14 @@ export class Rollouts implements RolloutsApi {
     const [row] = await this.store.readRollouts(this.tenant, requireName(rolloutId, 'rolloutId'));
     if (row === undefined) return null;
     return await buildRolloutReport(this.store, this.tenant, await this.#public(row), row);
+  }
+
+  /**
+   * Moves the rollout's open cutover to its end and marks it finished when it is, without changing
+   * its state otherwise: what the driver does for a step or a rollback a stopped server left.
+   */
+  async continue(rolloutId: string): Promise<Rollout> {
+    return await this.#drive(await this.#read(requireName(rolloutId, 'rolloutId')));
   }
 
   /** Advance or promote: an interrupted step is resumed first, and the command ends there. */
@@ -220,6 +231,13 @@ export class Rollouts implements RolloutsApi {
     return await this.#public(finished);
   }
 
+  /** The gates' readings of the current step, from the driver's document. */
+  async #gateResults(row: RolloutRow): Promise<Rollout['gateResults']> {
+    if ((row.gates ?? []).length === 0) return [];
+    const driver = await this.store.readRolloutDriver(this.tenant, row.rolloutId);
+    return driver !== null && driver.step === row.step ? driver.gateResults : [];
+  }
+
   async #cutoverDone(row: RolloutRow, cutoverId: string | null): Promise<boolean> {
     if (cutoverId === null) return true;
     const cutover = await this.store.getCutover(this.tenant, cutoverId);
@@ -245,6 +263,8 @@ export class Rollouts implements RolloutsApi {
       reason: row.reason,
       startedAt: row.startedAt,
       updatedAt: row.updatedAt,
+      ...holdFieldsOf(row),
+      gateResults: await this.#gateResults(row),
       cutoverId,
       cutoverDone: await this.#cutoverDone(row, cutoverId),
     };

@@ -87,12 +87,18 @@ export interface ServerOptions {
    * (request-bounds.ts); past it the request is answered 408 and its connection closed.
    */
   requestTimeoutMs?: number;
+  /** The names of the metric sources a rollout's gate may name (rollout/driver-config.ts). */
+  metricSources?: readonly string[];
 }
 
 export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
   const limits: ServerLimits = { ...DEFAULT_SERVER_LIMITS, ...options.limits };
   const { store } = options;
-  const gate = await Fencegate.open({ store, limits });
+  const gate = await Fencegate.open({
+    store,
+    limits,
+    ...(options.metricSources === undefined ? {} : { metricSources: options.metricSources }),
+  });
   // Refreshed in the background from the verifier's checkpoint; a scrape only reads them.
   const storeGauges = new StoreGauges(store, {
     onError: (error) => {

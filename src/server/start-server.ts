@@ -19,7 +19,12 @@ import {
 } from '../dispatch/start-from-targets.js';
 import { loadTargets, targetsOpenToEveryTenant, type TargetsConfig } from '../dispatch/targets.js';
 import { TenantDispatch } from '../dispatch/tenant-dispatch.js';
-import { fail } from '../errors.js';
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { fail, isFencegateError } from '../errors.js';
+import { RolloutDriver } from '../rollout/driver.js';
+import { DEFAULT_ROLLOUT_CONFIG, type RolloutConfig } from '../rollout/driver-config.js';
+import { sourceReader } from '../rollout/metric-sources.js';
 import { Fencegate } from '../gate.js';
 import { startOutcomePruner } from '../retention/outcome-pruner.js';
 import { openStore } from '../store/open.js';
@@ -64,6 +69,10 @@ export interface StartServerOptions {
   trustProxy?: boolean;
   /** Label the rollout gauges of /metrics with tenant and rollout id (ServerOptions). */
   metricsRolloutNames?: boolean;
+  /** The rollout driver and metric sources (rollout/driver-config.ts); the defaults when absent. */
+  rollouts?: RolloutConfig;
+  /** This server's name in rollout driver leases; host-pid-random when absent. */
+  driverId?: string;
 }
 
 /** Tokens created because the store had none and no admin token was configured. */
@@ -126,6 +135,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   let app: FastifyInstance | undefined;
   let tenantDispatch: TenantDispatch | undefined;
   let stopPruner: (() => Promise<void>) | undefined;
+  let driver: RolloutDriver | undefined;
+  const rollouts = options.rollouts ?? DEFAULT_ROLLOUT_CONFIG;
   try {
     // One registry for the server's and the dispatchers' metrics: one scrape shows both.
     const registry = new Registry();
@@ -139,6 +150,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       registry,
       trustProxy: options.trustProxy === true,
       metricsRolloutNames: options.metricsRolloutNames === true,
+      metricSources: Object.keys(rollouts.metricSources),
     });
     await app.listen({ host: options.host, port: options.port });
     const url = `http://${urlHost(options.host)}:${boundPort(app, options.port)}`;
@@ -159,6 +171,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
             },
           });
     const pruning = stopPruner;
+    if (rollouts.driver) driver = startDriver(store, rollouts, running, options.driverId);
+    const driving = driver;
     const firstRun = options.adminToken === undefined ? await createFirstRunTokens(store) : null;
     let closed: Promise<void> | undefined;
     return {
@@ -180,6 +194,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
           try {
             // Before the store closes: a dispatcher records its in-flight outcomes through it.
             await dispatching?.stop();
+            await driving?.stop();
             await pruning();
           } finally {
             try {
@@ -191,12 +206,35 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         })()),
     };
   } catch (error) {
+    await driver?.stop();
     await tenantDispatch?.stop();
     await stopPruner?.();
     await app?.close();
     await store.close();
     throw error;
   }
+}
+
+function startDriver(
+  store: Store,
+  config: RolloutConfig,
+  app: FastifyInstance,
+  driverId: string | undefined,
+): RolloutDriver {
+  const log = app.log.child({ component: 'rollout-driver' });
+  return new RolloutDriver({
+    store,
+    holder: driverId ?? `driver-${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
+    leaseMs: config.leaseMs,
+    intervalMs: config.intervalMs,
+    readSource: sourceReader(config.metricSources),
+    onAction: (action) => log.info(action, 'rollout driver acted'),
+    onError: (error) =>
+      log.warn(
+        { code: isFencegateError(error) ? error.code : 'internal_error' },
+        'rollout driver look failed; trying again at the next',
+      ),
+  }).start();
 }
 
 async function startDispatch(

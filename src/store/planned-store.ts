@@ -33,8 +33,15 @@ import type { Caller } from '../core/grant-token.js';
 import { planRolloutChange, type RolloutChange } from '../core/plan/plan-rollout.js';
 import { planReadRollouts, planReadRolloutScopes } from '../core/plan/plan-rollout-reads.js';
 import {
+  planClaimDriver,
+  planReadDriver,
+  planRecordGates,
+  type DriverClaim,
+} from '../core/plan/plan-rollout-driver.js';
+import {
   ROLLOUTS_PREFIX,
   rolloutScopesPrefix,
+  type RolloutDriverRow,
   type RolloutRow,
   type RolloutScopeRow,
 } from '../core/rollout-rows.js';
@@ -62,6 +69,7 @@ import type {
   ReleaseRequest,
   ReleaseResult,
   RenewRequest,
+  RolloutGateResult,
   TakeoverRequest,
 } from '../types.js';
 import type { Store } from './store.js';
@@ -103,7 +111,10 @@ export type PlannedOperation =
   | 'recordJobEvents'
   | 'changeRollout'
   | 'readRollouts'
-  | 'readRolloutScopes';
+  | 'readRolloutScopes'
+  | 'claimRolloutDriver'
+  | 'recordRolloutGates'
+  | 'readRolloutDriver';
 
 export type Plan<A> = (snapshot: Snapshot) => Transition<A>;
 
@@ -394,6 +405,42 @@ export abstract class PlannedStore implements Pick<Store, PlannedOperation | 'co
       tenant,
       plan: (s) => planReadRolloutScopes(s, rolloutId),
       ranges: [range],
+    });
+  }
+
+  /** Takes or renews a rollout's driver lease in store time (plan-rollout-driver.ts). */
+  claimRolloutDriver(
+    tenant: string,
+    rolloutId: string,
+    holder: string,
+    ttlMs: number,
+  ): Promise<RolloutDriverRow | null> {
+    return this.apply({
+      operation: 'claimRolloutDriver',
+      tenant,
+      plan: (s) => planClaimDriver(s, rolloutId, holder, ttlMs),
+    });
+  }
+
+  recordRolloutGates(
+    tenant: string,
+    rolloutId: string,
+    claim: DriverClaim,
+    step: number,
+    gateResults: RolloutGateResult[],
+  ): Promise<void> {
+    return this.apply({
+      operation: 'recordRolloutGates',
+      tenant,
+      plan: (s) => planRecordGates(s, rolloutId, claim, step, gateResults),
+    });
+  }
+
+  readRolloutDriver(tenant: string, rolloutId: string): Promise<RolloutDriverRow | null> {
+    return this.apply({
+      operation: 'readRolloutDriver',
+      tenant,
+      plan: (s) => planReadDriver(s, rolloutId),
     });
   }
 

@@ -20,7 +20,8 @@
  */
 import type { Caller } from '../core/grant-token.js';
 import type { RolloutChange } from '../core/plan/plan-rollout.js';
-import type { RolloutRow, RolloutScopeRow } from '../core/rollout-rows.js';
+import type { RolloutDriverRow, RolloutRow, RolloutScopeRow } from '../core/rollout-rows.js';
+import type { DriverClaim } from '../core/plan/plan-rollout-driver.js';
 import type { SizedPage } from '../core/record-page.js';
 import type { TransactionCapabilities } from '../core/transaction-limits.js';
 import type { NormalizedCommit } from '../core/validate.js';
@@ -59,6 +60,7 @@ import type {
   ReleaseRequest,
   ReleaseResult,
   RenewRequest,
+  RolloutGateResult,
   ScopeState,
   TakeoverRequest,
   TokenRecord,
@@ -251,6 +253,26 @@ export interface Store {
   changeRollout(tenant: string, change: RolloutChange): Promise<RolloutRow>;
   /** The tenant's rollouts, or the one named (none when it does not exist). */
   readRollouts(tenant: string, rolloutId?: string): Promise<RolloutRow[]>;
+  /**
+   * Takes or renews the driver lease of an active rollout for `ttlMs` of store time; null while
+   * another holder's lease runs, or when the rollout is finished or gone.
+   */
+  claimRolloutDriver(
+    tenant: string,
+    rolloutId: string,
+    holder: string,
+    ttlMs: number,
+  ): Promise<RolloutDriverRow | null>;
+  /** Stores the gates' readings of a step; refused (rollout_conflict) once `claim` lost the lease. */
+  recordRolloutGates(
+    tenant: string,
+    rolloutId: string,
+    claim: DriverClaim,
+    step: number,
+    gateResults: RolloutGateResult[],
+  ): Promise<void>;
+  /** The rollout's driver lease and gate readings; null before a driver looked at it. */
+  readRolloutDriver(tenant: string, rolloutId: string): Promise<RolloutDriverRow | null>;
   /** What the rollout did to each scope it moved or pinned, by scope name. */
   readRolloutScopes(
     tenant: string,

@@ -117,6 +117,8 @@ describe.each(AREA_STORES)('retention on $name', (kind) => {
       ops.rollouts.start({ rolloutId, fromPolicy: 'v7', toPolicy: 'v8', prefix, steps });
     await ramp('done', 'a/', [100]);
     await ramp('back', 'b/', [50]);
+    // A driver's lease goes with its rollout.
+    expect(await store.claimRolloutDriver(`${tenant}-ro`, 'back', 'server', HOUR)).not.toBeNull();
     await ops.rollouts.rollback({ rolloutId: 'back' });
     // Running for longer than the window: kept while active.
     expect((await ramp('active', 'c/', [1])).status).toBe('running');
@@ -127,6 +129,7 @@ describe.each(AREA_STORES)('retention on $name', (kind) => {
     expect((await ops.rollouts.list()).map((r) => r.rolloutId)).toEqual(['active', 'recent']);
     expect(await ops.rollouts.report('done')).toBeNull();
     expect(await store.readRolloutScopes(`${tenant}-ro`, 'done')).toEqual([]);
+    expect(await store.readRolloutDriver(`${tenant}-ro`, 'back')).toBeNull();
     expect(await store.readRolloutScopes(`${tenant}-ro`, 'recent')).toHaveLength(1);
     // Its cutovers stay, and what they moved stays moved.
     expect(await ops.cutoverReport('done/step-1')).toMatchObject({ status: 'completed' });

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { ActivityView } from '../../src/server/ui/activity.js';
 import { toHtmlString } from '../../src/server/ui/html.js';
 import { activityPanel } from '../../src/server/ui/panels/activity.js';
-import { rolloutCard } from '../../src/server/ui/panels/rollouts.js';
+import { gateSeries, rolloutCard } from '../../src/server/ui/panels/rollouts.js';
 import { rolloutTimeline } from '../../src/server/ui/rollout-timeline.js';
 import type { RolloutReport } from '../../src/types.js';
 
@@ -44,6 +44,11 @@ function report(fields: Partial<RolloutReport> = {}): RolloutReport {
       reason: null,
       startedAt: T0,
       updatedAt: T0 + 60_000,
+      holdSeconds: null,
+      holdExtensionSeconds: null,
+      gates: [],
+      onFailure: 'rollback',
+      gateResults: [],
       cutoverId: 'r1/step-2',
       cutoverDone: false,
     },
@@ -138,5 +143,55 @@ describe('the dashboard charts', () => {
     // Over its limit: the gate is marked.
     expect(out).toMatch(/<span class="bad">\s*&quot;&gt;&lt;img/);
     expect(out).not.toContain('no gates');
+  });
+
+  it("feeds each gate's last reading against its limit: max, maxRatio × baseline, or the baseline", () => {
+    const rollout = {
+      ...report().rollout,
+      gates: [
+        { name: 'abs', metric: 'job_failure_ratio' as const, minSamples: 5, max: 0.1 },
+        { name: 'sig', metric: 'job_failure_ratio' as const, minSamples: 5, confidence: 0.95 },
+        { name: 'unread', metric: 'rejection_ratio' as const, minSamples: 5, max: 0.2 },
+      ],
+      gateResults: [
+        {
+          name: 'abs',
+          verdict: 'fail' as const,
+          value: 0.3,
+          baseline: 0.02,
+          samples: 9,
+          baselineSamples: 40,
+          limit: 0.1,
+          pValue: null,
+          at: T0 + 5000,
+        },
+        {
+          name: 'sig',
+          verdict: 'pending' as const,
+          value: 0.3,
+          baseline: 0.02,
+          samples: 9,
+          baselineSamples: 40,
+          limit: null,
+          pValue: null,
+          at: T0 + 5000,
+        },
+      ],
+    };
+    expect(gateSeries(rollout)).toEqual([
+      { name: 'abs', limit: 0.1, points: [{ at: T0 + 5000, value: 0.3 }] },
+      { name: 'sig', limit: 0.02, points: [{ at: T0 + 5000, value: 0.3 }] },
+      { name: 'unread', limit: 0.2, points: [] },
+    ]);
+    const shown = report({ rollout });
+    const out = toHtmlString(
+      rolloutCard(
+        shown,
+        rolloutTimeline(shown, T0 + 60_000, () => undefined),
+        gateSeries(rollout),
+      ),
+    );
+    expect(out).toMatch(/<circle[^>]*fill="#b3261e"/);
+    expect(out).not.toContain('style=');
   });
 });

@@ -54,6 +54,7 @@ from .models import (
     RecordState,
     ReleaseResult,
     Rollout,
+    RolloutGate,
     RolloutReport,
     ScopeState,
     VerifyReport,
@@ -453,11 +454,17 @@ def start_rollout(
     rollout_id: Optional[str] = None,
     controller: Optional[str] = None,
     reason: Optional[str] = None,
+    hold_seconds: Union[int, Sequence[int], None] = None,
+    hold_extension_seconds: Optional[int] = None,
+    gates: Optional[Sequence[RolloutGate]] = None,
+    on_failure: Optional[str] = None,
 ) -> "CallSteps[Rollout]":
     """Operator: starts ramping ``to_policy`` over ``scopes`` (a list, up to 1,000) or a
     ``prefix`` by ``steps`` (increasing percentages, e.g. ``[5, 25, 50, 100]``) and moves the
     first step. The id is made here when not given, so a resend after a lost reply resumes the
-    same rollout."""
+    same rollout. With ``hold_seconds`` (one, or one per step) the server's driver holds each
+    step, checks the ``gates`` (dicts with the wire's keys) and moves the next one; a failed gate
+    rolls back, or pauses with ``on_failure="pause"``."""
     body = _req.body(
         rollout_id=rollout_id or str(uuid.uuid4()),
         from_policy=from_policy,
@@ -465,10 +472,16 @@ def start_rollout(
         prefix=prefix,
         controller=controller,
         reason=reason,
+        hold_extension_seconds=hold_extension_seconds,
+        on_failure=on_failure,
     )
     if scopes is not None:
         body["scopes"] = list(scopes)
     body["steps"] = list(steps)
+    if hold_seconds is not None:
+        body["holdSeconds"] = hold_seconds if isinstance(hold_seconds, int) else list(hold_seconds)
+    if gates is not None:
+        body["gates"] = [dict(gate) for gate in gates]
     answer = yield from send_json(api, route("startRollout"), body)
     return cast(Rollout, answer)
 

@@ -24,6 +24,7 @@ from .models import (
     RecordState,
     ReleaseResult,
     Rollout,
+    RolloutGate,
     RolloutReport,
     ScopeState,
     VerifyReport,
@@ -343,11 +344,17 @@ class BlockingMethods(ClientBase):
         rollout_id: Optional[str] = None,
         controller: Optional[str] = None,
         reason: Optional[str] = None,
+        hold_seconds: Union[int, Sequence[int], None] = None,
+        hold_extension_seconds: Optional[int] = None,
+        gates: Optional[Sequence[RolloutGate]] = None,
+        on_failure: Optional[str] = None,
     ) -> Rollout:
         """Operator: starts ramping ``to_policy`` over ``scopes`` (a list, up to 1,000) or a
         ``prefix`` by ``steps`` (increasing percentages, e.g. ``[5, 25, 50, 100]``) and moves the
         first step. The id is made here when not given, so a resend after a lost reply resumes the
-        same rollout."""
+        same rollout. With ``hold_seconds`` (one, or one per step) the server's driver holds each
+        step, checks the ``gates`` (dicts with the wire's keys) and moves the next one; a failed gate
+        rolls back, or pauses with ``on_failure="pause"``."""
         _steps = _api.start_rollout(
             self,
             from_policy,
@@ -358,6 +365,10 @@ class BlockingMethods(ClientBase):
             rollout_id,
             controller,
             reason,
+            hold_seconds,
+            hold_extension_seconds,
+            gates,
+            on_failure,
         )
         return run_sync(_steps, self._exchange)
 
@@ -815,11 +826,17 @@ class AsyncMethods(ClientBase):
         rollout_id: Optional[str] = None,
         controller: Optional[str] = None,
         reason: Optional[str] = None,
+        hold_seconds: Union[int, Sequence[int], None] = None,
+        hold_extension_seconds: Optional[int] = None,
+        gates: Optional[Sequence[RolloutGate]] = None,
+        on_failure: Optional[str] = None,
     ) -> Rollout:
         """Operator: starts ramping ``to_policy`` over ``scopes`` (a list, up to 1,000) or a
         ``prefix`` by ``steps`` (increasing percentages, e.g. ``[5, 25, 50, 100]``) and moves the
         first step. The id is made here when not given, so a resend after a lost reply resumes the
-        same rollout."""
+        same rollout. With ``hold_seconds`` (one, or one per step) the server's driver holds each
+        step, checks the ``gates`` (dicts with the wire's keys) and moves the next one; a failed gate
+        rolls back, or pauses with ``on_failure="pause"``."""
         _steps = _api.start_rollout(
             self,
             from_policy,
@@ -830,6 +847,10 @@ class AsyncMethods(ClientBase):
             rollout_id,
             controller,
             reason,
+            hold_seconds,
+            hold_extension_seconds,
+            gates,
+            on_failure,
         )
         return await run_async(_steps, self._exchange)
 
@@ -1135,6 +1156,10 @@ class ClientApi(Protocol):
         rollout_id: Optional[str] = None,
         controller: Optional[str] = None,
         reason: Optional[str] = None,
+        hold_seconds: Union[int, Sequence[int], None] = None,
+        hold_extension_seconds: Optional[int] = None,
+        gates: Optional[Sequence[RolloutGate]] = None,
+        on_failure: Optional[str] = None,
     ) -> Rollout: ...
 
     def list_rollouts(self, status: Optional[str] = None) -> List[Rollout]: ...
@@ -1386,6 +1411,10 @@ class AsyncClientApi(Protocol):
         rollout_id: Optional[str] = None,
         controller: Optional[str] = None,
         reason: Optional[str] = None,
+        hold_seconds: Union[int, Sequence[int], None] = None,
+        hold_extension_seconds: Optional[int] = None,
+        gates: Optional[Sequence[RolloutGate]] = None,
+        on_failure: Optional[str] = None,
     ) -> Rollout: ...
 
     async def list_rollouts(self, status: Optional[str] = None) -> List[Rollout]: ...

@@ -191,8 +191,43 @@ class Rollout(TypedDict):
     reason: Optional[str]
     startedAt: int
     updatedAt: int
+    holdSeconds: Optional[List[int]]
+    holdExtensionSeconds: Optional[int]
+    gates: List["RolloutGate"]
+    onFailure: str
+    gateResults: List["RolloutGateResult"]
     cutoverId: Optional[str]
     cutoverDone: bool
+
+
+class RolloutGate(TypedDict, total=False):
+    """A gate of a rollout, keys as on the wire (docs/rollout.md, "Holds and gates"): ``name``,
+    ``metric`` and ``minSamples``, and one limit of ``max``, ``maxRatio`` or ``confidence``
+    (none for ``verify_violations``); ``code`` for ``rejection_ratio``, ``source`` (a name the
+    server's configuration gives) for ``external``."""
+
+    name: str
+    metric: str
+    code: str
+    source: str
+    minSamples: int
+    max: float
+    maxRatio: float
+    confidence: float
+
+
+class RolloutGateResult(TypedDict):
+    """A gate's reading at the driver's last look at the current step."""
+
+    name: str
+    verdict: str
+    value: Optional[float]
+    baseline: Optional[float]
+    samples: int
+    baselineSamples: int
+    limit: Optional[float]
+    pValue: Optional[float]
+    at: int
 
 
 class RolloutStepReport(TypedDict):

@@ -6,7 +6,13 @@ from typing import Any, List
 
 import pytest
 
-from fencegate import PolicyMismatchError, RolloutConflictError, Write
+from fencegate import (
+    InvalidRequestError,
+    PolicyMismatchError,
+    RolloutConflictError,
+    RolloutGate,
+    Write,
+)
 
 #: The rollout's id and scopes are fixed, so the scopes its hash admits at each percent are too:
 #: 2 of the 8 at 25 %, 7 at 75 %.
@@ -139,3 +145,36 @@ def test_a_worker_naming_both_versions_gets_new_scopes_pinned_by_the_rollout(ten
     with pytest.raises(PolicyMismatchError) as refused:
         worker.acquire(other.scope, holder="v7-only", ttl_ms=60_000, policy_version="v7")
     assert refused.value.details["currentPolicyVersion"] == "v8"
+
+
+def test_a_rollout_with_holds_and_gates_keeps_them_and_a_bad_gate_is_refused(tenant):
+    worker, operator = tenant.worker(), tenant.operator()
+    scopes_on_v7(worker, operator)
+    gates: List[RolloutGate] = [
+        {"name": "jobs", "metric": "job_failure_ratio", "minSamples": 20, "confidence": 0.95},
+        {"name": "verify", "metric": "verify_violations", "minSamples": 1},
+    ]
+    started = operator.start_rollout(
+        from_policy="v7",
+        to_policy="v8",
+        steps=[25, 100],
+        scopes=SCOPES,
+        rollout_id=ROLLOUT,
+        hold_seconds=[600, 0],
+        gates=gates,
+        on_failure="pause",
+    )
+    assert started["holdSeconds"] == [600, 0]
+    assert started["gates"] == gates
+    assert (started["onFailure"], started["gateResults"]) == ("pause", [])
+
+    with pytest.raises(InvalidRequestError) as refused:
+        operator.start_rollout(
+            from_policy="v7",
+            to_policy="v8",
+            steps=[25],
+            prefix="other-",
+            hold_seconds=60,
+            gates=[{"name": "e", "metric": "external", "source": "nowhere", "minSamples": 1, "max": 1}],
+        )
+    assert refused.value.details["field"] == "gates[0].source"

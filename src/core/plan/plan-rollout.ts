@@ -13,6 +13,7 @@ import {
   cutoverOverlap,
   rolloutOverlap,
   rolloutStateConflict,
+  rolloutDriverLost,
   cutoverIdConflict,
   unregisteredRolloutPolicy,
 } from '../refusal-messages.js';
@@ -23,6 +24,7 @@ import {
   readActiveRollouts,
   readRollout,
   readRunningCutovers,
+  rolloutDriverKey,
   rolloutKey,
   rolloutPut,
   rolloutRef,
@@ -41,6 +43,7 @@ import {
 } from '../rollout-rules.js';
 import type { RolloutStatus, StartRolloutRequest } from '../../types.js';
 import { newCutover } from './plan-cutover.js';
+import { driverHolds, type DriverClaim } from './plan-rollout-driver.js';
 import {
   refused,
   type Put,
@@ -60,6 +63,10 @@ export type RolloutChange =
       /** The revision the operator read: the change applies only if the rollout is still at it. */
       revision?: number;
       cancelIntents?: boolean;
+      /** A driver's change applies only while it holds the rollout's driver lease. */
+      driver?: DriverClaim;
+      /** Replaces the rollout's reason: why a driver paused or rolled it back. */
+      reason?: string;
     };
 
 /** Plans one change; `lastSeq` is the audit position a cutover it starts begins after. */
@@ -73,6 +80,16 @@ export function planRolloutChange(
   const rollout = readRollout(snapshot, change.rolloutId);
   if (rollout === null) return refused([ref], [], refusalError(rolloutNotFound(change.rolloutId)));
   const plan = new ChangePlan(snapshot, rollout, lastSeq);
+  if (change.driver !== undefined) {
+    plan.expect.push(rolloutRef(rolloutDriverKey(change.rolloutId)));
+    if (!driverHolds(snapshot, change.rolloutId, change.driver)) {
+      return refused(
+        plan.expect,
+        [],
+        refusalError(rolloutDriverLost(change.rolloutId, change.driver.holder)),
+      );
+    }
+  }
   if (change.action === 'finish') return plan.finish();
   const conflict = (expected: number | null) =>
     refused<RolloutRow>(
@@ -110,11 +127,11 @@ export function planRolloutChange(
       return plan.nextStep(percent, change.action === 'promote' ? 'running' : rollout.status);
     }
     case 'pause':
-      return plan.changed({ status: 'paused' });
+      return plan.changed({ status: 'paused', ...reasonOf(change) });
     case 'resume':
       return plan.changed({ status: 'running' });
     case 'rollback':
-      return plan.rollback(change.cancelIntents === true);
+      return plan.rollback(change.cancelIntents === true, reasonOf(change));
   }
 }
 
@@ -176,6 +193,7 @@ function planStart(
     reason: request.reason ?? null,
     startedAt: snapshot.now,
     updatedAt: snapshot.now,
+    ...holdFieldsOfRequest(request),
   };
   const plan = new ChangePlan(snapshot, rollout, lastSeq, active);
   plan.expect.push(
@@ -184,6 +202,25 @@ function planStart(
     RUNNING_CUTOVERS_REF,
   );
   return plan.nextStep(request.steps[0]!, 'running');
+}
+
+function reasonOf(change: { reason?: string }): Partial<RolloutRow> {
+  return change.reason === undefined ? {} : { reason: change.reason };
+}
+
+/** The holds, gates and failure action a start stores; none for a rollout its operator drives. */
+function holdFieldsOfRequest(request: StartRolloutRequest): Partial<RolloutRow> {
+  const fields: Partial<RolloutRow> = {};
+  if (request.holdSeconds !== undefined) {
+    fields.holdSeconds =
+      typeof request.holdSeconds === 'number'
+        ? request.steps.map(() => request.holdSeconds as number)
+        : request.holdSeconds;
+    fields.holdExtensionSeconds = request.holdExtensionSeconds ?? null;
+    fields.gates = request.gates ?? [];
+  }
+  if (request.onFailure !== undefined) fields.onFailure = request.onFailure;
+  return fields;
 }
 
 /** One change of one rollout: what it read, and the rows it writes. */
@@ -268,12 +305,12 @@ class ChangePlan {
   }
 
   /** Starts the rollback: its cutover lists every scope the rollout moved or pinned. */
-  rollback(cancelIntents: boolean): Transition<RolloutRow> {
+  rollback(cancelIntents: boolean, fields: Partial<RolloutRow> = {}): Transition<RolloutRow> {
     const cutoverId = rollbackCutoverId(this.rollout.rolloutId);
     const cutover = this.#newCutover(cutoverId, 'rollback', this.rollout.fromPolicy, '');
     if (cutover === null) return this.#idConflict(cutoverId);
     const scopes = [...this.#rolloutScopes()].sort();
-    return this.changed({ status: 'rolling_back', cancelIntents }, cutover(scopes));
+    return this.changed({ ...fields, status: 'rolling_back', cancelIntents }, cutover(scopes));
   }
 
   /**

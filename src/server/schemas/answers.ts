@@ -2,6 +2,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import { VIOLATION_KINDS, type ViolationKind } from '../../audit/violations.js';
 import { COMMIT_REJECTION_CODES } from '../../errors.js';
+import { rolloutHoldAnswer } from './rollout-gates.js';
 import { AUDIT_KINDS, INTENT_STATUSES, JOB_STATES, ROLLOUT_STATUSES } from '../../types.js';
 import {
   CLOSED,
@@ -364,6 +365,7 @@ export const RolloutSchema = Type.Object(
     reason: Nullable(Type.String()),
     startedAt: Millis,
     updatedAt: Millis,
+    ...rolloutHoldAnswer,
     cutoverId: Nullable(Name),
     cutoverDone: Type.Boolean(),
   },

@@ -6,6 +6,7 @@
 import { Type } from '@sinclair/typebox';
 import { MAX_BATCH_COMMITS, NAME_PATTERN, NAME_RULE, type Limits } from '../../core/limits.js';
 import { MAX_ROLLOUT_SCOPES } from '../../core/validate-rollout.js';
+import { rolloutHoldBody } from './rollout-gates.js';
 import { JOB_STATES, ROLLOUT_STATUSES } from '../../types.js';
 import {
   AuditKindSchema,
@@ -298,6 +299,7 @@ export function requestSchemas(limits: Limits) {
       }),
       controller: Type.Optional(Name),
       reason: Type.Optional(Reason()),
+      ...rolloutHoldBody,
     },
     CLOSED,
   );

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { CompareResult, CompareTarget } from 'etcd3';
 import type { IKeyValue, IRequestOp } from 'etcd3';
 import type { OperationRow } from '../../core/plan/transition.js';
-import { rolloutKey, rolloutScopesPrefix } from '../../core/rollout-rows.js';
+import { rolloutDriverKey, rolloutKey, rolloutScopesPrefix } from '../../core/rollout-rows.js';
 import type { EtcdConnection } from './etcd-connection.js';
 import { AUDIT_SLOTS } from './etcd-engine.js';
 import { prefixEnd, type EtcdKeys } from './etcd-keys.js';
@@ -189,5 +189,8 @@ export async function deleteRollout(
     batch,
     () => true,
   );
-  return scopes + (await deleteKeys(connection, [Buffer.from(family + rolloutKey(rolloutId))]));
+  const driver = await deleteKeys(connection, [Buffer.from(family + rolloutDriverKey(rolloutId))]);
+  return (
+    scopes + driver + (await deleteKeys(connection, [Buffer.from(family + rolloutKey(rolloutId))]))
+  );
 }

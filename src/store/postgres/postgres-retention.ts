@@ -4,7 +4,12 @@
  * locks for long. Outcomes are found through their index by age: a pass costs what it deletes.
  */
 import { fail } from '../../errors.js';
-import { rolloutKey, rolloutScopesEnd, rolloutScopesPrefix } from '../../core/rollout-rows.js';
+import {
+  rolloutDriverKey,
+  rolloutKey,
+  rolloutScopesEnd,
+  rolloutScopesPrefix,
+} from '../../core/rollout-rows.js';
 import type { PostgresCalls } from './postgres-calls.js';
 
 const CHUNK = 5000;
@@ -124,11 +129,18 @@ export async function deleteRollout(
     [tenant, rolloutScopesPrefix(rolloutId), rolloutScopesEnd(rolloutId)],
     'delete_rollout_scopes',
   );
+  // The driver's lease before the rollout itself: an interrupted deletion still finds the rollout.
+  const driver = await deleteInChunks(
+    calls,
+    `DELETE FROM ${s}.rollout_rows WHERE tenant = $1 AND key = $2`,
+    [tenant, rolloutDriverKey(rolloutId)],
+    'delete_rollout_driver',
+  );
   const own = await deleteInChunks(
     calls,
     `DELETE FROM ${s}.rollout_rows WHERE tenant = $1 AND key = $2`,
     [tenant, rolloutKey(rolloutId)],
     'delete_rollout',
   );
-  return scopes + own;
+  return scopes + driver + own;
 }

@@ -4,7 +4,12 @@
  * step at a time and gives the event loop back between steps (sqlite-store.ts), so neither commits
  * nor the process's other requests wait for a whole pass.
  */
-import { rolloutKey, rolloutScopesEnd, rolloutScopesPrefix } from '../../core/rollout-rows.js';
+import {
+  rolloutDriverKey,
+  rolloutKey,
+  rolloutScopesEnd,
+  rolloutScopesPrefix,
+} from '../../core/rollout-rows.js';
 import { writeTransaction, read, type SqliteDatabase } from './sqlite-database.js';
 
 /** Audit entries deleted in one step: rowid ranges, so a step is as short as an outcome step. */
@@ -123,6 +128,7 @@ export function deleteRolloutStep(db: SqliteDatabase, tenant: string, rolloutId:
       rolloutScopesEnd(rolloutId),
     ).changes;
     if (changes === ROLLOUT_PRUNE_CHUNK) return changes;
-    return changes + own.run(tenant, rolloutKey(rolloutId)).changes;
+    const driver = own.run(tenant, rolloutDriverKey(rolloutId)).changes;
+    return changes + driver + own.run(tenant, rolloutKey(rolloutId)).changes;
   });
 }

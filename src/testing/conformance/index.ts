@@ -39,6 +39,7 @@ import { recordPageBudgetCases } from './record-page-budget.js';
 import { recordPageCases } from './record-pages.js';
 import { rejectionCases } from './rejections.js';
 import { rolloutCases } from './rollout.js';
+import { rolloutHoldCases } from './rollout-holds.js';
 import { sharedStoreCases } from './shared-store.js';
 import { SubjectFixture, type StoreConformanceOptions } from './subject.js';
 import { validationCases } from './validation.js';
@@ -72,6 +73,7 @@ export function defineStoreConformanceSuite(options: StoreConformanceOptions): v
     dispatchCases(fixture);
     cutoverCases(fixture);
     rolloutCases(fixture);
+    rolloutHoldCases(fixture);
     auditOrderCases(fixture);
     invariantCases(fixture);
     inProcessCases(fixture);

@@ -2,8 +2,8 @@
  * The tenant's active and recently finished rollouts: per rollout a chart of the share ramped to
  * toPolicy over time with its events on the time axis (see ../rollout-timeline.ts), its state, and
  * the counts of its report (scopes moved, and after a rollback the stale attempts and how many
- * were accepted, which must be 0). Below each chart is the place for the rollout's gates, each a
- * metric drawn against its limit on the same time axis; a rollout without gates shows none.
+ * were accepted, which must be 0). Below each chart are the rollout's gates, each its driver's
+ * last reading drawn against its limit on the same time axis; a rollout without gates shows none.
  */
 import type { Rollout, RolloutReport, RolloutStatus } from '../../../types.js';
 import type { DashboardApi } from '../dashboard-api.js';
@@ -38,6 +38,23 @@ export interface GateSeries {
   name: string;
   limit: number;
   points: { at: number; value: number }[];
+}
+
+/**
+ * Each gate's reading at the driver's last look at the current step, against its limit: the
+ * `max`, `maxRatio` × the baseline, or for a significance test the baseline itself. A gate not
+ * read yet (or without a value) is drawn with its limit alone.
+ */
+export function gateSeries(rollout: Rollout): GateSeries[] {
+  return rollout.gates.map((gate) => {
+    const reading = rollout.gateResults.find((result) => result.name === gate.name);
+    const limit = reading?.limit ?? gate.max ?? reading?.baseline ?? 0;
+    const points =
+      reading === undefined || reading.value === null
+        ? []
+        : [{ at: reading.at, value: reading.value }];
+    return { name: gate.name, limit, points };
+  });
 }
 
 /** Active rollouts first, then those finished within RECENT_MS, each group newest change first. */
@@ -127,7 +144,18 @@ export function gateChart(gate: GateSeries, timeline: RolloutTimeline): Html {
       html`${yTick(GATE_FRAME, y(gate.limit), `limit ${gate.limit}`)} ${axes(GATE_FRAME, '', '')}
       ${timeTicks(GATE_FRAME, timeline)}
       ${line(`${x(timeline.from)},${y(gate.limit)} ${x(timeline.to)},${y(gate.limit)}`, GRID_COLOR, true)}
-      ${line(values, over ? '#b3261e' : '#137333')}`,
+      ${line(values, over ? '#b3261e' : '#137333')}
+      ${gate.points.map(
+        (p) =>
+          html`<circle
+            cx="${x(p.at)}"
+            cy="${y(p.value)}"
+            r="3"
+            fill="${p.value > gate.limit ? '#b3261e' : '#137333'}"
+          >
+            <title>${timeText(p.at)} UTC: ${p.value}</title>
+          </circle>`,
+      )}`,
     )}
     <span class="${over ? 'bad' : 'ok'}">${gate.name}</span>
   </div>`;
@@ -214,11 +242,10 @@ export async function rolloutsPanel(api: DashboardApi, now: number): Promise<Htm
     reports.length === 0 ? html`<p class="muted">no active or recently finished rollouts</p>` : null
   }
   ${reports.map((report) =>
-    // Gates are not part of a rollout yet: every rollout shows none.
     rolloutCard(
       report,
       rolloutTimeline(report, now, (id) => planned.get(id)),
-      [],
+      gateSeries(report.rollout),
     ),
   )}
   ${

@@ -1,0 +1,291 @@
+/**
+ * The rollout driver on one SQLite store in store time (a manual clock): holds, gates that never
+ * pass on no evidence, an absolute limit that rolls back at once, a significance test decided at
+ * the hold's end, external metrics by name, two drivers of which exactly one drives, and a driver
+ * stopped mid-hold or mid-rollback whose work the next one resumes from the store. The resume
+ * path is the same whatever stopped the first driver: everything it decides from is in the store
+ * (test/rollout/rollout-driver-kill.test.ts kills a real server process mid-hold).
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { Fencegate } from '../../src/gate.js';
+import { RolloutDriver, type DriverAction } from '../../src/rollout/driver.js';
+import { sourceReader } from '../../src/rollout/metric-sources.js';
+import { ManualClock } from '../../src/testing/manual-clock.js';
+import type { RolloutGate, StartRolloutRequest } from '../../src/types.js';
+
+const SCOPES = 40;
+const scopeName = (i: number) => `wf-${String(i).padStart(2, '0')}`;
+
+describe('the rollout driver', () => {
+  let clock: ManualClock;
+  let gate: Fencegate;
+  let tenantNo = 0;
+  let source: Server;
+  let sourceValue = 0.5;
+  let sourceUrl: string;
+
+  beforeAll(async () => {
+    clock = new ManualClock();
+    gate = await Fencegate.open({
+      store: 'sqlite::memory:',
+      clock,
+      metricSources: ['value', 'down'],
+    });
+    source = createServer((_request, response) => {
+      response.setHeader('content-type', 'application/json');
+      response.end(JSON.stringify(sourceValue));
+    });
+    await new Promise<void>((resolve) => source.listen(0, '127.0.0.1', resolve));
+    sourceUrl = `http://127.0.0.1:${(source.address() as AddressInfo).port}/value`;
+  });
+  afterAll(async () => {
+    await gate.close();
+    await new Promise((resolve) => source.close(resolve));
+  });
+
+  /** Each case in a tenant of its own: v7 scopes, released, on the shared store. */
+  let tenant: Fencegate;
+  beforeEach(async () => {
+    tenantNo += 1;
+    tenant = gate.forTenant(`t${tenantNo}`);
+    await tenant.registerPolicy({ version: 'v7' });
+    await tenant.registerPolicy({ version: 'v8' });
+    for (let i = 0; i < SCOPES; i++) {
+      const scope = scopeName(i);
+      const grant = await tenant.acquire({
+        scope,
+        holder: 'v7',
+        ttlMs: 60_000,
+        policyVersion: 'v7',
+      });
+      await tenant.release({ scope, holder: 'v7', fence: grant.fence });
+    }
+  });
+
+  function driver(holder = 'server-a', actions: DriverAction[] = []): RolloutDriver {
+    return new RolloutDriver({
+      store: gate.store,
+      holder,
+      leaseMs: 10_000,
+      readSource: sourceReader({
+        value: { url: sourceUrl },
+        down: { url: 'http://127.0.0.1:9/unreachable', timeoutMs: 500 },
+      }),
+      onAction: (action) => actions.push(action),
+      onError: (error) => {
+        throw error;
+      },
+    });
+  }
+
+  function start(gates: RolloutGate[], extra: Partial<StartRolloutRequest> = {}) {
+    return tenant.rollouts.start({
+      rolloutId: 'r',
+      fromPolicy: 'v7',
+      toPolicy: 'v8',
+      prefix: 'wf-',
+      steps: [25, 100],
+      holdSeconds: 60,
+      holdExtensionSeconds: 30,
+      gates,
+      ...extra,
+    });
+  }
+
+  /** `count` jobs ended on moved scopes under v8 (failed when `failed`), and on unmoved ones under v7. */
+  async function jobs(version: 'v7' | 'v8', count: number, failed: number): Promise<void> {
+    const scopes = (await tenant.listScopes({ prefix: 'wf-', limit: 100 })).items.filter(
+      (scope) => scope.policyVersion === version,
+    );
+    for (let i = 0; i < count; i++) {
+      const scope = scopes[i % scopes.length]!;
+      await tenant.recordJobEvents([
+        {
+          jobId: `${version}-${tenantNo}-${i}-${clock.now()}`,
+          scope: scope.scope,
+          policyVersion: version,
+          fence: scope.fence,
+          state: i < failed ? 'failed' : 'succeeded',
+          attempt: 1,
+        },
+      ]);
+    }
+  }
+
+  it('holds each step in store time, then advances when every gate passes', async () => {
+    const actions: DriverAction[] = [];
+    const gates: RolloutGate[] = [
+      { name: 'jobs', metric: 'job_failure_ratio', minSamples: 5, max: 0.5 },
+    ];
+    await start(gates);
+    const looks = driver('server-a', actions);
+    await jobs('v8', 6, 1);
+    await looks.tick();
+    expect(await tenant.rollouts.get('r')).toMatchObject({ step: 1, status: 'running' });
+    expect((await tenant.rollouts.get('r'))?.gateResults).toMatchObject([
+      { name: 'jobs', verdict: 'pending', samples: 6, limit: 0.5 },
+    ]);
+    clock.advance(60_000);
+    await looks.tick();
+    expect(await tenant.rollouts.get('r')).toMatchObject({ status: 'completed', percent: 100 });
+    expect(actions.map((action) => action.action)).toEqual(['advance']);
+  });
+
+  it('a gate with too few samples never passes: the hold extends, then the rollout pauses', async () => {
+    await start([{ name: 'jobs', metric: 'job_failure_ratio', minSamples: 5, max: 0.5 }]);
+    const looks = driver();
+    await jobs('v8', 4, 0);
+    clock.advance(60_000);
+    await looks.tick();
+    expect(await tenant.rollouts.get('r')).toMatchObject({ step: 1, status: 'running' });
+    clock.advance(30_000);
+    await looks.tick();
+    const paused = await tenant.rollouts.get('r');
+    expect(paused).toMatchObject({ step: 1, status: 'paused', percent: 25 });
+    expect(paused?.reason).toMatch(/gate jobs had too few samples/);
+    expect(paused?.gateResults[0]).toMatchObject({ verdict: 'pending', samples: 4 });
+  });
+
+  it('an absolute limit exceeded mid-hold rolls back at once, with write authority taken back', async () => {
+    await start([{ name: 'jobs', metric: 'job_failure_ratio', minSamples: 5, max: 0.2 }]);
+    const looks = driver();
+    await jobs('v8', 5, 3);
+    clock.advance(1000);
+    await looks.tick();
+    const back = await tenant.rollouts.get('r');
+    expect(back).toMatchObject({ status: 'rolled_back' });
+    expect(back?.reason).toMatch(/gate jobs failed at step 1/);
+    const report = await tenant.rollouts.report('r');
+    expect(report?.rollback).toMatchObject({ moved: report?.steps[0]?.moved, staleAccepted: 0 });
+  });
+
+  it('the significance test is decided at the hold end, not before; onFailure pause pauses', async () => {
+    const gates: RolloutGate[] = [
+      { name: 'worse', metric: 'job_failure_ratio', minSamples: 10, confidence: 0.95 },
+    ];
+    await start(gates, { onFailure: 'pause' });
+    const looks = driver();
+    await jobs('v8', 12, 8);
+    await jobs('v7', 30, 1);
+    await looks.tick();
+    const during = await tenant.rollouts.get('r');
+    expect(during).toMatchObject({ status: 'running', step: 1 });
+    expect(during?.gateResults[0]).toMatchObject({ verdict: 'pending', pValue: null });
+    clock.advance(60_000);
+    await looks.tick();
+    const after = await tenant.rollouts.get('r');
+    expect(after).toMatchObject({ status: 'paused', step: 1 });
+    expect(after?.gateResults[0]?.verdict).toBe('fail');
+    expect(after?.gateResults[0]?.pValue).toBeLessThan(0.05);
+  });
+
+  it('reads an external metric by name; an unreachable source is no evidence and pauses', async () => {
+    sourceValue = 0.5;
+    await start([{ name: 'ext', metric: 'external', source: 'value', minSamples: 1, max: 1 }], {
+      rolloutId: 'r',
+    });
+    const looks = driver();
+    await looks.tick();
+    expect((await tenant.rollouts.get('r'))?.gateResults[0]).toMatchObject({
+      value: 0.5,
+      verdict: 'pending',
+    });
+    sourceValue = 3;
+    await looks.tick();
+    expect(await tenant.rollouts.get('r')).toMatchObject({ status: 'rolled_back' });
+
+    const other = gate.forTenant(`t${tenantNo}`);
+    await other.rollouts.start({
+      rolloutId: 'r2',
+      fromPolicy: 'v7',
+      toPolicy: 'v8',
+      prefix: 'wf-',
+      steps: [25, 100],
+      holdSeconds: 1,
+      holdExtensionSeconds: 1,
+      gates: [{ name: 'ext', metric: 'external', source: 'down', minSamples: 1, max: 1 }],
+    });
+    clock.advance(2_000);
+    await looks.tick();
+    const paused = await other.rollouts.get('r2');
+    expect(paused).toMatchObject({ status: 'paused', step: 1 });
+    expect(paused?.gateResults[0]).toMatchObject({ verdict: 'pending', value: null, samples: 0 });
+  });
+
+  it('of two drivers exactly one drives; when one stops mid-hold the other takes over after its lease', async () => {
+    await start([{ name: 'jobs', metric: 'job_failure_ratio', minSamples: 1, max: 1 }]);
+    const aActions: DriverAction[] = [];
+    const bActions: DriverAction[] = [];
+    const a = driver('server-a', aActions);
+    const b = driver('server-b', bActions);
+    await jobs('v8', 2, 0);
+    await Promise.all([a.tick(), b.tick()]);
+    const first = (await gate.store.readRolloutDriver(`t${tenantNo}`, 'r'))!;
+    expect(['server-a', 'server-b']).toContain(first.holder);
+    // Both look at the hold's end at once: one advances, the other finds the lease taken.
+    clock.advance(60_000);
+    await Promise.all([a.tick(), b.tick()]);
+    expect([...aActions, ...bActions].map((action) => action.action)).toEqual(['advance']);
+    expect(await tenant.rollouts.get('r')).toMatchObject({ status: 'completed' });
+
+    // The holder stops looking (killed) mid-hold of a new rollout: the other waits out its lease.
+    const next = gate.forTenant(`t${tenantNo}`);
+    await next.registerPolicy({ version: 'v9' });
+    await next.rollouts.start({
+      rolloutId: 'r9',
+      fromPolicy: 'v8',
+      toPolicy: 'v9',
+      prefix: 'wf-',
+      steps: [50, 100],
+      holdSeconds: 30,
+    });
+    await a.tick();
+    aActions.length = 0;
+    bActions.length = 0;
+    clock.advance(5_000);
+    await b.tick();
+    expect(await gate.store.readRolloutDriver(`t${tenantNo}`, 'r9')).toMatchObject({
+      holder: 'server-a',
+      fence: 1,
+    });
+    clock.advance(26_000);
+    await b.tick();
+    expect(bActions.map((action) => action.action)).toEqual(['advance']);
+    expect(aActions).toEqual([]);
+    expect(await gate.store.readRolloutDriver(`t${tenantNo}`, 'r9')).toMatchObject({
+      holder: 'server-b',
+      fence: 2,
+    });
+    expect(await next.rollouts.get('r9')).toMatchObject({ status: 'completed' });
+  });
+
+  it('a rollback a stopped server left half done is finished by the next driver', async () => {
+    await start([{ name: 'jobs', metric: 'job_failure_ratio', minSamples: 1, max: 1 }]);
+    const current = (await tenant.rollouts.get('r'))!;
+    // What a server killed right after its rollback's state change leaves: rolling_back, nothing moved.
+    const claim = (await gate.store.claimRolloutDriver(`t${tenantNo}`, 'r', 'killed', 10_000))!;
+    await gate.store.changeRollout(`t${tenantNo}`, {
+      action: 'rollback',
+      rolloutId: 'r',
+      revision: current.revision,
+      driver: { holder: 'killed', fence: claim.fence },
+    });
+    expect(await tenant.rollouts.get('r')).toMatchObject({
+      status: 'rolling_back',
+      cutoverDone: false,
+    });
+    const actions: DriverAction[] = [];
+    const next = driver('server-b', actions);
+    await next.tick();
+    expect(actions).toEqual([]);
+    clock.advance(10_001);
+    await next.tick();
+    expect(actions.map((action) => action.action)).toEqual(['resume_moves']);
+    const back = await tenant.rollouts.get('r');
+    expect(back).toMatchObject({ status: 'rolled_back', cutoverDone: true });
+    const scopes = (await tenant.listScopes({ prefix: 'wf-', limit: 100 })).items;
+    expect(scopes.every((scope) => scope.policyVersion === 'v7')).toBe(true);
+  });
+});
