@@ -113,6 +113,8 @@ export class ServerMetrics {
   }
 
   commit(result: CommitResult): void {
+    // A replay answers an attempt already counted: a job retried under its operationId counts once.
+    if (result.replayed) return;
     if (result.outcome === 'committed') {
       this.#commits.inc({ outcome: 'committed', reason: 'none' });
       return;
