@@ -6,6 +6,7 @@ manual store clock (moved by the admin-only test route), and a fresh tenant per 
 the same."""
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -18,7 +19,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import pytest
 
@@ -26,8 +27,9 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 sys.path.insert(0, str(HERE.parent))
 
-import fencegate  # noqa: E402
 from fault_proxy import FaultProxy  # noqa: E402
+
+import fencegate  # noqa: E402
 
 BIN = ROOT / "bin" / "fencegate.js"
 NODE = os.environ.get("FENCEGATE_NODE", "node")
@@ -79,21 +81,22 @@ class Tenant:
         return self.connect(self.server.url, token)
 
 
-@pytest.fixture(scope="session")
-def server() -> Iterator[Server]:
+@contextlib.contextmanager
+def serving(*flags: str, env: Optional[Dict[str, str]] = None) -> Iterator[Server]:
+    """`fencegate serve` from dist/ on a fresh SQLite file, with ``flags`` and ``env`` added;
+    stopped when the block ends."""
     if not (ROOT / "dist" / "cli" / "main.js").exists():
         pytest.fail("dist/ is missing: run `npm run build` in the repository first")
     admin = "adm_" + secrets.token_urlsafe(24)
     with tempfile.TemporaryDirectory(prefix="fencegate-py-") as work:
-        env = {
-            **os.environ,
-            "FENCEGATE_ADMIN_TOKEN": admin,
-            "FENCEGATE_TEST_CLOCK": "manual",
-            "FENCEGATE_LOG_LEVEL": "warn",
-        }
         child = subprocess.Popen(
-            [NODE, str(BIN), "serve", "--store", f"sqlite:{work}/store.db", "--port", "0"],
-            env=env,
+            [NODE, str(BIN), "serve", "--store", f"sqlite:{work}/store.db", "--port", "0", *flags],
+            env={
+                **os.environ,
+                "FENCEGATE_ADMIN_TOKEN": admin,
+                "FENCEGATE_LOG_LEVEL": "warn",
+                **(env or {}),
+            },
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -118,6 +121,12 @@ def server() -> Iterator[Server]:
         finally:
             child.terminate()
             child.wait(timeout=30)
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[Server]:
+    with serving(env={"FENCEGATE_TEST_CLOCK": "manual"}) as running:
+        yield running
 
 
 @pytest.fixture

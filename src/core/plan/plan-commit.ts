@@ -15,7 +15,7 @@ import {
   abandonedOutcome,
   storedOutcomeAnswers,
 } from '../abandon.js';
-import { auditEntry } from '../audit-entry.js';
+import { auditEntry, type NewAuditEntry } from '../audit-entry.js';
 import {
   auditReads,
   checkCommit,
@@ -89,15 +89,7 @@ export function planCommit(
       expect: [operationRef],
       put: [],
       audit: [
-        auditEntry({
-          at: now,
-          tenant,
-          scope: request.scope,
-          kind: 'commit',
-          outcome: 'rejected',
-          reason: 'operation_id_conflict',
-          operationId: request.operationId,
-          taskId: request.taskId ?? null,
+        rejectedCommitEntry(snapshot, request, 'operation_id_conflict', {
           fence: request.fence,
           ...tokenField(caller),
         }),
@@ -318,7 +310,7 @@ function planFenceBelow(
   requestHash: string,
   caller: Caller | undefined,
 ): Transition<CommitResult> {
-  const { tenant, now } = snapshot;
+  const { now } = snapshot;
   const operationRef: Ref = { type: 'operation', operationId: request.operationId };
   const expect: Ref[] = [operationRef, { type: 'scope', scope: request.scope }];
   const result: CommitRejected = {
@@ -336,15 +328,7 @@ function planFenceBelow(
     expect,
     put: [{ ...operationRef, row: { requestFingerprint: requestHash, outcome: result, at: now } }],
     audit: [
-      auditEntry({
-        at: now,
-        tenant,
-        scope: request.scope,
-        kind: 'commit',
-        outcome: 'rejected',
-        reason: 'stale_fence',
-        operationId: request.operationId,
-        taskId: request.taskId ?? null,
+      rejectedCommitEntry(snapshot, request, 'stale_fence', {
         policyVersion: request.policyVersion ?? scopeRow.policyVersion ?? null,
         holder,
         fence: request.fence,
@@ -355,6 +339,26 @@ function planFenceBelow(
     ],
     answer: { ok: true, value: result },
   };
+}
+
+/** The audit entry of a commit refused before its checks ran, with the fields it names. */
+function rejectedCommitEntry(
+  snapshot: Snapshot,
+  request: NormalizedCommit,
+  reason: string,
+  fields: Partial<NewAuditEntry>,
+): NewAuditEntry {
+  return auditEntry({
+    at: snapshot.now,
+    tenant: snapshot.tenant,
+    scope: request.scope,
+    kind: 'commit',
+    outcome: 'rejected',
+    reason,
+    operationId: request.operationId,
+    taskId: request.taskId ?? null,
+    ...fields,
+  });
 }
 
 /**
