@@ -3,9 +3,11 @@
  *  - commits/s with 1,000,000 scopes and 10,000,000 records against 1,000 scopes and 10,000
  *    records. The large store is bulk-loaded with raw SQL (a recursive CTE, journal off), then
  *    fencegate commits a new record into a random scope; the small one the same way.
- *  - a healthy writer's commits/s while other workers send as many stale-fence commits (50 % of
- *    the traffic) against the same writer alone, on the same file; and the CPU a refusal takes
- *    against a commit's, each alone;
+ *  - a healthy writer's commits/s while other workers send as many stale-fence commits (one per
+ *    commit answered: 50 % of the traffic) against the same writer alone, on the same file; and
+ *    the CPU a refusal takes against a commit's, each alone;
+ *  - a healthy tenant's commits/s over HTTP while another tenant storms with stale commits at the
+ *    server's capacity, the per-tenant rate limit on, against the tenant alone (tenant-isolation.ts);
  *  - server memory: `fencegate` server process under commit load over HTTP (64 connections) for
  *    `--memory-seconds` (600 by default), RSS and the heap it retains (after a full collection)
  *    sampled every 10 s.
@@ -23,6 +25,7 @@ import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { runLoad } from './http/load.js';
 import type { MemorySample, ServerReady } from './http/server-process.js';
 import { runConcurrent, type RunStats } from './stats.js';
+import { tenantIsolation } from './tenant-isolation.js';
 
 export interface ScaleBenchOptions {
   seconds: number;
@@ -167,14 +170,52 @@ export async function staleTraffic(path: string, seconds: number) {
     };
     const half = IN_FLIGHT / 2;
     const alone = await withCpu(seconds, half, healthy);
+    // Half the traffic stale: a stale commit is sent for each healthy commit answered, by as
+    // many callers again, so the refusals are as many as the commits whatever each costs.
+    const paced = new Pacer();
     const [withStale] = await Promise.all([
-      runConcurrent(seconds, half, healthy),
-      runConcurrent(seconds, half, stale),
-    ]);
+      runConcurrent(seconds, half, async (i) => {
+        await healthy(i);
+        paced.release();
+      }),
+      runConcurrent(seconds, half, async (i) => {
+        await paced.take();
+        await stale(i);
+      }),
+    ]).finally(() => paced.close());
     const refusalsAlone = await withCpu(seconds, half, stale);
-    return { alone, withStale, refusalsAlone };
+    const { violations } = await gate.verify();
+    return { alone, withStale, refusalsAlone, violations: violations.length };
   } finally {
     await gate.close();
+  }
+}
+
+/** Permits handed from one set of callers to another, one at a time. */
+class Pacer {
+  #permits = 0;
+  #closed = false;
+  readonly #waiting: (() => void)[] = [];
+
+  release(): void {
+    const next = this.#waiting.shift();
+    if (next === undefined) this.#permits += 1;
+    else next();
+  }
+
+  take(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    if (this.#permits > 0) {
+      this.#permits -= 1;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.#waiting.push(resolve));
+  }
+
+  /** Lets every waiting and later caller through (the run is over). */
+  close(): void {
+    this.#closed = true;
+    for (const resolve of this.#waiting.splice(0)) resolve();
   }
 }
 
@@ -275,6 +316,10 @@ export async function runScaleBench(options: ScaleBenchOptions): Promise<void> {
     console.log(
       `CPU per operation, 32 in flight: commit ${stale.alone.cpuUsPerOp.toFixed(1)} µs, stale-fence refusal ${stale.refusalsAlone.cpuUsPerOp.toFixed(1)} µs (${refusalCpuShare.toFixed(2)} of a commit); refusals alone ${stale.refusalsAlone.opsPerSec.toFixed(0)}/s`,
     );
+    const isolation = await tenantIsolation(dir, options.seconds);
+    console.log(
+      `healthy tenant (16 in flight over HTTP, --tenant-rate ${isolation.rate.perSecond}): alone ${isolation.alone.opsPerSec.toFixed(0)}/s, with another tenant's stale storm on 64 connections ${isolation.withStorm.opsPerSec.toFixed(0)}/s (storm answered ${(isolation.storm.total / options.seconds).toFixed(0)}/s); ratio ${isolation.ratio.toFixed(2)} (target >= 0.9)`,
+    );
     const memory = await serverMemory(dir, options.memorySeconds);
     const rss = memory.samples.map((m) => m.rssMiB);
     const heap = memory.samples.map((m) => m.heapMiB);
@@ -301,6 +346,12 @@ export async function runScaleBench(options: ScaleBenchOptions): Promise<void> {
         commitCpuUs: Math.round(stale.alone.cpuUsPerOp * 10) / 10,
         refusalCpuUs: Math.round(stale.refusalsAlone.cpuUsPerOp * 10) / 10,
         refusalsAlonePerSec: Math.round(stale.refusalsAlone.opsPerSec),
+        isolationAlonePerSec: Math.round(isolation.alone.opsPerSec),
+        isolationWithStormPerSec: Math.round(isolation.withStorm.opsPerSec),
+        stormAnsweredPerSec: Math.round(isolation.storm.total / options.seconds),
+        tenantRate: isolation.rate.perSecond,
+        tenantIsolationRatio: Math.round(isolation.ratio * 1000) / 1000,
+        verifyViolations: stale.violations + isolation.violations,
         memorySeconds: options.memorySeconds,
         rssFirstMiB: Math.round(rssTrend.first),
         rssMiddleMiB: Math.round(rssTrend.middle),

@@ -143,6 +143,12 @@ export const ERROR_CATALOG = {
     description:
       'The operationId already has an outcome for a different request; send a new request under a new operationId.',
   },
+  rate_limited: {
+    httpStatus: 429,
+    retryable: true,
+    description:
+      "The tenant sent more than the server's per-tenant rate (`fencegate serve --tenant-rate`); nothing was changed. Send it again after `Retry-After` seconds (`details.retryAfterMs` in milliseconds).",
+  },
   internal_error: {
     httpStatus: 500,
     retryable: false,

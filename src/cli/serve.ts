@@ -2,6 +2,7 @@
  * `fencegate serve`: runs the HTTP server (and, with --dispatch, the dispatchers) until SIGTERM or
  * SIGINT, then stops the dispatchers, lets in-flight requests finish and closes the store.
  */
+import type { TenantRateLimit } from '../server/tenant-rate-limit.js';
 import { DEFAULT_POLL_INTERVAL_MS, MAX_POLL_INTERVAL_MS } from '../dispatch/dispatcher.js';
 import { requireTenant } from '../core/validate.js';
 import { DEFAULT_STORE_URL, redactUrl } from '../store/open.js';
@@ -35,6 +36,7 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 
 const USAGE = `Usage: fencegate serve [--store URL] [--host HOST] [--port PORT] [--store-module M ...]
                        [--dispatch --targets FILE [--dispatch-tenant T ...] [--dispatch-poll-ms MS]]
+                       [--tenant-rate N [--tenant-burst N]]
 
 Runs the fencegate HTTP API. Prints "fencegate listening on http://HOST:PORT" once it
 accepts requests; exits cleanly on SIGTERM or SIGINT after in-flight requests finish.
@@ -57,6 +59,10 @@ ${storeModuleUsage(24)}
                         (default: every tenant, including tenants created later)
   --dispatch-poll-ms MS the dispatchers' poll, the safety net for what no commit wakes them for
                         (backoff come due, lapsed claims), 1 to 3600000 (default ${DEFAULT_POLL_INTERVAL_MS})
+  --tenant-rate N       at most N requests a second per tenant (a batch of commits counts each);
+                        past it a request is answered 429 rate_limited with Retry-After, before
+                        any store work (default: no limit)
+  --tenant-burst N      how many a tenant may send at once after being idle (default: N of --tenant-rate)
   --keep-outcomes D     delete stored commit outcomes older than D (7d, 12h; at least 1h), hourly;
                         a later repeat of such an operationId is a new operation
   --first-run-tokens-file PATH
@@ -103,6 +109,8 @@ export const serveCommand: Command = {
     'metrics-rollout-names': { type: 'boolean' },
     rollouts: { type: 'string' },
     'first-run-tokens-file': { type: 'string' },
+    'tenant-rate': { type: 'string' },
+    'tenant-burst': { type: 'string' },
   },
   run: serve,
 };
@@ -121,6 +129,7 @@ async function serve(flags: FlagValues, io: CliIo): Promise<number> {
   const testClock = testClockFrom(io);
   const dispatch = dispatchFrom(flags);
   const tokensFile = firstRunTokensFile(flags);
+  const tenantRateLimit = tenantRateFrom(flags);
   const keepOutcomes = flags['keep-outcomes'];
   const keepOutcomesMs =
     typeof keepOutcomes === 'string'
@@ -150,6 +159,7 @@ async function serve(flags: FlagValues, io: CliIo): Promise<number> {
     trustProxy: flags['trust-proxy'] === true,
     metricsRolloutNames: flags['metrics-rollout-names'] === true,
     ...(rollouts === undefined ? {} : { rollouts }),
+    ...(tenantRateLimit === undefined ? {} : { tenantRateLimit }),
   }).catch(async (error: unknown) => {
     await secretFile?.discard();
     throw listenFailure(error, host, port) ?? error;
@@ -223,6 +233,27 @@ function dispatchTenants(flags: FlagValues): string[] | undefined {
   const value = flags['dispatch-tenant'];
   if (value === undefined) return undefined;
   return (Array.isArray(value) ? value : [value]).map(String);
+}
+
+/** --tenant-rate and --tenant-burst: positive integers; a burst needs a rate. */
+function tenantRateFrom(flags: FlagValues): TenantRateLimit | undefined {
+  const rate = flags['tenant-rate'];
+  const burst = flags['tenant-burst'];
+  if (typeof rate !== 'string') {
+    if (typeof burst === 'string') throw new UsageError('--tenant-burst needs --tenant-rate');
+    return undefined;
+  }
+  const perSecond = positiveCount('--tenant-rate', rate);
+  return typeof burst === 'string'
+    ? { perSecond, burst: positiveCount('--tenant-burst', burst) }
+    : { perSecond };
+}
+
+function positiveCount(flag: string, text: string): number {
+  if (!/^\d{1,7}$/.test(text) || Number(text) < 1) {
+    throw new UsageError(`${flag} must be an integer from 1 to 9999999, not "${text}"`);
+  }
+  return Number(text);
 }
 
 function parsePort(text: string): number {

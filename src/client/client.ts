@@ -21,6 +21,7 @@ import {
   type BatchLink,
 } from './commit-batch.js';
 import { CommitCoalescer } from './commit-coalescer.js';
+import { DEFAULT_RATE_LIMIT_BUDGET_MS, pastRateLimit } from './rate-limit-wait.js';
 import { randomUUID } from 'node:crypto';
 import type { FencegateApi, FencegateOpsApi, VerifyReport } from '../api.js';
 import { DEFAULT_LIMITS, DEFAULT_LIST_LIMIT } from '../core/limits.js';
@@ -138,6 +139,12 @@ export interface FencegateClientOptions {
   coalesceWindowMs?: number;
   /** The server's body limit, which batches are split to stay within; default 1 MiB. */
   maxBodyBytes?: number;
+  /**
+   * How long one call may wait in all for a tenant rate limit (429 rate_limited: nothing
+   * changed), sending the same request again when the server says; default 60,000 ms. Past it
+   * the call fails rate_limited; a commit is never abandoned because of a 429.
+   */
+  rateLimitWaitMs?: number;
 }
 
 interface CallOptions {
@@ -166,6 +173,7 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
   readonly #token: string;
   readonly #timeoutMs: number;
   readonly #retries: number;
+  readonly #rateLimitWaitMs: number;
   /** Operator: progressive rollouts (docs/rollout.md), as the library's `gate.rollouts`. */
   readonly rollouts: RolloutsApi = new RolloutsClient((request) => this.#call(request));
   /** What the batches of commits use of this client. */
@@ -178,6 +186,7 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
     this.#token = options.token;
     this.#timeoutMs = options.timeoutMs ?? 10_000;
     this.#retries = options.retries ?? 3;
+    this.#rateLimitWaitMs = options.rateLimitWaitMs ?? DEFAULT_RATE_LIMIT_BUDGET_MS;
     this.#batches = {
       url: this.url,
       retries: this.#retries,
@@ -600,12 +609,17 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
     path: string,
     content: { body?: unknown; bodyText?: string },
   ): Promise<Reply> {
-    return exchange(`${this.url}${path}`, {
-      method,
-      token: this.#token,
-      ...content,
-      timeoutMs: this.#timeoutMs,
-    });
+    // Every request goes through here: a rate-limited one waits and goes again (rate-limit-wait.ts).
+    return pastRateLimit(
+      () =>
+        exchange(`${this.url}${path}`, {
+          method,
+          token: this.#token,
+          ...content,
+          timeoutMs: this.#timeoutMs,
+        }),
+      this.#rateLimitWaitMs,
+    );
   }
 }
 

@@ -12,6 +12,7 @@ import Fastify, {
   type FastifyRequest,
   type onRequestHookHandler,
   type onSendHookHandler,
+  type preHandlerHookHandler,
 } from 'fastify';
 import type { Registry } from 'prom-client';
 import { DEFAULT_LIMITS, type Limits } from '../core/limits.js';
@@ -32,6 +33,7 @@ import {
   requestTimeoutOptions,
 } from './request-bounds.js';
 import { StoreGauges, type StoreGaugesOptions } from './store-gauges.js';
+import { retryAfterSeconds, TenantRateLimiter, type TenantRateLimit } from './tenant-rate-limit.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { unmatchedRoute } from './unmatched-route.js';
 import type { AnyRoute, RouteAuth, RouteContext, RouteFile } from './route.js';
@@ -89,6 +91,8 @@ export interface ServerOptions {
   requestTimeoutMs?: number;
   /** The names of the metric sources a rollout's gate may name (rollout/driver-config.ts). */
   metricSources?: readonly string[];
+  /** Each tenant's rate (`--tenant-rate`): past it, requests are answered 429 rate_limited. */
+  tenantRateLimit?: TenantRateLimit;
 }
 
 export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
@@ -112,6 +116,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   });
   const metrics = new ServerMetrics({
     defaultMetrics: options.processMetrics === true,
+    commitQueue: () => store.commitQueueDepths?.() ?? null,
     ...(options.registry === undefined ? {} : { registry: options.registry }),
     storeGauges,
     rolloutNames: options.metricsRolloutNames === true,
@@ -200,6 +205,31 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
       done();
     };
 
+  const limiter =
+    options.tenantRateLimit === undefined ? null : new TenantRateLimiter(options.tenantRateLimit);
+  /**
+   * A tenant's request past its rate is answered 429 before any store work; a batch costs its
+   * commits. After validation, so the batch's size is known and a malformed body is 400 as ever.
+   */
+  const limitRate: preHandlerHookHandler = (request, reply, done) => {
+    const principal = request.principal;
+    if (limiter === null || principal?.kind !== 'tenant') {
+      done();
+      return;
+    }
+    const commits = (request.body as { commits?: unknown[] } | null)?.commits;
+    try {
+      limiter.take(principal.tenant, Array.isArray(commits) ? commits.length : 1);
+    } catch (error) {
+      const retryAfterMs = (error as FencegateError).details.retryAfterMs as number;
+      void reply.header('retry-after', retryAfterSeconds(retryAfterMs));
+      metrics.rateLimited(request.routeOptions.url ?? 'unmatched');
+      done(error as Error);
+      return;
+    }
+    done();
+  };
+
   // While draining, each answer closes its connection, so keep-alive clients do not hold the
   // shutdown open.
   app.addHook('onSend', (_request, reply, payload, done) => {
@@ -257,6 +287,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
         ? {}
         : { onRequest: authenticateFor(spec.auth, spec.takeOverRight === true) }),
       ...(spec.auth === 'admin' ? { onSend: forgetTokens } : {}),
+      ...(spec.auth === 'public' || spec.auth === 'admin' ? {} : { preHandler: limitRate }),
       // A missing body may stand for `{}`; a JSON null is a body of the wrong type.
       ...(spec.bodyOptional === true
         ? {

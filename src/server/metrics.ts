@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { INTENT_STATUSES, type CommitResult } from '../types.js';
 import type { RolloutGauge } from '../rollout/rollout-gauges.js';
+import type { QueueDepths } from '../store/optimistic/fair-queue.js';
 import type { StoreGauges } from './store-gauges.js';
 
 /** Rejections that mean the caller acted on an outdated view of authority or state. */
@@ -29,6 +30,7 @@ export class ServerMetrics {
   readonly #stale: Counter<'operation' | 'reason'>;
   readonly #leases: Counter<'operation' | 'outcome'>;
   readonly #latency: Histogram<'method' | 'route' | 'status'>;
+  readonly #rateLimited: Counter<'route'>;
 
   constructor(
     options: {
@@ -42,10 +44,14 @@ export class ServerMetrics {
       storeGauges?: StoreGauges;
       /** Label the rollout gauges with tenant and rollout id instead of a pseudonym. */
       rolloutNames?: boolean;
+      /** The depths of the queue in front of the store's group commit, read at each scrape. */
+      commitQueue?: () => QueueDepths | null;
     } = {},
   ) {
     this.registry = options.registry ?? new Registry();
     const registers = [this.registry];
+    const commitQueue = options.commitQueue;
+    if (commitQueue !== undefined) commitQueueGauges(commitQueue, registers);
     const gauges = options.storeGauges;
     if (gauges !== undefined) {
       const verifier = gauges.verifier;
@@ -105,6 +111,12 @@ export class ServerMetrics {
       labelNames: ['operation', 'outcome'],
       registers,
     });
+    this.#rateLimited = new Counter({
+      name: 'fencegate_rate_limited_total',
+      help: 'Requests answered 429 rate_limited: a tenant over its --tenant-rate, by route pattern.',
+      labelNames: ['route'],
+      registers,
+    });
     this.#latency = new Histogram({
       name: 'fencegate_http_request_duration_seconds',
       help: 'HTTP request latency by method, route pattern and status.',
@@ -117,6 +129,8 @@ export class ServerMetrics {
   }
 
   commit(result: CommitResult): void {
+    // A replay answers an attempt already counted: a job retried under its operationId counts once.
+    if (result.replayed) return;
     if (result.outcome === 'committed') {
       this.#commits.inc({ outcome: 'committed', reason: 'none' });
       return;
@@ -134,6 +148,10 @@ export class ServerMetrics {
   lease(operation: LeaseOperation, outcome: string): void {
     this.#leases.inc({ operation, outcome });
     if (STALE_CODES.has(outcome)) this.#stale.inc({ operation, reason: outcome });
+  }
+
+  rateLimited(route: string): void {
+    this.#rateLimited.inc({ route });
   }
 
   observeRequest(method: string, route: string, status: number, seconds: number): void {
@@ -210,4 +228,38 @@ function rolloutGauges(gauges: StoreGauges, registers: Registry[], names: boolea
  */
 export function rolloutPseudonym(tenant: string, rolloutId: string): string {
   return createHash('sha256').update(`${tenant}\n${rolloutId}`).digest('hex').slice(0, 16);
+}
+
+/**
+ * The group-commit queue per tenant, without naming tenants (labels never do): the writes waiting,
+ * how many tenants they belong to, and the deepest single tenant's queue. A storm shows as one
+ * tenant's depth near the total while others stay shallow.
+ */
+function commitQueueGauges(depths: () => QueueDepths | null, registers: Registry[]): void {
+  const gauge = (name: string, help: string, value: (d: QueueDepths) => number): void => {
+    new Gauge({
+      name,
+      help,
+      registers,
+      collect() {
+        const current = depths();
+        this.set(current === null ? 0 : value(current));
+      },
+    });
+  };
+  gauge(
+    'fencegate_commit_queue_waiting',
+    'Writes waiting for a group-commit batch of the store (0 without group commit).',
+    (d) => d.waiting,
+  );
+  gauge(
+    'fencegate_commit_queue_tenants',
+    'Tenants with writes waiting for a group-commit batch.',
+    (d) => d.tenants,
+  );
+  gauge(
+    'fencegate_commit_queue_deepest_tenant',
+    "The writes waiting of the tenant with the most waiting (one tenant's backlog).",
+    (d) => d.deepestTenant,
+  );
 }

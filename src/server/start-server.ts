@@ -6,6 +6,7 @@
  * running server stops the dispatchers first (they finish recording in-flight deliveries), then
  * lets in-flight requests finish, then closes the store.
  */
+import type { TenantRateLimit } from './tenant-rate-limit.js';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { Registry } from 'prom-client';
 import { DEFAULT_LIMITS } from '../core/limits.js';
@@ -73,6 +74,8 @@ export interface StartServerOptions {
   rollouts?: RolloutConfig;
   /** This server's name in rollout driver leases; host-pid-random when absent. */
   driverId?: string;
+  /** Each tenant's rate (`--tenant-rate`, `--tenant-burst`); unlimited when absent. */
+  tenantRateLimit?: TenantRateLimit;
 }
 
 /** Tokens created because the store had none and no admin token was configured. */
@@ -151,6 +154,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       trustProxy: options.trustProxy === true,
       metricsRolloutNames: options.metricsRolloutNames === true,
       metricSources: Object.keys(rollouts.metricSources),
+      ...(options.tenantRateLimit === undefined
+        ? {}
+        : { tenantRateLimit: options.tenantRateLimit }),
     });
     await app.listen({ host: options.host, port: options.port });
     const url = `http://${urlHost(options.host)}:${boundPort(app, options.port)}`;

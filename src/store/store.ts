@@ -18,6 +18,7 @@
  * with, absent in process. A grant is bound to its worker token, the rules of who else may act on
  * it are core/grant-token.ts's, and the audit entries name the token.
  */
+import type { QueueDepths } from './optimistic/fair-queue.js';
 import type { Caller } from '../core/grant-token.js';
 import type { RolloutChange } from '../core/plan/plan-rollout.js';
 import type { RolloutDriverRow, RolloutRow, RolloutScopeRow } from '../core/rollout-rows.js';
@@ -82,6 +83,12 @@ export interface Store {
 
   /** The store's current time in ms: the clock that judges leases. */
   now(): Promise<number>;
+
+  /**
+   * How deep the queue in front of its group commit is (metrics); absent, or null, for a store
+   * that does not batch.
+   */
+  commitQueueDepths?(): QueueDepths | null;
 
   /**
    * Grants authority when no live holder exists: fence+1, holder, lease. The same holder with a

@@ -170,6 +170,8 @@ export function faultyStore<S extends Store>(inner: S, plan: FaultPlan = {}): Fa
       // The inner store is the receiver: adapters keep their state in private fields.
       const value: unknown = Reflect.get(target, property);
       if (typeof value !== 'function' || typeof property !== 'string') return value;
+      // A look at the store's own queue, answered at once: no store call to fail or delay.
+      if (property === 'commitQueueDepths') return (value as () => unknown).bind(target);
       return (...args: unknown[]) => call(property, args);
     },
   }) as FaultyStore<S>;

@@ -9,6 +9,7 @@ import { expect } from 'vitest';
 import { verifyStore } from '../../src/audit/verify.js';
 import { FencegateClient } from '../../src/client/index.js';
 import { buildServer, type ServerLimits } from '../../src/server/build-server.js';
+import type { TenantRateLimit } from '../../src/server/tenant-rate-limit.js';
 import { issueToken } from '../../src/server/tokens.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { faultyStore, type FaultyStore } from '../../src/testing/faulty-store.js';
@@ -35,7 +36,11 @@ export interface OpsHarness {
 }
 
 export async function startHarness(
-  options: { proxy?: boolean; limits?: Partial<ServerLimits> } = {},
+  options: {
+    proxy?: boolean;
+    limits?: Partial<ServerLimits>;
+    tenantRateLimit?: TenantRateLimit;
+  } = {},
 ): Promise<OpsHarness> {
   const clock = new ManualClock();
   const store = SqliteStore.open({ path: ':memory:', clock });
@@ -43,6 +48,7 @@ export async function startHarness(
   const app = await buildServer({
     store: faults,
     ...(options.limits === undefined ? {} : { limits: options.limits }),
+    ...(options.tenantRateLimit === undefined ? {} : { tenantRateLimit: options.tenantRateLimit }),
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();

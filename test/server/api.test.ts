@@ -446,6 +446,8 @@ describe('operations endpoints', () => {
     });
     await fx.send('POST', '/v1/commit', worker, { scope: SCOPE, fence: 1, operationId: 'op-1' });
     await fx.send('POST', '/v1/commit', worker, { scope: SCOPE, fence: 0, operationId: 'op-2' });
+    // A stale commit retried under its operationId is one stale attempt.
+    await fx.send('POST', '/v1/commit', worker, { scope: SCOPE, fence: 0, operationId: 'op-2' });
     const response = await fx.send('GET', '/metrics', null);
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toMatch(/^text\/plain/);

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { BatchQueue, type QueuedJob } from '../../src/store/optimistic/batch-queue.js';
+import { GroupCommitter } from '../../src/store/group-commit.js';
 import { FairQueue } from '../../src/store/optimistic/fair-queue.js';
 
 interface Job extends QueuedJob {
@@ -54,5 +55,40 @@ describe('fair admission in the group-commit queue', () => {
     // Its turn: the quantum (2) again, the put-back write first.
     expect(queue.take(10, true).map((job) => job.n)).toEqual([1, 2]);
     expect(queue.size).toBe(2);
+  });
+
+  it("SQLite's group commit admits a tenant's single write into the first batch beside a storm of 1,200", async () => {
+    const batches: string[][] = [];
+    const committer = new GroupCommitter<{ tenant: string; n: number }, number>(
+      (items) => {
+        batches.push(items.map((item) => `${item.tenant}:${item.n}`));
+        return items.map((item) => ({ ok: true, value: item.n }));
+      },
+      { tenantOf: (item) => item.tenant, quantum: 64 },
+    );
+    const storm = Array.from({ length: 1200 }, (_, n) => committer.submit({ tenant: 'storm', n }));
+    const single = committer.submit({ tenant: 'single', n: 0 });
+    expect(committer.depths()).toEqual({ waiting: 1201, tenants: 2, deepestTenant: 1200 });
+    await Promise.all([...storm, single]);
+    // In arrival order it would be the last write of the third batch of 512.
+    expect(batches[0]).toContain('single:0');
+    expect(batches[0]).toHaveLength(512);
+    const stormOrder = batches.flat().filter((name) => name.startsWith('storm:'));
+    expect(stormOrder).toEqual(storm.map((_, n) => `storm:${n}`));
+    expect(committer.depths()).toEqual({ waiting: 0, tenants: 0, deepestTenant: 0 });
+  });
+
+  it('without tenants, group commit keeps arrival order in batches of its maximum', async () => {
+    const batches: number[][] = [];
+    const committer = new GroupCommitter<number, number>((items) => {
+      batches.push(items);
+      return items.map((value) => ({ ok: true, value }));
+    }, 4);
+    await Promise.all(Array.from({ length: 10 }, (_, n) => committer.submit(n)));
+    expect(batches).toEqual([
+      [0, 1, 2, 3],
+      [4, 5, 6, 7],
+      [8, 9],
+    ]);
   });
 });

@@ -4,6 +4,7 @@ of one exchange, and the routes of the API that their methods call."""
 from typing import Dict
 
 from ._endpoint import Endpoint
+from ._rate_limit import DEFAULT_RATE_LIMIT_WAIT_S
 from ._wire import MAX_ANSWER_BYTES
 
 
@@ -69,13 +70,18 @@ class ClientBase:
         timeout: float = 10.0,
         retries: int = 3,
         max_answer_bytes: int = MAX_ANSWER_BYTES,
+        rate_limit_wait: float = DEFAULT_RATE_LIMIT_WAIT_S,
     ) -> None:
         """``timeout``: the most seconds one exchange with the server takes, connecting and
         answering together; ``retries``: extra attempts where allowed; ``max_answer_bytes``: the
-        longest answer body read (a longer one is an error, not read to its end)."""
+        longest answer body read (a longer one is an error, not read to its end);
+        ``rate_limit_wait``: the most seconds one exchange waits in all for the server's tenant
+        rate (429 ``rate_limited``: nothing changed, sent again when the server says), after
+        which the call fails ``RateLimitedError``; a commit is never abandoned because of it."""
         self.base_url = base_url.rstrip("/")
         self._token = token
         self.timeout = timeout
         self.retries = retries
         self.max_answer_bytes = max_answer_bytes
+        self.rate_limit_wait = rate_limit_wait
         self._endpoint = Endpoint(self.base_url)

@@ -17,6 +17,7 @@ from ._call_steps import Exchange, run_async
 from ._coalescing import CommitCoalescer, check_window
 from ._commit_batch import commit_body, send_commit
 from ._methods import AsyncMethods
+from ._rate_limit import DEFAULT_RATE_LIMIT_WAIT_S, rate_limit_pause
 from ._wire import MAX_ANSWER_BYTES, Reply
 from .models import CommitPart, CommitResult
 
@@ -44,12 +45,13 @@ class AsyncClient(AsyncMethods):
         max_answer_bytes: int = MAX_ANSWER_BYTES,
         coalesce_commits: bool = True,
         coalesce_window_ms: float = 0,
+        rate_limit_wait: float = DEFAULT_RATE_LIMIT_WAIT_S,
     ) -> None:
         """As ``fencegate.Client``'s, and: ``coalesce_commits`` (default True) sends concurrent
         ``commit`` calls together, one ``POST /v1/commits`` per batch that fits, each caller
         answered on its own (False: each alone); ``coalesce_window_ms`` is how long a commit
         waits for others, 0 (default) until the event loop's next turn, at most 1."""
-        super().__init__(base_url, token, timeout, retries, max_answer_bytes)
+        super().__init__(base_url, token, timeout, retries, max_answer_bytes, rate_limit_wait)
         self.coalesce_commits = coalesce_commits
         self.coalesce_window_ms = check_window(coalesce_window_ms)
 
@@ -109,10 +111,17 @@ class AsyncClient(AsyncMethods):
             await session.aclose()
 
     async def _exchange(self, step: Exchange) -> Reply:
-        session = self._session_of_this_loop()
-        return await session.exchange(
-            step.method, step.path, self._token, step.body, step.resendable
-        )
+        waited = 0.0
+        while True:
+            session = self._session_of_this_loop()
+            reply = await session.exchange(
+                step.method, step.path, self._token, step.body, step.resendable
+            )
+            pause = rate_limit_pause(reply, waited, self.rate_limit_wait)
+            if pause is None:
+                return reply
+            waited += pause
+            await asyncio.sleep(pause)
 
     def _session_of_this_loop(self) -> Session:
         session = self._session

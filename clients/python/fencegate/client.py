@@ -5,9 +5,12 @@ and the settling of an unknown commit outcome) with blocking I/O; ``fencegate.As
 the same steps as coroutines. The methods themselves are written in _methods.py.
 """
 
+import time
+
 from ._call_steps import Exchange
 from ._http import exchange
 from ._methods import BlockingMethods
+from ._rate_limit import rate_limit_pause
 from ._wire import Reply
 
 
@@ -20,12 +23,19 @@ class Client(BlockingMethods):
     def _exchange(self, step: Exchange) -> Reply:
         # A connection per exchange: none is kept open between calls, so none can be dropped
         # while idle, and a call from any thread is its own.
-        return exchange(
-            self._endpoint,
-            step.method,
-            step.path,
-            self._token,
-            step.body,
-            self.timeout,
-            self.max_answer_bytes,
-        )
+        waited = 0.0
+        while True:
+            reply = exchange(
+                self._endpoint,
+                step.method,
+                step.path,
+                self._token,
+                step.body,
+                self.timeout,
+                self.max_answer_bytes,
+            )
+            pause = rate_limit_pause(reply, waited, self.rate_limit_wait)
+            if pause is None:
+                return reply
+            waited += pause
+            time.sleep(pause)

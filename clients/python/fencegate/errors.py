@@ -209,6 +209,14 @@ class OperationIdConflictError(FencegateError):
     retryable = False
 
 
+class RateLimitedError(FencegateError):
+    """The tenant sent more than the server's per-tenant rate (`fencegate serve --tenant-rate`); nothing was changed. Send it again after `Retry-After` seconds (`details.retryAfterMs` in milliseconds)."""
+
+    code = "rate_limited"
+    http_status = 429
+    retryable = True
+
+
 class InternalError(FencegateError):
     """An unexpected server fault; `details.requestId` is the request id (the `x-request-id` header) the server logged it under, never internals."""
 
@@ -260,6 +268,7 @@ ERROR_CLASSES: Dict[str, Type[FencegateError]] = {
     "payload_too_large": PayloadTooLargeError,
     "unsupported_media_type": UnsupportedMediaTypeError,
     "operation_id_conflict": OperationIdConflictError,
+    "rate_limited": RateLimitedError,
     "internal_error": InternalError,
     "store_unavailable": StoreUnavailableError,
     "outcome_unknown": OutcomeUnknownError,
@@ -293,6 +302,7 @@ __all__ = [
     "PayloadTooLargeError",
     "UnsupportedMediaTypeError",
     "OperationIdConflictError",
+    "RateLimitedError",
     "InternalError",
     "StoreUnavailableError",
     "OutcomeUnknownError",

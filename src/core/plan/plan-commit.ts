@@ -15,7 +15,7 @@ import {
   abandonedOutcome,
   storedOutcomeAnswers,
 } from '../abandon.js';
-import { auditEntry } from '../audit-entry.js';
+import { auditEntry, type NewAuditEntry } from '../audit-entry.js';
 import { claimAtCommitOf, createdIntentAudit, createdIntents } from '../claim-at-commit.js';
 import {
   auditReads,
@@ -28,10 +28,17 @@ import { holderOfFence } from '../fence-holder.js';
 import { tokenField, type Caller } from '../grant-token.js';
 import { grantRefusal } from '../lease-rules.js';
 import { valueFingerprint, valueJson } from '../prepared-value.js';
-import { operationIdConflict, refusalError } from '../refusal-messages.js';
+import { commitRejection, operationIdConflict, refusalError } from '../refusal-messages.js';
 import type { NormalizedCommit } from '../validate.js';
 import { tombstone, withRelease } from './plan-leases.js';
-import { refKey, type Put, type Ref, type Snapshot, type Transition } from './transition.js';
+import {
+  refKey,
+  type Put,
+  type Ref,
+  type ScopeRow,
+  type Snapshot,
+  type Transition,
+} from './transition.js';
 
 /**
  * The rows every commit reads. The grant of the presented fence is read (and expected) only when
@@ -83,15 +90,7 @@ export function planCommit(
       expect: [operationRef],
       put: [],
       audit: [
-        auditEntry({
-          at: now,
-          tenant,
-          scope: request.scope,
-          kind: 'commit',
-          outcome: 'rejected',
-          reason: 'operation_id_conflict',
-          operationId: request.operationId,
-          taskId: request.taskId ?? null,
+        rejectedCommitEntry(snapshot, request, 'operation_id_conflict', {
           fence: request.fence,
           ...tokenField(caller),
         }),
@@ -104,6 +103,9 @@ export function planCommit(
   }
 
   const scopeRow = snapshot.get({ type: 'scope', scope: request.scope });
+  if (scopeRow !== null && isPermanentlyStale(request, scopeRow)) {
+    return planFenceBelow(snapshot, request, scopeRow, requestHash, caller);
+  }
   const expect: Ref[] = commitRefs(request);
   // The checks, the audit and the writes each read a record: load it once.
   const records = new Map<string, RecordSnapshot>();
@@ -256,6 +258,77 @@ export function planCommit(
   return request.release === true && scopeRow !== null
     ? withRelease(snapshot, committed, scopeRow, request, caller)
     : committed;
+}
+
+/** A fence below the active scope's current one: refused now and forever, fences only grow. */
+function isPermanentlyStale(request: NormalizedCommit, scope: ScopeRow): boolean {
+  return scope.status === 'active' && request.fence < scope.fence;
+}
+
+/**
+ * The refusal of a fence below the scope's current one (docs/semantics.md, "Refusals that cost
+ * little"). It is decided by the scope row alone, so it reads and expects nothing else: no record
+ * the commit names, no dependency. Its audit entry names the fence, the current fence and the
+ * holder the fence was granted to, without the revisions the commit expected (a worker without
+ * authority decided nothing by them). Like every refusal it is stored under its operationId, so a
+ * replay answers this refusal again and is audited once.
+ */
+function planFenceBelow(
+  snapshot: Snapshot,
+  request: NormalizedCommit,
+  scopeRow: ScopeRow,
+  requestHash: string,
+  caller: Caller | undefined,
+): Transition<CommitResult> {
+  const { now } = snapshot;
+  const operationRef: Ref = { type: 'operation', operationId: request.operationId };
+  const expect: Ref[] = [operationRef, { type: 'scope', scope: request.scope }];
+  const result: CommitRejected = {
+    outcome: 'rejected',
+    operationId: request.operationId,
+    replayed: false,
+    error: commitRejection('stale_fence', { currentFence: scopeRow.fence }),
+  };
+  const holder = holderOfFence(scopeRow, request.fence, (fence) => {
+    const ref: Ref = { type: 'fenceGrant', scope: request.scope, fence };
+    expect.push(ref);
+    return snapshot.get(ref);
+  });
+  return {
+    expect,
+    put: [{ ...operationRef, row: { requestFingerprint: requestHash, outcome: result, at: now } }],
+    audit: [
+      rejectedCommitEntry(snapshot, request, 'stale_fence', {
+        policyVersion: request.policyVersion ?? scopeRow.policyVersion ?? null,
+        holder,
+        fence: request.fence,
+        currentFence: scopeRow.fence,
+        leaseExpiresAt: scopeRow.leaseExpiresAt,
+        ...tokenField(caller),
+      }),
+    ],
+    answer: { ok: true, value: result },
+  };
+}
+
+/** The audit entry of a commit refused before its checks ran, with the fields it names. */
+function rejectedCommitEntry(
+  snapshot: Snapshot,
+  request: NormalizedCommit,
+  reason: string,
+  fields: Partial<NewAuditEntry>,
+): NewAuditEntry {
+  return auditEntry({
+    at: snapshot.now,
+    tenant: snapshot.tenant,
+    scope: request.scope,
+    kind: 'commit',
+    outcome: 'rejected',
+    reason,
+    operationId: request.operationId,
+    taskId: request.taskId ?? null,
+    ...fields,
+  });
 }
 
 /**

@@ -11,6 +11,7 @@ import type { Transition } from '../../core/plan/transition.js';
 import { isFencegateError } from '../../errors.js';
 import { BatchKeys } from '../optimistic/batch-keys.js';
 import { BatchQueue, settle, type QueuedJob } from '../optimistic/batch-queue.js';
+import type { QueueDepths } from '../optimistic/fair-queue.js';
 import { forBatchMember } from '../optimistic/store-errors.js';
 import { unanswered } from './etcd-errors.js';
 import type { EtcdEngine, Planned, TxnSize } from './etcd-engine.js';
@@ -33,6 +34,11 @@ export class EtcdBatcher {
     private readonly engine: EtcdEngine,
     private readonly target: string,
   ) {}
+
+  /** The writes waiting for a batch (metrics). */
+  depths(): QueueDepths {
+    return this.#queue.depths();
+  }
 
   submit<A>(
     tenant: string,

@@ -4,6 +4,7 @@
  * rows the plan decides on were read; etcd's own leases are not used. See docs/etcd.md for the
  * clock assumption, the key layout, limits and compaction.
  */
+import type { QueueDepths } from '../optimistic/fair-queue.js';
 import type { SizedPage } from '../../core/record-page.js';
 import { CompareResult, CompareTarget } from 'etcd3';
 import { systemClock, type Clock } from '../../core/clock.js';
@@ -144,6 +145,11 @@ export class EtcdStore extends PlannedStore implements Store {
       throw error;
     }
     return store;
+  }
+
+  /** The writes waiting for a group-commit batch (metrics); null without group commit. */
+  commitQueueDepths(): QueueDepths | null {
+    return this.#batcher?.depths() ?? null;
   }
 
   now(): Promise<number> {

@@ -6,7 +6,7 @@
  * `run`; each write is settled by `run` through its own resolve and reject.
  */
 import type { Transition } from '../../core/plan/transition.js';
-import { FairQueue, type TenantJob } from './fair-queue.js';
+import { FairQueue, type QueueDepths, type TenantJob } from './fair-queue.js';
 
 /** A write waiting for a batch; `run` settles it. */
 export interface QueuedJob extends TenantJob {
@@ -42,6 +42,11 @@ export class BatchQueue<J extends QueuedJob> {
     private readonly run: (batch: J[]) => Promise<void>,
   ) {
     this.#waiting = new FairQueue(options.quantum);
+  }
+
+  /** The writes waiting for a batch, by tenant (those of batches running are not counted). */
+  depths(): QueueDepths {
+    return this.#waiting.depths();
   }
 
   /** Queues a write; the promise settles when a batch (or the write alone) answered it. */

@@ -11,6 +11,16 @@ export interface TenantJob {
   tenant: string;
 }
 
+/**
+ * How deep a batcher's queue is, without naming tenants (metrics never carry them): the writes
+ * waiting, the tenants they belong to, and the deepest single tenant's share.
+ */
+export interface QueueDepths {
+  waiting: number;
+  tenants: number;
+  deepestTenant: number;
+}
+
 export class FairQueue<J extends TenantJob> {
   /** Per tenant, oldest first; the map's order is the rotation (a tenant served goes last). */
   readonly #tenants = new Map<string, J[]>();
@@ -22,6 +32,13 @@ export class FairQueue<J extends TenantJob> {
 
   get size(): number {
     return this.#size;
+  }
+
+  depths(): QueueDepths {
+    let deepestTenant = 0;
+    for (const queue of this.#tenants.values())
+      deepestTenant = Math.max(deepestTenant, queue.length);
+    return { waiting: this.#size, tenants: this.#tenants.size, deepestTenant };
   }
 
   push(job: J): void {

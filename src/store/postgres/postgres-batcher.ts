@@ -15,6 +15,7 @@ import { isRangeRef, refKey, type Transition } from '../../core/plan/transition.
 import { isFencegateError } from '../../errors.js';
 import { BatchKeys } from '../optimistic/batch-keys.js';
 import { BatchQueue, settle, type QueuedJob } from '../optimistic/batch-queue.js';
+import type { QueueDepths } from '../optimistic/fair-queue.js';
 import { forBatchMember } from '../optimistic/store-errors.js';
 import { touchedKeys, type PlannedOn } from './postgres-apply-payload.js';
 import { OPTIMISTIC_ATTEMPTS, type PostgresEngine } from './postgres-engine.js';
@@ -63,6 +64,11 @@ export class PostgresBatcher {
       { maxBatch, maxInFlight, quantum: maxBatch, oneTenant: true, gather: false },
       (batch) => this.#run(batch[0]?.tenant ?? '', batch),
     );
+  }
+
+  /** The writes waiting for a batch (metrics). */
+  depths(): QueueDepths {
+    return this.#queue.depths();
   }
 
   submit<A>(

@@ -8,6 +8,7 @@
  * clock would not judge the same way runs again (postgres-engine.ts). A test may inject a Clock:
  * its now() is then store time outright.
  */
+import type { QueueDepths } from '../optimistic/fair-queue.js';
 import type { SizedPage } from '../../core/record-page.js';
 import type { Clock } from '../../core/clock.js';
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
@@ -221,6 +222,11 @@ export class PostgresStore extends PlannedStore implements Store {
         ? { text, values }
         : { name: statementName(name, this.schema), text, values };
     return (await this.#connection.query<R & Record<string, unknown>>(READ, config)).rows;
+  }
+
+  /** The writes waiting for a group-commit batch (metrics); null without group commit. */
+  commitQueueDepths(): QueueDepths | null {
+    return this.#batcher?.depths() ?? null;
   }
 
   async now(): Promise<number> {

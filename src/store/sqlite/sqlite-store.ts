@@ -5,6 +5,7 @@
  * holds it, the store waits from the event loop (sqlite-busy.ts), never blocking the process, up
  * to the busy timeout, after which the answer is store_unavailable with nothing changed.
  */
+import type { QueueDepths } from '../optimistic/fair-queue.js';
 import type { SizedPage } from '../../core/record-page.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { systemClock, type Clock } from '../../core/clock.js';
@@ -177,7 +178,9 @@ export class SqliteStore extends PlannedStore implements Store {
       transaction: UNBOUNDED_TRANSACTIONS,
     };
     this.#groupCommitter =
-      options.groupCommit === true ? new GroupCommitter((jobs) => this.#commitBatch(jobs)) : null;
+      options.groupCommit === true
+        ? new GroupCommitter((jobs) => this.#commitBatch(jobs), { tenantOf: (job) => job.tenant })
+        : null;
   }
 
   /**
@@ -205,6 +208,11 @@ export class SqliteStore extends PlannedStore implements Store {
       ? new Checkpointer(db, { path: db.name, synchronous }, options.checkpoints)
       : null;
     return new SqliteStore(db, walSync, checkpointer, options);
+  }
+
+  /** The writes waiting for a group-commit batch (metrics); null without group commit. */
+  commitQueueDepths(): QueueDepths | null {
+    return this.#groupCommitter?.depths() ?? null;
   }
 
   now(): Promise<number> {

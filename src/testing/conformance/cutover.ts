@@ -284,6 +284,39 @@ export function cutoverCases(fx: SubjectFixture): void {
       expect(await fx.subject.other.cutoverReport('c-1')).toBeNull();
     });
 
+    it('a stale commit retried under its operationId is one stale attempt, answered alike each time', async () => {
+      const { gate } = fx.subject;
+      await registerBoth(gate);
+      const [a] = await v7Workers(gate, 1);
+      await gate.cutover({
+        cutoverId: 'c-r',
+        toPolicy: 'v8',
+        holder: 'controller-v8',
+        scopes: [a!.scope],
+      });
+      const first = expectRejected(
+        await writeSummary(gate, { scope: a!.scope, fence: a!.fence }, 'retried-v7', 'v7'),
+        'stale_fence',
+      );
+      // The scope moves on before the retries: they still answer the refusal stored first.
+      await gate.takeover(a!.scope, { holder: 'v8-w', ttlMs: 60_000 });
+      for (let retry = 0; retry < 2; retry++) {
+        const again = await writeSummary(
+          gate,
+          { scope: a!.scope, fence: a!.fence },
+          'retried-v7',
+          'v7',
+        );
+        expect(again).toEqual({ ...first, replayed: true });
+      }
+      const report = await gate.cutoverReport('c-r');
+      expect(report).toMatchObject({
+        staleAttempts: 1,
+        staleAccepted: 0,
+        staleRejectedByReason: { stale_fence: 1 },
+      });
+    });
+
     it('a timed job event sent again never undoes a later state reported for the same instant', async () => {
       const { gate } = fx.subject;
       await registerBoth(gate);

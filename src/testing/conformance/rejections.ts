@@ -9,9 +9,13 @@ import {
   LONG_TTL,
   OperationIds,
   acquire,
+  auditAfter,
   expectCleanRejection,
   expectCommitted,
+  expectFailure,
+  expectRejected,
   expireLease,
+  lastSeq,
   put,
 } from './helpers.js';
 import type { SubjectFixture } from './subject.js';
@@ -89,6 +93,46 @@ export function rejectionCases(fx: SubjectFixture): void {
         'stale_fence',
       );
       expect(rejected.error.details).toMatchObject({ currentFence: current.fence });
+    });
+
+    it('stale_fence below the current fence: decided by the scope alone, its replay answers the same refusal', async () => {
+      const { gate } = fx.subject;
+      const old = await acquire(gate, SCOPE, 'w1');
+      const current = await gate.takeover(SCOPE, { holder: 'w2', ttlMs: LONG_TTL });
+      await put(gate, current, 'doc', 0, 'current', 'op-current');
+      const seq = await lastSeq(gate);
+      const request = {
+        scope: SCOPE,
+        fence: old.fence,
+        operationId: 'op-stale',
+        reads: [{ name: 'doc', revision: 1 }],
+        writes: [{ name: 'doc', expectRevision: 1, value: 'stale' }],
+      };
+      const refused = expectRejected(await gate.commit(request), 'stale_fence');
+      expect(refused.error.details).toEqual({ currentFence: current.fence });
+      const [entry, ...more] = await auditAfter(gate, seq);
+      expect(more).toEqual([]);
+      // Attributed to the retired holder, without the revisions a worker without authority named.
+      expect(entry).toMatchObject({
+        outcome: 'rejected',
+        reason: 'stale_fence',
+        holder: 'w1',
+        fence: old.fence,
+        currentFence: current.fence,
+        records: null,
+        reads: null,
+      });
+      // The fence moves on; the retry still answers the stored refusal and is not audited again.
+      await gate.takeover(SCOPE, { holder: 'w3', ttlMs: LONG_TTL });
+      expect(await gate.commit(request)).toEqual({ ...refused, replayed: true });
+      expect(await gate.getOperation('op-stale')).toEqual(refused);
+      const entries = await auditAfter(gate, seq);
+      expect(entries.filter((e) => e.operationId === 'op-stale')).toHaveLength(1);
+      // Another request under the same operationId is still a conflict, not a replay.
+      await expectFailure(
+        gate.commit({ ...request, writes: [{ name: 'doc', expectRevision: 1, value: 'other' }] }),
+        'operation_id_conflict',
+      );
     });
 
     it('stale_fence: a fence from the future', async () => {
