@@ -485,6 +485,7 @@ describe('operations endpoints', () => {
       'post /v1/leases/acquire',
       'post /v1/leases/renew',
       'post /v1/leases/release',
+      'post /v1/leases/cancel-intents',
       'get /v1/scopes',
       'get /v1/scopes/{scope}',
       'post /v1/scopes/{scope}/takeover',
