@@ -11,6 +11,7 @@ import {
   maxInFlight,
   runRolloutDemo,
 } from '../demo/rollout/run.js';
+import { parseRedisUrl } from '../demo/rollout/fleet/fleet-plan.js';
 import { formatRolloutTable } from '../demo/rollout/table.js';
 import { UsageError, type Command, type FlagValues } from './command.js';
 import {
@@ -37,8 +38,14 @@ const SPEC: DemoCommandSpec = {
   tenant: ROLLOUT_DEMO_TENANT,
 };
 
+/** The fleet's default size: its jobs run through real worker processes and Redis. */
+const DEFAULT_FLEET_WORKFLOWS = 1_000;
+const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+
 const USAGE = `Usage: fencegate demo rollout [--store URL] [--workflows N] [--in-flight N] [--seed N]
                                [--action rollback|pause] [--json]
+       fencegate demo rollout --fleet [--redis URL] [--store URL] [--workflows N] [--seed N]
+                               [--json]
 
 Replays a progressive rollout gone wrong: ${DEFAULT_ROLLOUT_WORKFLOWS} agent workflows pinned to policy v7,
 v8 ramped to 5 % and then 25 % of them, v8's compaction jobs dropping handoff
@@ -59,6 +66,11 @@ Options:
   --action ACTION      what the operator does: rollback (default), or pause, which
                        stops the ramp but fences nothing: the in-flight commits land
                        and the invariants fail (exit 1)
+  --fleet              run the workers as a blue/green fleet instead: two BullMQ
+                       worker processes per version on real Redis (a queue per
+                       version, jobs handed back between them), the ramp and the
+                       rollback with jobs in flight (default ${DEFAULT_FLEET_WORKFLOWS} workflows)
+  --redis URL          the Redis of --fleet (default ${DEFAULT_REDIS_URL})
   --json               print the whole structured result as one JSON line
   -h, --help           show this help
 
@@ -75,6 +87,8 @@ export const demoRolloutCommand: Command = {
     'in-flight': { type: 'string' },
     seed: { type: 'string' },
     action: { type: 'string' },
+    fleet: { type: 'boolean' },
+    redis: { type: 'string' },
     json: { type: 'boolean' },
   },
   run: (flags, io) => demoRollout(flags, io),
@@ -93,6 +107,8 @@ function actionFlag(flags: FlagValues): OperatorAction {
 }
 
 async function demoRollout(flags: FlagValues, io: DemoIo): Promise<number> {
+  if (flags.fleet === true) return await demoFleet(flags, io);
+  if (flags.redis !== undefined) throw new UsageError('--redis goes with --fleet');
   const url = storeFlag(flags);
   const workflows = integerFlag(
     flags,
@@ -114,5 +130,43 @@ async function demoRollout(flags: FlagValues, io: DemoIo): Promise<number> {
       flags.json === true
         ? `${JSON.stringify({ storeUrl: storeLabel, ...result })}\n`
         : formatRolloutTable(result, storeLabel),
+  );
+}
+
+/** `--fleet`: loads BullMQ (an optional peer) only when asked for. */
+async function demoFleet(flags: FlagValues, io: DemoIo): Promise<number> {
+  for (const flag of ['in-flight', 'action'] as const) {
+    if (flags[flag] !== undefined) {
+      throw new UsageError(
+        `--${flag} does not go with --fleet: the fleet's v8 worker slots are its jobs in flight, and its operator rolls back`,
+      );
+    }
+  }
+  const url = storeFlag(flags);
+  const redisUrl = typeof flags.redis === 'string' ? flags.redis : DEFAULT_REDIS_URL;
+  try {
+    parseRedisUrl(redisUrl);
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  const workflows = integerFlag(
+    flags,
+    'workflows',
+    DEFAULT_FLEET_WORKFLOWS,
+    MIN_WORKFLOWS,
+    MAX_WORKFLOWS,
+  );
+  const seed = integerFlag(flags, 'seed', DEFAULT_ROLLOUT_SEED, 0, 0xffffffff);
+  const { runFleetDemo } = await import('../demo/rollout/fleet/run-fleet.js');
+  const { formatFleet } = await import('../demo/rollout/fleet/fleet-text.js');
+  return await runOnDemoStore(
+    SPEC,
+    url,
+    io,
+    (gate, onProgress) => runFleetDemo({ gate, redisUrl, workflows, seed, onProgress }),
+    (result, storeLabel) =>
+      flags.json === true
+        ? `${JSON.stringify({ storeUrl: storeLabel, ...result })}\n`
+        : formatFleet(result, storeLabel),
   );
 }

@@ -15,8 +15,19 @@ export interface LeaseRequest {
   holder: string;
   ttlMs: number;
   policyVersion?: string;
+  /** The versions this work can run, instead of one policyVersion: the grant says which applies. */
+  policyVersions?: string[];
   /** Job states the grant records in the jobs ledger, in its transaction. */
   job?: LeaseJobEvents;
+}
+
+/** The policy an acquire names: one version, or the versions the work can run. */
+export type PolicyChoice = Pick<LeaseRequest, 'policyVersion' | 'policyVersions'>;
+
+/** The policy fields of `request` that are set, to spread into another request. */
+export function policyOf(request: PolicyChoice): PolicyChoice {
+  if (request.policyVersions !== undefined) return { policyVersions: request.policyVersions };
+  return request.policyVersion === undefined ? {} : { policyVersion: request.policyVersion };
 }
 
 export class HeldLease {

@@ -4,7 +4,7 @@
  * lock and the lease both run on time).
  */
 import { randomBytes } from 'node:crypto';
-import { Queue, type Worker } from 'bullmq';
+import { Queue, QueueEvents, type Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach } from 'vitest';
 import { Fencegate } from '../../src/gate.js';
@@ -19,6 +19,8 @@ export class BullmqFixture {
   #dir = tempDir('fencegate-bullmq-');
   #connections: Redis[] = [];
   #workers: Worker[] = [];
+  #events = new Map<string, QueueEvents>();
+  #cleanups: (() => Promise<void>)[] = [];
 
   async start(): Promise<void> {
     this.#redis = await findOrStartRedis();
@@ -36,6 +38,21 @@ export class BullmqFixture {
     return connection;
   }
 
+  /** A queue's events (for `job.waitUntilFinished`), the fixture's queue by default; one each. */
+  events(queueName = this.queueName): QueueEvents {
+    let events = this.#events.get(queueName);
+    if (events === undefined) {
+      events = new QueueEvents(queueName, { connection: this.connection() });
+      this.#events.set(queueName, events);
+    }
+    return events;
+  }
+
+  /** Run at stop, after the workers close: removes what a test made beside the fixture's queue. */
+  onStop(cleanup: () => Promise<void>): void {
+    this.#cleanups.push(cleanup);
+  }
+
   /** Closed at stop, before the connections. */
   track<W extends Worker>(worker: W): W {
     this.#workers.push(worker);
@@ -44,6 +61,8 @@ export class BullmqFixture {
 
   async stop(): Promise<void> {
     for (const worker of this.#workers) await worker.close(true);
+    for (const events of this.#events.values()) await events.close();
+    for (const cleanup of this.#cleanups) await cleanup();
     await this.queue.obliterate({ force: true });
     await this.queue.close();
     for (const connection of this.#connections) await connection.quit().catch(() => undefined);

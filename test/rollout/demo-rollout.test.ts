@@ -10,6 +10,7 @@ import { ROLLOUT_DEMO_TENANT } from '../../src/cli/demo-rollout-command.js';
 import { ROLLOUT_ID } from '../../src/demo/rollout/plan.js';
 import { Fencegate } from '../../src/gate.js';
 import { inProcessCli } from '../helpers/in-process-cli.js';
+import { findOrStartRedis, skipWithoutRedis } from '../integrations/redis-service.js';
 import { AREA_STORES, storesFor } from '../helpers/stores.js';
 
 /** Workflows and in-flight jobs per store: the embedded store runs a larger ramp in the same time. */
@@ -136,5 +137,55 @@ describe('fencegate demo rollout', () => {
     expect(json.code).toBe(0);
     expect(json.stdout.trimEnd().split('\n')).toHaveLength(1);
     expect(lastLine(json.stdout)).toMatchObject({ ok: true, staleAccepted: 0 });
+  });
+});
+
+describe.skipIf(skipWithoutRedis('the fleet demo'))('fencegate demo rollout --fleet', () => {
+  it(
+    'ramps and rolls back with v8 jobs in flight on four worker processes; no v8 write lands after',
+    { timeout: 120_000 },
+    async () => {
+      const redis = await findOrStartRedis();
+      try {
+        const run = await inProcessCli([
+          'demo',
+          'rollout',
+          '--fleet',
+          '--redis',
+          `redis://${redis.host}:${redis.port}/12`,
+          '--workflows',
+          '200',
+        ]);
+        expect(run.stderr).not.toMatch(/error|fail/i);
+        const summary = JSON.parse(run.stdout.trimEnd().split('\n').at(-1)!) as Record<
+          string,
+          unknown
+        >;
+        expect(summary).toMatchObject({
+          ok: true,
+          workers: 4,
+          jobs: 200,
+          staleAccepted: 0,
+          v8AcceptedAfterRollback: 0,
+          compacted: 200,
+          invariantsFailed: 0,
+        });
+        expect(summary.inFlight).toBeGreaterThan(0);
+        // Each in-flight v8 job's commit was refused; its retry went back to v7.
+        expect(summary.staleAttempts).toBe(summary.inFlight);
+        expect(summary.handedBack).toBeGreaterThan(0);
+        expect(run.code).toBe(0);
+      } finally {
+        await redis.stop();
+      }
+    },
+  );
+
+  it('refuses flags of the single-process demo', async () => {
+    const run = await inProcessCli(['demo', 'rollout', '--fleet', '--in-flight', '5']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/--in-flight does not go with --fleet/);
+    const badRedis = await inProcessCli(['demo', 'rollout', '--fleet', '--redis', 'http://x']);
+    expect(badRedis.code).toBe(2);
   });
 });

@@ -3,6 +3,7 @@
  * it leaves in flight. Which scopes a step moves follows from the rollout's hash, in the store;
  * which of them hold in-flight jobs follows from the seed.
  */
+import type { StartRolloutRequest } from '../../types.js';
 import { mixSeed, sample, seededRandom } from '../seeded.js';
 
 export const ROLLOUT_ID = 'v8-ramp';
@@ -19,6 +20,18 @@ export const POLICY_V8 = {
   digest: 'sha256:compaction-policy-v8-context-budget',
   description: 'memory compaction v8 (a fact budget that shrinks as its traffic grows)',
 } as const;
+
+/** The demo's rollout: v7 to v8 over every workflow, by the planned steps. */
+export function rampRequest(reason: string): StartRolloutRequest {
+  return {
+    rolloutId: ROLLOUT_ID,
+    fromPolicy: POLICY_V7.version,
+    toPolicy: POLICY_V8.version,
+    prefix: 'wf-',
+    steps: [...STEPS],
+    reason,
+  };
+}
 
 /** v8 jobs that hold a grant and have not committed yet when the operator acts. */
 export const DEFAULT_IN_FLIGHT = 50;

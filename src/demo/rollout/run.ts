@@ -18,6 +18,7 @@ import {
   DEFAULT_IN_FLIGHT,
   pickInFlight,
   POLICY_V7,
+  rampRequest,
   POLICY_V8,
   ROLLOUT_ID,
   STEPS,
@@ -69,14 +70,7 @@ export async function runRolloutDemo(options: RolloutDemoOptions): Promise<Rollo
     const percent = STEPS[step - 1]!;
     await phases.run(`ramp v8 to ${percent} %`, 1, async () => {
       if (step === 1) {
-        await gate.rollouts.start({
-          rolloutId: ROLLOUT_ID,
-          fromPolicy: POLICY_V7.version,
-          toPolicy: POLICY_V8.version,
-          prefix: 'wf-',
-          steps: [...STEPS],
-          reason: 'v8 compaction, progressive',
-        });
+        await gate.rollouts.start(rampRequest('v8 compaction, progressive'));
       } else await gate.rollouts.advance({ rolloutId: ROLLOUT_ID });
     });
     const cutover = await gate.store.getCutover(gate.tenant, stepCutoverId(ROLLOUT_ID, step));

@@ -19,6 +19,14 @@ import { acquireLease, type HeldLease } from '../lease-keeper.js';
 import { escapeName, fitName } from '../name-escape.js';
 import { ledgerAttempt, ledgerJobId, recordJobStates } from './job-ledger.js';
 import { lockWatcherOf, type LockWatcher } from './lock-watcher.js';
+import {
+  handBack,
+  handlerVersions,
+  mismatchVersion,
+  noVersionHere,
+  type HandBackQueue,
+  type HandedBack,
+} from './version-handlers.js';
 
 /** What a fenced run needs of fencegate: a Fencegate, or a FencegateClient with a worker token. */
 export type FencedGate = FencegateApi & Pick<FencegateOpsApi, 'recordJobEvents'>;
@@ -30,7 +38,25 @@ export interface FencedProcessorOptions<D = unknown, R = unknown, N extends stri
   ttlMs?: number;
   /** Pins the scope's policy on first acquire and labels the ledger events. */
   policyVersion?: string;
+  /**
+   * A handler per policy version, instead of the third argument: the run acquires naming these
+   * versions (`policyVersions`) and runs the handler of the version the grant says the scope runs.
+   * The first version pins a new scope outside any rollout. Not with `policyVersion`.
+   */
+  handlers?: Record<string, FencedHandler<D, R, N>>;
+  /**
+   * The queue of each version this worker has no handler for (a fleet per version): a job whose
+   * scope runs such a version is added to its queue and completes here as `HandedBack`. A version
+   * with neither a handler nor a queue fails the job `policy_mismatch`. Only with `handlers`.
+   */
+  versionQueues?: Record<string, HandBackQueue>;
 }
+
+/** The processor's work for one job, under the run's fence. */
+export type FencedHandler<D = unknown, R = unknown, N extends string = string> = (
+  job: Job<D, R, N>,
+  ctx: FencedJobContext,
+) => Promise<R>;
 
 /**
  * A commit of the run: scope and fence are the run's; operationId names it within the run. With
@@ -44,6 +70,8 @@ export type FencedCommit = Omit<CommitRequest, 'scope' | 'fence' | 'operationId'
 export interface FencedJobContext {
   scope: string;
   fence: number;
+  /** The policy version the scope runs, as granted: the version whose handler runs. */
+  policyVersion: string | null;
   /** Aborts when the run loses authority: its lock or its lease is gone. */
   signal: AbortSignal;
   /**
@@ -57,23 +85,48 @@ export interface FencedJobContext {
 /** Refusals of a release: the scope moved on after the run's last commit. */
 const REFUSED_RELEASE = new Set(['stale_fence', 'not_holder', 'scope_deleted', 'scope_not_found']);
 
+/** With `handlers`, a processor per version; a handed-back job completes as `HandedBack`. */
+export function fencedProcessor<D = unknown, R = unknown, N extends string = string>(
+  gate: FencedGate,
+  options: FencedProcessorOptions<D, R, N> & { handlers: Record<string, FencedHandler<D, R, N>> },
+): Processor<D, R | HandedBack, N>;
 export function fencedProcessor<D = unknown, R = unknown, N extends string = string>(
   gate: FencedGate,
   options: FencedProcessorOptions<D, R, N>,
-  fn: (job: Job<D, R, N>, ctx: FencedJobContext) => Promise<R>,
-): Processor<D, R, N> {
+  fn: FencedHandler<D, R, N>,
+): Processor<D, R, N>;
+export function fencedProcessor<D = unknown, R = unknown, N extends string = string>(
+  gate: FencedGate,
+  options: FencedProcessorOptions<D, R, N>,
+  fn?: FencedHandler<D, R, N>,
+): Processor<D, R | HandedBack, N> {
+  const versions = checkVersionOptions(options, fn);
   // A function, not an arrow: BullMQ calls `this.processFn(job, token)` on the Worker.
-  return async function fenced(this: unknown, job: Job<D, R, N>, token?: string): Promise<R> {
-    const run = new FencedRun(gate, lockWatcherOf(this), job, token ?? '', options);
+  return async function fenced(
+    this: unknown,
+    queued: Job<D, R | HandedBack, N>,
+    token?: string,
+  ): Promise<R | HandedBack> {
+    // The job's result type differs only by the hand-back, which no handler ever returns.
+    const job = queued as Job<D, R, N>;
+    const run = new FencedRun(gate, lockWatcherOf(this), job, token ?? '', options, versions);
     try {
       await run.start();
     } catch (error) {
       run.stop();
-      throw error;
+      const version = mismatchVersion(error);
+      const queue = version === null ? undefined : options.versionQueues?.[version];
+      if (version === null || queue === undefined) throw error;
+      return await handBack(gate, job as Job, run.scope, version, queue);
+    }
+    const handler = fn ?? handlerOf(options, run.policyVersion, versions);
+    if (handler === undefined) {
+      await run.finish('failed').catch(() => undefined);
+      throw noVersionHere(run.scope, run.policyVersion ?? 'none', versions ?? []);
     }
     let result: R;
     try {
-      result = await fn(job, run.context());
+      result = await handler(job, run.context());
     } catch (error) {
       const retrying = job.attemptsMade + 1 < (job.opts.attempts ?? 1);
       await run.finish(retrying ? 'retrying' : 'failed').catch(() => undefined);
@@ -82,6 +135,39 @@ export function fencedProcessor<D = unknown, R = unknown, N extends string = str
     await run.finish('succeeded');
     return result;
   };
+}
+
+/** The handler versions (null for the single-handler form), refusing options that contradict. */
+function checkVersionOptions<D, R, N extends string>(
+  options: FencedProcessorOptions<D, R, N>,
+  fn: FencedHandler<D, R, N> | undefined,
+): string[] | null {
+  const refuse = (message: string, field: string): never => {
+    throw new FencegateError('invalid_request', message, { field });
+  };
+  if (options.handlers === undefined) {
+    if (typeof fn !== 'function') {
+      refuse('fencedProcessor needs a handler: a function, or handlers by version', 'handlers');
+    }
+    if (options.versionQueues !== undefined) {
+      refuse('versionQueues goes with handlers: name the versions this worker runs', 'handlers');
+    }
+    return null;
+  }
+  if (fn !== undefined) refuse('give handlers by version or one function, not both', 'handlers');
+  if (options.policyVersion !== undefined) {
+    refuse('give handlers by version or policyVersion, not both', 'policyVersion');
+  }
+  return handlerVersions(options.handlers);
+}
+
+function handlerOf<D, R, N extends string>(
+  options: FencedProcessorOptions<D, R, N>,
+  version: string | null,
+  versions: string[] | null,
+): FencedHandler<D, R, N> | undefined {
+  if (version === null || versions === null || !versions.includes(version)) return undefined;
+  return options.handlers?.[version];
 }
 
 class FencedRun<D, R, N extends string> {
@@ -100,9 +186,27 @@ class FencedRun<D, R, N extends string> {
     private readonly job: Job<D, R, N>,
     private readonly token: string,
     private readonly options: FencedProcessorOptions<D, R, N>,
+    /** The versions of the handlers, or null for one handler (and `policyVersion`, if any). */
+    private readonly versions: string[] | null,
   ) {
     this.#scope = options.scope(job);
     this.#jobId = ledgerJobId(job);
+  }
+
+  get scope(): string {
+    return this.#scope;
+  }
+
+  /** The version the grant says the scope runs. */
+  get policyVersion(): string | null {
+    return this.#lease?.grant.policyVersion ?? null;
+  }
+
+  #policy(): { policyVersion?: string; policyVersions?: string[] } {
+    if (this.versions !== null) return { policyVersions: this.versions };
+    return this.options.policyVersion === undefined
+      ? {}
+      : { policyVersion: this.options.policyVersion };
   }
 
   #unwatch: () => void = () => undefined;
@@ -145,9 +249,7 @@ class FencedRun<D, R, N extends string> {
         holder: fitName(`bullmq:${this.#jobId}:${escapeName(this.token)}`),
         ttlMs,
         job: this.#ledger(['reserved', 'running']),
-        ...(this.options.policyVersion === undefined
-          ? {}
-          : { policyVersion: this.options.policyVersion }),
+        ...this.#policy(),
       },
       { wait: true, signal: this.#lockLost },
     );
@@ -170,9 +272,13 @@ class FencedRun<D, R, N extends string> {
   context(): FencedJobContext {
     const lease = this.#requireLease();
     const scope = this.#scope;
+    const policyVersion = lease.grant.policyVersion;
+    // Commits of a handler by version are labelled with it: the version whose fence they carry.
+    const labelled = this.versions !== null && policyVersion !== null ? { policyVersion } : {};
     return {
       scope,
       fence: lease.fence,
+      policyVersion,
       // Read on demand: a run that never reads its signal never makes one (lazy-abort.ts).
       get signal() {
         return lease.signal;
@@ -184,6 +290,7 @@ class FencedRun<D, R, N extends string> {
         if (this.#lockLostError !== null) return refusedLocally(operationId, this.#lockLostError);
         const result = await this.gate.commit({
           ...request,
+          ...labelled,
           scope,
           fence: lease.fence,
           operationId,

@@ -7,7 +7,14 @@ export {
   fencedProcessor,
   type FencedCommit,
   type FencedGate,
+  type FencedHandler,
   type FencedJobContext,
   type FencedProcessorOptions,
 } from './fenced-processor.js';
 export { ledgerJobId, recordQueuedJobs, type JobLedger } from './job-ledger.js';
+export {
+  handBackJobId,
+  isHandedBack,
+  type HandBackQueue,
+  type HandedBack,
+} from './version-handlers.js';

@@ -79,6 +79,12 @@ export interface FencedCheckpointSaverOptions {
   /** Writes per commit; the store's limit (64 by default). */
   maxWrites?: number;
   serde?: SerializerProtocol;
+  /**
+   * The policy version this saver runs: its leases are acquired (and a thread new to the store
+   * pinned) under it, and its commits are labelled with it. A thread pinned to another version is
+   * refused `policy_mismatch` (`details.currentPolicyVersion`) before anything is written.
+   */
+  policyVersion?: string;
 }
 
 /** A value as the serializer typed it; the bytes as base64 so the record stays JSON. */
@@ -126,6 +132,8 @@ export class FencedCheckpointSaver extends BaseCheckpointSaver implements NodeEf
   readonly #landing: CheckpointLanding;
   /** Who holds this saver's leases: `options.holder`, or an id unique to this instance. */
   readonly holder: string;
+  /** The policy version the saver acquires and commits under, if it names one. */
+  readonly policyVersion: string | undefined;
 
   constructor(options: FencedCheckpointSaverOptions) {
     super(options.serde);
@@ -133,10 +141,17 @@ export class FencedCheckpointSaver extends BaseCheckpointSaver implements NodeEf
     this.#operatorGate = options.operatorGate ?? options.gate;
     this.#scopePrefix = options.scopePrefix ?? DEFAULT_SCOPE_PREFIX;
     this.holder = options.holder ?? `langgraph-saver-${randomUUID()}`;
-    this.#leases = new ThreadLeases(options.gate, this.holder, options.ttlMs ?? DEFAULT_TTL_MS);
+    this.policyVersion = options.policyVersion;
+    this.#leases = new ThreadLeases(
+      options.gate,
+      this.holder,
+      options.ttlMs ?? DEFAULT_TTL_MS,
+      options.policyVersion,
+    );
     this.#batch = new ThreadWriteBatch(options.gate, {
       maxWrites: options.maxWrites ?? DEFAULT_LIMITS.maxWrites,
       maxIntents: DEFAULT_LIMITS.maxIntents,
+      policyVersion: options.policyVersion,
     });
     this.#landing = new CheckpointLanding(options.ttlMs ?? DEFAULT_TTL_MS);
   }

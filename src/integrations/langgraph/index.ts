@@ -14,6 +14,7 @@ export {
   ThreadBusyError,
   isThreadBusyError,
   type RunThreadOptions,
+  type RunThreadByVersionOptions,
   type MultitaskStrategy,
   type RollbackReport,
 } from './run-thread.js';

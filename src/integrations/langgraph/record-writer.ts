@@ -27,6 +27,8 @@ export interface RecordBatch {
   purpose: string;
   /** Effects committed with the final commit, so with the record that makes the others reachable. */
   intents?: IntentRequest[];
+  /** The version the commits are made under (the saver's), labelling them in the audit log. */
+  policyVersion?: string;
 }
 
 /** Revision conflicts the writer resolves by reading again; more would mean another writer. */
@@ -70,6 +72,7 @@ async function writeChunk(
       scope: batch.scope,
       fence: batch.fence,
       operationId: operationId(batch, index, writes, intents),
+      ...(batch.policyVersion === undefined ? {} : { policyVersion: batch.policyVersion }),
       writes,
       ...(intents.length > 0 ? { intents } : {}),
     });

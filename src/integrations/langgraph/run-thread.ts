@@ -68,14 +68,35 @@ export interface RunThreadOptions<Input> {
   onRollback?: (report: RollbackReport) => void;
 }
 
+/** runThread's options with a graph per policy version instead of one graph. */
+export interface RunThreadByVersionOptions<Input, Output> extends RunThreadOptions<Input> {
+  /**
+   * The graph of each policy version (`{ v7: graphV7, v8: graphV8 }`): the run acquires the thread
+   * naming these versions and invokes the graph of the version the grant says the thread runs.
+   * The first version pins a thread new to the store outside any rollout.
+   */
+  graphs: Record<string, ThreadGraph<Input, Output>>;
+}
+
 const DEFAULT_TTL_MS = 30_000;
 const DEFAULT_POLL_MS = 100;
 
-export async function runThread<Input, Output>(
+/** A run of `graph` on the thread; its saver's `policyVersion`, if any, is the run's policy. */
+export function runThread<Input, Output>(
   graph: ThreadGraph<Input, Output>,
   options: RunThreadOptions<Input>,
+): Promise<Output>;
+/** A run of the graph of the thread's policy version. */
+export function runThread<Input, Output>(
+  options: RunThreadByVersionOptions<Input, Output>,
+): Promise<Output>;
+export async function runThread<Input, Output>(
+  graphOrOptions: ThreadGraph<Input, Output> | RunThreadByVersionOptions<Input, Output>,
+  maybeOptions?: RunThreadOptions<Input>,
 ): Promise<Output> {
-  const saver = fencedSaverOf(graph);
+  const { options, graphs, firstGraph } = graphsOfRun(graphOrOptions, maybeOptions);
+  const versions = graphs === null ? null : { graphs };
+  const saver = fencedSaverOf(firstGraph);
   const strategy = options.multitaskStrategy ?? 'reject';
   if (!MULTITASK_STRATEGIES.includes(strategy)) {
     throw new FencegateError(
@@ -96,7 +117,19 @@ export async function runThread<Input, Output>(
     scope: saver.scopeFor(threadId),
     holder: runHolder(options.holder, runId),
     ttlMs: options.ttlMs ?? DEFAULT_TTL_MS,
+    ...(versions === null
+      ? saverPolicy(saver)
+      : { policyVersions: versions.graphs.map(([version]) => version) }),
   };
+  for (const [version, graph] of versions?.graphs ?? []) {
+    if (fencedSaverOf(graph).scopeFor(threadId) !== request.scope) {
+      throw new FencegateError(
+        'invalid_request',
+        `the graphs by version must keep a thread in one scope; the saver of ${version} names another (give every saver the same scopePrefix)`,
+        { field: `graphs.${version}` },
+      );
+    }
+  }
   const { gate } = options;
   const lease = await claimThread(gate, request, strategy, {
     threadId,
@@ -106,6 +139,7 @@ export async function runThread<Input, Output>(
   const stopRenewing = keepRenewed(lease, request.ttlMs);
   let marker: MarkerState | null = null;
   try {
+    const graph = versions === null ? firstGraph : graphOfGrant(versions.graphs, lease, threadId);
     const previous = await readRunMarker(gate, request.scope);
     const interrupted = previous.marker;
     const unfinished = interrupted !== null && !interrupted.ended;
@@ -204,4 +238,65 @@ function requireThreadId(value: unknown): string {
   throw new FencegateError('invalid_request', 'threadId must be a non-empty string', {
     field: 'threadId',
   });
+}
+
+interface GraphsOfRun<Input, Output> {
+  /** The graphs by version, in the order given; null for one graph. */
+  graphs: [string, ThreadGraph<Input, Output>][] | null;
+  /** The one graph, or the first by version: its saver names the thread's scope. */
+  firstGraph: ThreadGraph<Input, Output>;
+  options: RunThreadOptions<Input>;
+}
+
+/** runThread's arguments in either form: `(graph, options)` or `({ graphs, ...options })`. */
+function graphsOfRun<Input, Output>(
+  graphOrOptions: ThreadGraph<Input, Output> | RunThreadByVersionOptions<Input, Output>,
+  options: RunThreadOptions<Input> | undefined,
+): GraphsOfRun<Input, Output> {
+  if (options !== undefined) {
+    if ('graphs' in options) {
+      throw new FencegateError(
+        'invalid_request',
+        'give runThread one graph and its options, or only options with graphs by version',
+        { field: 'graphs' },
+      );
+    }
+    return { graphs: null, firstGraph: graphOrOptions as ThreadGraph<Input, Output>, options };
+  }
+  const { graphs: byVersion, ...rest } = graphOrOptions as RunThreadByVersionOptions<Input, Output>;
+  const graphs =
+    typeof byVersion === 'object' && byVersion !== null ? Object.entries(byVersion) : [];
+  const first = graphs[0];
+  if (first === undefined) {
+    throw new FencegateError(
+      'invalid_request',
+      'runThread({ graphs }) needs a graph per policy version, e.g. { v7: graphV7, v8: graphV8 }',
+      { field: 'graphs' },
+    );
+  }
+  return { graphs, firstGraph: first[1], options: rest };
+}
+
+/** A single graph's policy: its saver's version, if the saver names one. */
+function saverPolicy(saver: FencedCheckpointSaver): { policyVersion?: string } {
+  return saver.policyVersion === undefined ? {} : { policyVersion: saver.policyVersion };
+}
+
+/**
+ * The graph of the version the grant says the thread runs. A takeover (interrupt, rollback) keeps
+ * the thread's version, which may be one this run has no graph for: nothing is written then.
+ */
+function graphOfGrant<Input, Output>(
+  graphs: [string, ThreadGraph<Input, Output>][],
+  lease: HeldLease,
+  threadId: string,
+): ThreadGraph<Input, Output> {
+  const version = lease.grant.policyVersion;
+  const found = graphs.find(([known]) => known === version);
+  if (found !== undefined) return found[1];
+  throw new FencegateError(
+    'policy_mismatch',
+    `thread ${threadId} runs policy ${version ?? 'none'}; this run has graphs for ${graphs.map(([known]) => known).join(', ')}`,
+    { currentPolicyVersion: version },
+  );
 }

@@ -5,7 +5,7 @@
  */
 import type { FencegateApi } from '../../api.js';
 import { isFencegateError } from '../../errors.js';
-import { HeldLease, acquireLease, type LeaseRequest } from '../lease-keeper.js';
+import { HeldLease, acquireLease, policyOf, type LeaseRequest } from '../lease-keeper.js';
 import { ThreadBusyError } from './thread-busy-error.js';
 import { waitForTurn } from './thread-tickets.js';
 
@@ -30,6 +30,7 @@ export async function claimThread(
       threadScope: request.scope,
       holder: request.holder,
       ttlMs: request.ttlMs,
+      policy: policyOf(request),
       pollMs: options.pollMs,
       signal: options.signal,
     });
@@ -41,9 +42,12 @@ export async function claimThread(
     if (strategy === 'reject') throw new ThreadBusyError(options.threadId, error);
   }
   const sentAt = Date.now();
+  // A takeover names one version at most: with several, it keeps the thread's, and the caller
+  // checks the grant's version is one it runs.
   const grant = await gate.takeover(request.scope, {
     holder: request.holder,
     ttlMs: request.ttlMs,
+    ...(request.policyVersion === undefined ? {} : { policyVersion: request.policyVersion }),
     reason: `${strategy}: a new run on thread ${options.threadId}`,
   });
   return new HeldLease(gate, request, grant, sentAt);

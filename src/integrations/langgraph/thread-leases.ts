@@ -23,6 +23,8 @@ export class ThreadLeases {
     private readonly gate: FencegateApi,
     private readonly holder: string,
     private readonly ttlMs: number,
+    /** The version the saver's leases are acquired and taken over under, if it names one. */
+    private readonly policyVersion?: string,
   ) {}
 
   /** The lease on `scope`, acquired now if this saver holds none. */
@@ -102,12 +104,14 @@ export class ThreadLeases {
     const grant = await this.gate.takeover(request.scope, {
       holder: request.holder,
       ttlMs: request.ttlMs,
+      ...(this.policyVersion === undefined ? {} : { policyVersion: this.policyVersion }),
     });
     return new HeldLease(this.gate, request, grant, sentAt);
   }
 
   #request(scope: string): LeaseRequest {
-    return { scope, holder: this.holder, ttlMs: this.ttlMs };
+    const policy = this.policyVersion === undefined ? {} : { policyVersion: this.policyVersion };
+    return { scope, holder: this.holder, ttlMs: this.ttlMs, ...policy };
   }
 
   #keep(scope: string, lease: Promise<HeldLease>): void {

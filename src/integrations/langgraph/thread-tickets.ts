@@ -11,7 +11,13 @@ import type { FencegateApi } from '../../api.js';
 import { isLive } from '../../core/lease-rules.js';
 import { FencegateError, isFencegateError } from '../../errors.js';
 import type { ScopeState } from '../../types.js';
-import { acquireLease, sleep, type HeldLease, type LeaseRequest } from '../lease-keeper.js';
+import {
+  acquireLease,
+  sleep,
+  type HeldLease,
+  type LeaseRequest,
+  type PolicyChoice,
+} from '../lease-keeper.js';
 import { keepRenewed } from './lease-renewal.js';
 
 const PAGE = 100;
@@ -23,6 +29,8 @@ export interface TurnRequest {
   threadScope: string;
   holder: string;
   ttlMs: number;
+  /** The policy the run acquires the thread under (not its place in the line). */
+  policy?: PolicyChoice;
   /** How often a waiter looks at the line and at the thread. */
   pollMs: number;
   signal?: AbortSignal | undefined;
@@ -139,6 +147,7 @@ function tryAcquire(gate: FencegateApi, request: TurnRequest): Promise<HeldLease
     scope: request.threadScope,
     holder: request.holder,
     ttlMs: request.ttlMs,
+    ...request.policy,
   });
 }
 

@@ -33,6 +33,8 @@ export interface ThreadWrite {
 export interface CommitSize {
   maxWrites: number;
   maxIntents: number;
+  /** The version the commits are made under, if the saver names one. */
+  policyVersion?: string | undefined;
 }
 
 interface Waiting {
@@ -141,6 +143,9 @@ export class ThreadWriteBatch {
         records: mergeRecords(writes),
         purpose: writes.map((write) => write.purpose).join('\n'),
         intents: mergeIntents(writes),
+        ...(this.#size.policyVersion === undefined
+          ? {}
+          : { policyVersion: this.#size.policyVersion }),
       },
       this.#size.maxWrites,
     );

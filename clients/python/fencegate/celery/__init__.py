@@ -23,9 +23,11 @@ from .names import default_scope, ledger_job_id, result_record
 from .queued import record_queued, record_queued_tasks
 from .superseded import TaskSupersededError
 from .task_fence import TaskFence
+from .versions import TaskHandedBack
 
 __all__ = [
     "TaskFence",
+    "TaskHandedBack",
     "TaskSupersededError",
     "default_scope",
     "fenced_task",

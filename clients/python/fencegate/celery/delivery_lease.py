@@ -25,6 +25,7 @@ class DeliveryLease(LeaseKeeper):
         super().__init__(client, scope, delivery.holder, options.ttl_ms, options.policy_version)
         self.delivery = delivery
         self.wait_s = options.wait_s
+        self.policy_versions = options.policy_versions
 
     def lose(self, error: FencegateError) -> None:
         """Marks the lease lost: a commit was refused for want of authority."""
@@ -41,6 +42,7 @@ class DeliveryLease(LeaseKeeper):
                     self.ttl_ms,
                     self.policy_version,
                     job=self.delivery.ledger("reserved", "running"),
+                    policy_versions=self.policy_versions,
                 )
             except LeaseHeldError as held:
                 current = str(held.details.get("holder", ""))
@@ -51,6 +53,7 @@ class DeliveryLease(LeaseKeeper):
                 time.sleep(min(1.0, max(0.05, deadline - time.monotonic())))
 
     def _take_over(self, replaced: str) -> Grant:
+        # A task by version keeps the scope's version: the grant says which body runs, if any.
         grant = self.client.takeover(
             self.scope,
             self.holder,

@@ -10,7 +10,7 @@ Celery's ``Ignore``, reporting nothing, so the result backend shows the accepted
 
 import functools
 import inspect
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Mapping, Optional
 
 from celery import Task
 from celery.exceptions import Retry
@@ -19,8 +19,10 @@ from .._methods import ClientApi
 from .._shapes import is_blocking_client
 from .names import TaskDelivery
 from .options import FENCED_TASK_OPTIONS, FencedTaskOptions, ScopeOf
+from .superseded import TaskSupersededError
 from .task_fence import TaskFence
 from .task_run import TaskRun, require_json
+from .versions import VersionRouting, check_versions
 
 
 def fenced_task(
@@ -29,6 +31,8 @@ def fenced_task(
     ttl_ms: int = 30_000,
     policy_version: Optional[str] = None,
     wait_s: Optional[float] = None,
+    versions: Optional[Mapping[str, Callable[..., Any]]] = None,
+    version_queues: Optional[Mapping[str, str]] = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorates ``body(task, fence, *args, **kwargs)``; put it under
     ``@app.task(bind=True, acks_late=True)``.
@@ -39,6 +43,13 @@ def fenced_task(
     it while the body runs. ``policy_version`` pins the scope's policy and records the task in the
     jobs ledger, so a cutover covers it. ``wait_s`` (default twice the ttl) is how long a delivery
     waits out a lease held by something other than a delivery of the same task.
+
+    ``versions`` gives a body per policy version (``{"v7": compact_v7, "v8": compact_v8}``), each
+    taking the decorated function's arguments; the decorated function then only names the task and
+    its arguments. A delivery acquires naming these versions and runs the body of the version the
+    scope runs. ``version_queues`` names the queue of each version this worker has no body for (a
+    fleet per version): a task whose scope runs such a version is sent there under its own id and
+    this delivery reports nothing (Celery's ``Ignore``). Not with ``policy_version``.
     """
     if not is_blocking_client(client):
         raise TypeError(
@@ -48,9 +59,13 @@ def fenced_task(
     if scope is not None and not callable(scope):
         raise TypeError("fenced_task(scope=...) is a function (task, *args, **kwargs) -> str")
     waits = wait_s if wait_s is not None else 2 * ttl_ms / 1000.0
-    options = FencedTaskOptions(scope, ttl_ms, policy_version, waits)
+    by_version, queues = check_versions(versions, version_queues, policy_version)
+    options = FencedTaskOptions(scope, ttl_ms, policy_version, waits, by_version, queues)
+    routing = VersionRouting(options)
 
     def decorate(body: Callable[..., Any]) -> Callable[..., Any]:
+        routing.check_signatures(body)
+
         @functools.wraps(body)
         def run(task: Task, *args: Any, **kwargs: Any) -> Any:
             task_id = _task_id(task, body)
@@ -60,17 +75,13 @@ def fenced_task(
             found, stored = delivery.stored_result()
             if found:
                 return stored
-            fence = delivery.start()
+            fence = routing.start(delivery, task, args, kwargs)
             try:
-                # Checked again with the scope taken: a run may have committed in between.
-                found, value = delivery.stored_result()
-                if not found:
-                    value = body(task, fence, *args, **kwargs)
-                    require_json(value)
-            except BaseException as error:
-                delivery.fail(_state_after(task, error), error)
+                return _deliver(task, fence, delivery, routing.body_for(fence, body), args, kwargs)
+            except TaskSupersededError:
+                # A rollout's step or rollback moved the scope to another version meanwhile.
+                routing.follow_the_scope(delivery, fence, task, args, kwargs)
                 raise
-            return delivery.finish_stored(value) if found else delivery.commit_result(value)
 
         # Celery checks a call's arguments against the signature: the body's, without the fence.
         run.__signature__ = _without_fence(body)  # type: ignore[attr-defined]
@@ -79,6 +90,28 @@ def fenced_task(
         return run
 
     return decorate
+
+
+def _deliver(
+    task: Task,
+    fence: TaskFence,
+    delivery: TaskRun,
+    body: Callable[..., Any],
+    args: Any,
+    kwargs: Any,
+) -> Any:
+    """Runs the body under the delivery's fence and commits its result, unless a run of the task
+    committed one already."""
+    try:
+        # Checked again with the scope taken: a run may have committed in between.
+        found, value = delivery.stored_result()
+        if not found:
+            value = body(task, fence, *args, **kwargs)
+            require_json(value)
+    except BaseException as error:
+        delivery.fail(_state_after(task, error), error)
+        raise
+    return delivery.finish_stored(value) if found else delivery.commit_result(value)
 
 
 def _task_id(task: Any, body: Callable[..., Any]) -> str:

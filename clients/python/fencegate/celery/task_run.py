@@ -47,6 +47,11 @@ class TaskRun:
         self.fence = TaskFence(self.lease, self.delivery.task_id)
         return self.fence
 
+    def give_back(self) -> None:
+        """Releases the scope taken without running the body: the task belongs to another
+        version's queue."""
+        self.lease.stop(release=True)
+
     def commit_result(self, value: Any) -> Any:
         """Commits the result with the staged intents, releasing the scope; returns the result."""
         fence = self._started()

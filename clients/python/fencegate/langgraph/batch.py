@@ -178,7 +178,15 @@ def _joined(calls: List[_Call]) -> Batch:
         for intent in call.batch.intents:
             by_key[intent.effect_key] = intent
     records = list(by_name.values())
-    return Batch(first.thread_id, first.scope, first.fence, records, purpose, list(by_key.values()))
+    return Batch(
+        first.thread_id,
+        first.scope,
+        first.fence,
+        records,
+        purpose,
+        list(by_key.values()),
+        first.policy_version,
+    )
 
 
 def _answer(calls: List[_Call], error: Optional[BaseException]) -> None:

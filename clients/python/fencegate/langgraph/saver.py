@@ -81,7 +81,10 @@ class FencedCheckpointSaver(BaseCheckpointSaver[int]):
     first, the ``a``-methods the second. ``holder`` (default: an id unique to this saver) holds
     the lease of a run that brings no fence of its own, renewed every third of ``ttl_ms``.
     ``operator_client`` / ``operator_aclient`` delete threads, an operator action (default:
-    ``client`` / ``aclient``, which then need an operator token for it).
+    ``client`` / ``aclient``, which then need an operator token for it). ``policy_version``
+    names the policy the saver runs: its leases are acquired (pinning a thread new to the store)
+    and taken over under it and its commits are labelled with it; a thread pinned to another
+    version is refused ``PolicyMismatchError`` before anything is written.
     """
 
     def __init__(
@@ -96,6 +99,7 @@ class FencedCheckpointSaver(BaseCheckpointSaver[int]):
         scope_prefix: str = DEFAULT_SCOPE_PREFIX,
         max_writes: int = DEFAULT_MAX_WRITES,
         serde: Optional[SerializerProtocol] = None,
+        policy_version: Optional[str] = None,
     ) -> None:
         super().__init__(serde=serde)
         # ``client`` may be either shape: an AsyncClient given there is the saver's aclient.
@@ -120,6 +124,8 @@ class FencedCheckpointSaver(BaseCheckpointSaver[int]):
         self.ttl_ms = ttl_ms
         self.scope_prefix = scope_prefix
         self.max_writes = max_writes
+        #: The policy version the saver acquires, takes over and commits under (None: none).
+        self.policy_version = policy_version
         self._leases = ThreadLeases(blocking, aclient, ttl_ms)
         #: The asynchronous half's writes on one thread go out together (batch.py).
         self._batch = ThreadWriteBatch(max_writes)
@@ -440,12 +446,19 @@ class FencedCheckpointSaver(BaseCheckpointSaver[int]):
         # the first even within one saver.
         holder = f"{self.holder}:{uuid.uuid4().hex[:12]}"
         try:
-            grant = yield call("acquire", scope, holder, self.ttl_ms)
+            grant = yield call(
+                "acquire", scope, holder, self.ttl_ms, policy_version=self.policy_version
+            )
         except (LeaseHeldError, ScopeDeletedError):
             # Held by a live owner, or deleted: a claim takes it over (a deleted thread starts
             # again, as in the TypeScript saver).
             grant = yield call(
-                "takeover", scope, holder, ttl_ms=self.ttl_ms, reason="claim_write_ownership"
+                "takeover",
+                scope,
+                holder,
+                ttl_ms=self.ttl_ms,
+                policy_version=self.policy_version,
+                reason="claim_write_ownership",
             )
         lease = self._leases.hold(scope, holder, grant.fence)
         return WriteOwner(self, thread_id, lease)
@@ -465,7 +478,8 @@ class FencedCheckpointSaver(BaseCheckpointSaver[int]):
             log.warning("thread %r was deleted: a late write to it is not stored", thread_id)
             return False
         try:
-            yield Joined(Batch(thread_id, scope, fence, records, purpose, intents), self._batch)
+            batch = Batch(thread_id, scope, fence, records, purpose, intents, self.policy_version)
+            yield Joined(batch, self._batch)
         except StaleWriteOwnerError:
             # A superseded writer's staged effects are refused with its writes, never handed on.
             self._effects.drop_writer(scope, self._writer(config))
@@ -491,7 +505,9 @@ class FencedCheckpointSaver(BaseCheckpointSaver[int]):
             return held.fence
         # LangGraph's first run of a thread writes its checkpoint and task writes at once: they
         # share one acquire rather than each sending its own.
-        acquire = call("acquire", scope, self.holder, self.ttl_ms)
+        acquire = call(
+            "acquire", scope, self.holder, self.ttl_ms, policy_version=self.policy_version
+        )
         try:
             grant = yield Shared((scope, self.holder), acquire, self._leases.acquiring)
         except ScopeDeletedError:

@@ -43,6 +43,8 @@ class Batch:
     purpose: str
     #: Effects nodes staged (effects.py), committed with the last commit of the batch.
     intents: Sequence[Intent] = ()
+    #: The version the commits are made under (the saver's), labelling them in the audit log.
+    policy_version: Optional[str] = None
 
 
 def write_records(batch: Batch, max_writes: int = DEFAULT_MAX_WRITES) -> "SaverSteps[None]":
@@ -80,6 +82,7 @@ def _write_chunk(
             operation_id=operation_id(batch, index, writes, intents),
             writes=writes,
             intents=intents,
+            policy_version=batch.policy_version,
         )
         if result.committed:
             return

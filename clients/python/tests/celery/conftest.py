@@ -42,13 +42,14 @@ class Workers:
         self.logs = logs
         self.processes: List[subprocess.Popen] = []
 
-    def start(self, name: str, timeout: float = 30.0) -> None:
-        """Starts a worker process and waits until it consumes."""
+    def start(self, name: str, timeout: float = 30.0, **env: str) -> None:
+        """Starts a worker process (with ``env`` added to the test's) and waits until it
+        consumes."""
         log = self.logs / f"{name}.log"
         with open(log, "w") as out:
             child = subprocess.Popen(
                 [sys.executable, str(HERE / "worker.py"), f"{name}@{self.env['FG_CELERY_PREFIX']}"],
-                env=self.env,
+                env={**self.env, **env},
                 cwd=str(HERE),
                 stdout=out,
                 stderr=subprocess.STDOUT,

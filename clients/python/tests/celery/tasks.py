@@ -102,6 +102,47 @@ def refund_order(task, fence, order, amount=None):
     return on_order(task, fence, "refund", order, amount)
 
 
+#: The queue of each policy version's fleet, and which fleet this process is (FG_CELERY_FLEET):
+#: "v7" or "v8" runs that version and hands the other back, "both" runs either.
+VERSION_QUEUES = {"v7": f"{PREFIX}v7", "v8": f"{PREFIX}v8"}
+FLEET = os.environ.get("FG_CELERY_FLEET") or "both"
+#: How long a held v8 body waits for the test to let it commit.
+HOLD_S = 30.0
+
+
+def workflow_scope(task, workflow):
+    return f"celery/wf/{workflow}"
+
+
+def compact_v7(task, fence, workflow):
+    return {"workflow": workflow, "version": "v7", "fence": fence.fence}
+
+
+def compact_v8(task, fence, workflow):
+    """Held before its result's commit while the test keeps ``hold:<workflow>`` set."""
+    if marks.get(key(f"hold:{workflow}")):
+        marks.set(key(f"started:{workflow}"), fence.fence)
+        deadline = time.monotonic() + HOLD_S
+        while marks.get(key(f"hold:{workflow}")) and time.monotonic() < deadline:
+            time.sleep(0.02)
+    return {"workflow": workflow, "version": "v8", "fence": fence.fence}
+
+
+_BODIES = {"v7": compact_v7, "v8": compact_v8}
+_RUNS = ["v7", "v8"] if FLEET == "both" else [FLEET]
+
+
+@app.task(bind=True, acks_late=True)
+@fenced_task(
+    client=client,
+    scope=workflow_scope,
+    versions={version: _BODIES[version] for version in _RUNS},
+    version_queues={v: q for v, q in VERSION_QUEUES.items() if v not in _RUNS},
+)
+def compact(task, fence, workflow):
+    """Names the task and its arguments; the body of the scope's version runs."""
+
+
 @task_postrun.connect
 def record_state(task_id=None, state=None, **_):
     """What Celery itself made of each run: SUCCESS, IGNORED, FAILURE."""

@@ -1,5 +1,6 @@
 """A Celery worker process, started through Celery's Python API (no command line)."""
 
+import os
 import sys
 
 from tasks import app
@@ -13,4 +14,6 @@ if __name__ == "__main__":
         without_heartbeat=True,
         without_mingle=True,
         without_gossip=True,
+        # A fleet of one policy version consumes that version's queue (FG_CELERY_QUEUE).
+        queues=os.environ.get("FG_CELERY_QUEUE") or None,
     ).start()

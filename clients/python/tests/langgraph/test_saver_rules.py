@@ -180,3 +180,25 @@ def test_each_saver_holds_under_an_id_of_its_own(tokens):
     first, second = tokens.saver(), tokens.saver()
     assert first.holder != second.holder
     assert tokens.saver(holder="agent-7").holder == "agent-7"
+
+
+def test_a_saver_naming_a_policy_acquires_and_commits_under_it(make_saver, tenant):
+    operator = tenant.operator()
+    for version in ("v7", "v8"):
+        operator.register_policy(version)
+    v8 = make_saver(policy_version="v8")
+    v7 = make_saver(policy_version="v7")
+    thread_id = str(uuid4())
+    v8.put(config(thread_id), checkpoint(), metadata(), {})
+    scope = v8.scope_for(thread_id)
+    assert operator.get_scope(scope).policy_version == "v8"
+    commits = operator.audit(scope=scope, kind="commit")["items"]
+    assert commits and {entry["policyVersion"] for entry in commits} == {"v8"}
+
+    # A saver of the other version is refused the thread before it writes anything.
+    with pytest.raises(fencegate.PolicyMismatchError) as caught:
+        v7.put(config(thread_id), checkpoint(), metadata(), {})
+    assert caught.value.details["currentPolicyVersion"] == "v8"
+    with pytest.raises(fencegate.PolicyMismatchError):
+        v7.claim_write_ownership(thread_id)
+    assert len(operator.audit(scope=scope, kind="commit")["items"]) == len(commits)
