@@ -138,7 +138,7 @@ export interface CancelIntentsRequest {
 }
 
 export interface CancelIntentsResult {
-  /** The effect keys now cancelled, in key order. */
+  /** The effect keys of the range's intents now cancelled (by it or before), in key order. */
   cancelled: string[];
 }
 

@@ -145,6 +145,39 @@ describe.skipIf(noEtcd)('the etcd store', () => {
     expect((await gate.getRecord('big', 'r0')).exists).toBe(true);
   });
 
+  it('cancelIntents on a scope with more intents than one Txn compares is invalid_request naming the limit, and changes nothing', async () => {
+    const first = await gate.acquire({ scope: 'many-intents', holder: 'run-1', ttlMs: 60_000 });
+    for (let batch = 0; batch < 9; batch += 1) {
+      const result = await gate.commit({
+        scope: 'many-intents',
+        fence: first.fence,
+        operationId: `many-intents-${batch}`,
+        intents: Array.from({ length: 16 }, (_, i) => ({
+          effectKey: `many-${batch}-${i}`,
+          target: 'notify',
+          payload: {},
+        })),
+      });
+      expect(result.outcome).toBe('committed');
+    }
+    const current = await gate.takeover('many-intents', { holder: 'run-2', ttlMs: 60_000 });
+    const error = await gate
+      .cancelIntents({
+        scope: 'many-intents',
+        holder: 'run-2',
+        fence: current.fence,
+        committedFrom: first.fence,
+      })
+      .catch((caught: unknown) => caught);
+    expect(isFencegateError(error) && error.code).toBe('invalid_request');
+    expect(isFencegateError(error) && error.message).toMatch(/--max-txn-ops/);
+    expect((await gate.getIntent('many-0-0'))?.status).toBe('pending');
+    expect(await gate.getScope('many-intents')).toMatchObject({
+      fence: current.fence,
+      holder: 'run-2',
+    });
+  });
+
   it('capabilities: etcd bounds a transaction', () => {
     expect(gate.store.capabilities).toMatchObject({
       transaction: { maxOps: 128, keysPerIntent: 3 },

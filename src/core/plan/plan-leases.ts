@@ -376,7 +376,7 @@ export function planCancel(
  * The holder cancels the pending intents of the runs it superseded: those committed under a fence
  * from `committedFrom` up to, not including, its own. Its fence stays; the intents its own
  * commits made, and the older runs' ones, are untouched. Claimed intents are being delivered and
- * stay as they are.
+ * stay as they are. Answers every intent of that range now cancelled, so a resend answers the same.
  */
 export function planCancelIntents(
   snapshot: Snapshot,
@@ -401,12 +401,24 @@ export function planCancelIntents(
     request.reason ?? null,
     row.fence,
   );
-  const cancelled = cancels.put.flatMap((put) => (put.type === 'intent' ? [put.effectKey] : []));
+  const cancelledNow = cancels.put.flatMap((put) => (put.type === 'intent' ? [put.effectKey] : []));
+  // The answer names every intent of the range that is cancelled, by this request or before it,
+  // so the same request resent after a lost reply answers what the first one did.
+  const cancelledBefore = snapshot.list({ type: 'scopeIntents', scope }).filter((effectKey) => {
+    const intent = snapshot.get({ type: 'intent', effectKey });
+    return (
+      intent !== null &&
+      intent.status === 'cancelled' &&
+      intent.fence >= request.committedFrom &&
+      intent.fence < row.fence
+    );
+  });
+  const cancelled = [...new Set([...cancelledNow, ...cancelledBefore])].sort();
   return {
     expect: [scopeRef(scope), ...cancels.expect],
     put: cancels.put,
     audit: cancels.audit,
-    answer: { ok: true, value: { cancelled: cancelled.sort() } },
+    answer: { ok: true, value: { cancelled } },
   };
 }
 
