@@ -39,6 +39,11 @@ export interface StoreOptions {
    * `reopen` always opens handles of their own.
    */
   warmConnections?: boolean;
+  /**
+   * The scopes one cutover chunk moves on SQLite and PostgreSQL (tests of interrupted cutovers
+   * need a few small chunks). etcd ignores it: its chunk is what one Txn holds.
+   */
+  cutoverChunk?: number;
 }
 
 export interface OpenedStore {
