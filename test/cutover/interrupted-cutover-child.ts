@@ -3,10 +3,11 @@
  * interrupted-cutover.test.ts. Arguments: STORE_URL CUTOVER_ID SCOPE_COUNT.
  */
 import { Fencegate } from '../../src/gate.js';
+import { openChunked } from './chunked-store.js';
 
 const [url, cutoverId, countText] = process.argv.slice(2);
 const count = Number(countText);
-const gate = await Fencegate.open({ store: url! });
+const gate = await Fencegate.open({ store: await openChunked(url!) });
 process.stdout.write('ready\n');
 await gate.cutover({
   cutoverId: cutoverId!,

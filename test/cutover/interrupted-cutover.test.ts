@@ -6,7 +6,13 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { isFencegateError } from '../../src/errors.js';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { tempDir } from '../helpers/temp-dir.js';
 import { verifyStore } from '../../src/audit/verify.js';
 import { Fencegate } from '../../src/gate.js';
 import type { CutoverRequest, ScopeState } from '../../src/types.js';
@@ -16,14 +22,14 @@ import {
   type TestStoreKind,
   type StoreFactory,
 } from '../helpers/stores.js';
-import { CUTOVER_CHUNK } from '../../src/core/cutover-rules.js';
+import { CHUNK } from './chunked-store.js';
 import { countBy, HOUR, readAudit, registerPolicies, scopeName } from './cutover-helpers.js';
 
 /**
- * Three chunks: the kill is sent once the first has committed, so it lands before the last but in
- * a rare run, which prepares again.
+ * Six chunks (of CHUNK scopes; on etcd, of what one Txn holds): the kill is sent once the first
+ * has committed, so it lands before the last but in a rare run, which prepares again.
  */
-const SCOPES = 3 * CUTOVER_CHUNK;
+const SCOPES = 6 * CHUNK;
 const CUTOVER_ID = 'resumable-v8';
 const REQUEST: CutoverRequest = {
   cutoverId: CUTOVER_ID,
@@ -39,7 +45,7 @@ const CHILD = new URL('./interrupted-cutover-child.ts', import.meta.url).pathnam
  * process and this one share store time.
  */
 async function prepare(stores: StoreFactory): Promise<{ gate: Fencegate; url: string }> {
-  const { store, url } = await stores.open({ groupCommit: true });
+  const { store, url } = await stores.open({ groupCommit: true, cutoverChunk: CHUNK });
   const gate = await Fencegate.open({ store });
   await registerPolicies(gate);
   for (let start = 0; start < SCOPES; start += 500) {
@@ -184,3 +190,38 @@ describe.each(AREA_STORES)('an interrupted cutover on $name', (kind) => {
     // that outlasts the default 30 s.
   }, 120_000);
 });
+
+describe('the cutoverChunk test option', () => {
+  const dir = tempDir();
+
+  it('is refused unless a whole number from 1 to 1,000, before anything is opened', async () => {
+    const path = join(dir.path, 'never.db');
+    try {
+      for (const cutoverChunk of [0, -1, 1.5, 1001, Number.NaN]) {
+        const sqlite = caught(() => SqliteStore.open({ path, cutoverChunk }));
+        expect(isFencegateError(sqlite) && sqlite.code).toBe('invalid_request');
+        expect((sqlite as Error).message).toContain(
+          'cutoverChunk must be a whole number from 1 to 1000',
+        );
+        // Nothing listens on port 1: a store that connected first would be store_unavailable.
+        const postgres = await PostgresStore.open({
+          url: 'postgres://nobody@127.0.0.1:1/none',
+          cutoverChunk,
+        }).catch((error: unknown) => error);
+        expect(isFencegateError(postgres) && postgres.code).toBe('invalid_request');
+      }
+      expect(existsSync(path)).toBe(false);
+    } finally {
+      dir.cleanup();
+    }
+  });
+});
+
+function caught(open: () => unknown): unknown {
+  try {
+    open();
+  } catch (error) {
+    return error;
+  }
+  return undefined;
+}

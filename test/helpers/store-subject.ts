@@ -32,7 +32,7 @@ export function storeSubjects(kind: TestStoreKind, label: string): StoreSubjects
   return {
     createStore: async () => {
       const clock = new ManualClock();
-      const { store, url } = await stores.open({ clock, warmConnections: true });
+      const { store, url } = await stores.open({ clock });
       const gate = await Fencegate.open({ store });
       const extra: Fencegate[] = [];
       return {

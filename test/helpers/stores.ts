@@ -34,11 +34,17 @@ export interface StoreOptions {
   /** Batch concurrent commits, as the server runs the store. */
   groupCommit?: boolean;
   /**
-   * For a file that opens a store per case: the store may take its connections from ones the
-   * factory keeps across its stores (PostgreSQL: a new server connection costs tens of ms of CPU).
-   * `reopen` always opens handles of their own.
+   * Whether the store takes its connections from ones the factory keeps across the stores it
+   * opens (PostgreSQL: a new server connection costs tens of ms of CPU, a pool's first ~0.2 s).
+   * `open` does unless told false (a test of the store's own pool, or one that holds more
+   * connections at once than the kept pool has); `reopen` always opens handles of their own.
    */
   warmConnections?: boolean;
+  /**
+   * The scopes one cutover chunk moves on SQLite and PostgreSQL (tests of interrupted cutovers
+   * need a few small chunks). etcd ignores it: its chunk is what one Txn holds.
+   */
+  cutoverChunk?: number;
 }
 
 export interface OpenedStore {

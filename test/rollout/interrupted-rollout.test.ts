@@ -18,18 +18,19 @@ import {
   type TestStoreKind,
 } from '../helpers/stores.js';
 import { HOUR, readAudit, registerPolicies } from '../cutover/cutover-helpers.js';
+import { CHUNK } from '../cutover/chunked-store.js';
 import { ROLLOUT, scopeName } from './rollout-fixture.js';
 
 const CHILD = new URL('./interrupted-rollout-child.ts', import.meta.url).pathname;
 const ROLLOUT_ID = ROLLOUT.rolloutId!;
 
 /**
- * Enough scopes for three chunks of a step or the rollback, so a kill lands between two of them:
- * a chunk is 1,000 scopes on SQLite and PostgreSQL, and on etcd as many as one Txn holds (31 with
- * etcd's default --max-txn-ops).
+ * Enough scopes for several chunks of a step or the rollback, so a kill lands between two of them:
+ * a chunk is CHUNK scopes on SQLite and PostgreSQL here, and on etcd as many as one Txn holds (31
+ * with etcd's default --max-txn-ops).
  */
 function scopesOn(kind: TestStoreKind): number {
-  return kind.name.startsWith('etcd') ? 120 : 3000;
+  return kind.name.startsWith('etcd') ? 120 : 6 * CHUNK;
 }
 
 /** A fresh store with `scopes` scopes on v7, released at fence 1. */
@@ -37,7 +38,7 @@ async function prepare(
   stores: StoreFactory,
   scopes: number,
 ): Promise<{ gate: Fencegate; url: string }> {
-  const { store, url } = await stores.open({ groupCommit: true });
+  const { store, url } = await stores.open({ groupCommit: true, cutoverChunk: CHUNK });
   const gate = await Fencegate.open({ store });
   await registerPolicies(gate);
   for (let start = 0; start < scopes; start += 500) {

@@ -13,7 +13,7 @@ import type { SizedPage } from '../../core/record-page.js';
 import type { Clock } from '../../core/clock.js';
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
 import { UNBOUNDED_TRANSACTIONS } from '../../core/transaction-limits.js';
-import { CUTOVER_CHUNK } from '../../core/cutover-rules.js';
+import { CUTOVER_CHUNK, cutoverChunkOf } from '../../core/cutover-rules.js';
 import type {
   AuditPage,
   AuditQuery,
@@ -114,6 +114,8 @@ export interface PostgresStoreOptions {
    * CPU before its first statement. Typed loosely so that the public types need no pg.
    */
   lentPool?: unknown;
+  /** Tests only: the scopes one cutover chunk moves, 1 to 1,000 (default 1,000). */
+  cutoverChunk?: number;
   /** The schema holding fencegate's tables and functions (default `fencegate`, or `?schema=`). */
   schema?: string;
   pool?: PostgresPoolOptions;
@@ -131,6 +133,7 @@ export class PostgresStore extends PlannedStore implements Store {
   readonly schema: string;
   readonly #connection: PostgresConnection;
   readonly #clock: Clock | undefined;
+  readonly #planLimits: PlanLimits;
   readonly #engine: PostgresEngine;
   /** Group commit, or null when each write goes alone. */
   readonly #batcher: PostgresBatcher | null;
@@ -149,6 +152,7 @@ export class PostgresStore extends PlannedStore implements Store {
     this.#connection = connection;
     this.schema = schema;
     this.#clock = options.clock;
+    this.#planLimits = { ...PLAN_LIMITS, cutoverChunk: cutoverChunkOf(options.cutoverChunk) };
     this.#engine = engine;
     this.#calls = {
       schema,
@@ -172,6 +176,7 @@ export class PostgresStore extends PlannedStore implements Store {
 
   /** Connects, applies missing migrations, and returns the store; store_unavailable if unreachable. */
   static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
+    cutoverChunkOf(options.cutoverChunk);
     const parsed = parsePostgresUrl(options.url);
     const schema = requireSchema(options.schema ?? parsed.schema ?? DEFAULT_SCHEMA);
     const connection = new PostgresConnection(
@@ -260,7 +265,7 @@ export class PostgresStore extends PlannedStore implements Store {
   }
 
   protected planLimits(): PlanLimits {
-    return PLAN_LIMITS;
+    return this.#planLimits;
   }
 
   /** Entries up to the audit horizon read now happened before the cutover's first step. */

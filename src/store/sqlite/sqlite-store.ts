@@ -13,7 +13,7 @@ import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
 import { claimResult, completionResult } from '../../core/plan/plan-intents.js';
 import type { Answer, Snapshot, Transition } from '../../core/plan/transition.js';
 import { UNBOUNDED_TRANSACTIONS } from '../../core/transaction-limits.js';
-import { CUTOVER_CHUNK } from '../../core/cutover-rules.js';
+import { CUTOVER_CHUNK, cutoverChunkOf } from '../../core/cutover-rules.js';
 import { isFencegateError } from '../../errors.js';
 import type {
   AuditPage,
@@ -119,6 +119,8 @@ export interface SqliteStoreOptions {
   syncFile?: SyncFile;
   /** When checkpoints move to a thread of their own (sqlite-checkpointer.ts). */
   checkpoints?: CheckpointOptions;
+  /** Tests only: the scopes one cutover chunk moves, 1 to 1,000 (default 1,000). */
+  cutoverChunk?: number;
 }
 
 /** One write of a batch: its plan answers (a refusal is an answer), it never throws one. */
@@ -152,6 +154,7 @@ export class SqliteStore extends PlannedStore implements Store {
   readonly #statements: SqliteStatements;
   readonly #rows: SqliteRowStatements;
   readonly #clock: Clock;
+  readonly #planLimits: PlanLimits;
   readonly #busyTimeoutMs: number;
   readonly #groupCommitter: GroupCommitter<WriteJob, unknown> | null;
   /** Syncs the WAL off the event loop when the store is FULL (sqlite-wal-sync.ts). */
@@ -173,6 +176,7 @@ export class SqliteStore extends PlannedStore implements Store {
     this.#statements = new SqliteStatements(db);
     this.#rows = new SqliteRowStatements(db);
     this.#clock = options.clock ?? systemClock;
+    this.#planLimits = { ...PLAN_LIMITS, cutoverChunk: cutoverChunkOf(options.cutoverChunk) };
     this.#busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
     this.capabilities = {
       transaction: UNBOUNDED_TRANSACTIONS,
@@ -188,6 +192,7 @@ export class SqliteStore extends PlannedStore implements Store {
    * for an fdatasync of the WAL off the event loop (sqlite-wal-sync.ts).
    */
   static open(options: SqliteStoreOptions): SqliteStore {
+    cutoverChunkOf(options.cutoverChunk);
     const full = (options.synchronous ?? DEFAULT_SYNCHRONOUS) === 'FULL';
     const synchronous = full ? 'NORMAL' : (options.synchronous ?? DEFAULT_SYNCHRONOUS);
     const db = openDatabase({
@@ -254,7 +259,7 @@ export class SqliteStore extends PlannedStore implements Store {
   }
 
   protected planLimits(): PlanLimits {
-    return PLAN_LIMITS;
+    return this.#planLimits;
   }
 
   /** The audit seq read under the write lock: later entries happened after the cutover began. */

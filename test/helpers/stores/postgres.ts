@@ -5,6 +5,7 @@
  */
 import pg from 'pg';
 import { cutoverFingerprint } from '../../../src/core/cutover-rules.js';
+import { DEFAULT_STATEMENT_TIMEOUT_MS } from '../../../src/store/postgres/postgres-pool-options.js';
 import { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
 import {
   dropSchema,
@@ -57,22 +58,31 @@ function postgresFactory(label: string): StoreFactory {
     return withSchema(schema);
   };
   const POOL = { max: 8 };
-  /** The pool stores opened with warmConnections share, made at the first and ended by cleanup. */
+  /**
+   * The pool the stores `open` hands out share (unless opened with warmConnections: false), made
+   * at the first and ended by cleanup.
+   */
   let warm: pg.Pool | null = null;
   const warmPool = () => {
     if (warm === null) {
-      warm = new pg.Pool({ connectionString: pgUrl(), ...POOL, application_name: 'fencegate' });
+      warm = new pg.Pool({
+        connectionString: pgUrl(),
+        ...POOL,
+        application_name: 'fencegate',
+        // As a store's own pool: a statement stuck behind a lock fails instead of hanging a file.
+        statement_timeout: DEFAULT_STATEMENT_TIMEOUT_MS,
+      });
       warm.on('error', () => undefined);
       warm.on('connect', (client) => client.on('error', () => undefined));
     }
     return warm;
   };
-  const open = (url: string, { warmConnections, ...given }: StoreOptions) =>
+  const open = (url: string, { warmConnections, ...given }: StoreOptions, warmByDefault: boolean) =>
     PostgresStore.open({
       url,
       ...given,
       pool: POOL,
-      lentPool: warmConnections === true ? warmPool() : undefined,
+      lentPool: (warmConnections ?? warmByDefault) ? warmPool() : undefined,
     });
   return {
     name: 'postgres',
@@ -81,9 +91,9 @@ function postgresFactory(label: string): StoreFactory {
       const reused = recycled.pop();
       if (reused !== undefined) await emptySchema(pgUrl(), reused);
       const url = reused === undefined ? freshUrl() : withSchema(reused);
-      return { store: await open(url, options), url };
+      return { store: await open(url, options, true), url };
     },
-    reopen: (url, options = {}) => open(url, options),
+    reopen: (url, options = {}) => open(url, options, false),
     recycle: (url) => {
       recycled.push(schemaOf(url));
       return Promise.resolve();

@@ -7,11 +7,19 @@ import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStore } from '../../../src/store/open.js';
 import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
 import { parseSqliteUrl } from '../../../src/store/sqlite/sqlite-url.js';
 import { ManualClock } from '../../../src/testing/index.js';
-import type { StoreFactory, TestStoreKind } from '../stores.js';
+import type { StoreFactory, StoreOptions, TestStoreKind } from '../stores.js';
+
+function open(url: string, { warmConnections: _, ...options }: StoreOptions): SqliteStore {
+  const { path, synchronous } = parseSqliteUrl(url);
+  return SqliteStore.open({
+    path,
+    ...options,
+    ...(synchronous === undefined ? {} : { synchronous }),
+  });
+}
 
 function sqliteFactory(label: string): StoreFactory {
   const dir = mkdtempSync(join(tmpdir(), `fencegate-${label}-`));
@@ -20,11 +28,11 @@ function sqliteFactory(label: string): StoreFactory {
   return {
     name: 'sqlite',
     freshUrl,
-    open: async ({ warmConnections: _, ...options } = {}) => {
+    open: (options = {}) => {
       const url = freshUrl();
-      return { store: await openStore(url, options), url };
+      return Promise.resolve({ store: open(url, options), url });
     },
-    reopen: (url, options = {}) => openStore(url, options),
+    reopen: (url, options = {}) => Promise.resolve(open(url, options)),
     // A new file costs less than emptying one.
     recycle: (url) => {
       const { path } = parseSqliteUrl(url);
