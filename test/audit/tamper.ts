@@ -3,7 +3,7 @@
  * decision, after which the store carries on consistently from the state it wrongly produced.
  * That is why most helpers also shift the numbers of the entries that follow the fault.
  */
-import type { AuditEntry } from '../../src/types.js';
+import type { AuditEntry, AuditRecordChange } from '../../src/types.js';
 
 export function copy(entries: readonly AuditEntry[]): AuditEntry[] {
   return structuredClone(entries) as AuditEntry[];
@@ -29,10 +29,15 @@ export function commitIndex(
   );
 }
 
-/** A rejected commit turned into an accepted one: each write gets the revision after `actual`. */
-export function acceptCommit(entry: AuditEntry): void {
+/**
+ * A rejected commit turned into an accepted one: each write gets the revision after `actual`. A
+ * refusal decided by the scope row alone (a fence below the current one) was audited without its
+ * records; `wrote` then gives the records it would have changed (`wouldWrite`).
+ */
+export function acceptCommit(entry: AuditEntry, wrote?: AuditRecordChange[]): void {
   entry.outcome = 'committed';
   entry.reason = null;
+  if (entry.records === null && wrote !== undefined) entry.records = wrote;
   for (const record of entry.records ?? []) {
     record.resulting = record.actual + 1;
     record.fingerprint = 'tampered';
@@ -91,4 +96,34 @@ export function shiftFences(
  */
 export function misattribute(entry: AuditEntry, holder: string | null): void {
   entry.holder = holder;
+}
+
+/**
+ * The record change a commit at `index` would have written to `name` in its scope, at the revision
+ * the record had then (the last change before it, or 0): for `acceptCommit` of a refusal audited
+ * without records.
+ */
+export function wouldWrite(
+  entries: readonly AuditEntry[],
+  index: number,
+  name: string,
+): AuditRecordChange[] {
+  const at = entries[index]!;
+  let revision = 0;
+  for (const entry of entries.slice(0, index)) {
+    if (entry.tenant !== at.tenant || entry.scope !== at.scope) continue;
+    for (const record of entry.records ?? []) {
+      if (record.name === name && record.resulting !== null) revision = record.resulting;
+    }
+  }
+  return [
+    {
+      name,
+      expected: revision,
+      actual: revision,
+      resulting: null,
+      fingerprint: null,
+      deleted: false,
+    },
+  ];
 }

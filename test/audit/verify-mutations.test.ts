@@ -20,6 +20,7 @@ import {
 } from './store-history.js';
 import {
   acceptCommit,
+  wouldWrite,
   commitIndex,
   copy,
   indexOf,
@@ -70,7 +71,7 @@ describe('verify on a real store history', () => {
   it('reports an accepted stale commit', () => {
     const t = copy(valid);
     const i = commitIndex(t, 'a-stale');
-    acceptCommit(t[i]!);
+    acceptCommit(t[i]!, wouldWrite(t, i, 'notes'));
     shiftRecord(t, i, { tenant: TENANT, scope: S1, name: 'notes' }, 1);
     const result = verifyHistory(t);
     expect(result.violations.map(({ kind, seq }) => ({ kind, seq }))).toEqual([
@@ -283,7 +284,7 @@ describe('verify on a real store history', () => {
   it('reports a stale commit accepted after a cutover as its own kind', () => {
     const t = copy(valid);
     const i = commitIndex(t, 'v7-late');
-    acceptCommit(t[i]!);
+    acceptCommit(t[i]!, wouldWrite(t, i, 'summary'));
     shiftRecord(t, i, { tenant: TENANT, scope: S3, name: 'summary' }, 1);
     const result = verifyHistory(t);
     expect(result.violations.map(({ kind, seq }) => ({ kind, seq }))).toEqual([
@@ -322,7 +323,7 @@ describe('verify on a real store history', () => {
   it('finds the same violations when the history is verified in two parts through a checkpoint', () => {
     const t = copy(valid);
     const i = commitIndex(t, 'a-stale');
-    acceptCommit(t[i]!);
+    acceptCommit(t[i]!, wouldWrite(t, i, 'notes'));
     const whole = verifyHistory(t);
     for (let split = 0; split <= t.length; split++) {
       const first = verifyHistory(t.slice(0, split));

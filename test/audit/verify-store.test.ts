@@ -15,6 +15,7 @@ import { Fencegate } from '../../src/gate.js';
 import { recordsColumn, recordsOf } from '../../src/store/sqlite/sqlite-audit-row.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
+import type { AuditRecordChange } from '../../src/types.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import {
   driveStore,
@@ -43,7 +44,10 @@ beforeAll(async () => {
     records: string;
   };
   staleSeq = row.seq;
-  const records = (recordsOf(row.records) ?? []).map((r) => ({ ...r, resulting: r.actual + 1 }));
+  // A refusal decided by the scope row alone (a fence below the current one) is audited without
+  // its records: give it the write of `notes` it would have made, at the revision notes had then.
+  const stored = recordsOf(row.records) ?? wouldWriteNotes(db, staleSeq);
+  const records = stored.map((r) => ({ ...r, resulting: r.actual + 1 }));
   db.prepare(
     `UPDATE audit SET outcome = 'committed', reason = NULL, records = ? WHERE seq = ?`,
   ).run(recordsColumn(records), staleSeq);
@@ -65,6 +69,23 @@ beforeAll(async () => {
   }
   db.close();
 });
+
+/** The change of `notes` in S1 a commit at `seq` would have written: from its revision then. */
+function wouldWriteNotes(db: Database.Database, seq: number): AuditRecordChange[] {
+  const earlier = db
+    .prepare(
+      `SELECT records FROM audit WHERE seq < ? AND tenant = ? AND scope = ? AND records IS NOT NULL ORDER BY seq`,
+    )
+    .all(seq, TENANT, S1) as { records: string }[];
+  let revision = 0;
+  for (const entry of earlier) {
+    for (const r of recordsOf(entry.records) ?? []) {
+      if (r.name === 'notes' && r.resulting !== null) revision = r.resulting;
+    }
+  }
+  const change = { expected: revision, actual: revision, resulting: null, fingerprint: null };
+  return [{ name: 'notes', ...change, deleted: false }];
+}
 
 afterAll(async () => {
   await clean.gate.close();

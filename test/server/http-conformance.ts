@@ -4,10 +4,13 @@
  * one. Each test gets fresh tenants, which are empty namespaces of the same store.
  */
 import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { FencegateClient } from '../../src/client/index.js';
 import { defineStoreConformanceSuite } from '../../src/testing/vitest/index.js';
 import { startServe, type ServerProcess } from '../e2e/cli-process.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 export interface HttpConformanceOptions {
   name: string;
@@ -22,16 +25,23 @@ export function defineHttpConformanceSuite(options: HttpConformanceOptions): voi
   let first: ServerProcess;
   let second: ServerProcess;
   let tenants = 0;
+  const config = tempDir();
 
   beforeAll(async () => {
     const env = { FENCEGATE_TEST_CLOCK: 'manual', FENCEGATE_ADMIN_TOKEN: adminToken };
     const store = await options.storeUrl();
-    first = await startServe(['--port', '0', '--store', store], env);
-    second = await startServe(['--port', '0', '--store', store], env);
+    // The suite sends every rollout command itself, as a test of the store contract does; a
+    // server's own driver would also act on the rollouts with holds that the cases start.
+    const rollouts = join(config.path, 'rollouts.json');
+    writeFileSync(rollouts, JSON.stringify({ driver: false }));
+    const args = ['--port', '0', '--store', store, '--rollouts', rollouts];
+    first = await startServe(args, env);
+    second = await startServe(args, env);
   });
 
   afterAll(async () => {
     await Promise.all([first?.stop(), second?.stop()]);
+    config.cleanup();
     await options.cleanup();
   });
 
