@@ -22,7 +22,8 @@ const STALE_CODES = new Set([
   'incarnation_changed',
 ]);
 
-export type LeaseOperation = 'acquire' | 'renew' | 'release' | 'takeover' | 'cancel' | 'delete';
+export type LeaseOperation =
+  'acquire' | 'renew' | 'release' | 'cancel_intents' | 'takeover' | 'cancel' | 'delete';
 
 export class ServerMetrics {
   readonly registry: Registry;

@@ -126,6 +126,31 @@ describe('FencedStore', () => {
     expect(isMemoryConflictError(deleted)).toBe(true);
   });
 
+  it('skips records under mem/ whose names no put writes, in search and listNamespaces', async () => {
+    const { saver, memory } = memoryOf();
+    const owner = await saver.claimWriteOwnership('t-raw');
+    // The holder commits raw records whose names escapeName never makes: a bad escape, bytes that
+    // are no UTF-8, a needless escape of `a` (which must not read as key `a`), an empty key.
+    const raw = ['mem/ns/@ZZ', 'mem/ns/@FF', 'mem/ns/@61', 'mem/ns/@6', 'mem/ns/', 'mem/@6Es/k'];
+    const result = await gateOf().commit({
+      scope: saver.scopeFor('t-raw'),
+      fence: owner.fence,
+      operationId: 'raw-memory-names',
+      writes: raw.map((name) => ({ name, expectRevision: 0, value: { value: { v: name } } })),
+    });
+    expect(result.outcome).toBe('committed');
+    const run = memory.forThread('t-raw');
+    await run.put(['ns'], 'a', { v: 'put' });
+    await run.put(['ns'], '\0', { v: 'nul' });
+    const found = await run.search(['ns']);
+    expect(found.map((item) => [item.key, item.value])).toEqual([
+      ['\0', { v: 'nul' }],
+      ['a', { v: 'put' }],
+    ]);
+    expect((await run.get(['ns'], 'a'))?.value).toEqual({ v: 'put' });
+    expect(await run.listNamespaces()).toEqual([['ns']]);
+  });
+
   it("is deleted with its thread: deleteThread erases the thread's memory", async () => {
     const { saver, memory } = memoryOf();
     const run = memory.forThread('t-gone');

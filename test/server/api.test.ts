@@ -448,6 +448,9 @@ describe('operations endpoints', () => {
     await fx.send('POST', '/v1/commit', worker, { scope: SCOPE, fence: 0, operationId: 'op-2' });
     // A stale commit retried under its operationId is one stale attempt.
     await fx.send('POST', '/v1/commit', worker, { scope: SCOPE, fence: 0, operationId: 'op-2' });
+    const cancelIntents = { scope: SCOPE, holder: 'w1', fence: 1, committedFrom: 0 };
+    await fx.send('POST', '/v1/leases/cancel-intents', worker, cancelIntents);
+    await fx.send('POST', '/v1/leases/cancel-intents', worker, { ...cancelIntents, fence: 0 });
     const response = await fx.send('GET', '/metrics', null);
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toMatch(/^text\/plain/);
@@ -460,6 +463,12 @@ describe('operations endpoints', () => {
     expect(text).toContain('fencegate_lease_operations_total{operation="acquire",outcome="ok"} 1');
     expect(text).toContain(
       'fencegate_lease_operations_total{operation="acquire",outcome="lease_held"} 1',
+    );
+    expect(text).toContain(
+      'fencegate_lease_operations_total{operation="cancel_intents",outcome="ok"} 1',
+    );
+    expect(text).toContain(
+      'fencegate_lease_operations_total{operation="cancel_intents",outcome="stale_fence"} 1',
     );
     expect(text).toMatch(
       /fencegate_http_request_duration_seconds_count\{method="POST",route="\/v1\/commit",status="200"\} 1/,

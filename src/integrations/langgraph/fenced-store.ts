@@ -237,7 +237,8 @@ export class FencedStore extends BaseStore {
   async #listNamespaces(thread: Thread, op: ListNamespacesOperation): Promise<string[][]> {
     const namespaces: string[][] = [];
     for await (const record of this.#records(thread.scope, MEMORY_PREFIX)) {
-      if (record.exists) namespaces.push(memoryAddress(record.name).namespace);
+      const address = record.exists ? memoryAddress(record.name) : null;
+      if (address !== null) namespaces.push(address.namespace);
     }
     return selectNamespaces(namespaces, op);
   }
@@ -258,9 +259,10 @@ export class FencedStore extends BaseStore {
 }
 
 function toItem(record: RecordState): MemoryItem | null {
-  if (!record.exists) return null;
-  const stored = record.value as StoredMemory;
-  const { namespace, key } = memoryAddress(record.name);
+  const address = record.exists ? memoryAddress(record.name) : null;
+  if (address === null || !isStoredMemory(record.value)) return null;
+  const stored = record.value;
+  const { namespace, key } = address;
   const created = createdAt(record);
   return {
     namespace,
@@ -270,6 +272,13 @@ function toItem(record: RecordState): MemoryItem | null {
     updatedAt: new Date(record.updatedAt ?? created),
     revision: record.revision,
   };
+}
+
+/** A value FencedStore wrote: a raw commit under `mem/` may hold anything else. */
+function isStoredMemory(value: unknown): value is StoredMemory {
+  if (typeof value !== 'object' || value === null) return false;
+  const item = (value as { value?: unknown }).value;
+  return typeof item === 'object' && item !== null && !Array.isArray(item);
 }
 
 /** When the item of an existing record was first written, by the store's clock. */

@@ -42,11 +42,21 @@ export function namespacePrefix(namespace: string[]): string {
   return `${MEMORY_PREFIX}${namespace.map((label) => `${escapeName(label)}/`).join('')}`;
 }
 
-/** The namespace and key a memory record name stands for. */
-export function memoryAddress(name: string): MemoryAddress {
-  const pieces = name.slice(MEMORY_PREFIX.length).split('/').map(unescapeName);
-  const key = pieces.pop() ?? '';
-  return { namespace: pieces, key };
+/**
+ * The namespace and key a memory record name stands for; null when memoryName would never write
+ * that name (a bad or needless escape, an empty key, a name too long): a record so named, committed
+ * raw by the thread's holder, is no memory item, and must not read as one another key names.
+ */
+export function memoryAddress(name: string): MemoryAddress | null {
+  if (!name.startsWith(MEMORY_PREFIX)) return null;
+  const namespace = name.slice(MEMORY_PREFIX.length).split('/').map(unescapeName);
+  const key = namespace.pop() ?? '';
+  try {
+    return memoryName(namespace, key) === name ? { namespace, key } : null;
+  } catch (error) {
+    if (error instanceof FencegateError) return null;
+    throw error;
+  }
 }
 
 /**

@@ -71,6 +71,7 @@ export const leaseRoutes = routeFile((s, limits) => [
       200: { description: 'the effect keys cancelled', schema: CancelIntentsResultSchema },
     },
     errors: ['stale_fence', 'not_holder', 'scope_not_found', 'scope_deleted'],
-    handler: async ({ body }, ctx) => ok(await ctx.tenantApi().cancelIntents(body)),
+    handler: ({ body }, ctx) =>
+      countedLeaseOperation(ctx, 'cancel_intents', () => ctx.tenantApi().cancelIntents(body)),
   }),
 ]);

@@ -8,7 +8,7 @@ every piece escaped (``fencegate/_names.py``), so ``/`` only separates pieces: t
 the key, the others the namespace, and ``mem/<labels>/`` selects a namespace and all below it.
 """
 
-from typing import Any, Sequence, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 from .._names import NAME_LIMIT, escape_name, unescape_name
 from ..errors import InvalidRequestError
@@ -35,10 +35,20 @@ def namespace_prefix(namespace: Sequence[str]) -> str:
     return MEMORY_PREFIX + "".join(f"{escape_name(label)}/" for label in namespace)
 
 
-def memory_address(name: str) -> Tuple[Tuple[str, ...], str]:
-    """The namespace and key a memory record name stands for."""
-    pieces = [unescape_name(piece) for piece in name[len(MEMORY_PREFIX) :].split("/")]
-    return tuple(pieces[:-1]), pieces[-1]
+def memory_address(name: str) -> Optional[Tuple[Tuple[str, ...], str]]:
+    """The namespace and key a memory record name stands for; None when ``memory_name`` would
+    never write that name (a bad or needless escape, bytes that are no UTF-8, an empty key, a name
+    too long): a record so named, committed raw by the thread's holder, is no memory item, and
+    must not read as one another key names."""
+    if not name.startswith(MEMORY_PREFIX):
+        return None
+    try:
+        pieces = [unescape_name(piece) for piece in name[len(MEMORY_PREFIX) :].split("/")]
+        namespace, key = tuple(pieces[:-1]), pieces[-1]
+        canonical = memory_name(namespace, key)
+    except (ValueError, InvalidRequestError):
+        return None
+    return (namespace, key) if canonical == name else None
 
 
 def check_namespace(namespace: Any, *, allow_empty: bool = False, written: bool = False) -> None:

@@ -330,8 +330,9 @@ class FencedStore(BaseStore):
         while True:
             page = yield _page(thread.scope, MEMORY_PREFIX, cursor)
             for record in page.items:
-                if record.exists:
-                    namespaces.add(memory_address(record.name)[0])
+                address = memory_address(record.name) if record.exists else None
+                if address is not None:
+                    namespaces.add(address[0])
             cursor = page.next_cursor
             if cursor is None:
                 return select_namespaces(namespaces, op)
@@ -342,10 +343,12 @@ def _page(scope: str, prefix: str, cursor: Optional[str]) -> Call:
 
 
 def _item(record: RecordState) -> Optional[MemoryItem]:
-    if not record.exists:
-        return None
+    address = memory_address(record.name) if record.exists else None
     stored = record.value
-    namespace, key = memory_address(record.name)
+    # A raw commit under ``mem/`` may hold a value FencedStore never writes.
+    if address is None or not isinstance(stored, dict) or not isinstance(stored.get("value"), dict):
+        return None
+    namespace, key = address
     created = _created_ms(record)
     updated = record.updated_at if record.updated_at is not None else created
     return MemoryItem(

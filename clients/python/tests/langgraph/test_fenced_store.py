@@ -32,6 +32,7 @@ from fencegate.langgraph import (
     MemoryItem,
     StaleWriteOwnerError,
 )
+from fencegate.models import Write
 
 pytestmark = pytest.mark.asyncio
 
@@ -307,6 +308,35 @@ async def test_a_superseded_run_cannot_write_memory(saver: Any) -> None:
     assert (await new_run.aget(("notes",), "k")).value == {"by": "first"}
     assert await new_run.aget(("notes",), "other") is None
     await new_run.aput(("notes",), "k", {"by": "second"})
+
+
+async def test_records_whose_names_no_put_writes_are_skipped(saver: Any) -> None:
+    thread_id = f"mem-{uuid4()}"
+    owner = saver.claim_write_ownership(thread_id)
+    # The holder commits raw records whose names the escape never makes: a bad escape, bytes that
+    # are no UTF-8, a needless escape of ``a`` (which must not read as key ``a``), an empty key.
+    raw = [
+        "mem/ns/@ZZ",
+        "mem/ns/@FF",
+        "mem/ns/@61",
+        "mem/ns/@6",
+        "mem/ns/",
+        "mem/@6Es/k",
+    ]
+    result = saver.client.commit(
+        saver.scope_for(thread_id),
+        owner.fence,
+        "raw-memory-names",
+        writes=[Write(name, 0, {"value": {"v": name}}) for name in raw],
+    )
+    assert result.outcome == "committed"
+    run = FencedStore(saver).for_thread(thread_id, fence=owner.fence)
+    await run.aput(("ns",), "a", {"v": "put"})
+    await run.aput(("ns",), "\0", {"v": "nul"})
+    found = await run.asearch(("ns",))
+    assert [(item.key, item.value) for item in found] == [("\0", {"v": "nul"}), ("a", {"v": "put"})]
+    assert (await run.aget(("ns",), "a")).value == {"v": "put"}
+    assert await run.alist_namespaces() == [("ns",)]
 
 
 async def test_no_thread_known_is_refused(saver: Any) -> None:
