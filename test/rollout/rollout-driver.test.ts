@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Fencegate } from '../../src/gate.js';
 import { RolloutDriver, type DriverAction } from '../../src/rollout/driver.js';
+import { parseRolloutConfig } from '../../src/rollout/driver-config.js';
 import { sourceReader } from '../../src/rollout/metric-sources.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import type { RolloutGate, StartRolloutRequest } from '../../src/types.js';
@@ -31,7 +32,7 @@ describe('the rollout driver', () => {
     gate = await Fencegate.open({
       store: 'sqlite::memory:',
       clock,
-      metricSources: ['value', 'down'],
+      metricSources: { value: {}, down: {}, owned: { tenants: ['owner'] } },
     });
     source = createServer((_request, response) => {
       response.setHeader('content-type', 'application/json');
@@ -72,6 +73,7 @@ describe('the rollout driver', () => {
       readSource: sourceReader({
         value: { url: sourceUrl },
         down: { url: 'http://127.0.0.1:9/unreachable', timeoutMs: 500 },
+        owned: { url: sourceUrl, tenants: ['owner'] },
       }),
       onAction: (action) => actions.push(action),
       onError: (error) => {
@@ -212,6 +214,78 @@ describe('the rollout driver', () => {
     const paused = await other.rollouts.get('r2');
     expect(paused).toMatchObject({ status: 'paused', step: 1 });
     expect(paused?.gateResults[0]).toMatchObject({ verdict: 'pending', value: null, samples: 0 });
+  });
+
+  it('a source of another tenant is refused as an unknown name is, and is never read for it', async () => {
+    const refusal = async (source: string) => {
+      const error = await start([
+        { name: 'ext', metric: 'external', source, minSamples: 1, max: 1 },
+      ]).catch((caught: unknown) => caught);
+      const { code, message, details } = error as {
+        code: string;
+        message: string;
+        details: object;
+      };
+      return { code, message: message.replace(source, 'NAME'), details };
+    };
+    const owned = await refusal('owned');
+    expect(owned).toMatchObject({ code: 'invalid_request', details: { field: 'gates[0].source' } });
+    expect(owned.message).not.toMatch(/owned/);
+    expect(owned).toEqual(await refusal('nowhere'));
+    expect(await tenant.rollouts.get('r')).toBeNull();
+
+    const owner = gate.forTenant('owner');
+    await owner.registerPolicy({ version: 'v7' });
+    await owner.registerPolicy({ version: 'v8' });
+    for (const scope of ['wf-00', 'wf-01']) {
+      const grant = await owner.acquire({
+        scope,
+        holder: 'v7',
+        ttlMs: 60_000,
+        policyVersion: 'v7',
+      });
+      await owner.release({ scope, holder: 'v7', fence: grant.fence });
+    }
+    sourceValue = 0.25;
+    await owner.rollouts.start({
+      rolloutId: 'mine',
+      fromPolicy: 'v7',
+      toPolicy: 'v8',
+      prefix: 'wf-',
+      steps: [50, 100],
+      holdSeconds: 60,
+      gates: [{ name: 'ext', metric: 'external', source: 'owned', minSamples: 1, max: 1 }],
+    });
+    const read = driver();
+    await read.tick();
+    expect((await owner.rollouts.get('mine'))?.gateResults[0]).toMatchObject({ value: 0.25 });
+    // The driver's reader checks the tenant too: the name alone reads nothing for another tenant.
+    const reader = sourceReader({ owned: { url: sourceUrl, tenants: ['owner'] } });
+    expect(await reader('owned', 'owner')).toBe(0.25);
+    expect(await reader('owned', `t${tenantNo}`)).toBeNull();
+    // Ended, so that the later cases' drivers find nothing of this tenant's to drive.
+    sourceValue = 3;
+    await read.tick();
+    expect(await owner.rollouts.get('mine')).toMatchObject({ status: 'rolled_back' });
+  });
+
+  it("the configuration's tenants of a source: a list of tenant names, or refused", () => {
+    const url = 'http://127.0.0.1:9100/errors';
+    expect(
+      parseRolloutConfig({ metricSources: { e: { url, tenants: ['acme'] } } }).metricSources,
+    ).toEqual({ e: { url, tenants: ['acme'] } });
+    for (const [tenants, field] of [
+      [[], 'metricSources.e.tenants'],
+      ['acme', 'metricSources.e.tenants'],
+      [['Not A Tenant'], 'metricSources.e.tenants[0]'],
+    ] as const) {
+      expect(() => parseRolloutConfig({ metricSources: { e: { url, tenants } } })).toThrow(
+        expect.objectContaining({ code: 'invalid_request', details: { field } }),
+      );
+    }
+    expect(() => parseRolloutConfig({ metricSources: { e: { url, tenant: 'acme' } } })).toThrow(
+      expect.objectContaining({ details: { field: 'metricSources.e.tenant' } }),
+    );
   });
 
   it('of two drivers exactly one drives; when one stops mid-hold the other takes over after its lease', async () => {
