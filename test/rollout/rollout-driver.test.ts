@@ -1,6 +1,7 @@
 /**
  * The rollout driver on one SQLite store in store time (a manual clock): holds, gates that never
- * pass on no evidence, an absolute limit that rolls back at once, a significance test decided at
+ * pass on no evidence, an absolute limit that rolls back at once, rejections by code and unknown or
+ * needs_attention intents of the new version, a significance test decided at
  * the hold's end, external metrics by name, two drivers of which exactly one drives, and a driver
  * stopped mid-hold or mid-rollback whose work the next one resumes from the store. The resume
  * path is the same whatever stopped the first driver: everything it decides from is in the store
@@ -161,6 +162,76 @@ describe('the rollout driver', () => {
     expect(back?.reason).toMatch(/gate jobs failed at step 1/);
     const report = await tenant.rollouts.report('r');
     expect(report?.rollback).toMatchObject({ moved: report?.steps[0]?.moved, staleAccepted: 0 });
+  });
+
+  it('counts rejected commits of the new version by code, and rolls back on them', async () => {
+    await start([
+      { name: 'stale', metric: 'rejection_ratio', code: 'stale_revision', minSamples: 4, max: 0.5 },
+      { name: 'fenced', metric: 'rejection_ratio', code: 'stale_fence', minSamples: 4, max: 0.5 },
+    ]);
+    const looks = driver();
+    const moved = (await tenant.listScopes({ prefix: 'wf-', limit: 100 })).items.filter(
+      (scope) => scope.policyVersion === 'v8',
+    );
+    const v8 = await tenant.acquire({
+      scope: moved[0]!.scope,
+      holder: 'v8',
+      ttlMs: 60_000,
+      policyVersion: 'v8',
+    });
+    for (let i = 0; i < 4; i++) {
+      await tenant.commit({
+        scope: v8.scope,
+        fence: v8.fence,
+        operationId: `op-${i}`,
+        policyVersion: 'v8',
+        writes: [{ name: `doc-${i}`, expectRevision: i < 3 ? 7 : 0, value: i }],
+      });
+    }
+    clock.advance(1000);
+    await looks.tick();
+    const back = await tenant.rollouts.get('r');
+    expect(back).toMatchObject({ status: 'rolled_back' });
+    expect(back?.reason).toMatch(/gate stale failed at step 1/);
+    expect(back?.gateResults).toMatchObject([
+      { name: 'stale', verdict: 'fail', value: 0.75, samples: 4 },
+      { name: 'fenced', value: 0, samples: 4 },
+    ]);
+  });
+
+  it('counts unknown and needs_attention intents of the new version, and rolls back on them', async () => {
+    await start([{ name: 'intents', metric: 'unknown_intent_ratio', minSamples: 4, max: 0.4 }]);
+    const looks = driver();
+    const moved = (await tenant.listScopes({ prefix: 'wf-', limit: 100 })).items.filter(
+      (scope) => scope.policyVersion === 'v8',
+    );
+    const v8 = await tenant.acquire({
+      scope: moved[0]!.scope,
+      holder: 'v8',
+      ttlMs: 60_000,
+      policyVersion: 'v8',
+    });
+    await tenant.commit({
+      scope: v8.scope,
+      fence: v8.fence,
+      operationId: 'op-intents',
+      policyVersion: 'v8',
+      intents: [0, 1, 2, 3].map((i) => ({ effectKey: `fx-${i}`, target: 'crm', payload: i })),
+    });
+    const claimed = await tenant.claimIntents({ dispatcher: 'd', ttlMs: 60_000, limit: 10 });
+    const outcomes = ['unknown', 'needs_attention', 'delivered', 'delivered'] as const;
+    for (const intent of claimed) {
+      const i = Number(intent.effectKey.slice(3));
+      await tenant.completeIntent(intent.effectKey, {
+        claimFence: intent.claimFence,
+        outcome: outcomes[i]!,
+      });
+    }
+    clock.advance(1000);
+    await looks.tick();
+    const back = await tenant.rollouts.get('r');
+    expect(back).toMatchObject({ status: 'rolled_back' });
+    expect(back?.gateResults[0]).toMatchObject({ verdict: 'fail', value: 0.5, samples: 4 });
   });
 
   it('the significance test is decided at the hold end, not before; onFailure pause pauses', async () => {
