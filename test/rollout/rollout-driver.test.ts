@@ -1,13 +1,15 @@
 /**
  * The rollout driver on one SQLite store in store time (a manual clock): holds, gates that never
  * pass on no evidence, an absolute limit that rolls back at once, rejections by code and unknown or
- * needs_attention intents of the new version, a significance test decided at
+ * needs_attention intents of the new version, a verify violation, a significance test decided at
  * the hold's end, external metrics by name, two drivers of which exactly one drives, and a driver
  * stopped mid-hold or mid-rollback whose work the next one resumes from the store. The resume
  * path is the same whatever stopped the first driver: everything it decides from is in the store
  * (test/rollout/rollout-driver-kill.test.ts kills a real server process mid-hold).
  */
 import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Fencegate } from '../../src/gate.js';
@@ -15,6 +17,7 @@ import { RolloutDriver, type DriverAction } from '../../src/rollout/driver.js';
 import { parseRolloutConfig } from '../../src/rollout/driver-config.js';
 import { sourceReader } from '../../src/rollout/metric-sources.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
+import { tempDir } from '../helpers/temp-dir.js';
 import type { RolloutGate, StartRolloutRequest } from '../../src/types.js';
 
 const SCOPES = 40;
@@ -232,6 +235,61 @@ describe('the rollout driver', () => {
     const back = await tenant.rollouts.get('r');
     expect(back).toMatchObject({ status: 'rolled_back' });
     expect(back?.gateResults[0]).toMatchObject({ verdict: 'fail', value: 0.5, samples: 4 });
+  });
+
+  it('a verify violation on a moved scope rolls back at once', async () => {
+    // A store of its own on a file: the violation is a stale commit written as accepted, which
+    // only a store that skipped its fence check would write, so it is written by hand.
+    const dir = tempDir('fencegate-gate-verify-');
+    const path = join(dir.path, 'store.db');
+    const own = await Fencegate.open({ store: `sqlite:${path}`, clock });
+    try {
+      await own.registerPolicy({ version: 'v7' });
+      await own.registerPolicy({ version: 'v8' });
+      for (const scope of ['wf-00', 'wf-01']) {
+        const grant = await own.acquire({
+          scope,
+          holder: 'v7',
+          ttlMs: 60_000,
+          policyVersion: 'v7',
+        });
+        await own.release({ scope, holder: 'v7', fence: grant.fence });
+      }
+      await own.rollouts.start({
+        rolloutId: 'r',
+        fromPolicy: 'v7',
+        toPolicy: 'v8',
+        prefix: 'wf-',
+        steps: [50, 100],
+        holdSeconds: 60,
+        gates: [{ name: 'verify', metric: 'verify_violations', minSamples: 1 }],
+      });
+      const moved = (await own.listScopes({ prefix: 'wf-', limit: 10 })).items.find(
+        (scope) => scope.policyVersion === 'v8',
+      )!;
+      await own.acquire({ scope: moved.scope, holder: 'v8', ttlMs: 60_000, policyVersion: 'v8' });
+      const stale = await own.commit({
+        scope: moved.scope,
+        fence: 1,
+        operationId: 'op-stale',
+        policyVersion: 'v8',
+      });
+      expect(stale.outcome).toBe('rejected');
+      const db = new Database(path);
+      db.prepare(
+        `UPDATE audit SET outcome = 'committed', reason = NULL WHERE operation_id = 'op-stale'`,
+      ).run();
+      db.close();
+      const looks = new RolloutDriver({ store: own.store, holder: 'a', leaseMs: 10_000 });
+      clock.advance(1000);
+      await looks.tick();
+      const back = await own.rollouts.get('r');
+      expect(back).toMatchObject({ status: 'rolled_back' });
+      expect(back?.gateResults[0]).toMatchObject({ name: 'verify', verdict: 'fail', value: 1 });
+    } finally {
+      await own.close();
+      dir.cleanup();
+    }
   });
 
   it('the significance test is decided at the hold end, not before; onFailure pause pauses', async () => {
