@@ -55,19 +55,37 @@ describe('the rollout driver', () => {
   beforeEach(async () => {
     tenantNo += 1;
     tenant = gate.forTenant(`t${tenantNo}`);
-    await tenant.registerPolicy({ version: 'v7' });
-    await tenant.registerPolicy({ version: 'v8' });
-    for (let i = 0; i < SCOPES; i++) {
+    await seed(tenant, SCOPES);
+  });
+
+  /** Policies v7 and v8, and `count` scopes last granted under v7, released. */
+  async function seed(handle: Fencegate, count: number): Promise<void> {
+    await handle.registerPolicy({ version: 'v7' });
+    await handle.registerPolicy({ version: 'v8' });
+    for (let i = 0; i < count; i++) {
       const scope = scopeName(i);
-      const grant = await tenant.acquire({
+      const grant = await handle.acquire({
         scope,
         holder: 'v7',
         ttlMs: 60_000,
         policyVersion: 'v7',
       });
-      await tenant.release({ scope, holder: 'v7', fence: grant.fence });
+      await handle.release({ scope, holder: 'v7', fence: grant.fence });
     }
-  });
+  }
+
+  /** A v8 lease on a scope the rollout moved. */
+  async function v8Lease(handle: Fencegate = tenant) {
+    const moved = (await handle.listScopes({ prefix: 'wf-', limit: 100 })).items.find(
+      (scope) => scope.policyVersion === 'v8',
+    );
+    return await handle.acquire({
+      scope: moved!.scope,
+      holder: 'v8',
+      ttlMs: 60_000,
+      policyVersion: 'v8',
+    });
+  }
 
   function driver(holder = 'server-a', actions: DriverAction[] = []): RolloutDriver {
     return new RolloutDriver({
@@ -173,15 +191,7 @@ describe('the rollout driver', () => {
       { name: 'fenced', metric: 'rejection_ratio', code: 'stale_fence', minSamples: 4, max: 0.5 },
     ]);
     const looks = driver();
-    const moved = (await tenant.listScopes({ prefix: 'wf-', limit: 100 })).items.filter(
-      (scope) => scope.policyVersion === 'v8',
-    );
-    const v8 = await tenant.acquire({
-      scope: moved[0]!.scope,
-      holder: 'v8',
-      ttlMs: 60_000,
-      policyVersion: 'v8',
-    });
+    const v8 = await v8Lease();
     for (let i = 0; i < 4; i++) {
       await tenant.commit({
         scope: v8.scope,
@@ -205,15 +215,7 @@ describe('the rollout driver', () => {
   it('counts unknown and needs_attention intents of the new version, and rolls back on them', async () => {
     await start([{ name: 'intents', metric: 'unknown_intent_ratio', minSamples: 4, max: 0.4 }]);
     const looks = driver();
-    const moved = (await tenant.listScopes({ prefix: 'wf-', limit: 100 })).items.filter(
-      (scope) => scope.policyVersion === 'v8',
-    );
-    const v8 = await tenant.acquire({
-      scope: moved[0]!.scope,
-      holder: 'v8',
-      ttlMs: 60_000,
-      policyVersion: 'v8',
-    });
+    const v8 = await v8Lease();
     await tenant.commit({
       scope: v8.scope,
       fence: v8.fence,
@@ -244,17 +246,7 @@ describe('the rollout driver', () => {
     const path = join(dir.path, 'store.db');
     const own = await Fencegate.open({ store: `sqlite:${path}`, clock });
     try {
-      await own.registerPolicy({ version: 'v7' });
-      await own.registerPolicy({ version: 'v8' });
-      for (const scope of ['wf-00', 'wf-01']) {
-        const grant = await own.acquire({
-          scope,
-          holder: 'v7',
-          ttlMs: 60_000,
-          policyVersion: 'v7',
-        });
-        await own.release({ scope, holder: 'v7', fence: grant.fence });
-      }
+      await seed(own, 2);
       await own.rollouts.start({
         rolloutId: 'r',
         fromPolicy: 'v7',
@@ -264,10 +256,7 @@ describe('the rollout driver', () => {
         holdSeconds: 60,
         gates: [{ name: 'verify', metric: 'verify_violations', minSamples: 1 }],
       });
-      const moved = (await own.listScopes({ prefix: 'wf-', limit: 10 })).items.find(
-        (scope) => scope.policyVersion === 'v8',
-      )!;
-      await own.acquire({ scope: moved.scope, holder: 'v8', ttlMs: 60_000, policyVersion: 'v8' });
+      const moved = await v8Lease(own);
       const stale = await own.commit({
         scope: moved.scope,
         fence: 1,
@@ -364,17 +353,7 @@ describe('the rollout driver', () => {
     expect(await tenant.rollouts.get('r')).toBeNull();
 
     const owner = gate.forTenant('owner');
-    await owner.registerPolicy({ version: 'v7' });
-    await owner.registerPolicy({ version: 'v8' });
-    for (const scope of ['wf-00', 'wf-01']) {
-      const grant = await owner.acquire({
-        scope,
-        holder: 'v7',
-        ttlMs: 60_000,
-        policyVersion: 'v7',
-      });
-      await owner.release({ scope, holder: 'v7', fence: grant.fence });
-    }
+    await seed(owner, 2);
     sourceValue = 0.25;
     await owner.rollouts.start({
       rolloutId: 'mine',
