@@ -45,6 +45,7 @@ import { buildCutoverReport } from './cutover/report.js';
 import { FencegateError, isFencegateError } from './errors.js';
 import { claimResult } from './core/plan/plan-intents.js';
 import { runCutover } from './cutover/run.js';
+import { sourcesOf, type SourceAccess } from './rollout/metric-sources.js';
 import { Rollouts, type RolloutsApi } from './rollout/rollouts.js';
 import {
   validateClaim,
@@ -105,10 +106,11 @@ export interface FencegateOptions {
   tenant?: string;
   limits?: Limits;
   /**
-   * The names of the external metric sources a rollout's gate may name; the server sets them
-   * from its configuration file, where their URLs are (docs/rollout.md, "External metrics").
+   * The external metric sources a rollout's gate may name: names any tenant may use, or each
+   * name with the tenants that may (`tenants` absent: every tenant). The server sets them from
+   * its configuration file, where their URLs are (docs/rollout.md, "External metrics").
    */
-  metricSources?: readonly string[];
+  metricSources?: readonly string[] | SourceAccess;
 }
 
 export class Fencegate implements FencegateApi, FencegateOpsApi {
@@ -126,7 +128,7 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
     tenant: string,
     limits: Limits,
     ownsStore: boolean,
-    readonly metricSources: ReadonlySet<string>,
+    readonly metricSources: SourceAccess,
     caller?: Caller,
   ) {
     this.store = store;
@@ -134,13 +136,13 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
     this.limits = limits;
     this.#ownsStore = ownsStore;
     this.#caller = caller;
-    this.rollouts = new Rollouts(store, this.tenant, caller, metricSources);
+    this.rollouts = new Rollouts(store, this.tenant, caller, sourcesOf(metricSources, this.tenant));
   }
 
   static async open(options: FencegateOptions): Promise<Fencegate> {
     const limits = options.limits ?? DEFAULT_LIMITS;
     const tenant = options.tenant ?? DEFAULT_TENANT;
-    const sources = new Set(options.metricSources ?? []);
+    const sources = sourceAccess(options.metricSources);
     if (typeof options.store !== 'string') {
       return new Fencegate(options.store, tenant, limits, true, sources);
     }
@@ -540,4 +542,11 @@ async function claimAnswer(claimed: Promise<Intent[]>): Promise<CompleteAndClaim
   } catch (error) {
     return claimResult({ ok: false, error });
   }
+}
+
+/** The sources a handle's rollouts may name; a plain list of names is open to every tenant. */
+function sourceAccess(sources: readonly string[] | SourceAccess | undefined): SourceAccess {
+  if (sources === undefined) return {};
+  if (!Array.isArray(sources)) return sources as SourceAccess;
+  return Object.fromEntries((sources as readonly string[]).map((name) => [name, {}]));
 }

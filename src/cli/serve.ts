@@ -13,6 +13,7 @@ import type {
 } from '../server/start-server.js';
 import { parseOutcomeWindow } from '../retention/duration.js';
 import { loadRolloutConfig } from '../rollout/driver-config.js';
+import { sourcesOpenToEveryTenant } from '../rollout/metric-sources.js';
 import { ManualClock } from '../testing/manual-clock.js';
 import { CLI_COMMAND } from '../server/cli-command.js';
 import { storeArgument } from './cli-store.js';
@@ -71,9 +72,11 @@ ${storeModuleUsage(24)}
                         and otherwise only their ids are
   --rollouts FILE       the rollout driver's configuration: whether this server drives rollouts
                         with holds (default: it does), its lease and the named metric sources
-                        gates may read, the only URLs it calls for them:
+                        gates may read (the only URLs it calls for them) and the tenants whose
+                        rollouts may read each (absent: every tenant, with a warning at start):
                           {"driver": true, "leaseMs": 15000, "intervalMs": 1000,
-                           "metricSources": {"errors": {"url": "http://127.0.0.1:9100/errors"}}}
+                           "metricSources": {"errors": {"url": "http://127.0.0.1:9100/errors",
+                                                        "tenants": ["acme"]}}}
   --trust-proxy         the server is reached through a proxy that terminates TLS: honour its
                         X-Forwarded-Proto, so the dashboard's cookie is Secure over https
                         (without it the header is ignored: any client could send it)
@@ -179,6 +182,11 @@ async function serve(flags: FlagValues, io: CliIo): Promise<number> {
   for (const target of running.dispatch?.openToEveryTenant ?? []) {
     io.stderr(
       `fencegate: warning: target ${target} has no "tenants" list: intents of every tenant may use it\n`,
+    );
+  }
+  for (const source of sourcesOpenToEveryTenant(rollouts?.metricSources ?? {})) {
+    io.stderr(
+      `fencegate: warning: metric source ${source} has no "tenants" list: rollouts of every tenant may read it\n`,
     );
   }
   // Signals are caught before the last startup line: whoever reads it may stop the server at once.

@@ -212,7 +212,11 @@ function requireLimit(
   return { [key]: limit };
 }
 
-/** Refuses an external gate whose source the server does not configure. */
+/**
+ * Refuses an external gate whose source the server does not configure for this tenant. A source
+ * of another tenant is answered as one never configured, naming only this tenant's own sources,
+ * so that no tenant learns another's source names.
+ */
 export function requireKnownSources(
   gates: readonly RolloutGate[] | undefined,
   sources: ReadonlySet<string>,
@@ -222,7 +226,7 @@ export function requireKnownSources(
       const known = sources.size === 0 ? 'none is configured' : `known: ${[...sources].join(', ')}`;
       fail(
         'invalid_request',
-        `gates[${i}].source ${gate.source} names no metric source of the server's configuration (${known})`,
+        `gates[${i}].source ${gate.source} names no metric source of the server's configuration for this tenant (${known})`,
         { field: `gates[${i}].source` },
       );
     }

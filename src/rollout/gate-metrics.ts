@@ -21,8 +21,11 @@ export interface GateWindow {
   afterSeq: number;
 }
 
-/** Reads an external metric by name; null when the source does not answer a number. */
-export type ReadSource = (name: string) => Promise<number | null>;
+/**
+ * Reads an external metric by name for a tenant's gate; null when the source is not the tenant's
+ * or does not answer a number.
+ */
+export type ReadSource = (name: string, tenant: string) => Promise<number | null>;
 
 type Side = 'new' | 'baseline' | null;
 
@@ -83,7 +86,7 @@ export async function measureGates(
         counts.set(gate.name, { ...empty(), samples: entries!.movedEntries, failures: violations });
         break;
       case 'external': {
-        const reading = await readSource(gate.source!);
+        const reading = await readSource(gate.source!, tenant);
         counts.set(gate.name, { ...empty(), samples: reading === null ? 0 : 1, reading });
         break;
       }

@@ -2,8 +2,10 @@
  * External metrics of rollout gates, by name (docs/rollout.md, "External metrics"). The names and
  * their URLs come from the server's rollout configuration only, never from a request: an HTTP GET
  * that answers a JSON number. A source that does not answer in time, answers an error or anything
- * but a finite number gives no reading, which a gate treats as no evidence.
+ * but a finite number gives no reading, which a gate treats as no evidence. A source may belong to
+ * some tenants only (`tenants`): to any other tenant it is as unknown as a name never configured.
  */
+import { TENANT_PATTERN, TENANT_RULE } from '../core/limits.js';
 import { fail } from '../errors.js';
 import type { ReadSource } from './gate-metrics.js';
 
@@ -11,6 +13,30 @@ export interface MetricSource {
   url: string;
   /** Default 2,000 ms. */
   timeoutMs?: number;
+  /** The tenants whose rollouts may name this source; absent: every tenant. */
+  tenants?: readonly string[];
+}
+
+/** Who may name which source: the configuration's sources without their URLs. */
+export type SourceAccess = Readonly<Record<string, { tenants?: readonly string[] }>>;
+
+const MAX_SOURCE_TENANTS = 1000;
+
+/** Whether `tenant`'s rollouts may name the source `name` of `sources`. */
+export function sourceAllowed(sources: SourceAccess, name: string, tenant: string): boolean {
+  if (!Object.hasOwn(sources, name)) return false;
+  const { tenants } = sources[name]!;
+  return tenants === undefined || tenants.includes(tenant);
+}
+
+/** The names of the sources `tenant`'s rollouts may name. */
+export function sourcesOf(sources: SourceAccess, tenant: string): ReadonlySet<string> {
+  return new Set(Object.keys(sources).filter((name) => sourceAllowed(sources, name, tenant)));
+}
+
+/** The sources without a tenants list: every tenant's rollouts may name them. */
+export function sourcesOpenToEveryTenant(sources: SourceAccess): string[] {
+  return Object.keys(sources).filter((name) => sources[name]!.tenants === undefined);
 }
 
 export const DEFAULT_SOURCE_TIMEOUT_MS = 2000;
@@ -32,7 +58,17 @@ export function requireMetricSources(value: unknown, field: string): Record<stri
         field: at,
       });
     }
-    const { url, timeoutMs } = (source ?? {}) as { url?: unknown; timeoutMs?: unknown };
+    const { url, timeoutMs, tenants, ...rest } = (source ?? {}) as Record<string, unknown>;
+    const extra = Object.keys(rest)[0];
+    if (extra !== undefined) {
+      fail(
+        'invalid_request',
+        `${at}: unknown field ${extra}; the fields are url, timeoutMs, tenants`,
+        {
+          field: `${at}.${extra}`,
+        },
+      );
+    }
     if (typeof url !== 'string' || !/^https?:\/\//.test(url) || !URL.canParse(url)) {
       fail('invalid_request', `${at}.url must be an http:// or https:// URL`, {
         field: `${at}.url`,
@@ -49,16 +85,40 @@ export function requireMetricSources(value: unknown, field: string): Record<stri
         field: `${at}.timeoutMs`,
       });
     }
-    sources[name] = timeoutMs === undefined ? { url } : { url, timeoutMs };
+    sources[name] = {
+      url,
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+      ...(tenants === undefined ? {} : { tenants: requireTenants(tenants, `${at}.tenants`) }),
+    };
   }
   return sources;
 }
 
-/** Reads the named sources; an unknown name or a failed read is null. */
+function requireTenants(value: unknown, field: string): string[] {
+  if (!Array.isArray(value) || value.length === 0 || value.length > MAX_SOURCE_TENANTS) {
+    fail('invalid_request', `${field} must be a list of 1 to ${MAX_SOURCE_TENANTS} tenant names`, {
+      field,
+    });
+  }
+  value.forEach((tenant, i) => {
+    if (typeof tenant !== 'string' || !TENANT_PATTERN.test(tenant)) {
+      fail('invalid_request', `${field}[${i}] must be a tenant name (${TENANT_RULE})`, {
+        field: `${field}[${i}]`,
+      });
+    }
+  });
+  return [...(value as string[])];
+}
+
+/**
+ * Reads the named sources for a tenant; a name unknown or not the tenant's, or a failed read, is
+ * null. Checked again at each read: a rollout started before its source was taken from its tenant
+ * reads nothing.
+ */
 export function sourceReader(sources: Readonly<Record<string, MetricSource>>): ReadSource {
-  return async (name) => {
-    const source = Object.hasOwn(sources, name) ? sources[name] : undefined;
-    if (source === undefined) return null;
+  return async (name, tenant) => {
+    if (!sourceAllowed(sources, name, tenant)) return null;
+    const source = sources[name]!;
     try {
       const answer = await fetch(source.url, {
         signal: AbortSignal.timeout(source.timeoutMs ?? DEFAULT_SOURCE_TIMEOUT_MS),

@@ -44,6 +44,7 @@ import { dashboardRoutes } from './ui/routes.js';
 import { createValidatorCompiler } from './validation.js';
 import { DEFAULT_TOKEN_CACHE_TTL_MS, TokenCache } from './token-cache.js';
 import { packageVersion } from './version.js';
+import type { SourceAccess } from '../rollout/metric-sources.js';
 
 export interface ServerLimits extends Limits {
   /** The largest request body, in bytes (HTTP-API.md: 1 MiB). */
@@ -89,8 +90,8 @@ export interface ServerOptions {
    * (request-bounds.ts); past it the request is answered 408 and its connection closed.
    */
   requestTimeoutMs?: number;
-  /** The names of the metric sources a rollout's gate may name (rollout/driver-config.ts). */
-  metricSources?: readonly string[];
+  /** The metric sources a rollout's gate may name, and by which tenants (rollout/driver-config.ts). */
+  metricSources?: readonly string[] | SourceAccess;
   /** Each tenant's rate (`--tenant-rate`): past it, requests are answered 429 rate_limited. */
   tenantRateLimit?: TenantRateLimit;
 }

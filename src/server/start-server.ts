@@ -153,7 +153,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       registry,
       trustProxy: options.trustProxy === true,
       metricsRolloutNames: options.metricsRolloutNames === true,
-      metricSources: Object.keys(rollouts.metricSources),
+      metricSources: rollouts.metricSources,
       ...(options.tenantRateLimit === undefined
         ? {}
         : { tenantRateLimit: options.tenantRateLimit }),

@@ -1,18 +1,23 @@
 /**
  * The rollout driver on one SQLite store in store time (a manual clock): holds, gates that never
- * pass on no evidence, an absolute limit that rolls back at once, a significance test decided at
+ * pass on no evidence, an absolute limit that rolls back at once, rejections by code and unknown or
+ * needs_attention intents of the new version, a verify violation, a significance test decided at
  * the hold's end, external metrics by name, two drivers of which exactly one drives, and a driver
  * stopped mid-hold or mid-rollback whose work the next one resumes from the store. The resume
  * path is the same whatever stopped the first driver: everything it decides from is in the store
  * (test/rollout/rollout-driver-kill.test.ts kills a real server process mid-hold).
  */
 import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Fencegate } from '../../src/gate.js';
 import { RolloutDriver, type DriverAction } from '../../src/rollout/driver.js';
+import { parseRolloutConfig } from '../../src/rollout/driver-config.js';
 import { sourceReader } from '../../src/rollout/metric-sources.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
+import { tempDir } from '../helpers/temp-dir.js';
 import type { RolloutGate, StartRolloutRequest } from '../../src/types.js';
 
 const SCOPES = 40;
@@ -31,7 +36,7 @@ describe('the rollout driver', () => {
     gate = await Fencegate.open({
       store: 'sqlite::memory:',
       clock,
-      metricSources: ['value', 'down'],
+      metricSources: { value: {}, down: {}, owned: { tenants: ['owner'] } },
     });
     source = createServer((_request, response) => {
       response.setHeader('content-type', 'application/json');
@@ -50,19 +55,37 @@ describe('the rollout driver', () => {
   beforeEach(async () => {
     tenantNo += 1;
     tenant = gate.forTenant(`t${tenantNo}`);
-    await tenant.registerPolicy({ version: 'v7' });
-    await tenant.registerPolicy({ version: 'v8' });
-    for (let i = 0; i < SCOPES; i++) {
+    await seed(tenant, SCOPES);
+  });
+
+  /** Policies v7 and v8, and `count` scopes last granted under v7, released. */
+  async function seed(handle: Fencegate, count: number): Promise<void> {
+    await handle.registerPolicy({ version: 'v7' });
+    await handle.registerPolicy({ version: 'v8' });
+    for (let i = 0; i < count; i++) {
       const scope = scopeName(i);
-      const grant = await tenant.acquire({
+      const grant = await handle.acquire({
         scope,
         holder: 'v7',
         ttlMs: 60_000,
         policyVersion: 'v7',
       });
-      await tenant.release({ scope, holder: 'v7', fence: grant.fence });
+      await handle.release({ scope, holder: 'v7', fence: grant.fence });
     }
-  });
+  }
+
+  /** A v8 lease on a scope the rollout moved. */
+  async function v8Lease(handle: Fencegate = tenant) {
+    const moved = (await handle.listScopes({ prefix: 'wf-', limit: 100 })).items.find(
+      (scope) => scope.policyVersion === 'v8',
+    );
+    return await handle.acquire({
+      scope: moved!.scope,
+      holder: 'v8',
+      ttlMs: 60_000,
+      policyVersion: 'v8',
+    });
+  }
 
   function driver(holder = 'server-a', actions: DriverAction[] = []): RolloutDriver {
     return new RolloutDriver({
@@ -72,6 +95,7 @@ describe('the rollout driver', () => {
       readSource: sourceReader({
         value: { url: sourceUrl },
         down: { url: 'http://127.0.0.1:9/unreachable', timeoutMs: 500 },
+        owned: { url: sourceUrl, tenants: ['owner'] },
       }),
       onAction: (action) => actions.push(action),
       onError: (error) => {
@@ -161,6 +185,102 @@ describe('the rollout driver', () => {
     expect(report?.rollback).toMatchObject({ moved: report?.steps[0]?.moved, staleAccepted: 0 });
   });
 
+  it('counts rejected commits of the new version by code, and rolls back on them', async () => {
+    await start([
+      { name: 'stale', metric: 'rejection_ratio', code: 'stale_revision', minSamples: 4, max: 0.5 },
+      { name: 'fenced', metric: 'rejection_ratio', code: 'stale_fence', minSamples: 4, max: 0.5 },
+    ]);
+    const looks = driver();
+    const v8 = await v8Lease();
+    for (let i = 0; i < 4; i++) {
+      await tenant.commit({
+        scope: v8.scope,
+        fence: v8.fence,
+        operationId: `op-${i}`,
+        policyVersion: 'v8',
+        writes: [{ name: `doc-${i}`, expectRevision: i < 3 ? 7 : 0, value: i }],
+      });
+    }
+    clock.advance(1000);
+    await looks.tick();
+    const back = await tenant.rollouts.get('r');
+    expect(back).toMatchObject({ status: 'rolled_back' });
+    expect(back?.reason).toMatch(/gate stale failed at step 1/);
+    expect(back?.gateResults).toMatchObject([
+      { name: 'stale', verdict: 'fail', value: 0.75, samples: 4 },
+      { name: 'fenced', value: 0, samples: 4 },
+    ]);
+  });
+
+  it('counts unknown and needs_attention intents of the new version, and rolls back on them', async () => {
+    await start([{ name: 'intents', metric: 'unknown_intent_ratio', minSamples: 4, max: 0.4 }]);
+    const looks = driver();
+    const v8 = await v8Lease();
+    await tenant.commit({
+      scope: v8.scope,
+      fence: v8.fence,
+      operationId: 'op-intents',
+      policyVersion: 'v8',
+      intents: [0, 1, 2, 3].map((i) => ({ effectKey: `fx-${i}`, target: 'crm', payload: i })),
+    });
+    const claimed = await tenant.claimIntents({ dispatcher: 'd', ttlMs: 60_000, limit: 10 });
+    const outcomes = ['unknown', 'needs_attention', 'delivered', 'delivered'] as const;
+    for (const intent of claimed) {
+      const i = Number(intent.effectKey.slice(3));
+      await tenant.completeIntent(intent.effectKey, {
+        claimFence: intent.claimFence,
+        outcome: outcomes[i]!,
+      });
+    }
+    clock.advance(1000);
+    await looks.tick();
+    const back = await tenant.rollouts.get('r');
+    expect(back).toMatchObject({ status: 'rolled_back' });
+    expect(back?.gateResults[0]).toMatchObject({ verdict: 'fail', value: 0.5, samples: 4 });
+  });
+
+  it('a verify violation on a moved scope rolls back at once', async () => {
+    // A store of its own on a file: the violation is a stale commit written as accepted, which
+    // only a store that skipped its fence check would write, so it is written by hand.
+    const dir = tempDir('fencegate-gate-verify-');
+    const path = join(dir.path, 'store.db');
+    const own = await Fencegate.open({ store: `sqlite:${path}`, clock });
+    try {
+      await seed(own, 2);
+      await own.rollouts.start({
+        rolloutId: 'r',
+        fromPolicy: 'v7',
+        toPolicy: 'v8',
+        prefix: 'wf-',
+        steps: [50, 100],
+        holdSeconds: 60,
+        gates: [{ name: 'verify', metric: 'verify_violations', minSamples: 1 }],
+      });
+      const moved = await v8Lease(own);
+      const stale = await own.commit({
+        scope: moved.scope,
+        fence: 1,
+        operationId: 'op-stale',
+        policyVersion: 'v8',
+      });
+      expect(stale.outcome).toBe('rejected');
+      const db = new Database(path);
+      db.prepare(
+        `UPDATE audit SET outcome = 'committed', reason = NULL WHERE operation_id = 'op-stale'`,
+      ).run();
+      db.close();
+      const looks = new RolloutDriver({ store: own.store, holder: 'a', leaseMs: 10_000 });
+      clock.advance(1000);
+      await looks.tick();
+      const back = await own.rollouts.get('r');
+      expect(back).toMatchObject({ status: 'rolled_back' });
+      expect(back?.gateResults[0]).toMatchObject({ name: 'verify', verdict: 'fail', value: 1 });
+    } finally {
+      await own.close();
+      dir.cleanup();
+    }
+  });
+
   it('the significance test is decided at the hold end, not before; onFailure pause pauses', async () => {
     const gates: RolloutGate[] = [
       { name: 'worse', metric: 'job_failure_ratio', minSamples: 10, confidence: 0.95 },
@@ -212,6 +332,68 @@ describe('the rollout driver', () => {
     const paused = await other.rollouts.get('r2');
     expect(paused).toMatchObject({ status: 'paused', step: 1 });
     expect(paused?.gateResults[0]).toMatchObject({ verdict: 'pending', value: null, samples: 0 });
+  });
+
+  it('a source of another tenant is refused as an unknown name is, and is never read for it', async () => {
+    const refusal = async (source: string) => {
+      const error = await start([
+        { name: 'ext', metric: 'external', source, minSamples: 1, max: 1 },
+      ]).catch((caught: unknown) => caught);
+      const { code, message, details } = error as {
+        code: string;
+        message: string;
+        details: object;
+      };
+      return { code, message: message.replace(source, 'NAME'), details };
+    };
+    const owned = await refusal('owned');
+    expect(owned).toMatchObject({ code: 'invalid_request', details: { field: 'gates[0].source' } });
+    expect(owned.message).not.toMatch(/owned/);
+    expect(owned).toEqual(await refusal('nowhere'));
+    expect(await tenant.rollouts.get('r')).toBeNull();
+
+    const owner = gate.forTenant('owner');
+    await seed(owner, 2);
+    sourceValue = 0.25;
+    await owner.rollouts.start({
+      rolloutId: 'mine',
+      fromPolicy: 'v7',
+      toPolicy: 'v8',
+      prefix: 'wf-',
+      steps: [50, 100],
+      holdSeconds: 60,
+      gates: [{ name: 'ext', metric: 'external', source: 'owned', minSamples: 1, max: 1 }],
+    });
+    const read = driver();
+    await read.tick();
+    expect((await owner.rollouts.get('mine'))?.gateResults[0]).toMatchObject({ value: 0.25 });
+    // The driver's reader checks the tenant too: the name alone reads nothing for another tenant.
+    const reader = sourceReader({ owned: { url: sourceUrl, tenants: ['owner'] } });
+    expect(await reader('owned', 'owner')).toBe(0.25);
+    expect(await reader('owned', `t${tenantNo}`)).toBeNull();
+    // Ended, so that the later cases' drivers find nothing of this tenant's to drive.
+    sourceValue = 3;
+    await read.tick();
+    expect(await owner.rollouts.get('mine')).toMatchObject({ status: 'rolled_back' });
+  });
+
+  it("the configuration's tenants of a source: a list of tenant names, or refused", () => {
+    const url = 'http://127.0.0.1:9100/errors';
+    expect(
+      parseRolloutConfig({ metricSources: { e: { url, tenants: ['acme'] } } }).metricSources,
+    ).toEqual({ e: { url, tenants: ['acme'] } });
+    for (const [tenants, field] of [
+      [[], 'metricSources.e.tenants'],
+      ['acme', 'metricSources.e.tenants'],
+      [['Not A Tenant'], 'metricSources.e.tenants[0]'],
+    ] as const) {
+      expect(() => parseRolloutConfig({ metricSources: { e: { url, tenants } } })).toThrow(
+        expect.objectContaining({ code: 'invalid_request', details: { field } }),
+      );
+    }
+    expect(() => parseRolloutConfig({ metricSources: { e: { url, tenant: 'acme' } } })).toThrow(
+      expect.objectContaining({ details: { field: 'metricSources.e.tenant' } }),
+    );
   });
 
   it('of two drivers exactly one drives; when one stops mid-hold the other takes over after its lease', async () => {
