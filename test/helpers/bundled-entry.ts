@@ -1,8 +1,9 @@
 /**
- * A TypeScript entry of a child process, bundled once to JavaScript so that the child starts on
+ * TypeScript entries of child processes, bundled once to JavaScript so that each child starts on
  * plain node: through tsx, each child loads the loader and transforms every source module again,
- * which costs about twice the CPU of the child's own start. Packages stay imports (resolved from
- * the project's node_modules), so the child runs the same dependencies as the tests.
+ * which costs more CPU than the child's own start. Packages stay imports (resolved from the
+ * project's node_modules, `fencegate` through tsconfig's paths to the sources), and modules an
+ * entry imports lazily stay lazy (split into chunks), so the children run as they would on tsx.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
@@ -11,27 +12,33 @@ import { build } from 'esbuild';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-export interface BundledEntry {
-  /** The bundle: run it with `node <path>`. */
-  path: string;
+export interface BundledEntries {
+  /** The bundle of each entry, by the entry's path: run it with `node <bundle>`. */
+  bundleOf: (entry: string) => string;
   remove: () => void;
 }
 
-/** Bundles `entry` (a path to a .ts file) beside the project, where its packages resolve. */
-export async function bundledEntry(entry: string): Promise<BundledEntry> {
+/** Bundles `entries` (paths to .ts files) beside the project, where their packages resolve. */
+export async function bundledEntries(entries: string[]): Promise<BundledEntries> {
   const parent = join(ROOT, '.tmp');
   mkdirSync(parent, { recursive: true });
   const dir = mkdtempSync(join(parent, 'bundle-'));
-  const path = join(dir, basename(entry).replace(/\.ts$/, '.mjs'));
   await build({
-    entryPoints: [entry],
-    outfile: path,
+    entryPoints: entries,
+    outdir: dir,
+    entryNames: '[name]',
+    outExtension: { '.js': '.mjs' },
     bundle: true,
+    splitting: true,
     platform: 'node',
     format: 'esm',
     target: 'node20',
     packages: 'external',
+    tsconfig: join(ROOT, 'tsconfig.json'),
     logLevel: 'warning',
   });
-  return { path, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  return {
+    bundleOf: (entry) => join(dir, basename(entry).replace(/\.ts$/, '.mjs')),
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
 }

@@ -11,7 +11,7 @@ import { ROLLOUT_DEMO_TENANT } from '../../src/cli/demo-rollout-command.js';
 import { ROLLOUT_ID } from '../../src/demo/rollout/plan.js';
 import { useFleetWorkerScript } from '../../src/demo/rollout/fleet/run-fleet.js';
 import { Fencegate } from '../../src/gate.js';
-import { bundledEntry, type BundledEntry } from '../helpers/bundled-entry.js';
+import { bundledEntries, type BundledEntries } from '../helpers/bundled-entry.js';
 import { inProcessCli } from '../helpers/in-process-cli.js';
 import { findOrStartRedis, skipWithoutRedis } from '../integrations/redis-service.js';
 import { AREA_STORES, storesFor } from '../helpers/stores.js';
@@ -148,16 +148,17 @@ const FLEET_WORKFLOWS = 100;
 
 describe.skipIf(skipWithoutRedis('the fleet demo'))('fencegate demo rollout --fleet', () => {
   // The four workers are real node processes, started from one bundle of the worker's sources.
-  let worker: BundledEntry | undefined;
+  let bundle: BundledEntries | undefined;
   beforeAll(async () => {
-    worker = await bundledEntry(
-      fileURLToPath(new URL('../../src/demo/rollout/fleet/fleet-worker.ts', import.meta.url)),
+    const worker = fileURLToPath(
+      new URL('../../src/demo/rollout/fleet/fleet-worker.ts', import.meta.url),
     );
-    useFleetWorkerScript(worker.path);
+    bundle = await bundledEntries([worker]);
+    useFleetWorkerScript(bundle.bundleOf(worker));
   });
   afterAll(() => {
     useFleetWorkerScript(undefined);
-    worker?.remove();
+    bundle?.remove();
   });
 
   it(
