@@ -8,7 +8,8 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundledEntries, type BundledEntries } from '../helpers/bundled-entry.js';
 import { isFencegateError } from '../../src/errors.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
@@ -38,6 +39,12 @@ const REQUEST: CutoverRequest = {
   scopes: Array.from({ length: SCOPES }, (_, i) => scopeName(i)),
 };
 const CHILD = new URL('./interrupted-cutover-child.ts', import.meta.url).pathname;
+/** The child, bundled once for the file: each start is then plain node instead of tsx. */
+let childBundle: BundledEntries | undefined;
+beforeAll(async () => {
+  childBundle = await bundledEntries([CHILD]);
+});
+afterAll(() => childBundle?.remove());
 
 /**
  * A fresh store with SCOPES scopes pinned to v7, each held by a v7 worker at fence 1. The store
@@ -71,7 +78,7 @@ async function cutoverKilledMidway(kind: TestStoreKind, url: string): Promise<nu
   const watcher = await kind.behind.watchCutover(url);
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', CHILD, watcher.childUrl, CUTOVER_ID, String(SCOPES)],
+    [childBundle!.bundleOf(CHILD), watcher.childUrl, CUTOVER_ID, String(SCOPES)],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
     },

@@ -7,13 +7,20 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { bundledEntries, type BundledEntries } from '../helpers/bundled-entry.js';
 import { Fencegate } from '../../src/gate.js';
 import { FencedCheckpointSaver, runThread } from '../../src/integrations/langgraph/index.js';
 import { PausePoints } from '../../src/testing/index.js';
 import { buildGraph, fullRun } from './langgraph-double-texting-graph.js';
 
 const CHILD = new URL('./langgraph-double-texting-child.ts', import.meta.url).pathname;
+/** The child, bundled once for the file: each start is then plain node instead of tsx. */
+let childBundle: BundledEntries | undefined;
+beforeAll(async () => {
+  childBundle = await bundledEntries([CHILD]);
+});
+afterAll(() => childBundle?.remove());
 /**
  * Every run's lease, renewed every third of it: long enough that a busy machine never lets a live
  * run lapse by accident. A child whose lease lapsed has its writes refused and its run ended, so a
@@ -35,7 +42,7 @@ interface Child {
  * on a busy machine) is then behind every wait the test bounds.
  */
 async function startChild(options: Record<string, unknown>): Promise<Child> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, JSON.stringify(options)]);
+  const child = spawn(process.execPath, [childBundle!.bundleOf(CHILD), JSON.stringify(options)]);
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const started: Child = {
     process: child,

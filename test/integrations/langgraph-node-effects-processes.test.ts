@@ -11,12 +11,19 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { bundledEntries, type BundledEntries } from '../helpers/bundled-entry.js';
 import { Fencegate } from '../../src/gate.js';
 import { FencedCheckpointSaver } from '../../src/integrations/langgraph/index.js';
 import { EffectTarget, buildEffectGraph, type StagedKeys } from './langgraph-effects-fixture.js';
 
 const CHILD = new URL('./langgraph-node-effects-child.ts', import.meta.url).pathname;
+/** The child, bundled once for the file: each start is then plain node instead of tsx. */
+let childBundle: BundledEntries | undefined;
+beforeAll(async () => {
+  childBundle = await bundledEntries([CHILD]);
+});
+afterAll(() => childBundle?.remove());
 const DURABILITIES = ['sync', 'async', 'exit'] as const;
 
 interface Child {
@@ -25,7 +32,7 @@ interface Child {
 }
 
 function startChild(options: Record<string, unknown>): Child {
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, JSON.stringify(options)]);
+  const child = spawn(process.execPath, [childBundle!.bundleOf(CHILD), JSON.stringify(options)]);
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   return {
     process: child,

@@ -11,12 +11,19 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundledEntries, type BundledEntries } from '../helpers/bundled-entry.js';
 import { Fencegate } from '../../src/gate.js';
 import { FencedSession } from '../../src/integrations/openai-agents/index.js';
 import { lines } from './openai-agents-fixture.js';
 
 const CHILD = new URL('./openai-agents-session-child.ts', import.meta.url).pathname;
+/** The child, bundled once for the file: each start is then plain node instead of tsx. */
+let childBundle: BundledEntries | undefined;
+beforeAll(async () => {
+  childBundle = await bundledEntries([CHILD]);
+});
+afterAll(() => childBundle?.remove());
 const ITEMS = 25;
 
 interface Outcome {
@@ -32,7 +39,7 @@ interface Child {
 
 /** Starts a child and waits until it has opened its session. */
 async function startChild(options: Record<string, unknown>): Promise<Child> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, JSON.stringify(options)]);
+  const child = spawn(process.execPath, [childBundle!.bundleOf(CHILD), JSON.stringify(options)]);
   const lineReader = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const next = async () => String((await lineReader.next()).value);
   expect(await next()).toBe('open');

@@ -4,11 +4,14 @@
  * see those figures are the store's. An operator who pauses instead of rolling back leaves the
  * in-flight commits to land: the demo's invariants catch it and the exit code says so.
  */
-import { describe, expect, it } from 'vitest';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rollbackCutoverId } from '../../src/core/rollout-rules.js';
 import { ROLLOUT_DEMO_TENANT } from '../../src/cli/demo-rollout-command.js';
 import { ROLLOUT_ID } from '../../src/demo/rollout/plan.js';
+import { useFleetWorkerScript } from '../../src/demo/rollout/fleet/run-fleet.js';
 import { Fencegate } from '../../src/gate.js';
+import { bundledEntries, type BundledEntries } from '../helpers/bundled-entry.js';
 import { inProcessCli } from '../helpers/in-process-cli.js';
 import { findOrStartRedis, skipWithoutRedis } from '../integrations/redis-service.js';
 import { AREA_STORES, storesFor } from '../helpers/stores.js';
@@ -140,7 +143,24 @@ describe('fencegate demo rollout', () => {
   });
 });
 
+/** The fleet's smallest run: 25 of its workflows move to v8, more than its 16 v8 worker slots. */
+const FLEET_WORKFLOWS = 100;
+
 describe.skipIf(skipWithoutRedis('the fleet demo'))('fencegate demo rollout --fleet', () => {
+  // The four workers are real node processes, started from one bundle of the worker's sources.
+  let bundle: BundledEntries | undefined;
+  beforeAll(async () => {
+    const worker = fileURLToPath(
+      new URL('../../src/demo/rollout/fleet/fleet-worker.ts', import.meta.url),
+    );
+    bundle = await bundledEntries([worker]);
+    useFleetWorkerScript(bundle.bundleOf(worker));
+  });
+  afterAll(() => {
+    useFleetWorkerScript(undefined);
+    bundle?.remove();
+  });
+
   it(
     'ramps and rolls back with v8 jobs in flight on four worker processes; no v8 write lands after',
     { timeout: 120_000 },
@@ -154,7 +174,7 @@ describe.skipIf(skipWithoutRedis('the fleet demo'))('fencegate demo rollout --fl
           '--redis',
           `redis://${redis.host}:${redis.port}/12`,
           '--workflows',
-          '200',
+          `${FLEET_WORKFLOWS}`,
         ]);
         expect(run.stderr).not.toMatch(/error|fail/i);
         const summary = JSON.parse(run.stdout.trimEnd().split('\n').at(-1)!) as Record<
@@ -164,10 +184,10 @@ describe.skipIf(skipWithoutRedis('the fleet demo'))('fencegate demo rollout --fl
         expect(summary).toMatchObject({
           ok: true,
           workers: 4,
-          jobs: 200,
+          jobs: FLEET_WORKFLOWS,
           staleAccepted: 0,
           v8AcceptedAfterRollback: 0,
-          compacted: 200,
+          compacted: FLEET_WORKFLOWS,
           invariantsFailed: 0,
         });
         expect(summary.inFlight).toBeGreaterThan(0);

@@ -6,7 +6,8 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundledEntries, type BundledEntries } from '../helpers/bundled-entry.js';
 import { verifyStore } from '../../src/audit/verify.js';
 import { admits } from '../../src/core/rollout-rules.js';
 import { Fencegate } from '../../src/gate.js';
@@ -22,6 +23,12 @@ import { CHUNK } from '../cutover/chunked-store.js';
 import { ROLLOUT, scopeName } from './rollout-fixture.js';
 
 const CHILD = new URL('./interrupted-rollout-child.ts', import.meta.url).pathname;
+/** The child, bundled once for the file: each start is then plain node instead of tsx. */
+let childBundle: BundledEntries | undefined;
+beforeAll(async () => {
+  childBundle = await bundledEntries([CHILD]);
+});
+afterAll(() => childBundle?.remove());
 const ROLLOUT_ID = ROLLOUT.rolloutId!;
 
 /**
@@ -69,7 +76,7 @@ async function killedMidway(
   before: number,
 ): Promise<number> {
   const watcher = await kind.behind.watchCutover(url);
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, watcher.childUrl, command], {
+  const child = spawn(process.execPath, [childBundle!.bundleOf(CHILD), watcher.childUrl, command], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = once(child, 'exit');

@@ -9,15 +9,22 @@ import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundledEntries, type BundledEntries } from '../helpers/bundled-entry.js';
 import { Fencegate } from '../../src/gate.js';
 
 const CHILD = new URL('./rollout-driver-child.ts', import.meta.url).pathname;
+/** The child, bundled once for the file: each start is then plain node instead of tsx. */
+let childBundle: BundledEntries | undefined;
+beforeAll(async () => {
+  childBundle = await bundledEntries([CHILD]);
+});
+afterAll(() => childBundle?.remove());
 const dir = mkdtempSync(join(tmpdir(), 'fg-driver-'));
 const url = `sqlite:${join(dir, 'store.db')}`;
 
 function driverProcess(holder: string): { child: ChildProcess; lines: string[] } {
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, url, holder], {
+  const child = spawn(process.execPath, [childBundle!.bundleOf(CHILD), url, holder], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const lines: string[] = [];

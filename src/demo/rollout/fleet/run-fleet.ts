@@ -268,14 +268,27 @@ async function check(gate: Fencegate, workflows: number): Promise<Checked> {
   };
 }
 
+/** A JavaScript build of the worker to start instead of the one beside this module, if set. */
+let workerScript: string | undefined;
+
+/**
+ * Has the workers start from `script` (a JavaScript file), or again from beside this module when
+ * undefined. The tests run the sources: they start a bundle of the worker rather than each worker
+ * process transforming its TypeScript through tsx.
+ */
+export function useFleetWorkerScript(script: string | undefined): void {
+  workerScript = script;
+}
+
 /**
  * Starts a worker process and resolves once it consumes. From the compiled package it runs the
- * worker's JavaScript; from the sources (the tests) its TypeScript, through tsx.
+ * worker's JavaScript; from the sources its TypeScript, through tsx, unless given a script.
  */
 function startWorker(config: FleetWorkerConfig, children: ChildProcess[]): Promise<void> {
   const here = fileURLToPath(import.meta.url);
-  const fromSource = here.endsWith('.ts');
-  const entry = join(dirname(here), fromSource ? 'fleet-worker.ts' : 'fleet-worker.js');
+  const fromSource = here.endsWith('.ts') && workerScript === undefined;
+  const entry =
+    workerScript ?? join(dirname(here), fromSource ? 'fleet-worker.ts' : 'fleet-worker.js');
   const args = fromSource ? ['--import', 'tsx', entry] : [entry];
   // The configuration holds a token: in the environment, which only this user can read, not in
   // the arguments, which every process list shows.
