@@ -2,15 +2,16 @@
  * `fencegate serve --tenant-rate`: over real HTTP, a tenant past its rate is answered 429
  * rate_limited with Retry-After before any store work, another tenant is not, the refusals are
  * counted in /metrics, and the TypeScript client waits and sends the same commit again rather than
- * failing or abandoning it. One server for the file; the rate is high enough that waits are tens
- * of milliseconds.
+ * failing or abandoning it. One server for the file. A token comes back every 250 ms: slow enough
+ * that three requests sent at once, or a request right after a batch, still find the bucket empty
+ * on a loaded machine (at 50 ms they did not), fast enough that the clients' waits stay short.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FencegateClient } from '../../src/client/client.js';
 import { issueToken } from '../../src/server/tokens.js';
 import { TENANT, startHarness, type OpsHarness } from '../client/harness.js';
 
-const RATE = { perSecond: 20, burst: 2 };
+const RATE = { perSecond: 4, burst: 2 };
 let h: OpsHarness;
 let otherToken: string;
 

@@ -12,7 +12,7 @@ from served import Server, serve
 
 import fencegate
 
-RATE = 20
+RATE = 4  # a token every 250 ms: four quick commits still meet an empty bucket under load
 BURST = 2
 
 
