@@ -46,9 +46,16 @@ export interface FencegateApi {
   release(request: ReleaseRequest): Promise<ReleaseResult>;
   /**
    * The holder cancels the pending intents the runs it superseded committed: those under fences
-   * from `committedFrom` up to its own. Its fence and lease stay.
+   * from `committedFrom` up to its own, one page of at most 50 of them (from `request.cursor`, the
+   * first when absent) in one store transaction; `nextCursor` names the next page, null after the
+   * last. Its fence and lease stay. A page sent again answers the same.
    */
   cancelIntents(request: CancelIntentsRequest): Promise<CancelIntentsResult>;
+  /**
+   * `cancelIntents` page after page until the last: the effect keys every page cancelled, in key
+   * order. Each page is its own call; one cut short by an error is redone by calling again.
+   */
+  cancelAllIntents(request: CancelIntentsRequest): Promise<string[]>;
   /** Operator. */
   takeover(scope: string, request: TakeoverRequest): Promise<Grant>;
   /** Operator. */

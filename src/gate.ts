@@ -11,6 +11,7 @@ import { prunedLogCheckpoint, tenantPart } from './audit/stored-checkpoint.js';
 import { verifyStore } from './audit/verify.js';
 import type { Clock } from './core/clock.js';
 import type { Caller } from './core/grant-token.js';
+import { cancelEveryPage } from './core/cancel-intents-page.js';
 import { DEFAULT_LIMITS, type Limits } from './core/limits.js';
 import { requireCommitBatch } from './core/commit-batch.js';
 import {
@@ -183,6 +184,13 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
       this.tenant,
       validateCancelIntents(request),
       this.#caller,
+    );
+  }
+
+  async cancelAllIntents(request: CancelIntentsRequest): Promise<string[]> {
+    return await cancelEveryPage(
+      (cursor) => this.cancelIntents({ ...request, ...(cursor === undefined ? {} : { cursor }) }),
+      request.cursor,
     );
   }
 

@@ -135,11 +135,19 @@ export interface CancelIntentsRequest {
   fence: number;
   committedFrom: number;
   reason?: string;
+  /** The `nextCursor` of the page before; absent for the first page. */
+  cursor?: string;
 }
 
+/**
+ * One page of the range (core/cancel-intents-page.ts): at most CANCEL_INTENTS_PAGE of its
+ * intents, in effect-key order, looked at and their pending ones cancelled in one transaction.
+ */
 export interface CancelIntentsResult {
-  /** The effect keys of the range's intents now cancelled (by it or before), in key order. */
+  /** The effect keys of the page's intents now cancelled (by it or before), in key order. */
   cancelled: string[];
+  /** Where the next page starts; null when this page ends the range. */
+  nextCursor: string | null;
 }
 
 export interface DeleteScopeResult {

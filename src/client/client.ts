@@ -24,6 +24,7 @@ import { CommitCoalescer } from './commit-coalescer.js';
 import { DEFAULT_RATE_LIMIT_BUDGET_MS, pastRateLimit } from './rate-limit-wait.js';
 import { randomUUID } from 'node:crypto';
 import type { FencegateApi, FencegateOpsApi, VerifyReport } from '../api.js';
+import { cancelEveryPage } from '../core/cancel-intents-page.js';
 import { DEFAULT_LIMITS, DEFAULT_LIST_LIMIT } from '../core/limits.js';
 import type { RecordReads, RecordReadsResult } from '../core/record-reads.js';
 import { FencegateError, isFencegateError } from '../errors.js';
@@ -222,6 +223,13 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
   async cancelIntents(request: CancelIntentsRequest): Promise<CancelIntentsResult> {
     return await this.#call<CancelIntentsAnswer>(
       routeRequest('cancelIntents', { body: request satisfies CancelIntentsBody }),
+    );
+  }
+
+  async cancelAllIntents(request: CancelIntentsRequest): Promise<string[]> {
+    return await cancelEveryPage(
+      (cursor) => this.cancelIntents({ ...request, ...(cursor === undefined ? {} : { cursor }) }),
+      request.cursor,
     );
   }
 

@@ -271,6 +271,7 @@ export function validateCancelIntents(input: unknown): CancelIntentsRequest {
     'fence',
     'committedFrom',
     'reason',
+    'cursor',
   ]);
   const request: CancelIntentsRequest = {
     scope: requireName(body.scope, 'scope'),
@@ -280,6 +281,12 @@ export function validateCancelIntents(input: unknown): CancelIntentsRequest {
   };
   const reason = optionalText(body.reason, 'reason', MAX_REASON);
   if (reason !== undefined) request.reason = reason;
+  const cursor = optionalCursor(body.cursor);
+  if (cursor !== undefined) {
+    // Refused here, before any store reads it: a cursor no page answered.
+    decodeIntentCursor(cursor);
+    request.cursor = cursor;
+  }
   return request;
 }
 

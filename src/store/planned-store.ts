@@ -141,6 +141,13 @@ export interface PlanLimits {
   maxClaims: number;
   /** The most payload bytes one claim rewrites (absent when the transaction is unbounded). */
   maxClaimBytes?: number;
+  /**
+   * The most intents one page of cancelIntents cancels, below CANCEL_INTENTS_PAGE (absent when the
+   * transaction is unbounded).
+   */
+  maxCancels?: number;
+  /** The most payload bytes one page of cancelIntents rewrites (absent when unbounded). */
+  maxCancelBytes?: number;
   /** The scopes one cutover chunk moves. */
   cutoverChunk: number;
   /** The job events one transaction records. */
@@ -240,10 +247,11 @@ export abstract class PlannedStore implements Pick<Store, PlannedOperation | 'co
     request: CancelIntentsRequest,
     caller?: Caller,
   ): Promise<CancelIntentsResult> {
+    const { maxCancels, maxCancelBytes } = this.planLimits();
     return this.apply({
       operation: 'cancelIntents',
       tenant,
-      plan: (s) => planCancelIntents(s, request, caller),
+      plan: (s) => planCancelIntents(s, request, caller, { maxCancels, maxCancelBytes }),
       ranges: [{ type: 'scopeIntents', scope: request.scope }],
     });
   }

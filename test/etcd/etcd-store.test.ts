@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyStore } from '../../src/audit/verify.js';
+import { CANCEL_INTENTS_PAGE } from '../../src/core/cancel-intents-page.js';
 import { DEFAULT_LIMITS } from '../../src/core/limits.js';
 import { planClaim } from '../../src/core/plan/plan-intents.js';
 import { planAcquire } from '../../src/core/plan/plan-leases.js';
@@ -145,7 +146,7 @@ describe.skipIf(noEtcd)('the etcd store', () => {
     expect((await gate.getRecord('big', 'r0')).exists).toBe(true);
   });
 
-  it('cancelIntents on a scope with more intents than one Txn compares is invalid_request naming the limit, and changes nothing', async () => {
+  it('cancelIntents on a scope with more intents than one Txn compares cancels them page by page, each page one Txn', async () => {
     const first = await gate.acquire({ scope: 'many-intents', holder: 'run-1', ttlMs: 60_000 });
     for (let batch = 0; batch < 9; batch += 1) {
       const result = await gate.commit({
@@ -153,7 +154,7 @@ describe.skipIf(noEtcd)('the etcd store', () => {
         fence: first.fence,
         operationId: `many-intents-${batch}`,
         intents: Array.from({ length: 16 }, (_, i) => ({
-          effectKey: `many-${batch}-${i}`,
+          effectKey: `many-${batch}-${String(i).padStart(2, '0')}`,
           target: 'notify',
           payload: {},
         })),
@@ -161,21 +162,63 @@ describe.skipIf(noEtcd)('the etcd store', () => {
       expect(result.outcome).toBe('committed');
     }
     const current = await gate.takeover('many-intents', { holder: 'run-2', ttlMs: 60_000 });
-    const error = await gate
-      .cancelIntents({
-        scope: 'many-intents',
-        holder: 'run-2',
-        fence: current.fence,
-        committedFrom: first.fence,
-      })
-      .catch((caught: unknown) => caught);
-    expect(isFencegateError(error) && error.code).toBe('invalid_request');
-    expect(isFencegateError(error) && error.message).toMatch(/--max-txn-ops/);
-    expect((await gate.getIntent('many-0-0'))?.status).toBe('pending');
+    const request = {
+      scope: 'many-intents',
+      holder: 'run-2',
+      fence: current.fence,
+      committedFrom: first.fence,
+    };
+    const firstPage = await gate.cancelIntents(request);
+    expect(firstPage.cancelled).toHaveLength(CANCEL_INTENTS_PAGE);
+    expect(firstPage.nextCursor).not.toBeNull();
+    const rest = await gate.cancelAllIntents({ ...request, cursor: firstPage.nextCursor! });
+    const cancelled = [...firstPage.cancelled, ...rest];
+    expect(cancelled).toHaveLength(144);
+    expect(new Set(cancelled).size).toBe(144);
+    expect((await gate.getIntent('many-0-00'))?.status).toBe('cancelled');
+    expect((await gate.getIntent('many-8-15'))?.status).toBe('cancelled');
     expect(await gate.getScope('many-intents')).toMatchObject({
       fence: current.fence,
       holder: 'run-2',
     });
+  });
+
+  it('cancelIntents on etcd with a small --max-txn-ops cuts its pages to what one Txn holds', async () => {
+    const store = await EtcdStore.open({
+      url: `${etcdTestUrl('single')}?prefix=${prefix}-small-cancel`,
+      limits: { maxTxnOps: 16 },
+    });
+    const small = await Fencegate.open({ store });
+    try {
+      const first = await small.acquire({ scope: 'pages', holder: 'run-1', ttlMs: 60_000 });
+      for (let batch = 0; batch < 5; batch += 1) {
+        const result = await small.commit({
+          scope: 'pages',
+          fence: first.fence,
+          operationId: `pages-${batch}`,
+          intents: Array.from({ length: 4 }, (_, i) => ({
+            effectKey: `page-${batch}-${i}`,
+            target: 'notify',
+            payload: {},
+          })),
+        });
+        expect(result.outcome).toBe('committed');
+      }
+      const current = await small.takeover('pages', { holder: 'run-2', ttlMs: 60_000 });
+      const request = {
+        scope: 'pages',
+        holder: 'run-2',
+        fence: current.fence,
+        committedFrom: first.fence,
+      };
+      // Two keys per cancelled intent and the audit key: 7 intents fill a Txn of 16.
+      const firstPage = await small.cancelIntents(request);
+      expect(firstPage.cancelled).toHaveLength(7);
+      const rest = await small.cancelAllIntents({ ...request, cursor: firstPage.nextCursor! });
+      expect([...firstPage.cancelled, ...rest]).toHaveLength(20);
+    } finally {
+      await small.close();
+    }
   });
 
   it('capabilities: etcd bounds a transaction', () => {

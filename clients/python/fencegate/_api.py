@@ -42,7 +42,7 @@ from ._commit_batch import (
 )
 from ._routes import route
 from ._sending import json_or_none, send, send_json
-from .errors import InvalidRequestError
+from .errors import InternalError, InvalidRequestError
 from .models import (
     CancelResult,
     CommitPart,
@@ -118,12 +118,33 @@ def cancel_intents(
 ) -> "CallSteps[List[str]]":
     """The holder (``holder`` at ``fence``, the scope's current fence) cancels the pending intents
     committed under fences from ``committed_from`` up to its own: those of the runs it
-    superseded. Its fence and lease stay. Answers the effect keys cancelled."""
-    body = _req.body(
-        scope=scope, holder=holder, fence=fence, committedFrom=committed_from, reason=reason
-    )
-    answer = yield from send_json(api, route("cancelIntents"), body)
-    return [str(key) for key in answer["cancelled"]]
+    superseded. Its fence and lease stay. The server cancels a page of at most 50 of them per
+    request; this sends one request after another, each with the ``nextCursor`` of the one
+    before, until the last page. Answers the effect keys cancelled, in key order. Cut short by an
+    error, the pages before it stay done, and the same call again redoes them unchanged."""
+    cancelled: List[str] = []
+    cursor: Optional[str] = None
+    while True:
+        body = _req.body(
+            scope=scope,
+            holder=holder,
+            fence=fence,
+            committedFrom=committed_from,
+            reason=reason,
+            cursor=cursor,
+        )
+        answer = yield from send_json(api, route("cancelIntents"), body)
+        cancelled.extend(str(key) for key in answer["cancelled"])
+        next_cursor = answer.get("nextCursor")
+        if next_cursor is None:
+            return cancelled
+        if next_cursor == cursor:
+            # A cursor that does not move on would ask for the same page forever.
+            raise InternalError(
+                "a page of cancel_intents answered the cursor it was sent with",
+                {"cursor": cursor},
+            )
+        cursor = str(next_cursor)
 
 
 def get_scope(api: ClientBase, scope: str) -> "CallSteps[Optional[ScopeState]]":

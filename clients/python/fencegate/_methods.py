@@ -79,7 +79,10 @@ class BlockingMethods(ClientBase):
     ) -> List[str]:
         """The holder (``holder`` at ``fence``, the scope's current fence) cancels the pending intents
         committed under fences from ``committed_from`` up to its own: those of the runs it
-        superseded. Its fence and lease stay. Answers the effect keys cancelled."""
+        superseded. Its fence and lease stay. The server cancels a page of at most 50 of them per
+        request; this sends one request after another, each with the ``nextCursor`` of the one
+        before, until the last page. Answers the effect keys cancelled, in key order. Cut short by an
+        error, the pages before it stay done, and the same call again redoes them unchanged."""
         _steps = _api.cancel_intents(self, scope, holder, fence, committed_from, reason)
         return run_sync(_steps, self._exchange)
 
@@ -553,7 +556,10 @@ class AsyncMethods(ClientBase):
     ) -> List[str]:
         """The holder (``holder`` at ``fence``, the scope's current fence) cancels the pending intents
         committed under fences from ``committed_from`` up to its own: those of the runs it
-        superseded. Its fence and lease stay. Answers the effect keys cancelled."""
+        superseded. Its fence and lease stay. The server cancels a page of at most 50 of them per
+        request; this sends one request after another, each with the ``nextCursor`` of the one
+        before, until the last page. Answers the effect keys cancelled, in key order. Cut short by an
+        error, the pages before it stay done, and the same call again redoes them unchanged."""
         _steps = _api.cancel_intents(self, scope, holder, fence, committed_from, reason)
         return await run_async(_steps, self._exchange)
 

@@ -1,10 +1,14 @@
-"""Paging a scope's records by prefix, direction and cursor, and a worker token with the take-over
-right, through both clients against the real server."""
+"""Paging a scope's records by prefix, direction and cursor, cancel_intents following the pages
+of a cancel to the last, and a worker token with the take-over right, through both clients
+against the real server."""
 
 import pytest
 
 import fencegate
-from fencegate import Write
+from fencegate import Intent, Write
+
+#: The most intents one page of cancel-intents looks at (the server's CANCEL_INTENTS_PAGE).
+CANCEL_PAGE = 50
 
 
 def write_records(worker, scope, names):
@@ -44,6 +48,34 @@ def test_a_bad_page_query_is_refused_with_what_to_fix(tenant, connect):
     assert "direction" in refused.value.message
     with pytest.raises(fencegate.InvalidRequestError):
         worker.list_records_page("wf-p2/memory", limit=0)
+
+
+def test_cancel_intents_follows_every_page_to_the_last(tenant, connect):
+    worker = connect(tenant.server.url, tenant.worker_token)
+    scope = "wf-p3/memory"
+    superseded = worker.acquire(scope, holder="run-1", ttl_ms=30_000)
+    keys = [f"p3-{i:03d}" for i in range(7 * 16)]
+    commits = [
+        {
+            "scope": scope,
+            "fence": superseded.fence,
+            "operation_id": f"p3-{start}",
+            "intents": [Intent(key, "crm", {}) for key in keys[start : start + 16]],
+        }
+        for start in range(0, len(keys), 16)
+    ]
+    assert all(result.committed for result in worker.commit_many(commits))
+    current = connect(tenant.server.url, tenant.operator_token).takeover(
+        scope, holder="run-2", ttl_ms=30_000
+    )
+
+    cancelled = worker.cancel_intents(scope, "run-2", current.fence, superseded.fence)
+    # More than two pages hold: every one of them was asked for, in order, each key once.
+    assert len(keys) > 2 * CANCEL_PAGE
+    assert cancelled == keys
+    assert worker.get_intent(keys[-1])["status"] == "cancelled"
+    # Sent again, every page answers the same and nothing more is cancelled.
+    assert worker.cancel_intents(scope, "run-2", current.fence, superseded.fence) == keys
 
 
 def test_a_worker_token_with_the_take_over_right_takes_over_only_its_prefixes(tenant, connect):

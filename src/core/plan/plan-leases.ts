@@ -12,6 +12,7 @@ import type {
   CancelResult,
   DeleteScopeResult,
   Grant,
+  Intent,
   LeaseJobEvents,
   ReleaseRequest,
   ReleaseResult,
@@ -19,6 +20,7 @@ import type {
   TakeoverRequest,
 } from '../../types.js';
 import { auditEntry, type NewAuditEntry } from '../audit-entry.js';
+import { cancelIntentsPage, type CancelPageBounds } from '../cancel-intents-page.js';
 import type { FencegateError } from '../../errors.js';
 import { boundToken, tokenField, type Caller } from '../grant-token.js';
 import {
@@ -374,14 +376,16 @@ export function planCancel(
 
 /**
  * The holder cancels the pending intents of the runs it superseded: those committed under a fence
- * from `committedFrom` up to, not including, its own. Its fence stays; the intents its own
- * commits made, and the older runs' ones, are untouched. Claimed intents are being delivered and
- * stay as they are. Answers every intent of that range now cancelled, so a resend answers the same.
+ * from `committedFrom` up to, not including, its own, one page of them (cancel-intents-page.ts) a
+ * call. Its fence stays; the intents its own commits made, and the older runs' ones, are
+ * untouched. Claimed intents are being delivered and stay as they are. Answers every intent of the
+ * page now cancelled, so a resend of the page answers the same.
  */
 export function planCancelIntents(
   snapshot: Snapshot,
   request: CancelIntentsRequest,
   caller?: Caller,
+  bounds: CancelPageBounds = {},
 ): Transition<CancelIntentsResult> {
   const { scope } = request;
   const row = snapshot.get({ type: 'scope', scope });
@@ -393,39 +397,36 @@ export function planCancelIntents(
       fence: request.fence,
     });
   }
-  const cancels = cancelPendingIntents(
-    snapshot,
-    scope,
-    row.fence,
-    request.committedFrom,
-    request.reason ?? null,
-    row.fence,
-  );
-  const cancelledNow = cancels.put.flatMap((put) => (put.type === 'intent' ? [put.effectKey] : []));
-  // The answer names every intent of the range that is cancelled, by this request or before it,
-  // so the same request resent after a lost reply answers what the first one did.
-  const cancelledBefore = snapshot.list({ type: 'scopeIntents', scope }).filter((effectKey) => {
-    const intent = snapshot.get({ type: 'intent', effectKey });
-    return (
-      intent !== null &&
-      intent.status === 'cancelled' &&
-      intent.fence >= request.committedFrom &&
-      intent.fence < row.fence
-    );
-  });
-  const cancelled = [...new Set([...cancelledNow, ...cancelledBefore])].sort();
-  return {
-    expect: [scopeRef(scope), ...cancels.expect],
-    put: cancels.put,
-    audit: cancels.audit,
-    answer: { ok: true, value: { cancelled } },
+  const fences = { from: request.committedFrom, before: row.fence };
+  const page = cancelIntentsPage(snapshot, scope, fences, request.cursor, bounds);
+  const transition: Transition<CancelIntentsResult> = {
+    // The range: no intent joined the scope since the page was read.
+    expect: [scopeRef(scope), { type: 'scopeIntents', scope }],
+    put: [],
+    audit: [],
+    answer: { ok: true, value: { cancelled: [], nextCursor: page.nextCursor } },
   };
+  const cancelled: string[] = [];
+  for (const intent of page.intents) {
+    transition.expect.push({ type: 'intent', effectKey: intent.effectKey });
+    if (intent.status === 'pending') {
+      const cancel = cancellation(snapshot, intent, row.fence, request.reason ?? null);
+      transition.put.push(cancel.put);
+      transition.audit.push(cancel.audit);
+    }
+    // Cancelled by this page or before it: the same page resent after a lost reply answers what
+    // the first one did.
+    if (intent.status === 'pending' || intent.status === 'cancelled') {
+      cancelled.push(intent.effectKey);
+    }
+  }
+  transition.answer = { ok: true, value: { cancelled, nextCursor: page.nextCursor } };
+  return transition;
 }
 
 /**
  * The scope's pending (unclaimed) intents cancelled as its fence moves to `fence`: those committed
- * under `committedFrom` or a newer fence (all by default), and older than `committedBefore` when
- * given. `reason` names what cancelled them.
+ * under `committedFrom` or a newer fence (all by default). `reason` names what cancelled them.
  */
 export function cancelPendingIntents(
   snapshot: Snapshot,
@@ -433,7 +434,6 @@ export function cancelPendingIntents(
   fence: number,
   committedFrom = 0,
   reason: string | null = null,
-  committedBefore = Number.POSITIVE_INFINITY,
 ): { expect: (Ref | RangeRef)[]; put: Put[]; audit: NewAuditEntry[] } {
   const range = { type: 'scopeIntents' as const, scope };
   const cancels = {
@@ -444,27 +444,39 @@ export function cancelPendingIntents(
   for (const effectKey of snapshot.list(range)) {
     const intent = snapshot.get({ type: 'intent', effectKey });
     cancels.expect.push({ type: 'intent', effectKey });
-    if (intent === null || intent.status !== 'pending') continue;
-    if (intent.fence < committedFrom || intent.fence >= committedBefore) continue;
-    cancels.put.push({
+    if (intent === null || intent.status !== 'pending' || intent.fence < committedFrom) continue;
+    const cancel = cancellation(snapshot, intent, fence, reason);
+    cancels.put.push(cancel.put);
+    cancels.audit.push(cancel.audit);
+  }
+  return cancels;
+}
+
+/** A pending intent cancelled under the scope's `fence`: its row and its audit entry. */
+function cancellation(
+  snapshot: Snapshot,
+  intent: Intent,
+  fence: number,
+  reason: string | null,
+): { put: Put; audit: NewAuditEntry } {
+  const { effectKey, scope } = intent;
+  return {
+    put: {
       type: 'intent',
       effectKey,
       row: { ...intent, status: 'cancelled', updatedAt: snapshot.now },
-    });
-    cancels.audit.push(
-      auditEntry({
-        at: snapshot.now,
-        tenant: snapshot.tenant,
-        scope,
-        kind: 'intent',
-        outcome: 'cancelled',
-        reason,
-        currentFence: fence,
-        effectKey,
-      }),
-    );
-  }
-  return cancels;
+    },
+    audit: auditEntry({
+      at: snapshot.now,
+      tenant: snapshot.tenant,
+      scope,
+      kind: 'intent',
+      outcome: 'cancelled',
+      reason,
+      currentFence: fence,
+      effectKey,
+    }),
+  };
 }
 
 /** Delete: fence+1, status deleted, every live record tombstoned at revision+1. */

@@ -1,8 +1,9 @@
 /**
  * What a `rollback` does with the effects of the run it undoes: the rolled-back run's intents
- * still pending (committed, not yet claimed by a dispatcher) are cancelled, in one store
- * operation under the new run's fence (`cancelIntents`: only the holder may, and only intents of
- * fences it superseded); those a dispatcher already took cannot be called back, and are reported.
+ * still pending (committed, not yet claimed by a dispatcher) are cancelled under the new run's
+ * fence, a page of them per store operation (`cancelIntents`: only the holder may, and only
+ * intents of fences it superseded); those a dispatcher already took cannot be called back, and are
+ * reported.
  */
 import type { FencegateApi } from '../../api.js';
 import type { Intent } from '../../types.js';
@@ -40,7 +41,9 @@ export async function settleRolledBackIntents(
   target: RollbackIntentsTarget,
 ): Promise<Omit<RollbackReport, 'runId' | 'removedRecords'>> {
   const { gate, scope, holder, fence, rolledBackFence } = target;
-  const { cancelled } = await gate.cancelIntents({
+  // Page by page, each page one store operation: a run that committed any number of intents is
+  // settled, and the report's lists add up over every page.
+  const cancelled = await gate.cancelAllIntents({
     scope,
     holder,
     fence,

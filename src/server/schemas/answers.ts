@@ -70,7 +70,7 @@ export const ReleaseResultSchema = Type.Object(
 );
 
 export const CancelIntentsResultSchema = Type.Object(
-  { cancelled: Type.Array(Type.String()) },
+  { cancelled: Type.Array(Type.String()), nextCursor: Nullable(Type.String()) },
   CLOSED,
 );
 

@@ -86,6 +86,7 @@ export function requestSchemas(limits: Limits) {
       fence: Counter,
       committedFrom: Counter,
       reason: Type.Optional(Reason()),
+      cursor: Type.Optional(Cursor()),
     },
     CLOSED,
   );

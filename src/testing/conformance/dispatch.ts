@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { intentNotFound, staleClaim } from '../../core/refusal-messages.js';
 import type { CompleteIntentRequest, Intent, IntentRequest } from '../../types.js';
+import { cancelIntentsPageCases } from './cancel-intents-pages.js';
 import { OperationIds, acquire, auditAfter, expectCommitted, expectFailure } from './helpers.js';
 import type { ConformanceGate, SubjectFixture } from './subject.js';
 
@@ -223,10 +224,10 @@ export function dispatchCases(fx: SubjectFixture): void {
         fence: current.fence,
         committedFrom: superseded.fence,
       };
-      expect(await gate.cancelIntents(request)).toEqual({ cancelled: ['fx-2'] });
+      expect(await gate.cancelIntents(request)).toEqual({ cancelled: ['fx-2'], nextCursor: null });
       // The same request again, as a client resends it after a lost reply, changes nothing more
       // and answers the same: the range's intents that are cancelled.
-      expect(await gate.cancelIntents(request)).toEqual({ cancelled: ['fx-2'] });
+      expect(await gate.cancelIntents(request)).toEqual({ cancelled: ['fx-2'], nextCursor: null });
       const statuses = await Promise.all(
         ['fx-0', 'fx-1', 'fx-2', 'fx-3'].map(async (key) => (await gate.getIntent(key))?.status),
       );
@@ -244,6 +245,8 @@ export function dispatchCases(fx: SubjectFixture): void {
       ).rejects.toMatchObject({ code: 'stale_fence' });
       expect((await gate.getIntent('fx-0'))?.status).toBe('pending');
     });
+
+    cancelIntentsPageCases(fx);
 
     it("claims within the tenant only: another tenant's dispatcher sees nothing", async () => {
       const { gate, other } = fx.subject;

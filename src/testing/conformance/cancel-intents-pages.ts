@@ -1,0 +1,121 @@
+/**
+ * cancelIntents page by page (core/cancel-intents-page.ts): a superseded run that committed more
+ * intents than one page looks at has them cancelled in bounded pages that the caller follows by
+ * `nextCursor`, on every store, whatever one transaction of it holds.
+ */
+import { expect, it } from 'vitest';
+import { CANCEL_INTENTS_PAGE } from '../../core/cancel-intents-page.js';
+import type { CancelIntentsResult, IntentRequest } from '../../types.js';
+import {
+  LONG_TTL,
+  acquire,
+  auditAfter,
+  expectCommitted,
+  expectFailure,
+  lastSeq,
+} from './helpers.js';
+import type { ConformanceGate, SubjectFixture } from './subject.js';
+
+const SCOPE = 'wf-pages/memory';
+/** More than two pages, so a page in the middle has a cursor on both sides. */
+const COMMITTED = 130;
+const PER_COMMIT = 13;
+/** Taken by a dispatcher before the cancel: one delivered, one still claimed. */
+const DELIVERED = 'page-007';
+const CLAIMED = 'page-070';
+
+function intent(effectKey: string): IntentRequest {
+  const target = effectKey === DELIVERED || effectKey === CLAIMED ? 'mail' : 'crm';
+  return { effectKey, target, payload: { effectKey } };
+}
+
+async function commitOne(gate: ConformanceGate, fence: number, effectKey: string): Promise<void> {
+  expectCommitted(
+    await gate.commit({
+      scope: SCOPE,
+      fence,
+      operationId: `op-${effectKey}`,
+      intents: [intent(effectKey)],
+    }),
+  );
+}
+
+export function cancelIntentsPageCases(fx: SubjectFixture): void {
+  it('cancelIntents pages: a superseded run of ~130 intents has each pending one cancelled exactly once in bounded pages; a page resent answers the same; a delivered or claimed intent is not cancelled', async () => {
+    const { gate } = fx.subject;
+    const older = await acquire(gate, SCOPE, 'run-0');
+    await commitOne(gate, older.fence, 'page-older');
+    const superseded = await gate.takeover(SCOPE, { holder: 'run-1', ttlMs: LONG_TTL });
+    const keys = Array.from({ length: COMMITTED }, (_, i) => `page-${String(i).padStart(3, '0')}`);
+    const commits = [];
+    for (let start = 0; start < keys.length; start += PER_COMMIT) {
+      commits.push({
+        scope: SCOPE,
+        fence: superseded.fence,
+        operationId: `op-pages-${start}`,
+        intents: keys.slice(start, start + PER_COMMIT).map(intent),
+      });
+    }
+    for (const item of await gate.commitMany(commits)) {
+      expect(item.ok && item.result.outcome).toBe('committed');
+    }
+    const taken = await gate.claimIntents({
+      dispatcher: 'd1',
+      ttlMs: LONG_TTL,
+      limit: 10,
+      targets: ['mail'],
+    });
+    expect(taken.map((claimed) => claimed.effectKey).sort()).toEqual([DELIVERED, CLAIMED]);
+    const delivering = taken.find((claimed) => claimed.effectKey === DELIVERED)!;
+    await gate.completeIntent(DELIVERED, {
+      claimFence: delivering.claimFence,
+      outcome: 'delivered',
+    });
+    const current = await gate.takeover(SCOPE, { holder: 'run-2', ttlMs: LONG_TTL });
+    // The new run's own intent, its key among the range's: passed over by every page.
+    await commitOne(gate, current.fence, 'page-064a');
+    const seq = await lastSeq(gate);
+
+    const request = {
+      scope: SCOPE,
+      holder: 'run-2',
+      fence: current.fence,
+      committedFrom: superseded.fence,
+    };
+    const pages: CancelIntentsResult[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = { ...request, ...(cursor === undefined ? {} : { cursor }) };
+      const answer = await gate.cancelIntents(page);
+      expect(answer.cancelled.length).toBeLessThanOrEqual(CANCEL_INTENTS_PAGE);
+      // The same page again, as a client resends it after a lost reply: it changes nothing more
+      // and answers the same.
+      expect(await gate.cancelIntents(page)).toEqual(answer);
+      pages.push(answer);
+      cursor = answer.nextCursor ?? undefined;
+      expect(pages.length).toBeLessThanOrEqual(COMMITTED);
+    } while (cursor !== undefined);
+
+    const pending = keys.filter((key) => key !== DELIVERED && key !== CLAIMED);
+    // In key order, each once: no page repeats another's intents or skips one.
+    expect(pages.flatMap((page) => page.cancelled)).toEqual(pending);
+    expect(pages.length).toBeGreaterThanOrEqual(Math.ceil(COMMITTED / CANCEL_INTENTS_PAGE));
+    const cancelledEntries = (await auditAfter(gate, seq)).filter(
+      (entry) => entry.kind === 'intent' && entry.outcome === 'cancelled',
+    );
+    expect(cancelledEntries.map((entry) => entry.effectKey).sort()).toEqual(pending);
+    const statuses = await Promise.all(
+      [DELIVERED, CLAIMED, 'page-older', 'page-064a', 'page-129'].map(
+        async (key) => (await gate.getIntent(key))?.status,
+      ),
+    );
+    expect(statuses).toEqual(['delivered', 'claimed', 'pending', 'pending', 'cancelled']);
+    // The loop over every page answers the same keys: all cancelled before, nothing more to do.
+    expect(await gate.cancelAllIntents(request)).toEqual(pending);
+    expect(await auditAfter(gate, seq)).toHaveLength(cancelledEntries.length);
+    await expectFailure(
+      gate.cancelIntents({ ...request, cursor: 'not a cursor' }),
+      'invalid_request',
+    );
+  });
+}
