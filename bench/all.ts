@@ -141,7 +141,7 @@ async function scaleRows(options: AllBenchOptions): Promise<Row[]> {
   const dir = mkdtempSync(join(tmpdir(), 'fencegate-bench-all-'));
   try {
     const scaling = await scopeScaling(dir, options.largeScopes, options.seconds);
-    const stale = await staleTraffic(join(dir, 'small.db'), options.seconds);
+    const stale = await staleTraffic(join(dir, 'stale.db'), options.seconds);
     const ratio = stale.withStale.opsPerSec / stale.alone.opsPerSec;
     const memory = await serverMemory(dir, options.memorySeconds);
     const rss = memoryTrend(memory.samples.map((m) => m.rssMiB));

@@ -3,9 +3,12 @@
  *  - commits/s with 1,000,000 scopes and 10,000,000 records against 1,000 scopes and 10,000
  *    records. The large store is bulk-loaded with raw SQL (a recursive CTE, journal off), then
  *    fencegate commits a new record into a random scope; the small one the same way.
+ *    The bulk-loaded stores have rows but no audit history, so `verify` has nothing to check them
+ *    against: they are removed after the run.
  *  - a healthy writer's commits/s while other workers send as many stale-fence commits (one per
- *    commit answered: 50 % of the traffic) against the same writer alone, on the same file; and
- *    the CPU a refusal takes against a commit's, each alone;
+ *    commit answered: 50 % of the traffic; fences below the current one, as retired workers send)
+ *    against the same writer alone, on a store whose scopes were granted through the library, so
+ *    `verify` checks it at the end; and the CPU a refusal takes against a commit's, each alone;
  *  - a healthy tenant's commits/s over HTTP while another tenant storms with stale commits at the
  *    server's capacity, the per-tenant rate limit on, against the tenant alone (tenant-isolation.ts);
  *  - server memory: `fencegate` server process under commit load over HTTP (64 connections) for
@@ -142,18 +145,37 @@ async function withCpu(
 }
 
 /**
+ * Scopes made through the library, so their grants are in the audit log and `verify` can check
+ * the run: each granted to an old holder (fence 1), released, then granted to the bench's writer
+ * (fence 2). Stale traffic then carries fence 1, below the current one, as a retired worker's does.
+ */
+async function grantedScopes(gate: Fencegate, scopes: number): Promise<void> {
+  const ttlMs = 3_600_000;
+  for (let i = 0; i < scopes; i++) {
+    const scope = `s/${String(i).padStart(8, '0')}`;
+    const old = await gate.acquire({ scope, holder: 'retired', ttlMs });
+    await gate.release({ scope, holder: 'retired', fence: old.fence });
+    await gate.acquire({ scope, holder: HOLDER, ttlMs });
+  }
+}
+
+const CURRENT_FENCE = 2;
+const RETIRED_FENCE = 1;
+
+/**
  * Healthy commits/s alone, then with as many stale-fence commits in flight beside them; then the
  * refusals alone, so a refusal's CPU can be set against a commit's (the machine's load moves
- * rates far more than CPU per operation).
+ * rates far more than CPU per operation). The store at `path` is created here.
  */
 export async function staleTraffic(path: string, seconds: number) {
   const store = SqliteStore.open({ path, groupCommit: true });
   const gate = await Fencegate.open({ store });
   try {
+    await grantedScopes(gate, SMALL_SCOPES);
     const healthy = async (i: number): Promise<void> => {
       const result = await gate.commit({
         scope: `s/${String(i % SMALL_SCOPES).padStart(8, '0')}`,
-        fence: FENCE,
+        fence: CURRENT_FENCE,
         operationId: `healthy-${i}-${Math.random()}`,
         writes: [{ name: `h-${i}-${Math.random()}`, expectRevision: 0, value: VALUE }],
       });
@@ -162,7 +184,7 @@ export async function staleTraffic(path: string, seconds: number) {
     const stale = async (i: number): Promise<void> => {
       const result = await gate.commit({
         scope: `s/${String(i % SMALL_SCOPES).padStart(8, '0')}`,
-        fence: FENCE + 1,
+        fence: RETIRED_FENCE,
         operationId: `stale-${i}-${Math.random()}`,
         writes: [{ name: `x-${i}`, expectRevision: 0, value: VALUE }],
       });
@@ -299,7 +321,6 @@ export async function serverMemory(dir: string, seconds: number) {
 export async function runScaleBench(options: ScaleBenchOptions): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'fencegate-bench-scale-'));
   try {
-    const smallPath = join(dir, 'small.db');
     const scaling = await scopeScaling(dir, options.largeScopes, options.seconds);
     console.log(
       `bulk load: ${options.largeScopes.toLocaleString('en')} scopes and ${scaling.records.toLocaleString('en')} records in ${scaling.buildSeconds.toFixed(1)} s`,
@@ -307,7 +328,7 @@ export async function runScaleBench(options: ScaleBenchOptions): Promise<void> {
     console.log(
       `commits/s at ${SMALL_SCOPES.toLocaleString('en')} scopes: ${scaling.smallPerSec.toFixed(0)}; at ${options.largeScopes.toLocaleString('en')} scopes / ${scaling.records.toLocaleString('en')} records: ${scaling.largePerSec.toFixed(0)}; ratio ${scaling.ratio.toFixed(2)} (target >= 0.9); p99 ${scaling.smallP99Ms.toFixed(1)} and ${scaling.largeP99Ms.toFixed(1)} ms`,
     );
-    const stale = await staleTraffic(smallPath, options.seconds);
+    const stale = await staleTraffic(join(dir, 'stale.db'), options.seconds);
     const staleRatio = stale.withStale.opsPerSec / stale.alone.opsPerSec;
     console.log(
       `healthy writer (32 in flight): alone ${stale.alone.opsPerSec.toFixed(0)}/s, with 32 stale-fence commits in flight beside it ${stale.withStale.opsPerSec.toFixed(0)}/s; ratio ${staleRatio.toFixed(2)} (target >= 0.9)`,
