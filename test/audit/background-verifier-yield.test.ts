@@ -6,10 +6,10 @@
 import { expect, it } from 'vitest';
 import { BackgroundVerifier } from '../../src/audit/background-verifier.js';
 import { Fencegate } from '../../src/gate.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { memoryStore } from '../helpers/memory-store.js';
 
 it('gives the event loop back between the pages of one run', async () => {
-  const store = SqliteStore.open({ path: ':memory:' });
+  const store = memoryStore();
   const gate = await Fencegate.open({ store });
   try {
     const { fence } = await gate.acquire({ scope: 's', holder: 'w', ttlMs: 60_000 });

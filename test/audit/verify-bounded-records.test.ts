@@ -6,15 +6,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import { HistoryVerifier } from '../../src/audit/history-verifier.js';
-import { Fencegate } from '../../src/gate.js';
 import type { AuditEntry } from '../../src/types.js';
+import { memoryGate } from '../helpers/memory-store.js';
 import { copy } from './tamper.js';
 
 const RECORDS = 12;
 
 /** A valid history: RECORDS records written once each, then every one written again. */
 async function history(): Promise<AuditEntry[]> {
-  const gate = await Fencegate.open({ store: 'sqlite::memory:' });
+  const gate = await memoryGate();
   try {
     const grant = await gate.acquire({ scope: 'wf', holder: 'w', ttlMs: 60_000 });
     for (const round of [1, 2]) {

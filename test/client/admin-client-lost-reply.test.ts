@@ -8,12 +8,13 @@ import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FencegateAdminClient, FencegateError } from '../../src/client/index.js';
 import { buildServer } from '../../src/server/build-server.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { Store } from '../../src/store/store.js';
+import { memoryStore } from '../helpers/memory-store.js';
 import { FaultProxy, type ProxyFault } from './fault-proxy.js';
 
 const ADMIN = 'fg_admin-token-for-the-lost-reply-test';
 let app: FastifyInstance | undefined;
-let store: SqliteStore | undefined;
+let store: Store | undefined;
 let proxy: FaultProxy | undefined;
 
 afterEach(async () => {
@@ -23,7 +24,7 @@ afterEach(async () => {
 });
 
 async function adminThrough(fault: ProxyFault): Promise<FencegateAdminClient> {
-  store = SqliteStore.open({ path: ':memory:' });
+  store = memoryStore();
   app = await buildServer({ store, adminToken: ADMIN });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   proxy = new FaultProxy(url);

@@ -1,5 +1,5 @@
 /**
- * FencegateClient against a real server on a real SQLite store: the library's errors come back
+ * FencegateClient against a real server on the in-memory reference store: the library's errors come back
  * from the wire, 404s become null where the FencegateApi says so, and retries never repeat an
  * effect. Lost traffic is produced by a proxy (lost request, lost reply) and by a fault-injecting
  * wrapper around the store (a lost store reply: outcome_unknown); the order of events is fixed by
@@ -10,10 +10,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { FencegateClient, FencegateError, isFencegateError } from '../../src/client/index.js';
 import { buildServer } from '../../src/server/build-server.js';
 import { issueToken } from '../../src/server/tokens.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { MemoryStore } from '../../src/store/memory/memory-store.js';
 import { faultyStore, type FaultyStore } from '../../src/testing/faulty-store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import type { CommitRequest } from '../../src/types.js';
+import { memoryStore } from '../helpers/memory-store.js';
 import { FaultProxy } from './fault-proxy.js';
 
 const TENANT = 'acme';
@@ -21,7 +22,7 @@ const SCOPE = 'wf-1/memory';
 
 interface Harness {
   store: FaultyStore;
-  inner: SqliteStore;
+  inner: MemoryStore;
   app: FastifyInstance;
   url: string;
   token: string;
@@ -32,7 +33,7 @@ interface Harness {
 let harness: Harness | undefined;
 
 async function start(withProxy = false): Promise<Harness> {
-  const inner = SqliteStore.open({ path: ':memory:', clock: new ManualClock() });
+  const inner = memoryStore(new ManualClock());
   const store = faultyStore(inner);
   const app = await buildServer({ store });
   await app.listen({ host: '127.0.0.1', port: 0 });

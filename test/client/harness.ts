@@ -1,5 +1,5 @@
 /**
- * A real server on a real in-memory SQLite store with a manual store clock, listening on
+ * A real server on the in-memory reference store with a manual store clock, listening on
  * 127.0.0.1, with an operator and a worker token of one tenant, a fault-injecting wrapper between
  * the server and the store, and optionally a FaultProxy in front of the server to lose requests or
  * replies on purpose.
@@ -11,16 +11,17 @@ import { FencegateClient } from '../../src/client/index.js';
 import { buildServer, type ServerLimits } from '../../src/server/build-server.js';
 import type { TenantRateLimit } from '../../src/server/tenant-rate-limit.js';
 import { issueToken } from '../../src/server/tokens.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { faultyStore, type FaultyStore } from '../../src/testing/faulty-store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
+import type { MemoryStore } from '../../src/store/memory/memory-store.js';
+import { memoryStore } from '../helpers/memory-store.js';
 import { FaultProxy } from './fault-proxy.js';
 
 export const TENANT = 'acme';
 
 export interface OpsHarness {
   /** The real store (reads in tests bypass the faults). */
-  store: SqliteStore;
+  store: MemoryStore;
   /** What the server talks to: the store behind injectable faults. */
   faults: FaultyStore;
   clock: ManualClock;
@@ -43,7 +44,7 @@ export async function startHarness(
   } = {},
 ): Promise<OpsHarness> {
   const clock = new ManualClock();
-  const store = SqliteStore.open({ path: ':memory:', clock });
+  const store = memoryStore(clock);
   const faults = faultyStore(store);
   const app = await buildServer({
     store: faults,

@@ -9,8 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Dispatcher } from '../../src/dispatch/dispatcher.js';
 import { webhookEffector } from '../../src/dispatch/webhook-effector.js';
 import { WakeUp } from '../../src/dispatch/wake.js';
-import { Fencegate } from '../../src/gate.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { memoryGate } from '../helpers/memory-store.js';
 import { MINUTE, observedSleep, sleepyDispatcher } from './sleepy-dispatcher.js';
 import { Receiver } from './receiver.js';
 
@@ -21,8 +20,7 @@ describe('the dispatcher wakes on committed intents', () => {
   });
 
   async function setUp() {
-    const store = SqliteStore.open({ path: ':memory:' });
-    const base = await Fencegate.open({ store });
+    const base = await memoryGate();
     cleanups.push(() => base.close());
     const worker = base.forTenant('acme');
     const receiver = await Receiver.start();

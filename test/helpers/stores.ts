@@ -8,8 +8,9 @@
  * a store this machine lacks (no PostgreSQL found or started, no etcd) is left out and reported at
  * the end of the run, or fails the run under CI=true or FENCEGATE_TEST_STRICT=1. Suites that test
  * the store loop over STORES (conformance, conformance over HTTP, the model check) or AREA_STORES
- * (per-area behaviour the store decides); suites that test what sits above the store run on
- * ONE_STORE.
+ * (per-area behaviour the store decides); suites that test what sits above the store run on the
+ * in-memory reference store (memory-store.ts), or on ONE_STORE when they need a store of this list
+ * (a URL for the CLI or another process, a second handle on the same store).
  *
  *   describe.each(AREA_STORES)('… on $name', (kind) => {
  *     const stores = storesFor(kind, 'dispatch_acceptance');
@@ -144,8 +145,8 @@ export const AREA_STORES: readonly TestStoreKind[] = STORES.filter((kind) => kin
 export const HTTP_STORES: readonly TestStoreKind[] = STORES.filter((kind) => kind.overHttp);
 
 /**
- * The store for suites that test what sits above the store (dispatcher, webhooks, LangGraph's
- * saver suite, the demo, cutover flows): the first of the list, alone, as a list for
+ * The store for suites that test what sits above the store but need a store of this list (a URL
+ * for the CLI or another process, a second handle): the first of the list, alone, as a list for
  * describe.each. The conformance suite proves every store answers the same underneath them.
  */
 export const ONE_STORE: readonly TestStoreKind[] = AREA_STORES.slice(0, 1);

@@ -1,16 +1,17 @@
 /**
- * A real server on an in-memory SQLite store, a worker token of tenant `acme`, and a lease on one
+ * A real server on the in-memory reference store, a worker token of tenant `acme`, and a lease on one
  * scope: what the tests of a worker's largest requests start from.
  */
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../src/server/build-server.js';
 import { issueToken } from '../../src/server/tokens.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { Store } from '../../src/store/store.js';
 import { bearerFetch } from './bearer-fetch.js';
+import { memoryStore } from './memory-store.js';
 
 export interface WorkerServer {
   app: FastifyInstance;
-  store: SqliteStore;
+  store: Store;
   url: string;
   send: (method: string, path: string, body?: unknown) => Promise<Response>;
   /** The fence of the worker's lease on the scope. */
@@ -19,7 +20,7 @@ export interface WorkerServer {
 }
 
 export async function startWorkerServer(scope: string): Promise<WorkerServer> {
-  const store = SqliteStore.open({ path: ':memory:' });
+  const store = memoryStore();
   const app = await buildServer({ store });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   const { token } = await issueToken(store, { tenant: 'acme', role: 'worker' });

@@ -21,6 +21,7 @@ import { buildServer } from '../../src/server/build-server.js';
 import { issueToken } from '../../src/server/tokens.js';
 import { PausePoints } from '../../src/testing/index.js';
 import { buildGraph, verifiedGateEachTest } from './langgraph-fixture.js';
+import { memoryGate } from '../helpers/memory-store.js';
 
 const config = (threadId: string) => ({ configurable: { thread_id: threadId, checkpoint_ns: '' } });
 
@@ -171,7 +172,7 @@ describe('claimWriteOwnership over HTTP', () => {
   let url: string;
 
   beforeEach(async () => {
-    gate = await Fencegate.open({ store: 'sqlite::memory:' });
+    gate = await memoryGate();
     app = await buildServer({ store: gate.store });
     url = await app.listen({ host: '127.0.0.1', port: 0 });
   });

@@ -7,16 +7,16 @@
 import { emptyCheckpoint, uuid6, type Checkpoint } from '@langchain/langgraph-checkpoint';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../src/core/limits.js';
-import { Fencegate } from '../../src/gate.js';
+import type { Fencegate } from '../../src/gate.js';
 import { FencedCheckpointSaver } from '../../src/integrations/langgraph/index.js';
 import { markRunStarted, readRunMarker } from '../../src/integrations/langgraph/run-marker.js';
+import { memoryGate } from '../helpers/memory-store.js';
 
 let gate: Fencegate;
 let saver: FencedCheckpointSaver;
 
 beforeEach(async () => {
-  gate = await Fencegate.open({
-    store: 'sqlite::memory:',
+  gate = await memoryGate({
     limits: { ...DEFAULT_LIMITS, maxPageBytes: 1 },
   });
   saver = new FencedCheckpointSaver({ gate, holder: 'writer' });

@@ -16,6 +16,7 @@ import { buildServer } from '../../src/server/build-server.js';
 import { issueToken } from '../../src/server/tokens.js';
 import { PausePoints } from '../../src/testing/index.js';
 import { buildGraph, fullRun } from './langgraph-double-texting-graph.js';
+import { memoryGate } from '../helpers/memory-store.js';
 
 describe('runThread over HTTP with worker tokens', () => {
   let gate: Fencegate;
@@ -24,7 +25,7 @@ describe('runThread over HTTP with worker tokens', () => {
   let mayTakeOver: FencegateClient;
 
   beforeEach(async () => {
-    gate = await Fencegate.open({ store: 'sqlite::memory:' });
+    gate = await memoryGate();
     app = await buildServer({ store: gate.store });
     await app.listen({ host: '127.0.0.1', port: 0 });
     const address = app.server.address();

@@ -1,13 +1,14 @@
 /**
  * What the LangGraph tests share: the three-node graph they run (plan → act → report, each node
  * appending a step that names the run, `act` waiting at the pause point `<run>:act` when given
- * pause points), and a fresh in-memory SQLite gate per test whose audit log verify replays after it.
+ * pause points), and a fresh gate on the in-memory reference store per test whose audit log verify replays after it.
  */
 import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import { afterEach, beforeEach, expect } from 'vitest';
-import { Fencegate } from '../../src/gate.js';
+import type { Fencegate } from '../../src/gate.js';
 import type { PausePoints } from '../../src/testing/index.js';
+import { memoryGate } from '../helpers/memory-store.js';
 
 const State = Annotation.Root({
   steps: Annotation<string[]>({ reducer: (done, next) => done.concat(next), default: () => [] }),
@@ -32,7 +33,7 @@ export function buildGraph(checkpointer: BaseCheckpointSaver, run: string, point
 export function verifiedGateEachTest(): () => Fencegate {
   let gate: Fencegate | undefined;
   beforeEach(async () => {
-    gate = await Fencegate.open({ store: 'sqlite::memory:' });
+    gate = await memoryGate();
   });
   afterEach(async () => {
     expect((await gate!.verify()).violations).toEqual([]);

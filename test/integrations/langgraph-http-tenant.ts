@@ -1,5 +1,5 @@
 /**
- * A fencegate server on an in-memory SQLite store for the LangGraph suites over HTTP: a worker
+ * A fencegate server on the in-memory reference store for the LangGraph suites over HTTP: a worker
  * token whose take-over right covers the thread scopes (`langgraph/`) and an operator token, of
  * one tenant; `close` verifies the tenant's audit log and stops everything.
  */
@@ -7,7 +7,7 @@ import { expect } from 'vitest';
 import { FencegateClient } from '../../src/client/index.js';
 import { buildServer } from '../../src/server/build-server.js';
 import { issueToken } from '../../src/server/tokens.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { memoryStore } from '../helpers/memory-store.js';
 
 export interface HttpTenant {
   worker: FencegateClient;
@@ -17,7 +17,7 @@ export interface HttpTenant {
 }
 
 export async function startHttpTenant(): Promise<HttpTenant> {
-  const store = SqliteStore.open({ path: ':memory:' });
+  const store = memoryStore();
   const app = await buildServer({ store });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   const token = async (role: 'worker' | 'operator', mayTakeOver?: string[]) =>

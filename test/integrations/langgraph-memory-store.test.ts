@@ -14,8 +14,9 @@ import { Fencegate } from '../../src/gate.js';
 import { FencedCheckpointSaver, FencedStore } from '../../src/integrations/langgraph/index.js';
 import { buildServer } from '../../src/server/build-server.js';
 import { issueToken } from '../../src/server/tokens.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { Store } from '../../src/store/store.js';
 import { validateMemoryStore, type MemoryStoreSubject } from '../../src/testing/vitest/index.js';
+import { memoryStore } from '../helpers/memory-store.js';
 import { AREA_STORES, storesFor } from '../helpers/stores.js';
 
 /**
@@ -57,17 +58,17 @@ for (const kind of AREA_STORES) {
 }
 
 let app: FastifyInstance;
-let sqlite: SqliteStore;
+let store: Store;
 let operator: FencegateClient;
 let worker: FencegateClient;
 validateMemoryStore({
   storeName: 'FencedStore over HTTP with a worker token',
   async beforeAll() {
-    sqlite = SqliteStore.open({ path: ':memory:' });
-    app = await buildServer({ store: sqlite });
+    store = memoryStore();
+    app = await buildServer({ store });
     const url = await app.listen({ host: '127.0.0.1', port: 0 });
     const token = async (role: 'worker' | 'operator') =>
-      (await issueToken(sqlite, { tenant: 'acme', role })).token;
+      (await issueToken(store, { tenant: 'acme', role })).token;
     operator = new FencegateClient({ url, token: await token('operator') });
     worker = new FencegateClient({ url, token: await token('worker') });
   },
@@ -75,7 +76,7 @@ validateMemoryStore({
   async afterAll() {
     expect((await operator.verify()).violations).toEqual([]);
     await app.close();
-    await sqlite.close();
+    await store.close();
   },
 });
 

@@ -9,7 +9,7 @@ import { Command } from '@langchain/langgraph';
 import { emptyCheckpoint, type BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FencegateApi } from '../../src/api.js';
-import { Fencegate } from '../../src/gate.js';
+import type { Fencegate } from '../../src/gate.js';
 import {
   FencedCheckpointSaver,
   StaleWriteOwnerError,
@@ -20,6 +20,7 @@ import { PausePoints } from '../../src/testing/index.js';
 import { nodeConfig } from '../../src/testing/vitest/node-effects-clauses.js';
 import type { CommitRequest } from '../../src/types.js';
 import { EffectTarget, buildEffectGraph, type StagedKeys } from './langgraph-effects-fixture.js';
+import { memoryGate } from '../helpers/memory-store.js';
 
 const DURABILITIES = ['sync', 'async', 'exit'] as const;
 const config = (threadId: string) => ({ configurable: { thread_id: threadId } });
@@ -28,7 +29,7 @@ describe('node effects (stageEffect) on a real StateGraph', () => {
   let gate: Fencegate;
   let target: EffectTarget;
   beforeEach(async () => {
-    gate = await Fencegate.open({ store: 'sqlite::memory:' });
+    gate = await memoryGate();
     target = await EffectTarget.start(gate);
   });
   afterEach(async () => {

@@ -5,11 +5,12 @@
  * old run committed. Once for each durability mode.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
-import { Fencegate } from '../../src/gate.js';
+import type { Fencegate } from '../../src/gate.js';
 import { FencedCheckpointSaver } from '../../src/integrations/langgraph/index.js';
 import { PausePoints } from '../../src/testing/index.js';
 import { startHttpGate } from './http-gate.js';
 import { buildGraph, verifiedGateEachTest } from './langgraph-fixture.js';
+import { memoryGate } from '../helpers/memory-store.js';
 
 /**
  * Waits until the checkpoint after `plan` is stored: with durability 'async' it is written while
@@ -87,7 +88,7 @@ describe('LangGraph StateGraph taken over mid-run', () => {
 
 describe('FencedCheckpointSaver over HTTP with a worker token', () => {
   it('commits under the fence, is superseded by an operator takeover, and may not delete threads', async () => {
-    const gate = await Fencegate.open({ store: 'sqlite::memory:' });
+    const gate = await memoryGate();
     const http = await startHttpGate(gate.store, gate.tenant);
     try {
       const points = new PausePoints();

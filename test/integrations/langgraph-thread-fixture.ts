@@ -1,10 +1,11 @@
 /**
- * What the in-process runThread tests share: per test a fresh gate on an in-memory SQLite store and
+ * What the in-process runThread tests share: per test a fresh gate on the in-memory reference store and
  * a saver that reads the threads (its own holder, `reader`), verified and closed after the test.
  */
 import { afterEach, beforeEach, expect } from 'vitest';
-import { Fencegate } from '../../src/gate.js';
+import type { Fencegate } from '../../src/gate.js';
 import { FencedCheckpointSaver } from '../../src/integrations/langgraph/index.js';
+import { memoryGate } from '../helpers/memory-store.js';
 
 export interface ThreadFixture {
   gate: Fencegate;
@@ -15,7 +16,7 @@ export interface ThreadFixture {
 export function useThreadFixture(): ThreadFixture {
   const fixture = {} as ThreadFixture;
   beforeEach(async () => {
-    fixture.gate = await Fencegate.open({ store: 'sqlite::memory:' });
+    fixture.gate = await memoryGate();
     fixture.saver = new FencedCheckpointSaver({ gate: fixture.gate, holder: 'reader' });
   });
   afterEach(async () => {

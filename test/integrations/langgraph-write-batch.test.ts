@@ -9,10 +9,11 @@ import { emptyCheckpoint, type Checkpoint } from '@langchain/langgraph-checkpoin
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../src/core/limits.js';
-import { Fencegate } from '../../src/gate.js';
+import type { Fencegate } from '../../src/gate.js';
 import { FencedCheckpointSaver } from '../../src/integrations/langgraph/index.js';
 import type { CommitRequest, CommitResult } from '../../src/types.js';
 import { buildGraph } from './langgraph-fixture.js';
+import { memoryGate } from '../helpers/memory-store.js';
 
 let gate: Fencegate;
 let commits: CommitRequest[];
@@ -20,8 +21,7 @@ let commits: CommitRequest[];
 let hold: Promise<void> | null;
 
 beforeEach(async () => {
-  gate = await Fencegate.open({
-    store: 'sqlite::memory:',
+  gate = await memoryGate({
     limits: { ...DEFAULT_LIMITS, maxValueBytes: 4096 },
   });
   commits = [];

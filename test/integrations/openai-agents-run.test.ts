@@ -31,19 +31,20 @@ import {
 } from '../../src/integrations/openai-agents/index.js';
 import { buildServer } from '../../src/server/build-server.js';
 import { issueToken } from '../../src/server/tokens.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { Store } from '../../src/store/store.js';
+import { memoryStore } from '../helpers/memory-store.js';
 import { CompactingModel, EchoModel, ToolCallingModel, lines } from './openai-agents-fixture.js';
 
 setTracingDisabled(true);
 
-let store: SqliteStore;
+let store: Store;
 let app: FastifyInstance;
 let gate: Fencegate;
 let worker: FencegateClient;
 let sessionCount = 0;
 
 beforeAll(async () => {
-  store = SqliteStore.open({ path: ':memory:' });
+  store = memoryStore();
   gate = await Fencegate.open({ store });
   app = await buildServer({ store });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });

@@ -14,12 +14,13 @@ import type { FencegateApi } from '../../src/api.js';
 import { FencedSession } from '../../src/integrations/openai-agents/index.js';
 import { buildServer } from '../../src/server/build-server.js';
 import { issueToken } from '../../src/server/tokens.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { Store } from '../../src/store/store.js';
 import {
   validateSession,
   type SessionClause,
   type SessionContractSubject,
 } from '../../src/testing/vitest/index.js';
+import { memoryStore } from '../helpers/memory-store.js';
 import { AREA_STORES, storesFor } from '../helpers/stores.js';
 
 /** Every run claims the session, taking it over from the run before. */
@@ -60,13 +61,13 @@ for (const kind of AREA_STORES) {
 }
 
 let app: FastifyInstance;
-let store: SqliteStore;
+let store: Store;
 let operator: FencegateClient;
 let worker: FencegateClient;
 validateSession<FencedRuns>({
   sessionName: 'FencedSession over HTTP with a worker token that may take over',
   async beforeAll() {
-    store = SqliteStore.open({ path: ':memory:' });
+    store = memoryStore();
     app = await buildServer({ store });
     const url = await app.listen({ host: '127.0.0.1', port: 0 });
     const token = async (role: 'worker' | 'operator', mayTakeOver?: string[]) =>

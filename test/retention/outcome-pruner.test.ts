@@ -2,14 +2,14 @@
 import { expect, it } from 'vitest';
 import { Fencegate } from '../../src/gate.js';
 import { startOutcomePruner } from '../../src/retention/outcome-pruner.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
+import { memoryStore } from '../helpers/memory-store.js';
 
 const HOUR = 3_600_000;
 
 it('deletes outcomes older than the window at start, and stops cleanly', async () => {
   const clock = new ManualClock();
-  const store = SqliteStore.open({ path: ':memory:', clock });
+  const store = memoryStore(clock);
   const gate = await Fencegate.open({ store });
   try {
     const { fence } = await gate.acquire({ scope: 's', holder: 'w', ttlMs: 10 * HOUR });

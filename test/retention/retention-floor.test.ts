@@ -9,8 +9,8 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 import { Fencegate } from '../../src/gate.js';
 import { applyRetention } from '../../src/retention/retention.js';
 import { startOutcomePruner } from '../../src/retention/outcome-pruner.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
+import { memoryStore } from '../helpers/memory-store.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { cli } from './in-process-cli.js';
 
@@ -23,7 +23,7 @@ afterEach(() => dir.cleanup());
 
 it('the library refuses a window under one hour and deletes nothing', async () => {
   const clock = new ManualClock();
-  const store = SqliteStore.open({ path: ':memory:', clock });
+  const store = memoryStore(clock);
   const gate = await Fencegate.open({ store });
   try {
     const { fence } = await gate.acquire({ scope: 's', holder: 'w', ttlMs: 10 * HOUR });

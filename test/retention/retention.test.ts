@@ -1,5 +1,5 @@
 /**
- * Retention on SQLite, PostgreSQL and etcd: stored outcomes go after their window (a repeat is then a
+ * Retention on SQLite, PostgreSQL, etcd and the in-memory reference store: stored outcomes go after their window (a repeat is then a
  * new operation, which the revision guard keeps from applying twice), audit entries go only below
  * a clean checkpoint of every tenant, exported first when asked, and verify continues from it.
  */
@@ -13,7 +13,8 @@ import { parseDuration } from '../../src/retention/duration.js';
 import type { Store } from '../../src/store/store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import type { AuditEntry } from '../../src/types.js';
-import { AREA_STORES, storesFor } from '../helpers/stores.js';
+import { memoryStore } from '../helpers/memory-store.js';
+import { AREA_STORES, storesFor, type TestStoreKind } from '../helpers/stores.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 const HOUR = 3_600_000;
@@ -22,8 +23,14 @@ const dir = tempDir();
 
 afterAll(() => dir.cleanup());
 
-describe.each(AREA_STORES)('retention on $name', (kind) => {
-  const stores = storesFor(kind, 'retention');
+/** The stores of the per-area suites, and the reference store, which must serve retention too. */
+const RETENTION_STORES: { name: string; kind?: TestStoreKind }[] = [
+  ...AREA_STORES.map((kind) => ({ name: kind.name, kind })),
+  { name: 'memory' },
+];
+
+describe.each(RETENTION_STORES)('retention on $name', ({ name, kind }) => {
+  const stores = kind === undefined ? undefined : storesFor(kind, 'retention');
   let clock: ManualClock;
   let store: Store;
   let gate: Fencegate;
@@ -32,7 +39,7 @@ describe.each(AREA_STORES)('retention on $name', (kind) => {
 
   beforeAll(async () => {
     clock = new ManualClock(1_800_000_000_000);
-    store = (await stores.open({ clock })).store;
+    store = stores === undefined ? memoryStore(clock) : (await stores.open({ clock })).store;
     gate = (await Fencegate.open({ store })).forTenant(tenant);
     fence = (await gate.acquire({ scope: 'orders/1', holder: 'w', ttlMs: DAY })).fence;
   });
@@ -79,7 +86,7 @@ describe.each(AREA_STORES)('retention on $name', (kind) => {
       before.items.length,
     );
 
-    const exportFile = join(dir.path, `${kind.name}-audit.jsonl`);
+    const exportFile = join(dir.path, `${name}-audit.jsonl`);
     const result = await applyRetention(store, { auditCheckpoint: first.checkpoint, exportFile });
     expect(result).toMatchObject({ auditExported: covered.length, auditPrunedThrough: through });
     // SQLite keeps the log's newest entry, so its seq is never handed out again.

@@ -4,12 +4,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Fencegate } from '../../src/gate.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { RolloutChange } from '../../src/core/plan/plan-rollout.js';
+import { memoryStore } from '../helpers/memory-store.js';
 
 describe('a rollback without a revision, racing an advance', () => {
   it('rolls back the rollout as the advance left it', async () => {
-    const store = SqliteStore.open({ path: ':memory:' });
+    const store = memoryStore();
     // Another operator's advance lands between the rollback's read and its compare-and-swap.
     let interfered = false;
     const racing = new Proxy(store, {

@@ -4,12 +4,11 @@
  * next step) would then be refused operation_id_conflict and could never move the scopes back.
  */
 import { describe, expect, it } from 'vitest';
-import { Fencegate } from '../../src/gate.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { memoryGate } from '../helpers/memory-store.js';
 
 describe("a plain cutover named like a running rollout's rollback", () => {
   it('cannot stop that rollout from rolling back its scopes', async () => {
-    const gate = await Fencegate.open({ store: SqliteStore.open({ path: ':memory:' }) });
+    const gate = await memoryGate();
     try {
       await gate.registerPolicy({ version: 'v7' });
       await gate.registerPolicy({ version: 'v8' });

@@ -1,7 +1,8 @@
 /**
- * The rollout driver on one SQLite store in store time (a manual clock): holds, gates that never
- * pass on no evidence, an absolute limit that rolls back at once, rejections by code and unknown or
- * needs_attention intents of the new version, a verify violation, a significance test decided at
+ * The rollout driver on the in-memory reference store in store time (a manual clock): holds,
+ * gates that never pass on no evidence, an absolute limit that rolls back at once, rejections by
+ * code and unknown or needs_attention intents of the new version, a verify violation (on a SQLite
+ * file, whose audit table takes a stale commit written by hand), a significance test decided at
  * the hold's end, external metrics by name, two drivers of which exactly one drives, and a driver
  * stopped mid-hold or mid-rollback whose work the next one resumes from the store. The resume
  * path is the same whatever stopped the first driver: everything it decides from is in the store
@@ -17,8 +18,9 @@ import { RolloutDriver, type DriverAction } from '../../src/rollout/driver.js';
 import { parseRolloutConfig } from '../../src/rollout/driver-config.js';
 import { sourceReader } from '../../src/rollout/metric-sources.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
-import { tempDir } from '../helpers/temp-dir.js';
 import type { RolloutGate, StartRolloutRequest } from '../../src/types.js';
+import { memoryGate } from '../helpers/memory-store.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 const SCOPES = 40;
 const scopeName = (i: number) => `wf-${String(i).padStart(2, '0')}`;
@@ -33,8 +35,7 @@ describe('the rollout driver', () => {
 
   beforeAll(async () => {
     clock = new ManualClock();
-    gate = await Fencegate.open({
-      store: 'sqlite::memory:',
+    gate = await memoryGate({
       clock,
       metricSources: { value: {}, down: {}, owned: { tenants: ['owner'] } },
     });

@@ -5,12 +5,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { isFencegateError } from '../../src/errors.js';
-import { Fencegate } from '../../src/gate.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { memoryGate } from '../helpers/memory-store.js';
 
 describe('a rollout command at an old revision', () => {
   it('is refused rollout_conflict while the step under way is unfinished', async () => {
-    const gate = await Fencegate.open({ store: SqliteStore.open({ path: ':memory:' }) });
+    const gate = await memoryGate();
     try {
       await gate.registerPolicy({ version: 'v7' });
       await gate.registerPolicy({ version: 'v8' });

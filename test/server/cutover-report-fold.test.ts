@@ -5,12 +5,13 @@
  */
 import { expect, it } from 'vitest';
 import { Fencegate } from '../../src/gate.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { MemoryStore } from '../../src/store/memory/memory-store.js';
 import type { Store } from '../../src/store/store.js';
 import type { AuditPage, AuditQuery } from '../../src/types.js';
+import { memoryStore } from '../helpers/memory-store.js';
 
 /** The real store, counting the audit entries each readAudit call hands back. */
-function countingReads(store: SqliteStore): { store: Store; read: () => number } {
+function countingReads(store: MemoryStore): { store: Store; read: () => number } {
   let read = 0;
   const counted = new Proxy(store, {
     get(target, property, receiver) {
@@ -29,7 +30,7 @@ function countingReads(store: SqliteStore): { store: Store; read: () => number }
 }
 
 it('counts what came after the cutover across calls, reading only the new entries', async () => {
-  const inner = SqliteStore.open({ path: ':memory:' });
+  const inner = memoryStore();
   const { store, read } = countingReads(inner);
   const gate = await Fencegate.open({ store, tenant: 'acme' });
   try {

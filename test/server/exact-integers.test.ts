@@ -6,9 +6,9 @@
  * under the same operationId was answered as a replay of the first.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Fencegate } from '../../src/gate.js';
 import { isFencegateError } from '../../src/errors.js';
 import { errorOf, serverFixture, type ServerFixture } from './fixture.js';
+import { memoryGate } from '../helpers/memory-store.js';
 
 const SCOPE = 'wf-1/ledger';
 
@@ -110,7 +110,7 @@ describe('integers beyond ±(2^53−1) over HTTP', () => {
 
 describe('integers beyond ±(2^53−1) in the library', () => {
   it('refuses an unsafe integer number or a bigint in a value, naming its path', async () => {
-    const gate = await Fencegate.open({ store: 'sqlite::memory:' });
+    const gate = await memoryGate();
     const grant = await gate.acquire({ scope: SCOPE, holder: 'w1', ttlMs: 60_000 });
     const attempts: [unknown, string][] = [
       [{ amount: 2 ** 53 }, 'writes[0].value.amount'],

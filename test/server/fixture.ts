@@ -1,6 +1,7 @@
 /**
- * An in-process server on a real in-memory SQLite store with a manual clock, and tokens for two
- * tenants in both roles. Requests go through fastify.inject: the whole HTTP stack without sockets.
+ * An in-process server on the in-memory reference store with a manual clock (or on a SQLite file,
+ * for tests that open it a second time), and tokens for two tenants in both roles. Requests go
+ * through fastify.inject: the whole HTTP stack without sockets.
  */
 import { Writable } from 'node:stream';
 import type { TSchema } from '@sinclair/typebox';
@@ -22,6 +23,7 @@ import { hashToken, issueToken } from '../../src/server/tokens.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
+import { memoryStore } from '../helpers/memory-store.js';
 
 export const ADMIN_TOKEN = 'admin-token-for-tests-0123456789';
 
@@ -73,7 +75,10 @@ export function capturedLogger(level = 'info'): { logger: FastifyBaseLogger; lin
 
 export async function serverFixture(options: FixtureOptions = {}): Promise<ServerFixture> {
   const clock = new ManualClock();
-  const inner = SqliteStore.open({ path: options.path ?? ':memory:', clock });
+  const inner =
+    options.path === undefined
+      ? memoryStore(clock)
+      : SqliteStore.open({ path: options.path, clock });
   const store = options.wrapStore?.(inner) ?? inner;
   const app = await buildServer({
     store,

@@ -1,11 +1,11 @@
 /**
- * A server listening on a loopback port over an in-memory SQLite store, with one worker token:
+ * A server listening on a loopback port over the in-memory reference store, with one worker token:
  * for the tests that speak raw HTTP over real sockets.
  */
 import type { FastifyInstance } from 'fastify';
 import { buildServer, type ServerOptions } from '../../src/server/build-server.js';
 import { issueToken } from '../../src/server/tokens.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { memoryStore } from '../helpers/memory-store.js';
 
 export interface ListeningServer {
   app: FastifyInstance;
@@ -18,7 +18,7 @@ export interface ListeningServer {
 export async function listeningServer(
   options: Omit<ServerOptions, 'store'>,
 ): Promise<ListeningServer> {
-  const store = SqliteStore.open({ path: ':memory:' });
+  const store = memoryStore();
   const app = await buildServer({ store, ...options });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();

@@ -8,12 +8,14 @@ import { buildServer } from '../../src/server/build-server.js';
 import { TokenCache } from '../../src/server/token-cache.js';
 import { hashToken, issueToken } from '../../src/server/tokens.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { Store } from '../../src/store/store.js';
 import type { TokenRecord } from '../../src/types.js';
+import { memoryStore } from '../helpers/memory-store.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { ADMIN_TOKEN, serverFixture, type ServerFixture } from './fixture.js';
 
 /** A real store whose token reads are counted. */
-function countingStore(store: SqliteStore) {
+function countingStore(store: Store) {
   const counter = { reads: 0 };
   return {
     counter,
@@ -25,12 +27,12 @@ function countingStore(store: SqliteStore) {
 }
 
 describe('TokenCache', () => {
-  const stores: SqliteStore[] = [];
+  const stores: Store[] = [];
   afterEach(async () => {
     for (const store of stores.splice(0)) await store.close();
   });
   const open = () => {
-    const store = SqliteStore.open({ path: ':memory:' });
+    const store = memoryStore();
     stores.push(store);
     return store;
   };
@@ -136,6 +138,7 @@ describe('token cache in the server', () => {
   });
 
   it('stops a token deleted through another server on the same store within the bound', async () => {
+    // Two handles on one SQLite file: the deletion reaches the store through another connection.
     const dir = tempDir();
     cleanups.push(dir.cleanup);
     const path = `${dir.path}/tokens.db`;

@@ -18,6 +18,12 @@ import {
 } from '../../core/record-page.js';
 import { UNBOUNDED_TRANSACTIONS } from '../../core/transaction-limits.js';
 import { CUTOVER_CHUNK } from '../../core/cutover-rules.js';
+import {
+  rolloutDriverKey,
+  rolloutKey,
+  rolloutRef,
+  rolloutScopesPrefix,
+} from '../../core/rollout-rows.js';
 import { FencegateError } from '../../errors.js';
 import type {
   AuditPage,
@@ -399,6 +405,32 @@ export class MemoryStore extends PlannedStore implements Store {
       const deleted = tables.audit.length - kept.length;
       tables.audit.splice(0, tables.audit.length, ...kept);
       return deleted;
+    });
+  }
+
+  nextRolloutTenant(after: string): Promise<string | null> {
+    return this.whenOpen(
+      () =>
+        this.tables
+          .tenants()
+          .find((tenant) => tenant > after && !this.tables.rowsOf(tenant, 'rollout').next().done) ??
+        null,
+    );
+  }
+
+  /** What the rollout did to each scope, its driver's lease, then the rollout: how many went. */
+  deleteRollout(tenant: string, rolloutId: string): Promise<number> {
+    return this.whenOpen(() => {
+      const scopes = rolloutScopesPrefix(rolloutId);
+      const gone: Ref[] = [];
+      for (const { ref } of this.tables.rowsOf(tenant, 'rollout')) {
+        if (ref.type === 'rollout' && ref.key.startsWith(scopes)) gone.push(ref);
+      }
+      for (const key of [rolloutDriverKey(rolloutId), rolloutKey(rolloutId)]) {
+        if (this.tables.get(tenant, rolloutRef(key)) !== null) gone.push(rolloutRef(key));
+      }
+      for (const ref of gone) this.tables.delete(tenant, ref);
+      return gone.length;
     });
   }
 
