@@ -11,7 +11,7 @@ import { verifyStore } from '../../src/audit/verify.js';
 import { Fencegate } from '../../src/gate.js';
 import { EtcdStore } from '../../src/store/etcd/etcd-store.js';
 import { isFencegateError } from '../../src/errors.js';
-import { startEtcdCluster, type EtcdCluster } from './etcd-service.js';
+import { FAULT_TIMERS, startEtcdCluster, type EtcdCluster } from './etcd-service.js';
 import { skipWithoutEtcd } from '../helpers/stores/etcd.js';
 
 /** The whole file is skipped, and reported, on a machine without etcd. */
@@ -30,7 +30,7 @@ afterEach(async () => {
 });
 
 async function open(): Promise<{ cluster: EtcdCluster; gate: Fencegate }> {
-  cluster = await startEtcdCluster(3);
+  cluster = await startEtcdCluster(3, FAULT_TIMERS);
   const store = await EtcdStore.open({
     url: `${cluster.url}?prefix=faults`,
     groupCommit: true,
