@@ -185,7 +185,10 @@ describe.skipIf(noPostgres)('store time after the locks of completions and cutov
       (e) => e.effectKey === effectKey && e.outcome === 'delivered',
     );
     expect(entry?.at).toBeGreaterThanOrEqual(released);
-    expect(entry?.at).toBeLessThanOrEqual(answered);
+    // A completion refused for waiting past the tolerance plans its next round at the time its
+    // apply is expected to run (docs/postgres.md), so its time may lead the database clock by
+    // less than the tolerance when that apply runs sooner.
+    expect(entry?.at).toBeLessThan(answered + CLOCK_TOLERANCE_MS);
   });
 
   it('grants a cutover step that waited for the scope lock at the database time it got the lock', async () => {
@@ -206,7 +209,8 @@ describe.skipIf(noPostgres)('store time after the locks of completions and cutov
       (e) => e.scope === scope && e.outcome === 'granted',
     );
     expect(entry?.at).toBeGreaterThanOrEqual(released);
-    expect(entry?.at).toBeLessThanOrEqual(answered);
+    // As above: a step refused for its wait plans again at the time its apply is expected.
+    expect(entry?.at).toBeLessThan(answered + CLOCK_TOLERANCE_MS);
   });
 });
 
