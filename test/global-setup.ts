@@ -80,5 +80,12 @@ async function setupPostgres(project: TestProject): Promise<() => Promise<void>>
   project.provide('pgProblem', null);
   // Child processes spawned by tests (multi-process cases) read it from the environment.
   process.env.FENCEGATE_TEST_PG_URL = postgres.url;
+  // Every connection of the run, in the workers and in their child processes, commits without
+  // waiting for its WAL flush (the pg driver reads PGOPTIONS). A transaction stays atomic,
+  // isolated and visible in commit order; only a crash of the database server could lose its last
+  // ones, and no test crashes a server it shares. The tests check what the stores decide, not
+  // PostgreSQL's own durability: the cluster the tests start themselves runs with fsync=off for
+  // the same reason. A PGOPTIONS of the caller's own is kept.
+  process.env.PGOPTIONS ??= '-c synchronous_commit=off';
   return () => postgres.stop();
 }
