@@ -58,7 +58,10 @@ export interface FencegateApi {
   cancelAllIntents(request: CancelIntentsRequest): Promise<string[]>;
   /** Operator. */
   takeover(scope: string, request: TakeoverRequest): Promise<Grant>;
-  /** Operator. */
+  /**
+   * Operator: fence + 1 and no holder in one transaction, then the scope's pending intents
+   * cancelled page by page, each page a transaction; answers once all are.
+   */
   cancel(scope: string, request?: CancelRequest): Promise<CancelResult>;
   /** Operator. */
   deleteScope(scope: string, request?: CancelRequest): Promise<DeleteScopeResult>;

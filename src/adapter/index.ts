@@ -41,9 +41,9 @@ export {
   planCompletion,
   planCompletions,
 } from '../core/plan/plan-intents.js';
+export { planCancel, planCancelPage } from '../core/plan/plan-scope-cancel.js';
 export {
   planAcquire,
-  planCancel,
   planDeleteScope,
   planRelease,
   planRenew,

@@ -103,11 +103,22 @@ export interface RunningCutoversRow {
 
 /**
  * A cutover's chunks have handled its listed scopes before index `next` (each moved or skipped,
- * with its step row): the next chunk starts there and reads only its own scopes' rows.
+ * with its step row): the next chunk starts there and reads only its own scopes' rows. A rollback
+ * that cancels intents also keeps how far its pages of intents have come (`intents`).
  */
 export interface CutoverCursorRow {
   kind: 'cursor';
   next: number;
+  intents?: IntentsCursor;
+}
+
+/**
+ * A rollback's pages of intents (plan-rollback-intents.ts) are done for its listed scopes before
+ * index `next`, and for scope `next` up to the intent cursor `after` (from its start when null).
+ */
+export interface IntentsCursor {
+  next: number;
+  after: string | null;
 }
 
 export type RolloutDocument =
@@ -207,11 +218,22 @@ export function runningCutoversPut(cutovers: RunningCutover[]): Put {
   return rolloutPut(RUNNING_CUTOVERS_KEY, { kind: 'cutovers', cutovers });
 }
 
-/** Where the cutover's next chunk starts: 0 before its first (or for one started without one). */
-export function readCutoverCursor(snapshot: Snapshot, cutoverId: string): number {
-  return documentOf(snapshot, cutoverCursorRef(cutoverId).key, 'cursor')?.next ?? 0;
+/**
+ * Where the cutover's next chunk starts: 0 before its first (or for one started without one); and
+ * where a rollback's next page of intents starts, when one was cancelled.
+ */
+export function readCutoverCursor(
+  snapshot: Snapshot,
+  cutoverId: string,
+): { next: number; intents?: IntentsCursor } {
+  const row = documentOf(snapshot, cutoverCursorRef(cutoverId).key, 'cursor');
+  return row === null ? { next: 0 } : row;
 }
 
-export function cutoverCursorPut(cutoverId: string, next: number): Put {
-  return rolloutPut(cutoverCursorRef(cutoverId).key, { kind: 'cursor', next });
+export function cutoverCursorPut(cutoverId: string, next: number, intents?: IntentsCursor): Put {
+  return rolloutPut(cutoverCursorRef(cutoverId).key, {
+    kind: 'cursor',
+    next,
+    ...(intents === undefined ? {} : { intents }),
+  });
 }

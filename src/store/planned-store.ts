@@ -22,13 +22,14 @@ import {
 } from '../core/plan/plan-intents.js';
 import {
   planAcquire,
-  planCancel,
   planCancelIntents,
   planDeleteScope,
   planRelease,
   planRenew,
   planTakeover,
 } from '../core/plan/plan-leases.js';
+import { planCancel, planCancelPage } from '../core/plan/plan-scope-cancel.js';
+import type { CancelPageBounds } from '../core/cancel-intents-page.js';
 import type { Caller } from '../core/grant-token.js';
 import { planRolloutChange, type RolloutChange } from '../core/plan/plan-rollout.js';
 import { planReadRollouts, planReadRolloutScopes } from '../core/plan/plan-rollout-reads.js';
@@ -228,18 +229,38 @@ export abstract class PlannedStore implements Pick<Store, PlannedOperation | 'co
     });
   }
 
-  cancel(
+  /**
+   * The fence step with the first page of the scope's intents in one transaction, then a
+   * transaction per later page until none is left (core/plan/plan-scope-cancel.ts); answers once
+   * every page is done, with the intents all of them cancelled.
+   */
+  async cancel(
     tenant: string,
     scope: string,
     request: CancelRequest,
     caller?: Caller,
   ): Promise<CancelResult> {
-    return this.apply({
+    const bounds = this.#cancelBounds();
+    const ranges: RangeRef[] = [{ type: 'scopeIntents', scope }];
+    let page = await this.apply({
       operation: 'cancel',
       tenant,
-      plan: (s) => planCancel(s, scope, request.reason, caller),
-      ranges: [{ type: 'scopeIntents', scope }],
+      plan: (s) => planCancel(s, scope, request.reason, caller, bounds),
+      ranges,
     });
+    const { fence } = page;
+    let cancelledIntents = page.cancelledIntents;
+    while (page.nextCursor !== null) {
+      const cursor = page.nextCursor;
+      page = await this.apply({
+        operation: 'cancel',
+        tenant,
+        plan: (s) => planCancelPage(s, scope, fence, cursor, bounds),
+        ranges,
+      });
+      cancelledIntents += page.cancelledIntents;
+    }
+    return { fence, cancelledIntents };
   }
 
   cancelIntents(
@@ -247,13 +268,19 @@ export abstract class PlannedStore implements Pick<Store, PlannedOperation | 'co
     request: CancelIntentsRequest,
     caller?: Caller,
   ): Promise<CancelIntentsResult> {
-    const { maxCancels, maxCancelBytes } = this.planLimits();
+    const bounds = this.#cancelBounds();
     return this.apply({
       operation: 'cancelIntents',
       tenant,
-      plan: (s) => planCancelIntents(s, request, caller, { maxCancels, maxCancelBytes }),
+      plan: (s) => planCancelIntents(s, request, caller, bounds),
       ranges: [{ type: 'scopeIntents', scope: request.scope }],
     });
+  }
+
+  /** What one transaction of this store holds of a page of cancellations. */
+  #cancelBounds(): CancelPageBounds {
+    const { maxCancels, maxCancelBytes } = this.planLimits();
+    return { maxCancels, maxCancelBytes };
   }
 
   deleteScope(
@@ -374,10 +401,11 @@ export abstract class PlannedStore implements Pick<Store, PlannedOperation | 'co
   /** Each chunk is a transaction of its own: other writers run between them. */
   moveCutoverChunk(tenant: string, cutoverId: string, caller?: Caller): Promise<number> {
     const { cutoverChunk } = this.planLimits();
+    const bounds = this.#cancelBounds();
     return this.apply({
       operation: 'moveCutoverChunk',
       tenant,
-      plan: (s) => planCutoverChunk(s, cutoverId, cutoverChunk, caller),
+      plan: (s) => planCutoverChunk(s, cutoverId, cutoverChunk, caller, bounds),
     });
   }
 

@@ -110,7 +110,11 @@ export interface Store {
     request: TakeoverRequest,
     caller?: Caller,
   ): Promise<Grant>;
-  /** Operator: fence+1, holder null, pending intents of the scope cancelled. Throws scope_not_found, scope_deleted. */
+  /**
+   * Operator: fence+1 and holder null in one transaction, then the pending intents of the scope
+   * cancelled, a page per transaction (the first with the fence step); answers once all are.
+   * Throws scope_not_found, scope_deleted.
+   */
   cancel(
     tenant: string,
     scope: string,
@@ -242,7 +246,8 @@ export interface Store {
   /**
    * Moves the next chunk of a planned cutover's scopes in one transaction, one durable step per
    * scope (fence+1 and its step row together, so no scope is ever bumped twice); how many moved.
-   * 0 when none was left: the cutover is then marked completed.
+   * 0 when none was left: the cutover is then marked completed. A rollback with cancelIntents
+   * cancels the intents of the scopes it moved, a page a call, before it moves more (1 or more).
    */
   moveCutoverChunk(tenant: string, cutoverId: string, caller?: Caller): Promise<number>;
   getCutover(tenant: string, cutoverId: string): Promise<CutoverRecord | null>;

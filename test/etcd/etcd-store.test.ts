@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyStore } from '../../src/audit/verify.js';
 import { CANCEL_INTENTS_PAGE } from '../../src/core/cancel-intents-page.js';
 import { DEFAULT_LIMITS } from '../../src/core/limits.js';
+import { admits } from '../../src/core/rollout-rules.js';
 import { planClaim } from '../../src/core/plan/plan-intents.js';
 import { planAcquire } from '../../src/core/plan/plan-leases.js';
 import { systemClock } from '../../src/core/clock.js';
@@ -216,6 +217,128 @@ describe.skipIf(noEtcd)('the etcd store', () => {
       expect(firstPage.cancelled).toHaveLength(7);
       const rest = await small.cancelAllIntents({ ...request, cursor: firstPage.nextCursor! });
       expect([...firstPage.cancelled, ...rest]).toHaveLength(20);
+    } finally {
+      await small.close();
+    }
+  });
+
+  it("an operator's cancel of a scope with 130 pending intents, more than one Txn holds, answers once all are cancelled, each page one Txn", async () => {
+    const tenant = gate.forTenant('stop-many');
+    const grant = await tenant.acquire({ scope: 'stop-many', holder: 'run-1', ttlMs: 60_000 });
+    await commitIntents(tenant, 'stop-many', grant.fence, 'stop', 130);
+    const result = await tenant.cancel('stop-many', { reason: 'runaway' });
+    expect(result).toEqual({ fence: grant.fence + 1, cancelledIntents: 130 });
+    // An entry's seq is its Txn's revision × 1024 and its place in it: the fence step and the
+    // first page are one Txn, and the other pages two more.
+    const entries = (await tenant.audit({ limit: 1000 })).items.filter(
+      (entry) => entry.kind === 'cancel' || entry.outcome === 'cancelled',
+    );
+    const txns = [...new Set(entries.map((entry) => Math.floor(entry.seq / 1024)))];
+    expect(txns).toHaveLength(Math.ceil(130 / CANCEL_INTENTS_PAGE));
+    expect(entries.filter((entry) => Math.floor(entry.seq / 1024) === txns[0])).toHaveLength(
+      1 + CANCEL_INTENTS_PAGE,
+    );
+    expect((await tenant.getIntent('stop-0-00'))?.status).toBe('cancelled');
+    expect((await tenant.getIntent('stop-9-09'))?.status).toBe('cancelled');
+    const pending = await tenant.listIntents({ scope: 'stop-many', status: 'pending' });
+    expect(pending.items).toEqual([]);
+  });
+
+  it('a rollout rollback with cancelIntents over a scope with 130 pending toPolicy intents cancels them all, and its report counts each', async () => {
+    const tenant = gate.forTenant('rollback-many');
+    await tenant.registerPolicy({ version: 'v7' });
+    await tenant.registerPolicy({ version: 'v8' });
+    await tenant.rollouts.start({
+      rolloutId: 'r-many',
+      fromPolicy: 'v7',
+      toPolicy: 'v8',
+      scopes: ['wf-many', 'wf-few', ...rampedOut('r-many', ['wf-many', 'wf-few'])],
+      steps: [50, 100],
+    });
+    const many = await tenant.acquire({
+      scope: 'wf-many',
+      holder: 'v8',
+      ttlMs: 60_000,
+      policyVersion: 'v8',
+    });
+    await commitIntents(tenant, 'wf-many', many.fence, 'many', 130);
+    const few = await tenant.acquire({
+      scope: 'wf-few',
+      holder: 'v8',
+      ttlMs: 60_000,
+      policyVersion: 'v8',
+    });
+    await commitIntents(tenant, 'wf-few', few.fence, 'few', 3);
+    const rollout = await tenant.rollouts.rollback({ rolloutId: 'r-many', cancelIntents: true });
+    expect(rollout.status).toBe('rolled_back');
+    expect((await tenant.getIntent('many-0-00'))?.status).toBe('cancelled');
+    expect((await tenant.getIntent('many-9-09'))?.status).toBe('cancelled');
+    expect((await tenant.getIntent('few-0-02'))?.status).toBe('cancelled');
+    expect((await tenant.rollouts.report('r-many'))?.rollback?.intentsCancelled).toBe(133);
+  });
+
+  it('on etcd with a small --max-txn-ops, a cancel and a rollback with cancelIntents cut their pages to what one Txn holds', async () => {
+    const store = await EtcdStore.open({
+      url: `${etcdTestUrl('single')}?prefix=${prefix}-small-rollback`,
+      limits: { maxTxnOps: 16 },
+    });
+    const small = await Fencegate.open({ store });
+    try {
+      await small.registerPolicy({ version: 'v7' });
+      await small.registerPolicy({ version: 'v8' });
+      const scopes = ['wf-a', 'wf-c', 'wf-d', 'wf-2'];
+      await small.rollouts.start({
+        rolloutId: 'r-small',
+        fromPolicy: 'v7',
+        toPolicy: 'v8',
+        scopes: [...scopes, ...rampedOut('r-small', scopes)],
+        steps: [50, 100],
+      });
+      for (const scope of scopes) {
+        const grant = await small.acquire({
+          scope,
+          holder: 'v8',
+          ttlMs: 60_000,
+          policyVersion: 'v8',
+        });
+        for (const batch of [0, 1, 2]) {
+          const result = await small.commit({
+            scope,
+            fence: grant.fence,
+            operationId: `${scope}-${batch}`,
+            intents: Array.from({ length: 3 }, (_, i) => ({
+              effectKey: `${scope}-${batch}-${i}`,
+              target: 'notify',
+              payload: {},
+            })),
+          });
+          expect(result.outcome).toBe('committed');
+        }
+      }
+      const rollout = await small.rollouts.rollback({ rolloutId: 'r-small', cancelIntents: true });
+      expect(rollout.status).toBe('rolled_back');
+      expect((await small.rollouts.report('r-small'))?.rollback?.intentsCancelled).toBe(36);
+      // And an operator's cancel of a scope with more intents than a Txn of 16 cancels.
+      const grant = await small.acquire({
+        scope: 'wf-a',
+        holder: 'v7',
+        ttlMs: 60_000,
+        policyVersion: 'v7',
+      });
+      for (const batch of [0, 1, 2, 3]) {
+        const result = await small.commit({
+          scope: 'wf-a',
+          fence: grant.fence,
+          operationId: `again-${batch}`,
+          intents: Array.from({ length: 3 }, (_, i) => ({
+            effectKey: `again-${batch}-${i}`,
+            target: 'notify',
+            payload: {},
+          })),
+        });
+        expect(result.outcome).toBe('committed');
+      }
+      expect(await small.cancel('wf-a')).toEqual({ fence: grant.fence + 1, cancelledIntents: 12 });
     } finally {
       await small.close();
     }
@@ -534,3 +657,47 @@ describe.skipIf(noEtcd)('the etcd store', () => {
     expect(revisions.size).toBeLessThan(48);
   });
 });
+
+/**
+ * Scopes the rollout's first step (50 %) leaves on fromPolicy, as many as `admitted`: a rollout
+ * that lists them with the admitted ones does not complete at its first step, so it can roll back.
+ */
+function rampedOut(rolloutId: string, admitted: string[]): string[] {
+  for (const scope of admitted) {
+    if (!admits(rolloutId, scope, 50)) throw new Error(`${scope} is not ramped at 50 %`);
+  }
+  const out: string[] = [];
+  for (let i = 0; out.length < 1; i += 1) {
+    if (!admits(rolloutId, `wf-out-${i}`, 50)) out.push(`wf-out-${i}`);
+  }
+  return out;
+}
+
+/**
+ * Commits `count` intents on `scope` under `fence`, 13 a commit in one batch: keys
+ * `<prefix>-<batch>-<nn>`, every one pending.
+ */
+async function commitIntents(
+  tenant: Fencegate,
+  scope: string,
+  fence: number,
+  prefix: string,
+  count: number,
+): Promise<void> {
+  const commits = [];
+  for (let start = 0, batch = 0; start < count; start += 13, batch += 1) {
+    commits.push({
+      scope,
+      fence,
+      operationId: `${prefix}-${batch}`,
+      intents: Array.from({ length: Math.min(13, count - start) }, (_, i) => ({
+        effectKey: `${prefix}-${batch}-${String(i).padStart(2, '0')}`,
+        target: 'notify',
+        payload: {},
+      })),
+    });
+  }
+  for (const item of await tenant.commitMany(commits)) {
+    expect(item.ok && item.result.outcome).toBe('committed');
+  }
+}

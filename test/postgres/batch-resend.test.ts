@@ -6,7 +6,8 @@
  * batch's apply is never sent and the batch runs again.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { planAcquire, planCancel } from '../../src/core/plan/plan-leases.js';
+import { planAcquire } from '../../src/core/plan/plan-leases.js';
+import { planCancel } from '../../src/core/plan/plan-scope-cancel.js';
 import { isFencegateError } from '../../src/errors.js';
 import { Fencegate } from '../../src/gate.js';
 import { PostgresBatcher } from '../../src/store/postgres/postgres-batcher.js';
@@ -94,7 +95,7 @@ it.skipIf(noPostgres)(
         member: await answerOf(member),
         grantsStored: await auditCount('member', 'acquire'),
       }).toEqual({
-        cancel: { fence: 2, cancelledIntents: 0 },
+        cancel: { fence: 2, cancelledIntents: 0, nextCursor: null },
         cancelsStored: 1,
         member: expect.objectContaining({ fence: 1 }) as unknown,
         grantsStored: 1,

@@ -10,7 +10,7 @@ import { verifyStore } from '../../src/audit/verify.js';
 import { planCommit } from '../../src/core/plan/plan-commit.js';
 import { planCutoverChunk } from '../../src/core/plan/plan-cutover.js';
 import { planClaim, planCompletion } from '../../src/core/plan/plan-intents.js';
-import { planCancel } from '../../src/core/plan/plan-leases.js';
+import { planCancel } from '../../src/core/plan/plan-scope-cancel.js';
 import { DEFAULT_LIMITS } from '../../src/core/limits.js';
 import { validateCommit } from '../../src/core/validate.js';
 import { validateCutover } from '../../src/core/validate-ops.js';

@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { planCommit } from '../../src/core/plan/plan-commit.js';
 import { planCutoverChunk } from '../../src/core/plan/plan-cutover.js';
 import { planClaim, planCompletion } from '../../src/core/plan/plan-intents.js';
-import { planAcquire, planCancel, planDeleteScope } from '../../src/core/plan/plan-leases.js';
+import { planAcquire, planDeleteScope } from '../../src/core/plan/plan-leases.js';
+import { planCancel } from '../../src/core/plan/plan-scope-cancel.js';
 import type { Ref, RefOf, Rows, RowType } from '../../src/core/plan/transition.js';
 import { validateCommit } from '../../src/core/validate.js';
 import { isFencegateError } from '../../src/errors.js';
@@ -220,7 +221,7 @@ describe('planned transitions', () => {
     expect(deletion.audit[0]?.records?.map((r) => [r.name, r.resulting])).toEqual([['a', 3]]);
 
     snapshot.ranges.set(JSON.stringify({ type: 'scopeIntents', scope: 'wf-1' }), ['p', 'd']);
-    const intent = { effectKey: 'p', scope: 'wf-1', status: 'pending', claimFence: 0 };
+    const intent = { effectKey: 'p', scope: 'wf-1', status: 'pending', claimFence: 0, fence: 3 };
     snapshot.set({ type: 'intent', effectKey: 'p' }, intent);
     snapshot.set(
       { type: 'intent', effectKey: 'd' },

@@ -27,12 +27,10 @@ import {
   runningCutoversPut,
 } from '../rollout-rows.js';
 import { overlaps } from '../rollout-rules.js';
-import type { NewAuditEntry } from '../audit-entry.js';
 import {
   readOnly,
   type CutoverRow,
   type Put,
-  type RangeRef,
   type Ref,
   type ScopeRow,
   type Snapshot,
@@ -40,6 +38,8 @@ import {
 } from './transition.js';
 import { fenceGrantPut } from './plan-leases.js';
 import { rolloutMover } from './plan-rollout-moves.js';
+import { intentsCursorOf, planRollbackIntentsPage } from './plan-rollback-intents.js';
+import type { CancelPageBounds } from '../cancel-intents-page.js';
 
 export function planRegisterPolicy(
   snapshot: Snapshot,
@@ -187,12 +187,6 @@ export type ScopeMove =
       puts: (fence: number) => Put[];
       /** Refs the decision read, expected unchanged when the chunk applies. */
       expect?: Ref[];
-      /** What else the move does under its new fence, after its own audit entry. */
-      alongside?: (fence: number) => {
-        expect: (Ref | RangeRef)[];
-        put: Put[];
-        audit: NewAuditEntry[];
-      };
     };
 
 export type CutoverMover = (scope: string, row: ScopeRow | null) => ScopeMove;
@@ -218,27 +212,50 @@ function plainMover(cutover: CutoverRow, now: number): CutoverMover {
  * the cutover and its own scopes' rows, never every step so far: its cost follows the chunk, not
  * the list. The cursor and each scope's step row are expected unchanged, so two senders of one
  * chunk never both apply it, and a scope with a step row already (moved by a chunk of a cutover
- * started before cursors were kept) is passed over.
+ * started before cursors were kept) is passed over. A rollback with cancelIntents cancels the
+ * intents of the scopes it moved before it moves more (plan-rollback-intents.ts): such a call
+ * handles a page of intents instead of a chunk, and answers 1 or more. `bounds` is what one
+ * transaction holds of such a page.
  */
 export function planCutoverChunk(
   snapshot: Snapshot,
   cutoverId: string,
   chunk: number,
   caller?: Caller,
+  bounds: CancelPageBounds = {},
 ): Transition<number> {
   const { now, tenant } = snapshot;
   const ref = { type: 'cutover' as const, cutoverId };
   const cutover = snapshot.get(ref);
   if (cutover === null) throw new Error('a planned cutover disappeared');
   const cursorRef = cutoverCursorRef(cutoverId);
-  const start = readCutoverCursor(snapshot, cutoverId);
+  const cursor = readCutoverCursor(snapshot, cutoverId);
+  const start = cursor.next;
   const window = cutover.scopes.slice(start, start + chunk);
+  if (window.length === 0 && cutover.status === 'completed') {
+    return readOnly([ref, cursorRef], 0);
+  }
+  const rollout = rolloutMover(snapshot, cutover);
+  if (rollout?.intents !== undefined) {
+    const from = intentsCursorOf(cursor);
+    // A rollback cancels the intents of the scopes it moved before it moves more.
+    if (from.next < start) {
+      return planRollbackIntentsPage(snapshot, {
+        cutover,
+        intents: rollout.intents,
+        moved: start,
+        from,
+        chunk,
+        bounds,
+        expect: [ref, cursorRef, ...rollout.expect],
+      });
+    }
+  }
   if (window.length === 0) {
-    if (cutover.status === 'completed') return readOnly([ref, cursorRef], 0);
     const running = readRunningCutovers(snapshot);
     const others = running.filter((entry) => entry.cutoverId !== cutoverId);
     return {
-      expect: [ref, cursorRef, RUNNING_CUTOVERS_REF],
+      expect: [ref, cursorRef, RUNNING_CUTOVERS_REF, ...(rollout?.expect ?? [])],
       put: [
         { ...ref, row: { ...cutover, status: 'completed', completedAt: now } },
         ...(others.length === running.length ? [] : [runningCutoversPut(others)]),
@@ -250,7 +267,6 @@ export function planCutoverChunk(
   const pending = window.filter(
     (scope) => snapshot.get({ type: 'cutoverStep', cutoverId, scope }) === null,
   );
-  const rollout = rolloutMover(snapshot, cutover);
   const mover = rollout?.mover ?? plainMover(cutover, now);
   const transition: Transition<number> = {
     expect: [
@@ -259,7 +275,7 @@ export function planCutoverChunk(
       ...window.map((scope) => ({ type: 'cutoverStep' as const, cutoverId, scope })),
       ...(rollout?.expect ?? []),
     ],
-    put: [cutoverCursorPut(cutoverId, start + window.length)],
+    put: [cutoverCursorPut(cutoverId, start + window.length, cursor.intents)],
     audit: [],
     answer: { ok: true, value: window.length },
   };
@@ -296,7 +312,6 @@ export function planCutoverChunk(
     if (move.holder !== null) transition.put.push(fenceGrantPut(scope, fence, move.holder));
     transition.put.push(...move.puts(fence));
     steps.push({ type: 'cutoverStep', cutoverId, scope, row: { fence } });
-    const alongside = move.alongside?.(fence);
     transition.audit.push(
       auditEntry({
         at: now,
@@ -312,11 +327,6 @@ export function planCutoverChunk(
         ...tokenField(caller),
       }),
     );
-    if (alongside !== undefined) {
-      transition.expect.push(...alongside.expect);
-      transition.put.push(...alongside.put);
-      transition.audit.push(...alongside.audit);
-    }
   }
   transition.put.push(...steps);
   return transition;

@@ -9,10 +9,8 @@ import type {
   AuditRecordChange,
   CancelIntentsRequest,
   CancelIntentsResult,
-  CancelResult,
   DeleteScopeResult,
   Grant,
-  Intent,
   LeaseJobEvents,
   ReleaseRequest,
   ReleaseResult,
@@ -21,6 +19,7 @@ import type {
 } from '../../types.js';
 import { auditEntry, type NewAuditEntry } from '../audit-entry.js';
 import { cancelIntentsPage, type CancelPageBounds } from '../cancel-intents-page.js';
+import { cancelPageIntents } from './plan-cancel-page.js';
 import type { FencegateError } from '../../errors.js';
 import { boundToken, tokenField, type Caller } from '../grant-token.js';
 import {
@@ -40,7 +39,6 @@ import { acquirePolicy, takeoverLeavesRollout } from './plan-rollout-moves.js';
 import {
   refused,
   type Put,
-  type RangeRef,
   type Ref,
   type ScopeRow,
   type Snapshot,
@@ -51,7 +49,7 @@ export function scopeRef(scope: string): Ref {
   return { type: 'scope', scope };
 }
 
-function refusal<A>(
+export function refusal<A>(
   snapshot: Snapshot,
   kind: AuditKind,
   scope: string,
@@ -328,52 +326,6 @@ export function planTakeover(
   };
 }
 
-/** Cancel: fence+1, no holder, and the scope's pending intents cancelled. */
-export function planCancel(
-  snapshot: Snapshot,
-  scope: string,
-  reason: string | undefined,
-  caller?: Caller,
-): Transition<CancelResult> {
-  const row = snapshot.get({ type: 'scope', scope });
-  const error = checkActive(scope, row);
-  if (error !== null || row === null) {
-    return refusal(snapshot, 'cancel', scope, row, error as FencegateError, caller);
-  }
-  const fence = nextFence(row);
-  const transition: Transition<CancelResult> = {
-    expect: [scopeRef(scope)],
-    put: [
-      {
-        type: 'scope',
-        scope,
-        row: { ...row, fence, holder: null, leaseExpiresAt: null, updatedAt: snapshot.now },
-      },
-    ],
-    audit: [
-      auditEntry({
-        at: snapshot.now,
-        tenant: snapshot.tenant,
-        scope,
-        kind: 'cancel',
-        outcome: 'ok',
-        reason: reason ?? null,
-        policyVersion: row.policyVersion,
-        currentFence: fence,
-        ...tokenField(caller),
-      }),
-    ],
-    answer: { ok: true, value: { fence, cancelledIntents: 0 } },
-  };
-  const cancels = cancelPendingIntents(snapshot, scope, fence);
-  transition.expect.push(...cancels.expect);
-  transition.put.push(...cancels.put);
-  transition.audit.push(...cancels.audit);
-  const cancelled = cancels.put.length;
-  transition.answer = { ok: true, value: { fence, cancelledIntents: cancelled } };
-  return transition;
-}
-
 /**
  * The holder cancels the pending intents of the runs it superseded: those committed under a fence
  * from `committedFrom` up to, not including, its own, one page of them (cancel-intents-page.ts) a
@@ -399,83 +351,18 @@ export function planCancelIntents(
   }
   const fences = { from: request.committedFrom, before: row.fence };
   const page = cancelIntentsPage(snapshot, scope, fences, request.cursor, bounds);
-  const transition: Transition<CancelIntentsResult> = {
-    // The range: no intent joined the scope since the page was read.
-    expect: [scopeRef(scope), { type: 'scopeIntents', scope }],
-    put: [],
-    audit: [],
-    answer: { ok: true, value: { cancelled: [], nextCursor: page.nextCursor } },
-  };
-  const cancelled: string[] = [];
-  for (const intent of page.intents) {
-    transition.expect.push({ type: 'intent', effectKey: intent.effectKey });
-    if (intent.status === 'pending') {
-      const cancel = cancellation(snapshot, intent, row.fence, request.reason ?? null);
-      transition.put.push(cancel.put);
-      transition.audit.push(cancel.audit);
-    }
-    // Cancelled by this page or before it: the same page resent after a lost reply answers what
-    // the first one did.
-    if (intent.status === 'pending' || intent.status === 'cancelled') {
-      cancelled.push(intent.effectKey);
-    }
-  }
-  transition.answer = { ok: true, value: { cancelled, nextCursor: page.nextCursor } };
-  return transition;
-}
-
-/**
- * The scope's pending (unclaimed) intents cancelled as its fence moves to `fence`: those committed
- * under `committedFrom` or a newer fence (all by default). `reason` names what cancelled them.
- */
-export function cancelPendingIntents(
-  snapshot: Snapshot,
-  scope: string,
-  fence: number,
-  committedFrom = 0,
-  reason: string | null = null,
-): { expect: (Ref | RangeRef)[]; put: Put[]; audit: NewAuditEntry[] } {
-  const range = { type: 'scopeIntents' as const, scope };
-  const cancels = {
-    expect: [range] as (Ref | RangeRef)[],
-    put: [] as Put[],
-    audit: [] as NewAuditEntry[],
-  };
-  for (const effectKey of snapshot.list(range)) {
-    const intent = snapshot.get({ type: 'intent', effectKey });
-    cancels.expect.push({ type: 'intent', effectKey });
-    if (intent === null || intent.status !== 'pending' || intent.fence < committedFrom) continue;
-    const cancel = cancellation(snapshot, intent, fence, reason);
-    cancels.put.push(cancel.put);
-    cancels.audit.push(cancel.audit);
-  }
-  return cancels;
-}
-
-/** A pending intent cancelled under the scope's `fence`: its row and its audit entry. */
-function cancellation(
-  snapshot: Snapshot,
-  intent: Intent,
-  fence: number,
-  reason: string | null,
-): { put: Put; audit: NewAuditEntry } {
-  const { effectKey, scope } = intent;
+  const cancels = cancelPageIntents(snapshot, page.intents, row.fence, request.reason ?? null);
+  // Cancelled by this page or before it, in key order: the same page resent after a lost reply
+  // answers what the first one did.
+  const cancelled = page.intents
+    .filter((intent) => intent.status === 'pending' || intent.status === 'cancelled')
+    .map((intent) => intent.effectKey);
   return {
-    put: {
-      type: 'intent',
-      effectKey,
-      row: { ...intent, status: 'cancelled', updatedAt: snapshot.now },
-    },
-    audit: auditEntry({
-      at: snapshot.now,
-      tenant: snapshot.tenant,
-      scope,
-      kind: 'intent',
-      outcome: 'cancelled',
-      reason,
-      currentFence: fence,
-      effectKey,
-    }),
+    // The range: no intent joined the scope since the page was read.
+    expect: [scopeRef(scope), { type: 'scopeIntents', scope }, ...cancels.expect],
+    put: cancels.put,
+    audit: cancels.audit,
+    answer: { ok: true, value: { cancelled, nextCursor: page.nextCursor } },
   };
 }
 

@@ -22,21 +22,34 @@ import {
   rolloutCutoverFingerprint,
 } from '../rollout-rules.js';
 import type { AcquireRequest } from '../../types.js';
+import type { FenceRange } from '../cancel-intents-page.js';
 import type { CutoverMover } from './plan-cutover.js';
-import { cancelPendingIntents } from './plan-leases.js';
 import type { CutoverRow, Put, Ref, ScopeRow, Snapshot } from './transition.js';
+
+/**
+ * What a rollback with `cancelIntents` cancels on each scope it moved back
+ * (plan-rollback-intents.ts): the intents committed under the fence the rollout gave the scope or
+ * a newer one, up to, not including, the fence the rollback gave it: those of toPolicy.
+ */
+export interface RollbackIntents {
+  /** The audit reason of each cancellation: the rollback's cutover id. */
+  reason: string;
+  /** The fences of `scope`, moved back to `movedTo`, whose pending intents are cancelled. */
+  fencesOf(scope: string, movedTo: number): { fences: FenceRange | null; expect: Ref[] };
+}
 
 /**
  * The mover of a rollout's cutover, or null for a cutover no rollout made. A step moves a scope
  * still on fromPolicy (or on none) that the rollout has not moved or pinned since the step listed
  * it, and nothing once a rollback began. The rollback moves back a scope the rollout moved or
  * pinned that is still on toPolicy under the rollout's fence or a later one, and was not taken out
- * of the rollout by a takeover; it leaves every other scope, skipped.
+ * of the rollout by a takeover; it leaves every other scope, skipped. A rollback with
+ * `cancelIntents` also answers which intents of each scope it moved back its pages cancel.
  */
 export function rolloutMover(
   snapshot: Snapshot,
   cutover: CutoverRow,
-): { mover: CutoverMover; expect: Ref[] } | null {
+): { mover: CutoverMover; expect: Ref[]; intents?: RollbackIntents } | null {
   const owner = parseRolloutCutoverId(cutover.cutoverId);
   if (owner === null) return null;
   if (cutover.requestFingerprint !== rolloutCutoverFingerprint(owner.rolloutId, owner.step)) {
@@ -51,8 +64,19 @@ export function rolloutMover(
     return { ref, mark: readRolloutScope(snapshot, rollout.rolloutId, scope) };
   };
   if (owner.step === 'rollback') {
+    const intents: RollbackIntents = {
+      reason: cutover.cutoverId,
+      fencesOf: (scope, movedTo) => {
+        const { ref, mark } = markOf(scope);
+        return {
+          fences: mark === null ? null : { from: mark.fence, before: movedTo },
+          expect: [ref],
+        };
+      },
+    };
     return {
       expect,
+      ...(rollout.cancelIntents ? { intents } : {}),
       mover: (scope, row) => {
         const { ref, mark } = markOf(scope);
         const ours =
@@ -70,13 +94,6 @@ export function rolloutMover(
           policyVersion: rollout.fromPolicy,
           puts: () => [],
           expect: [ref],
-          ...(rollout.cancelIntents
-            ? {
-                // Only what was committed under the rollout's fence or a newer one: toPolicy's.
-                alongside: (fence: number) =>
-                  cancelPendingIntents(snapshot, scope, fence, mark.fence, cutover.cutoverId),
-              }
-            : {}),
         };
       },
     };

@@ -183,8 +183,10 @@ export class EtcdStore extends PlannedStore implements Store {
       // Each claimed intent is written once whole and once as a small head; counting it twice
       // leaves the other half of the request to the heads, the keys and the audit entries.
       maxClaimBytes: Math.floor(maxRequestBytes / 4),
-      // A page of cancelIntents writes the same two keys per intent, and the intent whole once.
-      maxCancels: Math.floor((maxTxnOps - 1) / 2),
+      // A page of cancellations writes the same two keys per intent, and the intent whole once,
+      // beside the audit key and one more: the scope's row at a cancel's fence step, the cutover's
+      // cursor in a rollback's page.
+      maxCancels: Math.floor((maxTxnOps - 2) / 2),
       maxCancelBytes: Math.floor(maxRequestBytes / 4),
       // Per scope, read: its row, its step and a rollout's mark of it; written: those and its
       // fence grant. Once a chunk, read: the cutover, its cursor and the rollout; written: the

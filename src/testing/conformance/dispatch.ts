@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { intentNotFound, staleClaim } from '../../core/refusal-messages.js';
 import type { CompleteIntentRequest, Intent, IntentRequest } from '../../types.js';
 import { cancelIntentsPageCases } from './cancel-intents-pages.js';
+import { scopeCancelPageCases } from './scope-cancel-pages.js';
 import { OperationIds, acquire, auditAfter, expectCommitted, expectFailure } from './helpers.js';
 import type { ConformanceGate, SubjectFixture } from './subject.js';
 
@@ -247,6 +248,8 @@ export function dispatchCases(fx: SubjectFixture): void {
     });
 
     cancelIntentsPageCases(fx);
+
+    scopeCancelPageCases(fx);
 
     it("claims within the tenant only: another tenant's dispatcher sees nothing", async () => {
       const { gate, other } = fx.subject;

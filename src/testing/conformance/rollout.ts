@@ -247,6 +247,87 @@ export function rolloutCases(fx: SubjectFixture): void {
       expect((await rollouts.report('r1'))?.rollback?.intentsCancelled).toBe(1);
     });
 
+    it('a rollback with cancelIntents cancels every pending toPolicy intent of a scope holding ~130 of them, in bounded pages after its move; the report counts each; a claimed one is not cancelled', async () => {
+      const { gate } = fx.subject;
+      await v7Scopes(gate);
+      const [busy, quiet] = ramped('r1', 50);
+      const v7 = await acquire(gate, busy!, 'v7-worker', { policyVersion: 'v7' });
+      expectCommitted(
+        await gate.commit({
+          scope: busy!,
+          fence: v7.fence,
+          operationId: 'v7-intent',
+          intents: [{ effectKey: 'v7-mail', target: 'mailer', payload: {} }],
+          release: true,
+        }),
+      );
+      const rollouts = rolloutsOf(gate);
+      await rollouts.start({
+        rolloutId: 'r1',
+        fromPolicy: 'v7',
+        toPolicy: 'v8',
+        prefix: 'wf-',
+        steps: [50],
+      });
+      const v8 = await acquire(gate, busy!, 'v8-worker', { policyVersion: 'v8' });
+      const keys = Array.from({ length: 130 }, (_, i) => `v8-${String(i).padStart(3, '0')}`);
+      const claimedKey = 'v8-064';
+      const commits = [];
+      for (let start = 0; start < keys.length; start += 13) {
+        commits.push({
+          scope: busy!,
+          fence: v8.fence,
+          operationId: `v8-intents-${start}`,
+          intents: keys.slice(start, start + 13).map((effectKey) => ({
+            effectKey,
+            target: effectKey === claimedKey ? 'dispatch-now' : 'crm',
+            payload: {},
+          })),
+        });
+      }
+      for (const item of await gate.commitMany(commits)) {
+        expect(item.ok && item.result.outcome).toBe('committed');
+      }
+      const other = await acquire(gate, quiet!, 'v8-worker', { policyVersion: 'v8' });
+      expectCommitted(
+        await gate.commit({
+          scope: quiet!,
+          fence: other.fence,
+          operationId: 'v8-quiet',
+          intents: [{ effectKey: 'v8-quiet', target: 'crm', payload: {} }],
+        }),
+      );
+      const taken = await gate.claimIntents({
+        dispatcher: 'd1',
+        ttlMs: LONG_TTL,
+        limit: 5,
+        targets: ['dispatch-now'],
+      });
+      expect(taken.map((intent) => intent.effectKey)).toEqual([claimedKey]);
+
+      const rolledBack = await rollouts.rollback({ rolloutId: 'r1', cancelIntents: true });
+      expect(rolledBack).toMatchObject({ status: 'rolled_back', cutoverDone: true });
+      const cancelled = [...keys.filter((key) => key !== claimedKey), 'v8-quiet'];
+      const { items } = await gate.listIntents({ scope: busy!, limit: 1000 });
+      const statusOf = new Map(items.map((intent) => [intent.effectKey, intent.status]));
+      expect(keys.filter((key) => statusOf.get(key) === 'cancelled')).toEqual(
+        keys.filter((key) => key !== claimedKey),
+      );
+      expect([statusOf.get(claimedKey), statusOf.get('v7-mail')]).toEqual(['claimed', 'pending']);
+      expect((await gate.getIntent('v8-quiet'))?.status).toBe('cancelled');
+      expect((await rollouts.report('r1'))?.rollback?.intentsCancelled).toBe(cancelled.length);
+      // The move back came first: the new version commits nothing more.
+      expectRejected(
+        await gate.commit({
+          scope: busy!,
+          fence: v8.fence,
+          operationId: 'v8-after',
+          intents: [{ effectKey: 'v8-after', target: 'crm', payload: {} }],
+        }),
+        'stale_fence',
+      );
+    });
+
     it('concurrent operator commands at one revision: one applies, the other is answered rollout_conflict with the current revision', async () => {
       const { gate } = fx.subject;
       await v7Scopes(gate);
