@@ -1,6 +1,7 @@
 /**
- * Shared setup for the cutover tests: a fresh store of the kind under test (a SQLite file, a
- * PostgreSQL schema, an etcd key prefix), v7-pinned scopes, audit reads.
+ * Shared setup for the cutover tests: a gate on a fresh in-memory reference store (a cutover's
+ * rules sit above the store; the conformance suite runs the cutover cases on each store),
+ * v7-pinned scopes, audit reads.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,17 +10,15 @@ import { expect } from 'vitest';
 import { Fencegate } from '../../src/gate.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import type { AuditEntry, AuditQuery, CommitResult } from '../../src/types.js';
-import type { StoreFactory } from '../helpers/stores.js';
+import { memoryStore } from '../helpers/memory-store.js';
 
 export const V7 = { version: 'v7', digest: 'sha256:v7', description: 'compaction v7' };
 export const V8 = { version: 'v8', digest: 'sha256:v8', description: 'compaction v8' };
 export const HOUR = 3_600_000;
 
-export interface TestStore {
+export interface TestGate {
   gate: Fencegate;
   clock: ManualClock;
-  /** The store's URL, for other processes. */
-  url: string;
   close: () => Promise<void>;
 }
 
@@ -38,14 +37,10 @@ export function testDir(): TestDir {
   };
 }
 
-/** A gate on a fresh store with group commit (as the server runs it) and a manual store clock. */
-export async function openStore(
-  stores: StoreFactory,
-  clock = new ManualClock(),
-): Promise<TestStore> {
-  const { store, url } = await stores.open({ clock, groupCommit: true });
-  const gate = await Fencegate.open({ store });
-  return { gate, clock, url, close: () => gate.close() };
+/** A gate on a fresh in-memory reference store in store time of a manual clock. */
+export async function openGate(clock = new ManualClock()): Promise<TestGate> {
+  const gate = await Fencegate.open({ store: memoryStore(clock) });
+  return { gate, clock, close: () => gate.close() };
 }
 
 export async function registerPolicies(gate: Fencegate): Promise<void> {

@@ -3,91 +3,86 @@
  * before the cutover, or between its planning and its step): it leaves the scope as it is, and the
  * cutover's answer and report list it as skipped.
  */
-import { describe, expect, it } from 'vitest';
-import { ONE_STORE, storesFor } from '../helpers/stores.js';
-import { createWorkflows, openStore, readAudit, registerPolicies } from './cutover-helpers.js';
+import { expect, it } from 'vitest';
+import { createWorkflows, openGate, readAudit, registerPolicies } from './cutover-helpers.js';
 
-describe.each(ONE_STORE)('a cutover and deleted scopes on $name', (kind) => {
-  const stores = storesFor(kind, 'cutover_deleted');
+it('skips a listed scope that was deleted, leaves it deleted and lists it', async () => {
+  const { gate, close } = await openGate();
+  await registerPolicies(gate);
+  const scopes = await createWorkflows(gate, 3);
+  const [kept, deleted, other] = scopes as [string, string, string];
+  const deletion = await gate.deleteScope(deleted, { reason: 'workflow removed' });
+  const before = await gate.getScope(deleted);
+  expect(before).toMatchObject({ status: 'deleted', fence: deletion.fence });
 
-  it('skips a listed scope that was deleted, leaves it deleted and lists it', async () => {
-    const { gate, close } = await openStore(stores);
-    await registerPolicies(gate);
-    const scopes = await createWorkflows(gate, 3);
-    const [kept, deleted, other] = scopes as [string, string, string];
-    const deletion = await gate.deleteScope(deleted, { reason: 'workflow removed' });
-    const before = await gate.getScope(deleted);
-    expect(before).toMatchObject({ status: 'deleted', fence: deletion.fence });
-
-    const result = await gate.cutover({
-      cutoverId: 'c-deleted',
-      toPolicy: 'v8',
-      holder: 'controller-v8',
-      scopes: [kept, deleted, other],
-    });
-
-    expect(result.fences.map((f) => f.scope)).toEqual([kept, other]);
-    expect(result.scopes).toBe(2);
-    expect(result.skipped).toEqual([deleted]);
-    // Untouched: still deleted, same fence, no holder, no policy change.
-    expect(await gate.getScope(deleted)).toEqual(before);
-    const cutoverEntries = await readAudit(gate, { kind: 'cutover' });
-    expect(cutoverEntries.map((e) => e.scope)).toEqual([kept, other]);
-    const report = await gate.cutoverReport('c-deleted');
-    expect(report).toMatchObject({ status: 'completed', scopes: 3, skipped: [deleted] });
-    // Resumed or repeated, the answer is the same and still moves nothing.
-    const again = await gate.cutover({
-      cutoverId: 'c-deleted',
-      toPolicy: 'v8',
-      holder: 'controller-v8',
-      scopes: [kept, deleted, other],
-    });
-    expect(again).toEqual(result);
-    expect(await gate.getScope(deleted)).toEqual(before);
-    expect(await gate.verify()).toMatchObject({ ok: true, violations: [] });
-    await close();
+  const result = await gate.cutover({
+    cutoverId: 'c-deleted',
+    toPolicy: 'v8',
+    holder: 'controller-v8',
+    scopes: [kept, deleted, other],
   });
 
-  it('skips a scope deleted after the cutover was planned (an interrupted cutover resumed)', async () => {
-    const { gate, clock, url, close } = await openStore(stores);
-    await registerPolicies(gate);
-    const [first, deleted, last] = (await createWorkflows(gate, 3)) as [string, string, string];
-    const request = {
-      cutoverId: 'c-prefix',
-      toPolicy: 'v8',
-      holder: 'controller-v8',
-      prefix: 'wf-',
-    };
-    // Planned behind the store's back, as a cutover interrupted right after its planning leaves it:
-    // the next call with the same cutoverId resumes it and moves the scopes.
-    await kind.behind.planCutover(url, gate.tenant, request, clock.now());
-    // Planned while active; deleted before the step that would move it.
-    await gate.deleteScope(deleted, { reason: 'workflow removed' });
-    const before = await gate.getScope(deleted);
-
-    const result = await gate.cutover(request);
-    expect(result.fences.map((f) => f.scope)).toEqual([first, last]);
-    expect(result.skipped).toEqual([deleted]);
-    expect(await gate.getScope(deleted)).toEqual(before);
-    expect(await gate.cutoverReport('c-prefix')).toMatchObject({
-      status: 'completed',
-      scopes: 3,
-      skipped: [deleted],
-    });
-    expect(await gate.verify()).toMatchObject({ ok: true });
-    await close();
+  expect(result.fences.map((f) => f.scope)).toEqual([kept, other]);
+  expect(result.scopes).toBe(2);
+  expect(result.skipped).toEqual([deleted]);
+  // Untouched: still deleted, same fence, no holder, no policy change.
+  expect(await gate.getScope(deleted)).toEqual(before);
+  const cutoverEntries = await readAudit(gate, { kind: 'cutover' });
+  expect(cutoverEntries.map((e) => e.scope)).toEqual([kept, other]);
+  const report = await gate.cutoverReport('c-deleted');
+  expect(report).toMatchObject({ status: 'completed', scopes: 3, skipped: [deleted] });
+  // Resumed or repeated, the answer is the same and still moves nothing.
+  const again = await gate.cutover({
+    cutoverId: 'c-deleted',
+    toPolicy: 'v8',
+    holder: 'controller-v8',
+    scopes: [kept, deleted, other],
   });
+  expect(again).toEqual(result);
+  expect(await gate.getScope(deleted)).toEqual(before);
+  expect(await gate.verify()).toMatchObject({ ok: true, violations: [] });
+  await close();
+});
 
-  it('a takeover still re-creates the scope the cutover skipped', async () => {
-    const { gate, close } = await openStore(stores);
-    await registerPolicies(gate);
-    const [scope] = (await createWorkflows(gate, 1)) as [string];
-    const deletion = await gate.deleteScope(scope);
-    const result = await gate.cutover({ toPolicy: 'v8', holder: 'controller-v8', scopes: [scope] });
-    expect(result).toMatchObject({ scopes: 0, fences: [], skipped: [scope] });
-    const grant = await gate.takeover(scope, { holder: 'op' });
-    expect(grant.fence).toBe(deletion.fence + 1);
-    expect(await gate.getScope(scope)).toMatchObject({ status: 'active', holder: 'op' });
-    await close();
+it('skips a scope deleted after the cutover was planned (an interrupted cutover resumed)', async () => {
+  const { gate, close } = await openGate();
+  await registerPolicies(gate);
+  const [first, deleted, last] = (await createWorkflows(gate, 3)) as [string, string, string];
+  const request = {
+    cutoverId: 'c-prefix',
+    toPolicy: 'v8',
+    holder: 'controller-v8',
+    prefix: 'wf-',
+  };
+  // Planned and not moved, as a cutover interrupted right after its planning leaves it: the next
+  // call with the same cutoverId resumes it and moves the scopes.
+  await gate.store.startCutover(gate.tenant, request);
+  // Planned while active; deleted before the step that would move it.
+  await gate.deleteScope(deleted, { reason: 'workflow removed' });
+  const before = await gate.getScope(deleted);
+
+  const result = await gate.cutover(request);
+  expect(result.fences.map((f) => f.scope)).toEqual([first, last]);
+  expect(result.skipped).toEqual([deleted]);
+  expect(await gate.getScope(deleted)).toEqual(before);
+  expect(await gate.cutoverReport('c-prefix')).toMatchObject({
+    status: 'completed',
+    scopes: 3,
+    skipped: [deleted],
   });
+  expect(await gate.verify()).toMatchObject({ ok: true });
+  await close();
+});
+
+it('a takeover still re-creates the scope the cutover skipped', async () => {
+  const { gate, close } = await openGate();
+  await registerPolicies(gate);
+  const [scope] = (await createWorkflows(gate, 1)) as [string];
+  const deletion = await gate.deleteScope(scope);
+  const result = await gate.cutover({ toPolicy: 'v8', holder: 'controller-v8', scopes: [scope] });
+  expect(result).toMatchObject({ scopes: 0, fences: [], skipped: [scope] });
+  const grant = await gate.takeover(scope, { holder: 'op' });
+  expect(grant.fence).toBe(deletion.fence + 1);
+  expect(await gate.getScope(scope)).toMatchObject({ status: 'active', holder: 'op' });
+  await close();
 });

@@ -1,6 +1,10 @@
 /**
  * The incident demo at its full default size (10,000 workflows, 600 jobs) on one store with
- * group commit (the first of the test list). How long it takes is a benchmark's question
+ * group commit (the first of the test list). It stays on a store of the list, not the in-memory
+ * one, though the demo sits above the store: at this size its checks page through 10,000 scopes
+ * and their audit log and its concurrent commits go through group commit, which is the store's
+ * paging and batching at the size `fencegate demo` runs (B1 in acceptance.test.ts runs the demo
+ * at 1,000 workflows on the in-memory store). How long it takes is a benchmark's question
  * (`npm run demo` prints it; BENCHMARKS.md has the figures), not a timed assertion here.
  */
 import { describe, expect, it } from 'vitest';

@@ -1,6 +1,7 @@
 /**
- * `fencegate demo` at a small size on one store (the first of the test list): exit codes, output, and its invariants re-checked from the store afterwards,
- * including a tampered store that must fail them.
+ * `fencegate demo` at a small size on one store (the first of the test list, since the command
+ * takes its store by URL and the checks open it again afterwards): exit codes, output, and its
+ * invariants re-checked from the store afterwards, including a tampered store that must fail them.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runDemo, DEMO_TENANT, type DemoIo } from '../../src/cli/demo-command.js';

@@ -1,7 +1,7 @@
 /**
  * The Dispatcher's own behaviour: the start/stop loop, stale completions, store errors around
- * claims and completions, logs, metrics, options, and the targets-file entry point; on one store
- * (test/helpers/stores.ts ONE_STORE): the conformance suite proves claims and completions on each.
+ * claims and completions, logs, metrics, options, and the targets-file entry point; on the
+ * in-memory reference store: the conformance suite proves claims and completions on each store.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -23,8 +23,7 @@ import { Fencegate } from '../../src/gate.js';
 import { faultyStore } from '../../src/testing/faulty-store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import { tempDir } from '../helpers/temp-dir.js';
-import { ONE_STORE, storesFor, type StoreFactory } from '../helpers/stores.js';
-import { SQLITE } from '../helpers/stores/sqlite.js';
+import { memoryStore } from '../helpers/memory-store.js';
 import { commitIntents, openGate, pausingEffector, statusOf, waitFor } from './helpers.js';
 import { Receiver, type ReceivedRequest, type ReceiverAnswer } from './receiver.js';
 
@@ -41,17 +40,15 @@ async function receiverFor(respond?: (r: ReceivedRequest) => ReceiverAnswer): Pr
   return receiver;
 }
 
-const sqliteStores = storesFor(SQLITE, 'dispatcher');
-
-async function gateOn(stores = sqliteStores): Promise<{ gate: Fencegate; clock: ManualClock }> {
-  const opened = await openGate(stores);
+async function gateOn(): Promise<{ gate: Fencegate; clock: ManualClock }> {
+  const opened = await openGate();
   cleanups.push(() => opened.gate.close());
   return opened;
 }
 
-async function faultyGate(stores: StoreFactory) {
+async function faultyGate() {
   const clock = new ManualClock();
-  const store = faultyStore((await stores.open({ clock })).store);
+  const store = faultyStore(memoryStore(clock));
   const gate = await Fencegate.open({ store });
   cleanups.push(() => gate.close());
   return { gate, store, clock };
@@ -90,187 +87,181 @@ async function drainEventLoop(): Promise<void> {
   for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
 }
 
-describe.each(ONE_STORE)('on $name', (kind) => {
-  const stores = kind === SQLITE ? sqliteStores : storesFor(kind, 'dispatcher');
+describe('claims cut short by the byte budget', () => {
+  it('a claim that takes fewer intents than asked is followed by another claim, not by the poll interval', async () => {
+    const store = memoryStore(new ManualClock());
+    // A budget of one byte: every claim takes one intent, whatever its limit.
+    const gate = await Fencegate.open({ store, limits: { ...DEFAULT_LIMITS, maxPageBytes: 1 } });
+    cleanups.push(() => gate.close());
+    const receiver = await receiverFor();
+    const keys = ['cut-1', 'cut-2', 'cut-3'];
+    await commitIntents(
+      gate,
+      'wf-cut',
+      keys.map((effectKey) => ({ effectKey, target: 'crm', payload: { effectKey } })),
+    );
+    // An hour between polls: only claiming again right away delivers the rest in time.
+    const d = dispatcher(gate, webhook(receiver), { pollIntervalMs: 3_600_000 });
+    d.start();
+    cleanups.push(() => d.stop());
+    await waitFor(async () => {
+      const statuses = await Promise.all(keys.map((key) => statusOf(gate, key)));
+      return statuses.every((status) => status === 'delivered');
+    }, 'every intent delivered');
+    await d.stop();
+  });
+});
 
-  describe('claims cut short by the byte budget', () => {
-    it('a claim that takes fewer intents than asked is followed by another claim, not by the poll interval', async () => {
-      const { store } = await stores.open({ clock: new ManualClock() });
-      // A budget of one byte: every claim takes one intent, whatever its limit.
-      const gate = await Fencegate.open({ store, limits: { ...DEFAULT_LIMITS, maxPageBytes: 1 } });
-      cleanups.push(() => gate.close());
-      const receiver = await receiverFor();
-      const keys = ['cut-1', 'cut-2', 'cut-3'];
-      await commitIntents(
-        gate,
-        'wf-cut',
-        keys.map((effectKey) => ({ effectKey, target: 'crm', payload: { effectKey } })),
-      );
-      // An hour between polls: only claiming again right away delivers the rest in time.
-      const d = dispatcher(gate, webhook(receiver), { pollIntervalMs: 3_600_000 });
-      d.start();
-      cleanups.push(() => d.stop());
-      await waitFor(async () => {
-        const statuses = await Promise.all(keys.map((key) => statusOf(gate, key)));
-        return statuses.every((status) => status === 'delivered');
-      }, 'every intent delivered');
-      await d.stop();
-    });
+describe('start and stop', () => {
+  it('delivers in the background and stops only after the in-flight delivery is recorded', async () => {
+    const { gate } = await gateOn();
+    const receiver = await receiverFor();
+    const pause = pausingEffector(webhook(receiver).crm!);
+    let claims = 0;
+    const api = {
+      claimIntents: (r: Parameters<Fencegate['claimIntents']>[0]) => {
+        claims += 1;
+        return gate.claimIntents(r);
+      },
+      completeIntent: gate.completeIntent.bind(gate),
+    };
+    const d = dispatcher(gate, { crm: pause.effector }, { api });
+    d.start();
+    d.start(); // a second start is a no-op
+    expect(d.running).toBe(true);
+    await commitIntents(gate, 'wf-loop', [{ effectKey: 'loop-1', target: 'crm', payload: {} }]);
+    await pause.paused(1);
+
+    let stopped = false;
+    const stopping = d.stop().then(() => (stopped = true));
+    await drainEventLoop();
+    expect(stopped).toBe(false);
+    expect(await statusOf(gate, 'loop-1')).toBe('claimed');
+
+    pause.release();
+    await stopping;
+    expect(d.running).toBe(false);
+    expect(await statusOf(gate, 'loop-1')).toBe('delivered');
+
+    const claimsAtStop = claims;
+    await commitIntents(gate, 'wf-loop-2', [{ effectKey: 'loop-2', target: 'crm', payload: {} }]);
+    await drainEventLoop();
+    expect(claims).toBe(claimsAtStop);
+    expect(await statusOf(gate, 'loop-2')).toBe('pending');
+    await d.stop(); // stopping twice is fine
   });
 
-  describe('start and stop', () => {
-    it('delivers in the background and stops only after the in-flight delivery is recorded', async () => {
-      const { gate } = await gateOn(stores);
-      const receiver = await receiverFor();
-      const pause = pausingEffector(webhook(receiver).crm!);
-      let claims = 0;
-      const api = {
-        claimIntents: (r: Parameters<Fencegate['claimIntents']>[0]) => {
-          claims += 1;
-          return gate.claimIntents(r);
-        },
-        completeIntent: gate.completeIntent.bind(gate),
-      };
-      const d = dispatcher(gate, { crm: pause.effector }, { api });
-      d.start();
-      d.start(); // a second start is a no-op
-      expect(d.running).toBe(true);
-      await commitIntents(gate, 'wf-loop', [{ effectKey: 'loop-1', target: 'crm', payload: {} }]);
-      await pause.paused(1);
-
-      let stopped = false;
-      const stopping = d.stop().then(() => (stopped = true));
-      await drainEventLoop();
-      expect(stopped).toBe(false);
-      expect(await statusOf(gate, 'loop-1')).toBe('claimed');
-
-      pause.release();
-      await stopping;
-      expect(d.running).toBe(false);
-      expect(await statusOf(gate, 'loop-1')).toBe('delivered');
-
-      const claimsAtStop = claims;
-      await commitIntents(gate, 'wf-loop-2', [{ effectKey: 'loop-2', target: 'crm', payload: {} }]);
-      await drainEventLoop();
-      expect(claims).toBe(claimsAtStop);
-      expect(await statusOf(gate, 'loop-2')).toBe('pending');
-      await d.stop(); // stopping twice is fine
+  it('keeps running through claim errors, backing off, and logs them', async () => {
+    const { gate, store } = await faultyGate();
+    store.inject({ method: 'claimIntents', fault: 'fail-before', times: 2 });
+    const receiver = await receiverFor();
+    const sleeps: number[] = [];
+    const errors: Record<string, unknown>[] = [];
+    const logger: DispatcherLogger = {
+      info: () => undefined,
+      warn: () => undefined,
+      error: (fields) => errors.push(fields),
+    };
+    const d = dispatcher(gate, webhook(receiver), {
+      logger,
+      pollIntervalMs: 5,
+      backoff: { initialMs: 200, jitter: 0 },
+      sleep: (ms, signal) => {
+        sleeps.push(ms);
+        return abortableSleep(1, signal);
+      },
     });
+    await commitIntents(gate, 'wf-claim-err', [{ effectKey: 'ce-1', target: 'crm', payload: {} }]);
+    d.start();
+    await waitFor(async () => (await statusOf(gate, 'ce-1')) === 'delivered', 'delivery');
+    await d.stop();
+    expect(d.stats.errors.claim).toBe(2);
+    expect(sleeps.slice(0, 2)).toEqual([200, 400]);
+    expect(errors.slice(0, 2).map((e) => e.code)).toEqual([
+      'store_unavailable',
+      'store_unavailable',
+    ]);
+  });
+});
 
-    it('keeps running through claim errors, backing off, and logs them', async () => {
-      const { gate, store } = await faultyGate(stores);
-      store.inject({ method: 'claimIntents', fault: 'fail-before', times: 2 });
-      const receiver = await receiverFor();
-      const sleeps: number[] = [];
-      const errors: Record<string, unknown>[] = [];
-      const logger: DispatcherLogger = {
-        info: () => undefined,
-        warn: () => undefined,
-        error: (fields) => errors.push(fields),
-      };
-      const d = dispatcher(gate, webhook(receiver), {
-        logger,
-        pollIntervalMs: 5,
-        backoff: { initialMs: 200, jitter: 0 },
-        sleep: (ms, signal) => {
-          sleeps.push(ms);
-          return abortableSleep(1, signal);
-        },
-      });
-      await commitIntents(gate, 'wf-claim-err', [
-        { effectKey: 'ce-1', target: 'crm', payload: {} },
-      ]);
-      d.start();
-      await waitFor(async () => (await statusOf(gate, 'ce-1')) === 'delivered', 'delivery');
-      await d.stop();
-      expect(d.stats.errors.claim).toBe(2);
-      expect(sleeps.slice(0, 2)).toEqual([200, 400]);
-      expect(errors.slice(0, 2).map((e) => e.code)).toEqual([
-        'store_unavailable',
-        'store_unavailable',
-      ]);
+describe('completions', () => {
+  it('a completion after the claim lapsed and another dispatcher delivered is stale_claim, and dropped', async () => {
+    const { gate, clock } = await gateOn();
+    const receiver = await receiverFor();
+    await commitIntents(gate, 'wf-stale', [{ effectKey: 'st-1', target: 'crm', payload: {} }]);
+    const pause = pausingEffector(webhook(receiver).crm!);
+    const registry = new Registry();
+    const paused = dispatcher(
+      gate,
+      { crm: pause.effector },
+      { dispatcherId: 'paused', metrics: new PromDispatcherMetrics(registry) },
+    );
+    const other = dispatcher(gate, webhook(receiver), { dispatcherId: 'other' });
+
+    const pausedRound = paused.runOnce();
+    await pause.paused(1);
+    clock.advance(10_000);
+    expect(await other.runOnce()).toMatchObject({ claimed: 1, outcomes: { delivered: 1 } });
+    pause.release();
+    const summary = await pausedRound;
+
+    expect(summary).toMatchObject({
+      claimed: 1,
+      staleCompletions: 1,
+      outcomes: { delivered: 0 },
     });
+    expect(paused.stats.staleCompletions).toBe(1);
+    expect(await gate.getIntent('st-1')).toMatchObject({ status: 'delivered', claimFence: 2 });
+    // Both sent the same key; the receiver applied it once.
+    expect(receiver.requests.map((r) => r.key)).toEqual(['st-1', 'st-1']);
+    expect(receiver.effects.size).toBe(1);
+    const rejected = (await gate.audit({ kind: 'intent', outcome: 'rejected' })).items;
+    expect(rejected.map((e) => [e.reason, e.fence])).toEqual([['stale_claim', 1]]);
+    expect(await registry.metrics()).toContain(
+      'fencegate_dispatch_stale_completions_total{target="crm"} 1',
+    );
   });
 
-  describe('completions', () => {
-    it('a completion after the claim lapsed and another dispatcher delivered is stale_claim, and dropped', async () => {
-      const { gate, clock } = await gateOn(stores);
-      const receiver = await receiverFor();
-      await commitIntents(gate, 'wf-stale', [{ effectKey: 'st-1', target: 'crm', payload: {} }]);
-      const pause = pausingEffector(webhook(receiver).crm!);
-      const registry = new Registry();
-      const paused = dispatcher(
-        gate,
-        { crm: pause.effector },
-        { dispatcherId: 'paused', metrics: new PromDispatcherMetrics(registry) },
-      );
-      const other = dispatcher(gate, webhook(receiver), { dispatcherId: 'other' });
-
-      const pausedRound = paused.runOnce();
-      await pause.paused(1);
-      clock.advance(10_000);
-      expect(await other.runOnce()).toMatchObject({ claimed: 1, outcomes: { delivered: 1 } });
-      pause.release();
-      const summary = await pausedRound;
-
-      expect(summary).toMatchObject({
-        claimed: 1,
-        staleCompletions: 1,
-        outcomes: { delivered: 0 },
-      });
-      expect(paused.stats.staleCompletions).toBe(1);
-      expect(await gate.getIntent('st-1')).toMatchObject({ status: 'delivered', claimFence: 2 });
-      // Both sent the same key; the receiver applied it once.
-      expect(receiver.requests.map((r) => r.key)).toEqual(['st-1', 'st-1']);
-      expect(receiver.effects.size).toBe(1);
-      const rejected = (await gate.audit({ kind: 'intent', outcome: 'rejected' })).items;
-      expect(rejected.map((e) => [e.reason, e.fence])).toEqual([['stale_claim', 1]]);
-      expect(await registry.metrics()).toContain(
-        'fencegate_dispatch_stale_completions_total{target="crm"} 1',
-      );
+  it('retries a completion the store did not take, while the claim holds', async () => {
+    const { gate, store } = await faultyGate();
+    store.inject({ method: 'completeIntents', fault: 'fail-before', times: 1 });
+    const receiver = await receiverFor();
+    await commitIntents(gate, 'wf-ce', [{ effectKey: 'ce-2', target: 'crm', payload: {} }]);
+    const d = dispatcher(gate, webhook(receiver), {
+      sleep: (_ms, signal) => abortableSleep(1, signal),
     });
+    expect(await d.runOnce()).toMatchObject({ outcomes: { delivered: 1 }, completionErrors: 0 });
+    expect(await statusOf(gate, 'ce-2')).toBe('delivered');
+  });
 
-    it('retries a completion the store did not take, while the claim holds', async () => {
-      const { gate, store } = await faultyGate(stores);
-      store.inject({ method: 'completeIntents', fault: 'fail-before', times: 1 });
-      const receiver = await receiverFor();
-      await commitIntents(gate, 'wf-ce', [{ effectKey: 'ce-2', target: 'crm', payload: {} }]);
-      const d = dispatcher(gate, webhook(receiver), {
-        sleep: (_ms, signal) => abortableSleep(1, signal),
-      });
-      expect(await d.runOnce()).toMatchObject({ outcomes: { delivered: 1 }, completionErrors: 0 });
-      expect(await statusOf(gate, 'ce-2')).toBe('delivered');
+  it('a completion whose reply was lost is not counted as stale when its retry finds it recorded', async () => {
+    const { gate, store } = await faultyGate();
+    store.inject({ method: 'completeIntents', fault: 'lose-reply', times: 1 });
+    const receiver = await receiverFor();
+    await commitIntents(gate, 'wf-lost', [{ effectKey: 'lost-1', target: 'crm', payload: {} }]);
+    const d = dispatcher(gate, webhook(receiver), {
+      sleep: (_ms, signal) => abortableSleep(1, signal),
     });
+    expect(await d.runOnce()).toMatchObject({ staleCompletions: 0, completionErrors: 1 });
+    expect(await statusOf(gate, 'lost-1')).toBe('delivered');
+    expect(d.stats.staleCompletions).toBe(0);
+  });
 
-    it('a completion whose reply was lost is not counted as stale when its retry finds it recorded', async () => {
-      const { gate, store } = await faultyGate(stores);
-      store.inject({ method: 'completeIntents', fault: 'lose-reply', times: 1 });
-      const receiver = await receiverFor();
-      await commitIntents(gate, 'wf-lost', [{ effectKey: 'lost-1', target: 'crm', payload: {} }]);
-      const d = dispatcher(gate, webhook(receiver), {
-        sleep: (_ms, signal) => abortableSleep(1, signal),
-      });
-      expect(await d.runOnce()).toMatchObject({ staleCompletions: 0, completionErrors: 1 });
-      expect(await statusOf(gate, 'lost-1')).toBe('delivered');
-      expect(d.stats.staleCompletions).toBe(0);
+  it('leaves an outcome it cannot record to the next claim, which redelivers under the same key', async () => {
+    const { gate, store, clock } = await faultyGate();
+    store.inject({ method: 'completeIntents', fault: 'fail-before', times: 3 });
+    const receiver = await receiverFor();
+    await commitIntents(gate, 'wf-ce3', [{ effectKey: 'ce-3', target: 'crm', payload: {} }]);
+    const d = dispatcher(gate, webhook(receiver), {
+      sleep: (_ms, signal) => abortableSleep(1, signal),
     });
-
-    it('leaves an outcome it cannot record to the next claim, which redelivers under the same key', async () => {
-      const { gate, store, clock } = await faultyGate(stores);
-      store.inject({ method: 'completeIntents', fault: 'fail-before', times: 3 });
-      const receiver = await receiverFor();
-      await commitIntents(gate, 'wf-ce3', [{ effectKey: 'ce-3', target: 'crm', payload: {} }]);
-      const d = dispatcher(gate, webhook(receiver), {
-        sleep: (_ms, signal) => abortableSleep(1, signal),
-      });
-      expect(await d.runOnce()).toMatchObject({ completionErrors: 1 });
-      expect(d.stats.errors.complete).toBe(1);
-      expect(await statusOf(gate, 'ce-3')).toBe('claimed');
-      clock.advance(10_000);
-      expect(await d.runOnce()).toMatchObject({ outcomes: { delivered: 1 } });
-      expect(receiver.requests.map((r) => r.key)).toEqual(['ce-3', 'ce-3']);
-      expect(receiver.effects.size).toBe(1);
-    });
+    expect(await d.runOnce()).toMatchObject({ completionErrors: 1 });
+    expect(d.stats.errors.complete).toBe(1);
+    expect(await statusOf(gate, 'ce-3')).toBe('claimed');
+    clock.advance(10_000);
+    expect(await d.runOnce()).toMatchObject({ outcomes: { delivered: 1 } });
+    expect(receiver.requests.map((r) => r.key)).toEqual(['ce-3', 'ce-3']);
+    expect(receiver.effects.size).toBe(1);
   });
 });
 

@@ -1,6 +1,7 @@
 /**
- * Shared setup for the dispatch tests: a Fencegate on a fresh store of the kind under test (a
- * real SQLite file, PostgreSQL schema or etcd key prefix), intents, waiting.
+ * Shared setup for the dispatch tests: a Fencegate on a fresh in-memory reference store (the
+ * dispatcher sits above the store; the conformance suite proves each store's claims and
+ * completions), intents, waiting.
  */
 import {
   Dispatcher,
@@ -13,23 +14,21 @@ import { Fencegate } from '../../src/gate.js';
 import type { Store } from '../../src/store/store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import type { IntentRequest, IntentStatus } from '../../src/types.js';
-import type { StoreFactory } from '../helpers/stores.js';
+import { memoryStore } from '../helpers/memory-store.js';
 
 export interface TestGate {
   gate: Fencegate;
   store: Store;
   clock: ManualClock;
-  /** The store's URL, for other processes. */
-  url: string;
 }
 
 let counter = 0;
 
 /** A Fencegate on a fresh store whose store time moves only by `clock`. */
-export async function openGate(stores: StoreFactory, clock = new ManualClock()): Promise<TestGate> {
-  const { store, url } = await stores.open({ clock });
+export async function openGate(clock = new ManualClock()): Promise<TestGate> {
+  const store = memoryStore(clock);
   const gate = await Fencegate.open({ store });
-  return { gate, store, clock, url };
+  return { gate, store, clock };
 }
 
 /** Acquires `scope` and commits `intents` in one commit; returns the grant's fence. */

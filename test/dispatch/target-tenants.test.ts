@@ -1,9 +1,10 @@
 /**
- * Targets are the operator's, and a target's `tenants` list says whose intents may use it. On
- * one store, with a real receiver: tenant mallory's intent for acme's target is never sent and
- * ends failed with lastError target_not_allowed (audited), while acme's own intent is delivered;
- * and a server dispatching without a tenant list delivers the intents of every tenant, including
- * one that appeared after it started.
+ * Targets are the operator's, and a target's `tenants` list says whose intents may use it. With a
+ * real receiver: on the in-memory reference store, tenant mallory's intent for acme's target is
+ * never sent and ends failed with lastError target_not_allowed (audited), while acme's own intent
+ * is delivered; and a server dispatching without a tenant list (started from a store URL, so on a
+ * store of the test list) delivers the intents of every tenant, including one that appeared after
+ * it started.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { parseTargets, startDispatcherFromTargets } from '../../src/dispatch/index.js';
 import { Fencegate } from '../../src/gate.js';
 import { startServer } from '../../src/server/start-server.js';
+import { memoryStore } from '../helpers/memory-store.js';
 import { ONE_STORE, storesFor } from '../helpers/stores.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { commitIntents, waitFor } from './helpers.js';
@@ -73,12 +75,10 @@ describe('the targets file', () => {
   });
 });
 
-describe.each(ONE_STORE)('on $name', (kind) => {
-  const stores = storesFor(kind, 'dispatch_target_tenants');
-
+describe('tenants of a target', () => {
   it("mallory's intent for acme's target is never sent and ends failed target_not_allowed", async () => {
     const { receiver, file } = await receiverAndTargets();
-    const { store } = await stores.open();
+    const store = memoryStore();
     const gate = await Fencegate.open({ store });
     cleanups.push(() => gate.close());
     const mallory = gate.forTenant('mallory');
@@ -122,6 +122,11 @@ describe.each(ONE_STORE)('on $name', (kind) => {
       ['failed', 'target_not_allowed'],
     ]);
   });
+});
+
+// `fencegate serve` opens its store from a URL: a store of the list.
+describe.each(ONE_STORE)('on $name', (kind) => {
+  const stores = storesFor(kind, 'dispatch_target_tenants');
 
   it('serve --dispatch without a tenant list delivers every tenant, also ones created later', async () => {
     const { receiver, file } = await receiverAndTargets();

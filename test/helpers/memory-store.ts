@@ -1,6 +1,7 @@
 /**
  * The store of the suites whose subject is not a store: HTTP routing, auth, validation, answer
- * budgets, the clients, the integrations' own logic, the dashboard, metrics, the rollout driver.
+ * budgets, the clients, the integrations' own logic, the dashboard, metrics, the dispatcher,
+ * cutovers, the rollout driver.
  * They run on the in-memory reference store (src/store/memory), which passes the conformance suite
  * and the model check, so what they prove of the layers above holds on every store; it opens no
  * file and runs no SQL, so such a suite costs what its subject costs.

@@ -13,7 +13,7 @@
  * (a URL for the CLI or another process, a second handle on the same store).
  *
  *   describe.each(AREA_STORES)('… on $name', (kind) => {
- *     const stores = storesFor(kind, 'dispatch_acceptance');
+ *     const stores = storesFor(kind, 'tokens');
  *     it('…', async () => { const { store } = await stores.open({ clock }); … });
  *   });
  *

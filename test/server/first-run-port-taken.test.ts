@@ -8,6 +8,8 @@ import { startServer } from '../../src/server/start-server.js';
 import { takenPort } from '../helpers/free-port.js';
 import { ONE_STORE, storesFor } from '../helpers/stores.js';
 
+// startServer opens its store from a URL, and the second start must find what the first left
+// there: a store of the list, not the in-memory one.
 describe.each(ONE_STORE)('first-run tokens on $name', (kind) => {
   const stores = storesFor(kind, 'first-run-port');
 

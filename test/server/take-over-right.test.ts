@@ -3,7 +3,7 @@
  * take over scopes under them (the audit entry names the token) and nothing else; without the
  * right, or outside its prefixes, a takeover is `403 forbidden` and changes nothing; operators
  * keep every right. Every store keeps the prefixes with the token; the rules are core's and run on
- * one store. Created over HTTP, through the TS admin client and with
+ * the in-memory reference store. Created over HTTP, through the TS admin client and with
  * `fencegate token create --may-take-over`.
  *
  * A grant is bound to the worker token that made it, on every store: another worker token of the
@@ -21,7 +21,8 @@ import { buildServer } from '../../src/server/build-server.js';
 import { issueToken } from '../../src/server/tokens.js';
 import type { Store } from '../../src/store/store.js';
 import type { AuditEntry, Grant, ScopeState } from '../../src/types.js';
-import { AREA_STORES, ONE_STORE, storesFor, type StoreFactory } from '../helpers/stores.js';
+import { memoryStore } from '../helpers/memory-store.js';
+import { AREA_STORES, storesFor, type StoreFactory } from '../helpers/stores.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 const ADMIN = 'admin-token-for-take-over-tests';
@@ -56,10 +57,22 @@ function errorOf(response: LightMyRequestResponse): { code: string; message: str
   return response.json<{ error: { code: string; message: string } }>().error;
 }
 
-/** A server on a fresh store with an operator, a plain worker and a worker with the right. */
-async function fixture(stores: StoreFactory) {
-  const { store, url } = await stores.open();
+/** A fresh store of `stores`, closed after the test. */
+async function freshStore(stores: StoreFactory): Promise<{ store: Store; url: string }> {
+  const opened = await stores.open();
+  cleanups.push(() => opened.store.close());
+  return opened;
+}
+
+/** A fresh in-memory reference store, closed after the test. */
+function memory(): Store {
+  const store = memoryStore();
   cleanups.push(() => store.close());
+  return store;
+}
+
+/** A server on `store` (fresh) with an operator, a plain worker and a worker with the right. */
+async function fixture(store: Store) {
   const app = await serve(store);
   const operatorIssued = await issueToken(store, { tenant: 'acme', role: 'operator' });
   const operator = operatorIssued.token;
@@ -95,7 +108,6 @@ async function fixture(stores: StoreFactory) {
     });
   return {
     store,
-    url,
     app,
     operator,
     operatorId: operatorIssued.record.id,
@@ -111,6 +123,11 @@ async function fixture(stores: StoreFactory) {
 }
 
 type Fixture = Awaited<ReturnType<typeof fixture>>;
+
+/** The fixture on a fresh store of `stores`. */
+async function fixtureOn(stores: StoreFactory): Promise<Fixture> {
+  return fixture((await freshStore(stores)).store);
+}
 
 /** The lease operations a worker makes as a grant's holder: release, renew, acquire, commit with release. */
 function asHolder(f: Fixture, token: string, grant: Grant) {
@@ -145,7 +162,7 @@ describe.each(AREA_STORES)('the take-over right on $name', (kind) => {
   const stores = storesFor(kind, 'take_over_right');
 
   it('creates a worker token with mayTakeOver and shows the prefixes in its answer and the listing', async () => {
-    const { app, rightful } = await fixture(stores);
+    const { app, rightful } = await fixtureOn(stores);
     expect(rightful.mayTakeOver).toEqual(['langgraph/', 'jobs/a']);
     const listed = await send(app, 'GET', '/v1/admin/tokens?tenant=acme', ADMIN);
     const items = listed.json<{ items: { id: string; mayTakeOver?: string[] }[] }>().items;
@@ -158,7 +175,8 @@ describe.each(AREA_STORES)('the take-over right on $name', (kind) => {
   });
 
   it('keeps the right in the store: another server on the same store honours it', async () => {
-    const { url, rightful, acquire } = await fixture(stores);
+    const { store, url } = await freshStore(stores);
+    const { rightful, acquire } = await fixture(store);
     await acquire('jobs/a-1', 'replica-1');
     const other = await stores.reopen(url);
     cleanups.push(() => other.close());
@@ -171,11 +189,9 @@ describe.each(AREA_STORES)('the take-over right on $name', (kind) => {
   });
 });
 
-describe.each(ONE_STORE)("the take-over right's rules on $name", (kind) => {
-  const stores = storesFor(kind, 'take_over_rules');
-
+describe("the take-over right's rules", () => {
   it('refuses mayTakeOver on an operator token, an empty list and a bad prefix with invalid_request, creating nothing', async () => {
-    const { store, app } = await fixture(stores);
+    const { store, app } = await fixture(memory());
     const before = await store.countTokens();
     for (const [body, field] of [
       [{ tenant: 'acme', role: 'operator', mayTakeOver: ['a/'] }, /only for worker tokens/],
@@ -192,7 +208,7 @@ describe.each(ONE_STORE)("the take-over right's rules on $name", (kind) => {
   });
 
   it('lets a worker with the right take over a live scope under its prefix; the audit entry names the token', async () => {
-    const { app, operator, rightful, acquire, takeover } = await fixture(stores);
+    const { app, operator, rightful, acquire, takeover } = await fixture(memory());
     const first = await acquire('langgraph/thread-1', 'replica-1');
     const taken = await takeover(rightful.token, 'langgraph/thread-1', { reason: 'double text' });
     expect(taken.statusCode).toBe(200);
@@ -215,7 +231,7 @@ describe.each(ONE_STORE)("the take-over right's rules on $name", (kind) => {
   });
 
   it('answers 403 forbidden outside the prefixes and without the right, and changes nothing', async () => {
-    const { plainWorker, rightful, acquire, scopeOf, takeover } = await fixture(stores);
+    const { plainWorker, rightful, acquire, scopeOf, takeover } = await fixture(memory());
     await acquire('orders/1', 'replica-1');
     await acquire('langgraph/thread-2', 'replica-1');
     const outside = await takeover(rightful.token, 'orders/1');
@@ -237,7 +253,7 @@ describe.each(ONE_STORE)("the take-over right's rules on $name", (kind) => {
   });
 
   it('keeps the full right of operators: any scope, and the audit reason is theirs', async () => {
-    const { app, operator, acquire, takeover } = await fixture(stores);
+    const { app, operator, acquire, takeover } = await fixture(memory());
     await acquire('orders/2', 'replica-1');
     const taken = await takeover(operator, 'orders/2', { reason: 'ops' });
     expect(taken.statusCode).toBe(200);
@@ -246,13 +262,9 @@ describe.each(ONE_STORE)("the take-over right's rules on $name", (kind) => {
   });
 });
 
-describe.each(ONE_STORE)('creating take-over tokens from the clients on $name', (kind) => {
-  const stores = storesFor(kind, 'take_over_clients');
-
+describe('creating take-over tokens from the clients', () => {
   it('FencegateAdminClient creates one over HTTP and FencegateClient takes over with it', async () => {
-    const { store } = await stores.open();
-    cleanups.push(() => store.close());
-    const app = await serve(store);
+    const app = await serve(memory());
     const url = await app.listen({ host: '127.0.0.1', port: 0 });
     const admin = new FencegateAdminClient({ url, adminToken: ADMIN });
     const created = await admin.createToken({
@@ -278,6 +290,7 @@ describe.each(ONE_STORE)('creating take-over tokens from the clients on $name', 
   });
 
   it('fencegate token create --may-take-over stores the prefixes; with --role operator it is a usage error', async () => {
+    // The CLI opens its store from a URL: a SQLite file.
     const dir = tempDir();
     cleanups.push(() => Promise.resolve(dir.cleanup()));
     const store = `sqlite:${dir.path}/tokens.db`;
@@ -311,7 +324,7 @@ describe.each(AREA_STORES)('grants bound to the token that made them on $name', 
   const stores = storesFor(kind, 'grant_tokens');
 
   it('refuses another worker token the release, renew, same-holder acquire and releasing commit of a grant, as not_holder naming the grant token; nothing changes', async () => {
-    const f = await fixture(stores);
+    const f = await fixtureOn(stores);
     const grant = await f.acquire('orders/1', 'replica-1');
     const intruder = asHolder(f, f.otherWorker, grant);
     for (const response of [
@@ -349,7 +362,7 @@ describe.each(AREA_STORES)('grants bound to the token that made them on $name', 
   });
 
   it('lets the grant token, an operator and a worker whose take-over right covers the scope act on the grant', async () => {
-    const f = await fixture(stores);
+    const f = await fixtureOn(stores);
     const own = await f.acquire('orders/2', 'replica-1');
     expect((await asHolder(f, f.plainWorker, own).renew()).statusCode).toBe(200);
     expect((await asHolder(f, f.plainWorker, own).acquire()).json<Grant>().reacquired).toBe(true);
@@ -366,7 +379,7 @@ describe.each(AREA_STORES)('grants bound to the token that made them on $name', 
   });
 
   it('lets any worker token of the tenant renew and release a grant an operator, a cutover or the process made', async () => {
-    const f = await fixture(stores);
+    const f = await fixtureOn(stores);
     const taken = await f.takeover(f.operator, 'orders/3', { holder: 'controller' });
     expect((await asHolder(f, f.otherWorker, taken.json<Grant>()).renew()).statusCode).toBe(200);
     expect((await asHolder(f, f.plainWorker, taken.json<Grant>()).release()).statusCode).toBe(200);
@@ -392,7 +405,7 @@ describe.each(AREA_STORES)('grants bound to the token that made them on $name', 
   });
 
   it('names the token of an abandon in its audit entry, as of any refused commit', async () => {
-    const f = await fixture(stores);
+    const f = await fixtureOn(stores);
     const abandoned = await send(f.app, 'POST', '/v1/operations/lost-op/abandon', f.otherWorker, {
       reason: 'worker gave up',
     });
@@ -406,7 +419,7 @@ describe.each(AREA_STORES)('grants bound to the token that made them on $name', 
   });
 
   it('names the token in every audit entry that moves authority, and keeps the fence the capability of commits', async () => {
-    const f = await fixture(stores);
+    const f = await fixtureOn(stores);
     const grant = await f.acquire('orders/6', 'replica-1');
     await asHolder(f, f.plainWorker, grant).renew();
     // A worker handed the fence by the acquirer commits with its own token.
@@ -437,7 +450,7 @@ describe.each(AREA_STORES)('grants bound to the token that made them on $name', 
   });
 
   it('re-creates a scope an operator deleted only for an operator: a worker with the take-over right is refused scope_deleted', async () => {
-    const f = await fixture(stores);
+    const f = await fixtureOn(stores);
     await f.acquire('langgraph/thread-d', 'replica-1');
     const deleted = await send(f.app, 'DELETE', '/v1/scopes/langgraph%2Fthread-d', f.operator);
     expect(deleted.statusCode).toBe(200);
