@@ -683,6 +683,18 @@ export interface RolloutGateResult {
   at: number;
 }
 
+/** One of a gate's readings at a driver's look: a RolloutGateResult without the gate's name. */
+export type RolloutGateReading = Omit<RolloutGateResult, 'name'>;
+
+/**
+ * A gate's readings of the current step, oldest first: at most GATE_SERIES_READINGS
+ * (core/gate-series.ts), from the step's first look to its latest.
+ */
+export interface RolloutGateSeries {
+  name: string;
+  readings: RolloutGateReading[];
+}
+
 /** A change of a rollout's state, made only if the rollout is still at `revision` when given. */
 export interface RolloutCommand {
   rolloutId: string;
@@ -770,6 +782,8 @@ export interface RolloutReport {
   unknownOutcomes: number;
   /** The jobs ledger's toPolicy jobs of the rollout's scopes, by last state. */
   toPolicyJobs: { total: number; byState: Record<JobState, number> };
+  /** Each gate's readings of the current step, in the order of the rollout's gates. */
+  gateSeries: RolloutGateSeries[];
 }
 
 export interface ListRolloutsQuery {

@@ -15,7 +15,7 @@
  *   driver|<rolloutId>           the lease of the server that drives the rollout, and its gates'
  *                                readings (RolloutDriverRow)
  */
-import type { Rollout, RolloutGateResult, RolloutSelection } from '../types.js';
+import type { Rollout, RolloutGateResult, RolloutGateSeries, RolloutSelection } from '../types.js';
 import type { Put, Snapshot } from './plan/transition.js';
 
 /** The fields a rollout stored before holds and gates existed lacks: read with their defaults. */
@@ -46,9 +46,10 @@ export function holdFieldsOf(row: RolloutRow): Pick<Rollout, RolloutHoldKeys> {
 
 /**
  * Who drives a rollout with holds (rollout/driver.ts): a lease in the store, taken and renewed in
- * store time, and the gates' readings of the step it looks at. `fence` grows with every new
- * holder; a driver's change of the rollout names it, so one whose lease was taken over changes
- * nothing.
+ * store time, and the gates' readings of the step it looks at: the last ones, and each gate's
+ * bounded series (gate-series.ts; absent from a document stored before series existed: none).
+ * `fence` grows with every new holder; a driver's change of the rollout names it, so one whose
+ * lease was taken over changes nothing.
  */
 export interface RolloutDriverRow {
   kind: 'driver';
@@ -57,6 +58,7 @@ export interface RolloutDriverRow {
   fence: number;
   step: number;
   gateResults: RolloutGateResult[];
+  gateSeries?: RolloutGateSeries[];
 }
 
 /** What an acquire needs of an active rollout to pin a new scope, without reading the rollout. */

@@ -1,10 +1,12 @@
 /**
  * A rollout's report, per step, from the authoritative history: each step's and the rollback's
  * cutover report (cutover/report.ts: moves from the cutover rows, commits from the audit log), what
- * the rollout did to each scope, the intents left to reconcile and the jobs ledger.
+ * the rollout did to each scope, the intents left to reconcile, the jobs ledger, and each gate's
+ * readings of the current step from the driver's document.
  */
 import { auditPages } from '../audit/audit-pages.js';
 import { buildCutoverReport } from '../cutover/report.js';
+import { answeredGateSeries } from '../core/gate-series.js';
 import type { RolloutRow } from '../core/rollout-rows.js';
 import { rollbackCutoverId, stepCutoverId } from '../core/rollout-rules.js';
 import type { Store } from '../store/store.js';
@@ -64,7 +66,20 @@ export async function buildRolloutReport(
           },
     unknownOutcomes: await unknownIntents(store, tenant, new Set(scopes)),
     toPolicyJobs: await jobsOf(store, tenant, scopes, row.toPolicy),
+    gateSeries: await gateSeriesOf(store, tenant, row),
   };
+}
+
+/** Each gate's readings of the current step, from the driver's document. */
+async function gateSeriesOf(
+  store: Store,
+  tenant: string,
+  row: RolloutRow,
+): Promise<RolloutReport['gateSeries']> {
+  const gates = row.gates ?? [];
+  if (gates.length === 0) return [];
+  const driver = await store.readRolloutDriver(tenant, row.rolloutId);
+  return answeredGateSeries(gates, driver, row.step);
 }
 
 /** The scopes a cutover has moved so far (not those it skipped). */

@@ -152,9 +152,27 @@ describe('the rollout driver', () => {
     expect((await tenant.rollouts.get('r'))?.gateResults).toMatchObject([
       { name: 'jobs', verdict: 'pending', samples: 6, limit: 0.5 },
     ]);
-    clock.advance(60_000);
+    // Each look's reading joins the step's series, in store time.
+    const first = clock.now();
+    clock.advance(1000);
+    await jobs('v8', 2, 0);
+    await looks.tick();
+    expect((await tenant.rollouts.report('r'))?.gateSeries).toMatchObject([
+      {
+        name: 'jobs',
+        readings: [
+          { at: first, verdict: 'pending', samples: 6 },
+          { at: first + 1000, verdict: 'pending', samples: 8 },
+        ],
+      },
+    ]);
+    clock.advance(59_000);
     await looks.tick();
     expect(await tenant.rollouts.get('r')).toMatchObject({ status: 'completed', percent: 100 });
+    // The rollout is at its next step now: the series answered are that step's, none yet.
+    expect((await tenant.rollouts.report('r'))?.gateSeries).toEqual([
+      { name: 'jobs', readings: [] },
+    ]);
     expect(actions.map((action) => action.action)).toEqual(['advance']);
   });
 

@@ -1,7 +1,8 @@
 /**
  * The rollout routes for operators: each command answers the rollout in its schema, a command at
  * an older revision is rollout_conflict with the current revision, a worker token is forbidden,
- * an unknown rollout is not_found, and an acquire may name the versions it can run.
+ * an unknown rollout is not_found, an acquire may name the versions it can run, and the report
+ * answers each gate's readings.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RolloutReportSchema, RolloutSchema } from '../../src/server/schemas/answers.js';
@@ -115,5 +116,57 @@ describe('the rollout routes', () => {
       policyVersions: ['v8', 'v7'],
     });
     expect(grant.json()).toMatchObject({ policyVersion: 'v8' });
+  });
+
+  it("reports each gate's readings of the current step, in the report's schema", async () => {
+    const op = fx.tokens.operatorA;
+    expectShape(
+      await fx.send('POST', '/v1/rollouts', op, {
+        rolloutId: 'held',
+        fromPolicy: 'v7',
+        toPolicy: 'v8',
+        prefix: 'wf-1',
+        steps: [25, 50],
+        holdSeconds: 600,
+        gates: [
+          { name: 'jobs', metric: 'job_failure_ratio', minSamples: 5, max: 0.5 },
+          { name: 'verify', metric: 'verify_violations', minSamples: 1 },
+        ],
+      }),
+      200,
+      RolloutSchema,
+    );
+    // Two looks of a driver, written through the store as the driver writes them.
+    const driver = await fx.store.claimRolloutDriver('tenant-a', 'held', 'server-a', 60_000);
+    const claim = { holder: 'server-a', fence: driver!.fence };
+    const reading = (at: number, value: number) => ({
+      verdict: 'pending' as const,
+      value,
+      baseline: null,
+      samples: 6,
+      baselineSamples: 0,
+      limit: 0.5,
+      pValue: null,
+      at,
+    });
+    for (const [at, value] of [
+      [1000, 0.1],
+      [2000, 0.25],
+    ] as const) {
+      await fx.store.recordRolloutGates('tenant-a', 'held', claim, 1, [
+        { name: 'jobs', ...reading(at, value) },
+      ]);
+    }
+    const report = expectShape(
+      await fx.send('GET', '/v1/rollouts/held/report', op),
+      200,
+      RolloutReportSchema,
+    );
+    expect(report).toMatchObject({
+      gateSeries: [
+        { name: 'jobs', readings: [reading(1000, 0.1), reading(2000, 0.25)] },
+        { name: 'verify', readings: [] },
+      ],
+    });
   });
 });

@@ -1,8 +1,9 @@
 /**
  * The dashboard in a real browser (Debian chromium), on a server over PostgreSQL: sign in, a stale
  * rejection appearing after a takeover, a cutover watched while one of its chunks waits on a row
- * lock and then when it completes, a paused rollout and a rolled-back one charted with nothing
- * refused by the Content-Security-Policy, hostile names and values shown and never run, sign-out,
+ * lock and then when it completes, a rollout its driver paused on a gate over its limit (the gate's
+ * readings drawn against the limit) and a rolled-back one charted with nothing refused by the
+ * Content-Security-Policy, hostile names and values shown and never run, sign-out,
  * and a deleted token ending the open page's session. Each panel's screenshot goes to a temporary folder,
  * or to docs/dashboard/ with FENCEGATE_UPDATE_SCREENSHOTS=1 (a test run leaves the tree as it was).
  */
@@ -14,9 +15,11 @@ import type { FastifyInstance } from 'fastify';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FencegateClient } from '../../src/client/index.js';
+import { RolloutDriver } from '../../src/rollout/driver.js';
 import { buildServer } from '../../src/server/build-server.js';
 import { hashToken, issueToken } from '../../src/server/tokens.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import type { StartRolloutRequest } from '../../src/types.js';
 import { dropSchema, pgUrl, testSchema, withClient } from '../postgres/pg-helpers.js';
 import { skipWithoutPostgres } from '../helpers/stores/postgres.js';
 import { launchChromium, skipWithoutChromium, type Browser } from './browser.js';
@@ -33,6 +36,8 @@ const TENANT = 'acme';
 const HOSTILE = '<img src=x onerror=alert(1)>';
 const HOSTILE_SCOPES = ['javascript:x', '//evil.invalid/@x', 'x/../../v1/admin/tokens'];
 const CUTOVER_SCOPES = 1500;
+/** The canary's error rate at each of its driver's looks: the last is over its gate's 0.05. */
+const ERROR_RATES = [0.012, 0.018, 0.016, 0.027, 0.034, 0.041, 0.072];
 /** Panels poll every 2 s; verify every 10 s. */
 const SEEN = { timeout: 15_000 };
 
@@ -48,7 +53,7 @@ const dialogs: string[] = [];
 
 beforeAll(async () => {
   store = await PostgresStore.open({ url: pgUrl(), schema });
-  app = await buildServer({ store, adminToken: ADMIN });
+  app = await buildServer({ store, adminToken: ADMIN, metricSources: ['errors'] });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
   url = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
@@ -235,28 +240,49 @@ describe.skipIf(skipped)('the dashboard in chromium', () => {
       .toMatch(/^0 violations in \d+ audit entries checked$/);
     await shot(page, 'verify', 'verify');
 
-    // Two rollouts: one ramped, paused, the other rolled back under a v9 job that then commits late.
+    // Two rollouts: a held canary that its driver pauses when its gate goes over its limit, and
+    // one rolled back under a v9 job that then commits late.
     await operator.registerPolicy({ version: 'v9' });
-    const ramp = (rolloutId: string, group: string, steps: number[], reason?: string) =>
+    const ramp = (
+      rolloutId: string,
+      group: string,
+      steps: number[],
+      extra: Partial<StartRolloutRequest> = {},
+    ) =>
       operator.rollouts.start({
         rolloutId,
         fromPolicy: 'v8',
         toPolicy: 'v9',
         scopes: Array.from({ length: 40 }, (_, i) => `ramp-${group}-${String(i).padStart(2, '0')}`),
         steps,
-        ...(reason === undefined ? {} : { reason }),
+        ...extra,
       });
-    const pause = () => new Promise((resolve) => setTimeout(resolve, 700));
-    const back = await ramp('v9-ramp', 'a', [10, 40, 100], HOSTILE);
-    const canary = await ramp('v9-canary', 'b', [5, 20, 100]);
-    await pause();
-    await operator.rollouts.advance({ rolloutId: 'v9-ramp', revision: back.revision });
-    const advanced = await operator.rollouts.advance({
-      rolloutId: 'v9-canary',
-      revision: canary.revision,
+    const pause = (ms = 700) => new Promise((resolve) => setTimeout(resolve, ms));
+    const back = await ramp('v9-ramp', 'a', [10, 40, 100], { reason: HOSTILE });
+    const canary = await ramp('v9-canary', 'b', [5, 20, 100], {
+      holdSeconds: 600,
+      gates: [{ name: 'errors', metric: 'external', source: 'errors', minSamples: 1, max: 0.05 }],
+      onFailure: 'pause',
     });
     await pause();
-    await operator.rollouts.pause({ rolloutId: 'v9-canary', revision: advanced.revision });
+    await operator.rollouts.advance({ rolloutId: 'v9-ramp', revision: back.revision });
+    await operator.rollouts.advance({ rolloutId: 'v9-canary', revision: canary.revision });
+    // The driver looks at the canary's second step as `serve` does, reading the error rate from
+    // its source: each look's reading joins the step's series, and the last, over 0.05, pauses it.
+    const driverErrors: unknown[] = [];
+    const driver = new RolloutDriver({
+      store,
+      holder: 'dashboard-test',
+      readSource: (name) =>
+        Promise.resolve(name === 'errors' ? (ERROR_RATES[looks] ?? null) : null),
+      onError: (error) => driverErrors.push(error),
+    });
+    let looks = 0;
+    for (; looks < ERROR_RATES.length; looks++) {
+      await pause(120);
+      await driver.tick();
+    }
+    expect(driverErrors).toEqual([]);
     const onV9 = (await operator.listScopes({ prefix: 'ramp-a-', limit: 100 })).items.find(
       (scope) => scope.policyVersion === 'v9',
     );
@@ -287,12 +313,25 @@ describe.skipIf(skipped)('the dashboard in chromium', () => {
     );
     expect(await rolledBack.locator('.reason').textContent()).toBe(HOSTILE);
     expect(await rolledBack.locator('svg.chart g[data-event]').count()).toBe(5);
+    expect(await rolledBack.locator('.gates').textContent()).toContain('no gates');
     const paused = page.locator('#panel-rollouts article[data-rollout="v9-canary"]');
     expect(await paused.locator('.rollout-status').textContent()).toBe('paused');
-    expect(await paused.locator('.gates').textContent()).toContain('no gates');
+    expect(await paused.locator('.reason').textContent()).toMatch(/^gate errors failed at step 2/);
+    // The gate's series: a point per look, the last one red over the dashed limit.
+    const errorsGate = paused.locator('.gate[data-gate="errors"]');
+    expect(await errorsGate.locator('circle').count()).toBe(ERROR_RATES.length);
+    expect(await errorsGate.locator('circle[data-reading="over"]').count()).toBe(1);
+    expect(await errorsGate.locator('circle[data-reading="over"]').getAttribute('fill')).toBe(
+      '#b3261e',
+    );
+    expect(
+      await errorsGate.locator('[data-limit="0.05"] polyline').getAttribute('stroke-dasharray'),
+    ).toBe('4 3');
     // The chart is drawn, and sized by the stylesheet, not by an inline style.
-    const chart = await paused.locator('svg.chart').boundingBox();
+    const chart = await paused.locator('svg.chart').first().boundingBox();
     expect(chart!.width).toBeGreaterThan(300);
+    const gateChart = await errorsGate.locator('svg.chart').boundingBox();
+    expect(gateChart!.width).toBeGreaterThan(300);
     expect(await page.locator('#panel-rollouts img').count()).toBe(0);
     await shot(page, 'rollouts', 'rollouts');
     await shot(page, 'activity', 'activity');

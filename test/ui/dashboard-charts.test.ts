@@ -8,9 +8,9 @@ import { describe, expect, it } from 'vitest';
 import type { ActivityView } from '../../src/server/ui/activity.js';
 import { toHtmlString } from '../../src/server/ui/html.js';
 import { activityPanel } from '../../src/server/ui/panels/activity.js';
-import { gateSeries, rolloutCard } from '../../src/server/ui/panels/rollouts.js';
+import { gateCharts, rolloutCard } from '../../src/server/ui/panels/rollouts.js';
 import { rolloutTimeline } from '../../src/server/ui/rollout-timeline.js';
-import type { RolloutReport } from '../../src/types.js';
+import type { RolloutGateReading, RolloutReport } from '../../src/types.js';
 
 const HOSTILE = '"><img src=x onerror=alert(1)>';
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
@@ -78,6 +78,7 @@ function report(fields: Partial<RolloutReport> = {}): RolloutReport {
     rollback: null,
     unknownOutcomes: 0,
     toPolicyJobs: { total: 0, byState: {} as RolloutReport['toPolicyJobs']['byState'] },
+    gateSeries: [],
     ...fields,
   };
 }
@@ -128,11 +129,21 @@ describe('the dashboard charts', () => {
       rolloutCard(shown, timeline, [
         {
           name: HOSTILE,
-          limit: 0.05,
+          fixedLimit: 0.05,
           points: [
-            { at: T0, value: 0.01 },
-            { at: T0 + 90_000, value: 0.08 },
+            { at: T0, value: 0.01, limit: 0.05, over: false },
+            { at: T0 + 90_000, value: 0.08, limit: 0.05, over: true },
           ],
+          last: {
+            verdict: 'fail',
+            value: 0.08,
+            baseline: null,
+            samples: 1,
+            baselineSamples: 0,
+            limit: 0.05,
+            pValue: null,
+            at: T0 + 90_000,
+          },
         },
       ]),
     );
@@ -141,57 +152,91 @@ describe('the dashboard charts', () => {
     expect(out).toContain('data-gate="&quot;&gt;&lt;img src=x onerror=alert(1)&gt;"');
     expect(out).toContain('limit 0.05');
     // Over its limit: the gate is marked.
-    expect(out).toMatch(/<span class="bad">\s*&quot;&gt;&lt;img/);
+    expect(out).toMatch(/<b class="bad">\s*&quot;&gt;&lt;img/);
     expect(out).not.toContain('no gates');
   });
 
-  it("feeds each gate's last reading against its limit: max, maxRatio × baseline, or the baseline", () => {
+  it("draws each gate's readings of the step against its limit: max, maxRatio × baseline, or the baseline", () => {
+    const reading = (
+      at: number,
+      value: number | null,
+      fields: Partial<RolloutGateReading> = {},
+    ) => ({
+      verdict: 'pending' as const,
+      value,
+      baseline: 0.02,
+      samples: 9,
+      baselineSamples: 40,
+      limit: null,
+      pValue: null,
+      at: T0 + at,
+      ...fields,
+    });
     const rollout = {
       ...report().rollout,
       gates: [
         { name: 'abs', metric: 'job_failure_ratio' as const, minSamples: 5, max: 0.1 },
+        { name: 'ratio', metric: 'job_failure_ratio' as const, minSamples: 5, maxRatio: 2 },
         { name: 'sig', metric: 'job_failure_ratio' as const, minSamples: 5, confidence: 0.95 },
         { name: 'unread', metric: 'rejection_ratio' as const, minSamples: 5, max: 0.2 },
       ],
-      gateResults: [
+    };
+    const shown = report({
+      rollout,
+      gateSeries: [
         {
           name: 'abs',
-          verdict: 'fail' as const,
-          value: 0.3,
-          baseline: 0.02,
-          samples: 9,
-          baselineSamples: 40,
-          limit: 0.1,
-          pValue: null,
-          at: T0 + 5000,
+          readings: [
+            reading(1000, null, { samples: 0 }),
+            reading(2000, 0.05, { limit: 0.1 }),
+            reading(3000, 0.3, { limit: 0.1, verdict: 'fail' }),
+          ],
         },
-        {
-          name: 'sig',
-          verdict: 'pending' as const,
-          value: 0.3,
-          baseline: 0.02,
-          samples: 9,
-          baselineSamples: 40,
-          limit: null,
-          pValue: null,
-          at: T0 + 5000,
-        },
+        { name: 'ratio', readings: [reading(1000, 0.03), reading(2000, 0.05)] },
+        { name: 'sig', readings: [reading(1000, 0.3), reading(2000, 0.3, { verdict: 'fail' })] },
+        { name: 'unread', readings: [] },
       ],
-    };
-    expect(gateSeries(rollout)).toEqual([
-      { name: 'abs', limit: 0.1, points: [{ at: T0 + 5000, value: 0.3 }] },
-      { name: 'sig', limit: 0.02, points: [{ at: T0 + 5000, value: 0.3 }] },
-      { name: 'unread', limit: 0.2, points: [] },
+    });
+    const charts = gateCharts(shown);
+    const drawn = (name: string) =>
+      charts.find((chart) => chart.name === name)!.points.map((p) => [p.at - T0, p.limit, p.over]);
+    // A reading without a value is not a point; 0.3 is over the max of 0.1.
+    expect(drawn('abs')).toEqual([
+      [2000, 0.1, false],
+      [3000, 0.1, true],
     ]);
-    const shown = report({ rollout });
+    // 2 × the baseline of 0.02: 0.05 is over it before the gate decides.
+    expect(drawn('ratio')).toEqual([
+      [1000, 0.04, false],
+      [2000, 0.04, true],
+    ]);
+    // A significance test's line is the baseline; it is red only where the test failed.
+    expect(drawn('sig')).toEqual([
+      [1000, 0.02, false],
+      [2000, 0.02, true],
+    ]);
+    expect(charts.map((chart) => [chart.name, chart.fixedLimit, chart.last?.at ?? null])).toEqual([
+      ['abs', 0.1, T0 + 3000],
+      ['ratio', null, T0 + 2000],
+      ['sig', null, T0 + 2000],
+      ['unread', 0.2, null],
+    ]);
     const out = toHtmlString(
       rolloutCard(
         shown,
         rolloutTimeline(shown, T0 + 60_000, () => undefined),
-        gateSeries(rollout),
+        charts,
       ),
     );
-    expect(out).toMatch(/<circle[^>]*fill="#b3261e"/);
+    const gate = (name: string) =>
+      out.slice(out.indexOf(`data-gate="${name}"`)).split('</div>')[0]!;
+    expect(gate('abs').match(/<circle/g)).toHaveLength(2);
+    expect(gate('abs').match(/data-reading="over"[^>]*fill="#b3261e"/g)).toHaveLength(1);
+    expect(gate('abs')).toContain('data-limit="0.1"');
+    expect(gate('abs')).toContain('fail: 0.3 / limit 0.1, 9 samples');
+    expect(gate('unread')).not.toContain('<circle');
+    expect(gate('unread')).toContain('data-limit="0.2"');
+    expect(gate('unread')).toContain('not read yet');
     expect(out).not.toContain('style=');
   });
 });

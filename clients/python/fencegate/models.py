@@ -230,6 +230,26 @@ class RolloutGateResult(TypedDict):
     at: int
 
 
+class RolloutGateReading(TypedDict):
+    """One of a gate's readings at a driver's look: a ``RolloutGateResult`` without ``name``."""
+
+    verdict: str
+    value: Optional[float]
+    baseline: Optional[float]
+    samples: int
+    baselineSamples: int
+    limit: Optional[float]
+    pValue: Optional[float]
+    at: int
+
+
+class RolloutGateSeries(TypedDict):
+    """A gate's readings of the current step, oldest first (at most 60, 240 over all gates)."""
+
+    name: str
+    readings: List[RolloutGateReading]
+
+
 class RolloutStepReport(TypedDict):
     """One step of a rollout: the scopes its cutover moved or left, the commits accepted on them."""
 
@@ -267,6 +287,7 @@ class RolloutReport(TypedDict):
     rollback: Optional[RolloutRollbackReport]
     unknownOutcomes: int
     toPolicyJobs: JsonObject
+    gateSeries: List[RolloutGateSeries]
 
 
 @dataclass(frozen=True)

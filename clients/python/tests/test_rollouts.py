@@ -75,6 +75,7 @@ def test_a_ramp_advances_and_its_rollback_refuses_the_new_versions_late_commit(t
     ]
     assert sum(s["commitsAccepted"] for s in report["steps"]) == 1
     assert report["rollback"] is None
+    assert report["gateSeries"] == []
 
     rolled = operator.rollback_rollout(ROLLOUT, reason="v8 misbehaves")
     assert rolled["status"] == "rolled_back"

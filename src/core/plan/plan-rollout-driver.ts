@@ -4,6 +4,7 @@
  * store exactly one drives a rollout at a time. A new holder raises the fence; a driver's change of
  * the rollout and its gates' readings name holder and fence, and apply only while both still hold.
  */
+import { addGateReadings } from '../gate-series.js';
 import { refusalError, rolloutDriverLost } from '../refusal-messages.js';
 import {
   readRollout,
@@ -53,6 +54,7 @@ export function planClaimDriver(
     fence: renewing ? current.fence : (current?.fence ?? 0) + 1,
     step: current?.step ?? 0,
     gateResults: current?.gateResults ?? [],
+    gateSeries: current?.gateSeries ?? [],
   };
   return {
     expect,
@@ -73,7 +75,10 @@ export function driverHolds(snapshot: Snapshot, rolloutId: string, claim: Driver
   );
 }
 
-/** Stores the gates' readings of `step`, if `claim` still drives the rollout. */
+/**
+ * Stores the gates' readings of `step`, if `claim` still drives the rollout: as the last ones, and
+ * added to each gate's series of that step (a new step starts new series).
+ */
 export function planRecordGates(
   snapshot: Snapshot,
   rolloutId: string,
@@ -86,9 +91,11 @@ export function planRecordGates(
   if (current === null || !driverHolds(snapshot, rolloutId, claim)) {
     return refused([driverRef], [], refusalError(rolloutDriverLost(rolloutId, claim.holder)));
   }
+  const previous = current.step === step ? (current.gateSeries ?? []) : [];
+  const gateSeries = addGateReadings(previous, gateResults);
   return {
     expect: [driverRef],
-    put: [rolloutPut(rolloutDriverKey(rolloutId), { ...current, step, gateResults })],
+    put: [rolloutPut(rolloutDriverKey(rolloutId), { ...current, step, gateResults, gateSeries })],
     audit: [],
     answer: { ok: true, value: undefined },
   };

@@ -2,7 +2,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import { VIOLATION_KINDS, type ViolationKind } from '../../audit/violations.js';
 import { COMMIT_REJECTION_CODES } from '../../errors.js';
-import { rolloutHoldAnswer } from './rollout-gates.js';
+import { GateSeriesSchema, rolloutHoldAnswer } from './rollout-gates.js';
 import { AUDIT_KINDS, INTENT_STATUSES, JOB_STATES, ROLLOUT_STATUSES } from '../../types.js';
 import {
   CLOSED,
@@ -414,6 +414,7 @@ export const RolloutReportSchema = Type.Object(
     ),
     unknownOutcomes: Counter,
     toPolicyJobs: JobsByStateSchema,
+    gateSeries: Type.Array(GateSeriesSchema),
   },
   CLOSED,
 );

@@ -1,5 +1,6 @@
 /** The wire shapes of a rollout's holds, gates and gate readings (core/validate-rollout-gates.ts). */
 import { Type } from '@sinclair/typebox';
+import { GATE_SERIES_READINGS } from '../../core/gate-series.js';
 import { MAX_GATES, MAX_HOLD_SECONDS, MAX_MIN_SAMPLES } from '../../core/validate-rollout-gates.js';
 import { COMMIT_REJECTION_CODES } from '../../errors.js';
 import { ROLLOUT_GATE_METRICS } from '../../types.js';
@@ -52,6 +53,17 @@ const GateResultSchema = Type.Object(
     limit: Nullable(Type.Number()),
     pValue: Nullable(Type.Number()),
     at: Millis,
+  },
+  CLOSED,
+);
+
+const { name: _name, ...readingFields } = GateResultSchema.properties;
+
+/** Each gate's readings of the current step, as a rollout's report answers them. */
+export const GateSeriesSchema = Type.Object(
+  {
+    name: Name,
+    readings: Type.Array(Type.Object(readingFields, CLOSED), { maxItems: GATE_SERIES_READINGS }),
   },
   CLOSED,
 );

@@ -96,6 +96,7 @@ table.compact { width: auto; min-width: 320px; }
 .gates h3 { font-size: 13px; margin: 4px 0; color: var(--muted); }
 .gate { display: flex; align-items: center; gap: 8px; }
 .gate .chart { max-width: 80%; }
+.gate-name { display: flex; flex-direction: column; gap: 2px; font-size: 12px; }
 .sign-in { max-width: 420px; margin: 80px auto; background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 16px 24px; }
 .sign-in form { display: grid; gap: 8px; }
 input { font: inherit; padding: 4px 6px; }

@@ -175,6 +175,22 @@ export function rolloutHoldCases(fx: SubjectFixture): void {
           reading,
         ]);
         expect((await rollouts.get('held'))?.gateResults).toEqual([reading]);
+        // Each look's readings join the step's series, which a renewal of the lease keeps.
+        await store.claimRolloutDriver(tenant, 'held', 'server-b', 10_000);
+        await store.recordRolloutGates(tenant, 'held', { holder: 'server-b', fence: 2 }, 1, [
+          { ...reading, samples: 5, at: 2 },
+        ]);
+        const { gateSeries } = (await rollouts.report('held'))!;
+        expect(gateSeries.map((series) => series.readings.map((r) => [r.at, r.samples]))).toEqual([
+          [
+            [1, 3],
+            [2, 5],
+          ],
+          [],
+          [],
+          [],
+        ]);
+        expect(gateSeries.map((series) => series.name)).toEqual(GATES.map((gate) => gate.name));
         const paused = await store.changeRollout(tenant, {
           action: 'pause',
           rolloutId: 'held',

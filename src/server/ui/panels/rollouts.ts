@@ -3,9 +3,16 @@
  * toPolicy over time with its events on the time axis (see ../rollout-timeline.ts), its state, and
  * the counts of its report (scopes moved, and after a rollback the stale attempts and how many
  * were accepted, which must be 0). Below each chart are the rollout's gates, each its driver's
- * last reading drawn against its limit on the same time axis; a rollout without gates shows none.
+ * readings of the current step drawn against its limit on the same time axis; a rollout without
+ * gates shows none.
  */
-import type { Rollout, RolloutReport, RolloutStatus } from '../../../types.js';
+import type {
+  Rollout,
+  RolloutGate,
+  RolloutGateReading,
+  RolloutReport,
+  RolloutStatus,
+} from '../../../types.js';
 import type { DashboardApi } from '../dashboard-api.js';
 import { html, type Html } from '../html.js';
 import {
@@ -14,7 +21,7 @@ import {
   type RolloutTimeline,
   type TimelinePoint,
 } from '../rollout-timeline.js';
-import { at, AXIS_COLOR, axes, GRID_COLOR, svg, xTick, yTick, type Frame } from './chart.js';
+import { at, AXIS_COLOR, axes, svg, xTick, yTick, type Frame } from './chart.js';
 import { timeText } from './format.js';
 
 /** Finished rollouts are shown this long after their last change. */
@@ -33,27 +40,56 @@ const EVENT_COLORS: Record<RolloutEventKind, string> = {
 const FRAME: Frame = { width: 640, height: 210, left: 60, right: 12, top: 34, bottom: 34 };
 const GATE_FRAME: Frame = { width: 640, height: 90, left: 60, right: 12, top: 8, bottom: 22 };
 
-/** A gate's metric over the rollout's time and the limit it must stay within. */
-export interface GateSeries {
+/** One of a gate's readings as drawn: its value against the limit it was held to. */
+export interface GatePoint {
+  at: number;
+  value: number;
+  /** The limit at this reading; null while it is not known (a baseline not read yet). */
+  limit: number | null;
+  /** Drawn red: over its limit, or a failed reading. */
+  over: boolean;
+}
+
+/** A gate's readings over the rollout's time and the limit they must stay within. */
+export interface GateChart {
   name: string;
-  limit: number;
-  points: { at: number; value: number }[];
+  /** A limit that never changes (`max`; 0 for verify violations), drawn across the whole axis. */
+  fixedLimit: number | null;
+  points: GatePoint[];
+  /** The latest reading, value or not; null before the driver's first look at the step. */
+  last: RolloutGateReading | null;
 }
 
 /**
- * Each gate's reading at the driver's last look at the current step, against its limit: the
- * `max`, `maxRatio` × the baseline, or for a significance test the baseline itself. A gate not
- * read yet (or without a value) is drawn with its limit alone.
+ * The limit a reading is drawn against: the gate's `max` (0 for verify violations), `maxRatio` ×
+ * the reading's baseline, or for a significance test the baseline itself.
  */
-export function gateSeries(rollout: Rollout): GateSeries[] {
-  return rollout.gates.map((gate) => {
-    const reading = rollout.gateResults.find((result) => result.name === gate.name);
-    const limit = reading?.limit ?? gate.max ?? reading?.baseline ?? 0;
-    const points =
-      reading === undefined || reading.value === null
-        ? []
-        : [{ at: reading.at, value: reading.value }];
-    return { name: gate.name, limit, points };
+function limitOf(gate: RolloutGate, reading: RolloutGateReading): number | null {
+  if (gate.max !== undefined) return gate.max;
+  if (gate.metric === 'verify_violations') return 0;
+  if (reading.limit !== null) return reading.limit;
+  if (reading.baseline === null) return null;
+  return gate.maxRatio === undefined ? reading.baseline : gate.maxRatio * reading.baseline;
+}
+
+/**
+ * Each gate's readings of the current step (the report's `gateSeries`), those with a value as
+ * points against their limit. A significance test is red only where it failed: its line is the
+ * baseline, which the new version may exceed by chance.
+ */
+export function gateCharts(report: RolloutReport): GateChart[] {
+  return report.rollout.gates.map((gate) => {
+    const readings = report.gateSeries.find((series) => series.name === gate.name)?.readings ?? [];
+    const points = readings.flatMap((reading) => {
+      if (reading.value === null) return [];
+      const limit = limitOf(gate, reading);
+      const over =
+        reading.verdict === 'fail' ||
+        (gate.confidence === undefined && limit !== null && reading.value > limit);
+      return [{ at: reading.at, value: reading.value, limit, over }];
+    });
+    const fixedLimit = gate.max ?? (gate.metric === 'verify_violations' ? 0 : null);
+    return { name: gate.name, fixedLimit, points, last: readings.at(-1) ?? null };
   });
 }
 
@@ -131,37 +167,86 @@ function rampChart(rollout: Rollout, timeline: RolloutTimeline): Html {
   );
 }
 
-/** One gate's metric on the rollout's time axis, with its limit as a dashed line. */
-export function gateChart(gate: GateSeries, timeline: RolloutTimeline): Html {
-  const top = Math.max(gate.limit, ...gate.points.map((p) => p.value)) * 1.1 || 1;
+const OVER_COLOR = '#b3261e';
+const UNDER_COLOR = '#137333';
+
+/** A number as a chart writes it: three significant digits at most. */
+function shortNumber(value: number): string {
+  return String(Number(value.toPrecision(3)));
+}
+
+/** What the gate's latest reading says, beside its name. */
+function lastReading(last: RolloutGateReading | null): string {
+  if (last === null) return 'not read yet';
+  const value = last.value === null ? 'no value' : shortNumber(last.value);
+  const limit = last.limit === null ? '' : ` / limit ${shortNumber(last.limit)}`;
+  return `${last.verdict}: ${value}${limit}, ${last.samples} sample${last.samples === 1 ? '' : 's'}`;
+}
+
+/**
+ * One gate's readings on the rollout's time axis, a point each, joined by a line that is red
+ * where it rises over the limit; the limit is a dashed line (across the axis when fixed, else
+ * through each reading's limit).
+ */
+export function gateChart(gate: GateChart, timeline: RolloutTimeline): Html {
+  const limits = gate.points.flatMap((p) => (p.limit === null ? [] : [p.limit]));
+  if (gate.fixedLimit !== null) limits.push(gate.fixedLimit);
+  const top = Math.max(...limits, ...gate.points.map((p) => p.value), 0) * 1.1 || 1;
   const { x, y } = scales(GATE_FRAME, timeline, top);
-  const over = gate.points.some((p) => p.value > gate.limit);
-  const values = gate.points.map((p) => `${x(p.at)},${y(p.value)}`).join(' ');
+  const shownLimit = gate.fixedLimit ?? limits.at(-1) ?? null;
+  const limitPoints =
+    gate.fixedLimit !== null
+      ? `${x(timeline.from)},${y(gate.fixedLimit)} ${x(timeline.to)},${y(gate.fixedLimit)}`
+      : gate.points
+          .filter((p) => p.limit !== null)
+          .map((p) => `${x(p.at)},${y(p.limit!)}`)
+          .join(' ');
+  const segments = gate.points.slice(1).map((p, i) => {
+    const from = gate.points[i]!;
+    return html`<line
+      x1="${x(from.at)}"
+      y1="${y(from.value)}"
+      x2="${x(p.at)}"
+      y2="${y(p.value)}"
+      stroke="${p.over || from.over ? OVER_COLOR : UNDER_COLOR}"
+      stroke-width="1.5"
+    />`;
+  });
+  const bad = gate.points.at(-1)?.over === true;
+  // A limit close to 0 is labelled alone: the two labels would overlap.
+  const zeroShown = shownLimit === null || y(0) - y(shownLimit) >= 12;
   return html`<div class="gate" data-gate="${gate.name}">
     ${svg(
       GATE_FRAME,
-      `gate ${gate.name} against its limit ${gate.limit}`,
-      html`${yTick(GATE_FRAME, y(gate.limit), `limit ${gate.limit}`)} ${axes(GATE_FRAME, '', '')}
-      ${timeTicks(GATE_FRAME, timeline)}
-      ${line(`${x(timeline.from)},${y(gate.limit)} ${x(timeline.to)},${y(gate.limit)}`, GRID_COLOR, true)}
-      ${line(values, over ? '#b3261e' : '#137333')}
+      `gate ${gate.name}: its readings against its limit`,
+      html`${zeroShown ? yTick(GATE_FRAME, y(0), '0') : null}
+      ${shownLimit === null ? null : yTick(GATE_FRAME, y(shownLimit), `limit ${shortNumber(shownLimit)}`)}
+      ${axes(GATE_FRAME, '', '')} ${timeTicks(GATE_FRAME, timeline)}
+      ${limitPoints === '' ? null : html`<g data-limit="${shownLimit}">${line(limitPoints, AXIS_COLOR, true)}</g>`}
+      ${segments}
       ${gate.points.map(
         (p) =>
           html`<circle
+            data-reading="${p.over ? 'over' : 'within'}"
             cx="${x(p.at)}"
             cy="${y(p.value)}"
             r="3"
-            fill="${p.value > gate.limit ? '#b3261e' : '#137333'}"
+            fill="${p.over ? OVER_COLOR : UNDER_COLOR}"
           >
-            <title>${timeText(p.at)} UTC: ${p.value}</title>
+            <title>
+              ${timeText(p.at)} UTC: ${p.value}${p.limit === null ? '' : ` (limit ${p.limit})`}
+            </title>
           </circle>`,
       )}`,
     )}
-    <span class="${over ? 'bad' : 'ok'}">${gate.name}</span>
+    <span class="gate-name">
+      <b class="${bad ? 'bad' : 'ok'}">${gate.name}</b>
+      <span class="muted">${lastReading(gate.last)}</span>
+    </span>
   </div>`;
 }
 
-function gatesSection(gates: readonly GateSeries[], timeline: RolloutTimeline): Html {
+function gatesSection(gates: readonly GateChart[], timeline: RolloutTimeline): Html {
   return html`<div class="gates">
     <h3>Gates</h3>
     ${
@@ -192,7 +277,7 @@ function counts(report: RolloutReport): Html {
 export function rolloutCard(
   report: RolloutReport,
   timeline: RolloutTimeline,
-  gates: readonly GateSeries[],
+  gates: readonly GateChart[],
 ): Html {
   const { rollout } = report;
   return html`<article class="rollout" data-rollout="${rollout.rolloutId}">
@@ -245,7 +330,7 @@ export async function rolloutsPanel(api: DashboardApi, now: number): Promise<Htm
     rolloutCard(
       report,
       rolloutTimeline(report, now, (id) => planned.get(id)),
-      gateSeries(report.rollout),
+      gateCharts(report),
     ),
   )}
   ${
