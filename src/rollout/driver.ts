@@ -26,6 +26,11 @@ export interface RolloutDriverOptions {
   holder: string;
   leaseMs?: number;
   intervalMs?: number;
+  /**
+   * Drives only this tenant's rollouts (a demo's driver on a store others may use); every
+   * tenant's when absent, as `fencegate serve` runs it.
+   */
+  tenant?: string;
   /** Reads a named external metric (metric-sources.ts); none configured when absent. */
   readSource?: ReadSource;
   /** Told of each change the driver makes (advance, pause, rollback, resumed moves). */
@@ -74,6 +79,14 @@ export class RolloutDriver {
   async tick(): Promise<void> {
     const { store } = this.#options;
     try {
+      const only = this.#options.tenant;
+      if (only !== undefined) {
+        for (const row of await store.readRollouts(only)) {
+          if (this.#stopped) return;
+          await this.#look(only, row);
+        }
+        return;
+      }
       if (store.nextRolloutTenant === undefined) return;
       for (let tenant = await store.nextRolloutTenant(''); tenant !== null;) {
         for (const row of await store.readRollouts(tenant)) {

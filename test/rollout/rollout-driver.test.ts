@@ -157,6 +157,34 @@ describe('the rollout driver', () => {
     expect(actions.map((action) => action.action)).toEqual(['advance']);
   });
 
+  it("a driver given a tenant drives only that tenant's rollouts", async () => {
+    await start([]);
+    const other = gate.forTenant(`t${tenantNo}-other`);
+    await seed(other, 4);
+    await other.rollouts.start({
+      rolloutId: 'r',
+      fromPolicy: 'v7',
+      toPolicy: 'v8',
+      prefix: 'wf-',
+      steps: [50, 100],
+      holdSeconds: 60,
+    });
+    const actions: DriverAction[] = [];
+    const own = new RolloutDriver({
+      store: gate.store,
+      holder: 'tenant-driver',
+      tenant: `t${tenantNo}`,
+      onAction: (action) => actions.push(action),
+    });
+    clock.advance(60_000);
+    await own.tick();
+    expect(actions).toEqual([{ tenant: `t${tenantNo}`, rolloutId: 'r', action: 'advance' }]);
+    expect(await other.rollouts.get('r')).toMatchObject({ step: 1, status: 'running' });
+    expect(await gate.store.readRolloutDriver(`t${tenantNo}-other`, 'r')).toBeNull();
+    // Ended, so that the later cases' drivers find nothing of this tenant's to drive.
+    await other.rollouts.rollback({ rolloutId: 'r' });
+  });
+
   it('a gate with too few samples never passes: the hold extends, then the rollout pauses', async () => {
     await start([{ name: 'jobs', metric: 'job_failure_ratio', minSamples: 5, max: 0.5 }]);
     const looks = driver();
