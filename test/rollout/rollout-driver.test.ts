@@ -5,7 +5,8 @@
  * the hold's end, external metrics by name, two drivers of which exactly one drives, and a driver
  * stopped mid-hold or mid-rollback whose work the next one resumes from the store. The resume
  * path is the same whatever stopped the first driver: everything it decides from is in the store
- * (test/rollout/rollout-driver-kill.test.ts kills a real server process mid-hold).
+ * (test/rollout/rollout-driver-kill.test.ts kills a real server process mid-hold). The counts the
+ * gates decide from are read on every store in gate-metrics-stores.test.ts.
  */
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
