@@ -7,9 +7,9 @@
  * Everything it decides from is read from the store at each look: a server killed mid-hold or
  * mid-rollback leaves nothing behind that the next driver needs.
  */
-import { decideGate, type GateCounts } from '../core/gate-rules.js';
+import { decideGate, lookPhase, type GateCounts, type GatePhase } from '../core/gate-rules.js';
 import type { DriverClaim } from '../core/plan/plan-rollout-driver.js';
-import type { RolloutRow } from '../core/rollout-rows.js';
+import type { RolloutDriverRow, RolloutRow } from '../core/rollout-rows.js';
 import { stepCutoverId } from '../core/rollout-rules.js';
 import { isFencegateError } from '../errors.js';
 import type { Store } from '../store/store.js';
@@ -112,7 +112,7 @@ export class RolloutDriver {
     );
     if (lease === null) return;
     try {
-      await this.#drive(tenant, row, { holder, fence: lease.fence });
+      await this.#drive(tenant, row, lease);
     } catch (error) {
       // An operator (or another driver) changed the rollout since it was read: look again later.
       if (isFencegateError(error) && error.code === 'rollout_conflict') return;
@@ -120,8 +120,9 @@ export class RolloutDriver {
     }
   }
 
-  async #drive(tenant: string, row: RolloutRow, claim: DriverClaim): Promise<void> {
+  async #drive(tenant: string, row: RolloutRow, lease: RolloutDriverRow): Promise<void> {
     const { store } = this.#options;
+    const claim: DriverClaim = { holder: lease.holder, fence: lease.fence };
     const rollouts = new Rollouts(store, tenant);
     const step = await store.getCutover(tenant, stepCutoverId(row.rolloutId, row.step));
     const moving =
@@ -136,8 +137,11 @@ export class RolloutDriver {
     if (row.step >= row.steps.length || step.completedAt === null) return;
     const holdSeconds = row.holdSeconds![row.step - 1] ?? 0;
     const holdEnd = step.completedAt + holdSeconds * 1000;
+    const extensionEnd = holdEnd + (row.holdExtensionSeconds ?? holdSeconds) * 1000;
     const now = await store.now();
-    const phase = now >= holdEnd ? 'end' : 'during';
+    // The previous look at this step, from the readings it recorded: the hold's end is looked at once.
+    const lastLookAt = lease.step === row.step ? (lease.gateResults[0]?.at ?? null) : null;
+    const phase = lookPhase({ now, holdEnd, extensionEnd, lastLookAt });
     const results = await this.#gateResults(
       tenant,
       row,
@@ -160,8 +164,7 @@ export class RolloutDriver {
     if (phase === 'during') return;
     const pending = results.find((result) => result.verdict === 'pending');
     if (pending !== undefined) {
-      const extension = (row.holdExtensionSeconds ?? holdSeconds) * 1000;
-      if (now < holdEnd + extension) return;
+      if (now < extensionEnd) return;
       // Never a pass on no evidence: past the extension the rollout waits for its operator.
       await this.#change(
         tenant,
@@ -182,7 +185,7 @@ export class RolloutDriver {
     from: number,
     afterSeq: number,
     now: number,
-    phase: 'during' | 'end',
+    phase: GatePhase,
   ): Promise<RolloutGateResult[]> {
     const gates = row.gates ?? [];
     if (gates.length === 0) return [];

@@ -330,6 +330,38 @@ describe('the rollout driver', () => {
     expect(after?.gateResults[0]?.pValue).toBeLessThan(0.05);
   });
 
+  it("an extended hold's significance test is decided at the extension's end, not at a look in between", async () => {
+    const gates: RolloutGate[] = [
+      { name: 'worse', metric: 'job_failure_ratio', minSamples: 10, confidence: 0.95 },
+    ];
+    await start(gates, { onFailure: 'pause' });
+    const looks = driver();
+    await jobs('v8', 12, 8);
+    await jobs('v7', 5, 0);
+    // The hold's end: too few baseline samples, so the hold is extended.
+    clock.advance(60_000);
+    await looks.tick();
+    expect(await tenant.rollouts.get('r')).toMatchObject({ status: 'running', step: 1 });
+    // The baseline's samples come in during the extension: a look then decides nothing.
+    await jobs('v7', 30, 1);
+    clock.advance(10_000);
+    await looks.tick();
+    const between = await tenant.rollouts.get('r');
+    expect(between).toMatchObject({ status: 'running', step: 1 });
+    expect(between?.gateResults[0]).toMatchObject({
+      verdict: 'pending',
+      baselineSamples: 35,
+      pValue: null,
+    });
+    // The extension's end decides, once, on everything it has.
+    clock.advance(20_000);
+    await looks.tick();
+    const after = await tenant.rollouts.get('r');
+    expect(after).toMatchObject({ status: 'paused', step: 1 });
+    expect(after?.reason).toMatch(/gate worse failed at step 1/);
+    expect(after?.gateResults[0]?.pValue).toBeLessThan(0.05);
+  });
+
   it('reads an external metric by name; an unreachable source is no evidence and pauses', async () => {
     sourceValue = 0.5;
     await start([{ name: 'ext', metric: 'external', source: 'value', minSamples: 1, max: 1 }], {
