@@ -4,7 +4,7 @@
  * write authority away from v8's in-flight jobs. The last line printed is JSON. Exit codes: 0
  * every invariant holds, 1 an invariant failed or the demo could not run, 2 called wrongly.
  */
-import { DEFAULT_IN_FLIGHT, type OperatorAction } from '../demo/rollout/plan.js';
+import { DEFAULT_IN_FLIGHT, type GateAction } from '../demo/rollout/plan.js';
 import {
   DEFAULT_ROLLOUT_SEED,
   DEFAULT_ROLLOUT_WORKFLOWS,
@@ -30,7 +30,7 @@ import {
 export const ROLLOUT_DEMO_TENANT = 'demo-rollout';
 /** The smallest run: each step of the ramp must move a few scopes. */
 const MIN_WORKFLOWS = 100;
-const ACTIONS: readonly OperatorAction[] = ['rollback', 'pause'];
+const ACTIONS: readonly GateAction[] = ['rollback', 'pause'];
 
 const SPEC: DemoCommandSpec = {
   label: 'fencegate demo rollout',
@@ -48,28 +48,31 @@ const USAGE = `Usage: fencegate demo rollout [--store URL] [--workflows N] [--in
                                [--json]
 
 Replays a progressive rollout gone wrong: ${DEFAULT_ROLLOUT_WORKFLOWS} agent workflows pinned to policy v7,
-v8 ramped to 5 % and then 25 % of them, v8's compaction jobs dropping handoff
-facts at 25 %, and the operator rolling back while ${DEFAULT_IN_FLIGHT} v8 jobs hold grants on
-moved scopes. Those jobs then resume and commit. It checks from the store that
-none of their commits landed, that every moved scope is back on v7 with a new
-fence, that the other scopes are untouched and that the audit history verifies.
-The last line printed is JSON: ok, moved, staleAttempts, staleAccepted,
-decisionToFencedMs (the rollback call until every moved scope is fenced), ...
+v8 ramped to 5 % and then 25 % of them by the rollout driver (as fencegate serve
+runs it), v8's compaction jobs dropping handoff facts at 25 %, a handoff check
+reporting those jobs failed, and the rollout's gate failing on them: the driver
+rolls back by itself while ${DEFAULT_IN_FLIGHT} v8 jobs hold grants on moved scopes. Those jobs
+then resume and commit. It checks from the store that none of their commits
+landed, that every moved scope is back on v7 with a new fence, that the other
+scopes are untouched and that the audit history verifies. The last line printed
+is JSON: ok, moved, staleAttempts, staleAccepted, decisionToFencedMs (the gate's
+decision until every moved scope is fenced), trigger ("gate"), gate, ...
 
 Options:
   --store URL          store URL (default ${DEFAULT_DEMO_STORE}: embedded, gone after the run);
                        its tenant ${ROLLOUT_DEMO_TENANT} must not hold the demo's workflows yet
   --workflows N        agent workflows (default ${DEFAULT_ROLLOUT_WORKFLOWS}, at least ${MIN_WORKFLOWS})
-  --in-flight N        v8 jobs in flight when the operator acts (default ${DEFAULT_IN_FLIGHT}, at most
+  --in-flight N        v8 jobs in flight when the gate fails (default ${DEFAULT_IN_FLIGHT}, at most
                        a tenth of the workflows)
   --seed N             which run to replay: same seed, same run (default ${DEFAULT_ROLLOUT_SEED})
-  --action ACTION      what the operator does: rollback (default), or pause, which
-                       stops the ramp but fences nothing: the in-flight commits land
-                       and the invariants fail (exit 1)
+  --action ACTION      what the gate's failure does (the rollout's onFailure):
+                       rollback (default), or pause, which stops the ramp but
+                       fences nothing: the in-flight commits land and the
+                       invariants fail (exit 1)
   --fleet              run the workers as a blue/green fleet instead: two BullMQ
                        worker processes per version on real Redis (a queue per
                        version, jobs handed back between them), the ramp and the
-                       rollback with jobs in flight (default ${DEFAULT_FLEET_WORKFLOWS} workflows)
+                       gate's rollback with jobs in flight (default ${DEFAULT_FLEET_WORKFLOWS} workflows)
   --redis URL          the Redis of --fleet (default ${DEFAULT_REDIS_URL})
   --json               print the whole structured result as one JSON line
   -h, --help           show this help
@@ -79,7 +82,7 @@ Exit codes: 0 every invariant holds, 1 an invariant failed, 2 usage error.
 
 export const demoRolloutCommand: Command = {
   name: 'demo rollout',
-  summary: 'replay a rollout gone wrong and check that its rollback fences v8 out',
+  summary: "replay a rollout gone wrong and check that its gate's rollback fences v8 out",
   usage: USAGE,
   flags: {
     store: { type: 'string' },
@@ -99,7 +102,7 @@ export function runRolloutDemoCommand(argv: string[], io: DemoIo = processIo()):
   return runStandalone(demoRolloutCommand, SPEC, argv, io);
 }
 
-function actionFlag(flags: FlagValues): OperatorAction {
+function actionFlag(flags: FlagValues): GateAction {
   const raw = flags.action ?? 'rollback';
   const action = ACTIONS.find((known) => known === raw);
   if (action === undefined) throw new UsageError(`--action must be one of ${ACTIONS.join(', ')}`);
@@ -138,7 +141,7 @@ async function demoFleet(flags: FlagValues, io: DemoIo): Promise<number> {
   for (const flag of ['in-flight', 'action'] as const) {
     if (flags[flag] !== undefined) {
       throw new UsageError(
-        `--${flag} does not go with --fleet: the fleet's v8 worker slots are its jobs in flight, and its operator rolls back`,
+        `--${flag} does not go with --fleet: the fleet's v8 worker slots are its jobs in flight, and its gate rolls back`,
       );
     }
   }

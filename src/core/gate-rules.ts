@@ -6,9 +6,11 @@
  * - Too few samples: `pending`, never `pass`.
  * - An absolute limit (`max`) and any verify violation fail as soon as the samples are in, at any
  *   look during the hold; they pass only at the hold's end.
- * - `maxRatio` and `confidence` compare with the baseline and are decided once, at the hold's end:
- *   looking again and again at a significance test and stopping at the first "worse" would fail
- *   good versions far more often than the stated confidence says.
+ * - `maxRatio` and `confidence` compare with the baseline and are decided only at the hold's end
+ *   (the first look at or after it) and, when the hold was extended for lack of samples, at the
+ *   extension's end: never at a look in between. Looking again and again at a significance test
+ *   and stopping at the first "worse" would fail good versions far more often than the stated
+ *   confidence says.
  * - `confidence`: a one-sided Fisher exact test on the 2×2 table (failures / other, new / baseline):
  *   exact at the small counts a gate may decide on, where a z-test's normal approximation is not.
  */
@@ -23,8 +25,32 @@ export interface GateCounts {
   reading?: number | null;
 }
 
-/** `during`: a look inside the hold; `end`: the hold is over, the decision is made now. */
-export type GatePhase = 'during' | 'end';
+/**
+ * Where a look falls. `during`: inside the hold. `end`: a decision point, the hold's end (its first
+ * look at or after it) or the extension's end (any look at or after it). `extension`: a look of
+ * the extension in between, where only the absolute limits decide.
+ */
+export type GatePhase = 'during' | 'end' | 'extension';
+
+export interface LookTimes {
+  now: number;
+  /** When the step's hold ends, store time. */
+  holdEnd: number;
+  /** When the hold's extension ends: the hold's end when there is none. */
+  extensionEnd: number;
+  /** The previous look at this step (its recorded gate readings), or null when none was. */
+  lastLookAt: number | null;
+}
+
+/**
+ * The phase of a look, from the store's times alone: the hold's end is the first look at or after
+ * it, so a driver that takes over mid-extension reads it from the looks recorded before.
+ */
+export function lookPhase({ now, holdEnd, extensionEnd, lastLookAt }: LookTimes): GatePhase {
+  if (now < holdEnd) return 'during';
+  if (now >= extensionEnd) return 'end';
+  return lastLookAt === null || lastLookAt < holdEnd ? 'end' : 'extension';
+}
 
 export function decideGate(
   gate: RolloutGate,
@@ -60,14 +86,16 @@ export function decideGate(
   if (gate.metric === 'verify_violations') {
     result.limit = 0;
     if (counts.failures > 0) return { ...result, verdict: 'fail' };
-    return phase === 'end' ? { ...result, verdict: 'pass' } : result;
+    return phase === 'during' ? result : { ...result, verdict: 'pass' };
   }
   if (gate.max !== undefined) {
     result.limit = gate.max;
     if (value > gate.max) return { ...result, verdict: 'fail' };
-    return phase === 'end' ? { ...result, verdict: 'pass' } : result;
+    // An absolute limit met with the samples in passes at any look from the hold's end on.
+    return phase === 'during' ? result : { ...result, verdict: 'pass' };
   }
-  if (phase === 'during') return result;
+  // Comparisons with the baseline decide only at the hold's or the extension's end.
+  if (phase !== 'end') return result;
   // The comparisons with the baseline need the baseline's samples too.
   if (counts.baselineSamples < gate.minSamples || baseline === null) return result;
   if (gate.maxRatio !== undefined) {

@@ -7,9 +7,9 @@
  * Everything it decides from is read from the store at each look: a server killed mid-hold or
  * mid-rollback leaves nothing behind that the next driver needs.
  */
-import { decideGate, type GateCounts } from '../core/gate-rules.js';
+import { decideGate, lookPhase, type GateCounts, type GatePhase } from '../core/gate-rules.js';
 import type { DriverClaim } from '../core/plan/plan-rollout-driver.js';
-import type { RolloutRow } from '../core/rollout-rows.js';
+import type { RolloutDriverRow, RolloutRow } from '../core/rollout-rows.js';
 import { stepCutoverId } from '../core/rollout-rules.js';
 import { isFencegateError } from '../errors.js';
 import type { Store } from '../store/store.js';
@@ -26,6 +26,11 @@ export interface RolloutDriverOptions {
   holder: string;
   leaseMs?: number;
   intervalMs?: number;
+  /**
+   * Drives only this tenant's rollouts (a demo's driver on a store others may use); every
+   * tenant's when absent, as `fencegate serve` runs it.
+   */
+  tenant?: string;
   /** Reads a named external metric (metric-sources.ts); none configured when absent. */
   readSource?: ReadSource;
   /** Told of each change the driver makes (advance, pause, rollback, resumed moves). */
@@ -74,6 +79,14 @@ export class RolloutDriver {
   async tick(): Promise<void> {
     const { store } = this.#options;
     try {
+      const only = this.#options.tenant;
+      if (only !== undefined) {
+        for (const row of await store.readRollouts(only)) {
+          if (this.#stopped) return;
+          await this.#look(only, row);
+        }
+        return;
+      }
       if (store.nextRolloutTenant === undefined) return;
       for (let tenant = await store.nextRolloutTenant(''); tenant !== null;) {
         for (const row of await store.readRollouts(tenant)) {
@@ -99,7 +112,7 @@ export class RolloutDriver {
     );
     if (lease === null) return;
     try {
-      await this.#drive(tenant, row, { holder, fence: lease.fence });
+      await this.#drive(tenant, row, lease);
     } catch (error) {
       // An operator (or another driver) changed the rollout since it was read: look again later.
       if (isFencegateError(error) && error.code === 'rollout_conflict') return;
@@ -107,8 +120,9 @@ export class RolloutDriver {
     }
   }
 
-  async #drive(tenant: string, row: RolloutRow, claim: DriverClaim): Promise<void> {
+  async #drive(tenant: string, row: RolloutRow, lease: RolloutDriverRow): Promise<void> {
     const { store } = this.#options;
+    const claim: DriverClaim = { holder: lease.holder, fence: lease.fence };
     const rollouts = new Rollouts(store, tenant);
     const step = await store.getCutover(tenant, stepCutoverId(row.rolloutId, row.step));
     const moving =
@@ -123,8 +137,11 @@ export class RolloutDriver {
     if (row.step >= row.steps.length || step.completedAt === null) return;
     const holdSeconds = row.holdSeconds![row.step - 1] ?? 0;
     const holdEnd = step.completedAt + holdSeconds * 1000;
+    const extensionEnd = holdEnd + (row.holdExtensionSeconds ?? holdSeconds) * 1000;
     const now = await store.now();
-    const phase = now >= holdEnd ? 'end' : 'during';
+    // The previous look at this step, from the readings it recorded: the hold's end is looked at once.
+    const lastLookAt = lease.step === row.step ? (lease.gateResults[0]?.at ?? null) : null;
+    const phase = lookPhase({ now, holdEnd, extensionEnd, lastLookAt });
     const results = await this.#gateResults(
       tenant,
       row,
@@ -147,8 +164,7 @@ export class RolloutDriver {
     if (phase === 'during') return;
     const pending = results.find((result) => result.verdict === 'pending');
     if (pending !== undefined) {
-      const extension = (row.holdExtensionSeconds ?? holdSeconds) * 1000;
-      if (now < holdEnd + extension) return;
+      if (now < extensionEnd) return;
       // Never a pass on no evidence: past the extension the rollout waits for its operator.
       await this.#change(
         tenant,
@@ -169,7 +185,7 @@ export class RolloutDriver {
     from: number,
     afterSeq: number,
     now: number,
-    phase: 'during' | 'end',
+    phase: GatePhase,
   ): Promise<RolloutGateResult[]> {
     const gates = row.gates ?? [];
     if (gates.length === 0) return [];

@@ -1,8 +1,10 @@
 /**
- * `fencegate demo rollout` through the command line, small, on each store: its last line is JSON
- * whose figures say the rollback fenced v8's in-flight jobs out; the store is then read again to
- * see those figures are the store's. An operator who pauses instead of rolling back leaves the
- * in-flight commits to land: the demo's invariants catch it and the exit code says so.
+ * `fencegate demo rollout` through the command line, small, on each store: the rollout driver
+ * ramps v8, its gate fails on the jobs the handoff check reported failed, and the driver rolls back
+ * by itself; the last line is JSON whose figures say the rollback was the gate's and fenced v8's
+ * in-flight jobs out, and the store is then read again to see those figures are the store's. A
+ * rollout whose gate only pauses leaves the in-flight commits to land: the demo's invariants catch
+ * it and the exit code says so.
  */
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,6 +34,11 @@ interface SummaryLine {
   staleAttempts: number | null;
   staleAccepted: number | null;
   decisionToFencedMs: number | null;
+  trigger: string | null;
+  gate: string | null;
+  gateValue: number | null;
+  gateSamples: number | null;
+  gateLimit: number | null;
   invariantsFailed: number;
 }
 
@@ -44,7 +51,7 @@ describe.each(AREA_STORES)('fencegate demo rollout on $name', (kind) => {
   const size = SIZES[kind.family] ?? SIZES.etcd!;
 
   it(
-    'rolls v8 back with jobs in flight: none of their commits lands, exit 0',
+    'its gate rolls v8 back by itself with jobs in flight: none of their commits lands, exit 0',
     { timeout: 120_000 },
     async () => {
       const url = stores.freshUrl();
@@ -71,6 +78,8 @@ describe.each(AREA_STORES)('fencegate demo rollout on $name', (kind) => {
       expect(summary.moved).toBeGreaterThan(size.inFlight);
       expect(summary.movedBack).toBe(summary.moved);
       expect(summary.decisionToFencedMs).toBeGreaterThanOrEqual(0);
+      expect(summary).toMatchObject({ trigger: 'gate', gate: 'handoff-facts', gateLimit: 0.05 });
+      expect(summary.gateValue).toBeGreaterThan(summary.gateLimit!);
       expect(run.code).toBe(0);
 
       // The figures are the store's: its report and scopes, read by another handle.
@@ -80,7 +89,17 @@ describe.each(AREA_STORES)('fencegate demo rollout on $name', (kind) => {
       });
       try {
         const report = await gate.rollouts.report(ROLLOUT_ID);
-        expect(report?.rollout.status).toBe('rolled_back');
+        expect(report?.rollout).toMatchObject({ status: 'rolled_back', percent: 25 });
+        // The driver's doing, on the gate's reading: the rollout's reason and its gate results.
+        expect(report?.rollout.reason).toMatch(/^gate handoff-facts failed at step 2: /);
+        expect(report?.rollout.gateResults).toMatchObject([
+          {
+            name: 'handoff-facts',
+            verdict: 'fail',
+            value: summary.gateValue,
+            samples: summary.gateSamples,
+          },
+        ]);
         expect(report?.rollback).toMatchObject({
           moved: summary.moved,
           staleAttempts: size.inFlight,
@@ -99,7 +118,7 @@ describe.each(AREA_STORES)('fencegate demo rollout on $name', (kind) => {
 });
 
 describe('fencegate demo rollout', () => {
-  it('exits 1 when the operator only pauses: the in-flight v8 commits land', async () => {
+  it('exits 1 when the gate only pauses the rollout: the in-flight v8 commits land', async () => {
     const run = await inProcessCli([
       'demo',
       'rollout',
@@ -116,6 +135,8 @@ describe('fencegate demo rollout', () => {
       inFlightAccepted: 10,
       staleAttempts: null,
       decisionToFencedMs: null,
+      trigger: 'gate',
+      gate: 'handoff-facts',
     });
     expect(summary.invariantsFailed).toBeGreaterThan(0);
     expect(run.stdout).toMatch(/FAIL {2}the 10 in-flight v8 jobs resume and commit: 0 accepted/);
@@ -143,7 +164,11 @@ describe('fencegate demo rollout', () => {
   });
 });
 
-/** The fleet's smallest run: 25 of its workflows move to v8, more than its 16 v8 worker slots. */
+/**
+ * The fleet's smallest run: 3 of the first 50 workflows' jobs run v8 at 5 %, enough for the gate's
+ * 2 samples, and 15 of the last 50 at 25 %, within the 16 v8 worker slots: every one reaches its
+ * check before the gate is read.
+ */
 const FLEET_WORKFLOWS = 100;
 
 describe.skipIf(skipWithoutRedis('the fleet demo'))('fencegate demo rollout --fleet', () => {
@@ -162,7 +187,7 @@ describe.skipIf(skipWithoutRedis('the fleet demo'))('fencegate demo rollout --fl
   });
 
   it(
-    'ramps and rolls back with v8 jobs in flight on four worker processes; no v8 write lands after',
+    'ramps, fails its gate and rolls back by itself with v8 jobs in flight on four worker processes; no v8 write lands after',
     { timeout: 120_000 },
     async () => {
       const redis = await findOrStartRedis();
@@ -189,8 +214,12 @@ describe.skipIf(skipWithoutRedis('the fleet demo'))('fencegate demo rollout --fl
           v8AcceptedAfterRollback: 0,
           compacted: FLEET_WORKFLOWS,
           invariantsFailed: 0,
+          trigger: 'gate',
+          gate: 'handoff-facts',
         });
         expect(summary.inFlight).toBeGreaterThan(0);
+        expect(summary.failedChecks).toBeGreaterThan(0);
+        expect(summary.gateValue).toBeGreaterThan(summary.gateLimit as number);
         // Each in-flight v8 job's commit was refused; its retry went back to v7.
         expect(summary.staleAttempts).toBe(summary.inFlight);
         expect(summary.handedBack).toBeGreaterThan(0);

@@ -6,7 +6,8 @@
  * the hold's end, external metrics by name, two drivers of which exactly one drives, and a driver
  * stopped mid-hold or mid-rollback whose work the next one resumes from the store. The resume
  * path is the same whatever stopped the first driver: everything it decides from is in the store
- * (test/rollout/rollout-driver-kill.test.ts kills a real server process mid-hold).
+ * (test/rollout/rollout-driver-kill.test.ts kills a real server process mid-hold). The counts the
+ * gates decide from are read on every store in gate-metrics-stores.test.ts.
  */
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
@@ -176,6 +177,34 @@ describe('the rollout driver', () => {
     expect(actions.map((action) => action.action)).toEqual(['advance']);
   });
 
+  it("a driver given a tenant drives only that tenant's rollouts", async () => {
+    await start([]);
+    const other = gate.forTenant(`t${tenantNo}-other`);
+    await seed(other, 4);
+    await other.rollouts.start({
+      rolloutId: 'r',
+      fromPolicy: 'v7',
+      toPolicy: 'v8',
+      prefix: 'wf-',
+      steps: [50, 100],
+      holdSeconds: 60,
+    });
+    const actions: DriverAction[] = [];
+    const own = new RolloutDriver({
+      store: gate.store,
+      holder: 'tenant-driver',
+      tenant: `t${tenantNo}`,
+      onAction: (action) => actions.push(action),
+    });
+    clock.advance(60_000);
+    await own.tick();
+    expect(actions).toEqual([{ tenant: `t${tenantNo}`, rolloutId: 'r', action: 'advance' }]);
+    expect(await other.rollouts.get('r')).toMatchObject({ step: 1, status: 'running' });
+    expect(await gate.store.readRolloutDriver(`t${tenantNo}-other`, 'r')).toBeNull();
+    // Ended, so that the later cases' drivers find nothing of this tenant's to drive.
+    await other.rollouts.rollback({ rolloutId: 'r' });
+  });
+
   it('a gate with too few samples never passes: the hold extends, then the rollout pauses', async () => {
     await start([{ name: 'jobs', metric: 'job_failure_ratio', minSamples: 5, max: 0.5 }]);
     const looks = driver();
@@ -317,6 +346,38 @@ describe('the rollout driver', () => {
     const after = await tenant.rollouts.get('r');
     expect(after).toMatchObject({ status: 'paused', step: 1 });
     expect(after?.gateResults[0]?.verdict).toBe('fail');
+    expect(after?.gateResults[0]?.pValue).toBeLessThan(0.05);
+  });
+
+  it("an extended hold's significance test is decided at the extension's end, not at a look in between", async () => {
+    const gates: RolloutGate[] = [
+      { name: 'worse', metric: 'job_failure_ratio', minSamples: 10, confidence: 0.95 },
+    ];
+    await start(gates, { onFailure: 'pause' });
+    const looks = driver();
+    await jobs('v8', 12, 8);
+    await jobs('v7', 5, 0);
+    // The hold's end: too few baseline samples, so the hold is extended.
+    clock.advance(60_000);
+    await looks.tick();
+    expect(await tenant.rollouts.get('r')).toMatchObject({ status: 'running', step: 1 });
+    // The baseline's samples come in during the extension: a look then decides nothing.
+    await jobs('v7', 30, 1);
+    clock.advance(10_000);
+    await looks.tick();
+    const between = await tenant.rollouts.get('r');
+    expect(between).toMatchObject({ status: 'running', step: 1 });
+    expect(between?.gateResults[0]).toMatchObject({
+      verdict: 'pending',
+      baselineSamples: 35,
+      pValue: null,
+    });
+    // The extension's end decides, once, on everything it has.
+    clock.advance(20_000);
+    await looks.tick();
+    const after = await tenant.rollouts.get('r');
+    expect(after).toMatchObject({ status: 'paused', step: 1 });
+    expect(after?.reason).toMatch(/gate worse failed at step 1/);
     expect(after?.gateResults[0]?.pValue).toBeLessThan(0.05);
   });
 

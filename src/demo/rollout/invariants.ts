@@ -9,7 +9,7 @@ import type { AttemptCounts, InvariantResult } from '../demo-types.js';
 import { canonicalFacts, initialMemory, missingFacts } from '../handoff-facts.js';
 import { scopeOf, v8OperationId } from '../plan.js';
 import { verdict } from '../verdict.js';
-import { POLICY_V7, POLICY_V8, workflowOf } from './plan.js';
+import { HANDOFF_GATE, POLICY_V7, POLICY_V8, STEPS, workflowOf, type GateAction } from './plan.js';
 import type { RolloutStoreView } from './store-view.js';
 import { FRESH_V8_WORKER } from './v8-jobs.js';
 import type { RolloutObservations, StepSummary } from './types.js';
@@ -17,13 +17,15 @@ import type { RolloutObservations, StepSummary } from './types.js';
 export interface RolloutAttempts {
   seed: number;
   workflows: number;
-  /** The scopes whose v8 job was in flight when the operator acted. */
+  /** What the gate's failure was to do (the rollout's onFailure). */
+  action: GateAction;
+  /** The scopes whose v8 job was in flight when the gate failed. */
   inFlight: readonly string[];
   /** The scopes as the store listed them before the rollout started. */
   before: ReadonlyMap<string, ScopeState>;
-  /** The operator's reading of each step. */
+  /** The handoff check's reading of each step. */
   steps: readonly StepSummary[];
-  /** The scope of the v8-only worker's fresh acquire after the operator acted. */
+  /** The scope of the v8-only worker's fresh acquire after the driver acted. */
   freshAcquireScope: string;
 }
 
@@ -61,6 +63,36 @@ class RolloutChecker {
         this.#attempts.steps
           .map((s) => `${s.percent} %: ${s.damaged} of ${s.v8Writes} v8 writes damaged`)
           .join('; '),
+      ),
+    );
+  }
+
+  /** The rollout's gate, not an operator, stopped the ramp: its reading and the driver's reason. */
+  gateActed(): void {
+    const rollout = this.#view.report?.rollout ?? null;
+    const failed = rollout?.gateResults.find((result) => result.verdict === 'fail');
+    const percent = STEPS[this.#attempts.steps.length - 1];
+    const acted = this.#attempts.action === 'rollback' ? 'rolled back' : 'paused';
+    const status = this.#attempts.action === 'rollback' ? 'rolled_back' : 'paused';
+    const offenders: string[] = [];
+    if (rollout === null) offenders.push('no rollout');
+    else {
+      if (failed?.name !== HANDOFF_GATE) {
+        offenders.push(`no failed reading of gate ${HANDOFF_GATE}`);
+      } else if (failed.value === null || failed.limit === null || failed.value <= failed.limit) {
+        offenders.push(`gate ${HANDOFF_GATE} failed at ${failed.value}, limit ${failed.limit}`);
+      }
+      if (rollout.percent !== percent) offenders.push(`stopped at ${rollout.percent} %`);
+      if (!(rollout.reason ?? '').startsWith(`gate ${HANDOFF_GATE} failed`)) {
+        offenders.push(`reason: ${rollout.reason ?? 'none'}`);
+      }
+      if (rollout.status !== status) offenders.push(`rollout ${rollout.status}`);
+    }
+    this.invariants.push(
+      verdict(
+        `the gate ${HANDOFF_GATE} failed at ${percent} % on v8's failed jobs, and the driver ${acted} the rollout by itself`,
+        offenders,
+        `a share of ${failed?.value?.toFixed(3)} of ${failed?.samples} v8 jobs failed (limit ${failed?.limit}); ${rollout?.status}: ${rollout?.reason}`,
       ),
     );
   }
@@ -207,7 +239,7 @@ class RolloutChecker {
     return damaged;
   }
 
-  report(inFlightAttempts: number): void {
+  report(inFlightAttempts: number, damaged: number): void {
     const report = this.#view.report;
     const rollback = report?.rollback ?? null;
     const offenders: string[] = [];
@@ -225,8 +257,11 @@ class RolloutChecker {
       if (rollback.staleAttempts !== inFlightAttempts) {
         offenders.push(`staleAttempts ${rollback.staleAttempts}, expected ${inFlightAttempts}`);
       }
+      // Failed: the in-flight jobs refused, and those whose write the handoff check found damaged.
       const jobs = report.toPolicyJobs.byState;
-      if (jobs.failed !== inFlight) offenders.push(`${jobs.failed} failed v8 jobs`);
+      if (jobs.failed !== inFlight + damaged) {
+        offenders.push(`${jobs.failed} failed v8 jobs, expected ${inFlight} + ${damaged}`);
+      }
       if (jobs.succeeded + jobs.failed !== report.toPolicyJobs.total) {
         offenders.push(`v8 jobs ${JSON.stringify(jobs)}`);
       }
@@ -258,12 +293,14 @@ export function checkRollout(
 ): { moved: number; observations: RolloutObservations; invariants: InvariantResult[] } {
   const check = new RolloutChecker(view, attempts);
   check.defectSeen();
+  check.gateActed();
   const inFlight = check.inFlightRefused();
   const movedBack = check.movedScopesBack();
   check.inFlightMemoryKept();
   const untouched = check.untouched();
   const freshV8Acquire = check.freshV8AcquireRefused();
-  check.report(inFlight.counts.attempted);
+  const damagedWorkflows = check.damagedWorkflows();
+  check.report(inFlight.counts.attempted, damagedWorkflows);
   check.auditVerified();
   return {
     moved: check.moved,
@@ -273,7 +310,7 @@ export function checkRollout(
       movedBack,
       untouched,
       freshV8Acquire,
-      damagedWorkflows: check.damagedWorkflows(),
+      damagedWorkflows,
       auditVerified: view.verified,
     },
     invariants: check.invariants,

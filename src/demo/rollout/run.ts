@@ -1,21 +1,27 @@
 /**
  * The rollout incident, end to end, as a library function: 10,000 workflows pinned to v7, v8
- * ramped to 5 % and then 25 %, v8 dropping handoff facts at 25 %, the operator's rollback while
- * 50 v8 jobs hold grants on moved scopes, and those jobs' late commits; then the required
+ * ramped to 5 % and then 25 % by the rollout driver (as `fencegate serve` runs it, in this process
+ * against the demo's store), v8 dropping handoff facts at 25 %, the handoff check reporting those
+ * jobs failed, the rollout's gate failing on them and the driver rolling back by itself while 50
+ * v8 jobs hold grants on moved scopes; then those jobs' late commits, and the required
  * observations checked from the store.
  */
 import { performance } from 'node:perf_hooks';
 import { stepCutoverId } from '../../core/rollout-rules.js';
 import { fail } from '../../errors.js';
+import { RolloutDriver } from '../../rollout/driver.js';
 import type { ScopeState } from '../../types.js';
 import { batchSizeFor } from '../batches.js';
 import { Phases } from '../phases.js';
 import { createWorkflows, registerPolicies, requireEmptyTenant } from '../setup.js';
 import { readScopes } from '../store-view.js';
-import { inspectStep, type StepHealth } from './inspect-step.js';
+import { gateDecision, waitForRollout } from './driver-watch.js';
+import { checkHandoffs, type StepHealth } from './handoff-check.js';
 import { checkRollout } from './invariants.js';
 import {
   DEFAULT_IN_FLIGHT,
+  DEMO_DRIVER_INTERVAL_MS,
+  HANDOFF_GATE,
   pickInFlight,
   POLICY_V7,
   rampRequest,
@@ -30,7 +36,7 @@ import { acquireFreshV8Lease, resumeInFlight, runV8Jobs, type InFlightJob } from
 
 export const DEFAULT_ROLLOUT_WORKFLOWS = 10_000;
 export const DEFAULT_ROLLOUT_SEED = 8;
-/** The ramp's steps the demo takes before the operator acts. */
+/** The ramp's steps the demo takes: the gate fails at the second. */
 const STEPS_TAKEN = 2;
 
 /** The most in-flight jobs a run of `workflows` can hold (the 25 % step moves about a fifth). */
@@ -63,47 +69,68 @@ export async function runRolloutDemo(options: RolloutDemoOptions): Promise<Rollo
   });
   const before: Map<string, ScopeState> = await readScopes(gate);
 
-  // The ramp: each step moves its scopes, v8 jobs run on them, the operator reads the result.
+  // The driver holds each step, checks the gate and acts; the demo's jobs and check run meanwhile.
+  const driver = new RolloutDriver({
+    store: gate.store,
+    tenant: gate.tenant,
+    holder: `demo-rollout-driver-${process.pid}`,
+    intervalMs: options.driverIntervalMs ?? DEMO_DRIVER_INTERVAL_MS,
+  }).start();
   const health: StepHealth[] = [];
   let held: InFlightJob[] = [];
-  for (let step = 1; step <= STEPS_TAKEN; step += 1) {
-    const percent = STEPS[step - 1]!;
-    await phases.run(`ramp v8 to ${percent} %`, 1, async () => {
+  try {
+    for (let step = 1; step <= STEPS_TAKEN; step += 1) {
+      const percent = STEPS[step - 1]!;
       if (step === 1) {
-        await gate.rollouts.start(rampRequest('v8 compaction, progressive'));
-      } else await gate.rollouts.advance({ rolloutId: ROLLOUT_ID });
-    });
-    const cutover = await gate.store.getCutover(gate.tenant, stepCutoverId(ROLLOUT_ID, step));
-    if (cutover === null) fail('internal_error', `step ${step} of ${ROLLOUT_ID} has no cutover`);
-    const moved = cutover.fences.map(({ scope }) => scope);
-    // The jobs of the last step taken are where some are still running when the operator acts.
-    const inFlight =
-      step === STEPS_TAKEN ? pickInFlight(seed, moved, inFlightCount) : new Set<string>();
-    held = held.concat(
-      await phases.run(`v8 jobs on the ${moved.length} scopes at ${percent} %`, moved.length, (t) =>
-        runV8Jobs(gate, moved, inFlight, percent, batch, t),
-      ),
+        await phases.run(`start the ramp: v8 at ${percent} %, gate ${HANDOFF_GATE}`, 1, () =>
+          gate.rollouts.start(rampRequest('v8 compaction, progressive', workflows, action)),
+        );
+      } else {
+        await phases.run(
+          `the gate passes at ${STEPS[step - 2]} %: the driver ramps to ${percent} %`,
+          1,
+          () =>
+            waitForRollout(
+              gate,
+              (r) => r.status !== 'running' || (r.step >= step && r.cutoverDone),
+            ),
+        );
+      }
+      const cutover = await gate.store.getCutover(gate.tenant, stepCutoverId(ROLLOUT_ID, step));
+      if (cutover === null) {
+        const rollout = await gate.rollouts.get(ROLLOUT_ID);
+        fail(
+          'internal_error',
+          `the driver did not start step ${step}: the rollout is ${rollout?.status} (${rollout?.reason ?? 'no reason'})`,
+        );
+      }
+      const moved = cutover.fences.map(({ scope }) => scope);
+      // The jobs of the last step taken are where some are still running when the gate fails.
+      const inFlight =
+        step === STEPS_TAKEN ? pickInFlight(seed, moved, inFlightCount) : new Set<string>();
+      held = held.concat(
+        await phases.run(
+          `v8 jobs on the ${moved.length} scopes at ${percent} %`,
+          moved.length,
+          (t) => runV8Jobs(gate, moved, inFlight, percent, batch, t),
+        ),
+      );
+      health.push(
+        await phases.run(`handoff check of v8's writes at ${percent} %`, 1, () =>
+          checkHandoffs(gate, seed, cutover.cutoverId, percent),
+        ),
+      );
+    }
+    // The check's failures reach the gate at the driver's next look; it acts, no operator call.
+    await phases.run(
+      `the gate trips: the driver ${action === 'rollback' ? 'rolls back' : 'pauses'}`,
+      1,
+      () => waitForRollout(gate, (r) => r.status !== 'running' && r.status !== 'rolling_back'),
     );
-    health.push(
-      await phases.run(`operator inspects v8's writes at ${percent} %`, 1, () =>
-        inspectStep(gate, seed, cutover.cutoverId, percent),
-      ),
-    );
+  } finally {
+    await driver.stop();
   }
-
-  // The operator acts on what the last inspection found; the rollback is timed from the call.
-  let decisionToFencedMs: number | null = null;
-  await phases.run(
-    action === 'rollback' ? 'operator rolls back' : 'operator pauses',
-    1,
-    async () => {
-      const start = performance.now();
-      if (action === 'rollback') {
-        await gate.rollouts.rollback({ rolloutId: ROLLOUT_ID, reason: 'v8 drops handoff facts' });
-        decisionToFencedMs = Math.round(performance.now() - start);
-      } else await gate.rollouts.pause({ rolloutId: ROLLOUT_ID, reason: 'v8 drops handoff facts' });
-    },
-  );
+  const { decisionToFencedMs, reading } = await gateDecision(gate);
   const resumed = await phases.run(`${held.length} in-flight v8 jobs resume and commit`, 1, () =>
     resumeInFlight(gate, held, batch),
   );
@@ -116,6 +143,7 @@ export async function runRolloutDemo(options: RolloutDemoOptions): Promise<Rollo
   const checked = await phases.run('check invariants from the store', 1, async () => {
     const view = await loadRolloutView(gate, workflows, STEPS_TAKEN, freshAcquireScope);
     const result = checkRollout(view, {
+      action,
       seed,
       workflows,
       inFlight: held.map((job) => job.scope),
@@ -137,6 +165,8 @@ export async function runRolloutDemo(options: RolloutDemoOptions): Promise<Rollo
     moved: checked.moved,
     inFlight: held.length,
     decisionToFencedMs,
+    trigger: reading === null ? null : 'gate',
+    gate: reading,
     staleAttempts: rollback?.staleAttempts ?? null,
     staleAccepted: rollback?.staleAccepted ?? null,
     report: checked.view.report,

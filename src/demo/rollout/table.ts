@@ -18,6 +18,11 @@ export function rolloutSummary(result: RolloutDemoResult, storeLabel: string) {
     staleAttempts: result.staleAttempts,
     staleAccepted: result.staleAccepted,
     decisionToFencedMs: result.decisionToFencedMs,
+    trigger: result.trigger,
+    gate: result.gate?.name ?? null,
+    gateValue: result.gate?.value ?? null,
+    gateSamples: result.gate?.samples ?? null,
+    gateLimit: result.gate?.limit ?? null,
     damagedWorkflows: result.store.damagedWorkflows,
     invariantsFailed: result.invariants.filter((invariant) => !invariant.ok).length,
     totalMs: result.totalMs,
@@ -30,7 +35,7 @@ export function formatRolloutTable(result: RolloutDemoResult, storeLabel: string
   const out: string[] = [
     `fencegate demo rollout: v8 ramped over ${result.workflows} workflows pinned to v7 (seed ${result.seed}, ${storeLabel})`,
     '',
-    'The ramp, as the operator read it from the store',
+    'The ramp, driven by the rollout driver; the handoff check read each step from the store',
   ];
   for (const step of result.steps) {
     out.push(
@@ -42,10 +47,8 @@ export function formatRolloutTable(result: RolloutDemoResult, storeLabel: string
   }
   out.push(
     '',
-    result.action === 'rollback'
-      ? `The operator rolls back (gate.rollouts.rollback) with ${result.inFlight} v8 jobs in flight`
-      : `The operator only pauses the rollout with ${result.inFlight} v8 jobs in flight`,
-    line('rollback call -> last moved scope fenced', msOrNone(result.decisionToFencedMs)),
+    gateLine(result),
+    line('gate decision -> last moved scope fenced', msOrNone(result.decisionToFencedMs)),
     line('scopes moved back to v7 (report)', `${rollback?.moved ?? 0} of ${result.moved}`),
     line(
       'in-flight v8 commits after it (audit)',
@@ -80,6 +83,21 @@ export function formatRolloutTable(result: RolloutDemoResult, storeLabel: string
     '',
   );
   return out.join('\n');
+}
+
+/** What the gate read and what the driver did about it, from the store. */
+function gateLine(result: RolloutDemoResult): string {
+  const { gate } = result;
+  if (gate === null)
+    return `No gate failed: nothing stopped the ramp (${result.inFlight} v8 jobs in flight)`;
+  const reading = `a share of ${share(gate.value)} of ${gate.samples} v8 jobs failed, limit ${share(gate.limit)}`;
+  const acted =
+    result.action === 'rollback' ? 'the driver rolls back' : 'the driver only pauses the rollout';
+  return `The gate ${gate.name} fails at ${gate.percent} % (${reading}): ${acted}, no operator call, with ${result.inFlight} v8 jobs in flight`;
+}
+
+function share(value: number | null): string {
+  return value === null ? 'none' : String(Number(value.toFixed(3)));
 }
 
 function msOrNone(ms: number | null): string {

@@ -4,10 +4,7 @@
  * it and commits against the revision it read, releasing the scope in the same transaction
  * (`succeeded`). A job left in flight stops after its acquire and compaction: it holds its grant
  * and its pending write until it resumes.
- *
- * v8's defect: it keeps only the handoff facts that fit a budget, and divides that budget by its
- * share of the traffic. At 5 % every fact fits; at 25 % workflows with more than three facts lose
- * the last ones, and the records it writes show it.
+ * v8's defect (v8-compaction.ts) shows in the records it writes at 25 %.
  */
 import type { Fencegate } from '../../gate.js';
 import { fail, isFencegateError } from '../../errors.js';
@@ -17,22 +14,7 @@ import type { WorkflowMemory } from '../handoff-facts.js';
 import { recordEvents } from '../job-events.js';
 import { MEMORY, v8JobId, v8OperationId } from '../plan.js';
 import { POLICY_V8, V8_LEASE_MS, v8Worker, workflowOf } from './plan.js';
-
-/** The facts v8 can carry at 1 % of the traffic; at p %, a p-th of them. */
-const V8_FACT_CONTEXT = 75;
-
-export function v8FactBudget(percent: number): number {
-  return Math.floor(V8_FACT_CONTEXT / percent);
-}
-
-export function compactV8(memory: WorkflowMemory, percent: number): WorkflowMemory {
-  const facts = memory.facts.slice(0, v8FactBudget(percent)).map((fact) => ({ ...fact }));
-  return {
-    facts,
-    notes: [],
-    summary: `v8 compaction of ${memory.notes.length} notes; ${facts.length} handoff facts kept`,
-  };
-}
+import { compactV8 } from './v8-compaction.js';
 
 /** A v8 job holding its grant with the commit it has prepared but not sent. */
 export interface InFlightJob {

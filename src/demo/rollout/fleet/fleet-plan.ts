@@ -1,6 +1,6 @@
 /**
  * What the fleet demo's parent and its worker processes share: the workers' configuration, the
- * job's data, the record a compaction writes and the Redis keys the run counts in.
+ * job's data, the record a compaction writes and the Redis keys the run stages and counts in.
  */
 
 export interface FleetRedis {
@@ -39,16 +39,27 @@ export const COMPACTED = 'compacted';
 export const WORKERS_PER_VERSION = 2;
 /** Jobs each worker process runs at once. */
 export const FLEET_CONCURRENCY = 8;
-/** Runs a job gets: the second is the retry of a run whose commit a rollback refused. */
-export const FLEET_ATTEMPTS = 3;
+/**
+ * Runs a job gets, and the first wait before a retry (doubled at each retry): a run refused by the
+ * rollback, or one whose compaction failed v8's check, is retried once the rollback has moved its
+ * scope back, and handed to v7. Ten runs wait nearly a minute in all before a job fails for good.
+ */
+export const FLEET_ATTEMPTS = 10;
+export const FLEET_RETRY_DELAY_MS = 100;
 
-/** The Redis keys of a run: its hold switch and its counters. */
+/** The Redis keys of a run: v8's traffic share, its two switches and its counters. */
 export function fleetKeys(runId: string) {
   const base = `fencegate-demo-fleet:${runId}`;
   return {
+    /** The percent of the traffic v8 serves, as its deployment tells it: its defect's cause. */
+    share: `${base}:share`,
+    /** Set while v8 handlers whose compaction failed its check wait before failing. */
+    stage: `${base}:stage`,
+    /** v8 handlers waiting at the stage: their jobs fail once it is lifted. */
+    failing: `${base}:failing`,
     /** Set while v8 handlers must stop before their commit. */
     hold: `${base}:hold`,
-    /** v8 handlers that reached the hold. */
+    /** v8 handlers that reached the hold: the jobs in flight. */
     held: `${base}:held`,
     done: `${base}:done`,
     refused: `${base}:refused`,

@@ -1,12 +1,14 @@
 /**
  * `fencegate demo rollout --fleet`: the rollout incident with a blue/green worker fleet. The demo's
- * store is served over HTTP in this process; two BullMQ worker processes per version (each with
- * the handler of its version and the other version's queue) compact every workflow, producers
- * sending all jobs to the v7 queue. The ramp to 5 % and 25 % runs while jobs flow; at 25 % the
- * v8 handlers hold before their commits, and the trigger (the operator's rollback today; a
- * rollout gate can take its place) acts with them in flight. The held v8 commits are then refused
- * and their jobs retried and handed back to v7. Checked from the store: 0 writes accepted from
- * v8 after the rollback, every workflow compacted once, verify clean.
+ * store is served over HTTP in this process, and the rollout driver runs beside it (as `fencegate
+ * serve` runs it); two BullMQ worker processes per version (each with the handler of its version
+ * and the other version's queue) compact the workflows, producers sending every job to the v7
+ * queue. The first half of the jobs flows while v8 serves 5 %, where its compaction keeps every
+ * handoff fact and the gate passes: the driver ramps to 25 %. The rest flows then: v8's check
+ * fails the compactions that lost a fact, the gate fails on those jobs, and the driver rolls back
+ * by itself while the other v8 jobs hold before their commits. Their commits are then refused and
+ * their jobs, like the failed ones, retried and handed back to v7. Checked from the store: 0 writes
+ * accepted from v8 after the rollback, every workflow compacted once with every fact, verify clean.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -17,18 +19,31 @@ import { Queue, RedisConnection, type ConnectionOptions, type RedisClient } from
 import { rollbackCutoverId } from '../../../core/rollout-rules.js';
 import { fail } from '../../../errors.js';
 import type { Fencegate } from '../../../gate.js';
+import { RolloutDriver } from '../../../rollout/driver.js';
 import { buildServer } from '../../../server/build-server.js';
 import { issueToken } from '../../../server/tokens.js';
 import { batchSizeFor } from '../../batches.js';
 import type { DemoProgress } from '../../demo-types.js';
+import { canonicalFacts, missingFacts } from '../../handoff-facts.js';
 import { Phases } from '../../phases.js';
 import { scopeOf } from '../../plan.js';
 import { createWorkflows, registerPolicies, requireEmptyTenant } from '../../setup.js';
-import { POLICY_V7, POLICY_V8, rampRequest, ROLLOUT_ID, STEPS } from '../plan.js';
+import {
+  DEMO_DRIVER_INTERVAL_MS,
+  HANDOFF_GATE,
+  POLICY_V7,
+  POLICY_V8,
+  rampRequest,
+  ROLLOUT_ID,
+  STEPS,
+} from '../plan.js';
+import { gateDecision, waitForRollout } from '../driver-watch.js';
+import type { GateReading } from '../types.js';
 import {
   COMPACTED,
   FLEET_ATTEMPTS,
   FLEET_CONCURRENCY,
+  FLEET_RETRY_DELAY_MS,
   FLEET_WORKER_ENV,
   fleetKeys,
   parseRedisUrl,
@@ -37,19 +52,11 @@ import {
   type FleetWorkerConfig,
 } from './fleet-plan.js';
 
-/** What triggers the rollback once the v8 jobs are in flight: the operator's call by default. */
-export type RollbackTrigger = (gate: Fencegate) => Promise<void>;
-
-export const operatorRollback: RollbackTrigger = async (gate) => {
-  await gate.rollouts.rollback({ rolloutId: ROLLOUT_ID, reason: 'v8 drops handoff facts' });
-};
-
 export interface FleetDemoOptions {
   gate: Fencegate;
   redisUrl: string;
   workflows: number;
   seed: number;
-  trigger?: RollbackTrigger;
   onProgress?: (progress: DemoProgress) => void;
 }
 
@@ -58,29 +65,35 @@ export interface FleetDemoResult {
   moved: number;
   staleAttempts: number | null;
   staleAccepted: number | null;
+  /** From the gate's decision until the rollback's last moved scope was fenced, store time. */
   decisionToFencedMs: number | null;
+  /** 'gate' when the driver rolled back on a failed gate; null when nothing did. */
+  trigger: 'gate' | null;
+  /** The failed gate's reading, from the store. */
+  gate: GateReading | null;
   workers: number;
   jobs: number;
-  /** v8 handlers holding their grant when the rollback was triggered. */
+  /** v8 handlers holding their grant, before their commit, when the gate failed. */
   inFlight: number;
+  /** v8 jobs whose compaction v8's check failed before the gate did. */
+  failedChecks: number;
   /** Jobs that went to the other version's queue (each hand-back counted once per run). */
   handedBack: number;
   /** Commits accepted under v8 after the rollback began, from the audit log: must be 0. */
   v8AcceptedAfterRollback: number;
-  /** Workflows whose compaction is stored, of `jobs`: every one. */
+  /** Workflows whose compaction is stored, with every handoff fact, of `jobs`: every one. */
   compacted: number;
   invariantsFailed: number;
   invariants: { name: string; ok: boolean }[];
   totalMs: number;
 }
 
-/** How long the demo waits for its jobs before it checks what the store holds. */
+/** How long the demo waits for its jobs, or for the driver, before it checks what the store holds. */
 const JOBS_LIMIT_MS = 120_000;
 const POLL_MS = 50;
 
 export async function runFleetDemo(options: FleetDemoOptions): Promise<FleetDemoResult> {
   const { gate, workflows } = options;
-  const trigger = options.trigger ?? operatorRollback;
   const phases = new Phases(options.onProgress);
   const started = performance.now();
   const redis = parseRedisUrl(options.redisUrl);
@@ -99,13 +112,19 @@ export async function runFleetDemo(options: FleetDemoOptions): Promise<FleetDemo
   const v7Queue = new Queue<FleetJob>(queues.v7, { connection });
   const counters = new RedisConnection(connection);
   const children: ChildProcess[] = [];
+  const driver = new RolloutDriver({
+    store: gate.store,
+    tenant: gate.tenant,
+    holder: `demo-fleet-driver-${process.pid}`,
+    intervalMs: DEMO_DRIVER_INTERVAL_MS,
+  });
   try {
     await server.listen({ host: '127.0.0.1', port: 0 });
     const address = server.server.address();
     const port = typeof address === 'object' && address !== null ? address.port : 0;
     const { token } = await issueToken(gate.store, { tenant: gate.tenant, role: 'worker' });
     const store = await counters.client;
-    await store.set(keys.hold, '1');
+    await store.set(keys.share, String(STEPS[0]));
 
     await phases.run(`start ${2 * WORKERS_PER_VERSION} worker processes`, 1, async () => {
       const base = { url: `http://127.0.0.1:${port}`, token, redis, queues, runId };
@@ -119,43 +138,65 @@ export async function runFleetDemo(options: FleetDemoOptions): Promise<FleetDemo
       await Promise.all(starting);
     });
 
-    // The ramp runs while the producers' jobs flow through the fleet.
+    const firstWave = Math.floor(workflows / 2);
+    const send = (from: number, to: number) =>
+      v7Queue.addBulk(
+        Array.from({ length: to - from }, (_, i) => ({
+          name: 'compact',
+          data: { scope: scopeOf(from + i) },
+          opts: {
+            attempts: FLEET_ATTEMPTS,
+            backoff: { type: 'exponential', delay: FLEET_RETRY_DELAY_MS },
+            removeOnComplete: true,
+            removeOnFail: true,
+          },
+        })),
+      );
+    driver.start();
     await phases.run(
-      `ramp v8 to ${STEPS[0]} % and ${STEPS[1]} % with jobs flowing`,
-      1,
-      async () => {
-        await gate.rollouts.start(rampRequest('v8 compaction, progressive, on its own fleet'));
-        await v7Queue.addBulk(
-          Array.from({ length: workflows }, (_, workflow) => ({
-            name: 'compact',
-            data: { scope: scopeOf(workflow) },
-            opts: { attempts: FLEET_ATTEMPTS, removeOnComplete: true, removeOnFail: true },
-          })),
+      `${firstWave} jobs flow at ${STEPS[0]} %; the gate passes, the driver ramps to ${STEPS[1]} %`,
+      firstWave,
+      async (tick) => {
+        await gate.rollouts.start(
+          rampRequest('v8 compaction, progressive, on its own fleet', workflows),
         );
-        await gate.rollouts.advance({ rolloutId: ROLLOUT_ID });
+        await send(0, firstWave);
+        await waitFor(async () => {
+          const done = await countOf(store, keys.done);
+          tick(Math.min(done, firstWave));
+          return done >= firstWave;
+        }, 'the first jobs to finish');
+        await waitForRollout(gate, (r) => r.status !== 'running' || (r.step >= 2 && r.cutoverDone));
       },
     );
     const moved = await movedScopes(gate);
-    // Every v8 scope not compacted yet has its job on the way to a v8 handler, which holds.
-    const expectedHeld = Math.min(
-      await v8ScopesLeft(gate),
-      WORKERS_PER_VERSION * FLEET_CONCURRENCY,
+    // v8 now serves 25 %; every v8 scope left has its job staged at the hold or the stage.
+    await store.set(keys.share, String(STEPS[1]));
+    await store.set(keys.hold, '1');
+    await store.set(keys.stage, '1');
+    const expected = Math.min(await v8ScopesLeft(gate), WORKERS_PER_VERSION * FLEET_CONCURRENCY);
+    await phases.run(
+      `${workflows - firstWave} more jobs: ${expected} v8 jobs reach their check`,
+      expected,
+      async (tick) => {
+        await send(firstWave, workflows);
+        await waitFor(async () => {
+          const staged = (await countOf(store, keys.held)) + (await countOf(store, keys.failing));
+          tick(Math.min(staged, expected));
+          return staged >= expected;
+        }, 'the v8 jobs to reach their commits');
+      },
     );
-    await phases.run(`wait for ${expectedHeld} v8 jobs in flight`, expectedHeld, async (tick) => {
-      await waitFor(async () => {
-        const held = await countOf(store, keys.held);
-        tick(Math.min(held, expectedHeld));
-        return held >= expectedHeld;
-      }, 'the v8 jobs to reach their commits');
-    });
+    const failedChecks = await countOf(store, keys.failing);
+    // The failing jobs fail now: the gate reads them at the driver's next look, and it acts.
+    await store.del(keys.stage);
+    await phases.run(
+      `${failedChecks} v8 jobs lost handoff facts: the gate trips, the driver rolls back`,
+      1,
+      () => waitForRollout(gate, (r) => r.status !== 'running' && r.status !== 'rolling_back'),
+    );
     const inFlight = await countOf(store, keys.held);
-
-    let decisionToFencedMs: number | null = null;
-    await phases.run('rollback triggered with v8 jobs in flight', 1, async () => {
-      const start = performance.now();
-      await trigger(gate);
-      decisionToFencedMs = Math.round(performance.now() - start);
-    });
+    await driver.stop();
     await store.del(keys.hold);
     await phases.run(`the fleet finishes ${workflows} jobs`, workflows, async (tick) => {
       await waitFor(async () => {
@@ -165,18 +206,24 @@ export async function runFleetDemo(options: FleetDemoOptions): Promise<FleetDemo
       }, 'every job to finish');
     });
     const handedBack = await countOf(store, keys.handedBack);
+    const { reading, decisionToFencedMs } = await gateDecision(gate);
 
-    const checked = await phases.run('check from the store', 1, () => check(gate, workflows));
-    await store.del(keys.held, keys.done, keys.refused, keys.handedBack);
+    const checked = await phases.run('check from the store', 1, () =>
+      check(gate, workflows, options.seed),
+    );
+    await store.del(keys.share, keys.failing, keys.held, keys.done, keys.refused, keys.handedBack);
     return {
       ok: checked.invariants.every((invariant) => invariant.ok),
       moved,
       staleAttempts: checked.staleAttempts,
       staleAccepted: checked.staleAccepted,
       decisionToFencedMs,
+      trigger: reading === null ? null : 'gate',
+      gate: reading,
       workers: 2 * WORKERS_PER_VERSION,
       jobs: workflows,
       inFlight,
+      failedChecks,
       handedBack,
       v8AcceptedAfterRollback: checked.v8AcceptedAfterRollback,
       compacted: checked.compacted,
@@ -185,12 +232,14 @@ export async function runFleetDemo(options: FleetDemoOptions): Promise<FleetDemo
       totalMs: Math.round(performance.now() - started),
     };
   } finally {
+    await driver.stop();
     await Promise.all(children.map(stopWorker));
     const v8Queue = new Queue(queues.v8, { connection });
     for (const queue of [v7Queue, v8Queue]) {
       await queue.obliterate({ force: true }).catch(() => undefined);
       await queue.close();
     }
+    await counters.client.then((client) => client.del(keys.stage, keys.hold)).catch(() => 0);
     await counters.close();
     await server.close();
   }
@@ -229,9 +278,10 @@ interface Checked {
   invariants: { name: string; ok: boolean }[];
 }
 
-/** The invariants, each read from the store: the report, the audit log, the records, verify. */
-async function check(gate: Fencegate, workflows: number): Promise<Checked> {
+/** The invariants, each read from the store: the rollout, the report, the audit log, the records, verify. */
+async function check(gate: Fencegate, workflows: number, seed: number): Promise<Checked> {
   const report = await gate.rollouts.report(ROLLOUT_ID);
+  const rollout = report?.rollout ?? null;
   const rollback = report?.rollback ?? null;
   const cutover = await gate.store.getCutover(gate.tenant, rollbackCutoverId(ROLLOUT_ID));
   let v8AcceptedAfterRollback = 0;
@@ -248,15 +298,29 @@ async function check(gate: Fencegate, workflows: number): Promise<Checked> {
   let compacted = 0;
   for (let workflow = 0; workflow < workflows; workflow += 1) {
     const record = await gate.getRecord(scopeOf(workflow), COMPACTED);
-    if (record.exists && record.revision === 1) compacted += 1;
+    const kept = missingFacts(canonicalFacts(seed, workflow), record.value).length === 0;
+    if (record.exists && record.revision === 1 && kept) compacted += 1;
   }
   const verify = await gate.verify();
+  const gateFailed = rollout?.gateResults.some(
+    (result) => result.name === HANDOFF_GATE && result.verdict === 'fail',
+  );
   const invariants = [
-    { name: 'the rollout is rolled back', ok: report?.rollout.status === 'rolled_back' },
+    {
+      name: `the gate ${HANDOFF_GATE} failed at ${STEPS[1]} % and the driver rolled the rollout back by itself`,
+      ok:
+        rollout?.status === 'rolled_back' &&
+        rollout.percent === STEPS[1] &&
+        gateFailed === true &&
+        (rollout.reason ?? '').startsWith(`gate ${HANDOFF_GATE} failed`),
+    },
     { name: 'the rollback refused stale v8 commits', ok: (rollback?.staleAttempts ?? 0) > 0 },
     { name: 'staleAccepted is 0', ok: rollback?.staleAccepted === 0 },
     { name: '0 writes accepted from v8 after the rollback', ok: v8AcceptedAfterRollback === 0 },
-    { name: 'every workflow compacted exactly once', ok: compacted === workflows },
+    {
+      name: 'every workflow compacted exactly once, with every handoff fact',
+      ok: compacted === workflows,
+    },
     { name: 'verify finds no violation', ok: verify.violations.length === 0 },
   ];
   return {
