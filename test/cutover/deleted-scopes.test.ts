@@ -1,7 +1,7 @@
 /**
  * Only a takeover re-creates a deleted scope. A cutover step finds the scope deleted (deleted
- * before the cutover, or between its planning and its step): it leaves the scope as it is, and the
- * cutover's answer and report list it as skipped.
+ * before the cutover, or between its listing and its step): it leaves the scope as it is, and the
+ * cutover's answer and report list it as skipped. A prefix lists only active scopes.
  */
 import { describe, expect, it } from 'vitest';
 import { ONE_STORE, storesFor } from '../helpers/stores.js';
@@ -48,7 +48,7 @@ describe.each(ONE_STORE)('a cutover and deleted scopes on $name', (kind) => {
     await close();
   });
 
-  it('skips a scope deleted after the cutover was planned (an interrupted cutover resumed)', async () => {
+  it('skips a scope deleted after the cutover listed it (an interrupted cutover resumed)', async () => {
     const { gate, clock, url, close } = await openStore(stores);
     await registerPolicies(gate);
     const [first, deleted, last] = (await createWorkflows(gate, 3)) as [string, string, string];
@@ -58,10 +58,16 @@ describe.each(ONE_STORE)('a cutover and deleted scopes on $name', (kind) => {
       holder: 'controller-v8',
       prefix: 'wf-',
     };
-    // Planned behind the store's back, as a cutover interrupted right after its planning leaves it:
-    // the next call with the same cutoverId resumes it and moves the scopes.
+    // Planned behind the store's back, and its list built (one page holds the three scopes), as
+    // a cutover interrupted before its first move leaves it: the next call with the same
+    // cutoverId resumes it and moves the scopes.
     await kind.behind.planCutover(url, gate.tenant, request, clock.now());
-    // Planned while active; deleted before the step that would move it.
+    await gate.store.moveCutoverChunk(gate.tenant, 'c-prefix');
+    expect(await gate.store.getCutover(gate.tenant, 'c-prefix')).toMatchObject({
+      planned: 3,
+      fences: [],
+    });
+    // Listed while active; deleted before the step that would move it.
     await gate.deleteScope(deleted, { reason: 'workflow removed' });
     const before = await gate.getScope(deleted);
 
@@ -75,6 +81,26 @@ describe.each(ONE_STORE)('a cutover and deleted scopes on $name', (kind) => {
       skipped: [deleted],
     });
     expect(await gate.verify()).toMatchObject({ ok: true });
+    await close();
+  });
+
+  it('a prefix lists only the scopes that are active when its page reaches them', async () => {
+    const { gate, clock, url, close } = await openStore(stores);
+    await registerPolicies(gate);
+    const [first, deleted, last] = (await createWorkflows(gate, 3)) as [string, string, string];
+    const request = {
+      cutoverId: 'c-later',
+      toPolicy: 'v8',
+      holder: 'controller-v8',
+      prefix: 'wf-',
+    };
+    await kind.behind.planCutover(url, gate.tenant, request, clock.now());
+    // Deleted after the start, before the listing read it: never listed, so not skipped either.
+    await gate.deleteScope(deleted, { reason: 'workflow removed' });
+    const result = await gate.cutover(request);
+    expect(result).toMatchObject({ scopes: 2, skipped: [] });
+    expect(result.fences.map((f) => f.scope)).toEqual([first, last]);
+    expect(await gate.cutoverReport('c-later')).toMatchObject({ scopes: 2, skipped: [] });
     await close();
   });
 
