@@ -10,8 +10,8 @@
  *   scope|<rolloutId>|<scope>    what the rollout did to the scope (RolloutScopeRow)
  *   cutovers                     the tenant's plain cutovers still moving scopes
  *                                (RunningCutoversRow), read by a rollout's start
- *   cursor|<cutoverId>           how far a cutover's chunks have come (CutoverCursorRow), any
- *                                cutover's, a rollout's or a plain one
+ *   cursor|<cutoverId>           how far a cutover's listing, then its chunks, have come
+ *                                (CutoverCursorRow), any cutover's, a rollout's or a plain one
  *   driver|<rolloutId>           the lease of the server that drives the rollout, and its gates'
  *                                readings (RolloutDriverRow)
  */
@@ -104,14 +104,29 @@ export interface RunningCutoversRow {
 }
 
 /**
- * A cutover's chunks have handled its listed scopes before index `next` (each moved or skipped,
- * with its step row): the next chunk starts there and reads only its own scopes' rows. A rollback
- * that cancels intents also keeps how far its pages of intents have come (`intents`).
+ * What a cutover listed in pages lists, and the last name its listing examined (`after`, '' before
+ * its first page): the next page starts after it (plan-cutover-listing.ts).
+ */
+export type CutoverListing =
+  /** A plain cutover's prefix: the active scopes under it. */
+  | { of: 'prefix'; prefix: string; after: string }
+  /** A rollout's step: the selection's scopes the hash admits at `percent`, on fromPolicy or none. */
+  | { of: 'step'; percent: number; after: string }
+  /** A rollout's rollback: every scope the rollout moved or pinned. */
+  | { of: 'rollback'; after: string };
+
+/**
+ * How far a cutover has come. While `listing` is there its list is still being built, a page at a
+ * time, and no chunk moves; then its chunks have handled its listed scopes before index `next`
+ * (each moved or skipped, with its step row): the next chunk starts there and reads only its own
+ * scopes' rows. A rollback that cancels intents also keeps how far its pages of intents have come
+ * (`intents`).
  */
 export interface CutoverCursorRow {
   kind: 'cursor';
   next: number;
   intents?: IntentsCursor;
+  listing?: CutoverListing;
 }
 
 /**
@@ -221,21 +236,23 @@ export function runningCutoversPut(cutovers: RunningCutover[]): Put {
 }
 
 /**
- * Where the cutover's next chunk starts: 0 before its first (or for one started without one); and
- * where a rollback's next page of intents starts, when one was cancelled.
+ * The cutover's cursor: where its next chunk starts (0 before its first, or for one started
+ * without a cursor), its listing while its list is being built, and where a rollback's next page
+ * of intents starts, when one was cancelled.
  */
-export function readCutoverCursor(
-  snapshot: Snapshot,
-  cutoverId: string,
-): { next: number; intents?: IntentsCursor } {
-  const row = documentOf(snapshot, cutoverCursorRef(cutoverId).key, 'cursor');
-  return row === null ? { next: 0 } : row;
+export function readCutoverCursor(snapshot: Snapshot, cutoverId: string): CutoverCursorRow {
+  return (
+    documentOf(snapshot, cutoverCursorRef(cutoverId).key, 'cursor') ?? { kind: 'cursor', next: 0 }
+  );
 }
 
-export function cutoverCursorPut(cutoverId: string, next: number, intents?: IntentsCursor): Put {
-  return rolloutPut(cutoverCursorRef(cutoverId).key, {
-    kind: 'cursor',
-    next,
-    ...(intents === undefined ? {} : { intents }),
-  });
+export function cutoverCursorPut(
+  cutoverId: string,
+  next: number,
+  more: { listing?: CutoverListing | undefined; intents?: IntentsCursor | undefined } = {},
+): Put {
+  const row: CutoverCursorRow = { kind: 'cursor', next };
+  if (more.listing !== undefined) row.listing = more.listing;
+  if (more.intents !== undefined) row.intents = more.intents;
+  return rolloutPut(cutoverCursorRef(cutoverId).key, row);
 }

@@ -151,6 +151,11 @@ export interface PlanLimits {
   maxCancelBytes?: number;
   /** The scopes one cutover chunk moves. */
   cutoverChunk: number;
+  /**
+   * The names one page of a cutover's listing reads from a range (a prefix's scopes, a rollout's
+   * marks, their rows read with them); `cutoverChunk` when absent.
+   */
+  listPage?: number;
   /** The job events one transaction records. */
   jobEventsPerWrite: number;
 }
@@ -398,14 +403,14 @@ export abstract class PlannedStore implements Pick<Store, PlannedOperation | 'co
     });
   }
 
-  /** Each chunk is a transaction of its own: other writers run between them. */
+  /** Each chunk, and each page of a listing, is a transaction of its own: other writers run between them. */
   moveCutoverChunk(tenant: string, cutoverId: string, caller?: Caller): Promise<number> {
-    const { cutoverChunk } = this.planLimits();
+    const { cutoverChunk, listPage = cutoverChunk } = this.planLimits();
     const bounds = this.#cancelBounds();
     return this.apply({
       operation: 'moveCutoverChunk',
       tenant,
-      plan: (s) => planCutoverChunk(s, cutoverId, cutoverChunk, caller, bounds),
+      plan: (s) => planCutoverChunk(s, cutoverId, cutoverChunk, caller, bounds, listPage),
     });
   }
 

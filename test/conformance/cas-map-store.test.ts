@@ -18,14 +18,25 @@ interface CasSubject extends InProcessSubject {
   casStore: CasMapStore;
 }
 
-/** Another writer of the same row before every third write. */
+/**
+ * Another writer of the same row before every third write, once some write has applied since its
+ * last one: a writer that wins a race is progress, and three writers racing on one row (three
+ * operator commands on one rollout) would otherwise meet a rewrite in every round, each round
+ * failing them all, for as long as the schedule lines up.
+ */
 function interfereOften(store: CasMapStore): void {
   let writes = 0;
+  let appliedSince = true;
   const send = store.map.compareAndSet.bind(store.map);
-  store.map.compareAndSet = (write) => {
+  store.map.compareAndSet = async (write) => {
     writes += 1;
-    if (writes % 3 === 0) store.map.interfere(1);
-    return send(write);
+    if (writes % 3 === 0 && appliedSince) {
+      store.map.interfere(1);
+      appliedSince = false;
+    }
+    const answer = await send(write);
+    if (answer.applied) appliedSince = true;
+    return answer;
   };
 }
 

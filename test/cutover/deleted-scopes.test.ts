@@ -1,7 +1,7 @@
 /**
  * Only a takeover re-creates a deleted scope. A cutover step finds the scope deleted (deleted
- * before the cutover, or between its planning and its step): it leaves the scope as it is, and the
- * cutover's answer and report list it as skipped.
+ * before the cutover, or between its listing and its step): it leaves the scope as it is, and the
+ * cutover's answer and report list it as skipped. A prefix lists only active scopes.
  */
 import { expect, it } from 'vitest';
 import { createWorkflows, openGate, readAudit, registerPolicies } from './cutover-helpers.js';
@@ -44,7 +44,7 @@ it('skips a listed scope that was deleted, leaves it deleted and lists it', asyn
   await close();
 });
 
-it('skips a scope deleted after the cutover was planned (an interrupted cutover resumed)', async () => {
+it('skips a scope deleted after the cutover listed it (an interrupted cutover resumed)', async () => {
   const { gate, close } = await openGate();
   await registerPolicies(gate);
   const [first, deleted, last] = (await createWorkflows(gate, 3)) as [string, string, string];
@@ -54,10 +54,15 @@ it('skips a scope deleted after the cutover was planned (an interrupted cutover 
     holder: 'controller-v8',
     prefix: 'wf-',
   };
-  // Planned and not moved, as a cutover interrupted right after its planning leaves it: the next
-  // call with the same cutoverId resumes it and moves the scopes.
+  // Started and its list built (one page holds the three scopes), as a cutover interrupted before
+  // its first move leaves it: the next call with the same cutoverId resumes it and moves them.
   await gate.store.startCutover(gate.tenant, request);
-  // Planned while active; deleted before the step that would move it.
+  await gate.store.moveCutoverChunk(gate.tenant, 'c-prefix');
+  expect(await gate.store.getCutover(gate.tenant, 'c-prefix')).toMatchObject({
+    planned: 3,
+    fences: [],
+  });
+  // Listed while active; deleted before the step that would move it.
   await gate.deleteScope(deleted, { reason: 'workflow removed' });
   const before = await gate.getScope(deleted);
 
@@ -71,6 +76,26 @@ it('skips a scope deleted after the cutover was planned (an interrupted cutover 
     skipped: [deleted],
   });
   expect(await gate.verify()).toMatchObject({ ok: true });
+  await close();
+});
+
+it('a prefix lists only the scopes that are active when its page reaches them', async () => {
+  const { gate, close } = await openGate();
+  await registerPolicies(gate);
+  const [first, deleted, last] = (await createWorkflows(gate, 3)) as [string, string, string];
+  const request = {
+    cutoverId: 'c-later',
+    toPolicy: 'v8',
+    holder: 'controller-v8',
+    prefix: 'wf-',
+  };
+  await gate.store.startCutover(gate.tenant, request);
+  // Deleted after the start, before the listing read it: never listed, so not skipped either.
+  await gate.deleteScope(deleted, { reason: 'workflow removed' });
+  const result = await gate.cutover(request);
+  expect(result).toMatchObject({ scopes: 2, skipped: [] });
+  expect(result.fences.map((f) => f.scope)).toEqual([first, last]);
+  expect(await gate.cutoverReport('c-later')).toMatchObject({ scopes: 2, skipped: [] });
   await close();
 });
 

@@ -30,9 +30,12 @@ class StoppingStore extends MemoryStore {
     return super.apply(write);
   }
 
-  /** Rollback chunks of two scopes, so its moves and its pages of intents take turns. */
+  /**
+   * Rollback chunks of two scopes, so its moves and its pages of intents take turns; its list is
+   * built in one page.
+   */
   protected override planLimits(): PlanLimits {
-    return { ...super.planLimits(), cutoverChunk: 2 };
+    return { ...super.planLimits(), cutoverChunk: 2, listPage: 1000 };
   }
 }
 
@@ -149,9 +152,9 @@ describe('a cancel of many intents stopped between two transactions', () => {
         keys.push(...mine);
       }
 
-      // Its first chunk moves two scopes, its first page cancels intents of the first; the
-      // server stops before the second page.
-      store.arm('moveCutoverChunk', 3);
+      // Its first call lists its scopes, its first chunk moves two of them, its first page
+      // cancels intents of the first; the server stops before the second page.
+      store.arm('moveCutoverChunk', 4);
       await expect(
         gate.rollouts.rollback({ rolloutId: 'r1', cancelIntents: true }),
       ).rejects.toThrow(/stopped/);

@@ -42,8 +42,8 @@ export interface StoreOptions {
    */
   warmConnections?: boolean;
   /**
-   * The scopes one cutover chunk moves on SQLite and PostgreSQL (tests of interrupted cutovers
-   * need a few small chunks). etcd ignores it: its chunk is what one Txn holds.
+   * The scopes one cutover chunk moves, and the names one page of its listing reads (tests of
+   * interrupted cutovers need a few small chunks). On etcd a chunk is at most what one Txn holds.
    */
   cutoverChunk?: number;
 }

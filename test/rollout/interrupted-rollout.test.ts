@@ -1,8 +1,11 @@
 /**
  * A rollout step and then its rollback, each killed with SIGKILL part way through in another
  * process on every store, and resumed by sending the command again: every scope moves once in the
- * step and once back in the rollback, to the state of an uninterrupted run. The kill point is chosen by
- * watching the store (the audit log shows some cutover entries), not by a timer.
+ * step and once back in the rollback, to the state of an uninterrupted run. The step is killed
+ * twice: first while its list is half built (some pages listed, none moved), then, sent again,
+ * while it moves. The kill point is chosen by watching the store (the step's list has names, the
+ * audit log shows some cutover entries), not by a timer; the child pauses between its pages and
+ * chunks so that the kill lands between two.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -32,9 +35,9 @@ afterAll(() => childBundle?.remove());
 const ROLLOUT_ID = ROLLOUT.rolloutId!;
 
 /**
- * Enough scopes for several chunks of a step or the rollback, so a kill lands between two of them:
- * a chunk is CHUNK scopes on SQLite and PostgreSQL here, and on etcd as many as one Txn holds (31
- * with etcd's default --max-txn-ops).
+ * Enough scopes for several pages of a step's list and several chunks of a step or the rollback,
+ * so a kill lands between two of them: CHUNK scopes each here (on etcd at most what one Txn holds,
+ * 31 with its default --max-txn-ops).
  */
 function scopesOn(kind: TestStoreKind): number {
   return kind.name.startsWith('etcd') ? 120 : 6 * CHUNK;
@@ -69,11 +72,25 @@ async function prepare(
  * Runs the command in a child process and kills it once the store holds more cutover entries than
  * `before`. Returns how many it holds once the child is dead.
  */
-async function killedMidway(
+function killedMidway(
   kind: TestStoreKind,
   url: string,
   command: 'start' | 'rollback',
   before: number,
+): Promise<number> {
+  return killedWhen(kind, url, command, async (entries) => (await entries()) > before);
+}
+
+/**
+ * Runs the command in a child process and kills it once `reached` holds of the store (it is given
+ * the count of cutover entries). Returns how many cutover entries the store holds once the child
+ * is dead.
+ */
+async function killedWhen(
+  kind: TestStoreKind,
+  url: string,
+  command: 'start' | 'rollback',
+  reached: (entries: () => Promise<number>) => Promise<boolean>,
 ): Promise<number> {
   const watcher = await kind.behind.watchCutover(url);
   const child = spawn(process.execPath, [childBundle!.bundleOf(CHILD), watcher.childUrl, command], {
@@ -84,7 +101,7 @@ async function killedMidway(
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   try {
     while (child.exitCode === null && child.signalCode === null) {
-      if ((await watcher.cutoverEntries()) > before) {
+      if (await reached(() => watcher.cutoverEntries())) {
         child.kill('SIGKILL');
         break;
       }
@@ -135,6 +152,16 @@ describe.each(AREA_STORES)('an interrupted rollout on $name', (kind) => {
     for (let attempt = 0; ; attempt++) {
       const { gate, url } = await prepare(stores, scopes);
       try {
+        // Killed once the step's list has names, before it lists them all.
+        const step = `${ROLLOUT_ID}/step-1`;
+        const listed = async () => (await gate.store.getCutover(gate.tenant, step))?.planned ?? 0;
+        expect(await killedWhen(kind, url, 'start', async () => (await listed()) > 0)).toBe(0);
+        const half = await gate.store.getCutover(gate.tenant, step);
+        if (half!.planned === ramped.length && attempt < 4) continue;
+        expect(half).toMatchObject({ status: 'running', fences: [], skipped: [] });
+        expect(half!.planned).toBeGreaterThan(0);
+        expect(half!.planned).toBeLessThan(ramped.length);
+        // Sent again, it lists the rest and moves; killed part way through the moves.
         const movedAtKill = await killedMidway(kind, url, 'start', 0);
         if (movedAtKill === ramped.length && attempt < 4) continue;
         expect(movedAtKill).toBeGreaterThan(0);

@@ -36,6 +36,7 @@ import {
   type Snapshot,
   type Transition,
 } from './transition.js';
+import { planListingPage } from './plan-cutover-listing.js';
 import { fenceGrantPut } from './plan-leases.js';
 import { rolloutMover } from './plan-rollout-moves.js';
 import { intentsCursorOf, planRollbackIntentsPage } from './plan-rollback-intents.js';
@@ -118,17 +119,26 @@ export function planCutoverStart(
       refusalError(rolloutOverlap(active.rolloutId)),
     );
   }
-  const scopes =
-    request.scopes !== undefined
-      ? [...new Set(request.scopes)].sort()
-      : snapshot
-          .list({ type: 'scopes', prefix: request.prefix ?? '' })
-          .filter((scope) => snapshot.get({ type: 'scope', scope })?.status === 'active');
+  // A list is the request's own; a prefix is listed in pages by the chunks that follow, from the
+  // active scopes under it (plan-cutover-listing.ts).
+  const cutover = newCutover(
+    snapshot,
+    { ...request, requestFingerprint: fingerprint },
+    lastSeq,
+    request.scopes !== undefined ? [...new Set(request.scopes)].sort() : [],
+  );
   const running = readRunningCutovers(snapshot);
   return {
     expect: [ref, policyRef, ACTIVE_ROLLOUTS_REF, RUNNING_CUTOVERS_REF],
     put: [
-      newCutover(snapshot, { ...request, requestFingerprint: fingerprint }, lastSeq, scopes),
+      cutover,
+      ...(request.scopes !== undefined
+        ? []
+        : [
+            cutoverCursorPut(request.cutoverId, 0, {
+              listing: { of: 'prefix', prefix: request.prefix ?? '', after: '' },
+            }),
+          ]),
       runningCutoversPut([...running, { cutoverId: request.cutoverId, selection }]),
     ],
     audit: [],
@@ -136,7 +146,10 @@ export function planCutoverStart(
   };
 }
 
-/** The put of a new cutover over `scopes`, fixed now: a plain cutover's or a rollout's. */
+/**
+ * The put of a new cutover over `scopes`: a plain cutover's or a rollout's; empty for one whose
+ * list its cursor's listing builds.
+ */
 export function newCutover(
   snapshot: Snapshot,
   request: {
@@ -208,14 +221,16 @@ function plainMover(cutover: CutoverRow, now: number): CutoverMover {
 
 /**
  * Handles the next `chunk` listed scopes from the cutover's cursor: moves each, or leaves it
- * skipped; answers how many it handled (0 marks the cutover completed). A chunk reads the cursor,
- * the cutover and its own scopes' rows, never every step so far: its cost follows the chunk, not
- * the list. The cursor and each scope's step row are expected unchanged, so two senders of one
- * chunk never both apply it, and a scope with a step row already (moved by a chunk of a cutover
- * started before cursors were kept) is passed over. A rollback with cancelIntents cancels the
- * intents of the scopes it moved before it moves more (plan-rollback-intents.ts): such a call
- * handles a page of intents instead of a chunk, and answers 1 or more. `bounds` is what one
- * transaction holds of such a page.
+ * skipped; answers how many it handled (0 marks the cutover completed). A cutover whose list is
+ * still being built lists its next page instead (plan-cutover-listing.ts): `listPage` names of a
+ * range, whose rows come with it, or `chunk` names of a list, each read by its key as a chunk
+ * reads its scopes. A chunk reads the cursor, the cutover and its own scopes' rows, never
+ * every step so far: its cost follows the chunk, not the list. The cursor and each scope's step
+ * row are expected unchanged, so two senders of one chunk never both apply it, and a scope with a
+ * step row already (moved by a chunk of a cutover started before cursors were kept) is passed over.
+ * A rollback with cancelIntents cancels the intents of the scopes it moved before it moves more
+ * (plan-rollback-intents.ts): such a call handles a page of intents instead of a chunk, and
+ * answers 1 or more. `bounds` is what one transaction holds of such a page.
  */
 export function planCutoverChunk(
   snapshot: Snapshot,
@@ -223,6 +238,7 @@ export function planCutoverChunk(
   chunk: number,
   caller?: Caller,
   bounds: CancelPageBounds = {},
+  listPage: number = chunk,
 ): Transition<number> {
   const { now, tenant } = snapshot;
   const ref = { type: 'cutover' as const, cutoverId };
@@ -230,6 +246,9 @@ export function planCutoverChunk(
   if (cutover === null) throw new Error('a planned cutover disappeared');
   const cursorRef = cutoverCursorRef(cutoverId);
   const cursor = readCutoverCursor(snapshot, cutoverId);
+  if (cursor.listing !== undefined) {
+    return planListingPage(snapshot, cutover, cursor.listing, { range: listPage, list: chunk });
+  }
   const start = cursor.next;
   const window = cutover.scopes.slice(start, start + chunk);
   if (window.length === 0 && cutover.status === 'completed') {
@@ -275,7 +294,7 @@ export function planCutoverChunk(
       ...window.map((scope) => ({ type: 'cutoverStep' as const, cutoverId, scope })),
       ...(rollout?.expect ?? []),
     ],
-    put: [cutoverCursorPut(cutoverId, start + window.length, cursor.intents)],
+    put: [cutoverCursorPut(cutoverId, start + window.length, { intents: cursor.intents })],
     audit: [],
     answer: { ok: true, value: window.length },
   };

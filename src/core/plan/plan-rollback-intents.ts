@@ -105,6 +105,6 @@ export function planRollbackIntentsPage(
     next += 1;
     after = null;
   }
-  put.push(cutoverCursorPut(cutover.cutoverId, moved, { next, after }));
+  put.push(cutoverCursorPut(cutover.cutoverId, moved, { intents: { next, after } }));
   return { expect, put, audit, answer: { ok: true, value: Math.max(1, visited) } };
 }

@@ -2,9 +2,11 @@
  * A rollout's state changes, each planned over a snapshot and applied as one store transaction: a
  * compare-and-swap on the rollout's stored revision (and on the tenant's active rollouts), so two
  * operators or two servers never interleave. A step is started here as the cutover
- * `<rolloutId>/step-<n>`, listed now; the rollback as the cutover `<rolloutId>/rollback`, listing
- * the scopes the rollout moved or pinned. The cutover machinery then moves them in chunks
- * (plan-cutover.ts, with the rollout's mover from plan-rollout-moves.ts).
+ * `<rolloutId>/step-<n>`; the rollback as the cutover `<rolloutId>/rollback`. Neither is listed
+ * here: the change records the cutover with its listing, whose pages the cutover machinery lists
+ * in transactions of their own (plan-cutover-listing.ts) before it moves them in chunks
+ * (plan-cutover.ts, with the rollout's mover from plan-rollout-moves.ts). So a change reads a few
+ * rows whatever the selection's size.
  */
 import {
   refusalError,
@@ -21,6 +23,7 @@ import {
   ACTIVE_ROLLOUTS_REF,
   RUNNING_CUTOVERS_REF,
   activeRolloutsPut,
+  cutoverCursorPut,
   readActiveRollouts,
   readRollout,
   readRunningCutovers,
@@ -28,12 +31,11 @@ import {
   rolloutKey,
   rolloutPut,
   rolloutRef,
-  rolloutScopesPrefix,
   type ActiveRollout,
+  type CutoverListing,
   type RolloutRow,
 } from '../rollout-rows.js';
 import {
-  admits,
   overlaps,
   rollbackCutoverId,
   rolloutCutoverFingerprint,
@@ -44,14 +46,7 @@ import {
 import type { RolloutStatus, StartRolloutRequest } from '../../types.js';
 import { newCutover } from './plan-cutover.js';
 import { driverHolds, type DriverClaim } from './plan-rollout-driver.js';
-import {
-  refused,
-  type Put,
-  type RangeRef,
-  type Ref,
-  type Snapshot,
-  type Transition,
-} from './transition.js';
+import { refused, type Put, type Ref, type Snapshot, type Transition } from './transition.js';
 
 export type RolloutAction = 'advance' | 'promote' | 'pause' | 'resume' | 'rollback' | 'finish';
 
@@ -225,7 +220,7 @@ function holdFieldsOfRequest(request: StartRolloutRequest): Partial<RolloutRow> 
 
 /** One change of one rollout: what it read, and the rows it writes. */
 class ChangePlan {
-  readonly expect: (Ref | RangeRef)[];
+  readonly expect: Ref[];
   readonly active: ActiveRollout[];
 
   constructor(
@@ -250,7 +245,7 @@ class ChangePlan {
   }
 
   /** The rollout with `fields` changed and its revision moved on, with its active entry. */
-  changed(fields: Partial<RolloutRow>, cutover?: Put): Transition<RolloutRow> {
+  changed(fields: Partial<RolloutRow>, cutover: Put[] = []): Transition<RolloutRow> {
     const rollout: RolloutRow = {
       ...this.rollout,
       ...fields,
@@ -272,45 +267,34 @@ class ChangePlan {
       rolloutPut(rolloutKey(rollout.rolloutId), rollout),
       activeRolloutsPut(final ? others : [...others, entry]),
     ];
-    if (cutover !== undefined) put.push(cutover);
+    put.push(...cutover);
     return { expect: this.expect, put, audit: [], answer: { ok: true, value: rollout } };
   }
 
   /**
-   * Starts step `step + 1` at `percent`: its cutover lists the selection's scopes the hash admits
-   * that are still on fromPolicy (or on none) and that the rollout has not moved or pinned.
+   * Starts step `step + 1` at `percent`: its cutover will list the selection's scopes the hash
+   * admits that are still on fromPolicy (or on none), page by page. The active rollouts take the
+   * new percent in this same transaction, so a scope an acquire creates from now on is pinned by
+   * it, wherever the listing has come.
    */
   nextStep(percent: number, status: RolloutStatus): Transition<RolloutRow> {
-    const { snapshot, rollout } = this;
+    const { rollout } = this;
     const step = rollout.step + 1;
-    const cutover = this.#newCutover(stepCutoverId(rollout.rolloutId, step), step);
-    if (cutover === null) return this.#idConflict(stepCutoverId(rollout.rolloutId, step));
-    const done = this.#rolloutScopes();
-    const candidates =
-      'scopes' in rollout.selection
-        ? rollout.selection.scopes
-        : this.#list({ type: 'scopes', prefix: rollout.selection.prefix });
-    const scopes = candidates.filter((scope) => {
-      if (!admits(rollout.rolloutId, scope, percent) || done.has(scope)) return false;
-      const ref = { type: 'scope' as const, scope };
-      this.expect.push(ref);
-      const row = snapshot.get(ref);
-      if (row === null) return 'scopes' in rollout.selection;
-      return (
-        row.status === 'active' &&
-        (row.policyVersion === null || row.policyVersion === rollout.fromPolicy)
-      );
-    });
-    return this.changed({ status, step, percent }, cutover(scopes));
+    const cutoverId = stepCutoverId(rollout.rolloutId, step);
+    const cutover = this.#newCutover(cutoverId, step);
+    if (cutover === null) return this.#idConflict(cutoverId);
+    return this.changed({ status, step, percent }, cutover({ of: 'step', percent, after: '' }));
   }
 
-  /** Starts the rollback: its cutover lists every scope the rollout moved or pinned. */
+  /** Starts the rollback: its cutover will list every scope the rollout moved or pinned. */
   rollback(cancelIntents: boolean, fields: Partial<RolloutRow> = {}): Transition<RolloutRow> {
     const cutoverId = rollbackCutoverId(this.rollout.rolloutId);
     const cutover = this.#newCutover(cutoverId, 'rollback', this.rollout.fromPolicy, '');
     if (cutover === null) return this.#idConflict(cutoverId);
-    const scopes = [...this.#rolloutScopes()].sort();
-    return this.changed({ ...fields, status: 'rolling_back', cancelIntents }, cutover(scopes));
+    return this.changed(
+      { ...fields, status: 'rolling_back', cancelIntents },
+      cutover({ of: 'rollback', after: '' }),
+    );
   }
 
   /**
@@ -341,26 +325,16 @@ class ChangePlan {
     return refused(this.expect, [], refusalError(cutoverIdConflict(cutoverId)));
   }
 
-  /** The scopes the rollout moved or pinned so far, by their documents' keys. */
-  #rolloutScopes(): Set<string> {
-    const prefix = rolloutScopesPrefix(this.rollout.rolloutId);
-    return new Set(
-      this.#list({ type: 'rolloutKeys', prefix }).map((key) => key.slice(prefix.length)),
-    );
-  }
-
-  #list(range: RangeRef): string[] {
-    this.expect.push(range);
-    return this.snapshot.list(range);
-  }
-
-  /** The put of a cutover of the rollout over the scopes given later; null when the id is taken. */
+  /**
+   * The puts of a new cutover of the rollout, listed later by `listing`; null when the id is
+   * taken.
+   */
   #newCutover(
     cutoverId: string,
     step: number | 'rollback',
     toPolicy = this.rollout.toPolicy,
     holder = this.rollout.controller ?? '',
-  ): ((scopes: string[]) => Put) | null {
+  ): ((listing: CutoverListing) => Put[]) | null {
     const ref = { type: 'cutover' as const, cutoverId };
     this.expect.push(ref);
     if (this.snapshot.get(ref) !== null) return null;
@@ -371,6 +345,9 @@ class ChangePlan {
       holder,
       reason: this.rollout.reason ?? undefined,
     };
-    return (scopes) => newCutover(this.snapshot, request, this.lastSeq, scopes);
+    return (listing) => [
+      newCutover(this.snapshot, request, this.lastSeq, []),
+      cutoverCursorPut(cutoverId, 0, { listing }),
+    ];
   }
 }

@@ -57,7 +57,12 @@ export interface CutoverRow {
   startedAt: number;
   completedAt: number | null;
   startSeq: number;
-  /** Every scope the cutover covers, fixed when it is planned, in name order. */
+  /**
+   * Every scope the cutover covers, in name order. A cutover given its scopes has them all from
+   * its start; one over a prefix, a rollout's step or its rollback lists them in pages
+   * (plan-cutover-listing.ts), each adding names after the last: the list only grows at its end,
+   * and is fixed once its listing ends, before its first chunk moves a scope.
+   */
   scopes: string[];
 }
 
@@ -131,7 +136,18 @@ export type RangeRef =
   /** Scopes a cutover has moved. */
   | { type: 'cutoverSteps'; cutoverId: string }
   /** Rollout document keys starting with `prefix` (a rollout's scopes, every rollout). */
-  | { type: 'rolloutKeys'; prefix: string };
+  | { type: 'rolloutKeys'; prefix: string }
+  /**
+   * The first `limit` names of a scopes or rolloutKeys range that come after `after` ('' for the
+   * first page): a listing in bounded pages (plan-cutover-listing.ts). A store reads the rows a
+   * page names with it, as it does for its range. A page is read, never expected: a plan that
+   * reads one must be right whatever joins the page after it was read.
+   */
+  | { type: 'page'; of: PagedRange; after: string; limit: number };
+
+/** The ranges a page may be cut from. */
+export type PagedRange =
+  { type: 'scopes'; prefix: string } | { type: 'rolloutKeys'; prefix: string };
 
 export type Answer<A> = { ok: true; value: A } | { ok: false; error: FencegateError };
 
@@ -158,7 +174,8 @@ export function isRangeRef(ref: Ref | RangeRef): ref is RangeRef {
     ref.type === 'openIntents' ||
     ref.type === 'scopes' ||
     ref.type === 'cutoverSteps' ||
-    ref.type === 'rolloutKeys'
+    ref.type === 'rolloutKeys' ||
+    ref.type === 'page'
   );
 }
 

@@ -20,6 +20,8 @@ import { CasMapEngine } from './cas-map-engine.js';
 
 export interface CasMapStoreOptions {
   clock?: Clock;
+  /** Tests only: the scopes one cutover chunk moves, 1 to 1,000 (default 1,000). */
+  cutoverChunk?: number;
 }
 
 export class CasMapStore extends MemoryStore {

@@ -211,6 +211,7 @@ export class EtcdEngine extends OptimisticEngine<KeyState, LoadedRange, EtcdSend
       }
       for (const ref of transition.expect) {
         if (isRangeRef(ref)) {
+          if (ref.type === 'page') throw new Error('a page of a range is read, never expected');
           const prefix = this.keys.range(tenant, ref);
           const loaded = call.ranges.get(prefix);
           // No key of the range changed or appeared since it was read.
@@ -409,30 +410,38 @@ export class EtcdEngine extends OptimisticEngine<KeyState, LoadedRange, EtcdSend
     }
     const ranges = requested.filter((range) => range.type !== 'openIntents');
     if (ranges.length === 0) return;
-    const prefixes = ranges.map((range) => this.keys.range(tenant, range));
+    // Per range: its keys, and how many chars of a key come before the name it lists.
+    const reads = ranges.map((range) => {
+      if (range.type === 'page') {
+        const { start, prefix, family } = this.keys.pageKeys(tenant, range);
+        const end = prefixEnd(Buffer.from(prefix));
+        const op = { key: Buffer.from(start), range_end: end, limit: range.limit };
+        return { op, cut: family };
+      }
+      const prefix = this.keys.range(tenant, range);
+      const key = Buffer.from(prefix);
+      const listsWhole = range.type === 'scopes' || range.type === 'rolloutKeys';
+      const cut = prefix.length - (listsWhole ? range.prefix.length : 0);
+      return { op: { key, range_end: prefixEnd(key) }, cut };
+    });
     const response = await this.connection.readTxn({
-      success: prefixes.map((prefix) => {
-        const key = Buffer.from(prefix);
-        return { request_range: { key, range_end: prefixEnd(key) } };
-      }),
+      success: reads.map(({ op }) => ({ request_range: op })),
     });
     const revision = Number(response.header.revision);
     const intentKeys: string[] = [];
     ranges.forEach((range, index) => {
-      const prefix = prefixes[index] ?? '';
       const kvs = response.responses[index]?.response_range?.kvs ?? [];
       const names: string[] = [];
       for (const kv of kvs) {
-        const name = kv.key.toString().slice(prefix.length);
-        names.push(
-          range.type === 'scopes' || range.type === 'rolloutKeys' ? range.prefix + name : name,
-        );
+        const name = kv.key.toString().slice(reads[index]?.cut ?? 0);
+        names.push(name);
         const state = { modRevision: Number(kv.mod_revision), value: kv.value.toString() };
         switch (range.type) {
           case 'scopeRecords':
           case 'scopes':
           case 'cutoverSteps':
           case 'rolloutKeys':
+          case 'page':
             call.fresh.set(kv.key.toString(), state);
             break;
           case 'scopeIntents':
@@ -440,7 +449,7 @@ export class EtcdEngine extends OptimisticEngine<KeyState, LoadedRange, EtcdSend
             break;
         }
       }
-      call.ranges.set(prefix, { names, revision });
+      call.ranges.set(this.keys.range(tenant, range), { names, revision });
     });
     await this.readKeys(call, intentKeys);
   }

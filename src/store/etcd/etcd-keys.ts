@@ -77,7 +77,26 @@ export class EtcdKeys {
         return `${this.family('cs', tenant)}${range.cutoverId}\0`;
       case 'rolloutKeys':
         return this.family('ro', tenant) + range.prefix;
+      case 'page':
+        // Not a prefix: a page's name among the ranges one call has read. Its keys are those of
+        // its range after its position (pageKeys), read with its limit.
+        return `${this.range(tenant, range.of)}\0page\0${range.after}\0${range.limit}`;
     }
+  }
+
+  /**
+   * Where a page's keys start and end, and how many chars of a key come before its name: the
+   * keys of its range that sort after the one of its position.
+   */
+  pageKeys(
+    tenant: string,
+    page: Extract<RangeRef, { type: 'page' }>,
+  ): { start: string; prefix: string; family: number } {
+    const family = this.range(tenant, { ...page.of, prefix: '' });
+    const prefix = family + page.of.prefix;
+    // The smallest key after the position's own: names hold no NUL.
+    const after = family + page.after + '\0';
+    return { start: after > prefix ? after : prefix, prefix, family: family.length };
   }
 
   scopeIntent(tenant: string, scope: string, effectKey: string): string {

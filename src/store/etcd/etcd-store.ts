@@ -10,6 +10,7 @@ import { CompareResult, CompareTarget } from 'etcd3';
 import { systemClock, type Clock } from '../../core/clock.js';
 import { itemsWithinBudget } from '../../core/answer-budget.js';
 import { intentBytes, resolveIntentPage } from '../../core/intent-page.js';
+import { CUTOVER_CHUNK, cutoverChunkOf } from '../../core/cutover-rules.js';
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
 import type {
   CutoverRow,
@@ -93,6 +94,11 @@ export interface EtcdStoreOptions {
   operationTimeoutMs?: number;
   /** The servers' --max-txn-ops and --max-request-bytes, when not etcd's defaults. */
   limits?: Partial<EtcdLimits>;
+  /**
+   * Tests only: at most this many scopes per cutover chunk and names per page of a cutover's
+   * listing, 1 to 1,000 (by default a chunk is what one Txn holds, and a page 1,000 names).
+   */
+  cutoverChunk?: number;
 }
 
 /** Intents per range read of a listing: each may hold a 256 KiB payload. */
@@ -108,9 +114,13 @@ export class EtcdStore extends PlannedStore implements Store {
   readonly #batcher: EtcdBatcher | null;
   /** Completions of a batch share Txns, with group commit or without. */
   readonly #completions: EtcdBatcher;
+  /** The tests' bound on a chunk and a page, or null. */
+  readonly #cutoverChunk: number | null;
 
   private constructor(options: EtcdStoreOptions) {
     super();
+    this.#cutoverChunk =
+      options.cutoverChunk === undefined ? null : cutoverChunkOf(options.cutoverChunk);
     const target = parseEtcdUrl(options.url);
     this.#clock = options.clock ?? systemClock;
     const operationTimeoutMs = options.operationTimeoutMs ?? 5_000;
@@ -191,7 +201,16 @@ export class EtcdStore extends PlannedStore implements Store {
       // Per scope, read: its row, its step and a rollout's mark of it; written: those and its
       // fence grant. Once a chunk, read: the cutover, its cursor and the rollout; written: the
       // cursor and the audit key.
-      cutoverChunk: Math.min(Math.floor((maxTxnOps - 3) / 3), Math.floor((maxTxnOps - 2) / 4)),
+      cutoverChunk: Math.min(
+        Math.floor((maxTxnOps - 3) / 3),
+        Math.floor((maxTxnOps - 2) / 4),
+        this.#cutoverChunk ?? CUTOVER_CHUNK,
+      ),
+      // A page of a range reads its names with their rows and compares none of them (the rows it
+      // lists are checked again by the chunk that moves them): a Txn compares the cutover, its
+      // cursor and the rollout, and writes the cursor and the cutover, whose one value holds its
+      // list. A page of a list reads each name by key, as a chunk does.
+      listPage: this.#cutoverChunk ?? CUTOVER_CHUNK,
       jobEventsPerWrite: maxTxnOps - 1,
     };
   }

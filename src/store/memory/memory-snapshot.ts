@@ -19,6 +19,10 @@ export class MemorySnapshot implements Snapshot {
 
   /** Every name of the range; a range with `due` may list more than it asks, never fewer. */
   list(range: RangeRef): string[] {
+    if (range.type === 'page') {
+      const names = this.list(range.of).filter((name) => name > range.after);
+      return names.slice(0, range.limit);
+    }
     const { tables, tenant } = this;
     const names: string[] = [];
     switch (range.type) {

@@ -17,7 +17,7 @@ import {
   type SizedPage,
 } from '../../core/record-page.js';
 import { UNBOUNDED_TRANSACTIONS } from '../../core/transaction-limits.js';
-import { CUTOVER_CHUNK } from '../../core/cutover-rules.js';
+import { CUTOVER_CHUNK, cutoverChunkOf } from '../../core/cutover-rules.js';
 import {
   rolloutDriverKey,
   rolloutKey,
@@ -66,6 +66,8 @@ import { byCodeUnit, MemoryTables } from './memory-tables.js';
 
 export interface MemoryStoreOptions {
   clock?: Clock;
+  /** Tests only: the scopes one cutover chunk moves, 1 to 1,000 (default 1,000). */
+  cutoverChunk?: number;
 }
 
 const PLAN_LIMITS: PlanLimits = {
@@ -80,11 +82,13 @@ export class MemoryStore extends PlannedStore implements Store {
   /** The rows, audit log and tokens every read answers from. */
   protected readonly tables = new MemoryTables();
   readonly #clock: Clock;
+  readonly #planLimits: PlanLimits;
   #closed = false;
 
   constructor(options: MemoryStoreOptions = {}) {
     super();
     this.#clock = options.clock ?? systemClock;
+    this.#planLimits = { ...PLAN_LIMITS, cutoverChunk: cutoverChunkOf(options.cutoverChunk) };
   }
 
   now(): Promise<number> {
@@ -120,7 +124,7 @@ export class MemoryStore extends PlannedStore implements Store {
   }
 
   protected planLimits(): PlanLimits {
-    return PLAN_LIMITS;
+    return this.#planLimits;
   }
 
   protected cutoverStartPosition(): Promise<AuditPosition> {

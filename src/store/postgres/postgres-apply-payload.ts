@@ -7,7 +7,13 @@
  * cutover's step).
  */
 import type { NewAuditEntry } from '../../core/audit-entry.js';
-import { isRangeRef, refKey, type Put, type RangeRef } from '../../core/plan/transition.js';
+import {
+  isRangeRef,
+  refKey,
+  type CutoverRow,
+  type Put,
+  type RangeRef,
+} from '../../core/plan/transition.js';
 import { keyColumns, putColumns } from './postgres-plan-rows.js';
 import type { Planned } from '../optimistic/optimistic-engine.js';
 import { rangeKey, type KeyState, type LoadedRange } from './postgres-snapshot.js';
@@ -53,6 +59,8 @@ function rangeFamily(range: RangeRef): string {
     // One family for every rollout document: a listing by any prefix locks it whole.
     case 'rolloutKeys':
       return 'RO';
+    case 'page':
+      throw new Error('a page of a range is read, never expected');
   }
 }
 
@@ -74,6 +82,18 @@ function joinedRanges(put: Put, existed: boolean): RangeRef[] {
     default:
       return [];
   }
+}
+
+/**
+ * The names a put of a stored cutover adds to its list: those after the ones the plan read. A list
+ * only grows at its end (core/plan/plan-cutover-listing.ts).
+ */
+export function addedScopes(written: CutoverRow, read: CutoverRow | null): string[] {
+  const before = read?.scopes.length ?? 0;
+  if (read !== null && written.scopes[before - 1] !== read.scopes[before - 1]) {
+    throw new Error("a cutover's list changed other than at its end");
+  }
+  return before === written.scopes.length ? [] : written.scopes.slice(before);
 }
 
 function auditColumns(entry: NewAuditEntry, t: number, i: number): Record<string, unknown> {
@@ -145,7 +165,7 @@ export function applyPayload(plans: readonly PlannedOn<unknown>[]): ApplyPayload
     }
     const touched = touchedKeys(plan);
     for (const write of transition.put) {
-      const { version } = snapshot.state(write);
+      const { version, row } = snapshot.state(write);
       for (const range of joinedRanges(write, version !== 0)) {
         advisory.push({ key: rangeFamily(range), shared: true });
       }
@@ -153,6 +173,21 @@ export function applyPayload(plans: readonly PlannedOn<unknown>[]): ApplyPayload
       columns.t = t;
       columns.v = version;
       ((version === 0 ? insert : update)[write.type] ??= []).push(columns);
+      if (write.type === 'cutover' && version !== 0) {
+        // The update writes the cutover's own columns; the names a listing page added to its list
+        // are inserted as rows without a step, as a new cutover's are.
+        delete columns.scopes;
+        for (const scope of addedScopes(write.row, row as CutoverRow | null)) {
+          (insert.cutoverStep ??= []).push({
+            cutover_id: write.cutoverId,
+            scope,
+            fence: null,
+            skipped: false,
+            t,
+            v: 0,
+          });
+        }
+      }
     }
     for (const { ref, state } of touched.values()) {
       const columns = keyColumns(ref);

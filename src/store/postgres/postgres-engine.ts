@@ -11,7 +11,13 @@
  * the corrected time. An injected Clock (tests) replaces the database clock outright.
  */
 import type { Clock } from '../../core/clock.js';
-import { refKey, type RangeRef, type Ref, type Transition } from '../../core/plan/transition.js';
+import {
+  refKey,
+  type CutoverRow,
+  type RangeRef,
+  type Ref,
+  type Transition,
+} from '../../core/plan/transition.js';
 import { FencegateError } from '../../errors.js';
 import type { RowType } from '../../core/plan/transition.js';
 import {
@@ -20,7 +26,7 @@ import {
   MAX_ATTEMPTS,
   OptimisticEngine,
 } from '../optimistic/optimistic-engine.js';
-import { applyPayload, type PlannedOn } from './postgres-apply-payload.js';
+import { addedScopes, applyPayload, type PlannedOn } from './postgres-apply-payload.js';
 import { READ, statementName } from './postgres-calls.js';
 import type { QueryConfig } from 'pg';
 import type { PostgresConnection, Send, StatementKind } from './postgres-connection.js';
@@ -245,14 +251,15 @@ export class PostgresEngine extends OptimisticEngine<KeyState, LoadedRange, Post
       // The rows it read are cached already (as loaded, or from the cache); what it wrote is new.
       const version = answer.version ?? 0;
       for (const put of transition.put) {
-        this.cache.set(tenant, refKey(put), { version, row: put.row });
-        // A new cutover's scopes are stored as rows without a step yet.
-        if (put.type === 'cutover' && snapshot.state(put).version === 0) {
-          for (const scope of put.row.scopes) {
+        // A cutover's scopes new to its list are stored as rows without a step yet.
+        if (put.type === 'cutover') {
+          const read = snapshot.state(put).row as CutoverRow | null;
+          for (const scope of addedScopes(put.row, read)) {
             const step = refKey({ type: 'cutoverStep', cutoverId: put.cutoverId, scope });
             this.cache.set(tenant, step, { version, row: null });
           }
         }
+        this.cache.set(tenant, refKey(put), { version, row: put.row });
       }
       return true;
     });
@@ -280,13 +287,23 @@ export class PostgresEngine extends OptimisticEngine<KeyState, LoadedRange, Post
     return byKey;
   }
 
-  /** Reads ranges in one statement: their names and hashes, and the rows they name. */
+  /**
+   * Reads ranges in one statement: their names and hashes, and the rows they name. A page of a
+   * range is read on its own (loadPage).
+   */
   async loadRanges(
     tenant: string,
     call: CallState,
-    ranges: RangeRef[],
-    { send }: PostgresSend,
+    requested: RangeRef[],
+    context: PostgresSend,
   ): Promise<void> {
+    const ranges: RangeRef[] = [];
+    for (const range of requested) {
+      if (range.type === 'page') await this.loadPage(tenant, call, range, context);
+      else ranges.push(range);
+    }
+    if (ranges.length === 0) return;
+    const { send } = context;
     const result = await send<{
       answer: { ranges: { names: string[]; hash: string }[]; rows: StoredRows };
     }>(READ, {
@@ -305,5 +322,40 @@ export class PostgresEngine extends OptimisticEngine<KeyState, LoadedRange, Post
       call.fresh.set(key, state);
       this.cache.set(tenant, key, state);
     }
+  }
+
+  /**
+   * Reads a page of a range (a listing's next names) and the rows it names, by the primary key
+   * from its position, stopping at its limit: what it costs follows the page, not the range. A
+   * page is never expected, so it needs no hash of the database's making.
+   */
+  async loadPage(
+    tenant: string,
+    call: CallState,
+    page: Extract<RangeRef, { type: 'page' }>,
+    { send }: PostgresSend,
+  ): Promise<void> {
+    const { of, after, limit } = page;
+    const [table, column, type] =
+      of.type === 'scopes'
+        ? (['scopes', 'scope', 'scope'] as const)
+        : (['rollout_rows', 'key', 'rollout'] as const);
+    // Names are ASCII (NAME_PATTERN, and rollout keys made of them): prefix + U+FFFF bounds them.
+    const result = await send<{ name: string; row: Record<string, unknown> }>(READ, {
+      name: statementName(`page_${table}`, this.schema),
+      text: `SELECT x.${column} AS name, to_jsonb(x) AS row FROM ${this.schema}.${table} x
+        WHERE x.tenant = $1 AND x.${column} >= $2 AND x.${column} < $3 AND x.${column} > $4
+        ORDER BY x.${column} LIMIT $5`,
+      values: [tenant, of.prefix, `${of.prefix}\uffff`, after, limit],
+    });
+    const names: string[] = [];
+    for (const { name, row: columns } of result.rows) {
+      names.push(name);
+      const { ref, version, row } = storedRow(type, columns);
+      const state = { version, row };
+      call.fresh.set(refKey(ref), state);
+      this.cache.set(tenant, refKey(ref), state);
+    }
+    call.ranges.set(rangeKey(page), { names, hash: '' });
   }
 }

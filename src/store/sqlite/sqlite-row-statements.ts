@@ -56,6 +56,9 @@ export class SqliteRowStatements {
   readonly listScopes: Stmt;
   readonly listCutoverSteps: Stmt;
   readonly listRolloutKeys: Stmt;
+  readonly pageScopes: Stmt;
+  readonly pageRolloutKeys: Stmt;
+  readonly countCutoverScopes: Stmt;
   readonly lastAuditSeq: Stmt;
 
   readonly #db: SqliteDatabase;
@@ -210,6 +213,22 @@ export class SqliteRowStatements {
       .prepare(
         `SELECT key FROM rollout_rows WHERE tenant = ? AND key >= ? AND key < ? ORDER BY key`,
       )
+      .pluck();
+    // A page of a range: the names after a position, at most a limit, by the primary key.
+    this.pageScopes = db
+      .prepare(
+        `SELECT scope FROM scopes WHERE tenant = ? AND scope >= ? AND scope < ? AND scope > ?
+         ORDER BY scope LIMIT ?`,
+      )
+      .pluck();
+    this.pageRolloutKeys = db
+      .prepare(
+        `SELECT key FROM rollout_rows WHERE tenant = ? AND key >= ? AND key < ? AND key > ?
+         ORDER BY key LIMIT ?`,
+      )
+      .pluck();
+    this.countCutoverScopes = db
+      .prepare('SELECT count(*) FROM cutover_scopes WHERE tenant = ? AND cutover_id = ?')
       .pluck();
     this.lastAuditSeq = db.prepare('SELECT COALESCE(MAX(seq), 0) AS seq FROM audit');
   }

@@ -137,6 +137,11 @@ export class SqliteSnapshot implements Snapshot {
         return rows.listCutoverSteps.all(tenant, range.cutoverId) as string[];
       case 'rolloutKeys':
         return rows.listRolloutKeys.all(tenant, range.prefix, `${range.prefix}\uffff`) as string[];
+      case 'page': {
+        const { of, after, limit } = range;
+        const page = of.type === 'scopes' ? rows.pageScopes : rows.pageRolloutKeys;
+        return page.all(tenant, of.prefix, `${of.prefix}\uffff`, after, limit) as string[];
+      }
     }
   }
 }

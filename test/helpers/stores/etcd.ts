@@ -44,8 +44,8 @@ function etcdFactory(name: string, which: 'single' | 'cluster', label: string): 
   const base = uniquePrefix(label);
   let count = 0;
   const freshUrl = () => `${etcdTestUrl(which)}?prefix=${base}-${++count}`;
-  // A cutover chunk on etcd is what one Txn holds.
-  const open = (url: string, { warmConnections: _, cutoverChunk: __, ...options }: StoreOptions) =>
+  // A cutover chunk on etcd is at most what one Txn holds, whatever `cutoverChunk` asks.
+  const open = (url: string, { warmConnections: _, ...options }: StoreOptions) =>
     EtcdStore.open({ url, ...options });
   return {
     name,
