@@ -52,6 +52,26 @@ export function lookPhase({ now, holdEnd, extensionEnd, lastLookAt }: LookTimes)
   return lastLookAt === null || lastLookAt < holdEnd ? 'end' : 'extension';
 }
 
+/**
+ * An external metric's counts at this look: its samples are the step's looks that got a reading,
+ * this one included, counted on from the previous look's result at the same step (`previous`,
+ * null at the step's first look). A source answers one value per look, so its `minSamples` is a
+ * number of readings over the hold, never reached by one look alone.
+ */
+export function externalCounts(
+  reading: number | null,
+  previous: RolloutGateResult | null,
+): GateCounts {
+  const earlier = previous?.samples ?? 0;
+  return {
+    samples: earlier + (reading === null ? 0 : 1),
+    failures: 0,
+    baselineSamples: 0,
+    baselineFailures: 0,
+    reading,
+  };
+}
+
 export function decideGate(
   gate: RolloutGate,
   counts: GateCounts,

@@ -7,14 +7,20 @@
  * Everything it decides from is read from the store at each look: a server killed mid-hold or
  * mid-rollback leaves nothing behind that the next driver needs.
  */
-import { decideGate, lookPhase, type GateCounts, type GatePhase } from '../core/gate-rules.js';
+import {
+  decideGate,
+  externalCounts,
+  lookPhase,
+  type GateCounts,
+  type GatePhase,
+} from '../core/gate-rules.js';
 import type { DriverClaim } from '../core/plan/plan-rollout-driver.js';
 import type { RolloutDriverRow, RolloutRow } from '../core/rollout-rows.js';
 import { stepCutoverId } from '../core/rollout-rules.js';
 import { isFencegateError } from '../errors.js';
 import type { Store } from '../store/store.js';
 import type { RolloutGateResult } from '../types.js';
-import { measureGates, TenantReplays, type ReadSource } from './gate-metrics.js';
+import { measureGates, TenantReplays, type GateWindow, type ReadSource } from './gate-metrics.js';
 import { Rollouts } from './rollouts.js';
 
 export const DEFAULT_DRIVER_LEASE_MS = 15_000;
@@ -111,13 +117,35 @@ export class RolloutDriver {
       this.#options.leaseMs ?? DEFAULT_DRIVER_LEASE_MS,
     );
     if (lease === null) return;
+    // A look may take longer than the lease (a slow metric source, a first replay of a long
+    // history): the lease is renewed while it lasts, so no other server takes the rollout over
+    // mid-look and each server's look, refused in turn, never records anything.
+    const leaseMs = this.#options.leaseMs ?? DEFAULT_DRIVER_LEASE_MS;
+    const keep = setInterval(() => {
+      store.claimRolloutDriver(tenant, row.rolloutId, holder, leaseMs).catch(() => undefined);
+    }, leaseMs / 3);
+    keep.unref();
     try {
       await this.#drive(tenant, row, lease);
     } catch (error) {
       // An operator (or another driver) changed the rollout since it was read: look again later.
       if (isFencegateError(error) && error.code === 'rollout_conflict') return;
       throw error;
+    } finally {
+      clearInterval(keep);
     }
+  }
+
+  /** Renews the lease before the look's writes; false when another server took it over. */
+  async #stillDriving(
+    tenant: string,
+    rolloutId: string,
+    lease: RolloutDriverRow,
+  ): Promise<boolean> {
+    const { store, holder } = this.#options;
+    const leaseMs = this.#options.leaseMs ?? DEFAULT_DRIVER_LEASE_MS;
+    const kept = await store.claimRolloutDriver(tenant, rolloutId, holder, leaseMs);
+    return kept !== null && kept.fence === lease.fence;
   }
 
   async #drive(tenant: string, row: RolloutRow, lease: RolloutDriverRow): Promise<void> {
@@ -140,16 +168,17 @@ export class RolloutDriver {
     const extensionEnd = holdEnd + (row.holdExtensionSeconds ?? holdSeconds) * 1000;
     const now = await store.now();
     // The previous look at this step, from the readings it recorded: the hold's end is looked at once.
-    const lastLookAt = lease.step === row.step ? (lease.gateResults[0]?.at ?? null) : null;
+    const previous = lease.step === row.step ? lease.gateResults : [];
+    const lastLookAt = previous[0]?.at ?? null;
     const phase = lookPhase({ now, holdEnd, extensionEnd, lastLookAt });
     const results = await this.#gateResults(
       tenant,
       row,
-      step.completedAt,
-      step.startSeq,
-      now,
+      { from: step.completedAt, to: now, afterSeq: step.startSeq },
       phase,
+      previous,
     );
+    if (!(await this.#stillDriving(tenant, row.rolloutId, lease))) return;
     await store.recordRolloutGates(tenant, row.rolloutId, claim, row.step, results);
     const failed = results.find((result) => result.verdict === 'fail');
     if (failed !== undefined) {
@@ -179,13 +208,13 @@ export class RolloutDriver {
     await rollouts.continue(row.rolloutId);
   }
 
+  /** Each gate's reading at this look; `previous`: the last look's at this step, if any. */
   async #gateResults(
     tenant: string,
     row: RolloutRow,
-    from: number,
-    afterSeq: number,
-    now: number,
+    window: GateWindow,
     phase: GatePhase,
+    previous: readonly RolloutGateResult[],
   ): Promise<RolloutGateResult[]> {
     const gates = row.gates ?? [];
     if (gates.length === 0) return [];
@@ -193,11 +222,18 @@ export class RolloutDriver {
       this.#options.store,
       tenant,
       row,
-      { from, to: now, afterSeq },
+      window,
       this.#options.readSource ?? (() => Promise.resolve(null)),
       this.#replays,
     );
-    return gates.map((gate) => decideGate(gate, counts.get(gate.name) as GateCounts, phase, now));
+    return gates.map((gate) => {
+      let gateCounts = counts.get(gate.name) as GateCounts;
+      if (gate.metric === 'external') {
+        const before = previous.find((result) => result.name === gate.name) ?? null;
+        gateCounts = externalCounts(gateCounts.reading ?? null, before);
+      }
+      return decideGate(gate, gateCounts, phase, window.to);
+    });
   }
 
   async #fail(tenant: string, row: RolloutRow, claim: DriverClaim, reason: string): Promise<void> {

@@ -326,6 +326,18 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
       verifier: storeGauges.verifier,
       adminToken: options.adminToken,
       trustProxy: options.trustProxy === true,
+      ...(limiter === null
+        ? {}
+        : {
+            limitRate: (tenant: string) => {
+              try {
+                limiter.take(tenant, 1);
+              } catch (error) {
+                metrics.rateLimited('/ui');
+                throw error;
+              }
+            },
+          }),
     }),
   );
 

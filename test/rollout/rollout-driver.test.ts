@@ -414,6 +414,19 @@ describe('the rollout driver', () => {
     expect(paused?.gateResults[0]).toMatchObject({ verdict: 'pending', value: null, samples: 0 });
   });
 
+  it("an external gate's minSamples counts the step's looks that got a reading", async () => {
+    sourceValue = 0.5;
+    await start([{ name: 'ext', metric: 'external', source: 'value', minSamples: 3, max: 1 }]);
+    const looks = driver();
+    for (let i = 0; i < 3; i++) {
+      await looks.tick();
+      clock.advance(20_000);
+    }
+    // Three readings during the hold, each within its max: the hold's end passes the gate.
+    await looks.tick();
+    expect(await tenant.rollouts.get('r')).toMatchObject({ status: 'completed', percent: 100 });
+  });
+
   it('a source of another tenant is refused as an unknown name is, and is never read for it', async () => {
     const refusal = async (source: string) => {
       const error = await start([

@@ -45,8 +45,9 @@ export function planClaimDriver(
   if (current !== null && current.holder !== holder && current.expiresAt > snapshot.now) {
     return readOnly(expect, null);
   }
-  const renewing =
-    current !== null && current.holder === holder && current.expiresAt > snapshot.now;
+  // The same holder keeps its fence even when its lease ran out before it renewed (a look longer
+  // than the lease): no other holder took the rollout since, or the holder would differ.
+  const renewing = current !== null && current.holder === holder;
   const row: RolloutDriverRow = {
     kind: 'driver',
     holder,

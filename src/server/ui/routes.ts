@@ -6,9 +6,10 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { BackgroundVerifier } from '../../audit/background-verifier.js';
-import { isFencegateError } from '../../errors.js';
+import { isFencegateError, type FencegateError } from '../../errors.js';
 import type { Fencegate } from '../../gate.js';
 import type { Store } from '../../store/store.js';
+import { retryAfterSeconds } from '../tenant-rate-limit.js';
 import { ActivityCounters } from './activity.js';
 import { DASHBOARD_CSS, DASHBOARD_JS } from './assets.js';
 import { clearedSessionCookie, readSessionCookie, sessionCookie } from './cookies.js';
@@ -49,6 +50,11 @@ export interface DashboardOptions {
    * any client could send the header.
    */
   trustProxy?: boolean;
+  /**
+   * Takes one request of `tenant`'s rate (`--tenant-rate`), or throws rate_limited: the pages and
+   * panels read the store as the API's routes do, so they count against the same rate.
+   */
+  limitRate?: (tenant: string) => void;
 }
 
 const DEFAULT_POLL_MS = 2000;
@@ -135,6 +141,18 @@ export function dashboardRoutes(options: DashboardOptions) {
     return first?.trim().toLowerCase() === 'https';
   }
 
+  /** The refusal of a request past its tenant's rate (with its Retry-After), or null. */
+  function overRate(reply: FastifyReply, tenant: string): FencegateError | null {
+    try {
+      options.limitRate?.(tenant);
+      return null;
+    } catch (error) {
+      if (!isFencegateError(error)) throw error;
+      void reply.header('retry-after', retryAfterSeconds(error.details.retryAfterMs as number));
+      return error;
+    }
+  }
+
   function send(reply: FastifyReply, status: number, page: Html): FastifyReply {
     return reply.code(status).type('text/html; charset=utf-8').send(toHtmlString(page));
   }
@@ -204,6 +222,8 @@ export function dashboardRoutes(options: DashboardOptions) {
     app.get('/ui', async (request, reply) => {
       const session = await sessionOf(request);
       if (session === null) return send(reply, 200, signInPage(null));
+      const limited = overRate(reply, session.tenant);
+      if (limited !== null) return send(reply, 429, errorPage(limited.code, limited.message));
       const query = scopesQuery(request.query);
       const api = gate.forTenant(session.tenant);
       const now = await store.now();
@@ -234,6 +254,8 @@ export function dashboardRoutes(options: DashboardOptions) {
       }
       const session = await sessionOf(request);
       if (session === null) return send(reply, 401, errorFragment('unauthorized', 'signed out'));
+      const limited = overRate(reply, session.tenant);
+      if (limited !== null) return send(reply, 429, errorFragment(limited.code, limited.message));
       try {
         const api = gate.forTenant(session.tenant);
         const body = await panel.render(
@@ -251,6 +273,8 @@ export function dashboardRoutes(options: DashboardOptions) {
     app.get<{ Params: { scope: string } }>('/ui/scopes/:scope', async (request, reply) => {
       const session = await sessionOf(request);
       if (session === null) return reply.redirect('/ui', 303);
+      const limited = overRate(reply, session.tenant);
+      if (limited !== null) return send(reply, 429, errorPage(limited.code, limited.message));
       const name = request.params.scope;
       const cursor = param(request.query, 'cursor');
       const after = param(request.query, 'after');
@@ -268,6 +292,8 @@ export function dashboardRoutes(options: DashboardOptions) {
       async (request, reply) => {
         const session = await sessionOf(request);
         if (session === null) return reply.redirect('/ui', 303);
+        const limited = overRate(reply, session.tenant);
+        if (limited !== null) return send(reply, 429, errorPage(limited.code, limited.message));
         const { scope, record } = request.params;
         const api = gate.forTenant(session.tenant);
         const body = await orRefusal(() => recordDetail(api, scope, record));
