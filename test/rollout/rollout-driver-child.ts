@@ -1,12 +1,19 @@
 /**
  * A rollout driver in a process of its own, as `fencegate serve` runs it, killed with SIGKILL by
- * rollout-driver-kill.test.ts. Arguments: STORE_URL HOLDER. Prints one JSON line per action.
+ * rollout-driver-kill.test.ts. Arguments: STORE_URL HOLDER [CHUNK]. With CHUNK (a SQLite URL) the
+ * store moves that many scopes per cutover chunk, so a rollback takes many chunks and can be
+ * killed between two of them. Prints one JSON line per action.
  */
 import { RolloutDriver } from '../../src/rollout/driver.js';
 import { openStore } from '../../src/store/open.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { parseSqliteUrl } from '../../src/store/sqlite/sqlite-url.js';
 
-const [url, holder] = process.argv.slice(2);
-const store = await openStore(url!);
+const [url, holder, chunk] = process.argv.slice(2);
+const store =
+  chunk === undefined
+    ? await openStore(url!)
+    : SqliteStore.open({ path: parseSqliteUrl(url!).path, cutoverChunk: Number(chunk) });
 new RolloutDriver({
   store,
   holder: holder!,
