@@ -5,8 +5,17 @@
  * audit entries. And the advisory locks of ranges: exclusive for a range a plan listed, shared for
  * one a put may join (a new record or intent, a new scope, any intent's change of status, a
  * cutover's step).
+ *
+ * One key read as absent is locked too: the tenant's active rollouts. An acquire of a scope not
+ * pinned yet decides its policy on them; while no rollout is active the document is absent, and a
+ * key read as absent takes no row lock, so a rollout's start (which writes it) could commit
+ * between the acquire's check and its commit, and the scope be pinned by the acquirer's policy
+ * under a rollout already started. So a plan that reads the document as absent takes an advisory
+ * lock on it shared, and one that writes it takes it exclusive: the acquire then waits for the
+ * start, and its check finds the document.
  */
 import type { NewAuditEntry } from '../../core/audit-entry.js';
+import { ACTIVE_ROLLOUTS_REF } from '../../core/rollout-rows.js';
 import {
   isRangeRef,
   refKey,
@@ -42,6 +51,10 @@ export interface ApplyPayload {
 
 /** Rows of the payload by row type. */
 type Rows = Record<string, Record<string, unknown>[]>;
+
+/** The advisory lock name of the tenant's active rollouts, read as absent or written. */
+const ACTIVE_FAMILY = 'A';
+const ACTIVE_KEY = refKey(ACTIVE_ROLLOUTS_REF);
 
 /** The advisory lock name of the range a listing reads or a put joins. */
 function rangeFamily(range: RangeRef): string {
@@ -164,6 +177,12 @@ export function applyPayload(plans: readonly PlannedOn<unknown>[]): ApplyPayload
       advisory.push({ key: rangeFamily(ref), shared: false });
     }
     const touched = touchedKeys(plan);
+    const active = touched.get(refKey(ACTIVE_ROLLOUTS_REF));
+    if (transition.put.some((put) => refKey(put) === ACTIVE_KEY)) {
+      advisory.push({ key: ACTIVE_FAMILY, shared: false });
+    } else if (active !== undefined && active.state.version === 0) {
+      advisory.push({ key: ACTIVE_FAMILY, shared: true });
+    }
     for (const write of transition.put) {
       const { version, row } = snapshot.state(write);
       for (const range of joinedRanges(write, version !== 0)) {
