@@ -117,12 +117,15 @@ export type CutoverListing =
  * How far a cutover has come. While `listing` is there its list is still being built, a page at a
  * time, and no chunk moves; then its chunks have handled its listed scopes before index `next`
  * (each moved or skipped, with its step row): the next chunk starts there and reads only its own
- * scopes' rows.
+ * scopes' rows. A cutover whose list was built in pages also keeps `after`, the last name its
+ * chunks handled ('' before the first): the next chunk reads the names after it as a page of the
+ * list, not the whole list.
  */
 export interface CutoverCursorRow {
   kind: 'cursor';
   next: number;
   listing?: CutoverListing;
+  after?: string;
 }
 
 export type RolloutDocument =
@@ -232,8 +235,12 @@ export function readCutoverCursor(snapshot: Snapshot, cutoverId: string): Cutove
   );
 }
 
-export function cutoverCursorPut(cutoverId: string, next: number, listing?: CutoverListing): Put {
-  const row: CutoverCursorRow = { kind: 'cursor', next };
-  if (listing !== undefined) row.listing = listing;
+export function cutoverCursorPut(
+  cutoverId: string,
+  cursor: { next: number; listing?: CutoverListing | undefined; after?: string | undefined },
+): Put {
+  const row: CutoverCursorRow = { kind: 'cursor', next: cursor.next };
+  if (cursor.listing !== undefined) row.listing = cursor.listing;
+  if (cursor.after !== undefined) row.after = cursor.after;
   return rolloutPut(cutoverCursorRef(cutoverId).key, row);
 }

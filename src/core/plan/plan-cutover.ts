@@ -135,10 +135,9 @@ export function planCutoverStart(
       ...(request.scopes !== undefined
         ? []
         : [
-            cutoverCursorPut(request.cutoverId, 0, {
-              of: 'prefix',
-              prefix: request.prefix ?? '',
-              after: '',
+            cutoverCursorPut(request.cutoverId, {
+              next: 0,
+              listing: { of: 'prefix', prefix: request.prefix ?? '', after: '' },
             }),
           ]),
       runningCutoversPut([...running, { cutoverId: request.cutoverId, selection }]),
@@ -254,7 +253,19 @@ export function planCutoverChunk(
     return planListingPage(snapshot, cutover, cursor.listing, { range: listPage, list: chunk });
   }
   const start = cursor.next;
-  const window = cutover.scopes.slice(start, start + chunk);
+  // A list built in pages is read a page at a time too, with its step and scope rows: a chunk
+  // reads its own scopes, not the list (which may hold 100,000). A list given at the start is
+  // sliced.
+  const after = cursor.after;
+  const window =
+    after !== undefined
+      ? snapshot.list({
+          type: 'page',
+          of: { type: 'cutoverScopes', cutoverId },
+          after,
+          limit: chunk,
+        })
+      : cutover.scopes.slice(start, start + chunk);
   if (window.length === 0) {
     if (cutover.status === 'completed') return readOnly([ref, cursorRef], 0);
     const running = readRunningCutovers(snapshot);
@@ -272,7 +283,11 @@ export function planCutoverChunk(
   const pending = window.filter(
     (scope) => snapshot.get({ type: 'cutoverStep', cutoverId, scope }) === null,
   );
-  const rollout = rolloutMover(snapshot, cutover);
+  const rollout = rolloutMover(
+    snapshot,
+    cutover,
+    after === undefined ? undefined : { after, limit: chunk },
+  );
   const mover = rollout?.mover ?? plainMover(cutover, now);
   const transition: Transition<number> = {
     expect: [
@@ -281,7 +296,12 @@ export function planCutoverChunk(
       ...window.map((scope) => ({ type: 'cutoverStep' as const, cutoverId, scope })),
       ...(rollout?.expect ?? []),
     ],
-    put: [cutoverCursorPut(cutoverId, start + window.length)],
+    put: [
+      cutoverCursorPut(cutoverId, {
+        next: start + window.length,
+        after: after === undefined ? undefined : window.at(-1),
+      }),
+    ],
     audit: [],
     answer: { ok: true, value: window.length },
   };

@@ -14,6 +14,7 @@ import {
   rolloutPut,
   rolloutRef,
   rolloutScopeKey,
+  rolloutScopesPrefix,
 } from '../rollout-rows.js';
 import {
   admits,
@@ -36,6 +37,7 @@ import type { CutoverRow, Put, Ref, ScopeRow, Snapshot } from './transition.js';
 export function rolloutMover(
   snapshot: Snapshot,
   cutover: CutoverRow,
+  page?: { after: string; limit: number },
 ): { mover: CutoverMover; expect: Ref[] } | null {
   const owner = parseRolloutCutoverId(cutover.cutoverId);
   if (owner === null) return null;
@@ -51,6 +53,19 @@ export function rolloutMover(
     return { ref, mark: readRolloutScope(snapshot, rollout.rolloutId, scope) };
   };
   if (owner.step === 'rollback') {
+    if (page !== undefined) {
+      // The rollback's list is every mark of the rollout, in the same order: the marks of a chunk
+      // read as a page of the list are the next marks, read as one page with their rows rather
+      // than one by one.
+      const prefix = rolloutScopesPrefix(rollout.rolloutId);
+      const after = page.after === '' ? '' : prefix + page.after;
+      snapshot.list({
+        type: 'page',
+        of: { type: 'rolloutKeys', prefix },
+        after,
+        limit: page.limit,
+      });
+    }
     return {
       expect,
       mover: (scope, row) => {

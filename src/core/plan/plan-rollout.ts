@@ -347,7 +347,7 @@ class ChangePlan {
     };
     return (listing) => [
       newCutover(this.snapshot, request, this.lastSeq, []),
-      cutoverCursorPut(cutoverId, 0, listing),
+      cutoverCursorPut(cutoverId, { next: 0, listing }),
     ];
   }
 }

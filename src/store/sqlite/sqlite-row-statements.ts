@@ -58,6 +58,7 @@ export class SqliteRowStatements {
   readonly listRolloutKeys: Stmt;
   readonly pageScopes: Stmt;
   readonly pageRolloutKeys: Stmt;
+  readonly pageCutoverScopes: Stmt;
   readonly countCutoverScopes: Stmt;
   readonly lastAuditSeq: Stmt;
 
@@ -225,6 +226,12 @@ export class SqliteRowStatements {
       .prepare(
         `SELECT key FROM rollout_rows WHERE tenant = ? AND key >= ? AND key < ? AND key > ?
          ORDER BY key LIMIT ?`,
+      )
+      .pluck();
+    this.pageCutoverScopes = db
+      .prepare(
+        `SELECT scope FROM cutover_scopes WHERE tenant = ? AND cutover_id = ? AND scope > ?
+         ORDER BY scope LIMIT ?`,
       )
       .pluck();
     this.countCutoverScopes = db
