@@ -5,6 +5,8 @@
  * - `expect`: what the plan read and must still hold when it applies (an adapter with a write lock,
  *   SQLite, holds them trivially; etcd turns them into Txn compares);
  * - `put`: the rows to write (scope, records, tombstones, intents, the operation's outcome, …);
+ * - `delete` (rarely): rollout documents to remove, which the transition read (the tenant's active
+ *   rollouts once none is left: an acquire then reads a key with no row, which no store locks);
  * - `audit`: complete audit entries, appended in order;
  * - `answer`: what the caller gets: a value, or an audited refusal to throw once applied.
  *
@@ -160,6 +162,8 @@ export type Answer<A> = { ok: true; value: A } | { ok: false; error: FencegateEr
 export interface Transition<A> {
   expect: (Ref | RangeRef)[];
   put: Put[];
+  /** Rollout documents removed, each read (and expected) by the plan; none when absent. */
+  delete?: RefOf<'rollout'>[];
   audit: NewAuditEntry[];
   answer: Answer<A>;
 }

@@ -161,7 +161,12 @@ export class EtcdEngine extends OptimisticEngine<KeyState, LoadedRange, EtcdSend
     operationId?: string,
     deadline?: number,
   ): Promise<'applied' | 'conflict'> {
-    const writes = plans.some((p) => p.transition.put.length > 0 || p.transition.audit.length > 0);
+    const writes = plans.some(
+      ({ transition }) =>
+        transition.put.length > 0 ||
+        (transition.delete?.length ?? 0) > 0 ||
+        transition.audit.length > 0,
+    );
     const unverified = plans.some((p) => p.snapshot.unverified.size > 0);
     const staleRanges = plans.some((p) =>
       p.transition.expect.some(
@@ -235,6 +240,15 @@ export class EtcdEngine extends OptimisticEngine<KeyState, LoadedRange, EtcdSend
           bytes += op.bytes;
           if (op.cache) written.set(op.key, { tenant, value: op.value });
         }
+      }
+      for (const ref of transition.delete ?? []) {
+        // Compared like every key the plan read, then removed.
+        const key = snapshot.key(ref);
+        compares.set(key, compareKey(key, snapshot.state(ref)));
+        tenants.set(key, tenant);
+        success.push({ request_delete_range: { key: Buffer.from(key) } });
+        bytes += key.length;
+        written.set(key, { tenant, value: null });
       }
       if (transition.audit.length > 0) {
         const list = auditByTenant.get(tenant) ?? [];

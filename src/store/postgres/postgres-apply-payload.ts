@@ -43,6 +43,8 @@ export interface ApplyPayload {
     insert: Rows;
     /** …and of rows planned existing, to update by key. */
     update: Rows;
+    /** Rollout documents removed, by key (each also locked, as read). */
+    delete?: Rows;
     audit?: Record<string, unknown>[];
   };
   /** Per transition, the keys it locked or compared: those to refresh when it did not hold. */
@@ -150,6 +152,7 @@ export function touchedKeys({
     written.add(refKey(write));
     snapshot.state(write);
   }
+  for (const ref of transition.delete ?? []) snapshot.state(ref);
   for (const [key, { ref, state }] of snapshot.read) {
     if ((ref.type === 'record' || ref.type === 'deletion') && state.version === 0) {
       if (!written.has(key)) snapshot.state({ type: 'scope', scope: ref.scope });
@@ -163,6 +166,7 @@ export function applyPayload(plans: readonly PlannedOn<unknown>[]): ApplyPayload
   const absent: Rows = {};
   const insert: Rows = {};
   const update: Rows = {};
+  const removed: Rows = {};
   const advisory: { key: string; shared: boolean }[] = [];
   const ranges: { t: number; range: RangeRef; hash: string }[] = [];
   const audit: Record<string, unknown>[] = [];
@@ -178,7 +182,8 @@ export function applyPayload(plans: readonly PlannedOn<unknown>[]): ApplyPayload
     }
     const touched = touchedKeys(plan);
     const active = touched.get(refKey(ACTIVE_ROLLOUTS_REF));
-    if (transition.put.some((put) => refKey(put) === ACTIVE_KEY)) {
+    const removes = transition.delete ?? [];
+    if ([...transition.put, ...removes].some((ref) => refKey(ref) === ACTIVE_KEY)) {
       advisory.push({ key: ACTIVE_FAMILY, shared: false });
     } else if (active !== undefined && active.state.version === 0) {
       advisory.push({ key: ACTIVE_FAMILY, shared: true });
@@ -208,6 +213,9 @@ export function applyPayload(plans: readonly PlannedOn<unknown>[]): ApplyPayload
         }
       }
     }
+    for (const ref of transition.delete ?? []) {
+      (removed[ref.type] ??= []).push({ ...keyColumns(ref), t, v: snapshot.state(ref).version });
+    }
     for (const { ref, state } of touched.values()) {
       const columns = keyColumns(ref);
       columns.t = t;
@@ -220,6 +228,7 @@ export function applyPayload(plans: readonly PlannedOn<unknown>[]): ApplyPayload
   const body: ApplyPayload['body'] = { n: plans.length, lock, absent, insert, update };
   if (advisory.length > 0) body.advisory = advisory;
   if (ranges.length > 0) body.ranges = ranges;
+  if (Object.keys(removed).length > 0) body.delete = removed;
   if (audit.length > 0) body.audit = audit;
   return { body, locked };
 }

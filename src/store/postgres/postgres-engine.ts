@@ -261,6 +261,7 @@ export class PostgresEngine extends OptimisticEngine<KeyState, LoadedRange, Post
         }
         this.cache.set(tenant, refKey(put), { version, row: put.row });
       }
+      for (const ref of transition.delete ?? []) this.cache.set(tenant, refKey(ref), ABSENT);
       return true;
     });
   }

@@ -49,6 +49,7 @@ export class SqliteRowStatements {
   readonly putJob: Stmt;
   readonly getRollout: Stmt;
   readonly putRollout: Stmt;
+  readonly deleteRollout: Stmt;
 
   readonly listScopeRecords: Stmt;
   readonly listScopeIntents: Stmt;
@@ -186,6 +187,7 @@ export class SqliteRowStatements {
       `INSERT INTO rollout_rows (tenant, key, value) VALUES (?, ?, ?)
        ON CONFLICT (tenant, key) DO UPDATE SET value = excluded.value`,
     );
+    this.deleteRollout = db.prepare('DELETE FROM rollout_rows WHERE tenant = ? AND key = ?');
 
     this.listScopeRecords = db
       .prepare(`SELECT name FROM records WHERE tenant = ? AND scope = ? ORDER BY name`)
