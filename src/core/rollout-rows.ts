@@ -119,14 +119,17 @@ export type CutoverListing =
  * How far a cutover has come. While `listing` is there its list is still being built, a page at a
  * time, and no chunk moves; then its chunks have handled its listed scopes before index `next`
  * (each moved or skipped, with its step row): the next chunk starts there and reads only its own
- * scopes' rows. A rollback that cancels intents also keeps how far its pages of intents have come
- * (`intents`).
+ * scopes' rows. A cutover whose list was built in pages also keeps `after`, the last name its
+ * chunks handled ('' before the first): the next chunk reads the names after it as a page of the
+ * list, not the whole list. A rollback that cancels intents also keeps how far its pages of
+ * intents have come (`intents`).
  */
 export interface CutoverCursorRow {
   kind: 'cursor';
   next: number;
   intents?: IntentsCursor;
   listing?: CutoverListing;
+  after?: string;
 }
 
 /**
@@ -248,11 +251,16 @@ export function readCutoverCursor(snapshot: Snapshot, cutoverId: string): Cutove
 
 export function cutoverCursorPut(
   cutoverId: string,
-  next: number,
-  more: { listing?: CutoverListing | undefined; intents?: IntentsCursor | undefined } = {},
+  cursor: {
+    next: number;
+    listing?: CutoverListing | undefined;
+    after?: string | undefined;
+    intents?: IntentsCursor | undefined;
+  },
 ): Put {
-  const row: CutoverCursorRow = { kind: 'cursor', next };
-  if (more.listing !== undefined) row.listing = more.listing;
-  if (more.intents !== undefined) row.intents = more.intents;
+  const row: CutoverCursorRow = { kind: 'cursor', next: cursor.next };
+  if (cursor.listing !== undefined) row.listing = cursor.listing;
+  if (cursor.after !== undefined) row.after = cursor.after;
+  if (cursor.intents !== undefined) row.intents = cursor.intents;
   return rolloutPut(cutoverCursorRef(cutoverId).key, row);
 }

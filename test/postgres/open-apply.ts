@@ -5,9 +5,17 @@
  * until the test commits.
  */
 import type pg from 'pg';
-import type { Snapshot, Transition } from '../../src/core/plan/transition.js';
-import { applyPayload } from '../../src/store/postgres/postgres-apply-payload.js';
 import {
+  refKey,
+  type Ref,
+  type RowType,
+  type Snapshot,
+  type Transition,
+} from '../../src/core/plan/transition.js';
+import { applyPayload } from '../../src/store/postgres/postgres-apply-payload.js';
+import { keyColumns, storedRow } from '../../src/store/postgres/postgres-plan-rows.js';
+import {
+  ABSENT,
   CallState,
   postgresSnapshot,
   RowCache,
@@ -28,8 +36,9 @@ export function waitersInApply(url: string, schema: string): Promise<number> {
 
 /**
  * Plans `plan` at store time `now` on rows guessed absent (so only for rows that do not exist
- * yet) and applies it in `client`'s open transaction, as a store with an injected clock would.
- * Returns the plan's answer; throws its refusal, or if the guess was wrong (nothing applied).
+ * yet), but for the rows of `read`, read first in the same transaction, and applies it in
+ * `client`'s open transaction, as a store with an injected clock would. Returns the plan's answer;
+ * throws its refusal, or if a guess was wrong (nothing applied).
  */
 export async function applyInOpenTransaction<A>(
   client: pg.ClientBase,
@@ -37,8 +46,25 @@ export async function applyInOpenTransaction<A>(
   tenant: string,
   now: number,
   plan: (snapshot: Snapshot) => Transition<A>,
+  read: readonly Ref[] = [],
 ): Promise<A> {
-  const snapshot = postgresSnapshot(tenant, now, new RowCache(), new CallState());
+  const call = new CallState();
+  if (read.length > 0) {
+    const keys: Record<string, Record<string, unknown>[]> = {};
+    for (const ref of read) (keys[ref.type] ??= []).push(keyColumns(ref));
+    const { rows } = await client.query<{ answer: Record<string, Record<string, unknown>[]> }>(
+      `SELECT ${schema}.load_rows($1, $2) AS answer`,
+      [tenant, JSON.stringify(keys)],
+    );
+    for (const ref of read) call.fresh.set(refKey(ref), ABSENT);
+    for (const [type, list] of Object.entries(rows[0]?.answer ?? {})) {
+      for (const columns of list) {
+        const { ref, version, row } = storedRow(type as RowType, columns);
+        call.fresh.set(refKey(ref), { version, row });
+      }
+    }
+  }
+  const snapshot = postgresSnapshot(tenant, now, new RowCache(), call);
   const transition = plan(snapshot);
   const { body } = applyPayload([{ snapshot, transition }]);
   const { rows } = await client.query<{ answer: { failed: number[] } }>(

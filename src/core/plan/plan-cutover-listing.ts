@@ -68,7 +68,13 @@ export function planListingPage(
   const last = page.examined.at(-1);
   const next: CutoverListing | undefined =
     page.more && last !== undefined ? { ...listing, after: last } : undefined;
-  const put = [cutoverCursorPut(cutoverId, 0, { listing: next })];
+  // The last page leaves the chunks to read the list a page at a time, from its start.
+  const put = [
+    cutoverCursorPut(
+      cutoverId,
+      next === undefined ? { next: 0, after: '' } : { next: 0, listing: next },
+    ),
+  ];
   if (page.listed.length > 0) {
     put.push({
       type: 'cutover',

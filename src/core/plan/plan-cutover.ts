@@ -27,10 +27,12 @@ import {
   runningCutoversPut,
 } from '../rollout-rows.js';
 import { overlaps } from '../rollout-rules.js';
+import type { NewAuditEntry } from '../audit-entry.js';
 import {
   readOnly,
   type CutoverRow,
   type Put,
+  type RangeRef,
   type Ref,
   type ScopeRow,
   type Snapshot,
@@ -135,7 +137,8 @@ export function planCutoverStart(
       ...(request.scopes !== undefined
         ? []
         : [
-            cutoverCursorPut(request.cutoverId, 0, {
+            cutoverCursorPut(request.cutoverId, {
+              next: 0,
               listing: { of: 'prefix', prefix: request.prefix ?? '', after: '' },
             }),
           ]),
@@ -200,6 +203,12 @@ export type ScopeMove =
       puts: (fence: number) => Put[];
       /** Refs the decision read, expected unchanged when the chunk applies. */
       expect?: Ref[];
+      /** What else the move does under its new fence, after its own audit entry. */
+      alongside?: (fence: number) => {
+        expect: (Ref | RangeRef)[];
+        put: Put[];
+        audit: NewAuditEntry[];
+      };
     };
 
 export type CutoverMover = (scope: string, row: ScopeRow | null) => ScopeMove;
@@ -250,11 +259,27 @@ export function planCutoverChunk(
     return planListingPage(snapshot, cutover, cursor.listing, { range: listPage, list: chunk });
   }
   const start = cursor.next;
-  const window = cutover.scopes.slice(start, start + chunk);
+  // A list built in pages is read a page at a time too, with its step and scope rows: a chunk
+  // reads its own scopes, not the list (which may hold 100,000). A list given at the start is
+  // sliced.
+  const after = cursor.after;
+  const window =
+    after !== undefined
+      ? snapshot.list({
+          type: 'page',
+          of: { type: 'cutoverScopes', cutoverId },
+          after,
+          limit: chunk,
+        })
+      : cutover.scopes.slice(start, start + chunk);
   if (window.length === 0 && cutover.status === 'completed') {
     return readOnly([ref, cursorRef], 0);
   }
-  const rollout = rolloutMover(snapshot, cutover);
+  const rollout = rolloutMover(
+    snapshot,
+    cutover,
+    after === undefined ? undefined : { after, limit: chunk },
+  );
   if (rollout?.intents !== undefined) {
     const from = intentsCursorOf(cursor);
     // A rollback cancels the intents of the scopes it moved before it moves more.
@@ -263,6 +288,7 @@ export function planCutoverChunk(
         cutover,
         intents: rollout.intents,
         moved: start,
+        listAfter: after,
         from,
         chunk,
         bounds,
@@ -294,7 +320,13 @@ export function planCutoverChunk(
       ...window.map((scope) => ({ type: 'cutoverStep' as const, cutoverId, scope })),
       ...(rollout?.expect ?? []),
     ],
-    put: [cutoverCursorPut(cutoverId, start + window.length, { intents: cursor.intents })],
+    put: [
+      cutoverCursorPut(cutoverId, {
+        next: start + window.length,
+        after: after === undefined ? undefined : window.at(-1),
+        intents: cursor.intents,
+      }),
+    ],
     audit: [],
     answer: { ok: true, value: window.length },
   };
@@ -331,6 +363,7 @@ export function planCutoverChunk(
     if (move.holder !== null) transition.put.push(fenceGrantPut(scope, fence, move.holder));
     transition.put.push(...move.puts(fence));
     steps.push({ type: 'cutoverStep', cutoverId, scope, row: { fence } });
+    const alongside = move.alongside?.(fence);
     transition.audit.push(
       auditEntry({
         at: now,
@@ -346,6 +379,11 @@ export function planCutoverChunk(
         ...tokenField(caller),
       }),
     );
+    if (alongside !== undefined) {
+      transition.expect.push(...alongside.expect);
+      transition.put.push(...alongside.put);
+      transition.audit.push(...alongside.audit);
+    }
   }
   transition.put.push(...steps);
   return transition;

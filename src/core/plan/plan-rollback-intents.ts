@@ -39,6 +39,8 @@ export interface RollbackIntentsPage {
   intents: RollbackIntents;
   /** The cutover's scopes before this index are moved back (or skipped). */
   moved: number;
+  /** The last name the chunks handled, for a list built in pages; kept in the cursor. */
+  listAfter: string | undefined;
   /** Where this page starts. */
   from: IntentsCursor;
   /** The most scopes one page visits: the cutover's chunk. */
@@ -105,6 +107,12 @@ export function planRollbackIntentsPage(
     next += 1;
     after = null;
   }
-  put.push(cutoverCursorPut(cutover.cutoverId, moved, { intents: { next, after } }));
+  put.push(
+    cutoverCursorPut(cutover.cutoverId, {
+      next: moved,
+      after: page.listAfter,
+      intents: { next, after },
+    }),
+  );
   return { expect, put, audit, answer: { ok: true, value: Math.max(1, visited) } };
 }

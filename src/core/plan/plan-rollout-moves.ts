@@ -14,6 +14,7 @@ import {
   rolloutPut,
   rolloutRef,
   rolloutScopeKey,
+  rolloutScopesPrefix,
 } from '../rollout-rows.js';
 import {
   admits,
@@ -49,6 +50,7 @@ export interface RollbackIntents {
 export function rolloutMover(
   snapshot: Snapshot,
   cutover: CutoverRow,
+  page?: { after: string; limit: number },
 ): { mover: CutoverMover; expect: Ref[]; intents?: RollbackIntents } | null {
   const owner = parseRolloutCutoverId(cutover.cutoverId);
   if (owner === null) return null;
@@ -64,6 +66,19 @@ export function rolloutMover(
     return { ref, mark: readRolloutScope(snapshot, rollout.rolloutId, scope) };
   };
   if (owner.step === 'rollback') {
+    if (page !== undefined) {
+      // The rollback's list is every mark of the rollout, in the same order: the marks of a chunk
+      // read as a page of the list are the next marks, read as one page with their rows rather
+      // than one by one.
+      const prefix = rolloutScopesPrefix(rollout.rolloutId);
+      const after = page.after === '' ? '' : prefix + page.after;
+      snapshot.list({
+        type: 'page',
+        of: { type: 'rolloutKeys', prefix },
+        after,
+        limit: page.limit,
+      });
+    }
     const intents: RollbackIntents = {
       reason: cutover.cutoverId,
       fencesOf: (scope, movedTo) => {

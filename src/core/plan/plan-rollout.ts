@@ -244,7 +244,12 @@ class ChangePlan {
     return this.snapshot.get(ref)?.status === 'completed';
   }
 
-  /** The rollout with `fields` changed and its revision moved on, with its active entry. */
+  /**
+   * The rollout with `fields` changed and its revision moved on, with its active entry. The last
+   * active rollout to finish removes the tenant's active rollouts: an acquire of a new scope then
+   * reads a key with no row, as in a tenant that never started one, which no store locks and a
+   * process that never read it guesses right (postgres-apply-payload.ts).
+   */
   changed(fields: Partial<RolloutRow>, cutover: Put[] = []): Transition<RolloutRow> {
     const rollout: RolloutRow = {
       ...this.rollout,
@@ -263,12 +268,17 @@ class ChangePlan {
       step: rollout.step,
       rollingBack: rollout.status === 'rolling_back',
     };
-    const put: Put[] = [
-      rolloutPut(rolloutKey(rollout.rolloutId), rollout),
-      activeRolloutsPut(final ? others : [...others, entry]),
-    ];
-    put.push(...cutover);
-    return { expect: this.expect, put, audit: [], answer: { ok: true, value: rollout } };
+    const active = final ? others : [...others, entry];
+    const put: Put[] = [rolloutPut(rolloutKey(rollout.rolloutId), rollout), ...cutover];
+    const stored = this.snapshot.get(ACTIVE_ROLLOUTS_REF) !== null;
+    if (active.length > 0) put.push(activeRolloutsPut(active));
+    return {
+      expect: this.expect,
+      put,
+      ...(active.length === 0 && stored ? { delete: [ACTIVE_ROLLOUTS_REF] } : {}),
+      audit: [],
+      answer: { ok: true, value: rollout },
+    };
   }
 
   /**
@@ -347,7 +357,7 @@ class ChangePlan {
     };
     return (listing) => [
       newCutover(this.snapshot, request, this.lastSeq, []),
-      cutoverCursorPut(cutoverId, 0, { listing }),
+      cutoverCursorPut(cutoverId, { next: 0, listing }),
     ];
   }
 }

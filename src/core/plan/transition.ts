@@ -5,6 +5,8 @@
  * - `expect`: what the plan read and must still hold when it applies (an adapter with a write lock,
  *   SQLite, holds them trivially; etcd turns them into Txn compares);
  * - `put`: the rows to write (scope, records, tombstones, intents, the operation's outcome, …);
+ * - `delete` (rarely): rollout documents to remove, which the transition read (the tenant's active
+ *   rollouts once none is left: an acquire then reads a key with no row, which no store locks);
  * - `audit`: complete audit entries, appended in order;
  * - `answer`: what the caller gets: a value, or an audited refusal to throw once applied.
  *
@@ -138,22 +140,30 @@ export type RangeRef =
   /** Rollout document keys starting with `prefix` (a rollout's scopes, every rollout). */
   | { type: 'rolloutKeys'; prefix: string }
   /**
-   * The first `limit` names of a scopes or rolloutKeys range that come after `after` ('' for the
-   * first page): a listing in bounded pages (plan-cutover-listing.ts). A store reads the rows a
-   * page names with it, as it does for its range. A page is read, never expected: a plan that
-   * reads one must be right whatever joins the page after it was read.
+   * The first `limit` names of a range that come after `after` ('' for the first page): a
+   * listing, or a long list, read in bounded pages (plan-cutover-listing.ts, plan-cutover.ts). A
+   * store reads the rows a page names with it. A page is read, never expected: a plan that reads
+   * one must be right whatever joins the page after it was read.
    */
   | { type: 'page'; of: PagedRange; after: string; limit: number };
 
-/** The ranges a page may be cut from. */
+/**
+ * The ranges a page may be cut from: scope names or rollout document keys with a prefix (read
+ * with their rows), or a cutover's list (`CutoverRow.scopes`, read with each name's step row and
+ * scope row).
+ */
 export type PagedRange =
-  { type: 'scopes'; prefix: string } | { type: 'rolloutKeys'; prefix: string };
+  | { type: 'scopes'; prefix: string }
+  | { type: 'rolloutKeys'; prefix: string }
+  | { type: 'cutoverScopes'; cutoverId: string };
 
 export type Answer<A> = { ok: true; value: A } | { ok: false; error: FencegateError };
 
 export interface Transition<A> {
   expect: (Ref | RangeRef)[];
   put: Put[];
+  /** Rollout documents removed, each read (and expected) by the plan; none when absent. */
+  delete?: RefOf<'rollout'>[];
   audit: NewAuditEntry[];
   answer: Answer<A>;
 }

@@ -77,6 +77,7 @@ export class CasMapEngine extends OptimisticEngine<CasState, CasRange, CasSend> 
       const { tenant, call } = snapshot;
       for (const ref of transition.expect) if (!isRangeRef(ref)) snapshot.state(ref);
       for (const { row: _row, ...ref } of transition.put) snapshot.state(ref);
+      for (const ref of transition.delete ?? []) snapshot.state(ref);
       const write: CasWrite = {
         tenant,
         compare: [...snapshot.read.values()].map(({ ref, state }) => ({
@@ -88,6 +89,7 @@ export class CasMapEngine extends OptimisticEngine<CasState, CasRange, CasSend> 
           names: snapshot.loaded(range)?.names ?? [],
         })),
         puts: transition.put,
+        deletes: transition.delete ?? [],
         audit: transition.audit,
       };
       const answer = await this.#call(() => this.map.compareAndSet(write), operationId);
@@ -95,6 +97,10 @@ export class CasMapEngine extends OptimisticEngine<CasState, CasRange, CasSend> 
         for (const put of transition.put) {
           const key = refKey(put);
           this.cache.set(tenant, key, { version: answer.versions.get(key) ?? 0, row: put.row });
+        }
+        for (const ref of transition.delete ?? []) {
+          const key = refKey(ref);
+          this.cache.set(tenant, key, { version: answer.versions.get(key) ?? 0, row: null });
         }
       } else {
         for (const [key, state] of answer.current) this.#learn(tenant, call, key, state);

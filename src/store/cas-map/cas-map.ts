@@ -26,6 +26,8 @@ export interface CasWrite {
   /** Ranges and the names the write planned on. */
   ranges: { range: RangeRef; names: string[] }[];
   puts: Put[];
+  /** Keys removed, each among the compared ones. */
+  deletes?: Ref[];
   audit: NewAuditEntry[];
 }
 
@@ -91,9 +93,13 @@ export class CasMap {
       return { applied: false, current };
     }
     for (const put of write.puts) this.tables.put(tenant, put);
+    for (const ref of write.deletes ?? []) this.tables.delete(tenant, ref);
     for (const entry of write.audit) this.tables.append(entry);
     const versions = new Map<string, number>();
-    for (const { row: _row, ...ref } of write.puts) {
+    for (const ref of [
+      ...write.puts.map(({ row: _row, ...ref }) => ref),
+      ...(write.deletes ?? []),
+    ]) {
       versions.set(refKey(ref), this.tables.version(tenant, refKey(ref)));
     }
     if (this.#loseAnswers > 0) {

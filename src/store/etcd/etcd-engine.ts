@@ -161,7 +161,12 @@ export class EtcdEngine extends OptimisticEngine<KeyState, LoadedRange, EtcdSend
     operationId?: string,
     deadline?: number,
   ): Promise<'applied' | 'conflict'> {
-    const writes = plans.some((p) => p.transition.put.length > 0 || p.transition.audit.length > 0);
+    const writes = plans.some(
+      ({ transition }) =>
+        transition.put.length > 0 ||
+        (transition.delete?.length ?? 0) > 0 ||
+        transition.audit.length > 0,
+    );
     const unverified = plans.some((p) => p.snapshot.unverified.size > 0);
     const staleRanges = plans.some((p) =>
       p.transition.expect.some(
@@ -235,6 +240,15 @@ export class EtcdEngine extends OptimisticEngine<KeyState, LoadedRange, EtcdSend
           bytes += op.bytes;
           if (op.cache) written.set(op.key, { tenant, value: op.value });
         }
+      }
+      for (const ref of transition.delete ?? []) {
+        // Compared like every key the plan read, then removed.
+        const key = snapshot.key(ref);
+        compares.set(key, compareKey(key, snapshot.state(ref)));
+        tenants.set(key, tenant);
+        success.push({ request_delete_range: { key: Buffer.from(key) } });
+        bytes += key.length;
+        written.set(key, { tenant, value: null });
       }
       if (transition.audit.length > 0) {
         const list = auditByTenant.get(tenant) ?? [];
@@ -408,12 +422,21 @@ export class EtcdEngine extends OptimisticEngine<KeyState, LoadedRange, EtcdSend
         await this.loadDueIntents(tenant, call, range.due);
       }
     }
-    const ranges = requested.filter((range) => range.type !== 'openIntents');
+    for (const range of requested) {
+      if (range.type === 'page' && range.of.type === 'cutoverScopes') {
+        await this.loadListPage(tenant, call, range, range.of.cutoverId);
+      }
+    }
+    const ranges = requested.filter(
+      (range) =>
+        range.type !== 'openIntents' &&
+        !(range.type === 'page' && range.of.type === 'cutoverScopes'),
+    );
     if (ranges.length === 0) return;
     // Per range: its keys, and how many chars of a key come before the name it lists.
     const reads = ranges.map((range) => {
-      if (range.type === 'page') {
-        const { start, prefix, family } = this.keys.pageKeys(tenant, range);
+      if (range.type === 'page' && range.of.type !== 'cutoverScopes') {
+        const { start, prefix, family } = this.keys.pageKeys(tenant, { ...range, of: range.of });
         const end = prefixEnd(Buffer.from(prefix));
         const op = { key: Buffer.from(start), range_end: end, limit: range.limit };
         return { op, cut: family };
@@ -452,6 +475,31 @@ export class EtcdEngine extends OptimisticEngine<KeyState, LoadedRange, EtcdSend
       call.ranges.set(this.keys.range(tenant, range), { names, revision });
     });
     await this.readKeys(call, intentKeys);
+  }
+
+  /**
+   * Reads a page of a cutover's list: the cutover's value holds the list, and the page's names are
+   * read with their step and scope keys.
+   */
+  async loadListPage(
+    tenant: string,
+    call: EtcdCall,
+    page: Extract<RangeRef, { type: 'page' }>,
+    cutoverId: string,
+  ): Promise<void> {
+    const cutoverKey = this.keys.ref(tenant, { type: 'cutover', cutoverId });
+    await this.readKeys(call, [cutoverKey]);
+    const value = call.fresh.get(cutoverKey)?.value ?? null;
+    const list = value === null ? [] : (JSON.parse(value) as { scopes: string[] }).scopes;
+    const names = list.filter((scope) => scope > page.after).slice(0, page.limit);
+    await this.readKeys(
+      call,
+      names.flatMap((scope) => [
+        this.keys.ref(tenant, { type: 'cutoverStep', cutoverId, scope }),
+        this.keys.ref(tenant, { type: 'scope', scope }),
+      ]),
+    );
+    call.ranges.set(this.keys.range(tenant, page), { names, revision: 0 });
   }
 
   /**

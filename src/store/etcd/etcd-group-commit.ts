@@ -105,7 +105,10 @@ export class EtcdBatcher {
     jobs.forEach((job, i) => {
       const plan = plans[i];
       if (plan === undefined) return;
-      const written = plan.transition.put.map(({ row: _row, ...ref }) => plan.snapshot.key(ref));
+      const written = [
+        ...plan.transition.put.map(({ row: _row, ...ref }) => ref),
+        ...(plan.transition.delete ?? []),
+      ].map((ref) => plan.snapshot.key(ref));
       const read = new Set([...plan.snapshot.read.keys(), ...written]);
       let size: TxnSize;
       try {

@@ -77,10 +77,17 @@ export class EtcdKeys {
         return `${this.family('cs', tenant)}${range.cutoverId}\0`;
       case 'rolloutKeys':
         return this.family('ro', tenant) + range.prefix;
-      case 'page':
+      case 'page': {
         // Not a prefix: a page's name among the ranges one call has read. Its keys are those of
-        // its range after its position (pageKeys), read with its limit.
-        return `${this.range(tenant, range.of)}\0page\0${range.after}\0${range.limit}`;
+        // its range after its position (pageKeys), read with its limit; a cutover's list is in
+        // the cutover's value.
+        const { of } = range;
+        const whole =
+          of.type === 'cutoverScopes'
+            ? this.ref(tenant, { type: 'cutover', cutoverId: of.cutoverId })
+            : this.range(tenant, of);
+        return `${whole}\0page\0${range.after}\0${range.limit}`;
+      }
     }
   }
 
@@ -90,9 +97,9 @@ export class EtcdKeys {
    */
   pageKeys(
     tenant: string,
-    page: Extract<RangeRef, { type: 'page' }>,
+    page: { of: { type: 'scopes' | 'rolloutKeys'; prefix: string }; after: string },
   ): { start: string; prefix: string; family: number } {
-    const family = this.range(tenant, { ...page.of, prefix: '' });
+    const family = this.range(tenant, { type: page.of.type, prefix: '' });
     const prefix = family + page.of.prefix;
     // The smallest key after the position's own: names hold no NUL.
     const after = family + page.after + '\0';

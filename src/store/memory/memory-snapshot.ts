@@ -20,8 +20,13 @@ export class MemorySnapshot implements Snapshot {
   /** Every name of the range; a range with `due` may list more than it asks, never fewer. */
   list(range: RangeRef): string[] {
     if (range.type === 'page') {
-      const names = this.list(range.of).filter((name) => name > range.after);
-      return names.slice(0, range.limit);
+      const { of } = range;
+      const all =
+        of.type === 'cutoverScopes'
+          ? (this.tables.get(this.tenant, { type: 'cutover', cutoverId: of.cutoverId })?.scopes ??
+            [])
+          : this.list(of);
+      return all.filter((name) => name > range.after).slice(0, range.limit);
     }
     const { tables, tenant } = this;
     const names: string[] = [];

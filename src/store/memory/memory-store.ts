@@ -119,6 +119,7 @@ export class MemoryStore extends PlannedStore implements Store {
   #applyNow<A>({ tenant, plan }: PlannedWrite<A>) {
     const transition = plan(new MemorySnapshot(tenant, this.#clock.now(), this.tables));
     for (const put of transition.put) this.tables.put(tenant, put);
+    for (const ref of transition.delete ?? []) this.tables.delete(tenant, ref);
     for (const entry of transition.audit) this.tables.append(entry);
     return transition.answer;
   }

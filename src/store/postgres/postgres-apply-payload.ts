@@ -5,8 +5,17 @@
  * audit entries. And the advisory locks of ranges: exclusive for a range a plan listed, shared for
  * one a put may join (a new record or intent, a new scope, any intent's change of status, a
  * cutover's step).
+ *
+ * One key read as absent is locked too: the tenant's active rollouts. An acquire of a scope not
+ * pinned yet decides its policy on them; while no rollout is active the document is absent, and a
+ * key read as absent takes no row lock, so a rollout's start (which writes it) could commit
+ * between the acquire's check and its commit, and the scope be pinned by the acquirer's policy
+ * under a rollout already started. So a plan that reads the document as absent takes an advisory
+ * lock on it shared, and one that writes it takes it exclusive: the acquire then waits for the
+ * start, and its check finds the document.
  */
 import type { NewAuditEntry } from '../../core/audit-entry.js';
+import { ACTIVE_ROLLOUTS_REF } from '../../core/rollout-rows.js';
 import {
   isRangeRef,
   refKey,
@@ -34,6 +43,8 @@ export interface ApplyPayload {
     insert: Rows;
     /** …and of rows planned existing, to update by key. */
     update: Rows;
+    /** Rollout documents removed, by key (each also locked, as read). */
+    delete?: Rows;
     audit?: Record<string, unknown>[];
   };
   /** Per transition, the keys it locked or compared: those to refresh when it did not hold. */
@@ -42,6 +53,10 @@ export interface ApplyPayload {
 
 /** Rows of the payload by row type. */
 type Rows = Record<string, Record<string, unknown>[]>;
+
+/** The advisory lock name of the tenant's active rollouts, read as absent or written. */
+const ACTIVE_FAMILY = 'A';
+const ACTIVE_KEY = refKey(ACTIVE_ROLLOUTS_REF);
 
 /** The advisory lock name of the range a listing reads or a put joins. */
 function rangeFamily(range: RangeRef): string {
@@ -137,6 +152,7 @@ export function touchedKeys({
     written.add(refKey(write));
     snapshot.state(write);
   }
+  for (const ref of transition.delete ?? []) snapshot.state(ref);
   for (const [key, { ref, state }] of snapshot.read) {
     if ((ref.type === 'record' || ref.type === 'deletion') && state.version === 0) {
       if (!written.has(key)) snapshot.state({ type: 'scope', scope: ref.scope });
@@ -150,6 +166,7 @@ export function applyPayload(plans: readonly PlannedOn<unknown>[]): ApplyPayload
   const absent: Rows = {};
   const insert: Rows = {};
   const update: Rows = {};
+  const removed: Rows = {};
   const advisory: { key: string; shared: boolean }[] = [];
   const ranges: { t: number; range: RangeRef; hash: string }[] = [];
   const audit: Record<string, unknown>[] = [];
@@ -164,6 +181,13 @@ export function applyPayload(plans: readonly PlannedOn<unknown>[]): ApplyPayload
       advisory.push({ key: rangeFamily(ref), shared: false });
     }
     const touched = touchedKeys(plan);
+    const active = touched.get(refKey(ACTIVE_ROLLOUTS_REF));
+    const removes = transition.delete ?? [];
+    if ([...transition.put, ...removes].some((ref) => refKey(ref) === ACTIVE_KEY)) {
+      advisory.push({ key: ACTIVE_FAMILY, shared: false });
+    } else if (active !== undefined && active.state.version === 0) {
+      advisory.push({ key: ACTIVE_FAMILY, shared: true });
+    }
     for (const write of transition.put) {
       const { version, row } = snapshot.state(write);
       for (const range of joinedRanges(write, version !== 0)) {
@@ -189,6 +213,9 @@ export function applyPayload(plans: readonly PlannedOn<unknown>[]): ApplyPayload
         }
       }
     }
+    for (const ref of transition.delete ?? []) {
+      (removed[ref.type] ??= []).push({ ...keyColumns(ref), t, v: snapshot.state(ref).version });
+    }
     for (const { ref, state } of touched.values()) {
       const columns = keyColumns(ref);
       columns.t = t;
@@ -201,6 +228,7 @@ export function applyPayload(plans: readonly PlannedOn<unknown>[]): ApplyPayload
   const body: ApplyPayload['body'] = { n: plans.length, lock, absent, insert, update };
   if (advisory.length > 0) body.advisory = advisory;
   if (ranges.length > 0) body.ranges = ranges;
+  if (Object.keys(removed).length > 0) body.delete = removed;
   if (audit.length > 0) body.audit = audit;
   return { body, locked };
 }

@@ -134,7 +134,9 @@ export class PostgresBatcher {
         sorted.alone.push(job);
         continue;
       }
-      const written = plan.transition.put.map((put) => refKey(put));
+      const written = [...plan.transition.put, ...(plan.transition.delete ?? [])].map((ref) =>
+        refKey(ref),
+      );
       if (!taken.take(touchedKeys(plan).keys(), written)) {
         sorted.later.push(job);
         continue;

@@ -261,6 +261,7 @@ export class PostgresEngine extends OptimisticEngine<KeyState, LoadedRange, Post
         }
         this.cache.set(tenant, refKey(put), { version, row: put.row });
       }
+      for (const ref of transition.delete ?? []) this.cache.set(tenant, refKey(ref), ABSENT);
       return true;
     });
   }
@@ -325,9 +326,11 @@ export class PostgresEngine extends OptimisticEngine<KeyState, LoadedRange, Post
   }
 
   /**
-   * Reads a page of a range (a listing's next names) and the rows it names, by the primary key
-   * from its position, stopping at its limit: what it costs follows the page, not the range. A
-   * page is never expected, so it needs no hash of the database's making.
+   * Reads a page of a range (a listing's next names, a chunk's scopes) and the rows it names, by
+   * the primary key from its position, stopping at its limit: what it costs follows the page, not
+   * the range. A page of a cutover's list reads its rows of cutover_scopes (a scope not moved yet
+   * is one without a fence) with the scopes' rows. A page is never expected, so it needs no hash
+   * of the database's making.
    */
   async loadPage(
     tenant: string,
@@ -336,25 +339,52 @@ export class PostgresEngine extends OptimisticEngine<KeyState, LoadedRange, Post
     { send }: PostgresSend,
   ): Promise<void> {
     const { of, after, limit } = page;
-    const [table, column, type] =
-      of.type === 'scopes'
-        ? (['scopes', 'scope', 'scope'] as const)
-        : (['rollout_rows', 'key', 'rollout'] as const);
-    // Names are ASCII (NAME_PATTERN, and rollout keys made of them): prefix + U+FFFF bounds them.
-    const result = await send<{ name: string; row: Record<string, unknown> }>(READ, {
-      name: statementName(`page_${table}`, this.schema),
-      text: `SELECT x.${column} AS name, to_jsonb(x) AS row FROM ${this.schema}.${table} x
-        WHERE x.tenant = $1 AND x.${column} >= $2 AND x.${column} < $3 AND x.${column} > $4
-        ORDER BY x.${column} LIMIT $5`,
-      values: [tenant, of.prefix, `${of.prefix}\uffff`, after, limit],
-    });
-    const names: string[] = [];
-    for (const { name, row: columns } of result.rows) {
-      names.push(name);
-      const { ref, version, row } = storedRow(type, columns);
-      const state = { version, row };
+    const learn = (state: KeyState, ref: Ref) => {
       call.fresh.set(refKey(ref), state);
       this.cache.set(tenant, refKey(ref), state);
+    };
+    const stored = (type: RowType, columns: Record<string, unknown>) => {
+      const { ref, version, row } = storedRow(type, columns);
+      learn({ version, row }, ref);
+    };
+    const names: string[] = [];
+    if (of.type === 'cutoverScopes') {
+      const result = await send<{
+        name: string;
+        step: Record<string, unknown>;
+        scope: Record<string, unknown> | null;
+      }>(READ, {
+        name: statementName('page_cutover_scopes', this.schema),
+        text: `SELECT x.scope AS name, to_jsonb(x) AS step, to_jsonb(s) AS scope
+          FROM ${this.schema}.cutover_scopes x
+          LEFT JOIN ${this.schema}.scopes s ON s.tenant = x.tenant AND s.scope = x.scope
+          WHERE x.tenant = $1 AND x.cutover_id = $2 AND x.scope > $3
+          ORDER BY x.scope LIMIT $4`,
+        values: [tenant, of.cutoverId, after, limit],
+      });
+      for (const { name, step, scope } of result.rows) {
+        names.push(name);
+        stored('cutoverStep', step);
+        if (scope === null) learn(ABSENT, { type: 'scope', scope: name });
+        else stored('scope', scope);
+      }
+    } else {
+      const [table, column, type] =
+        of.type === 'scopes'
+          ? (['scopes', 'scope', 'scope'] as const)
+          : (['rollout_rows', 'key', 'rollout'] as const);
+      // Names are ASCII (NAME_PATTERN, and rollout keys made of them): prefix + U+FFFF bounds them.
+      const result = await send<{ name: string; row: Record<string, unknown> }>(READ, {
+        name: statementName(`page_${table}`, this.schema),
+        text: `SELECT x.${column} AS name, to_jsonb(x) AS row FROM ${this.schema}.${table} x
+          WHERE x.tenant = $1 AND x.${column} >= $2 AND x.${column} < $3 AND x.${column} > $4
+          ORDER BY x.${column} LIMIT $5`,
+        values: [tenant, of.prefix, `${of.prefix}\uffff`, after, limit],
+      });
+      for (const { name, row } of result.rows) {
+        names.push(name);
+        stored(type, row);
+      }
     }
     call.ranges.set(rangeKey(page), { names, hash: '' });
   }

@@ -11,7 +11,12 @@
  * functions decided in SQL, or a version recorded from another text of it) are refused, not
  * upgraded: no release made them (postgres-migrate.ts).
  */
-import { APPLY_SQL, GRANT_TOKENS_SQL, ROLLOUTS_SQL } from './postgres-sql-apply.js';
+import {
+  APPLY_SQL,
+  GRANT_TOKENS_SQL,
+  ROLLOUT_DELETES_SQL,
+  ROLLOUTS_SQL,
+} from './postgres-sql-apply.js';
 import { AUDIT_SQL } from './postgres-sql-audit.js';
 import { FENCE_SQL } from './postgres-sql-fence.js';
 import { INTENT_NOTIFY_SQL } from './postgres-sql-intent-notify.js';
@@ -34,6 +39,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { version: 2, name: 'grant tokens', sql: GRANT_TOKENS_SQL },
   { version: 3, name: 'records by revision', sql: RECORDS_BY_REVISION_SQL },
   { version: 4, name: 'rollouts', sql: ROLLOUTS_SQL },
+  { version: 5, name: 'rollout deletes', sql: ROLLOUT_DELETES_SQL },
 ];
 
 /** Schema names are interpolated into SQL, so only plain lowercase identifiers are accepted. */

@@ -145,6 +145,7 @@ function applyFunction(
   create: 'CREATE' | 'CREATE OR REPLACE',
   tables: readonly TableShape[],
   tokens: boolean,
+  deletes = false,
 ): string {
   const token = (text: string) => (tokens ? text : '');
   return `
@@ -191,7 +192,7 @@ BEGIN
   END IF;
 
   -- 3. Writes of the transitions that held, and their audit entries.
-  v_version := pg_current_xact_id()::text::bigint;${CUTOVER_SCOPES}${tables.map(write).join('')}
+  v_version := pg_current_xact_id()::text::bigint;${CUTOVER_SCOPES}${tables.map(write).join('')}${deletes ? ROLLOUT_DELETES : ''}
   IF p ? 'audit' THEN
     PERFORM pg_advisory_xact_lock_shared(hashtextextended('fencegate.audit:@schema@', 0));
     INSERT INTO @schema@.audit (at, tenant, scope, kind, outcome, reason, task_id, operation_id,
@@ -213,6 +214,17 @@ END
 $fn$;
 `;
 }
+
+/**
+ * Rollout documents removed by the transitions that held (version 5): the tenant's active
+ * rollouts once none is left (core/plan/plan-rollout.ts). Each was locked as a row the plan read.
+ */
+const ROLLOUT_DELETES = `
+  IF p ? 'delete' THEN
+    DELETE FROM @schema@.rollout_rows x
+      USING jsonb_to_recordset(p->'delete'->'rollout') AS j(t int, v bigint, key text)
+      WHERE x.tenant = p_tenant AND x.key = j.key AND j.t <> ALL (v_failed);
+  END IF;`;
 
 /** The rollout documents' range (version 4): their keys with a prefix. */
 const ROLLOUT_RANGE_NAMES = `
@@ -376,3 +388,6 @@ ${rangeNamesFunction('CREATE OR REPLACE', true)}
 ${loadRowsFunction('CREATE OR REPLACE', true)}
 ${loadRangesFunction('CREATE OR REPLACE', true)}
 ${applyFunction('CREATE OR REPLACE', TABLES, true)}`;
+
+/** Version 5: the apply step also removes rollout documents (ROLLOUT_DELETES). */
+export const ROLLOUT_DELETES_SQL = applyFunction('CREATE OR REPLACE', TABLES, true, true);

@@ -32,6 +32,7 @@ export function applyPlan<A>(
       writeRow(ctx.rows, ctx.tenant, put);
     }
   }
+  for (const ref of transition.delete ?? []) ctx.rows.deleteRollout.run(ctx.tenant, ref.key);
   for (const entry of transition.audit) ctx.pending.audit.push(entry);
   return transition.answer;
 }

@@ -49,6 +49,7 @@ export class SqliteRowStatements {
   readonly putJob: Stmt;
   readonly getRollout: Stmt;
   readonly putRollout: Stmt;
+  readonly deleteRollout: Stmt;
 
   readonly listScopeRecords: Stmt;
   readonly listScopeIntents: Stmt;
@@ -58,6 +59,7 @@ export class SqliteRowStatements {
   readonly listRolloutKeys: Stmt;
   readonly pageScopes: Stmt;
   readonly pageRolloutKeys: Stmt;
+  readonly pageCutoverScopes: Stmt;
   readonly countCutoverScopes: Stmt;
   readonly lastAuditSeq: Stmt;
 
@@ -185,6 +187,7 @@ export class SqliteRowStatements {
       `INSERT INTO rollout_rows (tenant, key, value) VALUES (?, ?, ?)
        ON CONFLICT (tenant, key) DO UPDATE SET value = excluded.value`,
     );
+    this.deleteRollout = db.prepare('DELETE FROM rollout_rows WHERE tenant = ? AND key = ?');
 
     this.listScopeRecords = db
       .prepare(`SELECT name FROM records WHERE tenant = ? AND scope = ? ORDER BY name`)
@@ -225,6 +228,12 @@ export class SqliteRowStatements {
       .prepare(
         `SELECT key FROM rollout_rows WHERE tenant = ? AND key >= ? AND key < ? AND key > ?
          ORDER BY key LIMIT ?`,
+      )
+      .pluck();
+    this.pageCutoverScopes = db
+      .prepare(
+        `SELECT scope FROM cutover_scopes WHERE tenant = ? AND cutover_id = ? AND scope > ?
+         ORDER BY scope LIMIT ?`,
       )
       .pluck();
     this.countCutoverScopes = db

@@ -100,11 +100,21 @@ export class SqliteSnapshot implements Snapshot {
     }
   }
 
+  /**
+   * The cutover, its list read when a plan first asks for it: a chunk that reads its scopes as a
+   * page of the list never does, so its cost does not follow the list's length.
+   */
   #cutover(cutoverId: string): CutoverRow | null {
-    const row = this.rows.getCutover.get(this.tenant, cutoverId) as
-      Omit<CutoverRow, 'scopes'> | undefined;
+    const { rows, tenant } = this;
+    const row = rows.getCutover.get(tenant, cutoverId) as Omit<CutoverRow, 'scopes'> | undefined;
     if (row === undefined) return null;
-    return { ...row, scopes: this.rows.cutoverScopes.all(this.tenant, cutoverId) as string[] };
+    let scopes: string[] | undefined;
+    return {
+      ...row,
+      get scopes(): string[] {
+        return (scopes ??= rows.cutoverScopes.all(tenant, cutoverId) as string[]);
+      },
+    };
   }
 
   list(range: RangeRef): string[] {
@@ -139,6 +149,9 @@ export class SqliteSnapshot implements Snapshot {
         return rows.listRolloutKeys.all(tenant, range.prefix, `${range.prefix}\uffff`) as string[];
       case 'page': {
         const { of, after, limit } = range;
+        if (of.type === 'cutoverScopes') {
+          return rows.pageCutoverScopes.all(tenant, of.cutoverId, after, limit) as string[];
+        }
         const page = of.type === 'scopes' ? rows.pageScopes : rows.pageRolloutKeys;
         return page.all(tenant, of.prefix, `${of.prefix}\uffff`, after, limit) as string[];
       }

@@ -1,0 +1,151 @@
+/**
+ * What the rollouts cost a new scope's first acquire on PostgreSQL when none is active: the
+ * acquire decides its policy on the tenant's active rollouts, and must not pay for them with a
+ * round trip, a re-plan or a lock that every other new scope's acquire waits for. Counted from the
+ * statements the store sends (pg's query, observed) and the apply step's payload, in a tenant
+ * that never started a rollout and in one whose rollout finished (the document of its active
+ * rollouts emptied), from a handle that never read the tenant's rows (a new process).
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { planAcquire } from '../../src/core/plan/plan-leases.js';
+import { ACTIVE_ROLLOUTS_REF } from '../../src/core/rollout-rows.js';
+import { Fencegate } from '../../src/gate.js';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { skipWithoutPostgres } from '../helpers/stores/postgres.js';
+import { applyInOpenTransaction } from './open-apply.js';
+import { dropSchema, pgUrl, someoneWaitsIn, testSchema } from './pg-helpers.js';
+
+const noPostgres = skipWithoutPostgres();
+const schema = testSchema('acquire_active');
+let url: string;
+let gate: Fencegate;
+let holder: pg.Client;
+
+beforeAll(async () => {
+  if (noPostgres) return;
+  url = pgUrl();
+  gate = await Fencegate.open({ store: await PostgresStore.open({ url, schema }) });
+  for (const tenant of ['never', 'finished']) {
+    const handle = gate.forTenant(tenant);
+    await handle.registerPolicy({ version: 'v7' });
+    await handle.registerPolicy({ version: 'v8' });
+  }
+  const finished = gate.forTenant('finished');
+  const request = { fromPolicy: 'v7', toPolicy: 'v8', prefix: 'ramp/', steps: [50] };
+  await finished.rollouts.start({ rolloutId: 'rolled-back', ...request });
+  await finished.rollouts.rollback({ rolloutId: 'rolled-back' });
+  await finished.rollouts.start({ rolloutId: 'completed', ...request, steps: [100] });
+  holder = new pg.Client({ connectionString: url });
+  holder.on('error', () => undefined);
+  await holder.connect();
+});
+
+afterAll(async () => {
+  if (noPostgres) return;
+  await gate.close();
+  await holder.end();
+  await dropSchema(url, schema);
+});
+
+interface Sent {
+  name: string;
+  /** The apply step's payload, for an apply. */
+  body?: { lock: Record<string, unknown[]>; advisory?: { key: string; shared: boolean }[] };
+}
+
+/** The named statements `work` sends, observed on pg's query; the real driver runs each one. */
+async function statementsOf(work: () => Promise<unknown>): Promise<Sent[]> {
+  const sent: Sent[] = [];
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- put back as it was, and called with its own `this`
+  const query = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const config = args[0] as { name?: unknown; values?: unknown[] } | undefined;
+    if (typeof config === 'object' && typeof config?.name === 'string') {
+      const name = config.name.replace(/^fencegate_/, '').replace(`_${schema}`, '');
+      sent.push(
+        name === 'apply'
+          ? { name, body: JSON.parse(String(config.values?.[4])) as Sent['body'] }
+          : { name },
+      );
+    }
+    return (query as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof query;
+  try {
+    await work();
+  } finally {
+    pg.Client.prototype.query = query;
+  }
+  return sent;
+}
+
+describe.skipIf(noPostgres)('the active rollouts on a new scope’s first acquire', () => {
+  for (const tenant of ['never', 'finished']) {
+    it(`costs no round trip, no re-plan and no row lock (${tenant})`, async () => {
+      // A handle that never read the tenant's rows, as a process just started.
+      const fresh = await Fencegate.open({ store: await PostgresStore.open({ url, schema }) });
+      try {
+        for (const scope of [`new/${tenant}-1`, `new/${tenant}-2`]) {
+          const sent = await statementsOf(() =>
+            fresh
+              .forTenant(tenant)
+              .acquire({ scope, holder: 'w', ttlMs: 60_000, policyVersion: 'v7' }),
+          );
+          // One statement, the apply, applied as planned: no read first, no second round.
+          expect(sent.map((s) => s.name)).toEqual(['apply']);
+          // It locks no rollout document, and takes the active rollouts' lock shared only.
+          expect(sent[0]!.body!.lock.rollout).toBeUndefined();
+          expect(sent[0]!.body!.advisory).toContainEqual({ key: 'A', shared: true });
+        }
+      } finally {
+        await fresh.close();
+      }
+    });
+  }
+
+  it('lets two first acquires of new scopes run at once after a rollout finished', async () => {
+    const tenant = gate.forTenant('finished');
+    await holder.query('BEGIN');
+    try {
+      // One acquire applied and held open, its locks kept...
+      await applyInOpenTransaction(
+        holder,
+        schema,
+        tenant.tenant,
+        await gate.store.now(),
+        (snapshot) =>
+          planAcquire(snapshot, {
+            scope: 'held/a',
+            holder: 'w',
+            ttlMs: 60_000,
+            policyVersion: 'v7',
+          }),
+        [ACTIVE_ROLLOUTS_REF],
+      );
+      // ...while another one runs: it must not wait for the first.
+      const other = tenant.acquire({
+        scope: 'held/b',
+        holder: 'w',
+        ttlMs: 60_000,
+        policyVersion: 'v7',
+      });
+      let done = false;
+      const settled = await Promise.race([
+        other.finally(() => (done = true)).then(() => 'settled' as const),
+        (async () => {
+          while (!done) {
+            if (await someoneWaitsIn(url, schema, 'apply')) return 'waits' as const;
+            await new Promise((resolve) => setTimeout(resolve, 5));
+          }
+          return 'settled' as const;
+        })(),
+      ]);
+      done = true;
+      expect(settled).toBe('settled');
+    } finally {
+      await holder.query('COMMIT');
+    }
+    expect(await tenant.getScope('held/a')).toMatchObject({ policyVersion: 'v7' });
+    expect(await tenant.getScope('held/b')).toMatchObject({ policyVersion: 'v7' });
+  });
+});
