@@ -138,8 +138,9 @@ export type RangeRef =
   /** Rollout document keys starting with `prefix` (a rollout's scopes, every rollout). */
   | { type: 'rolloutKeys'; prefix: string }
   /**
-   * The first `limit` names of a scopes or rolloutKeys range that come after `after` ('' for the
-   * first page): a listing in bounded pages (plan-cutover-listing.ts). A store reads the rows a
+   * The first `limit` names of a scopes, rolloutKeys or scopeIntents range that come after `after`
+   * ('' for the first page): a listing in bounded pages (plan-cutover-listing.ts), a cancel's page
+   * of a scope's intents (cancel-intents-page.ts). A store reads the rows a
    * page names with it, as it does for its range. A page is read, never expected: a plan that
    * reads one must be right whatever joins the page after it was read.
    */
@@ -147,7 +148,9 @@ export type RangeRef =
 
 /** The ranges a page may be cut from. */
 export type PagedRange =
-  { type: 'scopes'; prefix: string } | { type: 'rolloutKeys'; prefix: string };
+  | { type: 'scopes'; prefix: string }
+  | { type: 'rolloutKeys'; prefix: string }
+  | { type: 'scopeIntents'; scope: string };
 
 export type Answer<A> = { ok: true; value: A } | { ok: false; error: FencegateError };
 

@@ -92,6 +92,12 @@ export class EtcdKeys {
     tenant: string,
     page: Extract<RangeRef, { type: 'page' }>,
   ): { start: string; prefix: string; family: number } {
+    if (page.of.type === 'scopeIntents') {
+      // The scope's index keys, named by effect key.
+      const prefix = this.range(tenant, page.of);
+      const after = page.after === '' ? prefix : `${prefix}${page.after}\0`;
+      return { start: after, prefix, family: prefix.length };
+    }
     const family = this.range(tenant, { ...page.of, prefix: '' });
     const prefix = family + page.of.prefix;
     // The smallest key after the position's own: names hold no NUL.

@@ -336,18 +336,20 @@ export class PostgresEngine extends OptimisticEngine<KeyState, LoadedRange, Post
     { send }: PostgresSend,
   ): Promise<void> {
     const { of, after, limit } = page;
-    const [table, column, type] =
-      of.type === 'scopes'
-        ? (['scopes', 'scope', 'scope'] as const)
-        : (['rollout_rows', 'key', 'rollout'] as const);
-    // Names are ASCII (NAME_PATTERN, and rollout keys made of them): prefix + U+FFFF bounds them.
-    const result = await send<{ name: string; row: Record<string, unknown> }>(READ, {
-      name: statementName(`page_${table}`, this.schema),
-      text: `SELECT x.${column} AS name, to_jsonb(x) AS row FROM ${this.schema}.${table} x
-        WHERE x.tenant = $1 AND x.${column} >= $2 AND x.${column} < $3 AND x.${column} > $4
-        ORDER BY x.${column} LIMIT $5`,
-      values: [tenant, of.prefix, `${of.prefix}\uffff`, after, limit],
-    });
+    const type = of.type === 'scopes' ? 'scope' : of.type === 'rolloutKeys' ? 'rollout' : 'intent';
+    const result = await send<{ name: string; row: Record<string, unknown> }>(
+      READ,
+      of.type === 'scopeIntents'
+        ? {
+            // A scope's intents after an effect key (C collation: byte order, the key order).
+            name: statementName('page_scope_intents', this.schema),
+            text: `SELECT x.effect_key AS name, to_jsonb(x) AS row FROM ${this.schema}.intents x
+              WHERE x.tenant = $1 AND x.scope = $2 AND x.effect_key > $3
+              ORDER BY x.effect_key LIMIT $4`,
+            values: [tenant, of.scope, after, limit],
+          }
+        : this.#prefixPage(tenant, of, after, limit),
+    );
     const names: string[] = [];
     for (const { name, row: columns } of result.rows) {
       names.push(name);
@@ -357,5 +359,24 @@ export class PostgresEngine extends OptimisticEngine<KeyState, LoadedRange, Post
       this.cache.set(tenant, refKey(ref), state);
     }
     call.ranges.set(rangeKey(page), { names, hash: '' });
+  }
+
+  /** The statement of a page of names under a prefix (scopes, rollout keys). */
+  #prefixPage(
+    tenant: string,
+    of: { type: 'scopes' | 'rolloutKeys'; prefix: string },
+    after: string,
+    limit: number,
+  ): QueryConfig {
+    const [table, column] =
+      of.type === 'scopes' ? (['scopes', 'scope'] as const) : (['rollout_rows', 'key'] as const);
+    // Names are ASCII (NAME_PATTERN, and rollout keys made of them): prefix + U+FFFF bounds them.
+    return {
+      name: statementName(`page_${table}`, this.schema),
+      text: `SELECT x.${column} AS name, to_jsonb(x) AS row FROM ${this.schema}.${table} x
+        WHERE x.tenant = $1 AND x.${column} >= $2 AND x.${column} < $3 AND x.${column} > $4
+        ORDER BY x.${column} LIMIT $5`,
+      values: [tenant, of.prefix, `${of.prefix}\uffff`, after, limit],
+    };
   }
 }

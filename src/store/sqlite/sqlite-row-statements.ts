@@ -58,6 +58,7 @@ export class SqliteRowStatements {
   readonly listRolloutKeys: Stmt;
   readonly pageScopes: Stmt;
   readonly pageRolloutKeys: Stmt;
+  readonly pageScopeIntents: Stmt;
   readonly countCutoverScopes: Stmt;
   readonly lastAuditSeq: Stmt;
 
@@ -227,6 +228,12 @@ export class SqliteRowStatements {
          ORDER BY key LIMIT ?`,
       )
       .pluck();
+    // A scope's intents after an effect key, by the (tenant, scope, effect_key) index, with their
+    // rows: a cancel's page reads these and no other of the scope's intents.
+    this.pageScopeIntents = db.prepare(
+      `SELECT ${INTENT_COLUMNS} FROM intents INDEXED BY intents_by_scope_key
+       WHERE tenant = ? AND scope = ? AND effect_key > ? ORDER BY effect_key LIMIT ?`,
+    );
     this.countCutoverScopes = db
       .prepare('SELECT count(*) FROM cutover_scopes WHERE tenant = ? AND cutover_id = ?')
       .pluck();

@@ -139,6 +139,14 @@ export class SqliteSnapshot implements Snapshot {
         return rows.listRolloutKeys.all(tenant, range.prefix, `${range.prefix}\uffff`) as string[];
       case 'page': {
         const { of, after, limit } = range;
+        if (of.type === 'scopeIntents') {
+          const found = rows.pageScopeIntents.all(tenant, of.scope, after, limit) as IntentRow[];
+          return found.map((row) => {
+            const intent = intentOf(row);
+            this.#intents.set(intent.effectKey, intent);
+            return intent.effectKey;
+          });
+        }
         const page = of.type === 'scopes' ? rows.pageScopes : rows.pageRolloutKeys;
         return page.all(tenant, of.prefix, `${of.prefix}\uffff`, after, limit) as string[];
       }
