@@ -23,6 +23,7 @@ const USAGE = `usage: npm run bench -- all [--seconds N] [--store postgres://…
        npm run bench -- cutover [--store postgres://…]
        npm run bench -- rollout [--store postgres://…] [--scopes N[,N…]] [--seconds N]
        npm run bench -- verify [--entries N] [--sqlite]
+       npm run bench -- cancel-scope [COUNT…]
        npm run bench -- wal-pages
        npm run bench -- http [--seconds N] [--connections N] [--profile DIR]
        npm run bench -- scale [--seconds N] [--scopes N] [--memory-seconds N]
@@ -38,9 +39,9 @@ const LARGE_SCOPES = 1_000_000;
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
-  if (name === 'verify') {
-    // The verify benchmark is a script with flags of its own.
-    const script = fileURLToPath(new URL('./verify.ts', import.meta.url));
+  if (name === 'verify' || name === 'cancel-scope') {
+    // These benchmarks are scripts with arguments of their own.
+    const script = fileURLToPath(new URL(`./${name}.ts`, import.meta.url));
     return (
       spawnSync(process.execPath, ['--import', 'tsx', script, ...rest], { stdio: 'inherit' })
         .status ?? 1

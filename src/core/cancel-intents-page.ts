@@ -3,7 +3,8 @@
  * /v1/leases/cancel-intents`). Its range is the scope's intents committed under a fence from
  * `committedFrom` up to, not including, the holder's; a page looks at the range's next intents in
  * effect-key order after its cursor, at most CANCEL_INTENTS_PAGE of them, and cancels the pending
- * ones in one store transaction, so a scope that ever held any number of intents is cancelled page
+ * ones in one store transaction. It reads the scope's intents from its cursor on, never the
+ * scope's whole list again, so a scope that ever held any number of intents is cancelled page
  * by page, each page within what one transaction of every store holds.
  *
  * A page asked again is the same page: no intent joins the range while the holder holds its fence
@@ -55,10 +56,30 @@ export function inFenceRange(intent: Intent, range: FenceRange): boolean {
 }
 
 /**
- * The page after `cursor` (the start when absent). Intents outside the fence range are passed
- * over and not counted: their fence never changes, so the page is the same without them.
- * The byte bound counts payloads, which never change either (the rest of an intent row is of names
- * and a bounded error text), so it too cuts a page asked again where it cut it the first time.
+ * The most intents a page passes over, of each kind it does not count: those under a fence older
+ * than the range's (a holder's `committedFrom` leaves its older runs' intents be), and those under
+ * the range's end or a newer fence (committed since the range was fixed: the holder's own, or a
+ * worker's after an operator's fence step). A page that passed over this many of either ends
+ * there, with a cursor after the last intent it read, so a page reads at most CANCEL_INTENTS_PAGE
+ * + 2 × CANCEL_PAGE_LOOK + 1 intents whatever the scope holds, and the pages of a cancel read the
+ * scope's intents about once in all.
+ */
+export const CANCEL_PAGE_LOOK = 4 * CANCEL_INTENTS_PAGE;
+
+/**
+ * The page after `cursor` (the start when absent). It reads the scope's intents in effect-key
+ * order from its cursor on, a page's worth at a time (a paged range, so a store reads only those),
+ * and stops at the first of:
+ * - the intent after its last one, once it holds its limit, or one whose payload passes its bytes
+ *   (then its cursor is after its last intent);
+ * - CANCEL_PAGE_LOOK intents of either kind it passes over (then its cursor is after the last
+ *   intent it read, which it may not hold);
+ * - the scope's last intent (then it answers no cursor).
+ * Intents outside the fence range are passed over, not held. An intent under an older fence
+ * never joins the scope, and fences and payloads never change, so a page asked again stops where
+ * it stopped the first time. Only intents under newer fences can join its keys meanwhile: they
+ * change nothing unless CANCEL_PAGE_LOOK of them are then among its keys, when it ends sooner and
+ * the pages after it cancel the rest.
  */
 export function cancelIntentsPage(
   snapshot: Snapshot,
@@ -67,26 +88,40 @@ export function cancelIntentsPage(
   cursor: string | undefined,
   bounds: CancelPageBounds = {},
 ): CancelIntentsPage {
-  const after = cursor === undefined ? '' : decodeIntentCursor(cursor);
+  const start = cursor === undefined ? '' : decodeIntentCursor(cursor);
   const limit = Math.max(1, Math.min(CANCEL_INTENTS_PAGE, bounds.maxCancels ?? Infinity));
   const maxBytes = bounds.maxCancelBytes ?? Infinity;
-  // Effect keys are of NAME_PATTERN's ASCII: string order is the stores' byte order.
-  const keys = snapshot
-    .list({ type: 'scopeIntents', scope })
-    .filter((effectKey) => effectKey > after)
-    .sort();
   const intents: Intent[] = [];
   let bytes = 0;
-  for (const effectKey of keys) {
-    const intent = snapshot.get({ type: 'intent', effectKey });
-    if (intent === null || !inFenceRange(intent, fences)) continue;
-    const size = jsonValueBytes(intent.payload);
-    const full = intents.length === limit || (intents.length > 0 && bytes + size > maxBytes);
-    if (full) return { intents, nextCursor: encodeIntentCursor(intents.at(-1)!.effectKey) };
-    intents.push(intent);
-    bytes += size;
+  let older = 0;
+  let newer = 0;
+  let after = start;
+  for (;;) {
+    // One more than the page holds: most pages end within their first read.
+    const keys = snapshot.list({
+      type: 'page',
+      of: { type: 'scopeIntents', scope },
+      after,
+      limit: limit + 1,
+    });
+    for (const effectKey of keys) {
+      const intent = snapshot.get({ type: 'intent', effectKey });
+      after = effectKey;
+      if (intent === null) continue;
+      if (!inFenceRange(intent, fences)) {
+        if (intent.fence < fences.from) older += 1;
+        else newer += 1;
+        if (older < CANCEL_PAGE_LOOK && newer < CANCEL_PAGE_LOOK) continue;
+        return { intents, nextCursor: encodeIntentCursor(effectKey) };
+      }
+      const size = jsonValueBytes(intent.payload);
+      const full = intents.length === limit || (intents.length > 0 && bytes + size > maxBytes);
+      if (full) return { intents, nextCursor: encodeIntentCursor(intents.at(-1)!.effectKey) };
+      intents.push(intent);
+      bytes += size;
+    }
+    if (keys.length <= limit) return { intents, nextCursor: null };
   }
-  return { intents, nextCursor: null };
 }
 
 /**

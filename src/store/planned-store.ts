@@ -246,12 +246,11 @@ export abstract class PlannedStore implements Pick<Store, PlannedOperation | 'co
     caller?: Caller,
   ): Promise<CancelResult> {
     const bounds = this.#cancelBounds();
-    const ranges: RangeRef[] = [{ type: 'scopeIntents', scope }];
+    // No range is read first: each page lists the scope's intents from its cursor on.
     let page = await this.apply({
       operation: 'cancel',
       tenant,
       plan: (s) => planCancel(s, scope, request.reason, caller, bounds),
-      ranges,
     });
     const { fence } = page;
     let cancelledIntents = page.cancelledIntents;
@@ -261,7 +260,6 @@ export abstract class PlannedStore implements Pick<Store, PlannedOperation | 'co
         operation: 'cancel',
         tenant,
         plan: (s) => planCancelPage(s, scope, fence, cursor, bounds),
-        ranges,
       });
       cancelledIntents += page.cancelledIntents;
     }
@@ -278,7 +276,6 @@ export abstract class PlannedStore implements Pick<Store, PlannedOperation | 'co
       operation: 'cancelIntents',
       tenant,
       plan: (s) => planCancelIntents(s, request, caller, bounds),
-      ranges: [{ type: 'scopeIntents', scope: request.scope }],
     });
   }
 

@@ -29,6 +29,11 @@ export class MapSnapshot implements Snapshot {
 
   list(range: RangeRef): string[] {
     this.listed.push(range);
+    // A page is its range's names after its position, as far as its limit.
+    if (range.type === 'page') {
+      const names = this.ranges.get(JSON.stringify(range.of)) ?? [];
+      return names.filter((name) => name > range.after).slice(0, range.limit);
+    }
     // The claim's `due` hint is only a hint: this store lists every open intent.
     const key = range.type === 'openIntents' ? { type: range.type } : range;
     return this.ranges.get(JSON.stringify(key)) ?? [];

@@ -358,8 +358,9 @@ export function planCancelIntents(
     .filter((intent) => intent.status === 'pending' || intent.status === 'cancelled')
     .map((intent) => intent.effectKey);
   return {
-    // The range: no intent joined the scope since the page was read.
-    expect: [scopeRef(scope), { type: 'scopeIntents', scope }, ...cancels.expect],
+    // Not the scope's range: with the holder's fence unchanged (the scope's row), an intent that
+    // joined the scope since is under that fence, outside the range, and the page passes it over.
+    expect: [scopeRef(scope), ...cancels.expect],
     put: cancels.put,
     audit: cancels.audit,
     answer: { ok: true, value: { cancelled, nextCursor: page.nextCursor } },

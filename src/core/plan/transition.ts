@@ -141,21 +141,23 @@ export type RangeRef =
   | { type: 'rolloutKeys'; prefix: string }
   /**
    * The first `limit` names of a range that come after `after` ('' for the first page): a
-   * listing, or a long list, read in bounded pages (plan-cutover-listing.ts, plan-cutover.ts). A
-   * store reads the rows a page names with it. A page is read, never expected: a plan that reads
-   * one must be right whatever joins the page after it was read.
+   * listing, or a long list, read in bounded pages (plan-cutover-listing.ts, plan-cutover.ts), or
+   * a cancel's page of a scope's intents (cancel-intents-page.ts). A store reads the rows a page
+   * names with it. A page is read, never expected: a plan that reads one must be right whatever
+   * joins the page after it was read.
    */
   | { type: 'page'; of: PagedRange; after: string; limit: number };
 
 /**
  * The ranges a page may be cut from: scope names or rollout document keys with a prefix (read
- * with their rows), or a cutover's list (`CutoverRow.scopes`, read with each name's step row and
- * scope row).
+ * with their rows), a cutover's list (`CutoverRow.scopes`, read with each name's step row and
+ * scope row), or a scope's intents by effect key (read with their rows).
  */
 export type PagedRange =
   | { type: 'scopes'; prefix: string }
   | { type: 'rolloutKeys'; prefix: string }
-  | { type: 'cutoverScopes'; cutoverId: string };
+  | { type: 'cutoverScopes'; cutoverId: string }
+  | { type: 'scopeIntents'; scope: string };
 
 export type Answer<A> = { ok: true; value: A } | { ok: false; error: FencegateError };
 

@@ -218,7 +218,6 @@ export class EtcdEngine extends OptimisticEngine<KeyState, LoadedRange, EtcdSend
         if (isRangeRef(ref)) {
           if (ref.type === 'page') throw new Error('a page of a range is read, never expected');
           const prefix = this.keys.range(tenant, ref);
-          const loaded = call.ranges.get(prefix);
           // No key of the range changed or appeared since it was read.
           const key = Buffer.from(prefix);
           rangeCompares.set(prefix, {
@@ -226,7 +225,7 @@ export class EtcdEngine extends OptimisticEngine<KeyState, LoadedRange, EtcdSend
             range_end: prefixEnd(key),
             target: CompareTarget.Mod,
             result: CompareResult.Less,
-            mod_revision: (loaded?.revision ?? 0) + 1,
+            mod_revision: readRevision(call, prefix) + 1,
           });
         } else {
           const key = snapshot.key(ref);
@@ -464,8 +463,13 @@ export class EtcdEngine extends OptimisticEngine<KeyState, LoadedRange, EtcdSend
           case 'scopes':
           case 'cutoverSteps':
           case 'rolloutKeys':
-          case 'page':
             call.fresh.set(kv.key.toString(), state);
+            break;
+          case 'page':
+            // A page of a scope's intents lists index keys: the plan reads the intents they name.
+            if (range.of.type === 'scopeIntents') {
+              intentKeys.push(this.keys.ref(tenant, { type: 'intent', effectKey: name }));
+            } else call.fresh.set(kv.key.toString(), state);
             break;
           case 'scopeIntents':
             intentKeys.push(this.keys.ref(tenant, { type: 'intent', effectKey: name }));
@@ -554,6 +558,22 @@ export class EtcdEngine extends OptimisticEngine<KeyState, LoadedRange, EtcdSend
       });
     }
   }
+}
+
+/**
+ * The revision a range was read at: as a whole, or else the earliest of its pages read in this
+ * call (a plan that reads a range in pages expects no key of it changed since the first). 0 when
+ * neither was read, which no range with a key holds.
+ */
+function readRevision(call: EtcdCall, prefix: string): number {
+  const whole = call.ranges.get(prefix);
+  if (whole !== undefined) return whole.revision;
+  let earliest: number | undefined;
+  const pages = `${prefix}\0page\0`;
+  for (const [name, { revision }] of call.ranges) {
+    if (name.startsWith(pages)) earliest = Math.min(earliest ?? revision, revision);
+  }
+  return earliest ?? 0;
 }
 
 function putOp(key: string, value: string): IRequestOp {

@@ -97,8 +97,19 @@ export class EtcdKeys {
    */
   pageKeys(
     tenant: string,
-    page: { of: { type: 'scopes' | 'rolloutKeys'; prefix: string }; after: string },
+    page: {
+      of:
+        | { type: 'scopes' | 'rolloutKeys'; prefix: string }
+        | { type: 'scopeIntents'; scope: string };
+      after: string;
+    },
   ): { start: string; prefix: string; family: number } {
+    if (page.of.type === 'scopeIntents') {
+      // The scope's index keys, named by effect key.
+      const prefix = this.range(tenant, page.of);
+      const after = page.after === '' ? prefix : `${prefix}${page.after}\0`;
+      return { start: after, prefix, family: prefix.length };
+    }
     const family = this.range(tenant, { type: page.of.type, prefix: '' });
     const prefix = family + page.of.prefix;
     // The smallest key after the position's own: names hold no NUL.

@@ -348,7 +348,20 @@ export class PostgresEngine extends OptimisticEngine<KeyState, LoadedRange, Post
       learn({ version, row }, ref);
     };
     const names: string[] = [];
-    if (of.type === 'cutoverScopes') {
+    if (of.type === 'scopeIntents') {
+      // A scope's intents after an effect key (C collation: byte order, the key order).
+      const result = await send<{ name: string; row: Record<string, unknown> }>(READ, {
+        name: statementName('page_scope_intents', this.schema),
+        text: `SELECT x.effect_key AS name, to_jsonb(x) AS row FROM ${this.schema}.intents x
+          WHERE x.tenant = $1 AND x.scope = $2 AND x.effect_key > $3
+          ORDER BY x.effect_key LIMIT $4`,
+        values: [tenant, of.scope, after, limit],
+      });
+      for (const { name, row } of result.rows) {
+        names.push(name);
+        stored('intent', row);
+      }
+    } else if (of.type === 'cutoverScopes') {
       const result = await send<{
         name: string;
         step: Record<string, unknown>;

@@ -20,7 +20,11 @@ import {
 import { AUDIT_SQL } from './postgres-sql-audit.js';
 import { FENCE_SQL } from './postgres-sql-fence.js';
 import { INTENT_NOTIFY_SQL } from './postgres-sql-intent-notify.js';
-import { RECORDS_BY_REVISION_SQL, TABLES_SQL } from './postgres-sql-tables.js';
+import {
+  INTENTS_BY_SCOPE_KEY_SQL,
+  RECORDS_BY_REVISION_SQL,
+  TABLES_SQL,
+} from './postgres-sql-tables.js';
 
 export interface PostgresMigration {
   version: number;
@@ -40,6 +44,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { version: 3, name: 'records by revision', sql: RECORDS_BY_REVISION_SQL },
   { version: 4, name: 'rollouts', sql: ROLLOUTS_SQL },
   { version: 5, name: 'rollout deletes', sql: ROLLOUT_DELETES_SQL },
+  { version: 6, name: 'intents by scope key', sql: INTENTS_BY_SCOPE_KEY_SQL },
 ];
 
 /** Schema names are interpolated into SQL, so only plain lowercase identifiers are accepted. */

@@ -240,3 +240,12 @@ LANGUAGE sql VOLATILE AS $$ SELECT floor(extract(epoch FROM clock_timestamp()) *
 export const RECORDS_BY_REVISION_SQL = `
 CREATE INDEX records_by_revision ON @schema@.records (tenant, scope, revision, name);
 `;
+
+/**
+ * Version 5: a scope's intents by effect key, so a cancel's page is a range of this index starting
+ * at its cursor (core/cancel-intents-page.ts) instead of a sort of the scope's every intent.
+ * SQLite files have had the same index (intents_by_scope_key) since their baseline.
+ */
+export const INTENTS_BY_SCOPE_KEY_SQL = `
+CREATE INDEX intents_by_scope_key ON @schema@.intents (tenant, scope, effect_key);
+`;

@@ -60,6 +60,7 @@ export class SqliteRowStatements {
   readonly pageScopes: Stmt;
   readonly pageRolloutKeys: Stmt;
   readonly pageCutoverScopes: Stmt;
+  readonly pageScopeIntents: Stmt;
   readonly countCutoverScopes: Stmt;
   readonly lastAuditSeq: Stmt;
 
@@ -236,6 +237,12 @@ export class SqliteRowStatements {
          ORDER BY scope LIMIT ?`,
       )
       .pluck();
+    // A scope's intents after an effect key, by the (tenant, scope, effect_key) index, with their
+    // rows: a cancel's page reads these and no other of the scope's intents.
+    this.pageScopeIntents = db.prepare(
+      `SELECT ${INTENT_COLUMNS} FROM intents INDEXED BY intents_by_scope_key
+       WHERE tenant = ? AND scope = ? AND effect_key > ? ORDER BY effect_key LIMIT ?`,
+    );
     this.countCutoverScopes = db
       .prepare('SELECT count(*) FROM cutover_scopes WHERE tenant = ? AND cutover_id = ?')
       .pluck();

@@ -149,6 +149,14 @@ export class SqliteSnapshot implements Snapshot {
         return rows.listRolloutKeys.all(tenant, range.prefix, `${range.prefix}\uffff`) as string[];
       case 'page': {
         const { of, after, limit } = range;
+        if (of.type === 'scopeIntents') {
+          const found = rows.pageScopeIntents.all(tenant, of.scope, after, limit) as IntentRow[];
+          return found.map((row) => {
+            const intent = intentOf(row);
+            this.#intents.set(intent.effectKey, intent);
+            return intent.effectKey;
+          });
+        }
         if (of.type === 'cutoverScopes') {
           return rows.pageCutoverScopes.all(tenant, of.cutoverId, after, limit) as string[];
         }
