@@ -48,31 +48,7 @@ import {
 } from '../core/rollout-rows.js';
 import type { RangeRef, Snapshot, Transition } from '../core/plan/transition.js';
 import type { NormalizedCommit } from '../core/validate.js';
-import type {
-  AbandonRequest,
-  AcquireRequest,
-  CancelIntentsRequest,
-  CancelIntentsResult,
-  CancelRequest,
-  CancelResult,
-  ClaimIntentsRequest,
-  CommitResult,
-  CompleteIntentRequest,
-  CutoverRequest,
-  DeleteScopeResult,
-  Grant,
-  Intent,
-  IntentCompletion,
-  IntentCompletionResult,
-  JobEvent,
-  Policy,
-  RegisterPolicyRequest,
-  ReleaseRequest,
-  ReleaseResult,
-  RenewRequest,
-  RolloutGateResult,
-  TakeoverRequest,
-} from '../types.js';
+import type * as T from '../types.js';
 import type { Store } from './store.js';
 
 /**
@@ -91,6 +67,26 @@ const GROUP_COMMITTED: ReadonlySet<PlannedOperation> = new Set<PlannedOperation>
 /** Whether a write joins a batch when its store runs group commit. */
 export function joinsBatch(write: Pick<PlannedWrite<unknown>, 'operation' | 'ranges'>): boolean {
   return write.ranges === undefined && GROUP_COMMITTED.has(write.operation);
+}
+
+/** Where a store with group commit sends the writes that may share a batch. */
+export interface WriteBatcher {
+  submit<A>(tenant: string, plan: Plan<A>, operationId?: string): Promise<A>;
+}
+
+/**
+ * Sends a write to the batcher's next group commit when it may join one, else runs it alone: the
+ * choice every store with group commit makes (no batcher: always alone).
+ */
+export function batchedOrAlone<A>(
+  batcher: WriteBatcher | null,
+  write: PlannedWrite<A>,
+  alone: () => Promise<A>,
+): Promise<A> {
+  if (batcher !== null && joinsBatch(write)) {
+    return batcher.submit(write.tenant, write.plan, write.operationId);
+  }
+  return alone();
 }
 
 /** The Store methods this class maps onto plans. */
@@ -201,7 +197,7 @@ export abstract class PlannedStore implements Pick<Store, PlannedOperation | 'co
     return settled;
   }
 
-  acquire(tenant: string, request: AcquireRequest, caller?: Caller): Promise<Grant> {
+  acquire(tenant: string, request: T.AcquireRequest, caller?: Caller): Promise<T.Grant> {
     return this.apply({
       operation: 'acquire',
       tenant,
@@ -209,11 +205,11 @@ export abstract class PlannedStore implements Pick<Store, PlannedOperation | 'co
     });
   }
 
-  renew(tenant: string, request: RenewRequest, caller?: Caller): Promise<Grant> {
+  renew(tenant: string, request: T.RenewRequest, caller?: Caller): Promise<T.Grant> {
     return this.apply({ operation: 'renew', tenant, plan: (s) => planRenew(s, request, caller) });
   }
 
-  release(tenant: string, request: ReleaseRequest, caller?: Caller): Promise<ReleaseResult> {
+  release(tenant: string, request: T.ReleaseRequest, caller?: Caller): Promise<T.ReleaseResult> {
     return this.apply({
       operation: 'release',
       tenant,
@@ -224,9 +220,9 @@ export abstract class PlannedStore implements Pick<Store, PlannedOperation | 'co
   takeover(
     tenant: string,
     scope: string,
-    request: TakeoverRequest,
+    request: T.TakeoverRequest,
     caller?: Caller,
-  ): Promise<Grant> {
+  ): Promise<T.Grant> {
     return this.apply({
       operation: 'takeover',
       tenant,
@@ -242,9 +238,9 @@ export abstract class PlannedStore implements Pick<Store, PlannedOperation | 'co
   async cancel(
     tenant: string,
     scope: string,
-    request: CancelRequest,
+    request: T.CancelRequest,
     caller?: Caller,
-  ): Promise<CancelResult> {
+  ): Promise<T.CancelResult> {
     const bounds = this.#cancelBounds();
     // No range is read first: each page lists the scope's intents from its cursor on.
     let page = await this.apply({
@@ -268,9 +264,9 @@ export abstract class PlannedStore implements Pick<Store, PlannedOperation | 'co
 
   cancelIntents(
     tenant: string,
-    request: CancelIntentsRequest,
+    request: T.CancelIntentsRequest,
     caller?: Caller,
-  ): Promise<CancelIntentsResult> {
+  ): Promise<T.CancelIntentsResult> {
     const bounds = this.#cancelBounds();
     return this.apply({
       operation: 'cancelIntents',
@@ -288,9 +284,9 @@ export abstract class PlannedStore implements Pick<Store, PlannedOperation | 'co
   deleteScope(
     tenant: string,
     scope: string,
-    request: CancelRequest,
+    request: T.CancelRequest,
     caller?: Caller,
-  ): Promise<DeleteScopeResult> {
+  ): Promise<T.DeleteScopeResult> {
     return this.apply({
       operation: 'deleteScope',
       tenant,
@@ -299,7 +295,7 @@ export abstract class PlannedStore implements Pick<Store, PlannedOperation | 'co
     });
   }
 
-  commit(tenant: string, request: NormalizedCommit, caller?: Caller): Promise<CommitResult> {
+  commit(tenant: string, request: NormalizedCommit, caller?: Caller): Promise<T.CommitResult> {
     return this.apply({
       operation: 'commit',
       tenant,
@@ -311,9 +307,9 @@ export abstract class PlannedStore implements Pick<Store, PlannedOperation | 'co
   abandonOperation(
     tenant: string,
     operationId: string,
-    request: AbandonRequest,
+    request: T.AbandonRequest,
     caller?: Caller,
-  ): Promise<CommitResult> {
+  ): Promise<T.CommitResult> {
     return this.apply({
       operation: 'abandonOperation',
       tenant,
@@ -321,16 +317,20 @@ export abstract class PlannedStore implements Pick<Store, PlannedOperation | 'co
     });
   }
 
-  claimIntents(tenant: string, request: ClaimIntentsRequest, maxBytes?: number): Promise<Intent[]> {
+  claimIntents(
+    tenant: string,
+    request: T.ClaimIntentsRequest,
+    maxBytes?: number,
+  ): Promise<T.Intent[]> {
     return this.apply(this.claimWrite(tenant, request, maxBytes));
   }
 
   /** A claim as a write, for a store that applies it together with completions. */
   protected claimWrite(
     tenant: string,
-    request: ClaimIntentsRequest,
+    request: T.ClaimIntentsRequest,
     maxBytes?: number,
-  ): PlannedWrite<Intent[]> {
+  ): PlannedWrite<T.Intent[]> {
     const { maxClaims, maxClaimBytes } = this.planLimits();
     return {
       operation: 'claimIntents',
@@ -343,8 +343,8 @@ export abstract class PlannedStore implements Pick<Store, PlannedOperation | 'co
   completeIntent(
     tenant: string,
     effectKey: string,
-    request: CompleteIntentRequest,
-  ): Promise<Intent> {
+    request: T.CompleteIntentRequest,
+  ): Promise<T.Intent> {
     return this.apply({
       operation: 'completeIntent',
       tenant,
@@ -355,8 +355,8 @@ export abstract class PlannedStore implements Pick<Store, PlannedOperation | 'co
 
   async completeIntents(
     tenant: string,
-    completions: readonly IntentCompletion[],
-  ): Promise<IntentCompletionResult[]> {
+    completions: readonly T.IntentCompletion[],
+  ): Promise<T.IntentCompletionResult[]> {
     return (await this.applyTogether(this.completionWrites(tenant, completions))).map(
       completionResult,
     );
@@ -365,7 +365,7 @@ export abstract class PlannedStore implements Pick<Store, PlannedOperation | 'co
   /** Completions as writes, in order, each keyed by its intent. */
   protected completionWrites(
     tenant: string,
-    completions: readonly IntentCompletion[],
+    completions: readonly T.IntentCompletion[],
   ): PlannedWrite<unknown>[] {
     const plans = planCompletions(completions);
     return completions.map((completion, i) => ({
@@ -378,9 +378,9 @@ export abstract class PlannedStore implements Pick<Store, PlannedOperation | 'co
 
   registerPolicy(
     tenant: string,
-    request: RegisterPolicyRequest,
+    request: T.RegisterPolicyRequest,
     registeredBy: string | null,
-  ): Promise<{ policy: Policy; created: boolean }> {
+  ): Promise<{ policy: T.Policy; created: boolean }> {
     return this.apply({
       operation: 'registerPolicy',
       tenant,
@@ -390,7 +390,7 @@ export abstract class PlannedStore implements Pick<Store, PlannedOperation | 'co
 
   async startCutover(
     tenant: string,
-    request: CutoverRequest & { cutoverId: string },
+    request: T.CutoverRequest & { cutoverId: string },
   ): Promise<void> {
     const position = await this.cutoverStartPosition();
     await this.apply({
@@ -465,7 +465,7 @@ export abstract class PlannedStore implements Pick<Store, PlannedOperation | 'co
     rolloutId: string,
     claim: DriverClaim,
     step: number,
-    gateResults: RolloutGateResult[],
+    gateResults: T.RolloutGateResult[],
   ): Promise<void> {
     return this.apply({
       operation: 'recordRolloutGates',
@@ -483,7 +483,7 @@ export abstract class PlannedStore implements Pick<Store, PlannedOperation | 'co
   }
 
   /** One write per chunk of events, in order: a job's events apply in order across chunks. */
-  async recordJobEvents(tenant: string, events: JobEvent[]): Promise<void> {
+  async recordJobEvents(tenant: string, events: T.JobEvent[]): Promise<void> {
     const { jobEventsPerWrite: chunk } = this.planLimits();
     for (let start = 0; start < events.length; start += chunk) {
       const part = events.length <= chunk ? events : events.slice(start, start + chunk);

@@ -26,46 +26,7 @@ import type { DriverClaim } from '../core/plan/plan-rollout-driver.js';
 import type { SizedPage } from '../core/record-page.js';
 import type { TransactionCapabilities } from '../core/transaction-limits.js';
 import type { NormalizedCommit } from '../core/validate.js';
-import type {
-  AbandonRequest,
-  AcquireRequest,
-  AuditPage,
-  AuditQuery,
-  CancelIntentsRequest,
-  CancelIntentsResult,
-  CancelRequest,
-  CancelResult,
-  ClaimIntentsRequest,
-  CommitResult,
-  CompleteIntentRequest,
-  CutoverRecord,
-  CutoverRequest,
-  CutoverSummary,
-  DeleteScopeResult,
-  Grant,
-  Intent,
-  CompleteAndClaimResult,
-  IntentCompletion,
-  IntentCompletionResult,
-  IntentStatus,
-  JobEvent,
-  JobRecord,
-  ListCutoversQuery,
-  ListIntentsQuery,
-  ListRecordsQuery,
-  ListScopesQuery,
-  Page,
-  Policy,
-  RecordState,
-  RegisterPolicyRequest,
-  ReleaseRequest,
-  ReleaseResult,
-  RenewRequest,
-  RolloutGateResult,
-  ScopeState,
-  TakeoverRequest,
-  TokenRecord,
-} from '../types.js';
+import type * as T from '../types.js';
 
 /**
  * What a store declares that changes what the layers above it do. Only fields something reads
@@ -95,11 +56,11 @@ export interface Store {
    * live lease gets its grant back (`reacquired: true`). Creates the scope on first use and pins
    * its policy. Throws lease_held, policy_mismatch, scope_deleted.
    */
-  acquire(tenant: string, request: AcquireRequest, caller?: Caller): Promise<Grant>;
+  acquire(tenant: string, request: T.AcquireRequest, caller?: Caller): Promise<T.Grant>;
   /** Extends the lease of the current holder at the current fence. Throws stale_fence, not_holder, scope_not_found, scope_deleted. */
-  renew(tenant: string, request: RenewRequest, caller?: Caller): Promise<Grant>;
+  renew(tenant: string, request: T.RenewRequest, caller?: Caller): Promise<T.Grant>;
   /** Clears the holder, keeping the fence. Conditional like renew; a second release is `alreadyReleased`. */
-  release(tenant: string, request: ReleaseRequest, caller?: Caller): Promise<ReleaseResult>;
+  release(tenant: string, request: T.ReleaseRequest, caller?: Caller): Promise<T.ReleaseResult>;
   /**
    * Operator: fence+1 regardless of the lease; creates or re-creates the scope. Throws
    * policy_mismatch, and scope_deleted to a worker token (only an operator re-creates a scope).
@@ -107,9 +68,9 @@ export interface Store {
   takeover(
     tenant: string,
     scope: string,
-    request: TakeoverRequest,
+    request: T.TakeoverRequest,
     caller?: Caller,
-  ): Promise<Grant>;
+  ): Promise<T.Grant>;
   /**
    * Operator: fence+1 and holder null in one transaction, then the pending intents of the scope
    * cancelled, a page per transaction (the first with the fence step); answers once all are.
@@ -118,33 +79,33 @@ export interface Store {
   cancel(
     tenant: string,
     scope: string,
-    request: CancelRequest,
+    request: T.CancelRequest,
     caller?: Caller,
-  ): Promise<CancelResult>;
+  ): Promise<T.CancelResult>;
   /**
    * The holder: the pending intents committed under fences from `committedFrom` up to its own
    * are cancelled; its fence and lease stay. Throws as renew does (stale_fence, not_holder, …).
    */
   cancelIntents(
     tenant: string,
-    request: CancelIntentsRequest,
+    request: T.CancelIntentsRequest,
     caller?: Caller,
-  ): Promise<CancelIntentsResult>;
+  ): Promise<T.CancelIntentsResult>;
   /** Operator: fence+1, status deleted, every record tombstoned (revision+1). Throws scope_not_found, scope_deleted. */
   deleteScope(
     tenant: string,
     scope: string,
-    request: CancelRequest,
+    request: T.CancelRequest,
     caller?: Caller,
-  ): Promise<DeleteScopeResult>;
+  ): Promise<T.DeleteScopeResult>;
 
-  getScope(tenant: string, scope: string): Promise<ScopeState | null>;
+  getScope(tenant: string, scope: string): Promise<T.ScopeState | null>;
   /** Ordered by scope name; the cursor is opaque. */
-  listScopes(tenant: string, query: ListScopesQuery): Promise<Page<ScopeState>>;
+  listScopes(tenant: string, query: T.ListScopesQuery): Promise<T.Page<T.ScopeState>>;
   /** Never null: a record that never existed reads as `exists: false, revision: 0`. */
-  getRecord(tenant: string, scope: string, name: string): Promise<RecordState>;
+  getRecord(tenant: string, scope: string, name: string): Promise<T.RecordState>;
   /** Every record of the scope that exists or has a tombstone, ordered by name. */
-  listRecords(tenant: string, scope: string): Promise<RecordState[]>;
+  listRecords(tenant: string, scope: string): Promise<T.RecordState[]>;
   /**
    * One page of the scope's records (existing ones and tombstones) in name or revision order,
    * either direction, optionally only names with a prefix. Reads at most `limit` + 1 rows however
@@ -155,7 +116,7 @@ export interface Store {
   listRecordsPage(
     tenant: string,
     scope: string,
-    query: ListRecordsQuery,
+    query: T.ListRecordsQuery,
     maxBytes: number,
   ): Promise<SizedPage>;
 
@@ -165,9 +126,9 @@ export interface Store {
    * stored and audited), not thrown. Throws operation_id_conflict when the operationId holds an
    * outcome for another request.
    */
-  commit(tenant: string, request: NormalizedCommit, caller?: Caller): Promise<CommitResult>;
+  commit(tenant: string, request: NormalizedCommit, caller?: Caller): Promise<T.CommitResult>;
   /** The stored outcome exactly as first answered (`replayed: false`), or null when absent. */
-  getOperation(tenant: string, operationId: string): Promise<CommitResult | null>;
+  getOperation(tenant: string, operationId: string): Promise<T.CommitResult | null>;
   /**
    * Settles an operationId: its stored outcome when there is one, otherwise, atomically, the stored
    * and audited rejection operation_abandoned (core/abandon.ts), after which no commit with that
@@ -176,16 +137,20 @@ export interface Store {
   abandonOperation(
     tenant: string,
     operationId: string,
-    request: AbandonRequest,
+    request: T.AbandonRequest,
     caller?: Caller,
-  ): Promise<CommitResult>;
+  ): Promise<T.CommitResult>;
 
   /**
    * One page of intents by effect key, within `maxBytes` of intents past its first one (the
    * page's byte budget, core/intent-page.ts; DEFAULT_LIMITS.maxPageBytes when absent).
    */
-  listIntents(tenant: string, query: ListIntentsQuery, maxBytes?: number): Promise<Page<Intent>>;
-  getIntent(tenant: string, effectKey: string): Promise<Intent | null>;
+  listIntents(
+    tenant: string,
+    query: T.ListIntentsQuery,
+    maxBytes?: number,
+  ): Promise<T.Page<T.Intent>>;
+  getIntent(tenant: string, effectKey: string): Promise<T.Intent | null>;
 
   /**
    * Claims due intents: pending ones whose backoff has passed, unknown ones (reconciliation), and
@@ -194,13 +159,17 @@ export interface Store {
    * (at least one) where they would pass `maxBytes` as answered (core/intent-page.ts;
    * DEFAULT_LIMITS.maxPageBytes when absent): the others stay due for the next claim.
    */
-  claimIntents(tenant: string, request: ClaimIntentsRequest, maxBytes?: number): Promise<Intent[]>;
+  claimIntents(
+    tenant: string,
+    request: T.ClaimIntentsRequest,
+    maxBytes?: number,
+  ): Promise<T.Intent[]>;
   /** Records a delivery outcome under the current claim fence. Throws stale_claim, not_found. */
   completeIntent(
     tenant: string,
     effectKey: string,
-    request: CompleteIntentRequest,
-  ): Promise<Intent>;
+    request: T.CompleteIntentRequest,
+  ): Promise<T.Intent>;
   /**
    * Records many completions in one store write, each planned as completeIntent plans it, in
    * order: each keeps its own audit entry and answer, and one completion's refusal never undoes
@@ -208,8 +177,8 @@ export interface Store {
    */
   completeIntents(
     tenant: string,
-    completions: readonly IntentCompletion[],
-  ): Promise<IntentCompletionResult[]>;
+    completions: readonly T.IntentCompletion[],
+  ): Promise<T.IntentCompletionResult[]>;
   /**
    * Records completions as completeIntents does, then claims as claimIntents does, in one store
    * write: a dispatcher pays one transaction (one sync) for its finished deliveries and its next
@@ -217,32 +186,32 @@ export interface Store {
    */
   completeAndClaim?(
     tenant: string,
-    completions: readonly IntentCompletion[],
-    claim: ClaimIntentsRequest,
+    completions: readonly T.IntentCompletion[],
+    claim: T.ClaimIntentsRequest,
     maxBytes?: number,
-  ): Promise<CompleteAndClaimResult>;
+  ): Promise<T.CompleteAndClaimResult>;
   /**
    * The tenants that have intents still to deliver or reconcile (pending, claimed or unknown), in
    * name order: what a dispatcher serving every tenant claims from.
    */
   listTenantsWithOpenIntents(): Promise<string[]>;
   /** Intents per status, for metrics; every tenant when `tenant` is undefined. */
-  countIntents(tenant: string | undefined): Promise<Partial<Record<IntentStatus, number>>>;
+  countIntents(tenant: string | undefined): Promise<Partial<Record<T.IntentStatus, number>>>;
 
   /** Registers an immutable policy version. Throws policy_conflict for another digest. */
   registerPolicy(
     tenant: string,
-    request: RegisterPolicyRequest,
+    request: T.RegisterPolicyRequest,
     registeredBy: string | null,
-  ): Promise<{ policy: Policy; created: boolean }>;
-  listPolicies(tenant: string): Promise<Policy[]>;
+  ): Promise<{ policy: T.Policy; created: boolean }>;
+  listPolicies(tenant: string): Promise<T.Policy[]>;
   /**
    * Plans a cutover: the scopes it moves to `toPolicy` and `holder` are fixed now. Idempotent by
    * cutoverId: the same request again changes nothing (cutover/run.ts then resumes it). Throws
    * operation_id_conflict when the cutoverId names another cutover, invalid_request when the
    * policy is not registered.
    */
-  startCutover(tenant: string, request: CutoverRequest & { cutoverId: string }): Promise<void>;
+  startCutover(tenant: string, request: T.CutoverRequest & { cutoverId: string }): Promise<void>;
   /**
    * Moves the next chunk of a planned cutover's scopes in one transaction, one durable step per
    * scope (fence+1 and its step row together, so no scope is ever bumped twice); how many moved.
@@ -250,12 +219,12 @@ export interface Store {
    * cancels the intents of the scopes it moved, a page a call, before it moves more (1 or more).
    */
   moveCutoverChunk(tenant: string, cutoverId: string, caller?: Caller): Promise<number>;
-  getCutover(tenant: string, cutoverId: string): Promise<CutoverRecord | null>;
+  getCutover(tenant: string, cutoverId: string): Promise<T.CutoverRecord | null>;
   /**
    * The tenant's cutovers, newest first (by startedAt, then cutoverId), with how many scopes each
    * covers and has moved. The cursor is the one of core/cutover-cursor.ts.
    */
-  listCutovers(tenant: string, query: ListCutoversQuery): Promise<Page<CutoverSummary>>;
+  listCutovers(tenant: string, query: T.ListCutoversQuery): Promise<T.Page<T.CutoverSummary>>;
   /**
    * Changes a rollout's state in one transaction, a compare-and-swap on its revision: starts it (its
    * first step's cutover listed then), starts its next step or its rollback, pauses, resumes or
@@ -281,7 +250,7 @@ export interface Store {
     rolloutId: string,
     claim: DriverClaim,
     step: number,
-    gateResults: RolloutGateResult[],
+    gateResults: T.RolloutGateResult[],
   ): Promise<void>;
   /** The rollout's driver lease and gate readings; null before a driver looked at it. */
   readRolloutDriver(tenant: string, rolloutId: string): Promise<RolloutDriverRow | null>;
@@ -291,9 +260,9 @@ export interface Store {
     rolloutId: string,
   ): Promise<{ scope: string; row: RolloutScopeRow }[]>;
   /** Records job lifecycle events; a job keeps its latest state. */
-  recordJobEvents(tenant: string, events: JobEvent[]): Promise<void>;
+  recordJobEvents(tenant: string, events: T.JobEvent[]): Promise<void>;
   /** The latest state of every job of the given scopes (all jobs when absent). */
-  listJobs(tenant: string, scopes?: readonly string[]): Promise<JobRecord[]>;
+  listJobs(tenant: string, scopes?: readonly string[]): Promise<T.JobRecord[]>;
 
   /**
    * Audit entries in seq order; `tenant` undefined reads every tenant (verification). A page
@@ -301,22 +270,26 @@ export interface Store {
    * DEFAULT_LIMITS.maxPageBytes when absent) and then carries nextAfterSeq: a reader follows it
    * until it is null, whatever a page's length.
    */
-  readAudit(tenant: string | undefined, query: AuditQuery, maxBytes?: number): Promise<AuditPage>;
+  readAudit(
+    tenant: string | undefined,
+    query: T.AuditQuery,
+    maxBytes?: number,
+  ): Promise<T.AuditPage>;
 
-  createToken(token: Omit<TokenRecord, 'createdAt'>): Promise<TokenRecord>;
-  findToken(hash: string): Promise<TokenRecord | null>;
+  createToken(token: Omit<T.TokenRecord, 'createdAt'>): Promise<T.TokenRecord>;
+  findToken(hash: string): Promise<T.TokenRecord | null>;
   /** true when a token was deleted. */
   deleteToken(id: string): Promise<boolean>;
   countTokens(): Promise<number>;
   /** Every token (one tenant's when `tenant` is given), oldest first. */
-  listTokens(tenant?: string): Promise<TokenRecord[]>;
+  listTokens(tenant?: string): Promise<T.TokenRecord[]>;
   /**
    * Stores the first-run `tokens` once per store, ever, atomically: only if the store never made
    * them before and holds no token at all (a store whose tokens were all revoked gets none). Of
    * several processes bootstrapping one empty store at once, exactly one gets the records, the
    * others null.
    */
-  createTokensIfNone(tokens: Omit<TokenRecord, 'createdAt'>[]): Promise<TokenRecord[] | null>;
+  createTokensIfNone(tokens: Omit<T.TokenRecord, 'createdAt'>[]): Promise<T.TokenRecord[] | null>;
 
   /** Throws store_unavailable when the store cannot be reached. */
   ping(): Promise<void>;

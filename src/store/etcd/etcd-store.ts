@@ -20,35 +20,11 @@ import type {
   ScopeRow,
 } from '../../core/plan/transition.js';
 import { FencegateError } from '../../errors.js';
-import type {
-  AuditPage,
-  AuditQuery,
-  CommitResult,
-  CutoverRecord,
-  CutoverSummary,
-  Intent,
-  IntentStatus,
-  JobRecord,
-  ListCutoversQuery,
-  ListIntentsQuery,
-  ListRecordsQuery,
-  ListScopesQuery,
-  Page,
-  Policy,
-  RecordState,
-  ScopeState,
-  TokenRecord,
-} from '../../types.js';
+import type * as T from '../../types.js';
 import { intentPage } from '../intent-page.js';
 import { decodeCursor, encodeCursor } from '../rows.js';
-import {
-  joinsBatch,
-  PlannedStore,
-  type AuditPosition,
-  type PlanLimits,
-  type PlannedWrite,
-  type WriteSettlement,
-} from '../planned-store.js';
+import { batchedOrAlone, PlannedStore } from '../planned-store.js';
+import type * as Planned from '../planned-store.js';
 import { cutoverRecordOf, recordStateOf, scopeStateOf } from '../plan-rows.js';
 import type { Store, StoreCapabilities } from '../store.js';
 import { readAuditPage } from './etcd-audit.js';
@@ -167,25 +143,21 @@ export class EtcdStore extends PlannedStore implements Store {
   }
 
   /** One Txn of its own, or a place in the next group commit. */
-  protected apply<A>({
-    operation,
-    tenant,
-    plan,
-    ranges,
-    operationId,
-  }: PlannedWrite<A>): Promise<A> {
-    if (this.#batcher !== null && joinsBatch({ operation, ranges })) {
-      return this.#batcher.submit(tenant, plan, operationId);
-    }
-    return this.#engine.run(tenant, plan, { ranges, operationId });
+  protected apply<A>(write: Planned.PlannedWrite<A>): Promise<A> {
+    const { tenant, plan, ranges, operationId } = write;
+    return batchedOrAlone(this.#batcher, write, () =>
+      this.#engine.run(tenant, plan, { ranges, operationId }),
+    );
   }
 
   /** Submitted together, so the batcher packs them into as few Txns as fit. */
-  protected applyTogether(writes: PlannedWrite<unknown>[]): Promise<WriteSettlement[]> {
+  protected applyTogether(
+    writes: Planned.PlannedWrite<unknown>[],
+  ): Promise<Planned.WriteSettlement[]> {
     return this.inWaves(writes, ({ tenant, plan }) => this.#completions.submit(tenant, plan));
   }
 
-  protected planLimits(): PlanLimits {
+  protected planLimits(): Planned.PlanLimits {
     const { maxTxnOps, maxRequestBytes } = this.#engine.limits;
     return {
       // Two keys per claimed intent (the intent and its open head) and the audit key.
@@ -216,7 +188,7 @@ export class EtcdStore extends PlannedStore implements Store {
   }
 
   /** Entries up to the revision read now happened before the cutover's first step. */
-  protected async cutoverStartPosition(): Promise<AuditPosition> {
+  protected async cutoverStartPosition(): Promise<Planned.AuditPosition> {
     const revision = await this.#revision();
     return () => revision * AUDIT_SLOTS + AUDIT_SLOTS - 1;
   }
@@ -227,17 +199,17 @@ export class EtcdStore extends PlannedStore implements Store {
     return kv === undefined ? null : (JSON.parse(kv.value.toString()) as T);
   }
 
-  async getScope(tenant: string, scope: string): Promise<ScopeState | null> {
+  async getScope(tenant: string, scope: string): Promise<T.ScopeState | null> {
     const row = await this.#get<ScopeRow>(this.#keys.ref(tenant, { type: 'scope', scope }));
     return row === null ? null : scopeStateOf(scope, row);
   }
 
-  async listScopes(tenant: string, query: ListScopesQuery): Promise<Page<ScopeState>> {
+  async listScopes(tenant: string, query: T.ListScopesQuery): Promise<T.Page<T.ScopeState>> {
     const limit = query.limit ?? DEFAULT_LIST_LIMIT;
     const family = this.#keys.family('s', tenant);
     const prefix = family + (query.prefix ?? '');
     const after = decodeCursor(query.cursor);
-    const items: ScopeState[] = [];
+    const items: T.ScopeState[] = [];
     let more = false;
     for await (const kv of scanPrefix(
       this.#connection,
@@ -259,14 +231,14 @@ export class EtcdStore extends PlannedStore implements Store {
     return { items, nextCursor: more && last ? encodeCursor(last.scope) : null };
   }
 
-  async getRecord(tenant: string, scope: string, name: string): Promise<RecordState> {
+  async getRecord(tenant: string, scope: string, name: string): Promise<T.RecordState> {
     const row = await this.#get<RecordRow>(this.#keys.ref(tenant, { type: 'record', scope, name }));
     return recordStateOf(scope, name, row);
   }
 
-  async listRecords(tenant: string, scope: string): Promise<RecordState[]> {
+  async listRecords(tenant: string, scope: string): Promise<T.RecordState[]> {
     const prefix = this.#keys.range(tenant, { type: 'scopeRecords', scope });
-    const records: RecordState[] = [];
+    const records: T.RecordState[] = [];
     for await (const kv of scanPrefix(this.#connection, prefix)) {
       const name = kv.key.toString().slice(prefix.length);
       records.push(recordStateOf(scope, name, JSON.parse(kv.value.toString()) as RecordRow));
@@ -277,13 +249,13 @@ export class EtcdStore extends PlannedStore implements Store {
   listRecordsPage(
     tenant: string,
     scope: string,
-    query: ListRecordsQuery,
+    query: T.ListRecordsQuery,
     maxBytes: number,
   ): Promise<SizedPage> {
     return listRecordsPage(this.#connection, this.#keys, tenant, scope, query, maxBytes);
   }
 
-  async getOperation(tenant: string, operationId: string): Promise<CommitResult | null> {
+  async getOperation(tenant: string, operationId: string): Promise<T.CommitResult | null> {
     const row = await this.#get<OperationRow>(
       this.#keys.ref(tenant, { type: 'operation', operationId }),
     );
@@ -293,12 +265,12 @@ export class EtcdStore extends PlannedStore implements Store {
   /** Reads the family key by key, and stops once it holds the page and the intent past it. */
   async listIntents(
     tenant: string,
-    query: ListIntentsQuery,
+    query: T.ListIntentsQuery,
     maxBytes?: number,
-  ): Promise<Page<Intent>> {
+  ): Promise<T.Page<T.Intent>> {
     const page = resolveIntentPage(query, maxBytes);
     const family = this.#keys.family('i', tenant);
-    const read: Intent[] = [];
+    const read: T.Intent[] = [];
     const sizes: number[] = [];
     for await (const kv of scanPrefix(
       this.#connection,
@@ -306,7 +278,7 @@ export class EtcdStore extends PlannedStore implements Store {
       page.after === '' ? '' : family + page.after,
       INTENTS_PER_READ,
     )) {
-      const intent = JSON.parse(kv.value.toString()) as Intent;
+      const intent = JSON.parse(kv.value.toString()) as T.Intent;
       if (page.scope !== undefined && intent.scope !== page.scope) continue;
       if (page.status !== undefined && intent.status !== page.status) continue;
       read.push(intent);
@@ -316,27 +288,27 @@ export class EtcdStore extends PlannedStore implements Store {
     return intentPage(read, page);
   }
 
-  getIntent(tenant: string, effectKey: string): Promise<Intent | null> {
-    return this.#get<Intent>(this.#keys.ref(tenant, { type: 'intent', effectKey }));
+  getIntent(tenant: string, effectKey: string): Promise<T.Intent | null> {
+    return this.#get<T.Intent>(this.#keys.ref(tenant, { type: 'intent', effectKey }));
   }
 
   listTenantsWithOpenIntents(): Promise<string[]> {
     return listTenantsWithOpenIntents(this.#connection, this.#keys);
   }
 
-  async countIntents(tenant: string | undefined): Promise<Partial<Record<IntentStatus, number>>> {
-    const counts: Partial<Record<IntentStatus, number>> = {};
+  async countIntents(tenant: string | undefined): Promise<Partial<Record<T.IntentStatus, number>>> {
+    const counts: Partial<Record<T.IntentStatus, number>> = {};
     for await (const kv of scanPrefix(this.#connection, this.#keys.family('i', tenant))) {
-      const { status } = JSON.parse(kv.value.toString()) as Intent;
+      const { status } = JSON.parse(kv.value.toString()) as T.Intent;
       counts[status] = (counts[status] ?? 0) + 1;
     }
     return counts;
   }
 
-  async listPolicies(tenant: string): Promise<Policy[]> {
-    const policies: Policy[] = [];
+  async listPolicies(tenant: string): Promise<T.Policy[]> {
+    const policies: T.Policy[] = [];
     for await (const kv of scanPrefix(this.#connection, this.#keys.family('p', tenant))) {
-      policies.push(JSON.parse(kv.value.toString()) as Policy);
+      policies.push(JSON.parse(kv.value.toString()) as T.Policy);
     }
     return policies.sort(
       (a, b) =>
@@ -345,7 +317,7 @@ export class EtcdStore extends PlannedStore implements Store {
     );
   }
 
-  async getCutover(tenant: string, cutoverId: string): Promise<CutoverRecord | null> {
+  async getCutover(tenant: string, cutoverId: string): Promise<T.CutoverRecord | null> {
     const row = await this.#get<CutoverRow>(this.#keys.ref(tenant, { type: 'cutover', cutoverId }));
     if (row === null) return null;
     const prefix = this.#keys.range(tenant, { type: 'cutoverSteps', cutoverId });
@@ -356,26 +328,30 @@ export class EtcdStore extends PlannedStore implements Store {
     return cutoverRecordOf(row, steps);
   }
 
-  listCutovers(tenant: string, query: ListCutoversQuery): Promise<Page<CutoverSummary>> {
+  listCutovers(tenant: string, query: T.ListCutoversQuery): Promise<T.Page<T.CutoverSummary>> {
     return listCutovers(this.#connection, this.#keys, tenant, query);
   }
 
-  async listJobs(tenant: string, scopes?: readonly string[]): Promise<JobRecord[]> {
+  async listJobs(tenant: string, scopes?: readonly string[]): Promise<T.JobRecord[]> {
     const wanted = scopes === undefined ? null : new Set(scopes);
-    const jobs: JobRecord[] = [];
+    const jobs: T.JobRecord[] = [];
     for await (const kv of scanPrefix(this.#connection, this.#keys.family('j', tenant))) {
-      const job = JSON.parse(kv.value.toString()) as JobRecord;
+      const job = JSON.parse(kv.value.toString()) as T.JobRecord;
       if (wanted === null || wanted.has(job.scope)) jobs.push(job);
     }
     return jobs;
   }
 
-  readAudit(tenant: string | undefined, query: AuditQuery, maxBytes?: number): Promise<AuditPage> {
+  readAudit(
+    tenant: string | undefined,
+    query: T.AuditQuery,
+    maxBytes?: number,
+  ): Promise<T.AuditPage> {
     return readAuditPage(this.#connection, this.#keys.family('a', tenant), query, maxBytes);
   }
 
-  async createToken(token: Omit<TokenRecord, 'createdAt'>): Promise<TokenRecord> {
-    const record: TokenRecord = { ...token, createdAt: this.#clock.now() };
+  async createToken(token: Omit<T.TokenRecord, 'createdAt'>): Promise<T.TokenRecord> {
+    const record: T.TokenRecord = { ...token, createdAt: this.#clock.now() };
     const byHash = Buffer.from(this.#keys.token(token.hash));
     const byId = Buffer.from(this.#keys.tokenId(token.id));
     const result = await this.#connection.writeTxn({
@@ -397,8 +373,8 @@ export class EtcdStore extends PlannedStore implements Store {
     return record;
   }
 
-  findToken(hash: string): Promise<TokenRecord | null> {
-    return this.#get<TokenRecord>(this.#keys.token(hash));
+  findToken(hash: string): Promise<T.TokenRecord | null> {
+    return this.#get<T.TokenRecord>(this.#keys.token(hash));
   }
 
   async deleteToken(id: string): Promise<boolean> {
@@ -434,13 +410,13 @@ export class EtcdStore extends PlannedStore implements Store {
     return Number(response.count);
   }
 
-  listTokens(tenant?: string): Promise<TokenRecord[]> {
+  listTokens(tenant?: string): Promise<T.TokenRecord[]> {
     return listTokens(this.#connection, this.#keys, tenant);
   }
 
   async createTokensIfNone(
-    tokens: Omit<TokenRecord, 'createdAt'>[],
-  ): Promise<TokenRecord[] | null> {
+    tokens: Omit<T.TokenRecord, 'createdAt'>[],
+  ): Promise<T.TokenRecord[] | null> {
     const createdAt = this.#clock.now();
     const created = await createTokensIfNone(
       this.#connection,

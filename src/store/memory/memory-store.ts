@@ -25,32 +25,9 @@ import {
   rolloutScopesPrefix,
 } from '../../core/rollout-rows.js';
 import { FencegateError } from '../../errors.js';
-import type {
-  AuditPage,
-  AuditQuery,
-  CommitResult,
-  CutoverRecord,
-  CutoverSummary,
-  Intent,
-  IntentStatus,
-  JobRecord,
-  ListCutoversQuery,
-  ListIntentsQuery,
-  ListRecordsQuery,
-  ListScopesQuery,
-  Page,
-  Policy,
-  RecordState,
-  ScopeState,
-  TokenRecord,
-} from '../../types.js';
-import {
-  PlannedStore,
-  type AuditPosition,
-  type PlanLimits,
-  type PlannedWrite,
-  type WriteSettlement,
-} from '../planned-store.js';
+import type * as T from '../../types.js';
+import { PlannedStore } from '../planned-store.js';
+import type * as Planned from '../planned-store.js';
 import {
   cutoverRecordOf,
   cutoverRowsPage,
@@ -70,7 +47,7 @@ export interface MemoryStoreOptions {
   cutoverChunk?: number;
 }
 
-const PLAN_LIMITS: PlanLimits = {
+const PLAN_LIMITS: Planned.PlanLimits = {
   maxClaims: Number.POSITIVE_INFINITY,
   cutoverChunk: CUTOVER_CHUNK,
   jobEventsPerWrite: Number.POSITIVE_INFINITY,
@@ -82,7 +59,7 @@ export class MemoryStore extends PlannedStore implements Store {
   /** The rows, audit log and tokens every read answers from. */
   protected readonly tables = new MemoryTables();
   readonly #clock: Clock;
-  readonly #planLimits: PlanLimits;
+  readonly #planLimits: Planned.PlanLimits;
   #closed = false;
 
   constructor(options: MemoryStoreOptions = {}) {
@@ -96,7 +73,7 @@ export class MemoryStore extends PlannedStore implements Store {
   }
 
   /** Plans on the rows as they are and applies the transition; a refusal is thrown once stored. */
-  protected apply<A>(write: PlannedWrite<A>): Promise<A> {
+  protected apply<A>(write: Planned.PlannedWrite<A>): Promise<A> {
     return this.whenOpen(() => {
       const answer = this.#applyNow(write);
       if (!answer.ok) throw answer.error;
@@ -104,9 +81,11 @@ export class MemoryStore extends PlannedStore implements Store {
     });
   }
 
-  protected applyTogether(writes: PlannedWrite<unknown>[]): Promise<WriteSettlement[]> {
+  protected applyTogether(
+    writes: Planned.PlannedWrite<unknown>[],
+  ): Promise<Planned.WriteSettlement[]> {
     return this.whenOpen(() =>
-      writes.map((write): WriteSettlement => {
+      writes.map((write): Planned.WriteSettlement => {
         try {
           return this.#applyNow(write);
         } catch (error) {
@@ -116,7 +95,7 @@ export class MemoryStore extends PlannedStore implements Store {
     );
   }
 
-  #applyNow<A>({ tenant, plan }: PlannedWrite<A>) {
+  #applyNow<A>({ tenant, plan }: Planned.PlannedWrite<A>) {
     const transition = plan(new MemorySnapshot(tenant, this.#clock.now(), this.tables));
     for (const put of transition.put) this.tables.put(tenant, put);
     for (const ref of transition.delete ?? []) this.tables.delete(tenant, ref);
@@ -124,11 +103,11 @@ export class MemoryStore extends PlannedStore implements Store {
     return transition.answer;
   }
 
-  protected planLimits(): PlanLimits {
+  protected planLimits(): Planned.PlanLimits {
     return this.#planLimits;
   }
 
-  protected cutoverStartPosition(): Promise<AuditPosition> {
+  protected cutoverStartPosition(): Promise<Planned.AuditPosition> {
     return Promise.resolve(() => this.tables.lastSeq);
   }
 
@@ -147,14 +126,14 @@ export class MemoryStore extends PlannedStore implements Store {
     return [...this.tables.rowsOf(tenant, type)];
   }
 
-  getScope(tenant: string, scope: string): Promise<ScopeState | null> {
+  getScope(tenant: string, scope: string): Promise<T.ScopeState | null> {
     return this.whenOpen(() => {
       const row = this.tables.get(tenant, { type: 'scope', scope });
       return row === null ? null : scopeStateOf(scope, row);
     });
   }
 
-  listScopes(tenant: string, query: ListScopesQuery): Promise<Page<ScopeState>> {
+  listScopes(tenant: string, query: T.ListScopesQuery): Promise<T.Page<T.ScopeState>> {
     return this.whenOpen(() => {
       const limit = query.limit ?? DEFAULT_LIST_LIMIT;
       const prefix = query.prefix ?? '';
@@ -172,13 +151,13 @@ export class MemoryStore extends PlannedStore implements Store {
     });
   }
 
-  getRecord(tenant: string, scope: string, name: string): Promise<RecordState> {
+  getRecord(tenant: string, scope: string, name: string): Promise<T.RecordState> {
     return this.whenOpen(() =>
       recordStateOf(scope, name, this.tables.get(tenant, { type: 'record', scope, name })),
     );
   }
 
-  listRecords(tenant: string, scope: string): Promise<RecordState[]> {
+  listRecords(tenant: string, scope: string): Promise<T.RecordState[]> {
     return this.whenOpen(() => this.#records(tenant, scope).map(({ record }) => record));
   }
 
@@ -195,7 +174,7 @@ export class MemoryStore extends PlannedStore implements Store {
   listRecordsPage(
     tenant: string,
     scope: string,
-    query: ListRecordsQuery,
+    query: T.ListRecordsQuery,
     maxBytes: number,
   ): Promise<SizedPage> {
     return this.whenOpen(() => {
@@ -215,14 +194,18 @@ export class MemoryStore extends PlannedStore implements Store {
     });
   }
 
-  getOperation(tenant: string, operationId: string): Promise<CommitResult | null> {
+  getOperation(tenant: string, operationId: string): Promise<T.CommitResult | null> {
     return this.whenOpen(() => {
       const row = this.tables.get(tenant, { type: 'operation', operationId });
       return row === null ? null : row.outcome;
     });
   }
 
-  listIntents(tenant: string, query: ListIntentsQuery, maxBytes?: number): Promise<Page<Intent>> {
+  listIntents(
+    tenant: string,
+    query: T.ListIntentsQuery,
+    maxBytes?: number,
+  ): Promise<T.Page<T.Intent>> {
     return this.whenOpen(() => {
       const page = resolveIntentPage(query, maxBytes);
       const intents = this.#intents(tenant).filter(
@@ -235,13 +218,13 @@ export class MemoryStore extends PlannedStore implements Store {
     });
   }
 
-  #intents(tenant: string): Intent[] {
+  #intents(tenant: string): T.Intent[] {
     return this.#rows(tenant, 'intent')
       .map(({ row }) => structuredClone(row))
       .sort((a, b) => byCodeUnit(a.effectKey, b.effectKey));
   }
 
-  getIntent(tenant: string, effectKey: string): Promise<Intent | null> {
+  getIntent(tenant: string, effectKey: string): Promise<T.Intent | null> {
     return this.whenOpen(() => this.tables.get(tenant, { type: 'intent', effectKey }));
   }
 
@@ -255,9 +238,9 @@ export class MemoryStore extends PlannedStore implements Store {
     );
   }
 
-  countIntents(tenant: string | undefined): Promise<Partial<Record<IntentStatus, number>>> {
+  countIntents(tenant: string | undefined): Promise<Partial<Record<T.IntentStatus, number>>> {
     return this.whenOpen(() => {
-      const counts: Partial<Record<IntentStatus, number>> = {};
+      const counts: Partial<Record<T.IntentStatus, number>> = {};
       for (const each of tenant === undefined ? this.tables.tenants() : [tenant]) {
         for (const { row } of this.tables.rowsOf(each, 'intent')) {
           counts[row.status] = (counts[row.status] ?? 0) + 1;
@@ -267,7 +250,7 @@ export class MemoryStore extends PlannedStore implements Store {
     });
   }
 
-  listPolicies(tenant: string): Promise<Policy[]> {
+  listPolicies(tenant: string): Promise<T.Policy[]> {
     return this.whenOpen(() =>
       this.#rows(tenant, 'policy')
         .map(({ row }) => structuredClone(row))
@@ -275,7 +258,7 @@ export class MemoryStore extends PlannedStore implements Store {
     );
   }
 
-  getCutover(tenant: string, cutoverId: string): Promise<CutoverRecord | null> {
+  getCutover(tenant: string, cutoverId: string): Promise<T.CutoverRecord | null> {
     return this.whenOpen(() => {
       const row = this.tables.get(tenant, { type: 'cutover', cutoverId });
       if (row === null) return null;
@@ -291,14 +274,17 @@ export class MemoryStore extends PlannedStore implements Store {
     return steps;
   }
 
-  async listCutovers(tenant: string, query: ListCutoversQuery): Promise<Page<CutoverSummary>> {
+  async listCutovers(
+    tenant: string,
+    query: T.ListCutoversQuery,
+  ): Promise<T.Page<T.CutoverSummary>> {
     const cutovers = await this.whenOpen(() => this.#rows(tenant, 'cutover').map(({ row }) => row));
     return cutoverRowsPage(cutovers, query, query.limit ?? DEFAULT_LIST_LIMIT, (cutoverId) =>
       Promise.resolve(this.#steps(tenant, cutoverId).size),
     );
   }
 
-  listJobs(tenant: string, scopes?: readonly string[]): Promise<JobRecord[]> {
+  listJobs(tenant: string, scopes?: readonly string[]): Promise<T.JobRecord[]> {
     return this.whenOpen(() =>
       this.#rows(tenant, 'job')
         .map(({ row }) => structuredClone(row))
@@ -307,7 +293,11 @@ export class MemoryStore extends PlannedStore implements Store {
     );
   }
 
-  readAudit(tenant: string | undefined, query: AuditQuery, maxBytes?: number): Promise<AuditPage> {
+  readAudit(
+    tenant: string | undefined,
+    query: T.AuditQuery,
+    maxBytes?: number,
+  ): Promise<T.AuditPage> {
     return this.whenOpen(() => {
       const page = resolveAuditPage(query, maxBytes);
       const found = this.tables.audit.filter(
@@ -325,7 +315,7 @@ export class MemoryStore extends PlannedStore implements Store {
     });
   }
 
-  createToken(token: Omit<TokenRecord, 'createdAt'>): Promise<TokenRecord> {
+  createToken(token: Omit<T.TokenRecord, 'createdAt'>): Promise<T.TokenRecord> {
     return this.whenOpen(() => {
       const taken = [...this.tables.tokens.values()].some(
         ({ id, hash }) => id === token.id || hash === token.hash,
@@ -340,13 +330,13 @@ export class MemoryStore extends PlannedStore implements Store {
     });
   }
 
-  #insertToken(token: Omit<TokenRecord, 'createdAt'>): TokenRecord {
+  #insertToken(token: Omit<T.TokenRecord, 'createdAt'>): T.TokenRecord {
     const record = { ...token, createdAt: this.#clock.now() };
     this.tables.tokens.set(token.id, record);
     return structuredClone(record);
   }
 
-  createTokensIfNone(tokens: Omit<TokenRecord, 'createdAt'>[]): Promise<TokenRecord[] | null> {
+  createTokensIfNone(tokens: Omit<T.TokenRecord, 'createdAt'>[]): Promise<T.TokenRecord[] | null> {
     return this.whenOpen(() => {
       // Once per store, ever: a store whose tokens were all revoked gets no new ones.
       if (this.tables.firstRunTokensMade) return null;
@@ -356,7 +346,7 @@ export class MemoryStore extends PlannedStore implements Store {
     });
   }
 
-  findToken(hash: string): Promise<TokenRecord | null> {
+  findToken(hash: string): Promise<T.TokenRecord | null> {
     return this.whenOpen(() => {
       const token = [...this.tables.tokens.values()].find((each) => each.hash === hash);
       return token === undefined ? null : structuredClone(token);
@@ -371,7 +361,7 @@ export class MemoryStore extends PlannedStore implements Store {
     return this.whenOpen(() => this.tables.tokens.size);
   }
 
-  listTokens(tenant?: string): Promise<TokenRecord[]> {
+  listTokens(tenant?: string): Promise<T.TokenRecord[]> {
     return this.whenOpen(() =>
       [...this.tables.tokens.values()]
         .filter((token) => tenant === undefined || token.tenant === tenant)

@@ -2,15 +2,7 @@
  * Reads of policies, cutovers and the jobs ledger on PostgreSQL. Their changes are core's plans
  * (core/plan/plan-cutover.ts), applied like every other write (postgres-engine.ts).
  */
-import type {
-  CutoverRecord,
-  CutoverSummary,
-  JobRecord,
-  JobState,
-  ListCutoversQuery,
-  Page,
-  Policy,
-} from '../../types.js';
+import type * as T from '../../types.js';
 import { decodeCutoverCursor } from '../../core/cutover-cursor.js';
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
 import { cutoverPage, cutoverSummaryColumns, type CutoverSummaryRow } from '../cutover-list.js';
@@ -19,7 +11,7 @@ import type { PostgresCalls } from './postgres-calls.js';
 
 type Bigint = string | number;
 
-export async function listPolicies(db: PostgresCalls, tenant: string): Promise<Policy[]> {
+export async function listPolicies(db: PostgresCalls, tenant: string): Promise<T.Policy[]> {
   const rows = await db.rows<PolicyRow>(
     `SELECT version, digest, description, registered_by, registered_at FROM ${db.schema}.policies
      WHERE tenant = $1 ORDER BY registered_at, version`,
@@ -49,7 +41,7 @@ export async function readCutover(
   db: PostgresCalls,
   tenant: string,
   cutoverId: string,
-): Promise<CutoverRecord | null> {
+): Promise<T.CutoverRecord | null> {
   const [row] = await db.rows<CutoverRow>(
     `SELECT c.cutover_id, c.to_policy, c.holder, c.status, c.started_at, c.completed_at,
        c.start_seq,
@@ -84,8 +76,8 @@ export async function readCutover(
 export async function listCutovers(
   db: PostgresCalls,
   tenant: string,
-  query: ListCutoversQuery,
-): Promise<Page<CutoverSummary>> {
+  query: T.ListCutoversQuery,
+): Promise<T.Page<T.CutoverSummary>> {
   const limit = query.limit ?? DEFAULT_LIST_LIMIT;
   const after = decodeCutoverCursor(query.cursor);
   const rows = await db.rows<CutoverSummaryRow>(
@@ -103,7 +95,7 @@ interface JobRow {
   scope: string;
   policy_version: string;
   fence: Bigint;
-  state: JobState;
+  state: T.JobState;
   attempt: number;
   at: Bigint;
 }
@@ -112,7 +104,7 @@ export async function listJobs(
   db: PostgresCalls,
   tenant: string,
   scopes?: readonly string[],
-): Promise<JobRecord[]> {
+): Promise<T.JobRecord[]> {
   const columns = 'job_id, scope, policy_version, fence, state, attempt, at';
   const rows =
     scopes === undefined

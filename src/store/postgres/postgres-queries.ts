@@ -5,14 +5,7 @@
 import { auditPage, resolveAuditPage, type AuditPageQuery } from '../../core/audit-page.js';
 import { resolveIntentPage } from '../../core/intent-page.js';
 import { recordPage, resolveRecordPage, type SizedPage } from '../../core/record-page.js';
-import type {
-  AuditPage,
-  AuditQuery,
-  Intent,
-  ListIntentsQuery,
-  ListRecordsQuery,
-  Page,
-} from '../../types.js';
+import type * as T from '../../types.js';
 import { INTENT_ROW_BYTES, budgetedPageStatement } from '../budget-page-sql.js';
 import { intentPage } from '../intent-page.js';
 import { recordPageStatement } from '../record-page-sql.js';
@@ -35,9 +28,9 @@ export async function readIntentPage(
   read: (text: string, values: unknown[]) => Promise<IntentRow[]>,
   schema: string,
   tenant: string,
-  query: ListIntentsQuery,
+  query: T.ListIntentsQuery,
   maxBytes?: number,
-): Promise<Page<Intent>> {
+): Promise<T.Page<T.Intent>> {
   const page = resolveIntentPage(query, maxBytes);
   const values: unknown[] = [tenant, page.after];
   const where = ['tenant = $1', 'effect_key > $2'];
@@ -75,9 +68,9 @@ export async function readAuditPage(
   read: RowReader,
   schema: string,
   tenant: string | undefined,
-  query: AuditQuery,
+  query: T.AuditQuery,
   maxBytes?: number,
-): Promise<AuditPage> {
+): Promise<T.AuditPage> {
   const [horizonRow] = await read<{ horizon: string }>(
     `SELECT ${schema}.audit_horizon() AS horizon`,
     [],
@@ -93,7 +86,7 @@ export async function readAuditPage(
 export function auditPageStatement(
   schema: string,
   tenant: string | undefined,
-  query: AuditQuery,
+  query: T.AuditQuery,
   horizon: number,
   maxBytes?: number,
 ): { text: string; values: unknown[]; page: AuditPageQuery } {
@@ -124,7 +117,7 @@ export async function readRecordPage(
   schema: string,
   tenant: string,
   scope: string,
-  query: ListRecordsQuery,
+  query: T.ListRecordsQuery,
   maxBytes: number,
 ): Promise<SizedPage> {
   const page = resolveRecordPage(query, maxBytes);

@@ -14,33 +14,9 @@ import type { Clock } from '../../core/clock.js';
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
 import { UNBOUNDED_TRANSACTIONS } from '../../core/transaction-limits.js';
 import { CUTOVER_CHUNK, cutoverChunkOf } from '../../core/cutover-rules.js';
-import type {
-  AuditPage,
-  AuditQuery,
-  CommitResult,
-  CutoverRecord,
-  CutoverSummary,
-  Intent,
-  IntentStatus,
-  JobRecord,
-  ListIntentsQuery,
-  ListRecordsQuery,
-  ListCutoversQuery,
-  ListScopesQuery,
-  Page,
-  Policy,
-  RecordState,
-  ScopeState,
-  TokenRecord,
-} from '../../types.js';
-import {
-  joinsBatch,
-  PlannedStore,
-  type AuditPosition,
-  type PlanLimits,
-  type PlannedWrite,
-  type WriteSettlement,
-} from '../planned-store.js';
+import type * as T from '../../types.js';
+import { batchedOrAlone, PlannedStore } from '../planned-store.js';
+import type * as Planned from '../planned-store.js';
 import type { Store, StoreCapabilities } from '../store.js';
 import { PostgresBatcher } from './postgres-batcher.js';
 import { PostgresConnection, type StatementKind } from './postgres-connection.js';
@@ -96,7 +72,7 @@ import { DEFAULT_SCHEMA, parsePostgresUrl, requireSchema } from './postgres-url.
  */
 const CLAIM_ROUNDS = 100;
 
-const PLAN_LIMITS: PlanLimits = {
+const PLAN_LIMITS: Planned.PlanLimits = {
   maxClaims: Number.POSITIVE_INFINITY,
   cutoverChunk: CUTOVER_CHUNK,
   jobEventsPerWrite: Number.POSITIVE_INFINITY,
@@ -133,7 +109,7 @@ export class PostgresStore extends PlannedStore implements Store {
   readonly schema: string;
   readonly #connection: PostgresConnection;
   readonly #clock: Clock | undefined;
-  readonly #planLimits: PlanLimits;
+  readonly #planLimits: Planned.PlanLimits;
   readonly #engine: PostgresEngine;
   /** Group commit, or null when each write goes alone. */
   readonly #batcher: PostgresBatcher | null;
@@ -241,35 +217,31 @@ export class PostgresStore extends PlannedStore implements Store {
     );
   }
 
-  protected apply<A>({
-    operation,
-    tenant,
-    plan,
-    ranges,
-    operationId,
-  }: PlannedWrite<A>): Promise<A> {
-    if (this.#batcher !== null && joinsBatch({ operation, ranges })) {
-      return this.#batcher.submit(tenant, plan, operationId);
-    }
-    return this.#engine.run(
-      tenant,
-      plan,
-      operationId,
-      operation === 'claimIntents' ? CLAIM_ROUNDS : undefined,
+  protected apply<A>(write: Planned.PlannedWrite<A>): Promise<A> {
+    const { operation, tenant, plan, operationId } = write;
+    return batchedOrAlone(this.#batcher, write, () =>
+      this.#engine.run(
+        tenant,
+        plan,
+        operationId,
+        operation === 'claimIntents' ? CLAIM_ROUNDS : undefined,
+      ),
     );
   }
 
   /** Submitted together, so the batcher applies them in as few statements as it can. */
-  protected applyTogether(writes: PlannedWrite<unknown>[]): Promise<WriteSettlement[]> {
+  protected applyTogether(
+    writes: Planned.PlannedWrite<unknown>[],
+  ): Promise<Planned.WriteSettlement[]> {
     return this.inWaves(writes, ({ tenant, plan }) => this.#together.submit(tenant, plan));
   }
 
-  protected planLimits(): PlanLimits {
+  protected planLimits(): Planned.PlanLimits {
     return this.#planLimits;
   }
 
   /** Entries up to the audit horizon read now happened before the cutover's first step. */
-  protected async cutoverStartPosition(): Promise<AuditPosition> {
+  protected async cutoverStartPosition(): Promise<Planned.AuditPosition> {
     const horizon = Number(
       await this.#call<string>(
         READ,
@@ -281,7 +253,7 @@ export class PostgresStore extends PlannedStore implements Store {
     return () => horizon;
   }
 
-  async getScope(tenant: string, scope: string): Promise<ScopeState | null> {
+  async getScope(tenant: string, scope: string): Promise<T.ScopeState | null> {
     const rows = await this.#rows<ScopeRow>(
       `SELECT ${SCOPE_COLUMNS} FROM ${this.schema}.scopes WHERE tenant = $1 AND scope = $2`,
       [tenant, scope],
@@ -291,7 +263,7 @@ export class PostgresStore extends PlannedStore implements Store {
     return row === undefined ? null : toScopeState(row);
   }
 
-  async listScopes(tenant: string, query: ListScopesQuery): Promise<Page<ScopeState>> {
+  async listScopes(tenant: string, query: T.ListScopesQuery): Promise<T.Page<T.ScopeState>> {
     const limit = query.limit ?? DEFAULT_LIST_LIMIT;
     const prefix = query.prefix ?? '';
     const rows = await this.#rows<ScopeRow>(
@@ -306,7 +278,7 @@ export class PostgresStore extends PlannedStore implements Store {
     return { items, nextCursor: rows.length > limit && last ? encodeCursor(last.scope) : null };
   }
 
-  async getRecord(tenant: string, scope: string, name: string): Promise<RecordState> {
+  async getRecord(tenant: string, scope: string, name: string): Promise<T.RecordState> {
     const rows = await this.#rows<RecordRow>(
       `SELECT ${RECORD_COLUMNS} FROM ${this.schema}.records WHERE tenant = $1 AND scope = $2 AND name = $3`,
       [tenant, scope, name],
@@ -315,7 +287,7 @@ export class PostgresStore extends PlannedStore implements Store {
     return toRecordState(scope, name, rows[0]);
   }
 
-  async listRecords(tenant: string, scope: string): Promise<RecordState[]> {
+  async listRecords(tenant: string, scope: string): Promise<T.RecordState[]> {
     const rows = await this.#rows<RecordRow>(
       `SELECT ${RECORD_COLUMNS} FROM ${this.schema}.records WHERE tenant = $1 AND scope = $2 ORDER BY name`,
       [tenant, scope],
@@ -327,7 +299,7 @@ export class PostgresStore extends PlannedStore implements Store {
   listRecordsPage(
     tenant: string,
     scope: string,
-    query: ListRecordsQuery,
+    query: T.ListRecordsQuery,
     maxBytes: number,
   ): Promise<SizedPage> {
     return readRecordPage(
@@ -340,8 +312,8 @@ export class PostgresStore extends PlannedStore implements Store {
     );
   }
 
-  async getOperation(tenant: string, operationId: string): Promise<CommitResult | null> {
-    const rows = await this.#rows<{ outcome: CommitResult }>(
+  async getOperation(tenant: string, operationId: string): Promise<T.CommitResult | null> {
+    const rows = await this.#rows<{ outcome: T.CommitResult }>(
       `SELECT outcome FROM ${this.schema}.operations WHERE tenant = $1 AND operation_id = $2`,
       [tenant, operationId],
       'get_operation',
@@ -350,7 +322,11 @@ export class PostgresStore extends PlannedStore implements Store {
     return row === undefined ? null : inFieldOrder(row.outcome);
   }
 
-  listIntents(tenant: string, query: ListIntentsQuery, maxBytes?: number): Promise<Page<Intent>> {
+  listIntents(
+    tenant: string,
+    query: T.ListIntentsQuery,
+    maxBytes?: number,
+  ): Promise<T.Page<T.Intent>> {
     return readIntentPage(
       (text, values) => this.#rows<IntentRow>(text, values),
       this.schema,
@@ -360,7 +336,7 @@ export class PostgresStore extends PlannedStore implements Store {
     );
   }
 
-  async getIntent(tenant: string, effectKey: string): Promise<Intent | null> {
+  async getIntent(tenant: string, effectKey: string): Promise<T.Intent | null> {
     const rows = await this.#rows<IntentRow>(
       `SELECT ${INTENT_COLUMNS} FROM ${this.schema}.intents WHERE tenant = $1 AND effect_key = $2`,
       [tenant, effectKey],
@@ -374,27 +350,31 @@ export class PostgresStore extends PlannedStore implements Store {
     return listTenantsWithOpenIntents(this.#calls);
   }
 
-  countIntents(tenant: string | undefined): Promise<Partial<Record<IntentStatus, number>>> {
+  countIntents(tenant: string | undefined): Promise<Partial<Record<T.IntentStatus, number>>> {
     return countIntents(this.#calls, tenant);
   }
 
-  listPolicies(tenant: string): Promise<Policy[]> {
+  listPolicies(tenant: string): Promise<T.Policy[]> {
     return listPolicies(this.#calls, tenant);
   }
 
-  getCutover(tenant: string, cutoverId: string): Promise<CutoverRecord | null> {
+  getCutover(tenant: string, cutoverId: string): Promise<T.CutoverRecord | null> {
     return readCutover(this.#calls, tenant, cutoverId);
   }
 
-  listCutovers(tenant: string, query: ListCutoversQuery): Promise<Page<CutoverSummary>> {
+  listCutovers(tenant: string, query: T.ListCutoversQuery): Promise<T.Page<T.CutoverSummary>> {
     return listCutovers(this.#calls, tenant, query);
   }
 
-  listJobs(tenant: string, scopes?: readonly string[]): Promise<JobRecord[]> {
+  listJobs(tenant: string, scopes?: readonly string[]): Promise<T.JobRecord[]> {
     return listJobs(this.#calls, tenant, scopes);
   }
 
-  readAudit(tenant: string | undefined, query: AuditQuery, maxBytes?: number): Promise<AuditPage> {
+  readAudit(
+    tenant: string | undefined,
+    query: T.AuditQuery,
+    maxBytes?: number,
+  ): Promise<T.AuditPage> {
     return readAuditPage(
       (text, values, name) => this.#rows(text, values, name),
       this.schema,
@@ -404,7 +384,7 @@ export class PostgresStore extends PlannedStore implements Store {
     );
   }
 
-  async createToken(token: Omit<TokenRecord, 'createdAt'>): Promise<TokenRecord> {
+  async createToken(token: Omit<T.TokenRecord, 'createdAt'>): Promise<T.TokenRecord> {
     const rows = await this.#connection.query<TokenRow>(MUTATION, {
       text: `INSERT INTO ${this.schema}.tokens (${TOKEN_COLUMNS})
              VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, ${this.schema}.db_now()))
@@ -415,8 +395,8 @@ export class PostgresStore extends PlannedStore implements Store {
   }
 
   async createTokensIfNone(
-    tokens: Omit<TokenRecord, 'createdAt'>[],
-  ): Promise<TokenRecord[] | null> {
+    tokens: Omit<T.TokenRecord, 'createdAt'>[],
+  ): Promise<T.TokenRecord[] | null> {
     return this.#connection.withClient(async (client) => {
       await client.query('BEGIN');
       try {
@@ -432,7 +412,7 @@ export class PostgresStore extends PlannedStore implements Store {
           await client.query('COMMIT');
           return null;
         }
-        const created: TokenRecord[] = [];
+        const created: T.TokenRecord[] = [];
         for (const token of tokens) {
           const rows = await client.query<TokenRow>({
             text: `INSERT INTO ${this.schema}.tokens (${TOKEN_COLUMNS})
@@ -451,7 +431,7 @@ export class PostgresStore extends PlannedStore implements Store {
     });
   }
 
-  async listTokens(tenant?: string): Promise<TokenRecord[]> {
+  async listTokens(tenant?: string): Promise<T.TokenRecord[]> {
     const rows = await this.#rows<TokenRow>(
       `SELECT ${TOKEN_COLUMNS} FROM ${this.schema}.tokens
        WHERE $1::text IS NULL OR tenant = $1 ORDER BY created_at, id`,
@@ -461,7 +441,7 @@ export class PostgresStore extends PlannedStore implements Store {
     return rows.map(toTokenRecord);
   }
 
-  async findToken(hash: string): Promise<TokenRecord | null> {
+  async findToken(hash: string): Promise<T.TokenRecord | null> {
     const rows = await this.#rows<TokenRow>(
       `SELECT ${TOKEN_COLUMNS} FROM ${this.schema}.tokens WHERE hash = $1`,
       [hash],

@@ -4,20 +4,12 @@
  */
 import { decodeCutoverCursor } from '../../core/cutover-cursor.js';
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
-import type {
-  CutoverRecord,
-  CutoverSummary,
-  JobRecord,
-  JobState,
-  ListCutoversQuery,
-  Page,
-  Policy,
-} from '../../types.js';
+import type * as T from '../../types.js';
 import { cutoverPage, cutoverSummaryColumns, type CutoverSummaryRow } from '../cutover-list.js';
 import { toPolicy, type PolicyRow } from '../rows.js';
 import type { SqliteDatabase } from './sqlite-database.js';
 
-export function listPolicies(db: SqliteDatabase, tenant: string): Policy[] {
+export function listPolicies(db: SqliteDatabase, tenant: string): T.Policy[] {
   return (
     db
       .prepare('SELECT * FROM policies WHERE tenant = ? ORDER BY registered_at, version')
@@ -29,7 +21,7 @@ export function readCutover(
   db: SqliteDatabase,
   tenant: string,
   cutoverId: string,
-): CutoverRecord | null {
+): T.CutoverRecord | null {
   const row = db
     .prepare(
       `SELECT cutover_id, to_policy, holder, status, started_at, completed_at, start_seq
@@ -72,8 +64,8 @@ export function readCutover(
 export function listCutovers(
   db: SqliteDatabase,
   tenant: string,
-  query: ListCutoversQuery,
-): Page<CutoverSummary> {
+  query: T.ListCutoversQuery,
+): T.Page<T.CutoverSummary> {
   const limit = query.limit ?? DEFAULT_LIST_LIMIT;
   const after = decodeCutoverCursor(query.cursor);
   const rows = db
@@ -97,7 +89,7 @@ interface JobRow {
   scope: string;
   policy_version: string;
   fence: number;
-  state: JobState;
+  state: T.JobState;
   attempt: number;
   at: number;
 }
@@ -106,7 +98,7 @@ export function listJobs(
   db: SqliteDatabase,
   tenant: string,
   scopes?: readonly string[],
-): JobRecord[] {
+): T.JobRecord[] {
   const rows = (
     scopes === undefined
       ? db.prepare('SELECT * FROM jobs WHERE tenant = ? ORDER BY job_id').all(tenant)

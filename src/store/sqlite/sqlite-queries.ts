@@ -5,14 +5,7 @@
 import { auditPage, resolveAuditPage, type AuditPageQuery } from '../../core/audit-page.js';
 import { resolveIntentPage } from '../../core/intent-page.js';
 import { recordPage, resolveRecordPage, type SizedPage } from '../../core/record-page.js';
-import type {
-  AuditPage,
-  AuditQuery,
-  Intent,
-  ListIntentsQuery,
-  ListRecordsQuery,
-  Page,
-} from '../../types.js';
+import type * as T from '../../types.js';
 import { INTENT_ROW_BYTES, budgetedPageStatement } from '../budget-page-sql.js';
 import { intentPage } from '../intent-page.js';
 import { recordPageStatement } from '../record-page-sql.js';
@@ -25,9 +18,9 @@ import { INTENT_COLUMNS, toRecordState, type RecordRow } from './sqlite-rows.js'
 export function readIntentPage(
   db: SqliteDatabase,
   tenant: string,
-  query: ListIntentsQuery,
+  query: T.ListIntentsQuery,
   maxBytes?: number,
-): Page<Intent> {
+): T.Page<T.Intent> {
   const page = resolveIntentPage(query, maxBytes);
   const where = ['tenant = @tenant', 'effect_key > @after'];
   if (page.scope !== undefined) where.push('scope = @scope');
@@ -63,7 +56,7 @@ const AUDIT_ROW_BYTES =
 /** The statement of one audit page; exported so a test can ask SQLite for its plan. */
 export function auditPageStatement(
   tenant: string | undefined,
-  query: AuditQuery,
+  query: T.AuditQuery,
   maxBytes?: number,
 ): { sql: string; params: Record<string, string | number | null>; page: AuditPageQuery } {
   const page = resolveAuditPage(query, maxBytes);
@@ -100,9 +93,9 @@ export function auditPageStatement(
 export function readAuditPage(
   db: SqliteDatabase,
   tenant: string | undefined,
-  query: AuditQuery,
+  query: T.AuditQuery,
   maxBytes?: number,
-): AuditPage {
+): T.AuditPage {
   const { sql, params, page } = auditPageStatement(tenant, query, maxBytes);
   const rows = preparedOnce(db, sql).all(params) as AuditRow[];
   // Record changes are kept compact on SQLite; the entry is built from them as read.
@@ -126,7 +119,7 @@ export function readRecordPage(
   db: SqliteDatabase,
   tenant: string,
   scope: string,
-  query: ListRecordsQuery,
+  query: T.ListRecordsQuery,
   maxBytes: number,
 ): SizedPage {
   const page = resolveRecordPage(query, maxBytes);

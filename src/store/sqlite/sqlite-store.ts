@@ -15,37 +15,10 @@ import type { Answer, Snapshot, Transition } from '../../core/plan/transition.js
 import { UNBOUNDED_TRANSACTIONS } from '../../core/transaction-limits.js';
 import { CUTOVER_CHUNK, cutoverChunkOf } from '../../core/cutover-rules.js';
 import { isFencegateError } from '../../errors.js';
-import type {
-  AuditPage,
-  AuditQuery,
-  ClaimIntentsRequest,
-  CommitResult,
-  CompleteAndClaimResult,
-  CutoverRecord,
-  CutoverSummary,
-  Intent,
-  IntentCompletion,
-  IntentStatus,
-  JobRecord,
-  ListIntentsQuery,
-  ListRecordsQuery,
-  ListCutoversQuery,
-  ListScopesQuery,
-  Page,
-  Policy,
-  RecordState,
-  ScopeState,
-  TokenRecord,
-} from '../../types.js';
+import type * as T from '../../types.js';
 import { GroupCommitter, type Settled } from '../group-commit.js';
-import {
-  PlannedStore,
-  type AuditPosition,
-  type PlanLimits,
-  type PlannedOperation,
-  type PlannedWrite,
-  type WriteSettlement,
-} from '../planned-store.js';
+import { PlannedStore } from '../planned-store.js';
+import type * as Planned from '../planned-store.js';
 import type { Store, StoreCapabilities } from '../store.js';
 import { applyPlan } from './sqlite-apply.js';
 import { PendingRows, writePending } from './sqlite-pending-rows.js';
@@ -130,7 +103,7 @@ interface WriteJob {
 }
 
 /** The operations group commit batches with concurrent writes; the others run on their own. */
-const GROUP_COMMITTED: ReadonlySet<PlannedOperation> = new Set<PlannedOperation>([
+const GROUP_COMMITTED: ReadonlySet<Planned.PlannedOperation> = new Set<Planned.PlannedOperation>([
   'acquire',
   'renew',
   'release',
@@ -141,7 +114,7 @@ const GROUP_COMMITTED: ReadonlySet<PlannedOperation> = new Set<PlannedOperation>
   'recordJobEvents',
 ]);
 
-const PLAN_LIMITS: PlanLimits = {
+const PLAN_LIMITS: Planned.PlanLimits = {
   maxClaims: Number.POSITIVE_INFINITY,
   cutoverChunk: CUTOVER_CHUNK,
   jobEventsPerWrite: Number.POSITIVE_INFINITY,
@@ -154,7 +127,7 @@ export class SqliteStore extends PlannedStore implements Store {
   readonly #statements: SqliteStatements;
   readonly #rows: SqliteRowStatements;
   readonly #clock: Clock;
-  readonly #planLimits: PlanLimits;
+  readonly #planLimits: Planned.PlanLimits;
   readonly #busyTimeoutMs: number;
   readonly #groupCommitter: GroupCommitter<WriteJob, unknown> | null;
   /** Syncs the WAL off the event loop when the store is FULL (sqlite-wal-sync.ts). */
@@ -238,7 +211,7 @@ export class SqliteStore extends PlannedStore implements Store {
    * A refusal's audit entry must survive it: the plan answers the refusal, the transaction
    * commits, and the refusal is thrown afterwards.
    */
-  protected async apply<A>({ operation, tenant, plan }: PlannedWrite<A>): Promise<A> {
+  protected async apply<A>({ operation, tenant, plan }: Planned.PlannedWrite<A>): Promise<A> {
     if (this.#groupCommitter !== null && GROUP_COMMITTED.has(operation)) {
       return (await this.#durably(this.#groupCommitter.submit({ tenant, plan }))) as A;
     }
@@ -250,7 +223,9 @@ export class SqliteStore extends PlannedStore implements Store {
   }
 
   /** Writes in one transaction, each settled on its own (with concurrent writes under group commit). */
-  protected async applyTogether(writes: PlannedWrite<unknown>[]): Promise<WriteSettlement[]> {
+  protected async applyTogether(
+    writes: Planned.PlannedWrite<unknown>[],
+  ): Promise<Planned.WriteSettlement[]> {
     const jobs: WriteJob[] = writes.map(({ tenant, plan }) => ({ tenant, plan }));
     const committer = this.#groupCommitter;
     return committer === null
@@ -258,12 +233,12 @@ export class SqliteStore extends PlannedStore implements Store {
       : await this.#durably(Promise.allSettled(jobs.map((job) => committer.submit(job))));
   }
 
-  protected planLimits(): PlanLimits {
+  protected planLimits(): Planned.PlanLimits {
     return this.#planLimits;
   }
 
   /** The audit seq read under the write lock: later entries happened after the cutover began. */
-  protected cutoverStartPosition(): Promise<AuditPosition> {
+  protected cutoverStartPosition(): Promise<Planned.AuditPosition> {
     return Promise.resolve(() => lastAuditSeq(this.#rows));
   }
 
@@ -332,14 +307,14 @@ export class SqliteStore extends PlannedStore implements Store {
     return value;
   }
 
-  getScope(tenant: string, scope: string): Promise<ScopeState | null> {
+  getScope(tenant: string, scope: string): Promise<T.ScopeState | null> {
     return this.#read(() => {
       const row = this.#statements.getScope.get(tenant, scope) as ScopeRow | undefined;
       return row === undefined ? null : toScopeState(row);
     });
   }
 
-  listScopes(tenant: string, query: ListScopesQuery): Promise<Page<ScopeState>> {
+  listScopes(tenant: string, query: T.ListScopesQuery): Promise<T.Page<T.ScopeState>> {
     return this.#read(() => {
       const limit = query.limit ?? DEFAULT_LIST_LIMIT;
       const prefix = query.prefix ?? '';
@@ -357,7 +332,7 @@ export class SqliteStore extends PlannedStore implements Store {
     });
   }
 
-  getRecord(tenant: string, scope: string, name: string): Promise<RecordState> {
+  getRecord(tenant: string, scope: string, name: string): Promise<T.RecordState> {
     return this.#read(() =>
       toRecordState(
         scope,
@@ -367,7 +342,7 @@ export class SqliteStore extends PlannedStore implements Store {
     );
   }
 
-  listRecords(tenant: string, scope: string): Promise<RecordState[]> {
+  listRecords(tenant: string, scope: string): Promise<T.RecordState[]> {
     return this.#read(() =>
       (this.#statements.listRecords.all(tenant, scope) as RecordRow[]).map((row) =>
         toRecordState(scope, row.name, row),
@@ -378,7 +353,7 @@ export class SqliteStore extends PlannedStore implements Store {
   listRecordsPage(
     tenant: string,
     scope: string,
-    query: ListRecordsQuery,
+    query: T.ListRecordsQuery,
     maxBytes: number,
   ): Promise<SizedPage> {
     return this.#read(() => readRecordPage(this.#db, tenant, scope, query, maxBytes));
@@ -416,7 +391,7 @@ export class SqliteStore extends PlannedStore implements Store {
     }
   }
 
-  getOperation(tenant: string, operationId: string): Promise<CommitResult | null> {
+  getOperation(tenant: string, operationId: string): Promise<T.CommitResult | null> {
     return this.#read(() => {
       const row = this.#statements.getOperation.get(tenant, operationId) as
         { outcome: string } | undefined;
@@ -424,11 +399,15 @@ export class SqliteStore extends PlannedStore implements Store {
     });
   }
 
-  listIntents(tenant: string, query: ListIntentsQuery, maxBytes?: number): Promise<Page<Intent>> {
+  listIntents(
+    tenant: string,
+    query: T.ListIntentsQuery,
+    maxBytes?: number,
+  ): Promise<T.Page<T.Intent>> {
     return this.#read(() => readIntentPage(this.#db, tenant, query, maxBytes));
   }
 
-  getIntent(tenant: string, effectKey: string): Promise<Intent | null> {
+  getIntent(tenant: string, effectKey: string): Promise<T.Intent | null> {
     return this.#read(() => {
       const row = this.#statements.getIntent.get(tenant, effectKey) as IntentRow | undefined;
       return row === undefined ? null : toIntent(row);
@@ -438,10 +417,10 @@ export class SqliteStore extends PlannedStore implements Store {
   /** The completions, then the claim, in one transaction, each answering on its own. */
   async completeAndClaim(
     tenant: string,
-    completions: readonly IntentCompletion[],
-    claim: ClaimIntentsRequest,
+    completions: readonly T.IntentCompletion[],
+    claim: T.ClaimIntentsRequest,
     maxBytes?: number,
-  ): Promise<CompleteAndClaimResult> {
+  ): Promise<T.CompleteAndClaimResult> {
     const settled = await this.applyTogether([
       ...this.completionWrites(tenant, completions),
       this.claimWrite(tenant, claim, maxBytes),
@@ -454,35 +433,39 @@ export class SqliteStore extends PlannedStore implements Store {
     return this.#read(() => listTenantsWithOpenIntents(this.#db));
   }
 
-  countIntents(tenant: string | undefined): Promise<Partial<Record<IntentStatus, number>>> {
+  countIntents(tenant: string | undefined): Promise<Partial<Record<T.IntentStatus, number>>> {
     return this.#read(() => countIntents(this.#db, tenant));
   }
 
-  listPolicies(tenant: string): Promise<Policy[]> {
+  listPolicies(tenant: string): Promise<T.Policy[]> {
     return this.#read(() => listPolicies(this.#db, tenant));
   }
 
-  getCutover(tenant: string, cutoverId: string): Promise<CutoverRecord | null> {
+  getCutover(tenant: string, cutoverId: string): Promise<T.CutoverRecord | null> {
     return this.#read(() => readCutover(this.#db, tenant, cutoverId));
   }
 
-  listCutovers(tenant: string, query: ListCutoversQuery): Promise<Page<CutoverSummary>> {
+  listCutovers(tenant: string, query: T.ListCutoversQuery): Promise<T.Page<T.CutoverSummary>> {
     return this.#read(() => listCutovers(this.#db, tenant, query));
   }
 
-  listJobs(tenant: string, scopes?: readonly string[]): Promise<JobRecord[]> {
+  listJobs(tenant: string, scopes?: readonly string[]): Promise<T.JobRecord[]> {
     return this.#read(() => listJobs(this.#db, tenant, scopes));
   }
 
-  readAudit(tenant: string | undefined, query: AuditQuery, maxBytes?: number): Promise<AuditPage> {
+  readAudit(
+    tenant: string | undefined,
+    query: T.AuditQuery,
+    maxBytes?: number,
+  ): Promise<T.AuditPage> {
     return this.#read(() => readAuditPage(this.#db, tenant, query, maxBytes));
   }
 
-  createToken(token: Omit<TokenRecord, 'createdAt'>): Promise<TokenRecord> {
+  createToken(token: Omit<T.TokenRecord, 'createdAt'>): Promise<T.TokenRecord> {
     return this.#run(() => this.#write(() => this.#insertToken(token)));
   }
 
-  createTokensIfNone(tokens: Omit<TokenRecord, 'createdAt'>[]): Promise<TokenRecord[] | null> {
+  createTokensIfNone(tokens: Omit<T.TokenRecord, 'createdAt'>[]): Promise<T.TokenRecord[] | null> {
     // The write lock is taken before the count: another process's bootstrap waits for ours.
     return this.#run(() =>
       this.#write(() => {
@@ -495,13 +478,13 @@ export class SqliteStore extends PlannedStore implements Store {
     );
   }
 
-  #insertToken(token: Omit<TokenRecord, 'createdAt'>): TokenRecord {
+  #insertToken(token: Omit<T.TokenRecord, 'createdAt'>): T.TokenRecord {
     const createdAt = this.#clock.now();
     this.#statements.insertToken.run(...tokenValues(token, createdAt));
     return { ...token, createdAt };
   }
 
-  listTokens(tenant?: string): Promise<TokenRecord[]> {
+  listTokens(tenant?: string): Promise<T.TokenRecord[]> {
     return this.#read(() =>
       (tenant === undefined
         ? (this.#statements.listTokens.all() as TokenRow[])
@@ -510,7 +493,7 @@ export class SqliteStore extends PlannedStore implements Store {
     );
   }
 
-  findToken(hash: string): Promise<TokenRecord | null> {
+  findToken(hash: string): Promise<T.TokenRecord | null> {
     return this.#read(() => {
       const row = this.#statements.findToken.get(hash) as TokenRow | undefined;
       return row === undefined ? null : toTokenRecord(row);
