@@ -43,6 +43,17 @@ function rolloutsOf(gate: ConformanceGate): RolloutsApi {
 }
 
 /** The scopes the ramp of `rolloutId` admits at `percent`. */
+/** Starts rollout r1 of v7 to v8 over the `wf-` scopes, its one step at 50 %. */
+async function rampHalf(rollouts: RolloutsApi): Promise<void> {
+  await rollouts.start({
+    rolloutId: 'r1',
+    fromPolicy: 'v7',
+    toPolicy: 'v8',
+    prefix: 'wf-',
+    steps: [50],
+  });
+}
+
 function ramped(rolloutId: string, percent: number): string[] {
   return ALL.filter((scope) => admits(rolloutId, scope, percent));
 }
@@ -225,13 +236,7 @@ export function rolloutCases(fx: SubjectFixture): void {
         }),
       );
       const rollouts = rolloutsOf(gate);
-      await rollouts.start({
-        rolloutId: 'r1',
-        fromPolicy: 'v7',
-        toPolicy: 'v8',
-        prefix: 'wf-',
-        steps: [50],
-      });
+      await rampHalf(rollouts);
       const v8 = await acquire(gate, scope!, 'v8-worker', { policyVersion: 'v8' });
       expectCommitted(
         await gate.commit({
@@ -262,13 +267,7 @@ export function rolloutCases(fx: SubjectFixture): void {
         }),
       );
       const rollouts = rolloutsOf(gate);
-      await rollouts.start({
-        rolloutId: 'r1',
-        fromPolicy: 'v7',
-        toPolicy: 'v8',
-        prefix: 'wf-',
-        steps: [50],
-      });
+      await rampHalf(rollouts);
       const v8 = await acquire(gate, busy!, 'v8-worker', { policyVersion: 'v8' });
       const keys = Array.from({ length: 130 }, (_, i) => `v8-${String(i).padStart(3, '0')}`);
       const claimedKey = 'v8-064';
