@@ -5,6 +5,7 @@
  * but a finite number gives no reading, which a gate treats as no evidence. A source may belong to
  * some tenants only (`tenants`): to any other tenant it is as unknown as a name never configured.
  */
+import type { ReadableStreamReadResult } from 'node:stream/web';
 import { TENANT_PATTERN, TENANT_RULE } from '../core/limits.js';
 import { fail } from '../errors.js';
 import type { ReadSource } from './gate-metrics.js';
@@ -125,12 +126,33 @@ export function sourceReader(sources: Readonly<Record<string, MetricSource>>): R
         redirect: 'error',
       });
       if (!answer.ok) return null;
-      const text = await answer.text();
-      if (text.length > MAX_ANSWER_BYTES) return null;
+      const text = await boundedText(answer, MAX_ANSWER_BYTES);
+      if (text === null) return null;
       const value: unknown = JSON.parse(text);
       return typeof value === 'number' && Number.isFinite(value) ? value : null;
     } catch {
       return null;
     }
   };
+}
+
+/**
+ * The answer's body as text, or null once it passes `max` bytes: reading stops there and the
+ * connection is let go, so a source that answers without end costs the server no more than that.
+ */
+async function boundedText(answer: Response, max: number): Promise<string | null> {
+  const reader: ReadableStreamDefaultReader<Uint8Array> | undefined = answer.body?.getReader();
+  if (reader === undefined) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value }: ReadableStreamReadResult<Uint8Array> = await reader.read();
+    if (done) return Buffer.concat(chunks).toString('utf8');
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel();
+      return null;
+    }
+    chunks.push(value);
+  }
 }
