@@ -8,9 +8,14 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sha256Hex } from '../../src/core/canonical.js';
 import { planAcquire } from '../../src/core/plan/plan-leases.js';
 import { ACTIVE_ROLLOUTS_REF } from '../../src/core/rollout-rows.js';
 import { Fencegate } from '../../src/gate.js';
+import {
+  POSTGRES_MIGRATIONS,
+  renderMigration,
+} from '../../src/store/postgres/postgres-migrations.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { skipWithoutPostgres } from '../helpers/stores/postgres.js';
 import { applyInOpenTransaction } from './open-apply.js';
@@ -65,14 +70,14 @@ interface Sent {
 }
 
 /** The named statements `work` sends, observed on pg's query; the real driver runs each one. */
-async function statementsOf(work: () => Promise<unknown>): Promise<Sent[]> {
+async function statementsOf(work: () => Promise<unknown>, schemaName = schema): Promise<Sent[]> {
   const sent: Sent[] = [];
   // eslint-disable-next-line @typescript-eslint/unbound-method -- put back as it was, and called with its own `this`
   const query = pg.Client.prototype.query;
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
     const config = args[0] as { name?: unknown; values?: unknown[] } | undefined;
     if (typeof config === 'object' && typeof config?.name === 'string') {
-      const name = config.name.replace(/^fencegate_/, '').replace(`_${schema}`, '');
+      const name = config.name.replace(/^fencegate_/, '').replace(`_${schemaName}`, '');
       sent.push(
         name === 'apply'
           ? { name, body: JSON.parse(String(config.values?.[4])) as Sent['body'] }
@@ -114,33 +119,49 @@ describe.skipIf(noPostgres)('the active rollouts on a new scope’s first acquir
   }
 
   // A build before schema version 5 left the emptied document in place when its last rollout
-  // finished; the migration to version 5 keeps it, and only a rollout that starts and finishes
-  // later removes it. Until then a process's first acquire of a new scope in that tenant is applied
-  // twice and every one locks the row. Fails until an upgrade removes an empty document (a later
-  // schema version deleting it, or the first write that reads it empty).
-  it.fails(
-    'costs no row lock in a tenant whose rollouts finished before schema version 5 (its empty document left in place)',
-    async () => {
+  // finished; the upgrade (schema version 7) deletes such documents, so the tenant's first
+  // acquires cost what they cost in a tenant that never started a rollout.
+  it('costs no row lock in a tenant whose rollouts finished before schema version 5, once upgraded', async () => {
+    const old = testSchema('acquire_v4');
+    try {
       await withPg(async (client) => {
+        await client.query(`CREATE SCHEMA ${old}`);
         await client.query(
-          `INSERT INTO ${schema}.rollout_rows (tenant, key, value, row_version)
-         VALUES ('upgraded', 'active', '{"kind":"active","rollouts":[]}', 1)`,
+          `CREATE TABLE ${old}.schema_versions (version integer PRIMARY KEY, name text NOT NULL,
+             digest text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+        );
+        for (const migration of POSTGRES_MIGRATIONS.filter((m) => m.version <= 4)) {
+          await client.query(renderMigration(migration.sql, old));
+          await client.query(
+            `INSERT INTO ${old}.schema_versions (version, name, digest) VALUES ($1, $2, $3)`,
+            [migration.version, migration.name, sha256Hex(migration.sql)],
+          );
+        }
+        await client.query(
+          `INSERT INTO ${old}.rollout_rows (tenant, key, value, row_version)
+           VALUES ('upgraded', 'active', '{"kind":"active","rollouts":[]}', 1)`,
         );
       });
-      const fresh = await Fencegate.open({ store: await PostgresStore.open({ url, schema }) });
+      const fresh = await Fencegate.open({
+        store: await PostgresStore.open({ url, schema: old }),
+      });
       try {
-        const sent = await statementsOf(() =>
-          fresh
-            .forTenant('upgraded')
-            .acquire({ scope: 'new/upgraded-1', holder: 'w', ttlMs: 60_000 }),
+        const sent = await statementsOf(
+          () =>
+            fresh
+              .forTenant('upgraded')
+              .acquire({ scope: 'new/upgraded-1', holder: 'w', ttlMs: 60_000 }),
+          old,
         );
         expect(sent.map((s) => s.name)).toEqual(['apply']);
         expect(sent[0]!.body!.lock.rollout).toBeUndefined();
       } finally {
         await fresh.close();
       }
-    },
-  );
+    } finally {
+      await dropSchema(url, old);
+    }
+  });
 
   it('lets two first acquires of new scopes run at once after a rollout finished', async () => {
     const tenant = gate.forTenant('finished');

@@ -21,6 +21,7 @@ import { AUDIT_SQL } from './postgres-sql-audit.js';
 import { FENCE_SQL } from './postgres-sql-fence.js';
 import { INTENT_NOTIFY_SQL } from './postgres-sql-intent-notify.js';
 import {
+  EMPTY_ACTIVE_ROLLOUTS_SQL,
   INTENTS_BY_SCOPE_KEY_SQL,
   RECORDS_BY_REVISION_SQL,
   TABLES_SQL,
@@ -45,6 +46,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { version: 4, name: 'rollouts', sql: ROLLOUTS_SQL },
   { version: 5, name: 'rollout deletes', sql: ROLLOUT_DELETES_SQL },
   { version: 6, name: 'intents by scope key', sql: INTENTS_BY_SCOPE_KEY_SQL },
+  { version: 7, name: 'empty active rollouts', sql: EMPTY_ACTIVE_ROLLOUTS_SQL },
 ];
 
 /** Schema names are interpolated into SQL, so only plain lowercase identifiers are accepted. */

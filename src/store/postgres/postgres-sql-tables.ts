@@ -249,3 +249,13 @@ CREATE INDEX records_by_revision ON @schema@.records (tenant, scope, revision, n
 export const INTENTS_BY_SCOPE_KEY_SQL = `
 CREATE INDEX intents_by_scope_key ON @schema@.intents (tenant, scope, effect_key);
 `;
+
+/**
+ * Version 7: a build before version 5 left a tenant's active rollouts as an empty document once
+ * its last rollout finished; since version 5 the last one to finish deletes it. The empty ones
+ * left are deleted here, so such a tenant's new-scope acquires read no row and lock none.
+ */
+export const EMPTY_ACTIVE_ROLLOUTS_SQL = `
+DELETE FROM @schema@.rollout_rows
+ WHERE key = 'active' AND value = '{"kind": "active", "rollouts": []}'::jsonb;
+`;
