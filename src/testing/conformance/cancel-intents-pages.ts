@@ -5,7 +5,7 @@
  */
 import { expect, it } from 'vitest';
 import { CANCEL_INTENTS_PAGE } from '../../core/cancel-intents-page.js';
-import type { CancelIntentsResult, IntentRequest } from '../../types.js';
+import type { CancelIntentsResult } from '../../types.js';
 import {
   LONG_TTL,
   acquire,
@@ -14,20 +14,18 @@ import {
   expectFailure,
   lastSeq,
 } from './helpers.js';
+import {
+  MANY_INTENTS,
+  commitIntents,
+  deliverOneClaimOne,
+  intentKeys,
+  intentOf,
+  type ManyIntents,
+} from './many-intents.js';
 import type { ConformanceGate, SubjectFixture } from './subject.js';
 
-const SCOPE = 'wf-pages/memory';
-/** More than two pages, so a page in the middle has a cursor on both sides. */
-const COMMITTED = 130;
-const PER_COMMIT = 13;
-/** Taken by a dispatcher before the cancel: one delivered, one still claimed. */
-const DELIVERED = 'page-007';
-const CLAIMED = 'page-070';
-
-function intent(effectKey: string): IntentRequest {
-  const target = effectKey === DELIVERED || effectKey === CLAIMED ? 'mail' : 'crm';
-  return { effectKey, target, payload: { effectKey } };
-}
+const SETUP: ManyIntents = { scope: 'wf-pages/memory', delivered: 'page-007', claimed: 'page-070' };
+const { scope: SCOPE, delivered: DELIVERED, claimed: CLAIMED } = SETUP;
 
 async function commitOne(gate: ConformanceGate, fence: number, effectKey: string): Promise<void> {
   expectCommitted(
@@ -35,7 +33,7 @@ async function commitOne(gate: ConformanceGate, fence: number, effectKey: string
       scope: SCOPE,
       fence,
       operationId: `op-${effectKey}`,
-      intents: [intent(effectKey)],
+      intents: [intentOf(SETUP, effectKey)],
     }),
   );
 }
@@ -46,31 +44,9 @@ export function cancelIntentsPageCases(fx: SubjectFixture): void {
     const older = await acquire(gate, SCOPE, 'run-0');
     await commitOne(gate, older.fence, 'page-older');
     const superseded = await gate.takeover(SCOPE, { holder: 'run-1', ttlMs: LONG_TTL });
-    const keys = Array.from({ length: COMMITTED }, (_, i) => `page-${String(i).padStart(3, '0')}`);
-    const commits = [];
-    for (let start = 0; start < keys.length; start += PER_COMMIT) {
-      commits.push({
-        scope: SCOPE,
-        fence: superseded.fence,
-        operationId: `op-pages-${start}`,
-        intents: keys.slice(start, start + PER_COMMIT).map(intent),
-      });
-    }
-    for (const item of await gate.commitMany(commits)) {
-      expect(item.ok && item.result.outcome).toBe('committed');
-    }
-    const taken = await gate.claimIntents({
-      dispatcher: 'd1',
-      ttlMs: LONG_TTL,
-      limit: 10,
-      targets: ['mail'],
-    });
-    expect(taken.map((claimed) => claimed.effectKey).sort()).toEqual([DELIVERED, CLAIMED]);
-    const delivering = taken.find((claimed) => claimed.effectKey === DELIVERED)!;
-    await gate.completeIntent(DELIVERED, {
-      claimFence: delivering.claimFence,
-      outcome: 'delivered',
-    });
+    const keys = intentKeys('page');
+    await commitIntents(gate, SETUP, superseded.fence, keys);
+    await deliverOneClaimOne(gate, SETUP);
     const current = await gate.takeover(SCOPE, { holder: 'run-2', ttlMs: LONG_TTL });
     // The new run's own intent, its key among the range's: passed over by every page.
     await commitOne(gate, current.fence, 'page-064a');
@@ -93,13 +69,13 @@ export function cancelIntentsPageCases(fx: SubjectFixture): void {
       expect(await gate.cancelIntents(page)).toEqual(answer);
       pages.push(answer);
       cursor = answer.nextCursor ?? undefined;
-      expect(pages.length).toBeLessThanOrEqual(COMMITTED);
+      expect(pages.length).toBeLessThanOrEqual(MANY_INTENTS);
     } while (cursor !== undefined);
 
     const pending = keys.filter((key) => key !== DELIVERED && key !== CLAIMED);
     // In key order, each once: no page repeats another's intents or skips one.
     expect(pages.flatMap((page) => page.cancelled)).toEqual(pending);
-    expect(pages.length).toBeGreaterThanOrEqual(Math.ceil(COMMITTED / CANCEL_INTENTS_PAGE));
+    expect(pages.length).toBeGreaterThanOrEqual(Math.ceil(MANY_INTENTS / CANCEL_INTENTS_PAGE));
     const cancelledEntries = (await auditAfter(gate, seq)).filter(
       (entry) => entry.kind === 'intent' && entry.outcome === 'cancelled',
     );

@@ -5,36 +5,25 @@
  */
 import { expect, it } from 'vitest';
 import { CANCEL_INTENTS_PAGE } from '../../core/cancel-intents-page.js';
-import type { IntentRequest } from '../../types.js';
 import { LONG_TTL, acquire, auditAfter, expectRejected, lastSeq } from './helpers.js';
+import {
+  commitIntents,
+  deliverOneClaimOne,
+  intentKeys,
+  intentOf,
+  type ManyIntents,
+} from './many-intents.js';
 import type { ConformanceGate, SubjectFixture } from './subject.js';
 
-const SCOPE = 'wf-cancel/memory';
-/** More than two pages, so a page in the middle has one on both sides. */
-const COMMITTED = 130;
-const PER_COMMIT = 13;
-/** Taken by a dispatcher before the cancel: one delivered, one still claimed. */
-const DELIVERED = 'stop-011';
-const CLAIMED = 'stop-088';
-
-function intent(effectKey: string): IntentRequest {
-  const target = effectKey === DELIVERED || effectKey === CLAIMED ? 'mail' : 'crm';
-  return { effectKey, target, payload: { effectKey } };
-}
+const SETUP: ManyIntents = {
+  scope: 'wf-cancel/memory',
+  delivered: 'stop-011',
+  claimed: 'stop-088',
+};
+const { scope: SCOPE, delivered: DELIVERED, claimed: CLAIMED } = SETUP;
 
 async function commitAll(gate: ConformanceGate, fence: number, keys: string[]): Promise<void> {
-  const commits = [];
-  for (let start = 0; start < keys.length; start += PER_COMMIT) {
-    commits.push({
-      scope: SCOPE,
-      fence,
-      operationId: `op-stop-${fence}-${start}`,
-      intents: keys.slice(start, start + PER_COMMIT).map(intent),
-    });
-  }
-  for (const item of await gate.commitMany(commits)) {
-    expect(item.ok && item.result.outcome).toBe('committed');
-  }
+  await commitIntents(gate, SETUP, fence, keys);
 }
 
 export function scopeCancelPageCases(fx: SubjectFixture): void {
@@ -43,19 +32,9 @@ export function scopeCancelPageCases(fx: SubjectFixture): void {
     const older = await acquire(gate, SCOPE, 'run-0');
     await commitAll(gate, older.fence, ['stop-older']);
     const current = await gate.takeover(SCOPE, { holder: 'run-1', ttlMs: LONG_TTL });
-    const keys = Array.from({ length: COMMITTED }, (_, i) => `stop-${String(i).padStart(3, '0')}`);
+    const keys = intentKeys('stop');
     await commitAll(gate, current.fence, keys);
-    const taken = await gate.claimIntents({
-      dispatcher: 'd1',
-      ttlMs: LONG_TTL,
-      limit: 10,
-      targets: ['mail'],
-    });
-    expect(taken.map((claimed) => claimed.effectKey).sort()).toEqual([DELIVERED, CLAIMED]);
-    await gate.completeIntent(DELIVERED, {
-      claimFence: taken.find((claimed) => claimed.effectKey === DELIVERED)!.claimFence,
-      outcome: 'delivered',
-    });
+    await deliverOneClaimOne(gate, SETUP);
     const seq = await lastSeq(gate);
 
     const pending = ['stop-older', ...keys].filter((key) => key !== DELIVERED && key !== CLAIMED);
@@ -88,7 +67,7 @@ export function scopeCancelPageCases(fx: SubjectFixture): void {
         scope: SCOPE,
         fence: current.fence,
         operationId: 'op-stop-after',
-        intents: [intent('stop-after')],
+        intents: [intentOf(SETUP, 'stop-after')],
       }),
       'stale_fence',
     );
