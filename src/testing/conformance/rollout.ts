@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { isFencegateError } from '../../errors.js';
 import { admits } from '../../core/rollout-rules.js';
 import type { RolloutsApi } from '../../rollout/rollouts.js';
-import type { Grant, ScopeState } from '../../types.js';
+import type { CommitRequest, Grant, ScopeState } from '../../types.js';
 import { LONG_TTL, acquire, expectCommitted, expectFailure, expectRejected } from './helpers.js';
 import type { ConformanceGate, SubjectFixture } from './subject.js';
 
@@ -43,6 +43,23 @@ function rolloutsOf(gate: ConformanceGate): RolloutsApi {
 }
 
 /** The scopes the ramp of `rolloutId` admits at `percent`. */
+/** A commit of one intent on `scope`, its operationId the intent's effect key. */
+function intentCommit(
+  scope: string,
+  fence: number,
+  effectKey: string,
+  target: string,
+  more: { payload?: Record<string, number>; release?: boolean } = {},
+): CommitRequest {
+  return {
+    scope,
+    fence,
+    operationId: effectKey,
+    intents: [{ effectKey, target, payload: more.payload ?? {} }],
+    ...(more.release === true ? { release: true } : {}),
+  };
+}
+
 /** Starts rollout r1 of v7 to v8 over the `wf-` scopes, its one step at 50 %. */
 async function rampHalf(rollouts: RolloutsApi): Promise<void> {
   await rollouts.start({
@@ -227,24 +244,17 @@ export function rolloutCases(fx: SubjectFixture): void {
       const [scope] = ramped('r1', 50);
       const v7 = await acquire(gate, scope!, 'v7-worker', { policyVersion: 'v7' });
       expectCommitted(
-        await gate.commit({
-          scope: scope!,
-          fence: v7.fence,
-          operationId: 'v7-intent',
-          intents: [{ effectKey: 'mail-v7', target: 'mailer', payload: { n: 7 } }],
-          release: true,
-        }),
+        await gate.commit(
+          intentCommit(scope!, v7.fence, 'mail-v7', 'mailer', { payload: { n: 7 }, release: true }),
+        ),
       );
       const rollouts = rolloutsOf(gate);
       await rampHalf(rollouts);
       const v8 = await acquire(gate, scope!, 'v8-worker', { policyVersion: 'v8' });
       expectCommitted(
-        await gate.commit({
-          scope: scope!,
-          fence: v8.fence,
-          operationId: 'v8-intent',
-          intents: [{ effectKey: 'mail-v8', target: 'mailer', payload: { n: 8 } }],
-        }),
+        await gate.commit(
+          intentCommit(scope!, v8.fence, 'mail-v8', 'mailer', { payload: { n: 8 } }),
+        ),
       );
       await rollouts.rollback({ rolloutId: 'r1', cancelIntents: true });
       expect((await gate.getIntent('mail-v8'))?.status).toBe('cancelled');
@@ -258,13 +268,7 @@ export function rolloutCases(fx: SubjectFixture): void {
       const [busy, quiet] = ramped('r1', 50);
       const v7 = await acquire(gate, busy!, 'v7-worker', { policyVersion: 'v7' });
       expectCommitted(
-        await gate.commit({
-          scope: busy!,
-          fence: v7.fence,
-          operationId: 'v7-intent',
-          intents: [{ effectKey: 'v7-mail', target: 'mailer', payload: {} }],
-          release: true,
-        }),
+        await gate.commit(intentCommit(busy!, v7.fence, 'v7-mail', 'mailer', { release: true })),
       );
       const rollouts = rolloutsOf(gate);
       await rampHalf(rollouts);
@@ -288,14 +292,7 @@ export function rolloutCases(fx: SubjectFixture): void {
         expect(item.ok && item.result.outcome).toBe('committed');
       }
       const other = await acquire(gate, quiet!, 'v8-worker', { policyVersion: 'v8' });
-      expectCommitted(
-        await gate.commit({
-          scope: quiet!,
-          fence: other.fence,
-          operationId: 'v8-quiet',
-          intents: [{ effectKey: 'v8-quiet', target: 'crm', payload: {} }],
-        }),
-      );
+      expectCommitted(await gate.commit(intentCommit(quiet!, other.fence, 'v8-quiet', 'crm')));
       const taken = await gate.claimIntents({
         dispatcher: 'd1',
         ttlMs: LONG_TTL,
@@ -317,12 +314,7 @@ export function rolloutCases(fx: SubjectFixture): void {
       expect((await rollouts.report('r1'))?.rollback?.intentsCancelled).toBe(cancelled.length);
       // The move back came first: the new version commits nothing more.
       expectRejected(
-        await gate.commit({
-          scope: busy!,
-          fence: v8.fence,
-          operationId: 'v8-after',
-          intents: [{ effectKey: 'v8-after', target: 'crm', payload: {} }],
-        }),
+        await gate.commit(intentCommit(busy!, v8.fence, 'v8-after', 'crm')),
         'stale_fence',
       );
     });
