@@ -24,7 +24,7 @@ export type {
   Snapshot,
   Transition,
 } from '../core/plan/transition.js';
-export { isRangeRef, readOnly, refKey, refused } from '../core/plan/transition.js';
+export { isRangeRef, readOnly, refKey, refused, wholeRowPut } from '../core/plan/transition.js';
 export type { NewAuditEntry } from '../core/audit-entry.js';
 export type { FenceGrant } from '../core/fence-holder.js';
 export { planAbandon, planCommit } from '../core/plan/plan-commit.js';

@@ -32,7 +32,14 @@ import {
   type CutoverListing,
 } from '../rollout-rows.js';
 import { admits, parseRolloutCutoverId, rolloutCutoverFingerprint } from '../rollout-rules.js';
-import type { CutoverRow, RangeRef, Ref, Snapshot, Transition } from './transition.js';
+import {
+  cutoverUpdate,
+  type CutoverRow,
+  type RangeRef,
+  type Ref,
+  type Snapshot,
+  type Transition,
+} from './transition.js';
 
 /** What one page examined, and which of those it lists. */
 interface Page {
@@ -76,11 +83,7 @@ export function planListingPage(
     ),
   ];
   if (page.listed.length > 0) {
-    put.push({
-      type: 'cutover',
-      cutoverId,
-      row: { ...cutover, scopes: [...cutover.scopes, ...page.listed] },
-    });
+    put.push(cutoverUpdate(cutover, {}, page.listed));
   }
   return {
     expect: [{ type: 'cutover', cutoverId }, cutoverCursorRef(cutoverId), ...page.expect],

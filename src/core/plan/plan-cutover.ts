@@ -29,6 +29,7 @@ import {
 import { overlaps } from '../rollout-rules.js';
 import type { NewAuditEntry } from '../audit-entry.js';
 import {
+  cutoverUpdate,
   readOnly,
   type CutoverRow,
   type Put,
@@ -302,7 +303,7 @@ export function planCutoverChunk(
     return {
       expect: [ref, cursorRef, RUNNING_CUTOVERS_REF, ...(rollout?.expect ?? [])],
       put: [
-        { ...ref, row: { ...cutover, status: 'completed', completedAt: now } },
+        cutoverUpdate(cutover, { status: 'completed', completedAt: now }, []),
         ...(others.length === running.length ? [] : [runningCutoversPut(others)]),
       ],
       audit: [],

@@ -64,8 +64,53 @@ export interface CutoverRow {
    * its start; one over a prefix, a rollout's step or its rollback lists them in pages
    * (plan-cutover-listing.ts), each adding names after the last: the list only grows at its end,
    * and is fixed once its listing ends, before its first chunk moves a scope.
+   *
+   * In a put, `scopes` are the names the put adds at the list's end: a new cutover's whole list, a
+   * listing page's names, none for a change of status. A plan never reads the whole list to write
+   * the cutover (a listing of n names would cost n² / page); a store that keeps the list in the
+   * cutover's own value joins the two (`withAddedScopes`).
    */
   scopes: string[];
+}
+
+/** The cutover as stored after a put of `written` (whose `scopes` it adds to `stored`'s). */
+export function withAddedScopes(stored: CutoverRow | null, written: CutoverRow): CutoverRow {
+  if (stored === null || stored.scopes.length === 0) return written;
+  return { ...written, scopes: [...stored.scopes, ...written.scopes] };
+}
+
+/**
+ * A put as a store that keeps whole rows writes it, given the row stored under its ref: the same
+ * put, but a cutover's with its whole list.
+ */
+export function wholeRowPut(put: Put, stored: unknown): Put {
+  if (put.type !== 'cutover') return put;
+  return { ...put, row: withAddedScopes(stored as CutoverRow | null, put.row) };
+}
+
+/**
+ * A put of `cutover` with `change` and `added` at its list's end. The fields are copied one by
+ * one: a store may read the list only when asked for it, and a spread would ask.
+ */
+export function cutoverUpdate(
+  cutover: CutoverRow,
+  change: Partial<Pick<CutoverRow, 'status' | 'completedAt'>>,
+  added: string[],
+): Put {
+  const row: CutoverRow = {
+    cutoverId: cutover.cutoverId,
+    requestFingerprint: cutover.requestFingerprint,
+    toPolicy: cutover.toPolicy,
+    holder: cutover.holder,
+    leaseTtlMs: cutover.leaseTtlMs,
+    reason: cutover.reason,
+    status: change.status ?? cutover.status,
+    startedAt: cutover.startedAt,
+    completedAt: change.completedAt !== undefined ? change.completedAt : cutover.completedAt,
+    startSeq: cutover.startSeq,
+    scopes: added,
+  };
+  return { type: 'cutover', cutoverId: cutover.cutoverId, row };
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   refKey,
   storeUnavailable,
   isRangeRef,
+  wholeRowPut,
   type Clock,
   type OptimisticPlanned,
   type CallState,
@@ -88,13 +89,14 @@ export class CasMapEngine extends OptimisticEngine<CasState, CasRange, CasSend> 
           range,
           names: snapshot.loaded(range)?.names ?? [],
         })),
-        puts: transition.put,
+        // The adapter keeps whole rows: a cutover's put adds names to the list it read.
+        puts: transition.put.map((put) => wholeRowPut(put, snapshot.state(put).row)),
         deletes: transition.delete ?? [],
         audit: transition.audit,
       };
       const answer = await this.#call(() => this.map.compareAndSet(write), operationId);
       if (answer.applied) {
-        for (const put of transition.put) {
+        for (const put of write.puts) {
           const key = refKey(put);
           this.cache.set(tenant, key, { version: answer.versions.get(key) ?? 0, row: put.row });
         }

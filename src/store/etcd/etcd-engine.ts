@@ -19,6 +19,7 @@ import type { NewAuditEntry } from '../../core/audit-entry.js';
 import type { TransactionCapabilities } from '../../core/transaction-limits.js';
 import {
   isRangeRef,
+  wholeRowPut,
   type Put,
   type RangeRef,
   type Ref,
@@ -321,7 +322,10 @@ export class EtcdEngine extends OptimisticEngine<KeyState, LoadedRange, EtcdSend
   }
 
   /** The ops for one put, with the intent indexes kept in step with the intent. */
-  putOps(tenant: string, snapshot: EtcdSnapshot, put: Put): PutOp[] {
+  putOps(tenant: string, snapshot: EtcdSnapshot, written: Put): PutOp[] {
+    // A cutover's value holds its whole list: its put's names join the ones read.
+    const read = written.type === 'cutover' ? snapshot.state(written).value : null;
+    const put = read === null ? written : wholeRowPut(written, JSON.parse(read));
     const { row, ...ref } = put;
     const key = snapshot.key(ref);
     const value = JSON.stringify(row);

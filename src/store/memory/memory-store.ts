@@ -6,7 +6,7 @@
  */
 import { systemClock, type Clock } from '../../core/clock.js';
 import { DEFAULT_LIST_LIMIT } from '../../core/limits.js';
-import type { CutoverStepRow, Ref } from '../../core/plan/transition.js';
+import { wholeRowPut, type CutoverStepRow, type Ref } from '../../core/plan/transition.js';
 import { jsonTextBytes } from '../../core/answer-budget.js';
 import { auditPage, resolveAuditPage } from '../../core/audit-page.js';
 import { resolveIntentPage } from '../../core/intent-page.js';
@@ -97,7 +97,10 @@ export class MemoryStore extends PlannedStore implements Store {
 
   #applyNow<A>({ tenant, plan }: Planned.PlannedWrite<A>) {
     const transition = plan(new MemorySnapshot(tenant, this.#clock.now(), this.tables));
-    for (const put of transition.put) this.tables.put(tenant, put);
+    // The tables keep whole rows: a cutover's put adds names to its stored list.
+    for (const put of transition.put) {
+      this.tables.put(tenant, wholeRowPut(put, this.tables.get(tenant, put)));
+    }
     for (const ref of transition.delete ?? []) this.tables.delete(tenant, ref);
     for (const entry of transition.audit) this.tables.append(entry);
     return transition.answer;

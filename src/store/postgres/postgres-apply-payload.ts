@@ -16,13 +16,7 @@
  */
 import type { NewAuditEntry } from '../../core/audit-entry.js';
 import { ACTIVE_ROLLOUTS_REF } from '../../core/rollout-rows.js';
-import {
-  isRangeRef,
-  refKey,
-  type CutoverRow,
-  type Put,
-  type RangeRef,
-} from '../../core/plan/transition.js';
+import { isRangeRef, refKey, type Put, type RangeRef } from '../../core/plan/transition.js';
 import { keyColumns, putColumns } from './postgres-plan-rows.js';
 import type { Planned } from '../optimistic/optimistic-engine.js';
 import { rangeKey, type KeyState, type LoadedRange } from './postgres-snapshot.js';
@@ -97,18 +91,6 @@ function joinedRanges(put: Put, existed: boolean): RangeRef[] {
     default:
       return [];
   }
-}
-
-/**
- * The names a put of a stored cutover adds to its list: those after the ones the plan read. A list
- * only grows at its end (core/plan/plan-cutover-listing.ts).
- */
-export function addedScopes(written: CutoverRow, read: CutoverRow | null): string[] {
-  const before = read?.scopes.length ?? 0;
-  if (read !== null && written.scopes[before - 1] !== read.scopes[before - 1]) {
-    throw new Error("a cutover's list changed other than at its end");
-  }
-  return before === written.scopes.length ? [] : written.scopes.slice(before);
 }
 
 function auditColumns(entry: NewAuditEntry, t: number, i: number): Record<string, unknown> {
@@ -189,7 +171,7 @@ export function applyPayload(plans: readonly PlannedOn<unknown>[]): ApplyPayload
       advisory.push({ key: ACTIVE_FAMILY, shared: true });
     }
     for (const write of transition.put) {
-      const { version, row } = snapshot.state(write);
+      const { version } = snapshot.state(write);
       for (const range of joinedRanges(write, version !== 0)) {
         advisory.push({ key: rangeFamily(range), shared: true });
       }
@@ -198,10 +180,10 @@ export function applyPayload(plans: readonly PlannedOn<unknown>[]): ApplyPayload
       columns.v = version;
       ((version === 0 ? insert : update)[write.type] ??= []).push(columns);
       if (write.type === 'cutover' && version !== 0) {
-        // The update writes the cutover's own columns; the names a listing page added to its list
+        // The update writes the cutover's own columns; the names the put adds at its list's end
         // are inserted as rows without a step, as a new cutover's are.
         delete columns.scopes;
-        for (const scope of addedScopes(write.row, row as CutoverRow | null)) {
+        for (const scope of write.row.scopes) {
           (insert.cutoverStep ??= []).push({
             cutover_id: write.cutoverId,
             scope,

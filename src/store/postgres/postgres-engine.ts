@@ -13,6 +13,7 @@
 import type { Clock } from '../../core/clock.js';
 import {
   refKey,
+  withAddedScopes,
   type CutoverRow,
   type RangeRef,
   type Ref,
@@ -26,7 +27,7 @@ import {
   MAX_ATTEMPTS,
   OptimisticEngine,
 } from '../optimistic/optimistic-engine.js';
-import { addedScopes, applyPayload, type PlannedOn } from './postgres-apply-payload.js';
+import { applyPayload, type PlannedOn } from './postgres-apply-payload.js';
 import { READ, statementName } from './postgres-calls.js';
 import type { QueryConfig } from 'pg';
 import type { PostgresConnection, Send, StatementKind } from './postgres-connection.js';
@@ -251,13 +252,16 @@ export class PostgresEngine extends OptimisticEngine<KeyState, LoadedRange, Post
       // The rows it read are cached already (as loaded, or from the cache); what it wrote is new.
       const version = answer.version ?? 0;
       for (const put of transition.put) {
-        // A cutover's scopes new to its list are stored as rows without a step yet.
+        // A cutover's scopes new to its list are stored as rows without a step yet, and the
+        // cached cutover holds its whole list.
         if (put.type === 'cutover') {
           const read = snapshot.state(put).row as CutoverRow | null;
-          for (const scope of addedScopes(put.row, read)) {
+          for (const scope of put.row.scopes) {
             const step = refKey({ type: 'cutoverStep', cutoverId: put.cutoverId, scope });
             this.cache.set(tenant, step, { version, row: null });
           }
+          this.cache.set(tenant, refKey(put), { version, row: withAddedScopes(read, put.row) });
+          continue;
         }
         this.cache.set(tenant, refKey(put), { version, row: put.row });
       }

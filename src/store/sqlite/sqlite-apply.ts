@@ -133,16 +133,11 @@ function writeRow(
         row.startedAt,
         row.completedAt,
       );
-      // A list only grows at its end (a listing page adds names after the last): the scopes
-      // stored already are the list's first ones, and only the ones after them are new.
-      const stored =
-        inserted.changes === 0 ? (rows.countCutoverScopes.get(tenant, put.cutoverId) as number) : 0;
       if (inserted.changes === 0) {
         rows.updateCutover.run(row.status, row.completedAt, tenant, put.cutoverId);
       }
-      for (let i = stored; i < row.scopes.length; i += 1) {
-        rows.planCutoverScope.run(tenant, put.cutoverId, row.scopes[i]!);
-      }
+      // The put's names are the ones it adds at the list's end (core/plan/transition.ts).
+      for (const scope of row.scopes) rows.planCutoverScope.run(tenant, put.cutoverId, scope);
       return;
     }
     case 'cutoverStep':

@@ -61,7 +61,6 @@ export class SqliteRowStatements {
   readonly pageRolloutKeys: Stmt;
   readonly pageCutoverScopes: Stmt;
   readonly pageScopeIntents: Stmt;
-  readonly countCutoverScopes: Stmt;
   readonly lastAuditSeq: Stmt;
 
   readonly #db: SqliteDatabase;
@@ -243,9 +242,6 @@ export class SqliteRowStatements {
       `SELECT ${INTENT_COLUMNS} FROM intents INDEXED BY intents_by_scope_key
        WHERE tenant = ? AND scope = ? AND effect_key > ? ORDER BY effect_key LIMIT ?`,
     );
-    this.countCutoverScopes = db
-      .prepare('SELECT count(*) FROM cutover_scopes WHERE tenant = ? AND cutover_id = ?')
-      .pluck();
     this.lastAuditSeq = db.prepare('SELECT COALESCE(MAX(seq), 0) AS seq FROM audit');
   }
 
