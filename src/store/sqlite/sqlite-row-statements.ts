@@ -220,13 +220,13 @@ export class SqliteRowStatements {
     // A page of a range: the names after a position, at most a limit, by the primary key.
     this.pageScopes = db
       .prepare(
-        `SELECT scope FROM scopes WHERE tenant = ? AND scope >= ? AND scope < ? AND scope > ?
+        `SELECT scope FROM scopes WHERE tenant = ? AND scope >= ? AND scope < ? AND scope <> ?
          ORDER BY scope LIMIT ?`,
       )
       .pluck();
     this.pageRolloutKeys = db
       .prepare(
-        `SELECT key FROM rollout_rows WHERE tenant = ? AND key >= ? AND key < ? AND key > ?
+        `SELECT key FROM rollout_rows WHERE tenant = ? AND key >= ? AND key < ? AND key <> ?
          ORDER BY key LIMIT ?`,
       )
       .pluck();

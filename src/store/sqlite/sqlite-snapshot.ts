@@ -161,7 +161,10 @@ export class SqliteSnapshot implements Snapshot {
           return rows.pageCutoverScopes.all(tenant, of.cutoverId, after, limit) as string[];
         }
         const page = of.type === 'scopes' ? rows.pageScopes : rows.pageRolloutKeys;
-        return page.all(tenant, of.prefix, `${of.prefix}\uffff`, after, limit) as string[];
+        // One lower bound, the later of the prefix and the position: given both, SQLite searches
+        // the index from the prefix and filters every name up to the position (n² / page).
+        const from = after > of.prefix ? after : of.prefix;
+        return page.all(tenant, from, `${of.prefix}\uffff`, after, limit) as string[];
       }
     }
   }
