@@ -135,10 +135,13 @@ export interface CutoverCursorRow {
 /**
  * A rollback's pages of intents (plan-rollback-intents.ts) are done for its listed scopes before
  * index `next`, and for scope `next` up to the intent cursor `after` (from its start when null).
+ * `lastScope` names the scope before index `next`, so the next page reads the list after it (a
+ * cursor an older build stored has none, and is read by index).
  */
 export interface IntentsCursor {
   next: number;
   after: string | null;
+  lastScope?: string;
 }
 
 export type RolloutDocument =

@@ -55,6 +55,27 @@ export function intentsCursorOf(cursor: { intents?: IntentsCursor }): IntentsCur
   return cursor.intents ?? { next: 0, after: null };
 }
 
+/**
+ * The moved scopes a page may visit, from index `from.next` on: read as a page of the list after
+ * the last scope finished when the list was built in pages (a rollback's always is; reading the
+ * whole list on each of thousands of pages cost n² reads), or cut from the list a cursor of an
+ * older build points into by index.
+ */
+function movedNamesFrom(snapshot: Snapshot, page: RollbackIntentsPage): string[] {
+  const { cutover, from } = page;
+  const count = Math.min(page.chunk, page.moved - from.next);
+  if (count <= 0) return [];
+  if (page.listAfter !== undefined && (from.next === 0 || from.lastScope !== undefined)) {
+    return snapshot.list({
+      type: 'page',
+      of: { type: 'cutoverScopes', cutoverId: cutover.cutoverId },
+      after: from.lastScope ?? '',
+      limit: count,
+    });
+  }
+  return cutover.scopes.slice(from.next, from.next + count);
+}
+
 /** The next page; answers how many scopes it visited, 1 at least, so its caller goes on. */
 export function planRollbackIntentsPage(
   snapshot: Snapshot,
@@ -66,12 +87,13 @@ export function planRollbackIntentsPage(
   const audit: NewAuditEntry[] = [];
   let units = Math.min(CANCEL_INTENTS_PAGE, page.bounds.maxCancels ?? Infinity);
   let bytes = page.bounds.maxCancelBytes ?? Infinity;
-  let { next, after } = page.from;
+  let { next, after, lastScope } = page.from;
+  const names = movedNamesFrom(snapshot, page);
   let visited = 0;
   while (next < moved && visited < chunk) {
     // Past the first scope, room for the scope and one intent of it.
     if (visited > 0 && units < SCOPE_UNITS + 1) break;
-    const scope = cutover.scopes[next]!;
+    const scope = names[next - page.from.next]!;
     visited += 1;
     units -= SCOPE_UNITS;
     const stepRef = { type: 'cutoverStep' as const, cutoverId: cutover.cutoverId, scope };
@@ -83,6 +105,7 @@ export function planRollbackIntentsPage(
     if (step === null || target === null || target.fences === null) {
       next += 1;
       after = null;
+      lastScope = scope;
       continue;
     }
     // No intent joins these fences once the scope moved back, so the range itself is not
@@ -106,12 +129,13 @@ export function planRollbackIntentsPage(
     }
     next += 1;
     after = null;
+    lastScope = scope;
   }
   put.push(
     cutoverCursorPut(cutover.cutoverId, {
       next: moved,
       after: page.listAfter,
-      intents: { next, after },
+      intents: lastScope === undefined ? { next, after } : { next, after, lastScope },
     }),
   );
   return { expect, put, audit, answer: { ok: true, value: Math.max(1, visited) } };
