@@ -29,6 +29,7 @@ import {
 import { overlaps } from '../rollout-rules.js';
 import type { NewAuditEntry } from '../audit-entry.js';
 import {
+  cutoverList,
   cutoverUpdate,
   readOnly,
   type CutoverRow,
@@ -272,7 +273,7 @@ export function planCutoverChunk(
           after,
           limit: chunk,
         })
-      : cutover.scopes.slice(start, start + chunk);
+      : cutoverList(snapshot, cutover).slice(start, start + chunk);
   if (window.length === 0 && cutover.status === 'completed') {
     return readOnly([ref, cursorRef], 0);
   }

@@ -28,7 +28,15 @@ import {
 import { cutoverCursorPut, type IntentsCursor } from '../rollout-rows.js';
 import { cancelPageIntents } from './plan-cancel-page.js';
 import type { RollbackIntents } from './plan-rollout-moves.js';
-import type { CutoverRow, Put, RangeRef, Ref, Snapshot, Transition } from './transition.js';
+import {
+  cutoverList,
+  type CutoverRow,
+  type Put,
+  type RangeRef,
+  type Ref,
+  type Snapshot,
+  type Transition,
+} from './transition.js';
 import type { NewAuditEntry } from '../audit-entry.js';
 
 /** What visiting one scope costs of a page's budget, in intents looked at. */
@@ -73,7 +81,7 @@ function movedNamesFrom(snapshot: Snapshot, page: RollbackIntentsPage): string[]
       limit: count,
     });
   }
-  return cutover.scopes.slice(from.next, from.next + count);
+  return cutoverList(snapshot, cutover).slice(from.next, from.next + count);
 }
 
 /** The next page; answers how many scopes it visited, 1 at least, so its caller goes on. */

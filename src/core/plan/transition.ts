@@ -73,6 +73,25 @@ export interface CutoverRow {
   scopes: string[];
 }
 
+/**
+ * The cutover's whole list. A store may load a cutover without it (PostgreSQL does: 100,000 names
+ * are 2 MB on every load of the row, which most plans never read); it is then read as one page of
+ * the list. Plans read a list built in pages a page at a time and never need this; a list given at
+ * a cutover's start (bounded by the request) and an older build's cursor into one do.
+ */
+export function cutoverList(snapshot: Snapshot, cutover: CutoverRow): string[] {
+  const loaded = cutover.scopes as string[] | undefined;
+  return (
+    loaded ??
+    snapshot.list({
+      type: 'page',
+      of: { type: 'cutoverScopes', cutoverId: cutover.cutoverId },
+      after: '',
+      limit: Number.MAX_SAFE_INTEGER,
+    })
+  );
+}
+
 /** The cutover as stored after a put of `written` (whose `scopes` it adds to `stored`'s). */
 export function withAddedScopes(stored: CutoverRow | null, written: CutoverRow): CutoverRow {
   if (stored === null || stored.scopes.length === 0) return written;

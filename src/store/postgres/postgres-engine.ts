@@ -11,14 +11,7 @@
  * the corrected time. An injected Clock (tests) replaces the database clock outright.
  */
 import type { Clock } from '../../core/clock.js';
-import {
-  refKey,
-  withAddedScopes,
-  type CutoverRow,
-  type RangeRef,
-  type Ref,
-  type Transition,
-} from '../../core/plan/transition.js';
+import { refKey, type RangeRef, type Ref, type Transition } from '../../core/plan/transition.js';
 import { FencegateError } from '../../errors.js';
 import type { RowType } from '../../core/plan/transition.js';
 import {
@@ -253,14 +246,14 @@ export class PostgresEngine extends OptimisticEngine<KeyState, LoadedRange, Post
       const version = answer.version ?? 0;
       for (const put of transition.put) {
         // A cutover's scopes new to its list are stored as rows without a step yet, and the
-        // cached cutover holds its whole list.
+        // cutover is cached as it loads, without its list (core reads it as a page).
         if (put.type === 'cutover') {
-          const read = snapshot.state(put).row as CutoverRow | null;
           for (const scope of put.row.scopes) {
             const step = refKey({ type: 'cutoverStep', cutoverId: put.cutoverId, scope });
             this.cache.set(tenant, step, { version, row: null });
           }
-          this.cache.set(tenant, refKey(put), { version, row: withAddedScopes(read, put.row) });
+          const { scopes: _added, ...cutover } = put.row;
+          this.cache.set(tenant, refKey(put), { version, row: cutover });
           continue;
         }
         this.cache.set(tenant, refKey(put), { version, row: put.row });

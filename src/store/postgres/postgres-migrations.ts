@@ -13,6 +13,7 @@
  */
 import {
   APPLY_SQL,
+  CUTOVER_ROWS_WITHOUT_LISTS_SQL,
   GRANT_TOKENS_SQL,
   ROLLOUT_DELETES_SQL,
   ROLLOUTS_SQL,
@@ -47,6 +48,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { version: 5, name: 'rollout deletes', sql: ROLLOUT_DELETES_SQL },
   { version: 6, name: 'intents by scope key', sql: INTENTS_BY_SCOPE_KEY_SQL },
   { version: 7, name: 'empty active rollouts', sql: EMPTY_ACTIVE_ROLLOUTS_SQL },
+  { version: 8, name: 'cutover rows without lists', sql: CUTOVER_ROWS_WITHOUT_LISTS_SQL },
 ];
 
 /** Schema names are interpolated into SQL, so only plain lowercase identifiers are accepted. */

@@ -87,7 +87,15 @@ export function storedRow(type: RowType, c: Columns): StoredRow {
     case 'intent':
       return { ref, version, row: intentOf(c) };
     case 'cutover':
-      return { ref, version, row: { ...row, scopes: c.scopes } as Rows['cutover'] };
+      // Loaded without its list since schema version 8 (core's cutoverList reads it as a page);
+      // a list is still taken where a caller's row has one.
+      return {
+        ref,
+        version,
+        row: (c.scopes === undefined
+          ? row
+          : { ...row, scopes: c.scopes }) as unknown as Rows['cutover'],
+      };
     case 'rollout':
       return { ref, version, row: c.value as Rows['rollout'] };
     case 'cutoverStep':

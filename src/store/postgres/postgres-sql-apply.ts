@@ -286,8 +286,21 @@ $fn$;
 `;
 }
 
-/** The row loader; with `rollouts`, it loads rollout documents too. */
-function loadRowsFunction(create: 'CREATE' | 'CREATE OR REPLACE', rollouts: boolean): string {
+/** A cutover's row with its list, as versions 1 to 7 load it. */
+const CUTOVER_WITH_LIST = `to_jsonb(x) || jsonb_build_object('scopes',
+      (SELECT coalesce(jsonb_agg(s.scope ORDER BY s.scope), '[]') FROM @schema@.cutover_scopes s
+        WHERE s.tenant = p_tenant AND s.cutover_id = x.cutover_id))`;
+
+/**
+ * The row loader; with `rollouts`, it loads rollout documents too. Without `cutoverLists` a
+ * cutover is loaded without its list (version 8 on): 100,000 names were 2 MB and a second of the
+ * database on every load of the row (core reads the list as a page when a plan needs it).
+ */
+function loadRowsFunction(
+  create: 'CREATE' | 'CREATE OR REPLACE',
+  rollouts: boolean,
+  cutoverLists = true,
+): string {
   return `-- The rows of the given keys ({type: [key columns…]}), as stored, with their row_version.
 ${create} FUNCTION @schema@.load_rows(p_tenant text, p_keys jsonb) RETURNS jsonb
 LANGUAGE sql STABLE ${KEYED_PLANS} AS $fn$
@@ -306,9 +319,7 @@ SELECT jsonb_build_object(
     CROSS JOIN LATERAL (SELECT * FROM @schema@.intents x WHERE x.tenant = p_tenant AND x.effect_key = k.effect_key LIMIT 1) x),
   'policy', (SELECT coalesce(jsonb_agg(to_jsonb(x)), '[]') FROM jsonb_to_recordset(coalesce(p_keys->'policy', '[]')) k(version text)
     CROSS JOIN LATERAL (SELECT * FROM @schema@.policies x WHERE x.tenant = p_tenant AND x.version = k.version LIMIT 1) x),
-  'cutover', (SELECT coalesce(jsonb_agg(to_jsonb(x) || jsonb_build_object('scopes',
-      (SELECT coalesce(jsonb_agg(s.scope ORDER BY s.scope), '[]') FROM @schema@.cutover_scopes s
-        WHERE s.tenant = p_tenant AND s.cutover_id = x.cutover_id))), '[]')
+  'cutover', (SELECT coalesce(jsonb_agg(${cutoverLists ? CUTOVER_WITH_LIST : 'to_jsonb(x)'}), '[]')
     FROM jsonb_to_recordset(coalesce(p_keys->'cutover', '[]')) k(cutover_id text)
     CROSS JOIN LATERAL (SELECT * FROM @schema@.cutovers x WHERE x.tenant = p_tenant AND x.cutover_id = k.cutover_id LIMIT 1) x),
   'cutoverStep', (SELECT coalesce(jsonb_agg(to_jsonb(x)), '[]') FROM jsonb_to_recordset(coalesce(p_keys->'cutoverStep', '[]')) k(cutover_id text, scope text)
@@ -391,3 +402,6 @@ ${applyFunction('CREATE OR REPLACE', TABLES, true)}`;
 
 /** Version 5: the apply step also removes rollout documents (ROLLOUT_DELETES). */
 export const ROLLOUT_DELETES_SQL = applyFunction('CREATE OR REPLACE', TABLES, true, true);
+
+/** Version 8: a cutover's row is loaded without its list (loadRowsFunction). */
+export const CUTOVER_ROWS_WITHOUT_LISTS_SQL = loadRowsFunction('CREATE OR REPLACE', true, false);
