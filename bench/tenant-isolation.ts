@@ -6,20 +6,28 @@
  * over the first (target >= 0.9). The rate is set from what the healthy tenant reaches alone on a
  * first server (a quarter above it), so the limit binds the storm and not the healthy tenant
  * whatever the machine does; both measured runs are on the second server.
+ *
+ * The server, the storm's load generator and the healthy tenant's client each run in a process of
+ * their own (isolation/): in one process the load generator's own work on 64 connections shared
+ * the server's event loop, and what the healthy tenant lost was the generator's, not the server's.
  */
+import { fork, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { FencegateClient } from '../src/client/index.js';
 import { Fencegate } from '../src/gate.js';
-import { buildServer } from '../src/server/build-server.js';
 import type { TenantRateLimit } from '../src/server/tenant-rate-limit.js';
-import { issueToken } from '../src/server/tokens.js';
-import { runLoad, type LoadResult } from './http/load.js';
+import type { LoadResult } from './http/load.js';
+import type { IsolationServerReady } from './isolation/server.js';
 import { runConcurrent, type RunStats } from './stats.js';
 
 const HEALTHY_IN_FLIGHT = 16;
 const STORM_CONNECTIONS = 64;
 const SCOPES = 64;
 const HOUR = 3_600_000;
+const SERVER_SCRIPT = fileURLToPath(new URL('./isolation/server.ts', import.meta.url));
+const STORM_SCRIPT = fileURLToPath(new URL('./isolation/storm.ts', import.meta.url));
 
 export interface TenantIsolation {
   rate: TenantRateLimit;
@@ -32,108 +40,144 @@ export interface TenantIsolation {
 }
 
 interface Served {
-  url: string;
+  ready: IsolationServerReady;
   healthy: FencegateClient;
-  stormToken: string;
   close(): Promise<void>;
 }
 
-async function serve(gate: Fencegate, rate: TenantRateLimit): Promise<Served> {
-  const app = await buildServer({ store: gate.store, tenantRateLimit: rate });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const address = app.server.address();
-  const url = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
-  const healthyToken = (await issueToken(gate.store, { tenant: 'healthy', role: 'worker' })).token;
-  const stormToken = (await issueToken(gate.store, { tenant: 'storm', role: 'worker' })).token;
-  const healthy = new FencegateClient({ url, token: healthyToken, coalesceCommits: false });
+function child(script: string, args: string[], log: number | 'inherit'): ChildProcess {
+  return fork(script, args, {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', log, 'inherit', 'ipc'],
+  });
+}
+
+function firstMessage<T>(process: ChildProcess, what: string): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    process.once('message', (message) => resolve(message as T));
+    process.once('exit', (code) => reject(new Error(`the ${what} exited (${code})`)));
+  });
+}
+
+/** The server in a process of its own, on the benchmark's file, with `perSecond` per tenant. */
+async function serve(dir: string, perSecond: number): Promise<Served> {
+  const log = openSync(join(dir, `isolation-${perSecond}.log`), 'w');
+  const server = child(SERVER_SCRIPT, [dir, String(perSecond)], log);
+  const exited = new Promise((resolve) => server.once('exit', resolve));
+  const ready = await firstMessage<IsolationServerReady>(server, 'isolation server');
+  const healthy = new FencegateClient({
+    url: ready.url,
+    token: ready.healthyToken,
+    coalesceCommits: false,
+  });
   return {
-    url,
+    ready,
     healthy,
-    stormToken,
     async close() {
       await healthy.close();
-      await app.close();
+      server.kill('SIGTERM');
+      await exited;
+      closeSync(log);
     },
   };
 }
 
-export async function tenantIsolation(dir: string, seconds: number): Promise<TenantIsolation> {
-  const gate = await Fencegate.open({ store: `sqlite:${join(dir, 'isolation.db')}` });
+/** The storm's load generator in a process of its own, started when `go` is called. */
+async function stormProcess(ready: IsolationServerReady, seconds: number) {
+  const storm = child(
+    STORM_SCRIPT,
+    [ready.url, ready.stormToken, String(SCOPES), String(STORM_CONNECTIONS), String(seconds)],
+    'inherit',
+  );
+  await firstMessage<'ready'>(storm, 'storm');
+  return {
+    go(): Promise<LoadResult> {
+      const result = firstMessage<LoadResult>(storm, 'storm');
+      storm.send('go');
+      return result;
+    },
+  };
+}
+
+/** Each tenant's 64 scopes: the healthy tenant's held, the storm's moved past fence 1. */
+async function prepare(path: string): Promise<number[]> {
+  const gate = await Fencegate.open({ store: `sqlite:${path}` });
   try {
-    const healthyGate = gate.forTenant('healthy');
+    const healthy = gate.forTenant('healthy');
     const storm = gate.forTenant('storm');
     const fences: number[] = [];
     for (let n = 0; n < SCOPES; n++) {
       const scope = `iso/${n}`;
-      fences.push((await healthyGate.acquire({ scope, holder: 'w', ttlMs: HOUR })).fence);
+      fences.push((await healthy.acquire({ scope, holder: 'w', ttlMs: HOUR })).fence);
       // The storm's scopes move on past its workers' fence 1: each of its commits is stale.
       await storm.acquire({ scope, holder: 'old', ttlMs: HOUR });
       await storm.takeover(scope, { holder: 'new', ttlMs: HOUR });
     }
-    let run = 0;
-    const commitsOf =
-      (client: FencegateClient) =>
-      async (i: number): Promise<void> => {
-        const n = i % SCOPES;
-        const result = await client.commit({
-          scope: `iso/${n}`,
-          fence: fences[n]!,
-          operationId: `iso-${run}-${i}`,
-          writes: [{ name: `r-${run}-${i}`, expectRevision: 0, value: { n: i } }],
-        });
-        if (result.outcome !== 'committed') throw new Error(`rejected: ${result.error.code}`);
-      };
-
-    const probe = await serve(gate, { perSecond: 1_000_000 });
-    run = 1;
-    const reach = await runConcurrent(seconds, HEALTHY_IN_FLIGHT, commitsOf(probe.healthy));
-    await probe.close();
-
-    const perSecond = Math.max(10, Math.round(reach.opsPerSec * 1.25));
-    const rate = { perSecond, burst: Math.max(1, Math.round(perSecond / 10)) };
-    const served = await serve(gate, rate);
-    try {
-      run = 2;
-      const alone = await runConcurrent(seconds, HEALTHY_IN_FLIGHT, commitsOf(served.healthy));
-      run = 3;
-      let k = 0;
-      const [withStorm, stormLoad] = await Promise.all([
-        runConcurrent(seconds, HEALTHY_IN_FLIGHT, commitsOf(served.healthy)),
-        runLoad(
-          served.url,
-          {
-            method: 'POST',
-            path: '/v1/commit',
-            headers: {
-              authorization: `Bearer ${served.stormToken}`,
-              'content-type': 'application/json',
-            },
-            body: () => {
-              k += 1;
-              return JSON.stringify({
-                scope: `iso/${k % SCOPES}`,
-                fence: 1,
-                operationId: `storm-${k}`,
-                writes: [{ name: 'x', expectRevision: 0, value: k }],
-              });
-            },
-          },
-          { connections: STORM_CONNECTIONS, seconds },
-        ),
-      ]);
-      const verified = await Promise.all([healthyGate.verify(), storm.verify()]);
-      return {
-        rate,
-        alone,
-        withStorm,
-        storm: stormLoad,
-        ratio: withStorm.opsPerSec / alone.opsPerSec,
-        violations: verified.reduce((sum, report) => sum + report.violations.length, 0),
-      };
-    } finally {
-      await served.close();
-    }
+    return fences;
   } finally {
     await gate.close();
   }
+}
+
+async function verify(path: string): Promise<number> {
+  const gate = await Fencegate.open({ store: `sqlite:${path}` });
+  try {
+    const reports = await Promise.all([
+      gate.forTenant('healthy').verify(),
+      gate.forTenant('storm').verify(),
+    ]);
+    return reports.reduce((sum, report) => sum + report.violations.length, 0);
+  } finally {
+    await gate.close();
+  }
+}
+
+export async function tenantIsolation(dir: string, seconds: number): Promise<TenantIsolation> {
+  const path = join(dir, 'isolation.db');
+  const fences = await prepare(path);
+  let run = 0;
+  const commitsOf =
+    (client: FencegateClient) =>
+    async (i: number): Promise<void> => {
+      const n = i % SCOPES;
+      const result = await client.commit({
+        scope: `iso/${n}`,
+        fence: fences[n]!,
+        operationId: `iso-${run}-${i}`,
+        writes: [{ name: `r-${run}-${i}`, expectRevision: 0, value: { n: i } }],
+      });
+      if (result.outcome !== 'committed') throw new Error(`rejected: ${result.error.code}`);
+    };
+
+  const probe = await serve(dir, 1_000_000);
+  run = 1;
+  const reach = await runConcurrent(seconds, HEALTHY_IN_FLIGHT, commitsOf(probe.healthy));
+  await probe.close();
+
+  const perSecond = Math.max(10, Math.round(reach.opsPerSec * 1.25));
+  const rate = { perSecond, burst: Math.max(1, Math.round(perSecond / 10)) };
+  const served = await serve(dir, perSecond);
+  let alone: RunStats;
+  let withStorm: RunStats;
+  let storm: LoadResult;
+  try {
+    run = 2;
+    alone = await runConcurrent(seconds, HEALTHY_IN_FLIGHT, commitsOf(served.healthy));
+    run = 3;
+    const stormLoad = await stormProcess(served.ready, seconds);
+    [withStorm, storm] = await Promise.all([
+      runConcurrent(seconds, HEALTHY_IN_FLIGHT, commitsOf(served.healthy)),
+      stormLoad.go(),
+    ]);
+  } finally {
+    await served.close();
+  }
+  return {
+    rate,
+    alone,
+    withStorm,
+    storm,
+    ratio: withStorm.opsPerSec / alone.opsPerSec,
+    violations: await verify(path),
+  };
 }
