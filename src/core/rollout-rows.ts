@@ -119,10 +119,10 @@ export type CutoverListing =
  * How far a cutover has come. While `listing` is there its list is still being built, a page at a
  * time, and no chunk moves; then its chunks have handled its listed scopes before index `next`
  * (each moved or skipped, with its step row): the next chunk starts there and reads only its own
- * scopes' rows. A cutover whose list was built in pages also keeps `after`, the last name its
- * chunks handled ('' before the first): the next chunk reads the names after it as a page of the
- * list, not the whole list. A rollback that cancels intents also keeps how far its pages of
- * intents have come (`intents`).
+ * scopes' rows. Its chunks also keep `after`, the last name they handled ('' or none before the
+ * first): the next chunk reads the names after it as a page of the list, not the whole list (a
+ * cursor an older build left within a list given at the start has none, and is read by index).
+ * A rollback that cancels intents also keeps how far its pages of intents have come (`intents`).
  */
 export interface CutoverCursorRow {
   kind: 'cursor';

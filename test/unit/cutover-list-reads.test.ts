@@ -78,3 +78,66 @@ describe("a cutover's list, read by its pages", () => {
     expect(row.scopes).toEqual([]);
   });
 });
+
+/** A cutover given its list at the start: LISTED names, read only as pages of the list. */
+function givenList(): MapSnapshot {
+  const snapshot = new MapSnapshot();
+  const row = {
+    cutoverId: CUTOVER,
+    requestFingerprint: 'f',
+    toPolicy: 'v8',
+    holder: 'operator',
+    leaseTtlMs: null,
+    reason: null,
+    status: 'running',
+    startedAt: 0,
+    completedAt: null,
+    startSeq: 0,
+    get scopes(): string[] {
+      throw new Error(`the chunk read the cutover's whole list (${LISTED} names)`);
+    },
+  } as CutoverRow;
+  snapshot.set({ type: 'cutover', cutoverId: CUTOVER }, row);
+  const names = Array.from({ length: LISTED }, (_, i) => listed(i));
+  snapshot.ranges.set(JSON.stringify({ type: 'cutoverScopes', cutoverId: CUTOVER }), names);
+  return snapshot;
+}
+
+const LISTED = 5_000;
+const listed = (i: number) => `wf-${String(i).padStart(5, '0')}`;
+
+describe('a list given at the start, read by its chunks', () => {
+  it('each chunk reads its own names as a page of the list, from the first chunk on', () => {
+    const snapshot = givenList();
+    const moved: string[] = [];
+    for (let round = 0; round < 3; round++) {
+      const transition = planCutoverChunk(snapshot, CUTOVER, 1_000);
+      expect(transition.answer).toEqual({ ok: true, value: 1_000 });
+      for (const entry of transition.audit) moved.push(entry.scope!);
+      snapshot.apply(transition.put);
+    }
+    expect(moved).toEqual(Array.from({ length: 3_000 }, (_, i) => listed(i)));
+    const pages = snapshot.listed.filter((range) => range.type === 'page');
+    expect(pages).toHaveLength(3);
+    for (const range of pages) if (range.type === 'page') expect(range.limit).toBe(1_000);
+  });
+
+  it('a cursor an older build left mid-list is read by index once, then a page at a time', () => {
+    const snapshot = givenList();
+    // Loaded without its list, as PostgreSQL loads a cutover: the list is read as a page.
+    const { scopes: _list, ...row } = Object.getOwnPropertyDescriptors(
+      snapshot.get({ type: 'cutover', cutoverId: CUTOVER })!,
+    );
+    snapshot.set({ type: 'cutover', cutoverId: CUTOVER }, Object.defineProperties({}, row));
+    snapshot.apply([cutoverCursorPut(CUTOVER, { next: 1_000 })]);
+    const moved: string[] = [];
+    for (let round = 0; round < 3; round++) {
+      const transition = planCutoverChunk(snapshot, CUTOVER, 1_000);
+      for (const entry of transition.audit) moved.push(entry.scope!);
+      snapshot.apply(transition.put);
+    }
+    expect(moved).toEqual(Array.from({ length: 3_000 }, (_, i) => listed(1_000 + i)));
+    const limits = snapshot.listed.flatMap((range) => (range.type === 'page' ? [range.limit] : []));
+    expect(limits.slice(1)).toEqual([1_000, 1_000]);
+  });
+});

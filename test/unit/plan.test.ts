@@ -44,6 +44,8 @@ function runningCutover(snapshot: MapSnapshot, scopes: string[]): void {
       scopes,
     },
   );
+  // A page of the list is cut from it, as a store cuts it.
+  snapshot.ranges.set(JSON.stringify({ type: 'cutoverScopes', cutoverId: 'c1' }), scopes);
 }
 
 describe('planned transitions', () => {
@@ -292,7 +294,7 @@ describe('planned transitions', () => {
     expect(first.put[0]).toEqual({
       type: 'rollout',
       key: 'cursor|c1',
-      row: { kind: 'cursor', next: 2 },
+      row: { kind: 'cursor', next: 2, after: 'b' },
     });
     // Each moved scope's new fence is recorded as granted to the cutover's holder.
     expect(first.put.find((put) => put.type === 'fenceGrant')).toMatchObject({
@@ -301,10 +303,14 @@ describe('planned transitions', () => {
     });
     snapshot.apply(first.put);
     snapshot.reads.length = 0;
+    snapshot.listed.length = 0;
     const second = planCutoverChunk(snapshot, 'c1', 2);
     expect(second.answer).toEqual({ ok: true, value: 1 });
-    // A chunk reads its own scopes' rows, never the steps of every chunk before it.
-    expect(snapshot.listed).toEqual([]);
+    // A chunk reads its own scopes' rows, never the steps of every chunk before it: its names
+    // are a page of the list after the last one handled.
+    expect(snapshot.listed).toEqual([
+      { type: 'page', of: { type: 'cutoverScopes', cutoverId: 'c1' }, after: 'b', limit: 2 },
+    ]);
     const steps = snapshot.reads.filter((ref) => ref.type === 'cutoverStep');
     expect(steps).toEqual([{ type: 'cutoverStep', cutoverId: 'c1', scope: 'c' }]);
     expect(second.expect).not.toContainEqual({ type: 'cutoverSteps', cutoverId: 'c1' });
@@ -322,6 +328,6 @@ describe('planned transitions', () => {
     expect(chunk.answer).toEqual({ ok: true, value: 2 });
     expect(chunk.put.filter((put) => put.type === 'scope').map((put) => put.scope)).toEqual(['b']);
     expect(chunk.audit).toHaveLength(1);
-    expect(chunk.put[0]).toMatchObject({ key: 'cursor|c1', row: { next: 2 } });
+    expect(chunk.put[0]).toMatchObject({ key: 'cursor|c1', row: { next: 2, after: 'b' } });
   });
 });

@@ -261,10 +261,12 @@ export function planCutoverChunk(
     return planListingPage(snapshot, cutover, cursor.listing, { range: listPage, list: chunk });
   }
   const start = cursor.next;
-  // A list built in pages is read a page at a time too, with its step and scope rows: a chunk
-  // reads its own scopes, not the list (which may hold 100,000). A list given at the start is
-  // sliced.
-  const after = cursor.after;
+  // A list is read a page at a time, with its step and scope rows, after the last name the chunks
+  // handled: a chunk reads its own scopes, not the list (which may hold 100,000, given at the
+  // start or built in pages). Only a cursor an older build left past the start of a list given at
+  // the start has no last name: that chunk cuts its window from the whole list, and stores its
+  // last name for the next.
+  const after = cursor.after ?? (start === 0 ? '' : undefined);
   const window =
     after !== undefined
       ? snapshot.list({
@@ -325,7 +327,7 @@ export function planCutoverChunk(
     put: [
       cutoverCursorPut(cutoverId, {
         next: start + window.length,
-        after: after === undefined ? undefined : window.at(-1),
+        after: window.at(-1),
         intents: cursor.intents,
       }),
     ],

@@ -76,8 +76,8 @@ export interface CutoverRow {
 /**
  * The cutover's whole list. A store may load a cutover without it (PostgreSQL does: 100,000 names
  * are 2 MB on every load of the row, which most plans never read); it is then read as one page of
- * the list. Plans read a list built in pages a page at a time and never need this; a list given at
- * a cutover's start (bounded by the request) and an older build's cursor into one do.
+ * the list. Plans read a list a page at a time, after the last name their cursor keeps, and never
+ * need this; only a cursor an older build stored, which points into the list by index, does.
  */
 export function cutoverList(snapshot: Snapshot, cutover: CutoverRow): string[] {
   const loaded = cutover.scopes as string[] | undefined;
