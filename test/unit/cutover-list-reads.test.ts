@@ -9,6 +9,7 @@ import { planCutoverChunk } from '../../src/core/plan/plan-cutover.js';
 import type { CutoverRow, Put } from '../../src/core/plan/transition.js';
 import { cutoverCursorPut, cutoverCursorRef } from '../../src/core/rollout-rows.js';
 import { MapSnapshot } from './map-snapshot.js';
+import { unreadListCutover } from './unread-list-cutover.js';
 
 const CUTOVER = 'to-v8';
 const STORED = 5_000;
@@ -16,21 +17,7 @@ const STORED = 5_000;
 /** A cutover over prefix wf- whose list holds STORED names and throws when read. */
 function cutoverWithList(cursor: Parameters<typeof cutoverCursorPut>[1]): MapSnapshot {
   const snapshot = new MapSnapshot();
-  const row = {
-    cutoverId: CUTOVER,
-    requestFingerprint: 'f',
-    toPolicy: 'v8',
-    holder: 'operator',
-    leaseTtlMs: null,
-    reason: null,
-    status: 'running',
-    startedAt: 0,
-    completedAt: null,
-    startSeq: 0,
-    get scopes(): string[] {
-      throw new Error(`the plan read the cutover's whole list (${STORED} names)`);
-    },
-  } as CutoverRow;
+  const row = unreadListCutover(CUTOVER, STORED);
   snapshot.set({ type: 'cutover', cutoverId: CUTOVER }, row);
   snapshot.apply([cutoverCursorPut(CUTOVER, cursor)]);
   const names = Array.from({ length: 3 }, (_, i) => `wf-${STORED + i}`);
@@ -82,21 +69,7 @@ describe("a cutover's list, read by its pages", () => {
 /** A cutover given its list at the start: LISTED names, read only as pages of the list. */
 function givenList(): MapSnapshot {
   const snapshot = new MapSnapshot();
-  const row = {
-    cutoverId: CUTOVER,
-    requestFingerprint: 'f',
-    toPolicy: 'v8',
-    holder: 'operator',
-    leaseTtlMs: null,
-    reason: null,
-    status: 'running',
-    startedAt: 0,
-    completedAt: null,
-    startSeq: 0,
-    get scopes(): string[] {
-      throw new Error(`the chunk read the cutover's whole list (${LISTED} names)`);
-    },
-  } as CutoverRow;
+  const row = unreadListCutover(CUTOVER, LISTED);
   snapshot.set({ type: 'cutover', cutoverId: CUTOVER }, row);
   const names = Array.from({ length: LISTED }, (_, i) => listed(i));
   snapshot.ranges.set(JSON.stringify({ type: 'cutoverScopes', cutoverId: CUTOVER }), names);

@@ -9,6 +9,7 @@ import type { CutoverRow, Put } from '../../src/core/plan/transition.js';
 import type { CutoverCursorRow } from '../../src/core/rollout-rows.js';
 import { cutoverCursorRef } from '../../src/core/rollout-rows.js';
 import { MapSnapshot } from './map-snapshot.js';
+import { unreadListCutover } from './unread-list-cutover.js';
 
 const CUTOVER = 'r1/rollback';
 const LISTED = 2_000;
@@ -16,21 +17,7 @@ const name = (i: number) => `wf-${String(i).padStart(5, '0')}`;
 
 function rollbackSnapshot(): { snapshot: MapSnapshot; cutover: CutoverRow } {
   const snapshot = new MapSnapshot();
-  const cutover = {
-    cutoverId: CUTOVER,
-    requestFingerprint: 'f',
-    toPolicy: 'v7',
-    holder: 'operator',
-    leaseTtlMs: null,
-    reason: null,
-    status: 'running',
-    startedAt: 0,
-    completedAt: null,
-    startSeq: 0,
-    get scopes(): string[] {
-      throw new Error(`the page read the rollback's whole list (${LISTED} names)`);
-    },
-  } as CutoverRow;
+  const cutover = unreadListCutover(CUTOVER, LISTED);
   const names = Array.from({ length: LISTED }, (_, i) => name(i));
   snapshot.ranges.set(JSON.stringify({ type: 'cutoverScopes', cutoverId: CUTOVER }), names);
   for (const scope of names) {
