@@ -7,32 +7,11 @@ import { describe, expect, it } from 'vitest';
 import { CANCEL_INTENTS_PAGE, CANCEL_PAGE_LOOK } from '../../src/core/cancel-intents-page.js';
 import { planCancelIntents } from '../../src/core/plan/plan-leases.js';
 import { planCancel, planCancelPage } from '../../src/core/plan/plan-scope-cancel.js';
+import { intentRow } from './intent-row.js';
 import { MapSnapshot } from './map-snapshot.js';
 
 const SCOPE = 'wf-1';
 const COUNT = 500;
-
-function intentRow(effectKey: string, fence: number) {
-  return {
-    effectKey,
-    scope: SCOPE,
-    target: 'mail',
-    payload: {},
-    status: 'pending',
-    attempts: 0,
-    fence,
-    operationId: 'op',
-    claimFence: 0,
-    providerRef: null,
-    lastError: null,
-    createdAt: 0,
-    updatedAt: 0,
-    unknownOutcomes: 0,
-    claimedBy: null,
-    claimExpiresAt: null,
-    nextAttemptAt: 0,
-  };
-}
 
 /** wf-1 held at fence 9 by w1; intent i (k000…k499) committed under `fenceOf(i)`. */
 function scopeWith(fenceOf: (i: number) => number): MapSnapshot {

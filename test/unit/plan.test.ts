@@ -11,6 +11,7 @@ import { planCancel } from '../../src/core/plan/plan-scope-cancel.js';
 import type { Ref, RefOf, Rows, RowType } from '../../src/core/plan/transition.js';
 import { validateCommit } from '../../src/core/validate.js';
 import { isFencegateError } from '../../src/errors.js';
+import { intentRow } from './intent-row.js';
 import { MapSnapshot } from './map-snapshot.js';
 
 const scopeRef: Ref = { type: 'scope', scope: 'wf-1' };
@@ -239,29 +240,10 @@ describe('planned transitions', () => {
   it('a claim expects only the intents it claims; a completion under an old claim fence is an audited stale_claim', () => {
     const snapshot = new MapSnapshot();
     snapshot.ranges.set(JSON.stringify({ type: 'openIntents' }), ['due', 'later']);
-    const base = {
-      scope: 'wf-1',
-      target: 'mail',
-      payload: {},
-      attempts: 0,
-      fence: 1,
-      operationId: 'op',
-      claimFence: 0,
-      providerRef: null,
-      lastError: null,
-      createdAt: 0,
-      updatedAt: 0,
-      unknownOutcomes: 0,
-      claimedBy: null,
-      claimExpiresAt: null,
-    };
-    snapshot.set(
-      { type: 'intent', effectKey: 'due' },
-      { ...base, effectKey: 'due', status: 'pending', nextAttemptAt: 500 },
-    );
+    snapshot.set({ type: 'intent', effectKey: 'due' }, intentRow('due', 1, { nextAttemptAt: 500 }));
     snapshot.set(
       { type: 'intent', effectKey: 'later' },
-      { ...base, effectKey: 'later', status: 'pending', nextAttemptAt: 9_000 },
+      intentRow('later', 1, { nextAttemptAt: 9_000 }),
     );
     const claim = planClaim(snapshot, { dispatcher: 'd1', ttlMs: 100, limit: 10 });
     expect(claim.expect).toEqual([{ type: 'intent', effectKey: 'due' }]);

@@ -6,31 +6,10 @@
 import { describe, expect, it } from 'vitest';
 import { planCancel, planCancelPage } from '../../src/core/plan/plan-scope-cancel.js';
 import type { Transition } from '../../src/core/plan/transition.js';
+import { intentRow } from './intent-row.js';
 import { MapSnapshot } from './map-snapshot.js';
 
 const SCOPE = 'wf-1';
-
-function intentRow(effectKey: string, fence: number, status = 'pending') {
-  return {
-    effectKey,
-    scope: SCOPE,
-    target: 'mail',
-    payload: {},
-    status,
-    attempts: 0,
-    fence,
-    operationId: 'op',
-    claimFence: 0,
-    providerRef: null,
-    lastError: null,
-    createdAt: 0,
-    updatedAt: 0,
-    unknownOutcomes: 0,
-    claimedBy: null,
-    claimExpiresAt: null,
-    nextAttemptAt: 0,
-  };
-}
 
 /** wf-1 held at fence 3, with p0 committed under fence 2 and p1…p5 under fence 3. */
 function scopeWithIntents(): MapSnapshot {
@@ -79,7 +58,7 @@ describe("an operator's cancel in pages", () => {
     snapshot.apply(first.put);
 
     // A dispatcher claims p3 before the next page.
-    snapshot.set({ type: 'intent', effectKey: 'p3' }, { ...intentRow('p3', 3), status: 'claimed' });
+    snapshot.set({ type: 'intent', effectKey: 'p3' }, intentRow('p3', 3, { status: 'claimed' }));
     const second = planCancelPage(snapshot, SCOPE, 4, first.answer.value.nextCursor!, bounds);
     expect(cancelledBy(second)).toEqual(['p2']);
     expect(second.expect).toContainEqual({ type: 'intent', effectKey: 'p3' });

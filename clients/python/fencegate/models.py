@@ -216,31 +216,23 @@ class RolloutGate(TypedDict, total=False):
     confidence: float
 
 
-class RolloutGateResult(TypedDict):
-    """A gate's reading at the driver's last look at the current step."""
+class RolloutGateReading(TypedDict):
+    """One of a gate's readings at a driver's look."""
+
+    verdict: str
+    value: Optional[float]
+    baseline: Optional[float]
+    samples: int
+    baselineSamples: int
+    limit: Optional[float]
+    pValue: Optional[float]
+    at: int
+
+
+class RolloutGateResult(RolloutGateReading):
+    """A gate's reading at the driver's last look at the current step, with the gate's name."""
 
     name: str
-    verdict: str
-    value: Optional[float]
-    baseline: Optional[float]
-    samples: int
-    baselineSamples: int
-    limit: Optional[float]
-    pValue: Optional[float]
-    at: int
-
-
-class RolloutGateReading(TypedDict):
-    """One of a gate's readings at a driver's look: a ``RolloutGateResult`` without ``name``."""
-
-    verdict: str
-    value: Optional[float]
-    baseline: Optional[float]
-    samples: int
-    baselineSamples: int
-    limit: Optional[float]
-    pValue: Optional[float]
-    at: int
 
 
 class RolloutGateSeries(TypedDict):

@@ -97,9 +97,11 @@ export class MemoryStore extends PlannedStore implements Store {
 
   #applyNow<A>({ tenant, plan }: Planned.PlannedWrite<A>) {
     const transition = plan(new MemorySnapshot(tenant, this.#clock.now(), this.tables));
-    // The tables keep whole rows: a cutover's put adds names to its stored list.
+    // The tables keep whole rows: a cutover's put adds names to its stored list (only a cutover's
+    // stored row is read: a read copies the row).
     for (const put of transition.put) {
-      this.tables.put(tenant, wholeRowPut(put, this.tables.get(tenant, put)));
+      const whole = put.type === 'cutover' ? wholeRowPut(put, this.tables.get(tenant, put)) : put;
+      this.tables.put(tenant, whole);
     }
     for (const ref of transition.delete ?? []) this.tables.delete(tenant, ref);
     for (const entry of transition.audit) this.tables.append(entry);

@@ -60,14 +60,18 @@ function intentCommit(
   };
 }
 
-/** Starts rollout r1 of v7 to v8 over the `wf-` scopes, its one step at 50 %. */
-async function rampHalf(rollouts: RolloutsApi): Promise<void> {
+/**
+ * Starts rollout r1 of v7 to v8 over the `wf-` scopes, its one step at 50 %, its moved scopes held
+ * by `controller` when one is named.
+ */
+async function rampHalf(rollouts: RolloutsApi, controller?: string): Promise<void> {
   await rollouts.start({
     rolloutId: 'r1',
     fromPolicy: 'v7',
     toPolicy: 'v8',
     prefix: 'wf-',
     steps: [50],
+    ...(controller === undefined ? {} : { controller }),
   });
 }
 
@@ -129,14 +133,7 @@ export function rolloutCases(fx: SubjectFixture): void {
       await v7Scopes(gate);
       const before = await scopesById(gate);
       const rollouts = rolloutsOf(gate);
-      await rollouts.start({
-        rolloutId: 'r1',
-        fromPolicy: 'v7',
-        toPolicy: 'v8',
-        prefix: 'wf-',
-        steps: [50],
-        controller: 'ramp-ctl',
-      });
+      await rampHalf(rollouts, 'ramp-ctl');
       const moved = ramped('r1', 50);
       let scopes = await scopesById(gate);
       for (const scope of ALL) {
