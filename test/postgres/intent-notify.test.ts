@@ -23,7 +23,11 @@ let dispatching: PostgresStore;
 beforeAll(async () => {
   url = pgUrl();
   committing = await PostgresStore.open({ url, schema });
-  dispatching = await PostgresStore.open({ url, schema });
+  // The dispatching store's sessions carry the schema as their application name, so the LISTEN
+  // session counted below is this file's, not one of another test file running at the same time.
+  const named = new URL(url);
+  named.searchParams.set('application_name', schema);
+  dispatching = await PostgresStore.open({ url: named.toString(), schema });
 });
 
 afterAll(async () => {
@@ -91,11 +95,13 @@ describe.skipIf(noPostgres)('intent notifications on PostgreSQL', () => {
   }, 15_000);
 });
 
-/** LISTEN sessions on the intents channel, as the database shows them. */
+/** This file's LISTEN sessions on the intents channel, as the database shows them. */
 async function listeners(): Promise<number> {
   return withClient(url, async (client) => {
     const { rows } = await client.query<{ n: string }>(
-      "SELECT count(*) AS n FROM pg_stat_activity WHERE query = 'LISTEN fencegate_intents'",
+      `SELECT count(*) AS n FROM pg_stat_activity
+       WHERE query = 'LISTEN fencegate_intents' AND application_name = $1`,
+      [schema],
     );
     return Number(rows[0]?.n ?? 0);
   });
