@@ -1,17 +1,19 @@
 /**
- * A real server on the in-memory reference store, a worker token of tenant `acme`, and a lease on one
- * scope: what the tests of a worker's largest requests start from.
+ * A real server on an in-memory SQLite store, a worker token of tenant `acme`, and a lease on one
+ * scope: what the tests of a worker's largest requests start from. Not the in-memory reference
+ * store: these tests bound the process's resident memory while the largest answers are built, and
+ * the reference store keeps every value in the JavaScript heap and copies it on each read, so the
+ * bound would measure its copies (and when the collector got to them), not the server's budget.
  */
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../src/server/build-server.js';
 import { issueToken } from '../../src/server/tokens.js';
-import type { Store } from '../../src/store/store.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { bearerFetch } from './bearer-fetch.js';
-import { memoryStore } from './memory-store.js';
 
 export interface WorkerServer {
   app: FastifyInstance;
-  store: Store;
+  store: SqliteStore;
   url: string;
   send: (method: string, path: string, body?: unknown) => Promise<Response>;
   /** The fence of the worker's lease on the scope. */
@@ -20,7 +22,7 @@ export interface WorkerServer {
 }
 
 export async function startWorkerServer(scope: string): Promise<WorkerServer> {
-  const store = memoryStore();
+  const store = SqliteStore.open({ path: ':memory:' });
   const app = await buildServer({ store });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   const { token } = await issueToken(store, { tenant: 'acme', role: 'worker' });
