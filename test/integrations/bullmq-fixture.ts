@@ -42,7 +42,10 @@ export class BullmqFixture {
   events(queueName = this.queueName): QueueEvents {
     let events = this.#events.get(queueName);
     if (events === undefined) {
-      events = new QueueEvents(queueName, { connection: this.connection() });
+      // Read from the stream's start: from '$' (the default) the first read can begin after a
+      // job's completion, which the wait's own check of the job ran just before, and the wait
+      // then never ends.
+      events = new QueueEvents(queueName, { connection: this.connection(), lastEventId: '0-0' });
       this.#events.set(queueName, events);
     }
     return events;

@@ -99,8 +99,9 @@ export const ETCD: TestStoreKind = {
   family: 'etcd',
   everyArea: true,
   overHttp: false,
-  // Each run is a few hundred etcd round trips.
-  modelRuns: 100,
+  // Each run is a few hundred etcd round trips. Every run of the suite draws a new seed, so the
+  // runs of successive builds add up; FENCEGATE_MODEL_RUNS asks for a longer one.
+  modelRuns: 40,
   missing: etcdMissing,
   install: ETCD_INSTALL,
   factory: (label) => etcdFactory('etcd', 'single', label),
@@ -112,8 +113,8 @@ export const ETCD_CLUSTER: TestStoreKind = {
   family: 'etcd',
   everyArea: false,
   overHttp: true,
-  // The single member's 100 runs cover the engine; these add a leader behind the client's member.
-  modelRuns: 50,
+  // The single member's runs cover the engine; these add a leader behind the client's member.
+  modelRuns: 20,
   missing: etcdMissing,
   install: ETCD_INSTALL,
   factory: (label) => etcdFactory('etcd (three members)', 'cluster', label),

@@ -116,7 +116,7 @@ export const POSTGRES: TestStoreKind = {
   family: 'postgres',
   everyArea: true,
   overHttp: true,
-  modelRuns: 200,
+  modelRuns: 100,
   missing: postgresMissing,
   install: POSTGRES_INSTALL,
   factory: postgresFactory,

@@ -51,7 +51,7 @@ export const SQLITE: TestStoreKind = {
   family: 'sqlite',
   everyArea: true,
   overHttp: true,
-  modelRuns: 1000,
+  modelRuns: 400,
   // better-sqlite3 is a dependency: nothing to install.
   missing: () => null,
   install: 'npm install',
