@@ -40,7 +40,9 @@ async function scopesStatus(server: ServerProcess, token: string): Promise<numbe
   return response.status;
 }
 
-describe('first-run tokens of fencegate serve', () => {
+// Each case starts server processes (about a second of CPU each); under the whole suite's load a
+// case has taken half the default 30 s.
+describe('first-run tokens of fencegate serve', { timeout: 60_000 }, () => {
   it('prints only their ids when stdout is not a terminal, and makes none again once revoked', async () => {
     const dir = workDir();
     const store = `sqlite:${join(dir, 'fencegate.db')}`;

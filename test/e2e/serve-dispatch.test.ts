@@ -104,7 +104,9 @@ async function commitIntent(client: FencegateClient, effectKey: string): Promise
   expect(result.outcome).toBe('committed');
 }
 
-describe('fencegate serve --dispatch', () => {
+// Each case starts server processes (about a second of CPU each); under the whole suite's load a
+// case has taken half the default 30 s.
+describe('fencegate serve --dispatch', { timeout: 60_000 }, () => {
   it('delivers committed intents of each dispatch tenant to the receiver, then exits 0 on SIGTERM', async () => {
     const receiver = await Receiver.start();
     cleanups.push(() => receiver.close());

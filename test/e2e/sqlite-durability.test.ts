@@ -182,91 +182,97 @@ function answersAndSyncs(events: SyscallEvent[], walBytes: Buffer) {
   return { checked, syncs, transactions: wal.transactions };
 }
 
-describe.skipIf(noStrace)('SQLite durability, counted from outside the server', () => {
-  it('synchronous=full by default: every answer leaves after its transaction was synced; one sync serves many', async () => {
-    const traced = await startTraced('full', '');
-    const { loadStart, loadEnd, walBytes } = await workload(traced);
-    const events = await stopTraced(traced);
-    const { checked, syncs, transactions } = answersAndSyncs(events, walBytes);
-    // Every commit and grant was answered, each after a sync of its transaction had ended.
-    const names = new Set(checked.map((c) => c.name));
-    expect(names.size).toBe(ONE_AT_A_TIME + WAVES * WAVE_SIZE + WAVE_SIZE);
-    for (const { name, synced, answer } of checked) {
-      expect(synced, `${name} answered before any sync of its transaction`).toBeDefined();
-      expect(synced!.end, `${name} answered before its sync ended`).toBeLessThanOrEqual(
-        answer.start,
+// Each case starts server processes (about a second of CPU each); under the whole suite's load a
+// case has taken half the default 30 s.
+describe.skipIf(noStrace)(
+  'SQLite durability, counted from outside the server',
+  { timeout: 60_000 },
+  () => {
+    it('synchronous=full by default: every answer leaves after its transaction was synced; one sync serves many', async () => {
+      const traced = await startTraced('full', '');
+      const { loadStart, loadEnd, walBytes } = await workload(traced);
+      const events = await stopTraced(traced);
+      const { checked, syncs, transactions } = answersAndSyncs(events, walBytes);
+      // Every commit and grant was answered, each after a sync of its transaction had ended.
+      const names = new Set(checked.map((c) => c.name));
+      expect(names.size).toBe(ONE_AT_A_TIME + WAVES * WAVE_SIZE + WAVE_SIZE);
+      for (const { name, synced, answer } of checked) {
+        expect(synced, `${name} answered before any sync of its transaction`).toBeDefined();
+        expect(synced!.end, `${name} answered before its sync ended`).toBeLessThanOrEqual(
+          answer.start,
+        );
+      }
+      // Under load, transactions and syncs are shared: fewer of either than commits.
+      const loadSyncs = syncs.filter((s) => s.start >= loadStart && s.end <= loadEnd).length;
+      expect(loadSyncs).toBeGreaterThanOrEqual(WAVES);
+      expect(loadSyncs).toBeLessThan(WAVES * WAVE_SIZE);
+      expect(transactions).toBeLessThan(ONE_AT_A_TIME + WAVES * WAVE_SIZE + WAVE_SIZE);
+    });
+
+    it('a batch of commits (POST /v1/commits) is one transaction and one sync of the log', async () => {
+      const traced = await startTraced('batch', '');
+      const reader = new Database(traced.db, { readonly: true });
+      const grant = await traced.client.acquire({ scope: 'batch', holder: 'w', ttlMs: 3_600_000 });
+      // Keeps every frame in the log (see workload), so each commit's frame can be found.
+      reader.exec('BEGIN');
+      reader.prepare('SELECT count(*) FROM sqlite_master').get();
+      const names = Array.from({ length: WAVE_SIZE }, (_, i) => nameOf('load', i));
+      const start = Date.now() * 1000;
+      const answers = await traced.client.commitMany(
+        names.map((name) => ({
+          scope: grant.scope,
+          fence: grant.fence,
+          operationId: name,
+          writes: [{ name, expectRevision: 0, value: name }],
+        })),
       );
-    }
-    // Under load, transactions and syncs are shared: fewer of either than commits.
-    const loadSyncs = syncs.filter((s) => s.start >= loadStart && s.end <= loadEnd).length;
-    expect(loadSyncs).toBeGreaterThanOrEqual(WAVES);
-    expect(loadSyncs).toBeLessThan(WAVES * WAVE_SIZE);
-    expect(transactions).toBeLessThan(ONE_AT_A_TIME + WAVES * WAVE_SIZE + WAVE_SIZE);
-  });
+      const end = Date.now() * 1000;
+      expect(answers.every((a) => a.ok && a.result.outcome === 'committed')).toBe(true);
+      const wal = readWal(readFileSync(traced.wal));
+      reader.exec('COMMIT');
+      reader.close();
+      const events = await stopTraced(traced);
+      // Every commit of the batch in the same transaction: one commit frame holds them all.
+      const frames = new Set(names.map((name) => wal.commitFrameOf(name)?.offset));
+      expect(frames.size).toBe(1);
+      expect(frames.has(undefined)).toBe(false);
+      // One sync of the log answered the batch (a checkpoint thread's syncs are not the store's).
+      const checkpointing = new Set(
+        events.filter((e) => e.name === 'pwrite64' && e.path.endsWith('.db')).map((e) => e.pid),
+      );
+      const syncs = events.filter(
+        (e) =>
+          /^f(data)?sync$/.test(e.name) &&
+          e.path.endsWith('-wal') &&
+          !checkpointing.has(e.pid) &&
+          e.start >= start &&
+          e.end <= end,
+      );
+      expect(syncs).toHaveLength(1);
+    });
 
-  it('a batch of commits (POST /v1/commits) is one transaction and one sync of the log', async () => {
-    const traced = await startTraced('batch', '');
-    const reader = new Database(traced.db, { readonly: true });
-    const grant = await traced.client.acquire({ scope: 'batch', holder: 'w', ttlMs: 3_600_000 });
-    // Keeps every frame in the log (see workload), so each commit's frame can be found.
-    reader.exec('BEGIN');
-    reader.prepare('SELECT count(*) FROM sqlite_master').get();
-    const names = Array.from({ length: WAVE_SIZE }, (_, i) => nameOf('load', i));
-    const start = Date.now() * 1000;
-    const answers = await traced.client.commitMany(
-      names.map((name) => ({
-        scope: grant.scope,
-        fence: grant.fence,
-        operationId: name,
-        writes: [{ name, expectRevision: 0, value: name }],
-      })),
-    );
-    const end = Date.now() * 1000;
-    expect(answers.every((a) => a.ok && a.result.outcome === 'committed')).toBe(true);
-    const wal = readWal(readFileSync(traced.wal));
-    reader.exec('COMMIT');
-    reader.close();
-    const events = await stopTraced(traced);
-    // Every commit of the batch in the same transaction: one commit frame holds them all.
-    const frames = new Set(names.map((name) => wal.commitFrameOf(name)?.offset));
-    expect(frames.size).toBe(1);
-    expect(frames.has(undefined)).toBe(false);
-    // One sync of the log answered the batch (a checkpoint thread's syncs are not the store's).
-    const checkpointing = new Set(
-      events.filter((e) => e.name === 'pwrite64' && e.path.endsWith('.db')).map((e) => e.pid),
-    );
-    const syncs = events.filter(
-      (e) =>
-        /^f(data)?sync$/.test(e.name) &&
-        e.path.endsWith('-wal') &&
-        !checkpointing.has(e.pid) &&
-        e.start >= start &&
-        e.end <= end,
-    );
-    expect(syncs).toHaveLength(1);
-  });
-
-  it('synchronous=normal (opt-out): commits are written to the WAL but never synced', async () => {
-    const traced = await startTraced('normal', '?synchronous=normal');
-    const { walBytes } = await workload(traced);
-    const events = await stopTraced(traced);
-    const { checked, syncs } = answersAndSyncs(events, walBytes);
-    expect(new Set(checked.map((c) => c.name)).size).toBe(
-      ONE_AT_A_TIME + WAVES * WAVE_SIZE + WAVE_SIZE,
-    );
-    // No sync between the workload's first write and its last answer (shutdown checkpoints later),
-    // but a checkpoint's: a passive checkpoint syncs the log before it copies pages back into the
-    // database file, on a thread that answers nobody. Threads that write the database file are
-    // checkpointing; their syncs are not counted.
-    const checkpointing = new Set(
-      events.filter((e) => e.name === 'pwrite64' && e.path.endsWith('.db')).map((e) => e.pid),
-    );
-    const firstWrite = Math.min(...checked.map((c) => c.written.start));
-    const lastAnswer = Math.max(...checked.map((c) => c.answer.start));
-    expect(
-      syncs.filter(
-        (s) => !checkpointing.has(s.pid) && s.start >= firstWrite && s.start <= lastAnswer,
-      ),
-    ).toEqual([]);
-  });
-});
+    it('synchronous=normal (opt-out): commits are written to the WAL but never synced', async () => {
+      const traced = await startTraced('normal', '?synchronous=normal');
+      const { walBytes } = await workload(traced);
+      const events = await stopTraced(traced);
+      const { checked, syncs } = answersAndSyncs(events, walBytes);
+      expect(new Set(checked.map((c) => c.name)).size).toBe(
+        ONE_AT_A_TIME + WAVES * WAVE_SIZE + WAVE_SIZE,
+      );
+      // No sync between the workload's first write and its last answer (shutdown checkpoints later),
+      // but a checkpoint's: a passive checkpoint syncs the log before it copies pages back into the
+      // database file, on a thread that answers nobody. Threads that write the database file are
+      // checkpointing; their syncs are not counted.
+      const checkpointing = new Set(
+        events.filter((e) => e.name === 'pwrite64' && e.path.endsWith('.db')).map((e) => e.pid),
+      );
+      const firstWrite = Math.min(...checked.map((c) => c.written.start));
+      const lastAnswer = Math.max(...checked.map((c) => c.answer.start));
+      expect(
+        syncs.filter(
+          (s) => !checkpointing.has(s.pid) && s.start >= firstWrite && s.start <= lastAnswer,
+        ),
+      ).toEqual([]);
+    });
+  },
+);

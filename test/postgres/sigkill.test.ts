@@ -9,6 +9,8 @@ const noPostgres = skipWithoutPostgres();
 const schema = testSchema('sigkill');
 afterAll(() => dropSchema(pgUrl(), schema));
 
-describe.skipIf(noPostgres)('PostgreSQL', () => {
+// Each case starts server processes (about a second of CPU each); under the whole suite's load a
+// case has taken half the default 30 s.
+describe.skipIf(noPostgres)('PostgreSQL', { timeout: 60_000 }, () => {
   defineSigkillCase(() => `${pgUrl()}${pgUrl().includes('?') ? '&' : '?'}schema=${schema}`);
 });
