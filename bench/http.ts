@@ -75,7 +75,7 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
       'fgNoop' | 'fgCommit' | 'bareNoop' | 'bareCommit',
       MeasuredLoad[]
     >;
-    const coalescedRuns: CallerRate[] = [];
+    const coalescedRuns: MeasuredRate[] = [];
     const inProcessRuns: CallerRate[] = [];
     await measureCoalesced(fencegate.ready, options.connections, 1, 'coalesced-warm');
     await inProcess.measure(options.connections, 1, 'in-process-warm');
@@ -89,11 +89,13 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
         await measureLoad(bare, commitRequest(bare.ready, `bare-${round}`), load),
       );
       coalescedRuns.push(
-        await measureCoalesced(
-          fencegate.ready,
-          options.connections,
-          options.seconds,
-          `coalesced-${round}`,
+        await withCpu(fencegate, options.seconds, () =>
+          measureCoalesced(
+            fencegate.ready,
+            options.connections,
+            options.seconds,
+            `coalesced-${round}`,
+          ),
         ),
       );
       inProcessRuns.push(
@@ -115,7 +117,9 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
     console.log(line('bare Fastify + guarded SQLite POST /v1/commit', bareCommit));
     console.log(
       `${options.connections} callers on one coalescing client (POST /v1/commits): ` +
-        `${Math.round(coalesced.commitsPerSec)} commits/s (${coalesced.failures} failed); ` +
+        `${Math.round(coalesced.commitsPerSec)} commits/s (${coalesced.failures} failed), ` +
+        `server CPU ${coalesced.cpuMicrosPerCommit.toFixed(0)} µs/commit (busy ${percent(coalesced.serverBusy)}, ` +
+        `client ${percent(coalesced.clientBusy)} of a core); ` +
         `in process, group commit on SQLite FULL: ${Math.round(inProcessRate.commitsPerSec)} commits/s`,
     );
     const ratio = fgCommit.requestsPerSec / fgNoop.requestsPerSec;
@@ -165,6 +169,9 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
         coalescedPerSec: Math.round(coalesced.commitsPerSec),
         inProcessGroupCommitPerSec: Math.round(inProcessRate.commitsPerSec),
         coalescedFailures: coalesced.failures,
+        coalescedCpuMicros: Math.round(coalesced.cpuMicrosPerCommit),
+        coalescedServerBusy: round(coalesced.serverBusy),
+        coalescedClientBusy: round(coalesced.clientBusy),
         bareCommitPerSec: Math.round(bareCommit.requestsPerSec),
         bareNoopPerSec: Math.round(bareNoop.requestsPerSec),
         bareCommitP99Ms: bareCommit.p99Ms,
@@ -201,7 +208,7 @@ async function violationsIn(path: string): Promise<number> {
 const SCOPES = 64;
 
 /** The run with the median rate. */
-function medianRate(results: CallerRate[]): CallerRate {
+function medianRate<R extends CallerRate>(results: R[]): R {
   const sorted = [...results].sort((a, b) => a.commitsPerSec - b.commitsPerSec);
   const middle = sorted[Math.floor(sorted.length / 2)];
   if (middle === undefined) throw new Error('no runs');
@@ -245,6 +252,33 @@ async function measureLoad(
     cpuMicrosPerRequest: used / Math.max(result.total, 1),
     serverBusy: used / runMicros,
     loadGeneratorBusy: (own.user + own.system) / runMicros,
+  };
+}
+
+/** Callers' commits with the server's CPU time per commit, as measureLoad has it per request. */
+interface MeasuredRate extends CallerRate {
+  cpuMicrosPerCommit: number;
+  /** The server's and this process's (the coalescing client's) CPU over the run, in cores. */
+  serverBusy: number;
+  clientBusy: number;
+}
+
+async function withCpu(
+  server: ChildServer,
+  seconds: number,
+  measure: () => Promise<CallerRate>,
+): Promise<MeasuredRate> {
+  const before = await server.cpuMicros();
+  const ownBefore = process.cpuUsage();
+  const result = await measure();
+  const own = process.cpuUsage(ownBefore);
+  const used = (await server.cpuMicros()) - before;
+  const runMicros = seconds * 1e6;
+  return {
+    ...result,
+    cpuMicrosPerCommit: used / Math.max(result.commitsPerSec * seconds, 1),
+    serverBusy: used / runMicros,
+    clientBusy: (own.user + own.system) / runMicros,
   };
 }
 
