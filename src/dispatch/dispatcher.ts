@@ -387,7 +387,7 @@ export class Dispatcher {
   /**
    * Keeps up to batchSize deliveries in flight: claims again as soon as half of them have finished
    * (or all, for a batch of one), back to back while intents are due, else after pollIntervalMs or
-   * news of committed intents.
+   * news of committed intents; after a claim that failed, after the backoff.
    */
   async #run(signal: AbortSignal, inFlight: InFlight): Promise<void> {
     const claimAt = Math.ceil(this.#batchSize / 2);
@@ -397,7 +397,6 @@ export class Dispatcher {
         await inFlight.waitForRoom();
         continue;
       }
-      let waitMs = this.#pollIntervalMs;
       try {
         this.#wake.roundStarts();
         // The room when the claim is sent: deliveries ending meanwhile make more.
@@ -409,7 +408,7 @@ export class Dispatcher {
         // Any intent claimed means more may be due: a claim takes fewer than asked where their
         // JSON would pass the answer's byte budget. Only a claim that took none waits.
         if (summary.claimed > 0) continue;
-        if (!signal.aborted) await this.#wake.sleep(waitMs, signal, this.#sleep);
+        if (!signal.aborted) await this.#wake.sleep(this.#pollIntervalMs, signal, this.#sleep);
         continue;
       } catch (error) {
         failures += 1;
@@ -419,9 +418,13 @@ export class Dispatcher {
           { dispatcher: this.dispatcherId, code, error: describe(error) },
           'claiming intents failed; retrying',
         );
-        waitMs = Math.max(waitMs, backoffDelay(this.#backoff, failures, this.#random));
+        // A failed claim is tried again after the backoff, whatever the poll interval: waiting a
+        // whole poll (a minute or more) would leave the intents due meanwhile undelivered that
+        // long after the store came back. News of commits do not end this wait: a store that
+        // fails is not asked again sooner because commits keep coming.
+        const waitMs = backoffDelay(this.#backoff, failures, this.#random);
+        if (!signal.aborted) await this.#sleep(waitMs, signal);
       }
-      if (!signal.aborted) await this.#sleep(waitMs, signal);
     }
     await inFlight.drained();
   }

@@ -6,10 +6,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { Fencegate } from '../../src/gate.js';
+import { faultyStore } from '../../src/testing/faulty-store.js';
 import { Dispatcher } from '../../src/dispatch/dispatcher.js';
 import { webhookEffector } from '../../src/dispatch/webhook-effector.js';
 import { WakeUp } from '../../src/dispatch/wake.js';
-import { memoryGate } from '../helpers/memory-store.js';
+import { memoryGate, memoryStore } from '../helpers/memory-store.js';
 import { MINUTE, observedSleep, sleepyDispatcher } from './sleepy-dispatcher.js';
 import { Receiver } from './receiver.js';
 
@@ -127,6 +129,47 @@ describe('the dispatcher wakes on committed intents', () => {
     expect(naps.naps).toEqual([MINUTE]);
     expect(receiver.requests).toEqual([]);
   });
+
+  it('tries a claim that failed again after its backoff, not after its poll interval', async () => {
+    const store = faultyStore(memoryStore());
+    const gate = await Fencegate.open({ store });
+    cleanups.push(() => gate.close());
+    const worker = gate.forTenant('acme');
+    const receiver = await Receiver.start();
+    cleanups.push(() => receiver.close());
+    // An intent is due when the dispatcher starts; its first claim finds the store unreachable.
+    const grant = await worker.acquire({ scope: 'orders/1', holder: 'w', ttlMs: MINUTE });
+    await worker.commit({
+      scope: 'orders/1',
+      fence: grant.fence,
+      operationId: 'due',
+      intents: [{ effectKey: 'due', target: 'hook', payload: 1 }],
+    });
+    store.inject({ method: 'claimIntents', fault: 'fail-before' });
+    const naps = observedSleep();
+    const dispatcher = new Dispatcher({
+      api: worker,
+      dispatcherId: 'after-failure',
+      effectors: {
+        hook: webhookEffector({
+          type: 'webhook',
+          url: receiver.url(),
+          timeoutMs: 5000,
+          headers: {},
+        }),
+      },
+      pollIntervalMs: MINUTE,
+      backoff: { initialMs: 200, maxMs: 1_000, jitter: 0 },
+      sleep: naps.sleep,
+    });
+    cleanups.push(() => dispatcher.stop());
+    dispatcher.start();
+    await receiver.waitForRequests(1);
+    expect(receiver.requests[0]?.key).toBe('due');
+    // The wait after the failure was the first backoff; the poll's came after the claim that took it.
+    expect(naps.naps[0]).toBe(200);
+    expect(store.calls.filter((call) => call.method === 'claimIntents').length).toBeGreaterThan(1);
+  }, 10_000);
 
   it('news during a round start the next round without sleeping', async () => {
     const wake = new WakeUp();

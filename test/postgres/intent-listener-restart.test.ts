@@ -145,7 +145,14 @@ describe('the PostgreSQL intent listener', () => {
     const committing = await PostgresStore.open({ url: cluster.url, schema });
     const gate = (await Fencegate.open({ store: committing })).forTenant('acme');
     try {
-      const figures = await acrossRestart(cluster, gate, receiver);
+      // What the server logged (warnings and errors: a failed claim, the listener's reconnects)
+      // goes with a failure, which would otherwise not say why an intent waited.
+      const figures = await acrossRestart(cluster, gate, receiver).catch((error: unknown) => {
+        const { stdout, stderr } = server.output();
+        throw new Error(
+          `${String(error)}\nthe server printed:\n${stdout}${stderr}`.slice(0, 20_000),
+        );
+      });
       report(`fencegate serve --dispatch, poll ${SERVED_POLL_MS} ms`, figures);
       expect(receiver.requests.map((request) => request.key)).toEqual(['before', 'after']);
       // Both are recorded as delivered by the served dispatcher (its outcome follows the answer).
