@@ -117,14 +117,7 @@ describe('the dispatcher wakes on committed intents', () => {
       operationId: 'no-intents',
       writes: [{ name: 'a', expectRevision: 0, value: 1 }],
     });
-    const other = worker.forTenant('other');
-    const otherGrant = await other.acquire({ scope: 's', holder: 'w', ttlMs: MINUTE });
-    await other.commit({
-      scope: 's',
-      fence: otherGrant.fence,
-      operationId: 'other-tenant',
-      intents: [{ effectKey: 'e', target: 'hook', payload: 1 }],
-    });
+    await commitIntent(worker.forTenant('other'), 's', 'other-tenant');
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(naps.naps).toEqual([MINUTE]);
     expect(receiver.requests).toEqual([]);
@@ -138,13 +131,7 @@ describe('the dispatcher wakes on committed intents', () => {
     const receiver = await Receiver.start();
     cleanups.push(() => receiver.close());
     // An intent is due when the dispatcher starts; its first claim finds the store unreachable.
-    const grant = await worker.acquire({ scope: 'orders/1', holder: 'w', ttlMs: MINUTE });
-    await worker.commit({
-      scope: 'orders/1',
-      fence: grant.fence,
-      operationId: 'due',
-      intents: [{ effectKey: 'due', target: 'hook', payload: 1 }],
-    });
+    await commitIntent(worker, 'orders/1', 'due');
     store.inject({ method: 'claimIntents', fault: 'fail-before' });
     const naps = observedSleep();
     const dispatcher = new Dispatcher({
@@ -235,6 +222,22 @@ describe('connections to receivers', () => {
     expect(connections).toBeLessThanOrEqual(12);
   });
 });
+
+/** Acquires `scope` and commits one intent for target `hook`, `key` its effect key and operation. */
+async function commitIntent(
+  gate: ReturnType<Fencegate['forTenant']>,
+  scope: string,
+  key: string,
+): Promise<void> {
+  const grant = await gate.acquire({ scope, holder: 'w', ttlMs: MINUTE });
+  const result = await gate.commit({
+    scope,
+    fence: grant.fence,
+    operationId: key,
+    intents: [{ effectKey: key, target: 'hook', payload: 1 }],
+  });
+  expect(result.outcome).toBe('committed');
+}
 
 async function waitForStatus(dispatcher: Dispatcher, delivered: number) {
   while (dispatcher.stats.outcomes.delivered < delivered) {
