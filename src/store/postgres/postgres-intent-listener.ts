@@ -2,9 +2,9 @@
  * Committed intents, announced across processes: a trigger (migration "intent notifications")
  * sends `NOTIFY fencegate_intents, '<schema>:<tenant>'` in the committing transaction, which
  * PostgreSQL delivers once the transaction commits. This listener holds one connection of its own
- * (outside the pool) with LISTEN. When that connection is lost (a restart, a failover, a network
- * cut) it reconnects, again and again with a growing pause, until it listens again or is stopped;
- * while it is down, dispatchers still find intents by polling.
+ * (outside the pool) with LISTEN. When that connection cannot be made or is lost (a restart, a
+ * failover, a network cut) it tries again and again with a growing pause, until it listens or is
+ * stopped; while it is down, dispatchers still find intents by polling.
  */
 import pg from 'pg';
 
@@ -71,7 +71,12 @@ export async function listenForIntents(
     retry.unref();
   };
 
-  await connect();
+  // A first attempt that fails is retried like a lost connection: a dispatcher starting while the
+  // database restarts would otherwise never be woken, only polled.
+  await connect().catch(() => {
+    pauseMs = Math.min(pauseMs * 2, RECONNECT_MAX_MS);
+    scheduleAttempt();
+  });
   return async () => {
     stopped = true;
     clearTimeout(retry);
