@@ -9,13 +9,21 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const INPUTS = ['src', 'tsconfig.json', 'tsconfig.build.json', 'package.json'];
-/** Written by every build (tsc rewrites every output), so its time is the last build's. */
-const OUTPUT = join('dist', 'index.js');
+/**
+ * Written by every build (tsc rewrites every output), so the older of the two is the last full
+ * build's time. `npm test`'s transpile (scripts/build-js.js) writes the JavaScript alone: a dist/
+ * it left with older declarations, or none, is built again before it is packed or run.
+ */
+const OUTPUTS = [join('dist', 'index.js'), join('dist', 'index.d.ts')];
 
 /** Why `root`'s dist/ must be built again, or null when it is newer than all its inputs. */
 export function staleReason(root) {
-  const built = mtimeOf(join(root, OUTPUT));
-  if (built === null) return `${OUTPUT} does not exist`;
+  let built = Infinity;
+  for (const output of OUTPUTS) {
+    const time = mtimeOf(join(root, output));
+    if (time === null) return `${output} does not exist`;
+    built = Math.min(built, time);
+  }
   for (const input of INPUTS) {
     const newer = newerThan(join(root, input), built);
     if (newer !== null) return `${newer.slice(root.length + 1)} changed since the last build`;

@@ -116,6 +116,8 @@ export interface RoundSummary {
 export const DEFAULT_CLAIM_TTL_MS = 30_000;
 export const DEFAULT_BATCH_SIZE = 16;
 export const DEFAULT_POLL_INTERVAL_MS = 500;
+/** The shortest wait after a failed claim when the poll interval is longer. */
+const FAILED_CLAIM_FLOOR_MS = 500;
 export const MAX_POLL_INTERVAL_MS = 3_600_000;
 export const DEFAULT_MAX_UNKNOWN_REDELIVERIES = 3;
 export const DEFAULT_MAX_ATTEMPTS = 100;
@@ -420,9 +422,11 @@ export class Dispatcher {
         );
         // A failed claim is tried again after the backoff, whatever the poll interval: waiting a
         // whole poll (a minute or more) would leave the intents due meanwhile undelivered that
-        // long after the store came back. News of commits do not end this wait: a store that
-        // fails is not asked again sooner because commits keep coming.
-        const waitMs = backoffDelay(this.#backoff, failures, this.#random);
+        // long after the store came back. Never sooner than the poll or FAILED_CLAIM_FLOOR_MS,
+        // whichever is shorter, so a backoff of 0 does not ask a failing store at every turn of
+        // the event loop; news of commits do not end this wait either.
+        const floorMs = Math.min(this.#pollIntervalMs, FAILED_CLAIM_FLOOR_MS);
+        const waitMs = Math.max(floorMs, backoffDelay(this.#backoff, failures, this.#random));
         if (!signal.aborted) await this.#sleep(waitMs, signal);
       }
     }

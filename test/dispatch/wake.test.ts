@@ -146,7 +146,7 @@ describe('the dispatcher wakes on committed intents', () => {
         }),
       },
       pollIntervalMs: MINUTE,
-      backoff: { initialMs: 200, maxMs: 1_000, jitter: 0 },
+      backoff: { initialMs: 800, maxMs: 1_000, jitter: 0 },
       sleep: naps.sleep,
     });
     cleanups.push(() => dispatcher.stop());
@@ -154,9 +154,39 @@ describe('the dispatcher wakes on committed intents', () => {
     await receiver.waitForRequests(1);
     expect(receiver.requests[0]?.key).toBe('due');
     // The wait after the failure was the first backoff; the poll's came after the claim that took it.
-    expect(naps.naps[0]).toBe(200);
+    expect(naps.naps[0]).toBe(800);
     expect(store.calls.filter((call) => call.method === 'claimIntents').length).toBeGreaterThan(1);
   }, 10_000);
+
+  it('waits at least the shorter of its poll interval and 500 ms between failed claims, even with no backoff', async () => {
+    const store = faultyStore(memoryStore());
+    const gate = await Fencegate.open({ store });
+    cleanups.push(() => gate.close());
+    store.inject({ method: 'claimIntents', fault: 'fail-before', times: Infinity });
+    const dispatcher = new Dispatcher({
+      api: gate.forTenant('acme'),
+      dispatcherId: 'no-backoff',
+      // Never called: no claim succeeds.
+      effectors: {
+        hook: webhookEffector({
+          type: 'webhook',
+          url: 'http://127.0.0.1:9/hook',
+          timeoutMs: 1000,
+          headers: {},
+        }),
+      },
+      pollIntervalMs: MINUTE,
+      backoff: { initialMs: 0, maxMs: 0, jitter: 0 },
+    });
+    cleanups.push(() => dispatcher.stop());
+    dispatcher.start();
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    await dispatcher.stop();
+    // At 0, 500 and 1,000 ms: three claims, not one per turn of the event loop.
+    const claims = store.calls.filter((call) => call.method === 'claimIntents').length;
+    expect(claims).toBeGreaterThanOrEqual(2);
+    expect(claims).toBeLessThanOrEqual(3);
+  });
 
   it('news during a round start the next round without sleeping', async () => {
     const wake = new WakeUp();

@@ -149,8 +149,10 @@ describe('the PostgreSQL intent listener', () => {
       // goes with a failure, which would otherwise not say why an intent waited.
       const figures = await acrossRestart(cluster, gate, receiver).catch((error: unknown) => {
         const { stdout, stderr } = server.output();
+        // The end of the log: what came just before the failure.
+        const log = `${stdout}${stderr}`.slice(-20_000);
         throw new Error(
-          `${String(error)}\nthe server printed:\n${stdout}${stderr}`.slice(0, 20_000),
+          `${String(error)}\nthe server printed (its last 20,000 characters):\n${log}`,
         );
       });
       report(`fencegate serve --dispatch, poll ${SERVED_POLL_MS} ms`, figures);

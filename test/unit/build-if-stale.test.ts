@@ -25,10 +25,13 @@ function project(at: number): string {
   return dir.path;
 }
 
-function build(root: string, at: number): void {
+/** A full build (JavaScript and declarations) at `at`, or only the JavaScript. */
+function build(root: string, at: number, files = ['dist/index.js', 'dist/index.d.ts']): void {
   mkdirSync(join(root, 'dist'), { recursive: true });
-  writeFileSync(join(root, 'dist/index.js'), '');
-  utimesSync(join(root, 'dist/index.js'), at, at);
+  for (const file of files) {
+    writeFileSync(join(root, file), '');
+    utimesSync(join(root, file), at, at);
+  }
 }
 
 describe('building only what is stale', () => {
@@ -42,6 +45,16 @@ describe('building only what is stale', () => {
     build(root, 4_000);
     utimesSync(join(root, 'tsconfig.build.json'), 5_000, 5_000);
     expect(check(root)).toBe('tsconfig.build.json changed since the last build');
+  });
+
+  it("builds when dist/ has JavaScript newer than its declarations, as the tests' transpile leaves it", () => {
+    const root = project(1_000);
+    build(root, 2_000, ['dist/index.js']);
+    expect(check(root)).toBe('dist/index.d.ts does not exist');
+    build(root, 3_000);
+    utimesSync(join(root, 'src/cli/main.ts'), 4_000, 4_000);
+    build(root, 5_000, ['dist/index.js']);
+    expect(check(root)).toBe('src/cli/main.ts changed since the last build');
   });
 
   it('builds again when a source file is deleted', () => {
