@@ -12,8 +12,14 @@ import { tempDir } from '../helpers/temp-dir.js';
 
 const OUTCOMES = 300_000;
 const HOUR = 3_600_000;
-/** The longest a 5 ms timer may be late while a pass runs. */
+/**
+ * The longest a 5 ms timer may be late while a pass runs: 150 ms, or a quarter of the pass when
+ * the machine is loaded enough to stretch the pass (other test files share its cores, and the
+ * worst lag there came to 153 ms of a pass several seconds long). A pass held in one go makes the
+ * timer as late as the whole pass, far past either.
+ */
 const MAX_LAG_MS = 150;
+const MAX_LAG_SHARE = 0.25;
 
 const dir = tempDir('fencegate-prune-yield-');
 const path = `${dir.path}/store.db`;
@@ -38,21 +44,33 @@ function writeOutcomes(at: (i: number) => number): void {
   }
 }
 
-async function maxTimerLag(work: () => Promise<unknown>): Promise<number> {
+/** How late a 5 ms timer fired at worst while `work` ran, and how long the work took. */
+async function maxTimerLag(work: () => Promise<unknown>): Promise<{ lag: number; workMs: number }> {
   let maxLag = 0;
-  let last = performance.now();
+  const started = performance.now();
+  let last = started;
   const timer = setInterval(() => {
     const now = performance.now();
     maxLag = Math.max(maxLag, now - last - 5);
     last = now;
   }, 5);
+  let workMs = 0;
   try {
     await work();
+    workMs = performance.now() - started;
     await new Promise((resolve) => setTimeout(resolve, 20));
   } finally {
     clearInterval(timer);
   }
-  return maxLag;
+  return { lag: maxLag, workMs };
+}
+
+function expectAnswering({ lag, workMs }: { lag: number; workMs: number }): void {
+  const bound = Math.max(MAX_LAG_MS, MAX_LAG_SHARE * workMs);
+  expect(
+    lag,
+    `a 5 ms timer fired ${Math.round(lag)} ms late in a pass of ${Math.round(workMs)} ms`,
+  ).toBeLessThan(bound);
 }
 
 function count(): number {
@@ -79,20 +97,20 @@ describe('pruning 300,000 stored outcomes on SQLite', () => {
 
   it('keeps the event loop answering when nothing is old enough', async () => {
     let deleted = -1;
-    const lag = await maxTimerLag(async () => {
+    const timing = await maxTimerLag(async () => {
       deleted = await store.pruneOperations(clock.now() - 6 * HOUR);
     });
     expect(deleted).toBe(0);
-    expect(lag).toBeLessThan(MAX_LAG_MS);
+    expectAnswering(timing);
   }, 60_000);
 
   it('keeps the event loop answering while it deletes half of them', async () => {
     let deleted = -1;
-    const lag = await maxTimerLag(async () => {
+    const timing = await maxTimerLag(async () => {
       deleted = await store.pruneOperations(clock.now() - HOUR);
     });
     expect(deleted).toBe(OUTCOMES / 2);
     expect(count()).toBe(OUTCOMES / 2);
-    expect(lag).toBeLessThan(MAX_LAG_MS);
+    expectAnswering(timing);
   }, 60_000);
 });
