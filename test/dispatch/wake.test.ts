@@ -182,9 +182,10 @@ describe('the dispatcher wakes on committed intents', () => {
     dispatcher.start();
     await new Promise((resolve) => setTimeout(resolve, 1_200));
     await dispatcher.stop();
-    // At 0, 500 and 1,000 ms: three claims, not one per turn of the event loop.
+    // At 0, 500 and 1,000 ms (fewer on a loaded machine): at most three claims, not one per turn
+    // of the event loop (hundreds). The test above shows the claim is tried again.
     const claims = store.calls.filter((call) => call.method === 'claimIntents').length;
-    expect(claims).toBeGreaterThanOrEqual(2);
+    expect(claims).toBeGreaterThanOrEqual(1);
     expect(claims).toBeLessThanOrEqual(3);
   });
 
