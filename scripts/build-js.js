@@ -10,8 +10,7 @@ import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-
-const root = dirname(dirname(fileURLToPath(import.meta.url)));
+import { cleanDist } from './clean-dist.js';
 
 /** The .ts files under `dir` (declarations excluded). */
 function sources(dir) {
@@ -22,15 +21,23 @@ function sources(dir) {
     .map((entry) => join(entry.parentPath, entry.name));
 }
 
-await build({
-  absWorkingDir: root,
-  entryPoints: sources(join(root, 'src')),
-  outdir: join(root, 'dist'),
-  outbase: join(root, 'src'),
-  tsconfig: join(root, 'tsconfig.build.json'),
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  sourcemap: true,
-  logLevel: 'warning',
-});
+/** `root`'s src/ into a fresh dist/: the output of a deleted source does not stay behind. */
+export async function buildJs(root) {
+  cleanDist(root);
+  await build({
+    absWorkingDir: root,
+    entryPoints: sources(join(root, 'src')),
+    outdir: join(root, 'dist'),
+    outbase: join(root, 'src'),
+    tsconfig: join(root, 'tsconfig.build.json'),
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    sourcemap: true,
+    logLevel: 'warning',
+  });
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  await buildJs(dirname(dirname(fileURLToPath(import.meta.url))));
+}

@@ -1,0 +1,2 @@
+/** Removes `root`/dist and everything in it. */
+export function cleanDist(root: string): void;
