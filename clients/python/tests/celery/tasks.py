@@ -147,3 +147,14 @@ def compact(task, fence, workflow):
 def record_state(task_id=None, state=None, **_):
     """What Celery itself made of each run: SUCCESS, IGNORED, FAILURE."""
     marks.rpush(key(f"ended:{task_id}"), str(state))
+
+
+def ends(task_id: str, count: int = 1, timeout: float = 20.0) -> list:
+    """How the runs of a task ended, in the order recorded, once ``count`` of them are (or the
+    timeout passed). Celery sends task_postrun after it stored the result: a caller that already
+    has the result may look before the end is recorded."""
+    ended = key(f"ended:{task_id}")
+    deadline = time.monotonic() + timeout
+    while marks.llen(ended) < count and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return marks.lrange(ended, 0, -1)

@@ -26,7 +26,7 @@ def test_each_task_on_an_order_runs_once_and_returns_its_own_result(tasks, worke
         {"effect": "refund", "order": "o-7", "amount": 1999, "runs": 1},
     ]
     for one in sent:
-        assert tasks.marks.lrange(tasks.key(f"ended:{one.id}"), 0, -1) == ["SUCCESS"]
+        assert tasks.ends(one.id) == ["SUCCESS"]
     operator = tenant.operator()
     scope = "celery/orders/o-7"
     intents = operator.list_intents(scope=scope).items

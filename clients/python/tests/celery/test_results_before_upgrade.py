@@ -72,7 +72,7 @@ def test_a_task_whose_result_was_stored_before_the_upgrade_on_its_own_scope_is_d
     }
     for task_id in sent:
         assert tasks.marks.get(tasks.key(f"runs:{task_id}")) is None  # the body never ran
-        assert tasks.marks.lrange(tasks.key(f"ended:{task_id}"), 0, -1) == ["SUCCESS"]
+        assert tasks.ends(task_id) == ["SUCCESS"]
 
 
 def test_on_an_entity_scope_the_single_result_record_is_not_read(tasks, workers, tenant):

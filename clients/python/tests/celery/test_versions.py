@@ -37,11 +37,7 @@ def ends_of(tasks, task_id):
     """How each delivery of a task ended, sorted. The worker that hands a task back records its
     IGNORED after re-sending it, so the other fleet's SUCCESS may be recorded first or before the
     IGNORED is: wait (bounded) for two ends rather than assume their order."""
-    key = tasks.key(f"ended:{task_id}")
-    deadline = time.monotonic() + 20
-    while tasks.marks.llen(key) < 2 and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return sorted(tasks.marks.lrange(key, 0, -1))
+    return sorted(tasks.ends(task_id, 2))
 
 def test_a_worker_with_both_versions_runs_the_body_of_each_scopes_version(
     tasks, workers, tenant
