@@ -5,7 +5,9 @@
  * a second process meanwhile. The Python client is checked at the same time, in processes of its
  * own: `ruff check`, `ruff format --check` and `mypy` (strict), from clients/python/.venv, over
  * the package and its scripts (clients/python/pyproject.toml says what they cover). Exits non-zero
- * when any of them finds something, or when the Python tools are not installed.
+ * when any of them finds something, or when the Python tools are not installed. After a check
+ * that passed, the next one checks and lints again only what changed or what a change affects
+ * (scripts/check-cache.js); a fresh clone checks everything.
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -14,6 +16,7 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ESLint } from 'eslint';
 import ts from 'typescript';
+import { CheckCache } from './check-cache.js';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const require = createRequire(import.meta.url);
@@ -64,14 +67,8 @@ function pythonChecks() {
   );
 }
 
-function typeCheck() {
-  const configFile = ts.readConfigFile(`${root}/tsconfig.json`, ts.sys.readFile);
-  const parsed = ts.parseJsonConfigFileContent(configFile.config, ts.sys, root);
-  const program = ts.createProgram({
-    rootNames: parsed.fileNames,
-    options: { ...parsed.options, noEmit: true },
-  });
-  const diagnostics = [...parsed.errors, ...ts.getPreEmitDiagnostics(program)];
+function typeCheck(cache) {
+  const { program, diagnostics, affected } = cache.typeCheck();
   if (diagnostics.length > 0) {
     const host = {
       getCanonicalFileName: (name) => name,
@@ -80,10 +77,11 @@ function typeCheck() {
     };
     console.error(ts.formatDiagnosticsWithColorAndContext(diagnostics, host));
   }
-  return { program, ok: diagnostics.length === 0 };
+  return { program, affected, ok: diagnostics.length === 0 };
 }
 
-async function lint(program) {
+/** Lints what changed or what the type check found affected; returns the files and whether all passed. */
+async function lint(cache, program, affected) {
   const eslint = new ESLint({
     cwd: root,
     overrideConfig: [
@@ -93,22 +91,26 @@ async function lint(program) {
       },
     ],
   });
-  const results = await eslint.lintFiles(['.']);
+  const files = await cache.candidates(eslint);
+  const paths = cache.toLint(files, affected).map(([path]) => path);
+  const results = paths.length === 0 ? [] : await eslint.lintFiles(paths);
   const formatter = await eslint.loadFormatter('stylish');
   const report = await formatter.format(results);
   if (report) console.error(report);
-  return results.every((result) => result.errorCount === 0);
+  return { files, ok: results.every((result) => result.errorCount === 0) };
 }
 
 const formatted = formatCheck();
 const python = pythonChecks();
-const { program, ok: typed } = typeCheck();
-const linted = await lint(program);
-const results = { typecheck: typed, lint: linted, format: await formatted };
+const cache = new CheckCache(root);
+const { program, affected, ok: typed } = typeCheck(cache);
+const linted = await lint(cache, program, affected);
+const results = { typecheck: typed, lint: linted.ok, format: await formatted };
 for (const [name, passed] of Object.entries(python)) results[name] = await passed;
 const failed = Object.keys(results).filter((name) => !results[name]);
 if (failed.length > 0) {
   console.error(`check failed: ${failed.join(', ')}`);
   process.exit(1);
 }
+cache.savePassed(linted.files);
 console.log(`check passed: ${Object.keys(results).join(', ')}`);
