@@ -6,6 +6,7 @@ import type { TestProject } from 'vitest/node';
 import { findOrStartEtcd } from './etcd/etcd-service.js';
 import { SKIPS_FILE_ENV } from './helpers/missing.js';
 import { printSkippedGroups } from './helpers/skip-reporter.js';
+import { useTestTempDir } from './helpers/test-temp-root.js';
 import { redisProblem } from './integrations/redis-service.js';
 import { findOrStartPostgres } from './postgres/pg-service.js';
 
@@ -27,6 +28,9 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  // First: everything started from here on (etcd's data, the workers, their servers) uses it.
+  const temp = useTestTempDir();
+  console.log(`temporary files of the tests: ${temp.path} (${temp.why})`);
   const removeSkipsFile = setupSkipsFile(project);
   const stopEtcd = await setupEtcd(project);
   const stopPostgres = await setupPostgres(project);
@@ -35,6 +39,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await stopPostgres();
     await stopEtcd();
     removeSkipsFile();
+    temp.remove();
   };
 }
 
