@@ -62,10 +62,18 @@ async function databaseNow(): Promise<number> {
   return Number(rows[0]?.now);
 }
 
-/** Holds the scope row FOR SHARE (a caller's own transaction through assert_fence). */
+/**
+ * Holds the scope row FOR SHARE (a caller's own transaction through assert_fence). A refusal rolls
+ * the holder's transaction back, so it cannot leave the next test an aborted transaction.
+ */
 async function holdScope(scope: string, fence: number): Promise<() => Promise<void>> {
   await holder.query('BEGIN');
-  await assertFence(holder, { tenant: 'default', scope, fence, schema });
+  try {
+    await assertFence(holder, { tenant: 'default', scope, fence, schema });
+  } catch (error) {
+    await holder.query('ROLLBACK');
+    throw error;
+  }
   return async () => {
     await holder.query('COMMIT');
   };
@@ -74,7 +82,9 @@ async function holdScope(scope: string, fence: number): Promise<() => Promise<vo
 describe.skipIf(noPostgres)('store time after the locks', () => {
   it('rejects lease_expired a commit that waited for the scope lock past its lease', async () => {
     const scope = scopeName('late');
-    const grant = await gate.acquire({ scope, holder: 'w', ttlMs: 300 });
+    // Long enough that the lease is still live when the holder's assert_fence runs, on a loaded
+    // machine too; the test then waits for it to expire by database time.
+    const grant = await gate.acquire({ scope, holder: 'w', ttlMs: 1_500 });
     const release = await holdScope(scope, grant.fence);
     const pending = gate.commit({
       scope,
