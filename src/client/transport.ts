@@ -2,7 +2,13 @@
  * One HTTP exchange with the server, and what failed when it did not complete. A request that was
  * never sent (connection refused) is always safe to retry; one that was sent and then lost is not,
  * unless the operation is a read or carries an operationId.
+ *
+ * The exchange is node:http/https with keep-alive agents, not fetch: on Node 20 fetch's Request,
+ * Headers, Response and web streams cost about five times node:http's CPU per request, and a
+ * client's CPU runs beside the server's on the same machine (BENCHMARKS.md).
  */
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { FencegateError, isErrorCode } from '../errors.js';
 
 export type TransportFailure = 'not_sent' | 'lost';
@@ -30,7 +36,6 @@ const NOT_SENT_CODES = new Set([
   'EAI_AGAIN',
   'EHOSTUNREACH',
   'ENETUNREACH',
-  'UND_ERR_CONNECT_TIMEOUT',
 ]);
 
 /**
@@ -54,7 +59,31 @@ const TLS_VERIFY_CODES = new Set([
   'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
 ]);
 
-export async function exchange(
+/** Idle connections kept per server: enough for a client's requests in flight at once. */
+const MAX_FREE_SOCKETS = 64;
+/**
+ * How long an idle connection is kept. The server closes idle ones after its keep-alive timeout
+ * (Fastify's 72 s, Node's 5 s); a request sent on a connection just as the server closes it is
+ * lost, and a lost write without an operationId is an unknown outcome. Node's agent applies the
+ * server's `Keep-Alive: timeout` hint only below its own `timeout`, so the client sets one short
+ * enough for either.
+ */
+export const IDLE_CONNECTION_MS = 4_000;
+const AGENT_OPTIONS = {
+  keepAlive: true,
+  maxFreeSockets: MAX_FREE_SOCKETS,
+  timeout: IDLE_CONNECTION_MS,
+};
+const httpAgent = new HttpAgent(AGENT_OPTIONS);
+const httpsAgent = new HttpsAgent(AGENT_OPTIONS);
+
+/**
+ * The longest answer read: far above any the server sends (a page's byte budget is 1 MiB by
+ * default), so that a peer streaming without end cannot fill the client's memory.
+ */
+export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+
+export function exchange(
   url: string,
   init: {
     method: string;
@@ -63,6 +92,8 @@ export async function exchange(
     /** The body as JSON text already (a batch built from its items' texts); wins over `body`. */
     bodyText?: string;
     timeoutMs: number;
+    /** The longest answer read (MAX_ANSWER_BYTES); a longer one is dropped and the request lost. */
+    maxAnswerBytes?: number;
   },
 ): Promise<Reply> {
   const text = init.bodyText ?? (init.body === undefined ? undefined : JSON.stringify(init.body));
@@ -70,33 +101,91 @@ export async function exchange(
     authorization: `Bearer ${init.token}`,
     accept: 'application/json',
   };
-  if (text !== undefined) headers['content-type'] = 'application/json';
-  let response: Response;
-  let answer: string;
-  try {
-    response = await fetch(url, {
-      method: init.method,
-      headers,
-      ...(text === undefined ? {} : { body: text }),
-      // A redirect is answered as it is: following it would send the token to whatever origin it
-      // names, and take another URL's answer (a GET, after a 302 on a POST) for this request's.
-      redirect: 'manual',
-      signal: AbortSignal.timeout(init.timeoutMs),
-    });
-    answer = await response.text();
-  } catch (error) {
-    throw classify(error, init.timeoutMs);
+  if (text !== undefined) {
+    headers['content-type'] = 'application/json';
+    headers['content-length'] = String(Buffer.byteLength(text));
   }
-  return { status: response.status, body: parseBody(answer, response.status) };
+  const target = new URL(url);
+  const maxAnswerBytes = init.maxAnswerBytes ?? MAX_ANSWER_BYTES;
+  return new Promise<Reply>((resolve, reject) => {
+    let settled = false;
+    /**
+     * Whether the request may have reached the server: a socket reused from the pool, or a new
+     * one once connected (over TLS, once the handshake is done). node:http writes nothing before.
+     */
+    let connected = false;
+    const settle = (outcome: () => void): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      outcome();
+    };
+    const fail = (error: unknown): void => settle(() => reject(classify(error, connected)));
+    const drop = (error: TransportError): void => {
+      settle(() => reject(error));
+      sent.destroy();
+    };
+    // A redirect is answered as it is (node:http never follows one): following it would send the
+    // token to whatever origin it names, and take another URL's answer for this request's.
+    const onAnswer = (answer: IncomingMessage): void => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      answer.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size <= maxAnswerBytes) chunks.push(chunk);
+        else {
+          chunks.length = 0;
+          drop(
+            new TransportError('lost', `the answer passed ${maxAnswerBytes} bytes; it was dropped`),
+          );
+        }
+      });
+      answer.on('error', fail);
+      answer.on('end', () => {
+        const status = answer.statusCode ?? 0;
+        settle(() => resolve({ status, body: parseBody(Buffer.concat(chunks), status) }));
+      });
+    };
+    const options = { method: init.method, headers };
+    const sent =
+      target.protocol === 'https:'
+        ? httpsRequest(target, { ...options, agent: httpsAgent }, onAnswer)
+        : httpRequest(target, { ...options, agent: httpAgent }, onAnswer);
+    sent.on('socket', (socket) => {
+      if (sent.reusedSocket || !socket.connecting) connected = true;
+      else
+        socket.once(target.protocol === 'https:' ? 'secureConnect' : 'connect', () => {
+          connected = true;
+        });
+    });
+    // One bound for the whole exchange, the answer's last byte included: an answer that trickles
+    // in ends here too. Before a connection, nothing was sent.
+    const timer = setTimeout(() => {
+      drop(
+        connected
+          ? new TransportError('lost', `no answer within ${init.timeoutMs} ms`)
+          : new TransportError(
+              'not_sent',
+              `could not connect within ${init.timeoutMs} ms; nothing was sent`,
+            ),
+      );
+    }, init.timeoutMs);
+    sent.on('error', fail);
+    sent.end(text);
+  });
 }
 
-function classify(error: unknown, timeoutMs: number): TransportError {
-  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
-    return new TransportError('lost', `no answer within ${timeoutMs} ms`, { cause: error });
-  }
+function errorCode(error: unknown): string | undefined {
+  const own = (error as { code?: unknown } | null)?.code;
+  if (typeof own === 'string') return own;
   const cause =
     error instanceof Error ? (error.cause as { code?: unknown } | undefined) : undefined;
-  const code = typeof cause?.code === 'string' ? cause.code : undefined;
+  return typeof cause?.code === 'string' ? cause.code : undefined;
+}
+
+/** `connected`: whether the request may have reached the server (see exchange). */
+function classify(error: unknown, connected: boolean): TransportError {
+  const code = errorCode(error);
   const reason = code ?? (error instanceof Error ? error.message : String(error));
   if (code !== undefined && TLS_VERIFY_CODES.has(code)) {
     return new TransportError(
@@ -105,16 +194,16 @@ function classify(error: unknown, timeoutMs: number): TransportError {
       { cause: error },
     );
   }
-  if (code !== undefined && NOT_SENT_CODES.has(code)) {
+  if (!connected && code !== undefined && NOT_SENT_CODES.has(code)) {
     return new TransportError('not_sent', `could not connect (${reason})`, { cause: error });
   }
   return new TransportError('lost', `the connection failed (${reason})`, { cause: error });
 }
 
-function parseBody(text: string, status: number): unknown {
-  if (text === '') return undefined;
+function parseBody(bytes: Buffer, status: number): unknown {
+  if (bytes.length === 0) return undefined;
   try {
-    return JSON.parse(text) as unknown;
+    return JSON.parse(bytes.toString('utf8')) as unknown;
   } catch {
     return { nonJson: true, status };
   }
