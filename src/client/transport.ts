@@ -7,9 +7,10 @@
  * Headers, Response and web streams cost about five times node:http's CPU per request, and a
  * client's CPU runs beside the server's on the same machine (BENCHMARKS.md).
  */
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { FencegateError, isErrorCode } from '../errors.js';
+import { httpAgent, httpsAgent } from '../keep-alive-agents.js';
 
 export type TransportFailure = 'not_sent' | 'lost';
 
@@ -58,24 +59,6 @@ const TLS_VERIFY_CODES = new Set([
   'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
   'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
 ]);
-
-/** Idle connections kept per server: enough for a client's requests in flight at once. */
-const MAX_FREE_SOCKETS = 64;
-/**
- * How long an idle connection is kept. The server closes idle ones after its keep-alive timeout
- * (Fastify's 72 s, Node's 5 s); a request sent on a connection just as the server closes it is
- * lost, and a lost write without an operationId is an unknown outcome. Node's agent applies the
- * server's `Keep-Alive: timeout` hint only below its own `timeout`, so the client sets one short
- * enough for either.
- */
-export const IDLE_CONNECTION_MS = 4_000;
-const AGENT_OPTIONS = {
-  keepAlive: true,
-  maxFreeSockets: MAX_FREE_SOCKETS,
-  timeout: IDLE_CONNECTION_MS,
-};
-const httpAgent = new HttpAgent(AGENT_OPTIONS);
-const httpsAgent = new HttpsAgent(AGENT_OPTIONS);
 
 /**
  * The longest answer read: far above any the server sends (a page's byte budget is 1 MiB by

@@ -1,15 +1,16 @@
 /**
- * The webhook effector's default transport: a POST over node:http/https with keep-alive agents,
- * so deliveries to one receiver reuse a few open connections, and the answer read from the socket
- * into a buffer. No fetch Response, Headers or web stream is made per delivery: on Node 20 the
+ * The webhook effector's default transport: a POST over node:http/https with the library's
+ * keep-alive agents (keep-alive-agents.ts), so deliveries to one receiver reuse a few open
+ * connections, and the answer read from the socket into a buffer. No fetch Response, Headers or web stream is made per delivery: on Node 20 the
  * built-in fetch managed about a tenth of node:http's POST rate at 16 in flight, and wrapping
  * node:http's answer in a Response still cost a good part of it (see BENCHMARKS.md, dispatch).
  * Neither is an AbortController: the request is destroyed by its own timer or by the caller's
  * signal directly, which saves a signal and node:http's listeners on it per delivery.
  * Redirects are never followed (node:http does not follow them).
  */
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { httpAgent, httpsAgent } from '../keep-alive-agents.js';
 import {
   isSuccess,
   MAX_ANSWER_BYTES,
@@ -17,11 +18,6 @@ import {
   type PostLimits,
   type WebhookAnswer,
 } from './webhook-answer.js';
-
-/** Idle connections kept per receiver: enough for a dispatcher's batch in flight. */
-const MAX_FREE_SOCKETS = 64;
-const httpAgent = new HttpAgent({ keepAlive: true, maxFreeSockets: MAX_FREE_SOCKETS });
-const httpsAgent = new HttpsAgent({ keepAlive: true, maxFreeSockets: MAX_FREE_SOCKETS });
 
 /**
  * POSTs `body` to `url` with `headers`, a fresh object content-length is added to; answers once the whole

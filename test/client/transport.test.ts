@@ -8,7 +8,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { exchange, IDLE_CONNECTION_MS, TransportError } from '../../src/client/transport.js';
+import { exchange, TransportError } from '../../src/client/transport.js';
+import { IDLE_CONNECTION_MS } from '../../src/keep-alive-agents.js';
 
 const servers: Server[] = [];
 const children: ChildProcess[] = [];
