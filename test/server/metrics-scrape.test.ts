@@ -89,8 +89,11 @@ describe.each(AREA_STORES)('/metrics on $name', (kind) => {
     await history(gate, 3, 5);
     const store = faultyStore(inner);
     const app = await metricsServer(store);
+    // The first refresh counts intents and verifies the log side by side: wait for both.
+    const refreshed = (text: string) =>
+      /^fencegate_verify_checked_entries [1-9]/m.test(text) && /^fencegate_intents\{/m.test(text);
     let text = await scrape(app);
-    while (!/^fencegate_verify_checked_entries [1-9]/m.test(text)) {
+    while (!refreshed(text)) {
       await new Promise((resolve) => setTimeout(resolve, 10));
       text = await scrape(app);
     }
