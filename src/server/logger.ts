@@ -4,8 +4,16 @@
  * On a terminal (`npm start`) the same records are printed as readable lines by pino-pretty, one
  * line a record; when stdout is a pipe or a file, collectors get the JSON.
  */
+import { createRequire } from 'node:module';
 import { pino, type Logger } from 'pino';
-import pinoPretty from 'pino-pretty';
+import type PinoPretty from 'pino-pretty';
+
+/**
+ * pino-pretty is loaded only for a terminal: a server whose output is a pipe or a file (every
+ * server a supervisor or a test starts) does not pay for its thirty modules at startup.
+ */
+const loadPinoPretty = (): typeof PinoPretty =>
+  createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
 
 export const REDACTED_PATHS = [
   'req.headers.authorization',
@@ -20,6 +28,7 @@ export function createLogger(
 ): Logger {
   const options = { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } };
   if ((destination as { isTTY?: boolean }).isTTY !== true) return pino(options, destination);
+  const pinoPretty = loadPinoPretty();
   return pino(
     options,
     pinoPretty({

@@ -3,9 +3,11 @@
  * acquiring random scopes (short leases by the database clock), pausing now and then long enough
  * for its lease to expire or be taken over, taking scopes over as an operator, incrementing a
  * counter record, re-sending commits (replays), and replaying commits with fences it knows are
- * stale. It reports what it saw over IPC; the parent judges the store by its audit log.
+ * stale. It reports what it saw over IPC; the parent judges the store by its audit log. It stops
+ * after `seconds`, or sooner once it has seen `commits` commits: a fast machine has raced enough by
+ * then, and a slow one still races for the whole time.
  *
- * argv: url schema processId seconds scopes groupCommit(0|1)
+ * argv: url schema processId seconds commits scopes groupCommit(0|1)
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isFencegateError } from '../../src/errors.js';
@@ -25,10 +27,11 @@ export interface RaceReport {
   errors: Record<string, number>;
 }
 
-const [url, schema, processId, secondsText, scopesText, groupCommitText] = process.argv.slice(
-  2,
-) as [string, string, string, string, string, string];
+const [url, schema, processId, secondsText, commitsText, scopesText, groupCommitText] =
+  process.argv.slice(2) as [string, string, string, string, string, string, string];
 const deadline = Date.now() + Number(secondsText) * 1000;
+const commitTarget = Number(commitsText);
+const racing = (): boolean => Date.now() < deadline && report.committed.length < commitTarget;
 const scopeCount = Number(scopesText);
 const LANES = 16;
 
@@ -59,7 +62,7 @@ const pick = (n: number): number => Math.floor(Math.random() * n);
 async function lane(laneId: number): Promise<void> {
   const holder = `${processId}-lane${laneId}`;
   const oldFences = new Map<string, number>();
-  for (let i = 0; Date.now() < deadline; i++) {
+  for (let i = 0; racing(); i++) {
     const scope = `race/${pick(scopeCount)}`;
     const operationBase = `${holder}-${i}`;
     try {
