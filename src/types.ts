@@ -749,9 +749,21 @@ export interface RolloutStepReport {
   skipped: number;
   /** Commits accepted on the moved scopes under the step's fences or newer. */
   commitsAccepted: number;
+  /** Scopes an acquire pinned to toPolicy while this was the current step. */
+  pinnedAtAcquire: number;
+  /** Intents of the step's scopes (moved or pinned) whose delivery outcome is unknown. */
+  unknownOutcomes: number;
+  /** The jobs ledger's toPolicy jobs of the step's scopes (moved or pinned), by last state. */
+  toPolicyJobs: JobTally;
   /** When the step's cutover started, and finished moving (null while it runs). */
   startedAt: number;
   completedAt: number | null;
+}
+
+/** Jobs by their last state, and how many in all. */
+export interface JobTally {
+  total: number;
+  byState: Record<JobState, number>;
 }
 
 export interface RolloutRollbackReport {
@@ -781,7 +793,7 @@ export interface RolloutReport {
   /** Intents of the rollout's scopes whose delivery outcome is unknown, to reconcile. */
   unknownOutcomes: number;
   /** The jobs ledger's toPolicy jobs of the rollout's scopes, by last state. */
-  toPolicyJobs: { total: number; byState: Record<JobState, number> };
+  toPolicyJobs: JobTally;
   /** Each gate's readings of the current step, in the order of the rollout's gates. */
   gateSeries: RolloutGateSeries[];
 }

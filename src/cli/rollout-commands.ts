@@ -161,7 +161,9 @@ export const rolloutReportCommand = httpCommand({
     "a rollout's report: scopes moved and commits accepted per step, its rollback (operator)",
   usage: `Usage: fencegate rollout report ROLLOUT_ID [--url URL] [--token T] [--json]
 
-Per step: the scopes it moved and the commits accepted on them. After a rollback: the scopes moved
+Per step: the scopes it moved and the commits accepted on them, the scopes an acquire pinned
+during it, and on its scopes the intents with an unknown outcome and the new version's jobs in the
+jobs ledger. After a rollback: the scopes moved
 back, the commit attempts under an older fence since (stale attempts) and how many of them were
 accepted (staleAccepted, which must be 0). Exit 1 when there is no such rollout.
 

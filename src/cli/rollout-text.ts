@@ -38,12 +38,24 @@ function holdText(rollout: Rollout): string {
 }
 
 /**
- * The report: the rollout, a table of its steps (scopes moved, commits accepted), then the
- * rollback with its stale attempts and how many were accepted, which must be 0.
+ * The report: the rollout, a table of its steps (scopes moved, commits accepted, scopes pinned at
+ * acquire, unknown outcomes and toPolicy jobs on the step's scopes), then the rollback with its
+ * stale attempts and how many were accepted, which must be 0.
  */
 export function reportText(report: RolloutReport): string {
   const lines = [rolloutLine(report.rollout), ''];
-  const header = ['step', 'cutover', 'percent', 'status', 'moved', 'skipped', 'commits accepted'];
+  const header = [
+    'step',
+    'cutover',
+    'percent',
+    'status',
+    'moved',
+    'skipped',
+    'commits accepted',
+    'pinned',
+    'unknown outcomes',
+    `${report.rollout.toPolicy} jobs`,
+  ];
   const rows = report.steps.map((step, i) => [
     String(i + 1),
     step.cutoverId,
@@ -52,6 +64,9 @@ export function reportText(report: RolloutReport): string {
     String(step.moved),
     String(step.skipped),
     String(step.commitsAccepted),
+    String(step.pinnedAtAcquire),
+    String(step.unknownOutcomes),
+    String(step.toPolicyJobs.total),
   ]);
   lines.push(...table([header, ...rows]), '');
   lines.push(`pinned to ${report.rollout.toPolicy} at acquire: ${report.pinnedAtAcquire}`);

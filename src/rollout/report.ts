@@ -13,6 +13,7 @@ import type { Store } from '../store/store.js';
 import {
   JOB_STATES,
   type JobState,
+  type JobTally,
   type Rollout,
   type RolloutReport,
   type RolloutStepReport,
@@ -26,6 +27,11 @@ export async function buildRolloutReport(
   rollout: Rollout,
   row: RolloutRow,
 ): Promise<RolloutReport> {
+  const marks = await store.readRolloutScopes(tenant, row.rolloutId);
+  // Each scope belongs to the step that moved it, or that was current when an acquire pinned it.
+  const stepOf = new Map(marks.map(({ scope, row: mark }) => [scope, mark.step]));
+  const unknown = await unknownIntentsByStep(store, tenant, stepOf);
+  const jobs = await jobsByStep(store, tenant, stepOf, row.toPolicy);
   const steps: RolloutStepReport[] = [];
   for (let step = 1; step <= row.step; step += 1) {
     const report = await buildCutoverReport(store, tenant, stepCutoverId(row.rolloutId, step));
@@ -38,12 +44,14 @@ export async function buildRolloutReport(
       moved,
       skipped: report.skipped.length,
       commitsAccepted: report.liveCommits,
+      pinnedAtAcquire: marks.filter(({ row: mark }) => mark.via === 'acquire' && mark.step === step)
+        .length,
+      unknownOutcomes: unknown.get(step) ?? 0,
+      toPolicyJobs: jobs.get(step) ?? emptyTally(),
       startedAt: report.startedAt,
       completedAt: report.completedAt,
     });
   }
-  const marks = await store.readRolloutScopes(tenant, row.rolloutId);
-  const scopes = marks.map(({ scope }) => scope);
   const rollback = await buildCutoverReport(store, tenant, rollbackCutoverId(row.rolloutId));
   const movedBack = rollback === null ? 0 : await movedBy(store, tenant, rollback.cutoverId);
   return {
@@ -64,8 +72,8 @@ export async function buildRolloutReport(
             startedAt: rollback.startedAt,
             completedAt: rollback.completedAt,
           },
-    unknownOutcomes: await unknownIntents(store, tenant, new Set(scopes)),
-    toPolicyJobs: await jobsOf(store, tenant, scopes, row.toPolicy),
+    unknownOutcomes: [...unknown.values()].reduce((sum, count) => sum + count, 0),
+    toPolicyJobs: sumTallies([...jobs.values()]),
     gateSeries: await gateSeriesOf(store, tenant, row),
   };
 }
@@ -102,8 +110,13 @@ async function cancelledBy(store: Store, tenant: string, cutoverId: string): Pro
   return count;
 }
 
-async function unknownIntents(store: Store, tenant: string, scopes: Set<string>): Promise<number> {
-  let count = 0;
+/** Intents with an unknown outcome on the rollout's scopes, by the step each scope belongs to. */
+async function unknownIntentsByStep(
+  store: Store,
+  tenant: string,
+  stepOf: ReadonlyMap<string, number>,
+): Promise<Map<number, number>> {
+  const counts = new Map<number, number>();
   let cursor: string | undefined;
   do {
     const page = await store.listIntents(tenant, {
@@ -111,29 +124,50 @@ async function unknownIntents(store: Store, tenant: string, scopes: Set<string>)
       limit: INTENT_PAGE,
       ...(cursor === undefined ? {} : { cursor }),
     });
-    count += page.items.filter((intent) => scopes.has(intent.scope)).length;
+    for (const intent of page.items) {
+      const step = stepOf.get(intent.scope);
+      if (step !== undefined) counts.set(step, (counts.get(step) ?? 0) + 1);
+    }
     cursor = page.nextCursor ?? undefined;
   } while (cursor !== undefined);
-  return count;
+  return counts;
 }
 
-async function jobsOf(
+/** The ledger's toPolicy jobs of the rollout's scopes, by the step each scope belongs to. */
+async function jobsByStep(
   store: Store,
   tenant: string,
-  scopes: string[],
+  stepOf: ReadonlyMap<string, number>,
   toPolicy: string,
-): Promise<RolloutReport['toPolicyJobs']> {
-  const byState = Object.fromEntries(JOB_STATES.map((state) => [state, 0])) as Record<
-    JobState,
-    number
-  >;
-  let total = 0;
-  if (scopes.length > 0) {
-    for (const job of await store.listJobs(tenant, scopes)) {
-      if (job.policyVersion !== toPolicy) continue;
-      byState[job.state] += 1;
-      total += 1;
+): Promise<Map<number, JobTally>> {
+  const tallies = new Map<number, JobTally>();
+  if (stepOf.size === 0) return tallies;
+  for (const job of await store.listJobs(tenant, [...stepOf.keys()])) {
+    const step = stepOf.get(job.scope);
+    if (step === undefined || job.policyVersion !== toPolicy) continue;
+    let tally = tallies.get(step);
+    if (tally === undefined) {
+      tally = emptyTally();
+      tallies.set(step, tally);
     }
+    tally.byState[job.state] += 1;
+    tally.total += 1;
   }
-  return { total, byState };
+  return tallies;
+}
+
+function emptyTally(): JobTally {
+  return {
+    total: 0,
+    byState: Object.fromEntries(JOB_STATES.map((state) => [state, 0])) as Record<JobState, number>,
+  };
+}
+
+function sumTallies(tallies: readonly JobTally[]): JobTally {
+  const sum = emptyTally();
+  for (const tally of tallies) {
+    sum.total += tally.total;
+    for (const state of JOB_STATES) sum.byState[state] += tally.byState[state];
+  }
+  return sum;
 }

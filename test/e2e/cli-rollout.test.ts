@@ -1,7 +1,7 @@
 /**
  * Rollouts from the command line, over HTTP with an operator token: start, status, advance, a
  * report per step, a rollback that fences out the new version's in-flight job, and the report
- * after it with staleAccepted 0. Usage mistakes exit 2, refusals 1.
+ * after it with staleAccepted 0; pause, resume and promote. Usage mistakes exit 2, refusals 1.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FencegateClient } from '../../src/client/index.js';
@@ -104,6 +104,12 @@ describe('fencegate rollout', () => {
       staleAccepted: 0,
     });
     expect(report.rollback?.moved).toBe(report.steps.reduce((sum, step) => sum + step.moved, 0));
+    // Each step's own figures come over HTTP, and the rollout's are their sums.
+    const overSteps = (figure: (step: RolloutReport['steps'][number]) => number) =>
+      report.steps.reduce((sum, step) => sum + figure(step), 0);
+    expect(overSteps((step) => step.pinnedAtAcquire)).toBe(report.pinnedAtAcquire);
+    expect(overSteps((step) => step.unknownOutcomes)).toBe(report.unknownOutcomes);
+    expect(overSteps((step) => step.toPolicyJobs.total)).toBe(report.toPolicyJobs.total);
 
     const listed = await cli('rollout', 'status', '--json');
     expect(JSON.parse(listed.stdout)).toMatchObject({
@@ -112,6 +118,85 @@ describe('fencegate rollout', () => {
     const missing = await cli('rollout', 'status', 'no-such');
     expect(missing).toMatchObject({ code: 1, stdout: 'no rollout no-such\n' });
     expect((await cli('rollout', 'report', 'no-such')).code).toBe(1);
+  });
+
+  it('pauses, resumes at the current revision and promotes, each printing the new state; while paused, advance and a resume at an old revision are refused with exit 1 and change nothing', async () => {
+    // A selection of its own, beside the one the case above ramped.
+    const scopes = Array.from({ length: 10 }, (_, i) => `canary-${i}/memory`);
+    for (const scope of scopes) {
+      const grant = await gate.acquire({ scope, holder: 'v7', ttlMs: 60_000, policyVersion: 'v7' });
+      await gate.release({ scope, holder: 'v7', fence: grant.fence });
+    }
+    const onV8 = async () =>
+      (await gate.listScopes({ prefix: 'canary-', limit: 100 })).items
+        .filter((scope) => scope.policyVersion === 'v8')
+        .map((scope) => scope.scope);
+    const status = async () => {
+      const shown = await cli('rollout', 'status', 'canary', '--json');
+      expect(shown.code).toBe(0);
+      return JSON.parse(shown.stdout) as Rollout;
+    };
+    const line = (state: string, step: number, revision: number, cutover: string) =>
+      `canary: ${state} (step ${step} of 2: 40, 75), v7 -> v8, prefix canary-, ` +
+      `revision ${revision}, cutover ${cutover} done\n`;
+
+    const started = await cli(
+      ...['rollout', 'start', 'canary', '--from', 'v7', '--to', 'v8'],
+      ...['--prefix', 'canary-', '--steps', '40,75'],
+    );
+    expect(started).toEqual({
+      code: 0,
+      stdout: `started ${line('running at 40 %', 1, 1, 'canary/step-1')}`,
+      stderr: '',
+    });
+    const ramped = await onV8();
+    expect(ramped.length).toBeGreaterThan(0);
+
+    const paused = await cli('rollout', 'pause', 'canary', '--revision', '1');
+    expect(paused).toEqual({
+      code: 0,
+      stdout: `paused ${line('paused at 40 %', 1, 2, 'canary/step-1')}`,
+      stderr: '',
+    });
+    expect(await status()).toMatchObject({ status: 'paused', step: 1, percent: 40, revision: 2 });
+
+    // No step advances until resume.
+    const advance = await cli('rollout', 'advance', 'canary');
+    expect(advance).toMatchObject({ code: 1, stdout: '' });
+    expect(advance.stderr).toMatch(/^fencegate rollout advance: rollout_conflict: .*paused/);
+    // A resume made on the revision read before the pause is refused with where the rollout is.
+    const stale = await cli('rollout', 'resume', 'canary', '--revision', '1', '--json');
+    expect(stale.code).toBe(1);
+    expect(JSON.parse(stale.stdout)).toMatchObject({
+      error: { code: 'rollout_conflict', details: { status: 'paused', revision: 2 } },
+    });
+    expect(stale.stderr).toMatch(/^fencegate rollout resume: rollout_conflict: /);
+    expect(await status()).toMatchObject({ status: 'paused', step: 1, percent: 40, revision: 2 });
+    expect(await onV8()).toEqual(ramped);
+
+    const resumed = await cli('rollout', 'resume', 'canary', '--revision', '2');
+    expect(resumed).toEqual({
+      code: 0,
+      stdout: `resumed ${line('running at 40 %', 1, 3, 'canary/step-1')}`,
+      stderr: '',
+    });
+    expect(await status()).toMatchObject({ status: 'running', step: 1, percent: 40, revision: 3 });
+    expect(await onV8()).toEqual(ramped);
+
+    // Past the 75 % step to 100 % in one step; the completion is a change of its own.
+    const promoted = await cli('rollout', 'promote', 'canary', '--revision', '3');
+    expect(promoted).toEqual({
+      code: 0,
+      stdout: `promoted ${line('completed at 100 %', 2, 5, 'canary/step-2')}`,
+      stderr: '',
+    });
+    expect(await status()).toMatchObject({ status: 'completed', step: 2, percent: 100 });
+    expect(await onV8()).toEqual(scopes);
+    const report = (await gate.rollouts.report('canary'))!;
+    expect(report.steps.map((step) => [step.cutoverId, step.percent, step.moved])).toEqual([
+      ['canary/step-1', 40, ramped.length],
+      ['canary/step-2', 100, scopes.length - ramped.length],
+    ]);
   });
 
   it('answers usage mistakes with exit 2 and the usage, and changes nothing', async () => {

@@ -14,6 +14,7 @@ import type { RolloutGateReading, RolloutReport } from '../../src/types.js';
 
 const HOSTILE = '"><img src=x onerror=alert(1)>';
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
+const noJobs = { total: 0, byState: {} as RolloutReport['toPolicyJobs']['byState'] };
 
 function quietWindow(rejected: Record<string, number>): ActivityView {
   return {
@@ -60,6 +61,9 @@ function report(fields: Partial<RolloutReport> = {}): RolloutReport {
         moved: 10,
         skipped: 0,
         commitsAccepted: 0,
+        pinnedAtAcquire: 0,
+        unknownOutcomes: 0,
+        toPolicyJobs: noJobs,
         startedAt: T0,
         completedAt: T0 + 1000,
       },
@@ -70,6 +74,9 @@ function report(fields: Partial<RolloutReport> = {}): RolloutReport {
         moved: 20,
         skipped: 0,
         commitsAccepted: 0,
+        pinnedAtAcquire: 0,
+        unknownOutcomes: 0,
+        toPolicyJobs: noJobs,
         startedAt: T0 + 60_000,
         completedAt: null,
       },
@@ -77,7 +84,7 @@ function report(fields: Partial<RolloutReport> = {}): RolloutReport {
     pinnedAtAcquire: 0,
     rollback: null,
     unknownOutcomes: 0,
-    toPolicyJobs: { total: 0, byState: {} as RolloutReport['toPolicyJobs']['byState'] },
+    toPolicyJobs: noJobs,
     gateSeries: [],
     ...fields,
   };

@@ -243,7 +243,9 @@ class RolloutGateSeries(TypedDict):
 
 
 class RolloutStepReport(TypedDict):
-    """One step of a rollout: the scopes its cutover moved or left, the commits accepted on them."""
+    """One step of a rollout: the scopes its cutover moved or left, the commits accepted on them,
+    the scopes an acquire pinned during it, and on its scopes the intents whose outcome is unknown
+    and the ``toPolicy`` jobs of the jobs ledger."""
 
     cutoverId: str
     percent: int
@@ -251,6 +253,9 @@ class RolloutStepReport(TypedDict):
     moved: int
     skipped: int
     commitsAccepted: int
+    pinnedAtAcquire: int
+    unknownOutcomes: int
+    toPolicyJobs: JsonObject
     startedAt: int
     completedAt: Optional[int]
 

@@ -5,10 +5,10 @@
  * the entry point offers `gate.rollouts`.
  */
 import { describe, expect, it } from 'vitest';
-import { isFencegateError } from '../../errors.js';
+import { isFencegateError, type FencegateError } from '../../errors.js';
 import { admits } from '../../core/rollout-rules.js';
 import type { RolloutsApi } from '../../rollout/rollouts.js';
-import type { CommitRequest, Grant, ScopeState } from '../../types.js';
+import type { CommitRequest, Grant, Rollout, ScopeState } from '../../types.js';
 import { LONG_TTL, acquire, expectCommitted, expectFailure, expectRejected } from './helpers.js';
 import type { ConformanceGate, SubjectFixture } from './subject.js';
 
@@ -73,6 +73,32 @@ async function rampHalf(rollouts: RolloutsApi, controller?: string): Promise<voi
     steps: [50],
     ...(controller === undefined ? {} : { controller }),
   });
+}
+
+/** Tenant A's handle through the store's second connection (over HTTP, the second server). */
+async function secondConnection(fx: SubjectFixture): Promise<ConformanceGate> {
+  const subject = fx.subject;
+  if (subject.connectAgain === undefined) {
+    throw new Error('a store with sharedAcrossProcesses must provide connectAgain()');
+  }
+  return await subject.connectAgain();
+}
+
+/**
+ * Two commands sent at once: exactly one must apply and the other be refused rollout_conflict.
+ * `index` is the one that applied.
+ */
+async function raceOf(
+  commands: [Promise<Rollout>, Promise<Rollout>],
+): Promise<{ index: number; applied: Rollout; refused: FencegateError }> {
+  const results = await Promise.allSettled(commands);
+  const index = results.findIndex((result) => result.status === 'fulfilled');
+  expect(results.map((result) => result.status).sort()).toEqual(['fulfilled', 'rejected']);
+  const applied = results[index] as PromiseFulfilledResult<Rollout>;
+  const error: unknown = (results[1 - index] as PromiseRejectedResult).reason;
+  if (!isFencegateError(error)) throw error;
+  expect(error.code).toBe('rollout_conflict');
+  return { index, applied: applied.value, refused: error };
 }
 
 function ramped(rolloutId: string, percent: number): string[] {
@@ -352,6 +378,148 @@ export function rolloutCases(fx: SubjectFixture): void {
         pause: { status: 'paused', step: 1, revision: started.revision + 1 },
       }[winner!];
       expect(current).toMatchObject(expected!);
+    });
+
+    it.skipIf(!fx.capabilities.sharedAcrossProcesses)(
+      'operator commands at one revision through two connections: one applies, the other is answered rollout_conflict with the state it lost to, and moves nothing',
+      async () => {
+        const { gate } = fx.subject;
+        await v7Scopes(gate);
+        const first = rolloutsOf(gate);
+        const again = await secondConnection(fx);
+        try {
+          const second = rolloutsOf(again);
+          const started = await first.start({
+            rolloutId: 'r1',
+            fromPolicy: 'v7',
+            toPolicy: 'v8',
+            prefix: 'wf-',
+            steps: [10, 40, 80],
+          });
+          // The same command from both: two applied would move two steps.
+          const advances = await raceOf([
+            first.advance({ rolloutId: 'r1', revision: started.revision }),
+            second.advance({ rolloutId: 'r1', revision: started.revision }),
+          ]);
+          const advanced = {
+            status: 'running',
+            step: 2,
+            percent: 40,
+            revision: started.revision + 1,
+          };
+          expect(advances.applied).toMatchObject({ ...advanced, cutoverDone: true });
+          expect(advances.refused.details).toMatchObject({
+            reason: 'state',
+            rolloutId: 'r1',
+            status: 'running',
+            revision: advanced.revision,
+          });
+          expect(await first.get('r1')).toMatchObject(advanced);
+          expect(await second.get('r1')).toEqual(await first.get('r1'));
+          let scopes = await scopesById(gate);
+          expect(ALL.filter((scope) => scopes.get(scope)?.policyVersion === 'v8')).toEqual(
+            ramped('r1', 40),
+          );
+          expect((await first.report('r1'))?.steps.map((step) => step.cutoverId)).toEqual([
+            'r1/step-1',
+            'r1/step-2',
+          ]);
+
+          // Two different commands: the loser is told the state the winner left.
+          const revision = advanced.revision;
+          const race = await raceOf([
+            first.pause({ rolloutId: 'r1', revision }),
+            second.advance({ rolloutId: 'r1', revision }),
+          ]);
+          const won = race.index === 0 ? 'pause' : 'advance';
+          const expected = {
+            pause: { status: 'paused', step: 2, percent: 40, revision: revision + 1 },
+            advance: { status: 'running', step: 3, percent: 80, revision: revision + 1 },
+          }[won];
+          expect(race.applied).toMatchObject(expected);
+          expect(race.refused.details).toMatchObject({
+            reason: 'state',
+            rolloutId: 'r1',
+            status: expected.status,
+            revision: expected.revision,
+          });
+          expect(await second.get('r1')).toMatchObject(expected);
+          scopes = await scopesById(gate);
+          expect(ALL.filter((scope) => scopes.get(scope)?.policyVersion === 'v8')).toEqual(
+            ramped('r1', expected.percent),
+          );
+        } finally {
+          await again.close();
+        }
+      },
+    );
+
+    it('pause stops the ramp: advance is refused until resume and moves nothing; a resume at a stale revision is refused with the current state; at the current one, the next advance moves the next step', async () => {
+      const { gate } = fx.subject;
+      await v7Scopes(gate);
+      const rollouts = rolloutsOf(gate);
+      const started = await rollouts.start({
+        rolloutId: 'r1',
+        fromPolicy: 'v7',
+        toPolicy: 'v8',
+        prefix: 'wf-',
+        steps: [20, 60],
+      });
+      const paused = await rollouts.pause({ rolloutId: 'r1', revision: started.revision });
+      expect(paused).toMatchObject({
+        status: 'paused',
+        step: 1,
+        percent: 20,
+        revision: started.revision + 1,
+      });
+      const atPause = await scopesById(gate);
+      // Named revision or not, no step advances while paused.
+      for (const command of [{ rolloutId: 'r1' }, { rolloutId: 'r1', revision: paused.revision }]) {
+        const error = await expectFailure(rollouts.advance(command), 'rollout_conflict');
+        expect(error.details).toMatchObject({
+          reason: 'state',
+          rolloutId: 'r1',
+          status: 'paused',
+          revision: paused.revision,
+        });
+      }
+      expect(await rollouts.get('r1')).toEqual(paused);
+      expect(await scopesById(gate)).toEqual(atPause);
+
+      // The revision read before the pause is gone: a resume made on it is refused.
+      const stale = await expectFailure(
+        rollouts.resume({ rolloutId: 'r1', revision: started.revision }),
+        'rollout_conflict',
+      );
+      expect(stale.details).toMatchObject({
+        reason: 'state',
+        rolloutId: 'r1',
+        status: 'paused',
+        revision: paused.revision,
+      });
+      expect(await rollouts.get('r1')).toEqual(paused);
+
+      const resumed = await rollouts.resume({ rolloutId: 'r1', revision: paused.revision });
+      expect(resumed).toMatchObject({
+        status: 'running',
+        step: 1,
+        percent: 20,
+        revision: paused.revision + 1,
+      });
+      expect(await scopesById(gate)).toEqual(atPause);
+      const advanced = await rollouts.advance({ rolloutId: 'r1', revision: resumed.revision });
+      expect(advanced).toMatchObject({
+        status: 'running',
+        step: 2,
+        percent: 60,
+        revision: resumed.revision + 1,
+        cutoverId: 'r1/step-2',
+        cutoverDone: true,
+      });
+      const scopes = await scopesById(gate);
+      expect(ALL.filter((scope) => scopes.get(scope)?.policyVersion === 'v8')).toEqual(
+        ramped('r1', 60),
+      );
     });
 
     it('overlapping rollouts and cutovers are refused while a rollout is active; a rollout after a rolled-back one ramps again', async () => {
