@@ -119,7 +119,7 @@ export const ERROR_CATALOG = {
     httpStatus: 409,
     retryable: false,
     description:
-      "The rollout's state changed since it was read or does not allow the change (details.status and details.revision say where it is), or the selection overlaps an active rollout (details.rolloutId) or a cutover still moving scopes (details.cutoverId).",
+      "The rollout's state changed since it was read or does not allow the change (details.status, details.step, details.percent and details.revision say where it is), or the selection overlaps an active rollout (details.rolloutId) or a cutover still moving scopes (details.cutoverId).",
   },
   stale_claim: {
     httpStatus: 409,

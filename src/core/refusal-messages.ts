@@ -323,14 +323,22 @@ export function cutoverOverlap(cutoverId: string): Refusal {
   };
 }
 
+/** Where a rollout stands: what a refused command is told, so it can decide without a read. */
+export interface RolloutStanding {
+  rolloutId: string;
+  status: string;
+  step: number;
+  percent: number;
+  revision: number;
+}
+
 /** A change the rollout's current state does not allow, or one made at an older revision. */
 export function rolloutStateConflict(
-  rolloutId: string,
+  rollout: RolloutStanding,
   action: string,
-  status: string,
-  revision: number,
   expectedRevision: number | null,
 ): Refusal {
+  const { rolloutId, status, step, percent, revision } = rollout;
   const message =
     expectedRevision !== null && expectedRevision !== revision
       ? `rollout ${rolloutId} is at revision ${revision}, not ${expectedRevision}: it changed since it was read (now ${status}); read it again and decide`
@@ -338,7 +346,7 @@ export function rolloutStateConflict(
   return {
     code: 'rollout_conflict',
     message,
-    details: { reason: 'state', rolloutId, status, revision },
+    details: { reason: 'state', rolloutId, status, step, percent, revision },
   };
 }
 

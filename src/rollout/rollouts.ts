@@ -148,15 +148,7 @@ export class Rollouts implements RolloutsApi {
       // A command made at an older revision did not see the step under way: it is refused, as
       // the store would refuse it, rather than answered with the step it resumes.
       if (command.revision !== undefined && command.revision !== current.revision) {
-        throw refusalError(
-          rolloutStateConflict(
-            current.rolloutId,
-            action,
-            current.status,
-            current.revision,
-            command.revision,
-          ),
-        );
+        throw refusalError(rolloutStateConflict(current, action, command.revision));
       }
       return await this.#drive(current);
     }

@@ -170,7 +170,7 @@ class PolicyConflictError(FencegateError):
 
 
 class RolloutConflictError(FencegateError):
-    """The rollout's state changed since it was read or does not allow the change (details.status and details.revision say where it is), or the selection overlaps an active rollout (details.rolloutId) or a cutover still moving scopes (details.cutoverId)."""
+    """The rollout's state changed since it was read or does not allow the change (details.status, details.step, details.percent and details.revision say where it is), or the selection overlaps an active rollout (details.rolloutId) or a cutover still moving scopes (details.cutoverId)."""
 
     code = "rollout_conflict"
     http_status = 409

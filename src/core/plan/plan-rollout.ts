@@ -90,15 +90,7 @@ export function planRolloutChange(
     refused<RolloutRow>(
       [ref],
       [],
-      refusalError(
-        rolloutStateConflict(
-          rollout.rolloutId,
-          change.action,
-          rollout.status,
-          rollout.revision,
-          expected,
-        ),
-      ),
+      refusalError(rolloutStateConflict(rollout, change.action, expected)),
     );
   if (change.revision !== undefined && change.revision !== rollout.revision) {
     return conflict(change.revision);

@@ -412,6 +412,8 @@ export function rolloutCases(fx: SubjectFixture): void {
             reason: 'state',
             rolloutId: 'r1',
             status: 'running',
+            step: 2,
+            percent: 40,
             revision: advanced.revision,
           });
           expect(await first.get('r1')).toMatchObject(advanced);
@@ -441,6 +443,8 @@ export function rolloutCases(fx: SubjectFixture): void {
             reason: 'state',
             rolloutId: 'r1',
             status: expected.status,
+            step: expected.step,
+            percent: expected.percent,
             revision: expected.revision,
           });
           expect(await second.get('r1')).toMatchObject(expected);
