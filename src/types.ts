@@ -751,9 +751,12 @@ export interface RolloutStepReport {
   commitsAccepted: number;
   /** Scopes an acquire pinned to toPolicy while this was the current step. */
   pinnedAtAcquire: number;
-  /** Intents of the step's scopes (moved or pinned) whose delivery outcome is unknown. */
+  /**
+   * Intents of the step's scopes (moved or pinned) whose delivery outcome is unknown, made under
+   * the rollout's fence or newer and before the rollback's (rollout/step-work.ts).
+   */
   unknownOutcomes: number;
-  /** The jobs ledger's toPolicy jobs of the step's scopes (moved or pinned), by last state. */
+  /** The jobs ledger's toPolicy jobs of the step's scopes, counted as the intents, by state. */
   toPolicyJobs: JobTally;
   /** When the step's cutover started, and finished moving (null while it runs). */
   startedAt: number;

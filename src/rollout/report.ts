@@ -10,16 +10,8 @@ import { answeredGateSeries } from '../core/gate-series.js';
 import type { RolloutRow } from '../core/rollout-rows.js';
 import { rollbackCutoverId, stepCutoverId } from '../core/rollout-rules.js';
 import type { Store } from '../store/store.js';
-import {
-  JOB_STATES,
-  type JobState,
-  type JobTally,
-  type Rollout,
-  type RolloutReport,
-  type RolloutStepReport,
-} from '../types.js';
-
-const INTENT_PAGE = 500;
+import { emptyStepWork, stepWork, sumStepWork } from './step-work.js';
+import type { Rollout, RolloutReport, RolloutStepReport } from '../types.js';
 
 export async function buildRolloutReport(
   store: Store,
@@ -28,10 +20,7 @@ export async function buildRolloutReport(
   row: RolloutRow,
 ): Promise<RolloutReport> {
   const marks = await store.readRolloutScopes(tenant, row.rolloutId);
-  // Each scope belongs to the step that moved it, or that was current when an acquire pinned it.
-  const stepOf = new Map(marks.map(({ scope, row: mark }) => [scope, mark.step]));
-  const unknown = await unknownIntentsByStep(store, tenant, stepOf);
-  const jobs = await jobsByStep(store, tenant, stepOf, row.toPolicy);
+  const work = await stepWork(store, tenant, row, marks);
   const steps: RolloutStepReport[] = [];
   for (let step = 1; step <= row.step; step += 1) {
     const report = await buildCutoverReport(store, tenant, stepCutoverId(row.rolloutId, step));
@@ -44,10 +33,7 @@ export async function buildRolloutReport(
       moved,
       skipped: report.skipped.length,
       commitsAccepted: report.liveCommits,
-      pinnedAtAcquire: marks.filter(({ row: mark }) => mark.via === 'acquire' && mark.step === step)
-        .length,
-      unknownOutcomes: unknown.get(step) ?? 0,
-      toPolicyJobs: jobs.get(step) ?? emptyTally(),
+      ...(work.get(step) ?? emptyStepWork()),
       startedAt: report.startedAt,
       completedAt: report.completedAt,
     });
@@ -57,7 +43,6 @@ export async function buildRolloutReport(
   return {
     rollout,
     steps,
-    pinnedAtAcquire: marks.filter(({ row: mark }) => mark.via === 'acquire').length,
     rollback:
       rollback === null
         ? null
@@ -72,8 +57,8 @@ export async function buildRolloutReport(
             startedAt: rollback.startedAt,
             completedAt: rollback.completedAt,
           },
-    unknownOutcomes: [...unknown.values()].reduce((sum, count) => sum + count, 0),
-    toPolicyJobs: sumTallies([...jobs.values()]),
+    // The sums over the rows above, so a step that is not listed is in neither.
+    ...sumStepWork(steps),
     gateSeries: await gateSeriesOf(store, tenant, row),
   };
 }
@@ -108,66 +93,4 @@ async function cancelledBy(store: Store, tenant: string, cutoverId: string): Pro
     }
   }
   return count;
-}
-
-/** Intents with an unknown outcome on the rollout's scopes, by the step each scope belongs to. */
-async function unknownIntentsByStep(
-  store: Store,
-  tenant: string,
-  stepOf: ReadonlyMap<string, number>,
-): Promise<Map<number, number>> {
-  const counts = new Map<number, number>();
-  let cursor: string | undefined;
-  do {
-    const page = await store.listIntents(tenant, {
-      status: 'unknown',
-      limit: INTENT_PAGE,
-      ...(cursor === undefined ? {} : { cursor }),
-    });
-    for (const intent of page.items) {
-      const step = stepOf.get(intent.scope);
-      if (step !== undefined) counts.set(step, (counts.get(step) ?? 0) + 1);
-    }
-    cursor = page.nextCursor ?? undefined;
-  } while (cursor !== undefined);
-  return counts;
-}
-
-/** The ledger's toPolicy jobs of the rollout's scopes, by the step each scope belongs to. */
-async function jobsByStep(
-  store: Store,
-  tenant: string,
-  stepOf: ReadonlyMap<string, number>,
-  toPolicy: string,
-): Promise<Map<number, JobTally>> {
-  const tallies = new Map<number, JobTally>();
-  if (stepOf.size === 0) return tallies;
-  for (const job of await store.listJobs(tenant, [...stepOf.keys()])) {
-    const step = stepOf.get(job.scope);
-    if (step === undefined || job.policyVersion !== toPolicy) continue;
-    let tally = tallies.get(step);
-    if (tally === undefined) {
-      tally = emptyTally();
-      tallies.set(step, tally);
-    }
-    tally.byState[job.state] += 1;
-    tally.total += 1;
-  }
-  return tallies;
-}
-
-function emptyTally(): JobTally {
-  return {
-    total: 0,
-    byState: Object.fromEntries(JOB_STATES.map((state) => [state, 0])) as Record<JobState, number>,
-  };
-}
-
-function sumTallies(tallies: readonly JobTally[]): JobTally {
-  const sum = emptyTally();
-  for (const tally of tallies) {
-    sum.total += tally.total;
-    for (const state of JOB_STATES) sum.byState[state] += tally.byState[state];
-  }
-  return sum;
 }

@@ -10,10 +10,16 @@ import type PinoPretty from 'pino-pretty';
 
 /**
  * pino-pretty is loaded only for a terminal: a server whose output is a pipe or a file (every
- * server a supervisor or a test starts) does not pay for its thirty modules at startup.
+ * server a supervisor or a test starts) does not pay for its thirty modules at startup. An install
+ * that pruned it still logs, as JSON lines.
  */
-const loadPinoPretty = (): typeof PinoPretty =>
-  createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
+function loadPinoPretty(): typeof PinoPretty | null {
+  try {
+    return createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
+  } catch {
+    return null;
+  }
+}
 
 export const REDACTED_PATHS = [
   'req.headers.authorization',
@@ -27,8 +33,8 @@ export function createLogger(
   destination: NodeJS.WritableStream = process.stdout,
 ): Logger {
   const options = { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } };
-  if ((destination as { isTTY?: boolean }).isTTY !== true) return pino(options, destination);
-  const pinoPretty = loadPinoPretty();
+  const pinoPretty = (destination as { isTTY?: boolean }).isTTY === true ? loadPinoPretty() : null;
+  if (pinoPretty === null) return pino(options, destination);
   return pino(
     options,
     pinoPretty({

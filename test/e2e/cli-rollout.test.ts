@@ -71,6 +71,17 @@ describe('fencegate rollout', () => {
         writes: [{ name: 'summary', expectRevision, value: 'from v8' }],
       });
     expect((await write('v8-write', 0)).outcome).toBe('committed');
+    // The queue reports the job running under the scope's new fence: a v8 job of step 1.
+    await gate.recordJobEvents([
+      {
+        jobId: 'v8-job',
+        scope: job.scope,
+        policyVersion: 'v8',
+        fence: job.fence,
+        state: 'running',
+        attempt: 1,
+      },
+    ]);
 
     const advanced = await cli('rollout', 'advance', 'v8-ramp', '--revision', '1');
     expect(advanced.code).toBe(0);
@@ -82,7 +93,11 @@ describe('fencegate rollout', () => {
 
     const ramping = await cli('rollout', 'report', 'v8-ramp');
     expect(ramping.code).toBe(0);
-    expect(ramping.stdout).toMatch(/1\s+v8-ramp\/step-1\s+25 %\s+completed\s+\d+\s+0\s+1/);
+    // moved, skipped 0, commits accepted 1, pinned at acquire 0, unknown outcomes 0, v8 jobs 1
+    expect(ramping.stdout).toMatch(
+      /1\s+v8-ramp\/step-1\s+25 %\s+completed\s+\d+\s+0\s+1\s+0\s+0\s+1\n/,
+    );
+    expect(ramping.stdout).toMatch(/v8 jobs: 1 \(running 1\)/);
     expect(ramping.stdout).toMatch(/2\s+v8-ramp\/step-2\s+50 %\s+completed/);
     expect(ramping.stdout).toContain('rollback: none');
 
@@ -110,6 +125,7 @@ describe('fencegate rollout', () => {
     expect(overSteps((step) => step.pinnedAtAcquire)).toBe(report.pinnedAtAcquire);
     expect(overSteps((step) => step.unknownOutcomes)).toBe(report.unknownOutcomes);
     expect(overSteps((step) => step.toPolicyJobs.total)).toBe(report.toPolicyJobs.total);
+    expect(report.steps[0]?.toPolicyJobs).toMatchObject({ total: 1, byState: { running: 1 } });
 
     const listed = await cli('rollout', 'status', '--json');
     expect(JSON.parse(listed.stdout)).toMatchObject({

@@ -242,6 +242,14 @@ class RolloutGateSeries(TypedDict):
     readings: List[RolloutGateReading]
 
 
+class JobTally(TypedDict):
+    """Jobs of the jobs ledger by their last state (queued, reserved, running, succeeded,
+    failed, retrying), and how many in all."""
+
+    total: int
+    byState: Dict[str, int]
+
+
 class RolloutStepReport(TypedDict):
     """One step of a rollout: the scopes its cutover moved or left, the commits accepted on them,
     the scopes an acquire pinned during it, and on its scopes the intents whose outcome is unknown
@@ -255,7 +263,7 @@ class RolloutStepReport(TypedDict):
     commitsAccepted: int
     pinnedAtAcquire: int
     unknownOutcomes: int
-    toPolicyJobs: JsonObject
+    toPolicyJobs: JobTally
     startedAt: int
     completedAt: Optional[int]
 
@@ -283,7 +291,7 @@ class RolloutReport(TypedDict):
     pinnedAtAcquire: int
     rollback: Optional[RolloutRollbackReport]
     unknownOutcomes: int
-    toPolicyJobs: JsonObject
+    toPolicyJobs: JobTally
     gateSeries: List[RolloutGateSeries]
 
 

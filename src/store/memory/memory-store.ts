@@ -290,10 +290,12 @@ export class MemoryStore extends PlannedStore implements Store {
   }
 
   listJobs(tenant: string, scopes?: readonly string[]): Promise<T.JobRecord[]> {
+    // A rollout's report asks for every scope it touched: a set keeps that linear.
+    const wanted = scopes === undefined ? undefined : new Set(scopes);
     return this.whenOpen(() =>
       this.#rows(tenant, 'job')
         .map(({ row }) => structuredClone(row))
-        .filter((job) => scopes === undefined || scopes.includes(job.scope))
+        .filter((job) => wanted === undefined || wanted.has(job.scope))
         .sort((a, b) => byCodeUnit(a.jobId, b.jobId)),
     );
   }
