@@ -284,9 +284,11 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
   /**
    * Up to MAX_BATCH_COMMITS commits, each answered in order as `commit` would answer it alone:
    * its outcome, or the error it alone would throw (an invalid commit is refused on its own). They
-   * go to the store in one turn of the event loop, so a store with group commit (the server's)
-   * applies them in one batch: on SQLite one transaction and one sync. A repeated operationId is
-   * answered as a retry of the earlier item: its outcome, replayed, or operation_id_conflict.
+   * go to the store together, so a store with group commit (the server's) applies them in one
+   * batch: on SQLite one transaction and one sync; on PostgreSQL one statement, one transaction
+   * and one sync for those of distinct scopes; on etcd as few Txns as its limits allow. A repeated
+   * operationId is answered as a retry of the earlier item: its outcome, replayed, or
+   * operation_id_conflict.
    */
   async commitMany(requests: readonly CommitRequest[]): Promise<CommitItemResult[]> {
     const prepared = requireCommitBatch(requests).map((request) => {
@@ -300,23 +302,27 @@ export class Fencegate implements FencegateApi, FencegateOpsApi {
       }
     });
     // An item whose operationId an earlier item carries is sent once that one settled, so it is
-    // answered as its retry (replayed, or operation_id_conflict) on every store; the others go
-    // out together, into one group-commit batch.
+    // answered as its retry (replayed, or operation_id_conflict) on every store; the others are
+    // sent at once, one after another without a wait, inside the store's `together`, so they
+    // enter one group-commit batch even on a store that starts a batch with the first write.
     const earlier = new Map<string, Promise<unknown>>();
     let addedIntents = false;
-    const settled = await Promise.allSettled(
+    const send = () =>
       prepared.map((valid) => {
         if (isFencegateError(valid)) return Promise.reject(valid);
         const before = earlier.get(valid.operationId);
-        const sent = (before ?? Promise.resolve())
-          .catch(() => undefined)
-          .then(() => this.#commitHandingOver(valid));
+        const sent =
+          before === undefined
+            ? this.#commitHandingOver(valid)
+            : before.catch(() => undefined).then(() => this.#commitHandingOver(valid));
         earlier.set(valid.operationId, sent);
         return sent.then(({ result, unannounced }) => {
           addedIntents ||= unannounced;
           return result;
         });
-      }),
+      });
+    const settled = await Promise.allSettled(
+      this.store.together === undefined ? send() : this.store.together(send),
     );
     const results = settled.map((answer): CommitItemResult =>
       answer.status === 'rejected'

@@ -52,6 +52,14 @@ export interface Store {
   commitQueueDepths?(): QueueDepths | null;
 
   /**
+   * Runs `send`, which starts several writes without waiting for them (the commits of one
+   * commitMany), so that they reach the group commit together: a store whose batcher starts a
+   * batch as soon as a write arrives holds them until `send` returned, then batches them as one
+   * group. Absent on a store that gathers the writes of one turn of the event loop anyway.
+   */
+  together?<T>(send: () => T): T;
+
+  /**
    * Grants authority when no live holder exists: fence+1, holder, lease. The same holder with a
    * live lease gets its grant back (`reacquired: true`). Creates the scope on first use and pins
    * its policy. Throws lease_held, policy_mismatch, scope_deleted.

@@ -172,6 +172,9 @@ export function faultyStore<S extends Store>(inner: S, plan: FaultPlan = {}): Fa
       if (typeof value !== 'function' || typeof property !== 'string') return value;
       // A look at the store's own queue, answered at once: no store call to fail or delay.
       if (property === 'commitQueueDepths') return (value as () => unknown).bind(target);
+      // Runs its caller's writes at once, as the store does: they are this wrapper's calls, each
+      // with its own faults, and the caller needs their promises back, not a promise of them.
+      if (property === 'together') return (value as () => unknown).bind(target);
       return (...args: unknown[]) => call(property, args);
     },
   }) as FaultyStore<S>;

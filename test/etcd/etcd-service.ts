@@ -104,10 +104,14 @@ export interface EtcdTimers {
 export const FAULT_TIMERS: EtcdTimers = { heartbeatMs: 50, electionMs: 500 };
 const DEFAULT_TIMERS: EtcdTimers = { heartbeatMs: 100, electionMs: 1000 };
 
-/** Starts `size` members forming one cluster; resolves when every member answers. */
+/**
+ * Starts `size` members forming one cluster; resolves when every member answers. `flags` go to
+ * every member as they are (a small `--max-txn-ops`, for one).
+ */
 export async function startEtcdCluster(
   size: number,
   timers: EtcdTimers = DEFAULT_TIMERS,
+  flags: readonly string[] = [],
 ): Promise<EtcdCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'fencegate-etcd-'));
   const members: EtcdMember[] = [];
@@ -153,6 +157,7 @@ export async function startEtcdCluster(
         'zap',
         '--log-level',
         'error',
+        ...flags,
       ],
       { stdio: 'ignore' },
     );

@@ -2,7 +2,8 @@
  * Group commit on etcd: operations waiting together (commits, and the lease operations next to
  * them) are planned together and applied in one Txn. etcd forbids two writes of one key in a Txn,
  * and two operations touching one key must see each other anyway, so an operation that shares a
- * key with one already in the batch waits for the next batch. A batch may hold several tenants'
+ * key with one already in the batch waits for the next batch, which forms once this one's Txn
+ * settled, so it plans on what that Txn wrote and lands after it. A batch may hold several tenants'
  * operations (each tenant's audit entries under a key of its own); the shared queue admits them
  * tenant by tenant (store/optimistic/batch-queue.ts). Each caller gets its own outcome; a batch
  * that keeps conflicting falls back to one Txn per operation.
@@ -48,7 +49,25 @@ export class EtcdBatcher {
     return this.#queue.submit({ tenant, plan, operationId });
   }
 
+  /**
+   * Runs a batch; the operations it set aside go back to the queue only once its Txn settled, in
+   * the order they came. One set aside for a key a member writes must plan on that write (a later
+   * commit of one scope in a commitMany): planned while the member's Txn is in flight, it would
+   * plan on the row before it and race it to etcd, and could land first. One set aside because
+   * the Txn was full waits too, since it may share a key with a member or with another set aside.
+   */
   async #runBatch(jobs: Job[]): Promise<void> {
+    const deferred: Job[] = [];
+    try {
+      await this.#apply(jobs, deferred);
+    } finally {
+      const order = new Map(jobs.map((job, i) => [job, i]));
+      this.#queue.putBack(deferred.sort((a, b) => (order.get(a) ?? 0) - (order.get(b) ?? 0)));
+    }
+  }
+
+  /** Plans and applies the batch, collecting in `deferred` the operations it sets aside. */
+  async #apply(jobs: Job[], deferred: Job[]): Promise<void> {
     const call = new EtcdCall();
     let selected = jobs;
     for (let attempt = 0; attempt < BATCH_ATTEMPTS; attempt += 1) {
@@ -62,8 +81,9 @@ export class EtcdBatcher {
         for (const job of selected) job.reject(error);
         return;
       }
-      const { chosen, deferred } = this.#choose(selected, plans, call);
-      this.#queue.putBack(deferred);
+      const choice = this.#choose(selected, plans, call);
+      const { chosen } = choice;
+      deferred.push(...choice.deferred);
       selected = chosen.map((c) => c.job);
       if (selected.length === 0) return;
       try {

@@ -3,7 +3,8 @@
  * batches tenant by tenant (FairQueue: deficit round-robin, so one tenant's backlog cannot starve
  * another's write), and at most `maxInFlight` batches run at once. What a batch does (plan its
  * writes, take those of distinct keys, send them together, put the rest back) is the store's
- * `run`; each write is settled by `run` through its own resolve and reject.
+ * `run`; each write is settled by `run` through its own resolve and reject. Writes sent together
+ * (`together`) wait until the last of them is queued, then enter batches as one group.
  */
 import type { Transition } from '../../core/plan/transition.js';
 import { FairQueue, type QueueDepths, type TenantJob } from './fair-queue.js';
@@ -36,6 +37,8 @@ export class BatchQueue<J extends QueuedJob> {
   readonly #waiting: FairQueue<J>;
   #inFlight = 0;
   #scheduled = false;
+  /** The group of the writes `together` is queuing, while it runs. */
+  #group: object | undefined;
 
   constructor(
     private readonly options: BatchQueueOptions,
@@ -50,11 +53,30 @@ export class BatchQueue<J extends QueuedJob> {
   }
 
   /** Queues a write; the promise settles when a batch (or the write alone) answered it. */
-  submit<A>(job: Omit<J, 'resolve' | 'reject'>): Promise<A> {
+  submit<A>(job: Omit<J, 'resolve' | 'reject' | 'group'>): Promise<A> {
     return new Promise<A>((resolve, reject) => {
-      this.#waiting.push({ ...job, resolve: resolve as (value: unknown) => void, reject } as J);
+      const queued = { ...job, resolve: resolve as (value: unknown) => void, reject } as J;
+      if (this.#group !== undefined) queued.group = this.#group;
+      this.#waiting.push(queued);
       this.#next();
     });
+  }
+
+  /**
+   * Runs `send`, which submits writes without waiting for them, and only then lets batches form:
+   * a queue that starts a batch as soon as a write arrives (an idle store) would otherwise send
+   * the first writes alone and the rest after them. The writes are one group, which a batch takes
+   * whole when it has room (FairQueue), behind the writes of their tenant already waiting.
+   */
+  together<T>(send: () => T): T {
+    if (this.#group !== undefined) return send();
+    this.#group = {};
+    try {
+      return send();
+    } finally {
+      this.#group = undefined;
+      if (this.#waiting.size > 0) this.#next();
+    }
   }
 
   /** Puts writes a batch set aside back at the front of their tenants' queues. */
@@ -65,6 +87,8 @@ export class BatchQueue<J extends QueuedJob> {
   }
 
   #next(): void {
+    // Inside `together`, nothing starts before its last write is queued.
+    if (this.#group !== undefined) return;
     if (this.options.gather) this.#schedule();
     else this.#pump();
   }

@@ -5,10 +5,14 @@
  * oldest first. A tenant with a deep queue therefore gets its quantum per turn, never the whole
  * batch while another tenant waits: another tenant's single write is admitted within one
  * rotation. Writes of one tenant keep their order (a write put back goes to the front of its
- * tenant's queue), which the distinct-key rule relies on.
+ * tenant's queue), which the distinct-key rule relies on. Writes sent together (one commitMany's
+ * commits) are a group, which a batch takes whole when it has room for it: a batch ends before a
+ * group that would not fit the rest of it, and the next batch starts with the group.
  */
 export interface TenantJob {
   tenant: string;
+  /** The same object for writes sent together; absent for a write sent on its own. */
+  group?: object;
 }
 
 /**
@@ -58,14 +62,19 @@ export class FairQueue<J extends TenantJob> {
   /**
    * The next batch: up to `max` writes, admitted turn by turn. With `oneTenant`, the batch is the
    * next tenant's turn alone (a store that applies one tenant per statement); otherwise turns
-   * continue round the rotation until the batch is full or nothing waits.
+   * continue round the rotation until the batch is full or nothing waits. A turn stops before a
+   * group it has no room for; a group larger than a whole turn of an empty batch is split.
    */
   take(max: number, oneTenant: boolean): J[] {
     const batch: J[] = [];
     while (batch.length < max && this.#size > 0) {
       const [tenant, queue] = this.#tenants.entries().next().value as [string, J[]];
       const deficit = (this.#deficit.get(tenant) ?? 0) + Math.max(1, this.quantum);
-      const admitted = queue.splice(0, Math.min(deficit, max - batch.length));
+      const room = Math.min(deficit, max - batch.length);
+      const whole = uncut(queue, room);
+      // The tenant keeps its place and credit: the next batch starts with its group.
+      if (whole === 0 && batch.length > 0) break;
+      const admitted = queue.splice(0, whole > 0 ? whole : room);
       batch.push(...admitted);
       this.#size -= admitted.length;
       this.#tenants.delete(tenant);
@@ -89,4 +98,13 @@ export class FairQueue<J extends TenantJob> {
     }
     return queue;
   }
+}
+
+/** How many of the first `room` writes of `queue` a batch may take without splitting a group. */
+function uncut(queue: readonly TenantJob[], room: number): number {
+  const group = queue[room]?.group;
+  if (group === undefined) return room;
+  let end = room;
+  while (end > 0 && queue[end - 1]?.group === group) end -= 1;
+  return end;
 }

@@ -3,6 +3,8 @@
  * applied in one statement (one transaction, one WAL flush). Under light load an operation still
  * goes alone at once, so batching adds no latency; `maxInFlight` bounds the statements running,
  * and the shared queue (store/optimistic/batch-queue.ts) admits tenants' batches in turn.
+ * Operations sent together (one commitMany's commits, `together`) are all queued before a batch
+ * forms, so an idle store does not send the first of them alone and the rest after them.
  *
  * A batch holds one tenant's operations that may share rows they only read (store/batch-keys.ts):
  * an operation that reads or writes a row another member writes waits for the next (it must see
@@ -69,6 +71,11 @@ export class PostgresBatcher {
   /** The writes waiting for a batch (metrics). */
   depths(): QueueDepths {
     return this.#queue.depths();
+  }
+
+  /** Runs `send`; the operations it submits enter batches together (BatchQueue.together). */
+  together<T>(send: () => T): T {
+    return this.#queue.together(send);
   }
 
   submit<A>(

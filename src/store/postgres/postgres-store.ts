@@ -217,6 +217,11 @@ export class PostgresStore extends PlannedStore implements Store {
     );
   }
 
+  /** Commits `send` starts enter one group-commit batch, when they fit one (Store.together). */
+  together<T>(send: () => T): T {
+    return this.#batcher === null ? send() : this.#batcher.together(send);
+  }
+
   protected apply<A>(write: Planned.PlannedWrite<A>): Promise<A> {
     const { operation, tenant, plan, operationId } = write;
     return batchedOrAlone(this.#batcher, write, () =>
