@@ -20,7 +20,7 @@ import {
   unknownCommit,
   type BatchLink,
 } from './commit-batch.js';
-import { CommitCoalescer } from './commit-coalescer.js';
+import { CommitCoalescer, requireCoalesceWindow } from './commit-coalescer.js';
 import { DEFAULT_RATE_LIMIT_BUDGET_MS, pastRateLimit } from './rate-limit-wait.js';
 import { randomUUID } from 'node:crypto';
 import type { FencegateApi, FencegateOpsApi, VerifyReport } from '../api.js';
@@ -135,7 +135,8 @@ export interface FencegateClientOptions {
   coalesceCommits?: boolean;
   /**
    * How long a commit waits for others to go with it: 0 (default) until the current turn of the
-   * event loop ends, 1 a millisecond at most.
+   * event loop ends, 1 a millisecond at most. Any other value throws a RangeError here, with
+   * coalescing on or off.
    */
   coalesceWindowMs?: number;
   /** The server's body limit, which batches are split to stay within; default 1 MiB. */
@@ -196,10 +197,9 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
       alone: (request) => this.#commitAlone(request),
       settle: (operationId) => this.#settle(operationId),
     };
+    const windowMs = requireCoalesceWindow(options.coalesceWindowMs ?? 0);
     this.#coalescer =
-      options.coalesceCommits === false
-        ? null
-        : new CommitCoalescer(this.#batches, options.coalesceWindowMs ?? 0);
+      options.coalesceCommits === false ? null : new CommitCoalescer(this.#batches, windowMs);
   }
 
   async acquire(request: AcquireRequest): Promise<Grant> {

@@ -10,6 +10,19 @@ import { commitInBatches, type BatchLink } from './commit-batch.js';
 /** The longest window a client may wait for more commits before sending. */
 export const MAX_COALESCE_WINDOW_MS = 1;
 
+/**
+ * `windowMs` when it is a window a client may wait, else a RangeError. Checked whether coalescing
+ * is on or off, so a wrong value is found where it is written, not once coalescing is turned on.
+ */
+export function requireCoalesceWindow(windowMs: number): number {
+  if (!(windowMs >= 0 && windowMs <= MAX_COALESCE_WINDOW_MS)) {
+    throw new RangeError(
+      `coalesceWindowMs must be 0 to ${MAX_COALESCE_WINDOW_MS} (0: the rest of this turn of the event loop), not ${windowMs}`,
+    );
+  }
+  return windowMs;
+}
+
 interface Waiting {
   request: CommitRequest;
   resolve: (result: CommitResult) => void;
@@ -23,13 +36,8 @@ export class CommitCoalescer {
 
   /** `windowMs` 0: until the current turn of the event loop ends; else that many ms (at most 1). */
   constructor(link: BatchLink, windowMs: number) {
-    if (!(windowMs >= 0 && windowMs <= MAX_COALESCE_WINDOW_MS)) {
-      throw new RangeError(
-        `coalesceWindowMs must be 0 to ${MAX_COALESCE_WINDOW_MS} (0: the rest of this turn of the event loop), not ${windowMs}`,
-      );
-    }
     this.#link = link;
-    this.#windowMs = windowMs;
+    this.#windowMs = requireCoalesceWindow(windowMs);
   }
 
   commit(request: CommitRequest): Promise<CommitResult> {

@@ -1,8 +1,9 @@
 /**
- * How a client honours the server's per-tenant rate: an answer 429 rate_limited changed nothing,
- * so the same request (a commit included) is sent again once the server says it fits, never
- * settled or abandoned because of it. Each wait is what the answer asks (`details.retryAfterMs`),
- * at most MAX_WAIT_MS; past `budgetMs` of waiting in one call, the
+ * How a client honours a rate limit: an answer 429 changed nothing, so the same request (a commit
+ * included) is sent again once the answer says it fits, never settled or abandoned because of it.
+ * Each wait is what the answer asks: fencegate's `details.retryAfterMs`, else the standard
+ * `Retry-After` header (seconds, or an HTTP date), which is all a proxy or an API gateway with a
+ * rate limit of its own sends; at most MAX_WAIT_MS. Past `budgetMs` of waiting in one call, the
  * 429 is the call's answer: rate_limited, nothing changed.
  */
 import type { Reply } from './transport.js';
@@ -12,15 +13,37 @@ export const MAX_WAIT_MS = 10_000;
 /** The waiting one call may do in all by default. */
 export const DEFAULT_RATE_LIMIT_BUDGET_MS = 60_000;
 
-/** The wait a reply asks for, or null when it is not a rate_limited answer. */
-export function rateLimitWaitMs(reply: Reply): number | null {
+/**
+ * The wait a reply asks for, or null when it is not a 429 that says when to come back: fencegate's
+ * rate_limited (a second when its body gives no number and there is no header), or any 429 with a
+ * Retry-After the client can read. `now` is the time an HTTP date is counted from.
+ */
+export function rateLimitWaitMs(reply: Reply, now: number = Date.now()): number | null {
   if (reply.status !== 429) return null;
   const error = (reply.body as { error?: { code?: unknown; details?: unknown } } | null)?.error;
-  if (error?.code !== 'rate_limited') return null;
-  // The body says it in milliseconds; Retry-After, in whole seconds, is for other HTTP clients.
-  const asked = (error.details as { retryAfterMs?: unknown } | undefined)?.retryAfterMs;
-  const ms = typeof asked === 'number' && Number.isFinite(asked) ? asked : 1000;
-  return Math.min(MAX_WAIT_MS, Math.max(1, ms));
+  const ours = error?.code === 'rate_limited';
+  // The body says it to the millisecond; Retry-After in whole seconds or to the second.
+  const asked = ours
+    ? (error.details as { retryAfterMs?: unknown } | undefined)?.retryAfterMs
+    : null;
+  const ms =
+    typeof asked === 'number' && Number.isFinite(asked)
+      ? asked
+      : (retryAfterMs(reply.retryAfter, now) ?? (ours ? 1000 : null));
+  return ms === null ? null : Math.min(MAX_WAIT_MS, Math.max(1, ms));
+}
+
+/**
+ * The wait a Retry-After header asks for (RFC 9110, 10.2.3): delay-seconds, or an HTTP date
+ * (a date already past: 0). null when absent or neither.
+ */
+export function retryAfterMs(header: string | undefined, now: number): number | null {
+  if (header === undefined) return null;
+  const value = header.trim();
+  if (/^\d+$/.test(value)) return Number(value) * 1000;
+  // An HTTP date names its day and month; Date.parse alone would take "1.5" for a date too.
+  const at = /[A-Za-z]/.test(value) ? Date.parse(value) : Number.NaN;
+  return Number.isNaN(at) ? null : Math.max(0, at - now);
 }
 
 /** Sends with `send` until it is not rate limited or `budgetMs` of waiting is spent. */

@@ -28,6 +28,8 @@ export class TransportError extends Error {
 export interface Reply {
   status: number;
   body: unknown;
+  /** The answer's Retry-After header, when it has one: how a 429 from anyone says when to come back. */
+  retryAfter?: string;
 }
 
 /** Connection errors that prove the request never reached the server. */
@@ -126,7 +128,11 @@ export function exchange(
       answer.on('error', fail);
       answer.on('end', () => {
         const status = answer.statusCode ?? 0;
-        settle(() => resolve({ status, body: parseBody(Buffer.concat(chunks), status) }));
+        const body = parseBody(Buffer.concat(chunks), status);
+        const retryAfter = answer.headers['retry-after'];
+        settle(() =>
+          resolve(retryAfter === undefined ? { status, body } : { status, body, retryAfter }),
+        );
       });
     };
     const options = { method: init.method, headers };
@@ -197,6 +203,14 @@ export function errorFromReply(reply: Reply): FencegateError {
   const error = wireError(reply);
   if (error !== undefined) return error;
   // Not a fencegate answer (a proxy in between, or a crash): say what came back.
+  if (reply.status === 429) {
+    // Too Many Requests refuses the request before it is served, whoever answers it.
+    return new FencegateError(
+      'rate_limited',
+      'the server answered HTTP 429 Too Many Requests without a fencegate error body (a proxy or gateway in between limits the rate); nothing was changed: send it again later',
+      { status: reply.status },
+    );
+  }
   if (isRedirectStatus(reply.status)) {
     return new FencegateError(
       'internal_error',

@@ -2,11 +2,14 @@
  * Batched commits over HTTP (`POST /v1/commits`) on every store, through a real server with group
  * commit and the TypeScript client: each item answered in order as its commit alone would be;
  * replays inside a batch and across batches; an invalid item refused in its item; an item whose
- * outcome is unknown settled alone; a client that stops reading mid-batch; a lost batch reply
+ * outcome is unknown settled alone; a client that stops reading a large answer, after which the
+ * same batch replays every item and the server lets its connection go; a lost batch reply
  * answered by sending the same batch again; coalescing of concurrent `commit` calls, counted at
  * the server, and split at the body limit. Every test ends with a verify of the audit history.
  */
-import { connect } from 'node:net';
+import { once } from 'node:events';
+import { connect, type Socket } from 'node:net';
+import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { verifyStore } from '../../src/audit/verify.js';
@@ -46,6 +49,13 @@ function commits(grant: Grant, tag: string, n: number, value: unknown = { n: 1 }
     operationId: `${tag}-${i}`,
     writes: [{ name: `${tag}-${i}`, expectRevision: 0, value }],
   }));
+}
+
+/** The connections the server holds open now. */
+function connectionsOf(server: Server): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.getConnections((error, count) => (error ? reject(error) : resolve(count)));
+  });
 }
 
 /** The requests the proxy passed to one route. */
@@ -196,30 +206,90 @@ describe.each(AREA_STORES)('batched commits on $name', (kind) => {
     expect(fx.proxy.log.filter((line) => line.includes('/v1/operations'))).toEqual([]);
   });
 
-  it('a client that stops reading mid-batch: what applied stays applied once, and the same batch answers it', async () => {
+  it('a client that stops reading mid-answer: every item was applied once, the same batch replays each, and its connection is let go', async () => {
     const fx = await fixture();
     const grant = await fx.grant('batch/s');
-    const batch = commits(grant, 's', 8);
+    // An answer of hundreds of KiB: 60 commits of 48 records with long names, and 4 refused
+    // for a stale fence (each answer names every record it wrote, with its revision).
+    const batch = Array.from({ length: 64 }, (_, i) => ({
+      scope: grant.scope,
+      fence: i % 16 === 15 ? grant.fence + 7 : grant.fence,
+      operationId: `s-${i}`,
+      writes: Array.from({ length: 48 }, (_, k) => ({
+        name: `s-${i}-${k}-`.padEnd(180, 'x'),
+        expectRevision: 0,
+        value: k,
+      })),
+    }));
     const body = JSON.stringify({ commits: batch });
     const { hostname, port } = new URL(fx.url);
-    // Sends the whole request, then closes before reading a byte of the answer.
-    await new Promise<void>((resolve, reject) => {
-      const socket = connect(Number(port), hostname, () => {
-        socket.end(
-          `POST /v1/commits HTTP/1.1\r\nhost: ${hostname}\r\nauthorization: Bearer ${fx.worker}\r\n` +
-            `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-        );
-        socket.destroy();
-        resolve();
+    const server = fx.app.server;
+    const before = await connectionsOf(server);
+    const accepted: Socket[] = [];
+    const onConnection = (socket: Socket) => accepted.push(socket);
+    server.on('connection', onConnection);
+    const raw = connect(Number(port), hostname);
+    await once(raw, 'connect');
+    const head = new Promise<Buffer>((resolve, reject) => {
+      raw.once('data', (chunk: Buffer) => {
+        // A few bytes of the answer, then no more: the rest is still on its way.
+        raw.pause();
+        resolve(chunk);
       });
-      socket.on('error', reject);
+      raw.once('error', reject);
     });
+    raw.write(
+      `POST /v1/commits HTTP/1.1\r\nhost: ${hostname}\r\nauthorization: Bearer ${fx.worker}\r\n` +
+        `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    const first = await head;
+    raw.destroy();
+    server.off('connection', onConnection);
+    const text = first.toString('latin1');
+    expect(text.startsWith('HTTP/1.1 200')).toBe(true);
+    const answerBytes = Number(/\r\ncontent-length: (\d+)\r\n/i.exec(text)?.[1]);
+    expect(answerBytes).toBeGreaterThan(512 * 1024);
+    expect(first.length).toBeLessThan(answerBytes);
+    // The server's end of that connection closes: no socket, and no answer buffered for it, stays.
+    const serverSide = accepted.find((socket) => socket.remotePort === raw.localPort);
+    expect(serverSide).toBeDefined();
+    // Its 'error' (the client's reset) comes before 'close': wait for 'close' alone.
+    if (!serverSide!.closed) await new Promise((resolve) => serverSide!.once('close', resolve));
+    expect(await connectionsOf(server)).toBeLessThanOrEqual(before);
+    // The same batch again: every item answers its first outcome, replayed, so the request the
+    // client stopped reading was applied in full, once.
     const answers = await fx.client().commitMany(batch);
-    expect(answers.every((a) => a.ok && a.result.outcome === 'committed')).toBe(true);
-    for (let i = 0; i < batch.length; i++) {
-      expect((await fx.store.getRecord('acme', grant.scope, `s-${i}`)).revision).toBe(1);
-    }
+    answers.forEach((answer, i) => {
+      const stale = i % 16 === 15;
+      expect(answer).toMatchObject({
+        ok: true,
+        result: stale
+          ? {
+              outcome: 'rejected',
+              operationId: `s-${i}`,
+              replayed: true,
+              error: { code: 'stale_fence' },
+            }
+          : { outcome: 'committed', operationId: `s-${i}`, replayed: true },
+      });
+      if (answer.ok && answer.result.outcome === 'committed') {
+        expect(answer.result.records).toHaveLength(48);
+        expect(answer.result.records.every((record) => record.revision === 1)).toBe(true);
+      }
+    });
+    expect(
+      (await fx.store.getRecord('acme', grant.scope, batch[63]!.writes[47]!.name)).exists,
+    ).toBe(false);
+    expect(
+      (await fx.store.getRecord('acme', grant.scope, batch[62]!.writes[47]!.name)).revision,
+    ).toBe(1);
+    // Healthy for everyone else.
     expect((await fetch(`${fx.url}/healthz`)).status).toBe(200);
+    const other = new FencegateClient({ url: fx.url, token: fx.otherTenant });
+    const otherGrant = await other.acquire({ scope: 'batch/s-other', holder: 'w', ttlMs: 600_000 });
+    expect(await other.commit(commits(otherGrant, 'so', 1)[0]!)).toMatchObject({
+      outcome: 'committed',
+    });
   });
 
   it('coalesces concurrent commits of one client into one request, each caller answered on its own', async () => {
