@@ -30,6 +30,8 @@ class Answer:
     content_type: Optional[str]
     #: The server keeps the connection open and sent nothing past the answer: it may carry another.
     reusable: bool
+    #: The answer's Retry-After header, as sent; None without one.
+    retry_after: Optional[str] = None
 
 
 class AnswerTooLong(Exception):
@@ -186,7 +188,8 @@ class AnswerReader:
 
 
 def _answer(head: Head, body: bytes, reusable: bool) -> Answer:
-    return Answer(head[0], body, head[1].get("content-type"), reusable)
+    headers = head[1]
+    return Answer(head[0], body, headers.get("content-type"), reusable, headers.get("retry-after"))
 
 
 def _parse_head(head: bytes) -> Head:

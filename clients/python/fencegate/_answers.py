@@ -5,7 +5,7 @@ from typing import Any, Mapping, Optional, Type
 
 from ._base import FencegateError
 from ._wire import Reply
-from .errors import ERROR_CLASSES, InternalError
+from .errors import ERROR_CLASSES, InternalError, RateLimitedError
 
 #: Gateway and availability statuses: a proxy may have passed the request on before it failed.
 _GATEWAY = (502, 503, 504)
@@ -38,6 +38,14 @@ def error_from(reply: Reply) -> FencegateError:
     error = wire_error(reply)
     if error is not None:
         return error
+    if reply.status == 429:
+        # Too Many Requests refuses the request before it is served, whoever answers it.
+        return RateLimitedError(
+            "the server answered HTTP 429 Too Many Requests without a fencegate error body "
+            "(a proxy or gateway in between limits the rate); nothing was changed: "
+            "send it again later",
+            {"status": reply.status},
+        )
     if is_redirect(reply.status):
         return InternalError(
             f"the server answered HTTP {reply.status}, a redirect; API calls never follow "

@@ -300,13 +300,15 @@ def commit_many(
     commits: Sequence[Mapping[str, Any]],
     settle_unknown: bool = True,
 ) -> "CallSteps[List[Union[CommitResult, FencegateError]]]":
-    """Up to 64 commits in one request (``POST /v1/commits``; more than one when the 1 MiB body
-    limit splits them), each a mapping of :meth:`commit`'s arguments (``scope``, ``fence``,
-    ``operation_id``, ``writes``, ...). Answers one item per commit, in order: its
-    ``CommitResult``, or the error its commit alone would raise (an invalid commit is refused on
-    its own). A batch whose reply was lost is sent again as it was: each operationId applies its
-    commit at most once, so the commits that landed answer their stored outcomes. A commit still
-    unknown after the retries is settled as :meth:`commit` settles one."""
+    """Up to 64 commits in one request (``POST /v1/commits``; more than one when the body limit,
+    the client's ``max_body_bytes`` of 1 MiB by default, splits them), each a mapping of
+    :meth:`commit`'s arguments (``scope``, ``fence``, ``operation_id``, ``writes``, ...). Answers
+    one item per commit, in order: its ``CommitResult``, or the error its commit alone would
+    raise (an invalid commit is refused on its own). A batch the server refuses whole (over its
+    limit, not a valid body) is sent commit by commit. A batch whose reply was lost is sent again
+    as it was: each operationId applies its commit at most once, so the commits that landed
+    answer their stored outcomes. A commit still unknown after the retries is settled as
+    :meth:`commit` settles one."""
     if not 1 <= len(commits) <= MAX_BATCH_COMMITS:
         raise InvalidRequestError(
             f"commits must hold 1 to {MAX_BATCH_COMMITS} commits, not {len(commits)}: split a "

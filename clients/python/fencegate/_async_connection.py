@@ -93,7 +93,9 @@ class Connection(asyncio.Protocol):
             self.abort(TransportError(LOST, f"the answer is not HTTP ({error})"))
             return
         if answer is not None:
-            self._deliver(reply_of(answer.status, answer.body, answer.content_type))
+            self._deliver(
+                reply_of(answer.status, answer.body, answer.content_type, answer.retry_after)
+            )
             if not answer.reusable:
                 self.close()
 
@@ -103,7 +105,9 @@ class Connection(asyncio.Protocol):
         answer = reader.at_close() if reader is not None else None
         if answer is not None:
             # An answer without a length ends when the server closes the connection.
-            self._deliver(reply_of(answer.status, answer.body, answer.content_type))
+            self._deliver(
+                reply_of(answer.status, answer.body, answer.content_type, answer.retry_after)
+            )
         self._fail(self._ended("the server closed the connection"))
         return False
 

@@ -5,7 +5,7 @@ from typing import Dict
 
 from ._endpoint import Endpoint
 from ._rate_limit import DEFAULT_RATE_LIMIT_WAIT_S
-from ._wire import MAX_ANSWER_BYTES
+from ._wire import MAX_ANSWER_BYTES, MAX_BODY_BYTES
 
 
 class ClientBase:
@@ -71,17 +71,21 @@ class ClientBase:
         retries: int = 3,
         max_answer_bytes: int = MAX_ANSWER_BYTES,
         rate_limit_wait: float = DEFAULT_RATE_LIMIT_WAIT_S,
+        max_body_bytes: int = MAX_BODY_BYTES,
     ) -> None:
         """``timeout``: the most seconds one exchange with the server takes, connecting and
         answering together; ``retries``: extra attempts where allowed; ``max_answer_bytes``: the
         longest answer body read (a longer one is an error, not read to its end);
         ``rate_limit_wait``: the most seconds one exchange waits in all for the server's tenant
         rate (429 ``rate_limited``: nothing changed, sent again when the server says), after
-        which the call fails ``RateLimitedError``; a commit is never abandoned because of it."""
+        which the call fails ``RateLimitedError``; a commit is never abandoned because of it;
+        ``max_body_bytes``: the server's body limit (default 1 MiB, the server's own), which the
+        commits sent together (``commit_many``, coalesced commits) are split to stay within."""
         self.base_url = base_url.rstrip("/")
         self._token = token
         self.timeout = timeout
         self.retries = retries
         self.max_answer_bytes = max_answer_bytes
         self.rate_limit_wait = rate_limit_wait
+        self.max_body_bytes = max_body_bytes
         self._endpoint = Endpoint(self.base_url)

@@ -2,12 +2,13 @@
 
 A commit alone whose outcome is unknown is decided by the stored outcome of its operationId,
 else sent again, and still unknown after the retries settled with abandon. A batch is split to
-fit the server's body limit (1 MiB) and 64 commits; each item is answered as its commit alone
-would be. A batch whose reply was lost is sent again as it was, not looked up commit by commit:
-each operationId applies its commit at most once, so the commits that landed answer their stored
-outcomes (replayed) and the others apply. An item still unknown after the retries is settled
-alone. A batch the server refuses whole (an invalid body, over its limit, a server without the
-route) changed nothing: each of its commits is then sent alone, so each gets its own answer.
+fit the server's body limit (the client's ``max_body_bytes``, 1 MiB by default) and 64 commits;
+each item is answered as its commit alone would be. A batch whose reply was lost is sent again
+as it was, not looked up commit by commit: each operationId applies its commit at most once, so
+the commits that landed answer their stored outcomes (replayed) and the others apply. An item
+still unknown after the retries is settled alone. A batch the server refuses whole (an invalid
+body, over its limit, a server without the route) changed nothing: each of its commits is then
+sent alone, so each gets its own answer.
 """
 
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
@@ -19,14 +20,15 @@ from ._call_steps import CallSteps, Exchange, backoff
 from ._client_base import ClientBase
 from ._routes import route
 from ._sending import json_or_none, send_json, unless_unreachable, unreachable
-from ._wire import NOT_SENT, Reply, TransportError, encode_body
+from ._wire import MAX_BODY_BYTES, NOT_SENT, Reply, TransportError, encode_body
 from .errors import OutcomeUnknownError, StoreUnavailableError
 from .models import CommitPart, CommitResult, JsonObject, part_to_wire
 
 #: The most commits of one batch (the server's limit).
 MAX_BATCH_COMMITS = 64
-#: The server's default body limit, which a batch is split to stay within.
-MAX_BATCH_BODY_BYTES = 1024 * 1024
+#: The server's default body limit, which a batch is split to stay within unless the client is
+#: told another (``max_body_bytes``).
+MAX_BATCH_BODY_BYTES = MAX_BODY_BYTES
 #: Statuses of a batch refused whole, before any commit was looked at.
 _REFUSED_AS_BATCH = (400, 404, 413)
 
@@ -162,7 +164,7 @@ def commit_in_batches(
     """Commits of any number in batches that fit, one answer each, in order."""
     results: List[ItemResult] = []
     sizes = [len(encode_body(body)) for body in bodies]
-    for group in split_batches(sizes, MAX_BATCH_BODY_BYTES):
+    for group in split_batches(sizes, api.max_body_bytes):
         answers = yield from _commit_batch(
             api, [bodies[i] for i in group], [settles[i] for i in group]
         )

@@ -45,7 +45,7 @@ def exchange(
             raise TransportError(LOST, f"the answer is not HTTP ({error})") from None
         except OSError as error:
             raise TransportError(LOST, f"the connection failed ({error!r})") from None
-    return reply_of(answer.status, answer.body, answer.content_type)
+    return reply_of(answer.status, answer.body, answer.content_type, answer.retry_after)
 
 
 def _connect(endpoint: Endpoint, deadline: float, timeout: float) -> socket.socket:

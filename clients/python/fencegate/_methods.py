@@ -213,13 +213,15 @@ class BlockingMethods(ClientBase):
         commits: Sequence[Mapping[str, Any]],
         settle_unknown: bool = True,
     ) -> List[Union[CommitResult, FencegateError]]:
-        """Up to 64 commits in one request (``POST /v1/commits``; more than one when the 1 MiB body
-        limit splits them), each a mapping of :meth:`commit`'s arguments (``scope``, ``fence``,
-        ``operation_id``, ``writes``, ...). Answers one item per commit, in order: its
-        ``CommitResult``, or the error its commit alone would raise (an invalid commit is refused on
-        its own). A batch whose reply was lost is sent again as it was: each operationId applies its
-        commit at most once, so the commits that landed answer their stored outcomes. A commit still
-        unknown after the retries is settled as :meth:`commit` settles one."""
+        """Up to 64 commits in one request (``POST /v1/commits``; more than one when the body limit,
+        the client's ``max_body_bytes`` of 1 MiB by default, splits them), each a mapping of
+        :meth:`commit`'s arguments (``scope``, ``fence``, ``operation_id``, ``writes``, ...). Answers
+        one item per commit, in order: its ``CommitResult``, or the error its commit alone would
+        raise (an invalid commit is refused on its own). A batch the server refuses whole (over its
+        limit, not a valid body) is sent commit by commit. A batch whose reply was lost is sent again
+        as it was: each operationId applies its commit at most once, so the commits that landed
+        answer their stored outcomes. A commit still unknown after the retries is settled as
+        :meth:`commit` settles one."""
         _steps = _api.commit_many(self, commits, settle_unknown)
         return run_sync(_steps, self._exchange)
 
@@ -690,13 +692,15 @@ class AsyncMethods(ClientBase):
         commits: Sequence[Mapping[str, Any]],
         settle_unknown: bool = True,
     ) -> List[Union[CommitResult, FencegateError]]:
-        """Up to 64 commits in one request (``POST /v1/commits``; more than one when the 1 MiB body
-        limit splits them), each a mapping of :meth:`commit`'s arguments (``scope``, ``fence``,
-        ``operation_id``, ``writes``, ...). Answers one item per commit, in order: its
-        ``CommitResult``, or the error its commit alone would raise (an invalid commit is refused on
-        its own). A batch whose reply was lost is sent again as it was: each operationId applies its
-        commit at most once, so the commits that landed answer their stored outcomes. A commit still
-        unknown after the retries is settled as :meth:`commit` settles one."""
+        """Up to 64 commits in one request (``POST /v1/commits``; more than one when the body limit,
+        the client's ``max_body_bytes`` of 1 MiB by default, splits them), each a mapping of
+        :meth:`commit`'s arguments (``scope``, ``fence``, ``operation_id``, ``writes``, ...). Answers
+        one item per commit, in order: its ``CommitResult``, or the error its commit alone would
+        raise (an invalid commit is refused on its own). A batch the server refuses whole (over its
+        limit, not a valid body) is sent commit by commit. A batch whose reply was lost is sent again
+        as it was: each operationId applies its commit at most once, so the commits that landed
+        answer their stored outcomes. A commit still unknown after the retries is settled as
+        :meth:`commit` settles one."""
         _steps = _api.commit_many(self, commits, settle_unknown)
         return await run_async(_steps, self._exchange)
 

@@ -1,18 +1,30 @@
-"""How the clients honour the server's per-tenant rate: an answer 429 ``rate_limited`` changed
-nothing, so the same request (a commit included) is sent again once the server says it fits; it is
-never settled or abandoned because of it. Each wait is what the answer asks
-(``details.retryAfterMs``), at most ``MAX_WAIT_S``; past the client's ``rate_limit_wait`` seconds
-of waiting for one exchange, the 429 is its answer (``RateLimitedError``, nothing changed)."""
+"""How the clients honour a rate limit: an answer 429 changed nothing, so the same request (a
+commit included) is sent again once the answer says it fits; it is never settled or abandoned
+because of it. Each wait is what the answer asks: fencegate's ``details.retryAfterMs``, or, when
+the body gives none, the standard ``Retry-After`` header (a number of seconds, or an HTTP date),
+which is all a proxy or an API gateway with a rate limit of its own sends; else 1 s for fencegate's
+``rate_limited``, and no wait for another 429 without the header; at most ``MAX_WAIT_S``. Past
+the client's ``rate_limit_wait`` seconds of waiting for one exchange, the 429 is its answer
+(``RateLimitedError``, nothing changed)."""
 
+import math
 import random
+import re
+import time
+from datetime import timezone
+from email.utils import parsedate_to_datetime
 from typing import Optional
 
 from ._wire import Reply
 
 #: The longest single wait, whatever the server asks.
 MAX_WAIT_S = 10.0
+#: The wait when the answer says none.
+DEFAULT_WAIT_S = 1.0
 #: The waiting one exchange may do in all by default.
 DEFAULT_RATE_LIMIT_WAIT_S = 60.0
+
+_SECONDS = re.compile(r"[0-9]+")
 
 
 def rate_limit_pause(reply: Reply, waited: float, budget: float) -> Optional[float]:
@@ -22,12 +34,38 @@ def rate_limit_pause(reply: Reply, waited: float, budget: float) -> Optional[flo
         return None
     body = reply.json()
     error = body.get("error") if isinstance(body, dict) else None
-    if not isinstance(error, dict) or error.get("code") != "rate_limited":
-        return None
-    details = error.get("details")
+    # fencegate's own rate_limited, or any 429 with a Retry-After (a proxy's or a gateway's).
+    ours = isinstance(error, dict) and error.get("code") == "rate_limited"
+    details = error.get("details") if ours and isinstance(error, dict) else None
     asked = details.get("retryAfterMs") if isinstance(details, dict) else None
-    seconds = asked / 1000 if isinstance(asked, (int, float)) and asked >= 0 else 1.0
+    seconds: Optional[float] = None
+    if isinstance(asked, (int, float)) and not isinstance(asked, bool):
+        if math.isfinite(asked) and asked >= 0:
+            seconds = asked / 1000
+    if seconds is None:
+        seconds = retry_after_seconds(reply.retry_after)
+    if seconds is None:
+        if not ours:
+            return None
+        seconds = DEFAULT_WAIT_S
     wait = min(MAX_WAIT_S, max(0.001, seconds))
     # A little jitter, so callers refused together do not all come back at one instant.
     wait += random.random() * min(0.05, wait)
     return None if waited + wait > budget else wait
+
+
+def retry_after_seconds(value: Optional[str]) -> Optional[float]:
+    """The seconds a ``Retry-After`` header asks for: a whole number of seconds, or the time
+    until an HTTP date (0 once it has passed); None when there is none or it is neither."""
+    if value is None:
+        return None
+    value = value.strip()
+    if _SECONDS.fullmatch(value):
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):  # TypeError: Python 3.9's word
+        return None
+    if when.tzinfo is None:  # an HTTP date is in GMT
+        when = when.replace(tzinfo=timezone.utc)
+    return max(0.0, when.timestamp() - time.time())

@@ -16,6 +16,9 @@ LOST = "lost"
 
 #: The most bytes of an answer's body a client reads unless told otherwise (``max_answer_bytes``).
 MAX_ANSWER_BYTES = 64 * 1024 * 1024
+#: The server's default body limit (1 MiB), which a batch of commits is split to stay within
+#: unless told otherwise (``max_body_bytes``).
+MAX_BODY_BYTES = 1024 * 1024
 
 
 class TransportError(Exception):
@@ -38,6 +41,8 @@ class Reply:
     content_type: str
     #: Why the body could not be read (it was too long), completing "was answered HTTP <status>".
     unreadable: Optional[str] = None
+    #: The answer's Retry-After header, as sent; None without one.
+    retry_after: Optional[str] = None
 
     def json(self) -> Any:
         if self.text == "" or "json" not in self.content_type:
@@ -52,9 +57,14 @@ def encode_body(body: Any) -> bytes:
     return json.dumps(body, separators=(",", ":")).encode("utf-8")
 
 
-def reply_of(status: int, raw: bytes, content_type: Optional[str]) -> Reply:
+def reply_of(
+    status: int, raw: bytes, content_type: Optional[str], retry_after: Optional[str] = None
+) -> Reply:
     return Reply(
-        status=status, text=raw.decode("utf-8", "replace"), content_type=content_type or ""
+        status=status,
+        text=raw.decode("utf-8", "replace"),
+        content_type=content_type or "",
+        retry_after=retry_after,
     )
 
 

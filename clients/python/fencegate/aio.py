@@ -18,7 +18,7 @@ from ._coalescing import CommitCoalescer, check_window
 from ._commit_batch import commit_body, send_commit
 from ._methods import AsyncMethods
 from ._rate_limit import DEFAULT_RATE_LIMIT_WAIT_S, rate_limit_pause
-from ._wire import MAX_ANSWER_BYTES, Reply
+from ._wire import MAX_ANSWER_BYTES, MAX_BODY_BYTES, Reply
 from .models import CommitPart, CommitResult
 
 
@@ -46,12 +46,16 @@ class AsyncClient(AsyncMethods):
         coalesce_commits: bool = True,
         coalesce_window_ms: float = 0,
         rate_limit_wait: float = DEFAULT_RATE_LIMIT_WAIT_S,
+        max_body_bytes: int = MAX_BODY_BYTES,
     ) -> None:
         """As ``fencegate.Client``'s, and: ``coalesce_commits`` (default True) sends concurrent
         ``commit`` calls together, one ``POST /v1/commits`` per batch that fits, each caller
         answered on its own (False: each alone); ``coalesce_window_ms`` is how long a commit
-        waits for others, 0 (default) until the event loop's next turn, at most 1."""
-        super().__init__(base_url, token, timeout, retries, max_answer_bytes, rate_limit_wait)
+        waits for others, 0 (default) until the event loop's next turn, at most 1 (any other
+        value is a ``ValueError``)."""
+        super().__init__(
+            base_url, token, timeout, retries, max_answer_bytes, rate_limit_wait, max_body_bytes
+        )
         self.coalesce_commits = coalesce_commits
         self.coalesce_window_ms = check_window(coalesce_window_ms)
 

@@ -8,12 +8,17 @@ send it a byte at a time, put a ``103 Early Hints`` before it, answer 200 with a
 JSON in its place, or answer an endless body (``ENDLESS``, capped at ``ENDLESS_BYTES`` so that a
 client that reads it all still ends). And it can play a server older than a route: a request
 whose path ends with ``missing_route`` is answered 404 ``not_found`` as the server answers a
-route it does not have."""
+route it does not have. It can also play a server whose store lost one commit's reply inside a
+batch (``UNKNOWN_ITEM``): the batch is forwarded and applied, and the item of the commit named
+``unknown_operation`` in its answer is replaced by ``503 outcome_unknown``, as the server answers
+a commit whose outcome it does not know. Every request it takes is kept whole in ``requests``
+(its request line and body), in the order taken."""
 
+import json
 import socket
 import threading
 import time
-from typing import List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 from urllib.parse import urlparse
 
 PASS = "pass"
@@ -27,6 +32,7 @@ EARLY_HINTS = "early_hints"  # a 103 interim answer, then the answer
 NOT_JSON = "not_json"  # 200 text/html in place of the server's answer
 ENDLESS = "endless"  # 200 with a body that goes on, the request never forwarded
 ENDLESS_CHUNKED = "endless_chunked"  # the same in chunks
+UNKNOWN_ITEM = "unknown_item"  # forwarded; unknown_operation's item answered outcome_unknown
 
 TRICKLE_PAUSE = 0.05
 ENDLESS_BYTES = 64 * 1024 * 1024
@@ -43,9 +49,13 @@ class FaultProxy:
         self.upstream = (parsed.hostname or "127.0.0.1", parsed.port or 80)
         self.faults: List[str] = []
         self.seen: List[str] = []
+        #: (request line, body) of each request taken.
+        self.requests: List[Tuple[str, bytes]] = []
         self.redirect_to: Optional[str] = None
         self.delay = 0.0
         self.missing_route: Optional[str] = None
+        #: The operationId whose item an UNKNOWN_ITEM answers outcome_unknown.
+        self.unknown_operation: Optional[str] = None
         #: Bytes of the ENDLESS answer sent before the client hung up.
         self.endless_sent = 0
         self._listener = socket.create_server(("127.0.0.1", 0))
@@ -68,6 +78,7 @@ class FaultProxy:
             request = read_request(conn)
             line = request.split(b"\r\n", 1)[0].decode()
             self.seen.append(line)
+            self.requests.append((line, request.partition(b"\r\n\r\n")[2]))
             method, path = line.split(" ")[:2]
             if self.missing_route is not None and path.endswith(self.missing_route):
                 conn.sendall(_no_route(method, path))
@@ -92,6 +103,8 @@ class FaultProxy:
                     reply += chunk
             if fault == DROP_REPLY:
                 return
+            if fault == UNKNOWN_ITEM:
+                reply = self._unknown_item(request, reply)
             try:
                 self._answer(conn, fault, reply)
             except OSError:
@@ -109,6 +122,29 @@ class FaultProxy:
             conn.sendall(_NOT_JSON)
         else:
             conn.sendall(_BAD_GATEWAY if fault == GATEWAY_AFTER else reply)
+
+    def _unknown_item(self, request: bytes, reply: bytes) -> bytes:
+        """The batch's answer with the item of ``unknown_operation`` answered outcome_unknown."""
+        sent = json.loads(request.partition(b"\r\n\r\n")[2])
+        head, _, body = reply.partition(b"\r\n\r\n")
+        lines = head.split(b"\r\n")
+        if any(line.lower().startswith(b"transfer-encoding:") for line in lines):
+            raise AssertionError("UNKNOWN_ITEM expects an answer with a Content-Length")
+        answer: Dict[str, Any] = json.loads(body)
+        for commit, item in zip(sent["commits"], answer["items"]):
+            if commit["operationId"] == self.unknown_operation:
+                item["status"] = 503
+                item["body"] = {
+                    "error": {
+                        "code": "outcome_unknown",
+                        "message": "the store's reply to this commit was lost",
+                        "details": {},
+                    }
+                }
+        rewritten = json.dumps(answer).encode()
+        kept = [line for line in lines if not line.lower().startswith(b"content-length:")]
+        length = b"content-length: %d" % len(rewritten)
+        return b"\r\n".join(kept + [length]) + b"\r\n\r\n" + rewritten
 
     def _send_endless(self, conn: socket.socket, chunked: bool) -> None:
         # No length: the body ends with the last chunk, or when the connection does.
