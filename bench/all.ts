@@ -6,7 +6,8 @@
  *   npm run bench -- all [--seconds N] [--store postgres://…] [--scopes N] [--memory-seconds N]
  *
  * PostgreSQL runs against `--store` when it is a postgres:// URL, else the local server
- * (postgres://postgres@127.0.0.1:5432/postgres); its row says so when none answers.
+ * (postgres://postgres@127.0.0.1:5432/postgres); its row says so when none answers. Each
+ * benchmark verifies the stores it wrote; a violation in any fails the whole run.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,6 +24,7 @@ import {
   type MemoryTrend,
 } from './scale.js';
 import { runSqliteCommitBench } from './sqlite-commit.js';
+import { requireClean, ViolationsFound } from './verified-history.js';
 
 export interface AllBenchOptions {
   seconds: number;
@@ -62,6 +64,8 @@ async function postgresRow(options: AllBenchOptions): Promise<Row> {
       met: f.ratio >= 0.85,
     };
   } catch (error) {
+    // A run that broke its history is a failure, not a row that could not run.
+    if (error instanceof ViolationsFound) throw error;
     const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
     return { layer, target: '>= 0.85', figure: `not run: ${reason}`, baseline: '', met: null };
   }
@@ -110,6 +114,7 @@ async function httpRow(options: AllBenchOptions): Promise<Row> {
 
 async function dispatchRow(options: AllBenchOptions): Promise<Row> {
   const r = await runDispatchBench({ seconds: options.seconds, dispatchers: 1 });
+  requireClean('dispatch', r.violations);
   const ratio = r.intentsPerSec / r.rawPostsPerSec;
   return {
     layer: 'intents delivered vs raw POSTs (1 dispatcher)',
@@ -122,11 +127,12 @@ async function dispatchRow(options: AllBenchOptions): Promise<Row> {
 
 /** The rollback row at its smaller size on SQLite (`npm run bench -- rollout` runs both stores). */
 async function rolloutRow(options: AllBenchOptions): Promise<Row> {
-  const { rows } = await runRolloutBench({
+  const { rows, verifyViolations } = await runRolloutBench({
     sizes: [10_000],
     seconds: options.seconds,
     log: () => undefined,
   });
+  requireClean('rollout', verifyViolations);
   const r = rows[0]!;
   return {
     layer: `rollback of ${r.scopes.toLocaleString('en')} moved scopes: fenced; other scopes' commits`,
@@ -144,6 +150,7 @@ async function scaleRows(options: AllBenchOptions): Promise<Row[]> {
     const stale = await staleTraffic(join(dir, 'stale.db'), options.seconds);
     const ratio = stale.withStale.opsPerSec / stale.alone.opsPerSec;
     const memory = await serverMemory(dir, options.memorySeconds);
+    requireClean('scale', stale.violations + memory.violations);
     const rss = memoryTrend(memory.samples.map((m) => m.rssMiB));
     const heap = memoryTrend(memory.samples.map((m) => m.heapMiB));
     const path = (m: MemoryTrend): string =>
@@ -200,5 +207,9 @@ export async function runAllBench(options: AllBenchOptions): Promise<void> {
   }
   rows.push(...(await scaleRows(options)));
   console.log(table(rows));
-  console.log(JSON.stringify({ bench: 'all', seconds: options.seconds, rows }));
+  // Each benchmark above verified the stores it wrote and failed on any violation: none was found.
+  console.log('verify after every benchmark: 0 violations');
+  console.log(
+    JSON.stringify({ bench: 'all', seconds: options.seconds, rows, verifyViolations: 0 }),
+  );
 }

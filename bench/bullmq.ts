@@ -15,6 +15,8 @@
  * last job completed; rounds interleave the three workers, three of each, and the figures are
  * medians. Every job has a scope of its own. Run once with synchronous=full (the default) and
  * once with synchronous=normal. Redis (through ioredis): FENCEGATE_REDIS_URL or 127.0.0.1:6379.
+ * After each setting's rounds, `verify` replays the fencegate file's history (the raw file is a
+ * plain table).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,6 +27,7 @@ import { Redis } from 'ioredis';
 import { Fencegate } from '../src/gate.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { fencedProcessor } from '../src/integrations/bullmq/index.js';
+import { violationsIn } from './verified-history.js';
 
 export interface BullmqBenchOptions {
   jobs?: number;
@@ -41,12 +44,16 @@ export interface BullmqBenchFigures {
   /** CPU time of this process per job (user + system), medians: less noisy than rates under load. */
   rawCpuUsPerJob: number;
   fencedCpuUsPerJob: number;
+  /** Violations `verify` found in the fencegate file's history after the rounds. */
+  verifyViolations: number;
 }
 
 export interface BullmqBenchResult {
   jobs: number;
   concurrency: number;
   runs: BullmqBenchFigures[];
+  /** The runs' violations together: 0 when both settings' histories verified clean. */
+  verifyViolations: number;
 }
 
 const ROUNDS = 3;
@@ -58,7 +65,8 @@ export async function runBullmqBench(options: BullmqBenchOptions = {}): Promise<
   for (const synchronous of ['full', 'normal'] as const) {
     runs.push(await runOneSetting(jobs, concurrency, synchronous));
   }
-  return { jobs, concurrency, runs };
+  const verifyViolations = runs.reduce((sum, run) => sum + run.verifyViolations, 0);
+  return { jobs, concurrency, runs, verifyViolations };
 }
 
 async function runOneSetting(
@@ -89,6 +97,7 @@ async function runOneSetting(
   const insert = raw.prepare('INSERT INTO results (round, n, value) VALUES (?, ?, ?)');
   const figures = { noop: [] as number[], raw: [] as number[], fenced: [] as number[] };
   const cpu = { noop: [] as number[], raw: [] as number[], fenced: [] as number[] };
+  let verifyViolations: number;
   try {
     for (let round = 0; round < ROUNDS; round += 1) {
       const time = async (label: keyof typeof figures, processor: Processor<{ n: number }>) => {
@@ -122,6 +131,7 @@ async function runOneSetting(
         ),
       );
     }
+    verifyViolations = await violationsIn(gate.store);
   } finally {
     await gate.close();
     raw.close();
@@ -138,6 +148,7 @@ async function runOneSetting(
     ratio: fencedJobsPerSec / rawJobsPerSec,
     rawCpuUsPerJob: median(cpu.raw),
     fencedCpuUsPerJob: median(cpu.fenced),
+    verifyViolations,
   };
 }
 
@@ -202,6 +213,7 @@ export function formatBullmqBench(result: BullmqBenchResult): string {
       `  fencedProcessor, one commit         ${rate(run.fencedJobsPerSec)}`,
       `  fenced / raw write                  ${run.ratio.toFixed(2).padStart(7)}`,
       `  CPU µs a job, raw / fenced          ${cpuPair(run)}`,
+      `  verify after the rounds             ${String(run.verifyViolations).padStart(7)} violations`,
     );
   }
   lines.push(JSON.stringify(result));

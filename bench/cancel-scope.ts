@@ -1,7 +1,8 @@
 /**
  * An operator's cancel of one scope holding many pending intents, on SQLite: the fence step and
  * every page of the scope's intents (core/cancel-intents-page.ts), timed from the call to its
- * answer. Run: `npx tsx bench/cancel-scope.ts [count…]` (default 6400 25600).
+ * answer. Then `verify` replays the file's history; any violation fails the run once every count
+ * is printed. Run: `npx tsx bench/cancel-scope.ts [count…]` (default 6400 25600).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,10 +10,11 @@ import { join } from 'node:path';
 import { Fencegate } from '../src/gate.js';
 import { MAX_BATCH_COMMITS } from '../src/core/limits.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import { requireClean, violationsIn } from './verified-history.js';
 
 const PER_COMMIT = 16;
 
-async function run(count: number): Promise<number> {
+async function run(count: number): Promise<{ ms: number; verifyViolations: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'fencegate-cancel-'));
   const gate = await Fencegate.open({ store: SqliteStore.open({ path: join(dir, 'bench.db') }) });
   try {
@@ -40,7 +42,7 @@ async function run(count: number): Promise<number> {
     if (result.cancelledIntents !== count) {
       throw new Error(`cancelled ${result.cancelledIntents} of ${count} intents`);
     }
-    return ms;
+    return { ms, verifyViolations: await violationsIn(gate.store) };
   } finally {
     await gate.close();
     rmSync(dir, { recursive: true, force: true });
@@ -48,7 +50,15 @@ async function run(count: number): Promise<number> {
 }
 
 const counts = process.argv.slice(2).map(Number);
+let violations = 0;
 for (const count of counts.length > 0 ? counts : [6_400, 25_600]) {
-  const ms = await run(count);
-  console.log(`cancel of ${count} intents on SQLite: ${ms.toFixed(0)} ms`);
+  const { ms, verifyViolations } = await run(count);
+  violations += verifyViolations;
+  console.log(
+    `cancel of ${count} intents on SQLite: ${ms.toFixed(0)} ms; verify after the run: ${verifyViolations} violations`,
+  );
+  console.log(
+    JSON.stringify({ bench: 'cancel-scope', count, ms: Math.round(ms), verifyViolations }),
+  );
 }
+requireClean('cancel-scope', violations);

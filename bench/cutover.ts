@@ -9,7 +9,8 @@
  *   npx tsx bench/cutover.ts [--store sqlite|postgres://…] [--scopes N] [--rounds N]
  *
  * On PostgreSQL both contenders live in a schema of their own, created for the run and dropped
- * afterwards.
+ * afterwards. Before its store is closed, `verify` replays the history fencegate's rounds wrote;
+ * the raw table is not a fencegate store.
  */
 import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
@@ -25,6 +26,7 @@ import { PostgresStore } from '../src/store/postgres/postgres-store.js';
 import { parsePostgresUrl } from '../src/store/postgres/postgres-url.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { DEFAULT_SYNCHRONOUS } from '../src/store/sqlite/sqlite-database.js';
+import { requireClean, violationsIn } from './verified-history.js';
 
 export interface CutoverBenchOptions {
   /** 'sqlite' (a temp file, the default) or a `postgres://…` URL. */
@@ -48,6 +50,8 @@ export interface CutoverBenchResult {
   idempotentRepeatMs: number;
   targetMs: number;
   withinTarget: boolean;
+  /** Violations `verify` found in the history of the fencegate store after the rounds. */
+  verifyViolations: number;
 }
 
 const TARGET_MS = { sqlite: 1000, postgres: 2000 } as const;
@@ -133,11 +137,17 @@ async function postgresRawRounds(
   }
 }
 
+interface FencegateRounds {
+  times: number[];
+  repeatMs: number;
+  violations: number;
+}
+
 async function fencegateRounds(
   gate: Fencegate,
   scopes: string[],
   rounds: number,
-): Promise<{ times: number[]; repeatMs: number }> {
+): Promise<FencegateRounds> {
   try {
     for (const version of POLICIES) await gate.registerPolicy({ version });
     for (let start = 0; start < scopes.length; start += SETUP_BATCH) {
@@ -168,7 +178,8 @@ async function fencegateRounds(
       holder: `controller-${rounds - 1}`,
       scopes,
     });
-    return { times, repeatMs: performance.now() - start };
+    const repeatMs = performance.now() - start;
+    return { times, repeatMs, violations: await violationsIn(gate.store) };
   } finally {
     await gate.close();
   }
@@ -177,7 +188,7 @@ async function fencegateRounds(
 async function runSqlite(
   scopes: string[],
   rounds: number,
-): Promise<{ raw: number[]; guarded: { times: number[]; repeatMs: number } }> {
+): Promise<{ raw: number[]; guarded: FencegateRounds }> {
   const dir = mkdtempSync(join(tmpdir(), 'fencegate-bench-cutover-'));
   try {
     const raw = rawRounds(join(dir, 'raw.db'), scopes, rounds);
@@ -194,7 +205,7 @@ async function runPostgres(
   url: string,
   scopes: string[],
   rounds: number,
-): Promise<{ raw: number[]; guarded: { times: number[]; repeatMs: number } }> {
+): Promise<{ raw: number[]; guarded: FencegateRounds }> {
   const { connectionString } = parsePostgresUrl(url);
   const schema = `fencegate_bench_cutover_${randomBytes(4).toString('hex')}`;
   const drop = async (): Promise<void> => {
@@ -244,6 +255,7 @@ export async function runCutoverBench(
     idempotentRepeatMs: guarded.repeatMs,
     targetMs: TARGET_MS[store],
     withinTarget: cutoverMs <= TARGET_MS[store],
+    verifyViolations: guarded.violations,
   };
 }
 
@@ -257,6 +269,7 @@ export function formatCutoverBench(result: CutoverBenchResult): string {
     `  ratio fencegate / raw                       ${result.ratio.toFixed(1)}x`,
     `  same cutoverId again (no bump)              ${ms(result.idempotentRepeatMs)}`,
     `  target <= ${result.targetMs} ms: ${result.withinTarget ? 'met' : 'MISSED'}`,
+    `  verify after the rounds                     ${result.verifyViolations} violations`,
     JSON.stringify(result),
     '',
   ].join('\n');
@@ -278,5 +291,6 @@ if (invokedPath !== undefined && import.meta.url === pathToFileURL(resolve(invok
     ...(values.rounds === undefined ? {} : { rounds: Number(values.rounds) }),
   });
   process.stdout.write(formatCutoverBench(result));
+  requireClean('cutover', result.verifyViolations);
   process.exitCode = result.withinTarget ? 0 : 1;
 }

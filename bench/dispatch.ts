@@ -30,6 +30,7 @@ import { Dispatcher, webhookEffector } from '../src/dispatch/index.js';
 import { verifyStore } from '../src/audit/verify.js';
 import { Fencegate } from '../src/gate.js';
 import { startPhaseProfile, timeByOwner } from './phase-profile.js';
+import { requireClean } from './verified-history.js';
 
 export interface DispatchBenchOptions {
   /** Per phase. Default 3. */
@@ -373,6 +374,7 @@ async function main(): Promise<void> {
     if (result.usPerIntentBy !== undefined) {
       console.log(`  µs per delivered intent: ${JSON.stringify(result.usPerIntentBy)}`);
     }
+    requireClean('dispatch', result.violations);
   }
 }
 

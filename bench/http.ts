@@ -12,19 +12,19 @@
  * `npx tsx bench/profile-summary.ts FILE` sums it by component.
  * Every series also shows the server process's CPU time (user + system) per answered request,
  * which other work on the machine moves less than the rates (compare it within one run).
- * The last line printed is one JSON object with `ratio` (commit/no-op ops/s), both p99s and the
- * CPU figures.
+ * The last line printed is one JSON object with `ratio` (commit/no-op ops/s), both p99s, the
+ * CPU figures and `verifyViolations`: what `verify` found in the histories of the server's file and
+ * of the in-process baseline's, once both have stopped.
  */
 import { fork } from 'node:child_process';
 import { mkdtempSync, openSync, closeSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { verifyStore } from '../src/audit/verify.js';
-import { openStore } from '../src/store/open.js';
 import { InProcessGroupCommit, measureCoalesced, type CallerRate } from './http/coalesced.js';
 import { runLoad, type LoadRequest, type LoadResult } from './http/load.js';
 import type { CpuSample, ServerReady } from './http/server-process.js';
+import { requireClean, violationsAt } from './verified-history.js';
 
 export interface HttpBenchOptions {
   seconds: number;
@@ -147,6 +147,15 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
       coalescedOverNoop: round(coalescedOverNoop),
       coalescedOverBare: round(coalescedOverBare),
     };
+    // The histories the run wrote must still prove every invariant, as `fencegate verify` checks
+    // them: the server's file and the in-process baseline's, each once its writer has stopped.
+    for (const server of servers.splice(0)) await server.stop();
+    await inProcess.close();
+    inProcess = undefined;
+    const verifyViolations =
+      (await violationsAt(`sqlite:${join(dir, 'fencegate.db')}`)) +
+      (await violationsAt(`sqlite:${join(dir, 'in-process.db')}`));
+    console.log(`verify after the run: ${verifyViolations} violations`);
     console.log(
       JSON.stringify({
         bench: 'http',
@@ -178,13 +187,10 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
         bareCommitCpuMicros: Math.round(bareCommit.cpuMicrosPerRequest),
         bareNoopCpuMicros: Math.round(bareNoop.cpuMicrosPerRequest),
         failures: [...runs.fgNoop, ...runs.fgCommit].reduce((n, r) => n + r.failures, 0),
+        verifyViolations,
       }),
     );
-    // The history the run wrote must still prove every invariant, as `fencegate verify` checks it.
-    for (const server of servers.splice(0)) await server.stop();
-    const violations = await violationsIn(join(dir, 'fencegate.db'));
-    console.log(`verify after the run: ${violations} violations`);
-    if (violations > 0) throw new Error(`verify found ${violations} violations after the run`);
+    requireClean('http', verifyViolations);
     return figures;
   } finally {
     await inProcess?.close();
@@ -194,16 +200,6 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
 }
 
 const ROUNDS = 3;
-
-/** The violations `verify` finds in the whole history of the store at `path`. */
-async function violationsIn(path: string): Promise<number> {
-  const store = await openStore(`sqlite:${path}`);
-  try {
-    return (await verifyStore(store)).violations.length;
-  } finally {
-    await store.close();
-  }
-}
 /** Scopes the in-process baseline commits to, as many as the server's. */
 const SCOPES = 64;
 

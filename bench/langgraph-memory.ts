@@ -5,7 +5,8 @@
  * Each put is an upsert of one key of a thread that holds 100 items; the fenced stores write
  * under the saver's lease, held from the first put. Then the same with a precondition
  * (`ifRevision`, the revision the last put left). Interleaved rounds, medians; the added p50 per
- * put is the fenced p50 minus InMemoryStore's.
+ * put is the fenced p50 minus InMemoryStore's. Before each SQLite file is closed (the library's,
+ * the server's), `verify` replays its history.
  *
  *   npm run bench -- langgraph-memory [--seconds N] [--rounds N]
  */
@@ -18,6 +19,7 @@ import { Fencegate } from '../src/gate.js';
 import { FencedCheckpointSaver, FencedStore } from '../src/integrations/langgraph/index.js';
 import { servedWorker } from './served-worker.js';
 import { runSequential, type RunStats } from './stats.js';
+import { violationsIn } from './verified-history.js';
 
 export interface MemoryBenchOptions {
   seconds?: number;
@@ -31,6 +33,12 @@ export interface MemoryRow {
   p50Ms: number;
   p99Ms: number;
   addedP50Ms: number;
+}
+
+export interface MemoryBenchResult {
+  rows: MemoryRow[];
+  /** Violations `verify` found in the two files' histories after the run. */
+  verifyViolations: number;
 }
 
 const NAMESPACE = ['users', 'u1', 'memories'];
@@ -59,7 +67,7 @@ async function measure(
   });
 }
 
-export async function runMemoryBench(options: MemoryBenchOptions = {}): Promise<MemoryRow[]> {
+export async function runMemoryBench(options: MemoryBenchOptions = {}): Promise<MemoryBenchResult> {
   const seconds = options.seconds ?? 2;
   const rounds = options.rounds ?? 3;
   const dir = mkdtempSync(join(tmpdir(), 'fencegate-bench-memory-'));
@@ -98,9 +106,10 @@ export async function runMemoryBench(options: MemoryBenchOptions = {}): Promise<
         });
       }
     }
+    const verifyViolations = (await served.violations()) + (await violationsIn(gate.store));
     await served.close();
     await gate.close();
-    return rows;
+    return { rows, verifyViolations };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -111,12 +120,16 @@ function median(runs: RunStats[]): RunStats {
   return sorted[Math.floor(sorted.length / 2)] as RunStats;
 }
 
-export function formatMemoryBench(rows: MemoryRow[]): string {
+export function formatMemoryBench(result: MemoryBenchResult): string {
   const lines = ['store                      put         puts/s      p50      p99   added p50'];
-  for (const row of rows) {
+  for (const row of result.rows) {
     lines.push(
       `${row.store.padEnd(26)} ${row.put.padEnd(10)} ${row.putsPerSec.toFixed(0).padStart(7)} ${row.p50Ms.toFixed(3).padStart(8)} ${row.p99Ms.toFixed(3).padStart(8)} ${row.addedP50Ms.toFixed(3).padStart(10)}`,
     );
   }
+  lines.push(
+    `verify after the run: ${result.verifyViolations} violations`,
+    JSON.stringify({ bench: 'langgraph-memory', ...result }),
+  );
   return lines.join('\n');
 }

@@ -22,7 +22,8 @@
  * `reject` takes to refuse, and how long an `interrupt` takes to stop the old run (from calling
  * runThread until the old run's invoke rejects; the old run loops over a 1 ms step).
  *
- * Three interleaved rounds of each saver (`--rounds`), medians.
+ * Three interleaved rounds of each saver (`--rounds`), medians. Before each SQLite file is
+ * closed (the library's, the server's), `verify` replays its history.
  *
  *   npm run bench -- langgraph [--seconds N] [--rounds N]
  */
@@ -36,6 +37,7 @@ import { Fencegate } from '../src/gate.js';
 import { FencedCheckpointSaver, runThread } from '../src/integrations/langgraph/index.js';
 import { servedWorker } from './served-worker.js';
 import { summarize, type RunStats } from './stats.js';
+import { violationsIn } from './verified-history.js';
 
 const State = Annotation.Root({
   n: Annotation<number>({ reducer: (_, next) => next, default: () => 0 }),
@@ -75,6 +77,8 @@ export interface LanggraphBenchResult {
   addedMsPerRun: Record<Durability, number>;
   rejectMs: { p50: number; p99: number };
   interruptStopMs: { p50: number; p99: number };
+  /** Violations `verify` found in the two files' histories after the run. */
+  verifyViolations: number;
 }
 
 function threeSteps(checkpointer: BaseCheckpointSaver) {
@@ -230,11 +234,13 @@ export async function runLanggraphBench(
     }
     await savers.local.close();
     await savers.remote.close();
+    const servedViolations = await served.violations();
     await served.close();
 
     const answers = options.answers ?? 30;
     const rejectMs = await measureReject(gate, answers);
     const interruptStopMs = await measureInterrupt(gate, answers);
+    const verifyViolations = servedViolations + (await violationsIn(gate.store));
     await gate.close();
     return {
       savers: rows,
@@ -243,6 +249,7 @@ export async function runLanggraphBench(
       addedMsPerRun: addedPerRun,
       rejectMs,
       interruptStopMs,
+      verifyViolations,
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -337,6 +344,7 @@ export function formatLanggraphBench(result: LanggraphBenchResult): string {
     `added per run of the graph in process: async ${result.addedMsPerRun.async.toFixed(3)} ms, sync ${result.addedMsPerRun.sync.toFixed(3)} ms`,
     `reject answers in p50 ${result.rejectMs.p50} ms, p99 ${result.rejectMs.p99} ms`,
     `interrupt stops the old run in p50 ${result.interruptStopMs.p50} ms, p99 ${result.interruptStopMs.p99} ms`,
+    `verify after the run: ${result.verifyViolations} violations`,
     JSON.stringify({ bench: 'langgraph', ...result }),
   );
   return lines.join('\n');

@@ -12,7 +12,8 @@
  * minus the p50 without it, on the same saver (the effect rides the commit of `act`'s writes, so
  * it costs an intent row, not a commit), and, beside it, the p50 with the effect minus
  * MemorySaver's. Interleaved rounds (`--rounds`), medians. No dispatcher runs: delivery is the
- * dispatch benchmark's.
+ * dispatch benchmark's. Before each SQLite file is closed (the library's, the server's), `verify`
+ * replays its history.
  *
  *   npm run bench -- node-effects [--seconds N] [--rounds N]
  */
@@ -26,6 +27,7 @@ import { Fencegate } from '../src/gate.js';
 import { FencedCheckpointSaver, stageEffect } from '../src/integrations/langgraph/index.js';
 import { servedWorker } from './served-worker.js';
 import { summarize } from './stats.js';
+import { violationsIn } from './verified-history.js';
 
 const State = Annotation.Root({
   n: Annotation<number>({ reducer: (_, next) => next, default: () => 0 }),
@@ -50,6 +52,8 @@ export interface NodeEffectsBenchResult {
   addedP50MsPerEffect: { inProcess: number; overHttp: number };
   /** p50 per run with one staged effect minus MemorySaver's run without. */
   addedP50MsVsMemorySaver: { inProcess: number; overHttp: number };
+  /** Violations `verify` found in the two files' histories after the run. */
+  verifyViolations: number;
 }
 
 function graphOf(checkpointer: BaseCheckpointSaver, effect: boolean) {
@@ -123,6 +127,7 @@ export async function runNodeEffectsBench(
     }
     await local.close();
     await remote.close();
+    const verifyViolations = (await served.violations()) + (await violationsIn(gate.store));
     await served.close();
     await gate.close();
     const rows = cases.map((one, i) => ({
@@ -145,6 +150,7 @@ export async function runNodeEffectsBench(
         inProcess: round(localEffect - memory),
         overHttp: round(remoteEffect - memory),
       },
+      verifyViolations,
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -160,6 +166,7 @@ export function formatNodeEffectsBench(result: NodeEffectsBenchResult): string {
   lines.push(
     `added p50 per staged effect: in process ${inProcess.toFixed(3)} ms (target ≤ 2 ms: ${inProcess <= 2 ? 'met' : 'not met'}), over HTTP ${overHttp.toFixed(3)} ms (target ≤ 3 ms: ${overHttp <= 3 ? 'met' : 'not met'})`,
     `a run with one effect against MemorySaver's run: in process +${result.addedP50MsVsMemorySaver.inProcess.toFixed(3)} ms, over HTTP +${result.addedP50MsVsMemorySaver.overHttp.toFixed(3)} ms`,
+    `verify after the run: ${result.verifyViolations} violations`,
     JSON.stringify({ bench: 'node-effects', ...result }),
   );
   return lines.join('\n');

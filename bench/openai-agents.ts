@@ -9,7 +9,8 @@
  *
  * Each write is one fenced commit that expects the history head (one more read only when another
  * writer moved it). Interleaved rounds (`--rounds`), medians; the added p50 per write is the
- * fenced p50 minus MemorySession's of the same round.
+ * fenced p50 minus MemorySession's of the same round. Before each SQLite file is closed (the
+ * library's, the server's), `verify` replays its history.
  *
  *   npm run bench -- openai-agents [--seconds N] [--rounds N]
  */
@@ -22,6 +23,7 @@ import { Fencegate } from '../src/gate.js';
 import { FencedSession } from '../src/integrations/openai-agents/index.js';
 import { servedWorker } from './served-worker.js';
 import { runSequential, type RunStats } from './stats.js';
+import { violationsIn } from './verified-history.js';
 
 export interface OpenAiAgentsBenchOptions {
   seconds?: number;
@@ -31,6 +33,8 @@ export interface OpenAiAgentsBenchOptions {
 export interface OpenAiAgentsBenchResult {
   sessions: { session: string; writesPerSec: number; p50Ms: number; p99Ms: number }[];
   addedP50Ms: { inProcess: number; overHttp: number };
+  /** Violations `verify` found in the two files' histories after the run. */
+  verifyViolations: number;
 }
 
 const median = (values: number[]): number => {
@@ -56,6 +60,7 @@ export async function runOpenAiAgentsBench(
   const claim = (on: FencegateApi, sessionId: string) =>
     FencedSession.claim(on, { sessionId, holder: 'bench' });
   const figures: Record<string, RunStats[]> = { memory: [], inProcess: [], overHttp: [] };
+  let verifyViolations: number;
   try {
     for (let round = 0; round < rounds; round += 1) {
       figures.memory!.push(await writes(new MemorySession(), seconds));
@@ -66,6 +71,7 @@ export async function runOpenAiAgentsBench(
       figures.overHttp!.push(await writes(remote, seconds));
       await remote.release();
     }
+    verifyViolations = (await served.violations()) + (await violationsIn(gate.store));
   } finally {
     await served.close();
     await gate.close();
@@ -88,6 +94,7 @@ export async function runOpenAiAgentsBench(
       inProcess: p50('inProcess') - p50('memory'),
       overHttp: p50('overHttp') - p50('memory'),
     },
+    verifyViolations,
   };
 }
 
@@ -100,6 +107,7 @@ export function formatOpenAiAgentsBench(result: OpenAiAgentsBenchResult): string
   rows.push(
     `added p50 per session write: in process ${inProcess.toFixed(3)} ms (target <= 2), over HTTP ${overHttp.toFixed(3)} ms (target <= 3)`,
   );
+  rows.push(`verify after the run: ${result.verifyViolations} violations`);
   rows.push(JSON.stringify({ bench: 'openai-agents', ...result }));
   return rows.join('\n');
 }

@@ -9,7 +9,8 @@
  *
  * The server is `node bin/fencegate.js serve` on a fresh SQLite file in a child process; the
  * graph runs in clients/python/.venv (bash clients/python/scripts/install-test-deps.sh), by
- * bench/python-langgraph.py, which prints the medians of the interleaved rounds as JSON.
+ * bench/python-langgraph.py, which prints the medians of the interleaved rounds as JSON. Once the
+ * server has stopped, `verify` replays the history the Python saver wrote to its file.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -17,6 +18,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { violationsAt } from './verified-history.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const PYTHON = join(ROOT, 'clients/python/.venv/bin/python');
@@ -48,6 +50,8 @@ export interface PythonLanggraphResult {
     fenced: SaverFigures;
     addedP50Ms: number;
   }[];
+  /** Violations `verify` found in the server's file after the run. */
+  verifyViolations: number;
 }
 
 export async function runPythonLanggraphBench(
@@ -60,18 +64,20 @@ export async function runPythonLanggraphBench(
   }
   const dir = mkdtempSync(join(tmpdir(), 'fencegate-bench-python-langgraph-'));
   const adminToken = `adm_${randomBytes(24).toString('base64url')}`;
+  const storeUrl = `sqlite:${join(dir, 'store.db')}`;
   const server = spawn(
     process.execPath,
-    [
-      join(ROOT, 'bin/fencegate.js'),
-      'serve',
-      '--store',
-      `sqlite:${join(dir, 'store.db')}`,
-      '--port',
-      '0',
-    ],
+    [join(ROOT, 'bin/fencegate.js'), 'serve', '--store', storeUrl, '--port', '0'],
     { env: { ...process.env, FENCEGATE_ADMIN_TOKEN: adminToken, FENCEGATE_LOG_LEVEL: 'warn' } },
   );
+  const stop = async (): Promise<void> => {
+    // A server that never started (dist/ not built, say) has exited already: no exit to wait for.
+    if (server.exitCode === null && server.signalCode === null) {
+      const exited = new Promise((resolve) => server.once('exit', resolve));
+      server.kill('SIGTERM');
+      await exited;
+    }
+  };
   try {
     const url = await listening(server);
     const token = await workerToken(url, adminToken);
@@ -82,14 +88,14 @@ export async function runPythonLanggraphBench(
     );
     if (driver.status !== 0) throw new Error(`the Python driver failed:\n${driver.stderr}`);
     const lines = driver.stdout.trim().split('\n');
-    return JSON.parse(lines[lines.length - 1] ?? '{}') as PythonLanggraphResult;
+    const figures = JSON.parse(lines[lines.length - 1] ?? '{}') as Omit<
+      PythonLanggraphResult,
+      'verifyViolations'
+    >;
+    await stop();
+    return { ...figures, verifyViolations: await violationsAt(storeUrl) };
   } finally {
-    // A server that never started (dist/ not built, say) has exited already: no exit to wait for.
-    if (server.exitCode === null && server.signalCode === null) {
-      const exited = new Promise((resolve) => server.once('exit', resolve));
-      server.kill('SIGTERM');
-      await exited;
-    }
+    await stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -139,6 +145,7 @@ export function formatPythonLanggraphBench(result: PythonLanggraphResult): strin
       `added p50 per step under the default durability: ${byDefault.addedP50Ms.toFixed(3)} ms (target ≤ ${TARGET_ADDED_P50_MS} ms: ${met})`,
     );
   }
+  lines.push(`verify after the run: ${result.verifyViolations} violations`);
   lines.push(JSON.stringify({ bench: 'python-langgraph', ...result }));
   return lines.join('\n');
 }

@@ -19,7 +19,8 @@
  * runs SQLite, then PostgreSQL (`--store`, or the local server), each at every size.
  *
  * SQLite runs on a temporary file with the store's defaults and group commit (as the server runs
- * it); PostgreSQL in a schema of its own, created for the run and dropped afterwards.
+ * it); PostgreSQL in a schema of its own, created for the run and dropped afterwards. Before each
+ * store is closed, `verify` replays the history its run wrote.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -33,6 +34,7 @@ import { PostgresStore } from '../src/store/postgres/postgres-store.js';
 import { parsePostgresUrl } from '../src/store/postgres/postgres-url.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../src/store/store.js';
+import { violationsIn } from './verified-history.js';
 
 export interface RolloutBenchOptions {
   /** 'sqlite' (a temp file, the default) or a `postgres://…` URL. */
@@ -63,6 +65,8 @@ export interface RolloutBenchRow {
   targetMs: number;
   fencedWithinTarget: boolean;
   ratioWithinTarget: boolean;
+  /** Violations `verify` found in the history of the run's store afterwards. */
+  verifyViolations: number;
 }
 
 export interface RolloutBenchResult {
@@ -71,6 +75,8 @@ export interface RolloutBenchResult {
   seconds: number;
   writers: number;
   rows: RolloutBenchRow[];
+  /** The rows' violations together: 0 when every run's history verified clean. */
+  verifyViolations: number;
 }
 
 /** Targets: ms per 10,000 moved scopes, and the commit ratio of the unaffected scopes. */
@@ -237,6 +243,7 @@ async function measure(
       targetMs,
       fencedWithinTarget: fencedMs <= targetMs,
       ratioWithinTarget: windowRatio >= TARGET_RATIO,
+      verifyViolations: await violationsIn(store),
     };
   } finally {
     await writers.stop().catch(() => undefined);
@@ -286,7 +293,8 @@ export async function runRolloutBench(
         : await runSqlite(size, seconds, log),
     );
   }
-  return { bench: 'rollout', store, seconds, writers: WRITERS, rows };
+  const verifyViolations = rows.reduce((sum, row) => sum + row.verifyViolations, 0);
+  return { bench: 'rollout', store, seconds, writers: WRITERS, rows, verifyViolations };
 }
 
 export function formatRolloutBench(result: RolloutBenchResult): string {
@@ -302,6 +310,7 @@ export function formatRolloutBench(result: RolloutBenchResult): string {
       `    the step that moved them             ${row.stepMs} ms (its start transaction ${row.startMs} ms)`,
       `    other scopes' commits per window     ${row.commits.before} before, ${row.commits.during} with the rollback (${row.duringSeconds} s), ${row.commits.after} after`,
       `    ratio with / without the rollback    ${row.windowRatio.toFixed(2)} (target >= ${TARGET_RATIO}: ${met(row.ratioWithinTarget)})`,
+      `    verify after the run                 ${row.verifyViolations} violations`,
     );
   }
   lines.push(JSON.stringify(result), '');

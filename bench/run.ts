@@ -1,4 +1,8 @@
-/** `npm run bench -- <name> [flags]`: runs one benchmark and prints its figures. */
+/**
+ * `npm run bench -- <name> [flags]`: runs one benchmark and prints its figures. A benchmark that
+ * writes a fencegate store verifies it after the run and exits non-zero on any violation
+ * (verified-history.ts), once its figures are printed.
+ */
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -14,6 +18,7 @@ import { medianOf } from './stats.js';
 import { runScaleBench } from './scale.js';
 import { runSqliteCommitBench } from './sqlite-commit.js';
 import { formatWalPages, runWalPagesBench } from './sqlite-wal-pages.js';
+import { requireClean } from './verified-history.js';
 
 const USAGE = `usage: npm run bench -- all [--seconds N] [--store postgres://…] [--scopes N] [--memory-seconds N]
        npm run bench -- commit [--seconds N] [--in-flight N]
@@ -26,7 +31,7 @@ const USAGE = `usage: npm run bench -- all [--seconds N] [--store postgres://…
        npm run bench -- cancel-scope [COUNT…]
        npm run bench -- wal-pages
        npm run bench -- http [--seconds N] [--connections N] [--profile DIR]
-       npm run bench -- scale [--seconds N] [--scopes N] [--memory-seconds N]
+       npm run bench -- scale [--seconds N] [--scopes N] [--memory-seconds N] [--profile DIR]
        npm run bench -- bullmq [--jobs N] [--concurrency N]
        npm run bench -- langgraph [--seconds N] [--rounds N]
        npm run bench -- python-langgraph [--seconds N] [--rounds N]
@@ -129,6 +134,7 @@ async function main(argv: string[]): Promise<number> {
         };
       });
       console.log(JSON.stringify({ bench: 'dispatch', results }));
+      requireClean('dispatch', Math.max(...results.map((result) => result.violations)));
       return 0;
     }
     case 'http':
@@ -143,11 +149,15 @@ async function main(argv: string[]): Promise<number> {
         seconds,
         largeScopes: Number(values.scopes ?? LARGE_SCOPES),
         memorySeconds: Number(values['memory-seconds'] ?? 600),
+        ...(values.profile === undefined ? {} : { profileDir: values.profile }),
       });
       return 0;
-    case 'cutover':
-      console.log(formatCutoverBench(await runCutoverBench({ store: values.store })));
+    case 'cutover': {
+      const result = await runCutoverBench({ store: values.store });
+      console.log(formatCutoverBench(result));
+      requireClean('cutover', result.verifyViolations);
       return 0;
+    }
     case 'rollout': {
       // SQLite and PostgreSQL side by side in one run: an embedded file, then `--store` when it
       // is a postgres:// URL, else the local server.
@@ -166,54 +176,74 @@ async function main(argv: string[]): Promise<number> {
         results.push(result);
       }
       console.log(JSON.stringify({ bench: 'rollout', results }));
+      requireClean('rollout', sum(results.map((result) => result.verifyViolations)));
       return 0;
     }
-    case 'wal-pages':
-      console.log(formatWalPages(await runWalPagesBench()));
+    case 'wal-pages': {
+      const runs = await runWalPagesBench();
+      console.log(formatWalPages(runs));
+      requireClean('wal-pages', sum(runs.map((run) => run.verifyViolations)));
       return 0;
+    }
     case 'bullmq': {
       // Loaded on demand: BullMQ is an optional peer, needed by this benchmark only.
       const { formatBullmqBench, runBullmqBench } = await import('./bullmq.js');
       const jobs = Number(values.jobs);
       const concurrency = Number(values.concurrency);
-      console.log(formatBullmqBench(await runBullmqBench({ jobs, concurrency })));
+      const result = await runBullmqBench({ jobs, concurrency });
+      console.log(formatBullmqBench(result));
+      requireClean('bullmq', result.verifyViolations);
       return 0;
     }
     case 'langgraph': {
       // Loaded on demand: LangGraph is an optional peer, needed by this benchmark only.
       const { formatLanggraphBench, runLanggraphBench } = await import('./langgraph.js');
-      console.log(formatLanggraphBench(await runLanggraphBench({ seconds, rounds })));
+      const result = await runLanggraphBench({ seconds, rounds });
+      console.log(formatLanggraphBench(result));
+      requireClean('langgraph', result.verifyViolations);
       return 0;
     }
     case 'node-effects': {
       // Loaded on demand: LangGraph is an optional peer, needed by this benchmark only.
       const { formatNodeEffectsBench, runNodeEffectsBench } = await import('./node-effects.js');
-      console.log(formatNodeEffectsBench(await runNodeEffectsBench({ seconds, rounds })));
+      const result = await runNodeEffectsBench({ seconds, rounds });
+      console.log(formatNodeEffectsBench(result));
+      requireClean('node-effects', result.verifyViolations);
       return 0;
     }
     case 'langgraph-memory': {
       // Loaded on demand: LangGraph is an optional peer, needed by this benchmark only.
       const { formatMemoryBench, runMemoryBench } = await import('./langgraph-memory.js');
-      console.log(formatMemoryBench(await runMemoryBench({ seconds, rounds })));
+      const result = await runMemoryBench({ seconds, rounds });
+      console.log(formatMemoryBench(result));
+      requireClean('langgraph-memory', result.verifyViolations);
       return 0;
     }
     case 'openai-agents': {
       // Loaded on demand: the OpenAI Agents SDK is an optional peer, needed by this benchmark only.
       const { formatOpenAiAgentsBench, runOpenAiAgentsBench } = await import('./openai-agents.js');
-      console.log(formatOpenAiAgentsBench(await runOpenAiAgentsBench({ seconds, rounds })));
+      const result = await runOpenAiAgentsBench({ seconds, rounds });
+      console.log(formatOpenAiAgentsBench(result));
+      requireClean('openai-agents', result.verifyViolations);
       return 0;
     }
     case 'python-langgraph': {
       // Runs LangGraph in the Python test venv, against a `fencegate serve` it starts.
       const { formatPythonLanggraphBench, runPythonLanggraphBench } =
         await import('./python-langgraph.js');
-      console.log(formatPythonLanggraphBench(await runPythonLanggraphBench({ seconds, rounds })));
+      const result = await runPythonLanggraphBench({ seconds, rounds });
+      console.log(formatPythonLanggraphBench(result));
+      requireClean('python-langgraph', result.verifyViolations);
       return 0;
     }
     default:
       console.error(USAGE);
       return 2;
   }
+}
+
+function sum(values: readonly number[]): number {
+  return values.reduce((total, value) => total + value, 0);
 }
 
 async function runPostgres(

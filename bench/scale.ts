@@ -13,9 +13,11 @@
  *    server's capacity, the per-tenant rate limit on, against the tenant alone (tenant-isolation.ts);
  *  - server memory: `fencegate` server process under commit load over HTTP (64 connections) for
  *    `--memory-seconds` (600 by default), RSS and the heap it retains (after a full collection)
- *    sampled every 10 s.
+ *    sampled every 10 s; `verify` checks its file once the server has stopped.
  *
- *   npm run bench -- scale [--seconds N] [--scopes N] [--memory-seconds N]
+ * `verifyViolations` sums what `verify` found in every store with a history; any fails the run.
+ *
+ *   npm run bench -- scale [--seconds N] [--scopes N] [--memory-seconds N] [--profile DIR]
  */
 import Database from 'better-sqlite3';
 import { fork } from 'node:child_process';
@@ -27,14 +29,21 @@ import { Fencegate } from '../src/gate.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { runLoad } from './http/load.js';
 import type { MemorySample, ServerReady } from './http/server-process.js';
+import { startPhaseProfile } from './phase-profile.js';
 import { runConcurrent, type RunStats } from './stats.js';
 import { tenantIsolation } from './tenant-isolation.js';
+import { requireClean, violationsAt } from './verified-history.js';
 
 export interface ScaleBenchOptions {
   seconds: number;
   /** Scopes of the large store (records: ten per scope). Default 1,000,000. */
   largeScopes: number;
   memorySeconds: number;
+  /**
+   * Where to write CPU profiles: the stale row's commits alone and refusals alone (this process),
+   * and the isolation row's server (its own process, all of its run).
+   */
+  profileDir?: string;
 }
 
 const SMALL_SCOPES = 1000;
@@ -144,6 +153,21 @@ async function withCpu(
   return { ...stats, cpuUsPerOp: (user + system) / stats.ops };
 }
 
+/** `run`, with its V8 CPU profile written to `dir/name.cpuprofile` when `dir` is given. */
+async function profiled<T>(
+  dir: string | undefined,
+  name: string,
+  run: () => Promise<T>,
+): Promise<T> {
+  if (dir === undefined) return await run();
+  const profile = await startPhaseProfile();
+  try {
+    return await run();
+  } finally {
+    await profile.stop(join(dir, `${name}.cpuprofile`));
+  }
+}
+
 /**
  * Scopes made through the library, so their grants are in the audit log and `verify` can check
  * the run: each granted to an old holder (fence 1), released, then granted to the bench's writer
@@ -167,7 +191,7 @@ const RETIRED_FENCE = 1;
  * refusals alone, so a refusal's CPU can be set against a commit's (the machine's load moves
  * rates far more than CPU per operation). The store at `path` is created here.
  */
-export async function staleTraffic(path: string, seconds: number) {
+export async function staleTraffic(path: string, seconds: number, profileDir?: string) {
   const store = SqliteStore.open({ path, groupCommit: true });
   const gate = await Fencegate.open({ store });
   try {
@@ -191,7 +215,9 @@ export async function staleTraffic(path: string, seconds: number) {
       if (result.outcome !== 'rejected') throw new Error('a stale commit was accepted');
     };
     const half = IN_FLIGHT / 2;
-    const alone = await withCpu(seconds, half, healthy);
+    const alone = await profiled(profileDir, 'stale-commits', () =>
+      withCpu(seconds, half, healthy),
+    );
     // Half the traffic stale: a stale commit is sent for each healthy commit answered, by as
     // many callers again, so the refusals are as many as the commits whatever each costs.
     const paced = new Pacer();
@@ -205,7 +231,9 @@ export async function staleTraffic(path: string, seconds: number) {
         await stale(i);
       }),
     ]).finally(() => paced.close());
-    const refusalsAlone = await withCpu(seconds, half, stale);
+    const refusalsAlone = await profiled(profileDir, 'stale-refusals', () =>
+      withCpu(seconds, half, stale),
+    );
     const { violations } = await gate.verify();
     return { alone, withStale, refusalsAlone, violations: violations.length };
   } finally {
@@ -271,6 +299,7 @@ export async function serverMemory(dir: string, seconds: number) {
     stdio: ['ignore', log, 'inherit', 'ipc'],
   });
   const exited = new Promise((resolve) => child.once('exit', resolve));
+  let measured: { samples: { rssMiB: number; heapMiB: number }[]; requests: number };
   try {
     const ready = await new Promise<ServerReady>((resolve) =>
       child.once('message', (m) => resolve(m as ServerReady)),
@@ -310,12 +339,14 @@ export async function serverMemory(dir: string, seconds: number) {
       requests += result.total;
       samples.push(await sample());
     }
-    return { samples, requests };
+    measured = { samples, requests };
   } finally {
     child.kill('SIGTERM');
     await exited;
     closeSync(log);
   }
+  // The server has stopped: its file's history, every commit of the run, is complete.
+  return { ...measured, violations: await violationsAt(`sqlite:${join(dir, 'fencegate.db')}`) };
 }
 
 export async function runScaleBench(options: ScaleBenchOptions): Promise<void> {
@@ -328,7 +359,7 @@ export async function runScaleBench(options: ScaleBenchOptions): Promise<void> {
     console.log(
       `commits/s at ${SMALL_SCOPES.toLocaleString('en')} scopes: ${scaling.smallPerSec.toFixed(0)}; at ${options.largeScopes.toLocaleString('en')} scopes / ${scaling.records.toLocaleString('en')} records: ${scaling.largePerSec.toFixed(0)}; ratio ${scaling.ratio.toFixed(2)} (target >= 0.9); p99 ${scaling.smallP99Ms.toFixed(1)} and ${scaling.largeP99Ms.toFixed(1)} ms`,
     );
-    const stale = await staleTraffic(join(dir, 'stale.db'), options.seconds);
+    const stale = await staleTraffic(join(dir, 'stale.db'), options.seconds, options.profileDir);
     const staleRatio = stale.withStale.opsPerSec / stale.alone.opsPerSec;
     console.log(
       `healthy writer (32 in flight): alone ${stale.alone.opsPerSec.toFixed(0)}/s, with 32 stale-fence commits in flight beside it ${stale.withStale.opsPerSec.toFixed(0)}/s; ratio ${staleRatio.toFixed(2)} (target >= 0.9)`,
@@ -337,7 +368,7 @@ export async function runScaleBench(options: ScaleBenchOptions): Promise<void> {
     console.log(
       `CPU per operation, 32 in flight: commit ${stale.alone.cpuUsPerOp.toFixed(1)} µs, stale-fence refusal ${stale.refusalsAlone.cpuUsPerOp.toFixed(1)} µs (${refusalCpuShare.toFixed(2)} of a commit); refusals alone ${stale.refusalsAlone.opsPerSec.toFixed(0)}/s`,
     );
-    const isolation = await tenantIsolation(dir, options.seconds);
+    const isolation = await tenantIsolation(dir, options.seconds, options.profileDir);
     console.log(
       `healthy tenant (16 in flight over HTTP, --tenant-rate ${isolation.rate.perSecond}): alone ${isolation.alone.opsPerSec.toFixed(0)}/s, with another tenant's stale storm on 64 connections ${isolation.withStorm.opsPerSec.toFixed(0)}/s (storm answered ${(isolation.storm.total / options.seconds).toFixed(0)}/s); ratio ${isolation.ratio.toFixed(2)} (target >= 0.9)`,
     );
@@ -347,9 +378,11 @@ export async function runScaleBench(options: ScaleBenchOptions): Promise<void> {
     const rssTrend = memoryTrend(rss);
     const heapTrend = memoryTrend(heap);
     const list = (mib: number[]): string => mib.map((m) => m.toFixed(0)).join(' ');
+    const verifyViolations = stale.violations + isolation.violations + memory.violations;
     console.log(
       `server memory every 10 s over ${options.memorySeconds} s and ${memory.requests.toLocaleString('en')} commits, MiB:\n  RSS            ${list(rss)}\n  heap retained  ${list(heap)}`,
     );
+    console.log(`verify after the run: ${verifyViolations} violations`);
     console.log(
       JSON.stringify({
         bench: 'scale',
@@ -372,7 +405,7 @@ export async function runScaleBench(options: ScaleBenchOptions): Promise<void> {
         stormAnsweredPerSec: Math.round(isolation.storm.total / options.seconds),
         tenantRate: isolation.rate.perSecond,
         tenantIsolationRatio: Math.round(isolation.ratio * 1000) / 1000,
-        verifyViolations: stale.violations + isolation.violations,
+        verifyViolations,
         memorySeconds: options.memorySeconds,
         rssFirstMiB: Math.round(rssTrend.first),
         rssMiddleMiB: Math.round(rssTrend.middle),
@@ -384,6 +417,7 @@ export async function runScaleBench(options: ScaleBenchOptions): Promise<void> {
         memoryFlat: rssTrend.flat && heapTrend.flat,
       }),
     );
+    requireClean('scale', verifyViolations);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -7,9 +7,12 @@ import { FencegateClient } from '../src/client/index.js';
 import { Fencegate } from '../src/gate.js';
 import { buildServer } from '../src/server/build-server.js';
 import { issueToken } from '../src/server/tokens.js';
+import { violationsIn } from './verified-history.js';
 
 export interface ServedWorker {
   client: FencegateClient;
+  /** Violations `verify` finds in the history of the server's store (call it before `close`). */
+  violations(): Promise<number>;
   /** Closes the client, the server and its store. */
   close(): Promise<void>;
 }
@@ -24,6 +27,7 @@ export async function servedWorker(dir: string): Promise<ServedWorker> {
   const client = new FencegateClient({ url: `http://127.0.0.1:${port}`, token });
   return {
     client,
+    violations: () => violationsIn(served.store),
     async close() {
       await client.close();
       await app.close();

@@ -2,7 +2,7 @@
  * SQLite commit benchmark: a raw guarded UPDATE against fencegate's commit on the same file
  * settings, in one run. The raw statement is the hand-written guard of a user table
  * (`UPDATE … WHERE rev = ? AND fence = ?`) with nothing else: no scope lookup, no lease, no
- * stored outcome, no audit.
+ * stored outcome, no audit. Each fencegate file is verified before it is closed.
  */
 import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,6 +12,7 @@ import { Fencegate } from '../src/gate.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { WAL_AUTOCHECKPOINT_PAGES, type Synchronous } from '../src/store/sqlite/sqlite-database.js';
 import { formatStats, runConcurrent, runSequential, type RunStats } from './stats.js';
+import { requireClean, violationsIn } from './verified-history.js';
 
 const SCOPES = 64;
 /**
@@ -89,16 +90,20 @@ function commitOp(ctx: Awaited<ReturnType<typeof guardedSetup>>, run: string) {
   };
 }
 
+/** A run's figures and the violations `verify` found in its file afterwards. */
+type VerifiedRun = RunStats & { violations: number };
+
 async function guardedRun(
   path: string,
   synchronous: Synchronous,
   seconds: number,
-): Promise<RunStats> {
+): Promise<VerifiedRun> {
   const ctx = await guardedSetup(path, synchronous, false);
   await runSequential(WARM_UP_SECONDS, commitOp(ctx, 'seq-warm'));
   const stats = await runSequential(seconds, commitOp(ctx, 'seq'));
+  const violations = await violationsIn(ctx.gate.store);
   await ctx.gate.close();
-  return stats;
+  return { ...stats, violations };
 }
 
 /** Group commit: each lane owns scopes lane, lane+64, … so its expected revisions stay exact. */
@@ -107,7 +112,7 @@ async function groupRun(
   synchronous: Synchronous,
   seconds: number,
   inFlight: number,
-): Promise<RunStats> {
+): Promise<VerifiedRun> {
   const ctx = await guardedSetup(path, synchronous, true);
   const lanes = new Array<number>(inFlight).fill(0);
   let next = 0;
@@ -122,8 +127,9 @@ async function groupRun(
   };
   await phase('group-warm', WARM_UP_SECONDS);
   const stats = await phase('group', seconds);
+  const violations = await violationsIn(ctx.gate.store);
   await ctx.gate.close();
-  return stats;
+  return { ...stats, violations };
 }
 
 export interface SqliteCommitBenchOptions {
@@ -162,11 +168,17 @@ export async function runSqliteCommitBench(
       guardedFullOps: Math.round(guardedFull.opsPerSec),
       groupFullOps: Math.round(groupFull.opsPerSec),
       groupNormalOps: Math.round(groupNormal.opsPerSec),
+      verifyViolations: [guardedNormal, guardedFull, groupFull, groupNormal].reduce(
+        (sum, run) => sum + run.violations,
+        0,
+      ),
     };
     console.log(
       `guarded/raw NORMAL ${summary.ratio.toFixed(2)} one at a time (target >= 0.35), ${summary.groupRatioNormal.toFixed(2)} with group commit (target >= 0.60)   group FULL / raw FULL ${summary.groupOverRawFull.toFixed(2)} (target >= 3), / raw NORMAL ${(groupFull.opsPerSec / rawNormal.opsPerSec).toFixed(2)} (target >= 0.45)`,
     );
+    console.log(`verify after the run: ${summary.verifyViolations} violations`);
     console.log(JSON.stringify(summary));
+    requireClean('commit', summary.verifyViolations);
     return summary;
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -2,7 +2,8 @@
  * WAL pages written per commit on SQLite, with and without the audit log's tenant index, in the
  * same run: a count of the pages each commit puts into the WAL does not move with the machine's
  * load the way rates do. One at a time (one transaction per commit) and group commit (256 in
- * flight), with one tenant and with four interleaved tenants.
+ * flight), with one tenant and with four interleaved tenants. Once its pages are counted,
+ * `verify` replays each file's history.
  */
 import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Fencegate } from '../src/gate.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import { violationsIn } from './verified-history.js';
 
 const SCOPES = 256;
 
@@ -17,6 +19,13 @@ interface PagesRun {
   label: string;
   withIndex: number;
   withoutIndex: number;
+  /** Violations `verify` found in the run's two files (with and without the index). */
+  verifyViolations: number;
+}
+
+interface PagesCount {
+  pages: number;
+  violations: number;
 }
 
 async function pagesPerCommit(
@@ -24,7 +33,7 @@ async function pagesPerCommit(
   tenantIndex: boolean,
   group: boolean,
   tenants: number,
-): Promise<number> {
+): Promise<PagesCount> {
   await SqliteStore.open({ path }).close();
   if (!tenantIndex) {
     const db = new Database(path);
@@ -66,8 +75,9 @@ async function pagesPerCommit(
   }
   const pages = walFrames('PASSIVE') / commits;
   probe.close();
+  const violations = await violationsIn(store);
   await gate.close();
-  return pages;
+  return { pages, violations };
 }
 
 export async function runWalPagesBench(): Promise<PagesRun[]> {
@@ -83,7 +93,12 @@ export async function runWalPagesBench(): Promise<PagesRun[]> {
     ] as const) {
       const withIndex = await pagesPerCommit(join(dir, `${++n}.db`), true, group, tenants);
       const withoutIndex = await pagesPerCommit(join(dir, `${++n}.db`), false, group, tenants);
-      runs.push({ label, withIndex, withoutIndex });
+      runs.push({
+        label,
+        withIndex: withIndex.pages,
+        withoutIndex: withoutIndex.pages,
+        verifyViolations: withIndex.violations + withoutIndex.violations,
+      });
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -94,7 +109,7 @@ export async function runWalPagesBench(): Promise<PagesRun[]> {
 export function formatWalPages(runs: PagesRun[]): string {
   const lines = runs.map(
     (run) =>
-      `${run.label.padEnd(28)} ${run.withoutIndex.toFixed(3)} pages/commit without the tenant index, ${run.withIndex.toFixed(3)} with (+${((run.withIndex / run.withoutIndex - 1) * 100).toFixed(0)}%)`,
+      `${run.label.padEnd(28)} ${run.withoutIndex.toFixed(3)} pages/commit without the tenant index, ${run.withIndex.toFixed(3)} with (+${((run.withIndex / run.withoutIndex - 1) * 100).toFixed(0)}%); verify: ${run.verifyViolations} violations`,
   );
   return [...lines, JSON.stringify(runs)].join('\n');
 }

@@ -45,9 +45,14 @@ interface Served {
   close(): Promise<void>;
 }
 
-function child(script: string, args: string[], log: number | 'inherit'): ChildProcess {
+function child(
+  script: string,
+  args: string[],
+  log: number | 'inherit',
+  execArgv: string[] = [],
+): ChildProcess {
   return fork(script, args, {
-    execArgv: ['--import', 'tsx'],
+    execArgv: ['--import', 'tsx', ...execArgv],
     stdio: ['ignore', log, 'inherit', 'ipc'],
   });
 }
@@ -59,10 +64,14 @@ function firstMessage<T>(process: ChildProcess, what: string): Promise<T> {
   });
 }
 
-/** The server in a process of its own, on the benchmark's file, with `perSecond` per tenant. */
-async function serve(dir: string, perSecond: number): Promise<Served> {
+/**
+ * The server in a process of its own, on the benchmark's file, with `perSecond` per tenant; with
+ * `profileDir`, its V8 CPU profile is written there when it exits.
+ */
+async function serve(dir: string, perSecond: number, profileDir?: string): Promise<Served> {
   const log = openSync(join(dir, `isolation-${perSecond}.log`), 'w');
-  const server = child(SERVER_SCRIPT, [dir, String(perSecond)], log);
+  const profiling = profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`];
+  const server = child(SERVER_SCRIPT, [dir, String(perSecond)], log, profiling);
   const exited = new Promise((resolve) => server.once('exit', resolve));
   const ready = await firstMessage<IsolationServerReady>(server, 'isolation server');
   const healthy = new FencegateClient({
@@ -132,7 +141,11 @@ async function verify(path: string): Promise<number> {
   }
 }
 
-export async function tenantIsolation(dir: string, seconds: number): Promise<TenantIsolation> {
+export async function tenantIsolation(
+  dir: string,
+  seconds: number,
+  profileDir?: string,
+): Promise<TenantIsolation> {
   const path = join(dir, 'isolation.db');
   const fences = await prepare(path);
   let run = 0;
@@ -156,7 +169,7 @@ export async function tenantIsolation(dir: string, seconds: number): Promise<Ten
 
   const perSecond = Math.max(10, Math.round(reach.opsPerSec * 1.25));
   const rate = { perSecond, burst: Math.max(1, Math.round(perSecond / 10)) };
-  const served = await serve(dir, perSecond);
+  const served = await serve(dir, perSecond, profileDir);
   let alone: RunStats;
   let withStorm: RunStats;
   let storm: LoadResult;

@@ -5,6 +5,7 @@
  * one at a time and with many in flight (fencegate with group commit, as the server runs it).
  * Every in-flight lane writes its own key or scope. The contenders run interleaved for several
  * rounds so load from elsewhere hits them alike; ratios are the medians of the per-round ratios.
+ * Before the run's keys are deleted, `verify` replays the history fencegate wrote under them.
  *
  *   npm run bench -- commit --store etcd://127.0.0.1:2379[,…] [--seconds 3] [--rounds 3] [--in-flight 64]
  */
@@ -14,6 +15,7 @@ import { Fencegate } from '../../src/gate.js';
 import { EtcdStore } from '../../src/store/etcd/etcd-store.js';
 import { parseEtcdUrl } from '../../src/store/etcd/etcd-url.js';
 import { formatStats, runConcurrent, runSequential, type RunStats } from '../stats.js';
+import { requireClean, violationsIn } from '../verified-history.js';
 
 export interface EtcdCommitBenchOptions {
   url: string;
@@ -32,6 +34,8 @@ export interface EtcdCommitFigures {
   ratioSingle: number;
   /** fencegate group commit / raw Txns in flight (median of rounds); target ≥ 1.5. */
   ratioGroup: number;
+  /** Violations `verify` found in the history fencegate wrote in the run. */
+  verifyViolations: number;
 }
 
 const VALUE = { summary: 'compacted memory of the workflow', facts: ['a', 'b', 'c'], n: 0 };
@@ -190,6 +194,8 @@ export async function runEtcdCommitBench(
       );
     }
     const rate = (runs: RunStats[]) => median(runs.map((run) => run.opsPerSec));
+    // Both gates write under the same prefix: one replay covers them.
+    const verifyViolations = await violationsIn(single.store);
     const figures: EtcdCommitFigures = {
       rawSequential: rate(results.rawSeq),
       singleSequential: rate(results.singleSeq),
@@ -201,6 +207,7 @@ export async function runEtcdCommitBench(
       ratioGroup: median(
         results.groupConc.map((run, i) => run.opsPerSec / (results.rawConc[i]?.opsPerSec ?? 1)),
       ),
+      verifyViolations,
     };
     log(
       `one at a time: fencegate ${figures.singleSequential.toFixed(0)}/s vs raw ${figures.rawSequential.toFixed(0)}/s = ${figures.ratioSingle.toFixed(2)} (target ≥ 0.80)`,
@@ -208,6 +215,9 @@ export async function runEtcdCommitBench(
     log(
       `in flight: fencegate group commit ${figures.groupConcurrent.toFixed(0)}/s vs raw ${figures.rawConcurrent.toFixed(0)}/s = ${figures.ratioGroup.toFixed(2)}× (target ≥ 1.5×)`,
     );
+    log(`verify after the run: ${verifyViolations} violations`);
+    log(JSON.stringify(figures));
+    requireClean('commit on etcd', verifyViolations);
     return figures;
   } finally {
     await single.close();

@@ -15,6 +15,9 @@
  * joins the rounds with its one-call and group-commit contenders, on a schema of its own: what a
  * change to the store gains or loses, measured in the same run.
  *
+ * Before the schema is dropped, `verify` replays the history this tree's two contenders wrote
+ * (they share one schema); the baseline version's schema is its own and is not verified.
+ *
  *   tsx bench/postgres/commit.ts --store postgres://postgres@127.0.0.1:5432/test [--seconds 3]
  *     [--rounds 3] [--in-flight 64] [--pool 16] [--pgbench-seconds N (0 skips pgbench)]
  *     [--baseline-ref GIT_REF]
@@ -29,6 +32,7 @@ import { Fencegate } from '../../src/gate.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { redactPostgresUrl } from '../../src/store/postgres/postgres-url.js';
 import { formatStats, summarize, type RunStats } from '../stats.js';
+import { requireClean, violationsIn } from '../verified-history.js';
 import { checkOutBaseline, type BaselineCheckout } from './baseline-checkout.js';
 import { cpuPerOp, formatCpu, readCpu, type CpuPerOp } from './cpu-per-op.js';
 import { findPgbench, runPgbench, type PgbenchRun } from './pgbench.js';
@@ -77,6 +81,8 @@ export interface PostgresCommitFigures {
     singleVsBaseline: number;
     groupVsBaseline: number;
   } | null;
+  /** Violations `verify` found in the history of this tree's contenders after the run. */
+  verifyViolations: number;
 }
 
 const VALUE = { summary: 'compacted memory of the workflow', facts: ['a', 'b', 'c'], n: 0 };
@@ -358,6 +364,8 @@ export async function runPostgresCommitBench(
       { url: options.url, schema, rows: inFlight, seconds: pgbenchSeconds },
       log,
     );
+    // Both of this tree's gates write the same schema: one replay covers them.
+    const verifyViolations = await violationsIn(single.store);
     const figures: PostgresCommitFigures = {
       rawOpsPerSec: pick(raw, 'opsPerSec'),
       rawP50Ms: pick(raw, 'p50Ms'),
@@ -388,6 +396,7 @@ export async function runPostgresCommitBench(
                 ),
               ),
             },
+      verifyViolations,
     };
     log('medians:');
     for (const [index, [label]] of contenders.entries()) {
@@ -433,7 +442,9 @@ export async function runPostgresCommitBench(
           `one call per commit ${(figures.singleOpsPerSec / reference.tps).toFixed(3)}`,
       );
     }
+    log(`verify after the run: ${verifyViolations} violations`);
     log(JSON.stringify(figures));
+    requireClean('commit on PostgreSQL', verifyViolations);
     return figures;
   } finally {
     await single.close();
