@@ -147,7 +147,7 @@ export const ERROR_CATALOG = {
     httpStatus: 429,
     retryable: true,
     description:
-      "The tenant sent more than the server's per-tenant rate (`fencegate serve --tenant-rate`); nothing was changed. Send it again after `Retry-After` seconds (`details.retryAfterMs` in milliseconds). The clients also answer a proxy's or a gateway's 429 with this code once their wait budget is spent.",
+      "The tenant sent more than the server's per-tenant rate (`fencegate serve --tenant-rate`); nothing was changed. Send it again after `Retry-After` seconds (`details.retryAfterMs` in milliseconds). The clients also answer a proxy's or a gateway's 429 with this code when they do not wait for it (past their wait budget, or without a Retry-After).",
   },
   internal_error: {
     httpStatus: 500,

@@ -21,6 +21,7 @@ import {
   type BatchLink,
 } from './commit-batch.js';
 import { CommitCoalescer, requireCoalesceWindow } from './commit-coalescer.js';
+import { MIN_BODY_BYTES, requireRange } from './option-range.js';
 import { DEFAULT_RATE_LIMIT_BUDGET_MS, pastRateLimit } from './rate-limit-wait.js';
 import { randomUUID } from 'node:crypto';
 import type { FencegateApi, FencegateOpsApi, VerifyReport } from '../api.js';
@@ -77,6 +78,7 @@ import {
   isSuccess,
   isUnavailableStatus,
   leavesOutcomeUnknown,
+  MAX_ANSWER_BYTES,
   nothingChanged,
   TransportError,
   unreachable,
@@ -139,12 +141,16 @@ export interface FencegateClientOptions {
    * coalescing on or off.
    */
   coalesceWindowMs?: number;
-  /** The server's body limit, which batches are split to stay within; default 1 MiB. */
+  /**
+   * The server's body limit, which batches are split to stay within; default 1 MiB, from 1 KiB
+   * to 64 MiB (a RangeError here otherwise).
+   */
   maxBodyBytes?: number;
   /**
-   * How long one call may wait in all for a tenant rate limit (429 rate_limited: nothing
-   * changed), sending the same request again when the server says; default 60,000 ms. Past it
-   * the call fails rate_limited; a commit is never abandoned because of a 429.
+   * How long one exchange may take in all while it is rate limited (a 429: nothing changed),
+   * sending the same request again when the answer says, at least 50 ms apart; default 60,000 ms,
+   * 0 or more (a RangeError here otherwise). Past it the call fails rate_limited; a commit is
+   * never abandoned because of a 429.
    */
   rateLimitWaitMs?: number;
 }
@@ -188,11 +194,21 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
     this.#token = options.token;
     this.#timeoutMs = options.timeoutMs ?? 10_000;
     this.#retries = options.retries ?? 3;
-    this.#rateLimitWaitMs = options.rateLimitWaitMs ?? DEFAULT_RATE_LIMIT_BUDGET_MS;
+    this.#rateLimitWaitMs = requireRange(
+      'rateLimitWaitMs',
+      options.rateLimitWaitMs ?? DEFAULT_RATE_LIMIT_BUDGET_MS,
+      0,
+      Number.MAX_SAFE_INTEGER,
+    );
     this.#batches = {
       url: this.url,
       retries: this.#retries,
-      maxBodyBytes: options.maxBodyBytes ?? MAX_BATCH_BODY_BYTES,
+      maxBodyBytes: requireRange(
+        'maxBodyBytes',
+        options.maxBodyBytes ?? MAX_BATCH_BODY_BYTES,
+        MIN_BODY_BYTES,
+        MAX_ANSWER_BYTES,
+      ),
       send: (bodyText) => this.#exchange(COMMIT_MANY.method, COMMIT_MANY.path, { bodyText }),
       alone: (request) => this.#commitAlone(request),
       settle: (operationId) => this.#settle(operationId),

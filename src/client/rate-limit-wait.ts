@@ -3,13 +3,18 @@
  * included) is sent again once the answer says it fits, never settled or abandoned because of it.
  * Each wait is what the answer asks: fencegate's `details.retryAfterMs`, else the standard
  * `Retry-After` header (seconds, or an HTTP date), which is all a proxy or an API gateway with a
- * rate limit of its own sends; at most MAX_WAIT_MS. Past `budgetMs` of waiting in one call, the
- * 429 is the call's answer: rate_limited, nothing changed.
+ * rate limit of its own sends; at least MIN_WAIT_MS and at most MAX_WAIT_MS. Past `budgetMs` since
+ * the first send of one exchange, the 429 is its answer: rate_limited, nothing changed.
  */
 import type { Reply } from './transport.js';
 
 /** The longest single wait, whatever the server asks. */
 export const MAX_WAIT_MS = 10_000;
+/**
+ * The shortest: an answer that asks for no wait (`Retry-After: 0`, a date already past) is not
+ * sent again at once, so a broken or hostile proxy cannot make the client spin.
+ */
+export const MIN_WAIT_MS = 50;
 /** The waiting one call may do in all by default. */
 export const DEFAULT_RATE_LIMIT_BUDGET_MS = 60_000;
 
@@ -27,10 +32,10 @@ export function rateLimitWaitMs(reply: Reply, now: number = Date.now()): number 
     ? (error.details as { retryAfterMs?: unknown } | undefined)?.retryAfterMs
     : null;
   const ms =
-    typeof asked === 'number' && Number.isFinite(asked)
+    typeof asked === 'number' && Number.isFinite(asked) && asked >= 0
       ? asked
       : (retryAfterMs(reply.retryAfter, now) ?? (ours ? 1000 : null));
-  return ms === null ? null : Math.min(MAX_WAIT_MS, Math.max(1, ms));
+  return ms === null ? null : Math.min(MAX_WAIT_MS, Math.max(MIN_WAIT_MS, ms));
 }
 
 /**
@@ -51,14 +56,14 @@ export async function pastRateLimit<R extends Reply>(
   send: () => Promise<R>,
   budgetMs: number,
 ): Promise<R> {
-  let waited = 0;
+  // The budget is the time since the first send, the exchanges included, not the waits alone.
+  const started = Date.now();
   for (;;) {
     const reply = await send();
     const wait = rateLimitWaitMs(reply);
-    if (wait === null || waited + wait > budgetMs) return reply;
+    if (wait === null || Date.now() - started + wait > budgetMs) return reply;
     // A little jitter, so the callers refused together do not all come back at one instant.
     const ms = wait + Math.random() * Math.min(50, wait);
-    waited += ms;
     await new Promise((resolve) => setTimeout(resolve, ms));
   }
 }

@@ -9,7 +9,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FencegateClient } from '../../src/client/client.js';
-import { MAX_WAIT_MS, rateLimitWaitMs } from '../../src/client/rate-limit-wait.js';
+import { MAX_WAIT_MS, MIN_WAIT_MS, rateLimitWaitMs } from '../../src/client/rate-limit-wait.js';
 import { buildServer } from '../../src/server/build-server.js';
 import { issueToken } from '../../src/server/tokens.js';
 import type { Store } from '../../src/store/store.js';
@@ -145,9 +145,27 @@ describe('the wait a 429 asks for', () => {
     expect(rateLimitWaitMs(fencegate({}, '3'), now)).toBe(3000);
     expect(rateLimitWaitMs(bare('2'), now)).toBe(2000);
     expect(rateLimitWaitMs(bare(new Date(now + 4000).toUTCString()), now)).toBe(4000);
-    // A date already past: go again at once (1 ms); a wait is never longer than MAX_WAIT_MS.
-    expect(rateLimitWaitMs(bare(new Date(now - 4000).toUTCString()), now)).toBe(1);
+    // A date already past, or 0: the shortest wait, so a broken proxy cannot make the client
+    // spin; a wait is never longer than MAX_WAIT_MS.
+    expect(rateLimitWaitMs(bare(new Date(now - 4000).toUTCString()), now)).toBe(MIN_WAIT_MS);
+    expect(rateLimitWaitMs(bare('0'), now)).toBe(MIN_WAIT_MS);
+    expect(rateLimitWaitMs(fencegate({ retryAfterMs: 0 }), now)).toBe(MIN_WAIT_MS);
     expect(rateLimitWaitMs(bare('3600'), now)).toBe(MAX_WAIT_MS);
+    // A negative retryAfterMs is no answer: the header, else a second.
+    expect(rateLimitWaitMs(fencegate({ retryAfterMs: -5 }, '2'), now)).toBe(2000);
+    expect(rateLimitWaitMs(fencegate({ retryAfterMs: -5 }), now)).toBe(1000);
+  });
+
+  it('a wait budget or a body limit out of range is refused when the client is made', () => {
+    const made = (options: { rateLimitWaitMs?: number; maxBodyBytes?: number }) => () =>
+      new FencegateClient({ url: 'http://127.0.0.1:1', token: 't', ...options });
+    for (const rateLimitWaitMs of [Number.NaN, -1, Number.POSITIVE_INFINITY]) {
+      expect(made({ rateLimitWaitMs })).toThrow(RangeError);
+    }
+    for (const maxBodyBytes of [0, -1, 1023, Number.NaN, 65 * 1024 * 1024]) {
+      expect(made({ maxBodyBytes })).toThrow(RangeError);
+    }
+    expect(made({ rateLimitWaitMs: 0, maxBodyBytes: 1024 })).not.toThrow();
   });
 
   it('a 429 without a fencegate body or a Retry-After it can read is not waited on', () => {

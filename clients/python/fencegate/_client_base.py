@@ -86,6 +86,21 @@ class ClientBase:
         self.timeout = timeout
         self.retries = retries
         self.max_answer_bytes = max_answer_bytes
-        self.rate_limit_wait = rate_limit_wait
-        self.max_body_bytes = max_body_bytes
+        self.rate_limit_wait = _require_range("rate_limit_wait", rate_limit_wait, 0.0, float(2**53))
+        self.max_body_bytes = int(
+            _require_range("max_body_bytes", max_body_bytes, MIN_BODY_BYTES, MAX_ANSWER_BYTES)
+        )
         self._endpoint = Endpoint(self.base_url)
+
+
+#: The smallest body limit a client takes: below it no commit with a record would fit.
+MIN_BODY_BYTES = 1024
+
+
+def _require_range(name: str, value: float, low: float, high: float) -> float:
+    """A client option that must be a number within bounds, checked when the client is made:
+    NaN or a value out of range would otherwise surface later as a client that never stops
+    waiting, or that sends each commit of a batch alone."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+        raise ValueError(f"{name} must be a number from {low:g} to {high:g}, not {value!r}")
+    return value

@@ -3,9 +3,9 @@ commit included) is sent again once the answer says it fits; it is never settled
 because of it. Each wait is what the answer asks: fencegate's ``details.retryAfterMs``, or, when
 the body gives none, the standard ``Retry-After`` header (a number of seconds, or an HTTP date),
 which is all a proxy or an API gateway with a rate limit of its own sends; else 1 s for fencegate's
-``rate_limited``, and no wait for another 429 without the header; at most ``MAX_WAIT_S``. Past
-the client's ``rate_limit_wait`` seconds of waiting for one exchange, the 429 is its answer
-(``RateLimitedError``, nothing changed)."""
+``rate_limited``, and no wait for another 429 without the header; at least ``MIN_WAIT_S`` and at
+most ``MAX_WAIT_S``. Past the client's ``rate_limit_wait`` seconds since the first send of one
+exchange, the 429 is its answer (``RateLimitedError``, nothing changed)."""
 
 import math
 import random
@@ -21,6 +21,9 @@ from ._wire import Reply
 MAX_WAIT_S = 10.0
 #: The wait when the answer says none.
 DEFAULT_WAIT_S = 1.0
+#: The shortest wait: an answer that asks for none (``Retry-After: 0``, a date already past) is
+#: not sent again at once, so a broken or hostile proxy cannot make the client spin.
+MIN_WAIT_S = 0.05
 #: The waiting one exchange may do in all by default.
 DEFAULT_RATE_LIMIT_WAIT_S = 60.0
 
@@ -29,7 +32,7 @@ _SECONDS = re.compile(r"[0-9]+")
 
 def rate_limit_pause(reply: Reply, waited: float, budget: float) -> Optional[float]:
     """Seconds to wait before sending the same request again, or None to take ``reply`` as it
-    is (not rate limited, or the budget is spent)."""
+    is (not rate limited, or the budget is spent); ``waited``: seconds since the first send."""
     if reply.status != 429:
         return None
     body = reply.json()
@@ -48,7 +51,7 @@ def rate_limit_pause(reply: Reply, waited: float, budget: float) -> Optional[flo
         if not ours:
             return None
         seconds = DEFAULT_WAIT_S
-    wait = min(MAX_WAIT_S, max(0.001, seconds))
+    wait = min(MAX_WAIT_S, max(MIN_WAIT_S, seconds))
     # A little jitter, so callers refused together do not all come back at one instant.
     wait += random.random() * min(0.05, wait)
     return None if waited + wait > budget else wait

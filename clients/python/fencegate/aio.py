@@ -10,6 +10,7 @@ keeps its connections open between requests.
 """
 
 import asyncio
+import time
 from typing import Any, Iterable, Mapping, Optional
 
 from ._async_http import Session
@@ -115,16 +116,17 @@ class AsyncClient(AsyncMethods):
             await session.aclose()
 
     async def _exchange(self, step: Exchange) -> Reply:
-        waited = 0.0
+        # The rate limit's budget runs from the first send, the exchanges included.
+        started = time.monotonic()
         while True:
             session = self._session_of_this_loop()
             reply = await session.exchange(
                 step.method, step.path, self._token, step.body, step.resendable
             )
+            waited = time.monotonic() - started
             pause = rate_limit_pause(reply, waited, self.rate_limit_wait)
             if pause is None:
                 return reply
-            waited += pause
             await asyncio.sleep(pause)
 
     def _session_of_this_loop(self) -> Session:

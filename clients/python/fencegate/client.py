@@ -23,7 +23,8 @@ class Client(BlockingMethods):
     def _exchange(self, step: Exchange) -> Reply:
         # A connection per exchange: none is kept open between calls, so none can be dropped
         # while idle, and a call from any thread is its own.
-        waited = 0.0
+        # The rate limit's budget runs from the first send, the exchanges included.
+        started = time.monotonic()
         while True:
             reply = exchange(
                 self._endpoint,
@@ -34,8 +35,7 @@ class Client(BlockingMethods):
                 self.timeout,
                 self.max_answer_bytes,
             )
-            pause = rate_limit_pause(reply, waited, self.rate_limit_wait)
+            pause = rate_limit_pause(reply, time.monotonic() - started, self.rate_limit_wait)
             if pause is None:
                 return reply
-            waited += pause
             time.sleep(pause)

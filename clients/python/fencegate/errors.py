@@ -210,7 +210,7 @@ class OperationIdConflictError(FencegateError):
 
 
 class RateLimitedError(FencegateError):
-    """The tenant sent more than the server's per-tenant rate (`fencegate serve --tenant-rate`); nothing was changed. Send it again after `Retry-After` seconds (`details.retryAfterMs` in milliseconds). The clients also answer a proxy's or a gateway's 429 with this code once their wait budget is spent."""
+    """The tenant sent more than the server's per-tenant rate (`fencegate serve --tenant-rate`); nothing was changed. Send it again after `Retry-After` seconds (`details.retryAfterMs` in milliseconds). The clients also answer a proxy's or a gateway's 429 with this code when they do not wait for it (past their wait budget, or without a Retry-After)."""
 
     code = "rate_limited"
     http_status = 429

@@ -19,7 +19,7 @@ import pytest
 from served import Server, serve
 
 import fencegate
-from fencegate._rate_limit import MAX_WAIT_S, rate_limit_pause
+from fencegate._rate_limit import MAX_WAIT_S, MIN_WAIT_S, rate_limit_pause
 from fencegate._wire import Reply
 
 RATE = 4  # a token every 250 ms: four quick commits still meet an empty bucket under load
@@ -271,3 +271,26 @@ def test_a_bare_429_past_the_budget_is_rate_limited_nothing_changed(kind: str) -
         assert server.requests == ["/healthz"]
     finally:
         server.close()
+
+
+def test_an_answer_asking_for_no_wait_still_waits_the_shortest_wait() -> None:
+    # Retry-After 0, a date already past, retryAfterMs 0: never sent again at once, so a broken
+    # proxy cannot make the client spin.
+    past = formatdate(time.time() - 60, usegmt=True)
+    for reply in (rate_limited("0"), rate_limited(past), rate_limited("0", fencegates=False)):
+        pause = rate_limit_pause(reply, 0.0, 60.0)
+        assert pause is not None and MIN_WAIT_S <= pause <= 2 * MIN_WAIT_S
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_wait_budget_or_a_body_limit_out_of_range_is_refused_when_the_client_is_made(
+    kind: str,
+) -> None:
+    make = fencegate.Client if kind == "sync" else fencegate.AsyncClient
+    for budget in (float("nan"), -1.0, float("inf")):
+        with pytest.raises(ValueError, match="rate_limit_wait"):
+            make("http://127.0.0.1:1", "t", rate_limit_wait=budget)
+    for limit in (0, -1, 1023, 65 * 1024 * 1024):
+        with pytest.raises(ValueError, match="max_body_bytes"):
+            make("http://127.0.0.1:1", "t", max_body_bytes=limit)
+    make("http://127.0.0.1:1", "t", rate_limit_wait=0.0, max_body_bytes=1024)
