@@ -268,4 +268,36 @@ describe.skipIf(noEtcd)('a commitMany on etcd larger than one Txn', () => {
     expect(await everything(batched)).toEqual(await everything(alone));
     expect((await batched.getRecord(scope(0), 'r')).value).toBe('second');
   });
+
+  it("keeps one scope's commits in order behind another tenant's backlog, when several batches run at once", async () => {
+    // Another tenant's writes fill the queue, so the batch's items spread over batches that run
+    // side by side: a later commit of a scope must still plan on, and land after, the one before.
+    const other = batched.forTenant('backlog');
+    const grants = [];
+    for (let i = 0; i < 120; i += 1) {
+      grants.push(await other.acquire({ scope: `b${i}`, holder: 'w', ttlMs: 600_000 }));
+    }
+    const chain = await batched.acquire({ scope: 'chain', holder: 'w', ttlMs: 600_000 });
+    const backlog = grants.map((grant, i) =>
+      other.commit({
+        scope: grant.scope,
+        fence: grant.fence,
+        operationId: `backlog-${i}`,
+        writes: [{ name: 'r', expectRevision: 0, value: i }],
+      }),
+    );
+    const items = Array.from({ length: 12 }, (_, n) => ({
+      scope: 'chain',
+      fence: chain.fence,
+      operationId: `chain-${n}`,
+      writes: [{ name: 'r', expectRevision: n, value: n }],
+    }));
+    const answers = await batched.commitMany(items);
+    // More than one batch's share of a tenant (8), so the scope's commits span batches.
+    expect(answers.map((answer) => answer.ok && answer.result.outcome)).toEqual(
+      items.map(() => 'committed'),
+    );
+    expect(await batched.getRecord('chain', 'r')).toMatchObject({ revision: 12, value: 11 });
+    for (const answer of await Promise.all(backlog)) expect(answer.outcome).toBe('committed');
+  });
 });
