@@ -5,17 +5,24 @@
  * tenant's commit adds a second tenant one deep; once the store is let go and every commit is
  * answered, the three gauges read 0. Nothing here depends on timing: the storm is larger than
  * what any store's batches in flight take (at most 8 of 64 on etcd), so while the store is held
- * writes are left waiting, and a scrape is asked again until they show.
+ * writes are left waiting, and a scrape is asked again until they show. And admission is fair: a
+ * commit of another tenant queued behind a storm three times what the held batches take is
+ * applied in one of the first batches after the release, not after the storm (the audit log's
+ * order says where).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildServer } from '../../src/server/build-server.js';
 import { issueToken } from '../../src/server/tokens.js';
+import { auditPages } from '../../src/audit/audit-pages.js';
+import type { Store } from '../../src/store/store.js';
 import type { CommitRequest } from '../../src/types.js';
 import { openHeldStore } from '../helpers/held-store.js';
 import { AREA_STORES, storesFor } from '../helpers/stores.js';
 
 /** Requests of 64 commits the storm sends at once: 576 commits, past 8 batches of 64. */
 const STORM_REQUESTS = 9;
+/** The fairness case's storm: 1,536 commits, three times what 8 held batches of 64 take. */
+const FAIRNESS_STORM_REQUESTS = 24;
 
 interface QueueGauges {
   waiting: number;
@@ -77,6 +84,28 @@ function commitsOf(scope: string, fence: number, tag: string, n: number): Commit
   }));
 }
 
+/**
+ * Where `operationId` of `tenant` was committed in the store's order: the number of `other`'s
+ * commits the store applied after it. The audit log's seq is one order across tenants.
+ */
+async function appliedAfter(
+  store: Store,
+  tenant: string,
+  operationId: string,
+  other: string,
+): Promise<number> {
+  const seqs = async (of: string) => {
+    const found: { seq: number; operationId: string | null }[] = [];
+    for await (const entries of auditPages(store, of, 0)) {
+      for (const entry of entries) if (entry.kind === 'commit') found.push(entry);
+    }
+    return found;
+  };
+  const mine = (await seqs(tenant)).find((entry) => entry.operationId === operationId);
+  if (mine === undefined) throw new Error(`${operationId} was not committed`);
+  return (await seqs(other)).filter((entry) => entry.seq > mine.seq).length;
+}
+
 describe.each(AREA_STORES)('the group-commit queue on /metrics, on $name', (kind) => {
   const stores = storesFor(kind, 'queue_metrics');
 
@@ -135,6 +164,54 @@ describe.each(AREA_STORES)('the group-commit queue on /metrics, on $name', (kind
       expect((await calmAnswer).status).toBe(200);
       // Every commit answered: none can still be waiting.
       expect(await queueGauges(url)).toEqual({ waiting: 0, tenants: 0, deepestTenant: 0 });
+    },
+  );
+
+  it(
+    "admits another tenant's commit ahead of a storm queued before it: the storm does not starve it",
+    { timeout: 90_000 },
+    async () => {
+      const held = await openHeldStore(kind, stores);
+      const app = await buildServer({ store: held.store, tokenCacheTtlMs: 600_000 });
+      const url = await app.listen({ host: '127.0.0.1', port: 0 });
+      cleanups.push(async () => {
+        await held.release();
+        await app.close();
+        await held.close();
+      });
+      const acme = (await issueToken(held.store, { tenant: 'acme', role: 'worker' })).token;
+      const globex = (await issueToken(held.store, { tenant: 'globex', role: 'worker' })).token;
+      const grantOf = async (token: string, scope: string) =>
+        (await (
+          await post(url, token, '/v1/leases/acquire', { scope, holder: 'w', ttlMs: 600_000 })
+        ).json()) as { scope: string; fence: number };
+      const storm = await grantOf(acme, 'storm');
+      const calm = await grantOf(globex, 'calm');
+
+      await held.hold();
+      // Far more than the batches a held store can have in flight (8 of 64 on etcd), so most of
+      // the storm is still queued, ahead of the other tenant's commit, when the store is let go.
+      const stormAnswers = Array.from({ length: FAIRNESS_STORM_REQUESTS }, (_, r) =>
+        post(url, acme, '/v1/commits', {
+          commits: commitsOf(storm.scope, storm.fence, `storm-${r}`, 64),
+        }),
+      );
+      const stormCommits = FAIRNESS_STORM_REQUESTS * 64;
+      await scrapeUntil(url, (gauges) => gauges.waiting > 0);
+      const calmAnswer = post(
+        url,
+        globex,
+        '/v1/commit',
+        commitsOf(calm.scope, calm.fence, 'calm', 1)[0],
+      );
+      await scrapeUntil(url, (gauges) => gauges.tenants === 2);
+      await held.release();
+      expect((await calmAnswer).status).toBe(200);
+      for (const answer of await Promise.all(stormAnswers)) expect(answer.status).toBe(200);
+      // First come, first served would apply the other tenant's commit after the whole storm;
+      // admitted turn by turn, it goes in one of the first batches formed after the release.
+      const after = await appliedAfter(held.store, 'globex', 'calm-0', 'acme');
+      expect(after).toBeGreaterThanOrEqual(stormCommits / 2);
     },
   );
 });
