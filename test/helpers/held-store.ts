@@ -65,6 +65,8 @@ function heldSqlite(url: string): HeldStore {
   return {
     store,
     hold: () => {
+      // A second holder would wait on the first's lock, blocking this thread for PATIENT_MS.
+      if (holder !== null) throw new Error('the store is held already');
       holder = new Database(path, { timeout: PATIENT_MS });
       // The write lock; in WAL mode readers, the store's included, go on.
       holder.exec('BEGIN IMMEDIATE');
@@ -96,6 +98,7 @@ async function heldPostgres(url: string): Promise<HeldStore> {
   return {
     store,
     hold: async () => {
+      if (holder !== null) throw new Error('the store is held already');
       const client = new pg.Client({ connectionString: pgUrl() });
       client.on('error', () => undefined);
       await client.connect();

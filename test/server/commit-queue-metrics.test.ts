@@ -17,7 +17,12 @@ import { auditPages } from '../../src/audit/audit-pages.js';
 import type { Store } from '../../src/store/store.js';
 import type { CommitRequest } from '../../src/types.js';
 import { openHeldStore } from '../helpers/held-store.js';
-import { AREA_STORES, storesFor } from '../helpers/stores.js';
+import {
+  AREA_STORES,
+  storesFor,
+  type StoreFactory,
+  type TestStoreKind,
+} from '../helpers/stores.js';
 
 /** Requests of 64 commits the storm sends at once: 576 commits, past 8 batches of 64. */
 const STORM_REQUESTS = 9;
@@ -106,6 +111,31 @@ async function appliedAfter(
   return (await seqs(other)).filter((entry) => entry.seq > mine.seq).length;
 }
 
+/**
+ * A server on a store that can be held, with a worker token of each of two tenants: acme's grant
+ * of `storm`, globex's of `calm`.
+ */
+async function twoTenants(kind: TestStoreKind, stores: StoreFactory) {
+  const held = await openHeldStore(kind, stores);
+  // Tokens stay cached: a storm's requests never wait for a token read behind the hold.
+  const app = await buildServer({ store: held.store, tokenCacheTtlMs: 600_000 });
+  const url = await app.listen({ host: '127.0.0.1', port: 0 });
+  cleanups.push(async () => {
+    await held.release();
+    await app.close();
+    await held.close();
+  });
+  const acme = (await issueToken(held.store, { tenant: 'acme', role: 'worker' })).token;
+  const globex = (await issueToken(held.store, { tenant: 'globex', role: 'worker' })).token;
+  const grantOf = async (token: string, scope: string) =>
+    (await (
+      await post(url, token, '/v1/leases/acquire', { scope, holder: 'w', ttlMs: 600_000 })
+    ).json()) as { scope: string; fence: number };
+  const storm = await grantOf(acme, 'storm');
+  const calm = await grantOf(globex, 'calm');
+  return { held, url, acme, globex, storm, calm };
+}
+
 describe.each(AREA_STORES)('the group-commit queue on /metrics, on $name', (kind) => {
   const stores = storesFor(kind, 'queue_metrics');
 
@@ -113,26 +143,7 @@ describe.each(AREA_STORES)('the group-commit queue on /metrics, on $name', (kind
     "shows one tenant's storm waiting while the store is held, and 0 once every commit is answered",
     { timeout: 90_000 },
     async () => {
-      const held = await openHeldStore(kind, stores);
-      // Tokens stay cached: a storm's requests never wait for a token read behind the hold.
-      const app = await buildServer({ store: held.store, tokenCacheTtlMs: 600_000 });
-      const url = await app.listen({ host: '127.0.0.1', port: 0 });
-      cleanups.push(async () => {
-        await held.release();
-        await app.close();
-        await held.close();
-      });
-      const acme = (await issueToken(held.store, { tenant: 'acme', role: 'worker' })).token;
-      const globex = (await issueToken(held.store, { tenant: 'globex', role: 'worker' })).token;
-      const grantOf = async (token: string, scope: string) =>
-        (await (
-          await post(url, token, '/v1/leases/acquire', { scope, holder: 'w', ttlMs: 600_000 })
-        ).json()) as {
-          scope: string;
-          fence: number;
-        };
-      const storm = await grantOf(acme, 'storm');
-      const calm = await grantOf(globex, 'calm');
+      const { held, url, acme, globex, storm, calm } = await twoTenants(kind, stores);
       expect(await queueGauges(url)).toEqual({ waiting: 0, tenants: 0, deepestTenant: 0 });
 
       await held.hold();
@@ -171,22 +182,7 @@ describe.each(AREA_STORES)('the group-commit queue on /metrics, on $name', (kind
     "admits another tenant's commit ahead of a storm queued before it: the storm does not starve it",
     { timeout: 90_000 },
     async () => {
-      const held = await openHeldStore(kind, stores);
-      const app = await buildServer({ store: held.store, tokenCacheTtlMs: 600_000 });
-      const url = await app.listen({ host: '127.0.0.1', port: 0 });
-      cleanups.push(async () => {
-        await held.release();
-        await app.close();
-        await held.close();
-      });
-      const acme = (await issueToken(held.store, { tenant: 'acme', role: 'worker' })).token;
-      const globex = (await issueToken(held.store, { tenant: 'globex', role: 'worker' })).token;
-      const grantOf = async (token: string, scope: string) =>
-        (await (
-          await post(url, token, '/v1/leases/acquire', { scope, holder: 'w', ttlMs: 600_000 })
-        ).json()) as { scope: string; fence: number };
-      const storm = await grantOf(acme, 'storm');
-      const calm = await grantOf(globex, 'calm');
+      const { held, url, acme, globex, storm, calm } = await twoTenants(kind, stores);
 
       await held.hold();
       // Far more than the batches a held store can have in flight (8 of 64 on etcd), so most of
