@@ -142,14 +142,14 @@ export interface FencegateClientOptions {
    */
   coalesceWindowMs?: number;
   /**
-   * The server's body limit, which batches are split to stay within; default 1 MiB, from 1 KiB
-   * to 64 MiB (a RangeError here otherwise).
+   * The server's body limit, which batches are split to stay within; default 1 MiB, a whole
+   * number of bytes from 1 KiB to 64 MiB (a RangeError here otherwise).
    */
   maxBodyBytes?: number;
   /**
    * How long one exchange may take in all while it is rate limited (a 429: nothing changed),
    * sending the same request again when the answer says, at least 50 ms apart; default 60,000 ms,
-   * 0 or more (a RangeError here otherwise). Past it the call fails rate_limited; a commit is
+   * a finite number of 0 or more (a RangeError here otherwise). Past it the call fails rate_limited; a commit is
    * never abandoned because of a 429.
    */
   rateLimitWaitMs?: number;
@@ -208,6 +208,7 @@ export class FencegateClient implements FencegateApi, FencegateOpsApi {
         options.maxBodyBytes ?? MAX_BATCH_BODY_BYTES,
         MIN_BODY_BYTES,
         MAX_ANSWER_BYTES,
+        true,
       ),
       send: (bodyText) => this.#exchange(COMMIT_MANY.method, COMMIT_MANY.path, { bodyText }),
       alone: (request) => this.#commitAlone(request),

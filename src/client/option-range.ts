@@ -3,9 +3,19 @@
  * value out of range would otherwise surface later as a client that never stops waiting, or that
  * sends each commit of a batch alone.
  */
-export function requireRange(name: string, value: number, min: number, max: number): number {
-  if (!(typeof value === 'number' && value >= min && value <= max)) {
-    throw new RangeError(`${name} must be a number from ${min} to ${max}, not ${String(value)}`);
+export function requireRange(
+  name: string,
+  value: number,
+  min: number,
+  max: number,
+  whole = false,
+): number {
+  if (
+    !(typeof value === 'number' && value >= min && value <= max) ||
+    (whole && !Number.isInteger(value))
+  ) {
+    const kind = whole ? 'a whole number' : 'a number';
+    throw new RangeError(`${name} must be ${kind} from ${min} to ${max}, not ${String(value)}`);
   }
   return value;
 }

@@ -162,7 +162,7 @@ describe('the wait a 429 asks for', () => {
     for (const rateLimitWaitMs of [Number.NaN, -1, Number.POSITIVE_INFINITY]) {
       expect(made({ rateLimitWaitMs })).toThrow(RangeError);
     }
-    for (const maxBodyBytes of [0, -1, 1023, Number.NaN, 65 * 1024 * 1024]) {
+    for (const maxBodyBytes of [0, -1, 1023, 2048.5, Number.NaN, 65 * 1024 * 1024]) {
       expect(made({ maxBodyBytes })).toThrow(RangeError);
     }
     expect(made({ rateLimitWaitMs: 0, maxBodyBytes: 1024 })).not.toThrow();

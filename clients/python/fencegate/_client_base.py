@@ -1,6 +1,7 @@
 """What ``Client`` and ``AsyncClient`` both hold: the server's address, the token and the limits
 of one exchange, and the routes of the API that their methods call."""
 
+import numbers
 from typing import Dict
 
 from ._endpoint import Endpoint
@@ -76,9 +77,9 @@ class ClientBase:
         """``timeout``: the most seconds one exchange with the server takes, connecting and
         answering together; ``retries``: extra attempts where allowed; ``max_answer_bytes``: the
         longest answer body read (a longer one is an error, not read to its end);
-        ``rate_limit_wait``: the most seconds one exchange waits in all for the server's tenant
-        rate (429 ``rate_limited``: nothing changed, sent again when the server says), after
-        which the call fails ``RateLimitedError``; a commit is never abandoned because of it;
+        ``rate_limit_wait``: the most seconds one exchange takes, from its first send, while it
+        is rate limited (a 429: nothing changed, sent again when the answer says), after which
+        the call fails ``RateLimitedError``; a commit is never abandoned because of it;
         ``max_body_bytes``: the server's body limit (default 1 MiB, the server's own), which the
         commits sent together (``commit_many``, coalesced commits) are split to stay within."""
         self.base_url = base_url.rstrip("/")
@@ -88,7 +89,9 @@ class ClientBase:
         self.max_answer_bytes = max_answer_bytes
         self.rate_limit_wait = _require_range("rate_limit_wait", rate_limit_wait, 0.0, float(2**53))
         self.max_body_bytes = int(
-            _require_range("max_body_bytes", max_body_bytes, MIN_BODY_BYTES, MAX_ANSWER_BYTES)
+            _require_range(
+                "max_body_bytes", max_body_bytes, MIN_BODY_BYTES, MAX_ANSWER_BYTES, whole=True
+            )
         )
         self._endpoint = Endpoint(self.base_url)
 
@@ -97,10 +100,12 @@ class ClientBase:
 MIN_BODY_BYTES = 1024
 
 
-def _require_range(name: str, value: float, low: float, high: float) -> float:
+def _require_range(name: str, value: float, low: float, high: float, whole: bool = False) -> float:
     """A client option that must be a number within bounds, checked when the client is made:
     NaN or a value out of range would otherwise surface later as a client that never stops
     waiting, or that sends each commit of a batch alone."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
-        raise ValueError(f"{name} must be a number from {low:g} to {high:g}, not {value!r}")
+    number = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    if not number or not low <= value <= high or (whole and value != int(value)):
+        kind = "a whole number" if whole else "a finite number"
+        raise ValueError(f"{name} must be {kind} from {low:,.0f} to {high:,.0f}, not {value!r}")
     return value

@@ -24,7 +24,7 @@ DEFAULT_WAIT_S = 1.0
 #: The shortest wait: an answer that asks for none (``Retry-After: 0``, a date already past) is
 #: not sent again at once, so a broken or hostile proxy cannot make the client spin.
 MIN_WAIT_S = 0.05
-#: The waiting one exchange may do in all by default.
+#: The seconds one exchange may take in all while rate limited, by default.
 DEFAULT_RATE_LIMIT_WAIT_S = 60.0
 
 _SECONDS = re.compile(r"[0-9]+")

@@ -290,7 +290,7 @@ def test_a_wait_budget_or_a_body_limit_out_of_range_is_refused_when_the_client_i
     for budget in (float("nan"), -1.0, float("inf")):
         with pytest.raises(ValueError, match="rate_limit_wait"):
             make("http://127.0.0.1:1", "t", rate_limit_wait=budget)
-    for limit in (0, -1, 1023, 65 * 1024 * 1024):
+    for limit in (0, -1, 1023, 2048.5, True, 65 * 1024 * 1024):
         with pytest.raises(ValueError, match="max_body_bytes"):
             make("http://127.0.0.1:1", "t", max_body_bytes=limit)
     make("http://127.0.0.1:1", "t", rate_limit_wait=0.0, max_body_bytes=1024)
