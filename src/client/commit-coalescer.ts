@@ -34,10 +34,13 @@ export class CommitCoalescer {
   readonly #windowMs: number;
   #waiting: Waiting[] = [];
 
-  /** `windowMs` 0: until the current turn of the event loop ends; else that many ms (at most 1). */
+  /**
+   * `windowMs` 0: until the current turn of the event loop ends; else that many ms (at most 1,
+   * checked by requireCoalesceWindow when the client is made).
+   */
   constructor(link: BatchLink, windowMs: number) {
     this.#link = link;
-    this.#windowMs = requireCoalesceWindow(windowMs);
+    this.#windowMs = windowMs;
   }
 
   commit(request: CommitRequest): Promise<CommitResult> {

@@ -23,7 +23,7 @@ export const DEFAULT_RATE_LIMIT_BUDGET_MS = 60_000;
  * rate_limited (a second when its body gives no number and there is no header), or any 429 with a
  * Retry-After the client can read. `now` is the time an HTTP date is counted from.
  */
-export function rateLimitWaitMs(reply: Reply, now: number = Date.now()): number | null {
+export function rateLimitWaitMs(reply: Reply, now?: number): number | null {
   if (reply.status !== 429) return null;
   const error = (reply.body as { error?: { code?: unknown; details?: unknown } } | null)?.error;
   const ours = error?.code === 'rate_limited';
@@ -34,7 +34,7 @@ export function rateLimitWaitMs(reply: Reply, now: number = Date.now()): number 
   const ms =
     typeof asked === 'number' && Number.isFinite(asked) && asked >= 0
       ? asked
-      : (retryAfterMs(reply.retryAfter, now) ?? (ours ? 1000 : null));
+      : (retryAfterMs(reply.retryAfter, now ?? Date.now()) ?? (ours ? 1000 : null));
   return ms === null ? null : Math.min(MAX_WAIT_MS, Math.max(MIN_WAIT_MS, ms));
 }
 

@@ -7,10 +7,9 @@
  * Headers, Response and web streams cost about five times node:http's CPU per request, and a
  * client's CPU runs beside the server's on the same machine (BENCHMARKS.md).
  */
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import type { IncomingMessage } from 'node:http';
 import { FencegateError, isErrorCode } from '../errors.js';
-import { httpAgent, httpsAgent } from '../keep-alive-agents.js';
+import { keepAliveRequest } from '../keep-alive-agents.js';
 
 export type TransportFailure = 'not_sent' | 'lost';
 
@@ -136,10 +135,7 @@ export function exchange(
       });
     };
     const options = { method: init.method, headers };
-    const sent =
-      target.protocol === 'https:'
-        ? httpsRequest(target, { ...options, agent: httpsAgent }, onAnswer)
-        : httpRequest(target, { ...options, agent: httpAgent }, onAnswer);
+    const sent = keepAliveRequest(target, options, onAnswer);
     sent.on('socket', (socket) => {
       if (sent.reusedSocket || !socket.connecting) connected = true;
       else

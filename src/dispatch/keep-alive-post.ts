@@ -8,9 +8,8 @@
  * signal directly, which saves a signal and node:http's listeners on it per delivery.
  * Redirects are never followed (node:http does not follow them).
  */
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
-import { httpAgent, httpsAgent } from '../keep-alive-agents.js';
+import type { IncomingMessage } from 'node:http';
+import { keepAliveRequest } from '../keep-alive-agents.js';
 import {
   isSuccess,
   MAX_ANSWER_BYTES,
@@ -82,10 +81,7 @@ export function keepAlivePost(
       );
     };
     const options = { method: 'POST', headers };
-    const sent =
-      url.protocol === 'https:'
-        ? httpsRequest(url, { ...options, agent: httpsAgent }, onAnswer)
-        : httpRequest(url, { ...options, agent: httpAgent }, onAnswer);
+    const sent = keepAliveRequest(url, options, onAnswer);
     const stop = (reason: Error): void => {
       sent.destroy(reason);
       fail(reason);

@@ -11,7 +11,7 @@ import type { RolloutRow } from '../core/rollout-rows.js';
 import { rollbackCutoverId, stepCutoverId } from '../core/rollout-rules.js';
 import type { Store } from '../store/store.js';
 import { emptyStepWork, stepWork, sumStepWork } from './step-work.js';
-import type { Rollout, RolloutReport, RolloutStepReport } from '../types.js';
+import type { CutoverRecord, Rollout, RolloutReport, RolloutStepReport } from '../types.js';
 
 export async function buildRolloutReport(
   store: Store,
@@ -20,7 +20,8 @@ export async function buildRolloutReport(
   row: RolloutRow,
 ): Promise<RolloutReport> {
   const marks = await store.readRolloutScopes(tenant, row.rolloutId);
-  const work = await stepWork(store, tenant, row, marks);
+  const rollbackCutover = await store.getCutover(tenant, rollbackCutoverId(row.rolloutId));
+  const work = await stepWork(store, tenant, row, marks, rollbackCutover?.fences ?? []);
   const steps: RolloutStepReport[] = [];
   for (let step = 1; step <= row.step; step += 1) {
     const report = await buildCutoverReport(store, tenant, stepCutoverId(row.rolloutId, step));
@@ -39,7 +40,6 @@ export async function buildRolloutReport(
     });
   }
   const rollback = await buildCutoverReport(store, tenant, rollbackCutoverId(row.rolloutId));
-  const movedBack = rollback === null ? 0 : await movedBy(store, tenant, rollback.cutoverId);
   return {
     rollout,
     steps,
@@ -49,11 +49,11 @@ export async function buildRolloutReport(
         : {
             cutoverId: rollback.cutoverId,
             status: rollback.status,
-            moved: movedBack,
+            moved: rollbackCutover?.fences.length ?? 0,
             skipped: rollback.skipped,
             staleAttempts: rollback.staleAttempts,
             staleAccepted: rollback.staleAccepted,
-            intentsCancelled: await cancelledBy(store, tenant, rollback.cutoverId),
+            intentsCancelled: await cancelledBy(store, tenant, rollbackCutover),
             startedAt: rollback.startedAt,
             completedAt: rollback.completedAt,
           },
@@ -81,9 +81,13 @@ async function movedBy(store: Store, tenant: string, cutoverId: string): Promise
 }
 
 /** The intents a rollback cancelled, from the audit log after it began. */
-async function cancelledBy(store: Store, tenant: string, cutoverId: string): Promise<number> {
-  const cutover = await store.getCutover(tenant, cutoverId);
+async function cancelledBy(
+  store: Store,
+  tenant: string,
+  cutover: CutoverRecord | null,
+): Promise<number> {
   if (cutover === null) return 0;
+  const { cutoverId } = cutover;
   let count = 0;
   for await (const entries of auditPages(store, tenant, cutover.startSeq)) {
     for (const entry of entries) {

@@ -9,7 +9,6 @@
  * version's. A scope a takeover took out of the rollout is not counted at all.
  */
 import type { RolloutRow, RolloutScopeRow } from '../core/rollout-rows.js';
-import { rollbackCutoverId } from '../core/rollout-rules.js';
 import type { Store } from '../store/store.js';
 import { JOB_STATES, type JobState, type JobTally } from '../types.js';
 
@@ -33,18 +32,19 @@ export async function stepWork(
   tenant: string,
   row: RolloutRow,
   marks: readonly { scope: string; row: RolloutScopeRow }[],
+  /** The rollback's moves, each scope with the fence the rollback gave it (none before one). */
+  movedBackFences: readonly { scope: string; fence: number }[],
 ): Promise<Map<number, StepWork>> {
   const work = new Map<number, StepWork>();
   const of = (step: number): StepWork => {
     let found = work.get(step);
     if (found === undefined) {
-      found = { pinnedAtAcquire: 0, unknownOutcomes: 0, toPolicyJobs: emptyTally() };
+      found = emptyStepWork();
       work.set(step, found);
     }
     return found;
   };
-  const rollback = await store.getCutover(tenant, rollbackCutoverId(row.rolloutId));
-  const movedBack = new Map((rollback?.fences ?? []).map(({ scope, fence }) => [scope, fence]));
+  const movedBack = new Map(movedBackFences.map(({ scope, fence }) => [scope, fence]));
   const windows = new Map<string, FenceWindow>();
   for (const { scope, row: mark } of marks) {
     if (mark.via === 'acquire') of(mark.step).pinnedAtAcquire += 1;
@@ -87,7 +87,7 @@ export async function stepWork(
   return work;
 }
 
-export function emptyTally(): JobTally {
+function emptyTally(): JobTally {
   return {
     total: 0,
     byState: Object.fromEntries(JOB_STATES.map((state) => [state, 0])) as Record<JobState, number>,

@@ -2,12 +2,17 @@
  * An HTTP proxy between the client and a real server that loses traffic on purpose: a request
  * dropped before it reaches the server, or a reply dropped after the server answered (with
  * `drop-reply-then-down`, the proxy then stops listening, as a server that went away). The
- * connection is destroyed, exactly as a network failure looks to the client.
+ * connection is destroyed, exactly as a network failure looks to the client. It can also refuse a
+ * request itself, `429` with a `Retry-After` header and no body, as a proxy or API gateway with a
+ * rate limit of its own does. It notes when each request arrived, so a test can check that a
+ * client came back no earlier than it was told.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type ProxyFault = 'drop-request' | 'drop-reply' | 'drop-reply-then-down';
+/** A fault; `{ retryAfter }` answers 429 with that Retry-After, made when the answer goes out. */
+export type ProxyFault =
+  'drop-request' | 'drop-reply' | 'drop-reply-then-down' | { retryAfter: () => string };
 
 interface Rule {
   method: string;
@@ -16,12 +21,22 @@ interface Rule {
   times: number;
 }
 
+export interface Arrival {
+  method: string;
+  path: string;
+  /** Date.now() when the request arrived. */
+  at: number;
+  /** The Retry-After it was refused with, or null when it was not refused. */
+  retryAfter: string | null;
+}
+
 export class FaultProxy {
   readonly #upstream: string;
   readonly #rules: Rule[] = [];
   #server: Server | undefined;
   /** `METHOD path fault` for every request that went through, in order. */
   readonly log: string[] = [];
+  readonly arrivals: Arrival[] = [];
 
   constructor(upstream: string) {
     this.#upstream = upstream;
@@ -32,9 +47,20 @@ export class FaultProxy {
     this.#rules.push({ method, path, fault, times });
   }
 
+  /** Answers the next `times` requests of `method` to a path starting with `path` 429. */
+  refuse(method: string, path: string, retryAfter: () => string, times = 1): void {
+    this.inject(method, path, { retryAfter }, times);
+  }
+
+  /** The arrivals at paths starting with `path`. */
+  at(path: string): Arrival[] {
+    return this.arrivals.filter((arrival) => arrival.path.startsWith(path));
+  }
+
   async start(): Promise<string> {
     const server = createServer((request, response) => {
-      void this.#handle(request, response);
+      // The server behind it gone: the client sees a dropped connection, not a hung one.
+      this.#handle(request, response).catch(() => request.socket.destroy());
     });
     this.#server = server;
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -58,12 +84,22 @@ export class FaultProxy {
   }
 
   async #handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const at = Date.now();
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const method = request.method ?? 'GET';
     const path = request.url ?? '/';
     const fault = this.#take(method, path);
+    if (typeof fault === 'object' && fault !== null) {
+      const retryAfter = fault.retryAfter();
+      this.log.push(`${method} ${path} 429`);
+      this.arrivals.push({ method, path, at, retryAfter });
+      response.writeHead(429, { 'retry-after': retryAfter, 'content-length': '0' });
+      response.end();
+      return;
+    }
     this.log.push(`${method} ${path} ${fault ?? 'pass'}`);
+    this.arrivals.push({ method, path, at, retryAfter: null });
     if (fault === 'drop-request') {
       request.socket.destroy();
       return;

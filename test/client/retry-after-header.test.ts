@@ -15,7 +15,7 @@ import { issueToken } from '../../src/server/tokens.js';
 import type { Store } from '../../src/store/store.js';
 import type { CommitRequest, Grant } from '../../src/types.js';
 import { ONE_STORE, storesFor } from '../helpers/stores.js';
-import { RateLimitingGateway } from './rate-limiting-gateway.js';
+import { FaultProxy } from './fault-proxy.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -38,7 +38,7 @@ describe.each(ONE_STORE)(
 
     async function fixture(): Promise<{
       store: Store;
-      gateway: RateLimitingGateway;
+      gateway: FaultProxy;
       /** A client through the gateway. */
       client(options?: { rateLimitWaitMs?: number }): FencegateClient;
       /** A client straight to the server, to look behind the gateway. */
@@ -48,7 +48,7 @@ describe.each(ONE_STORE)(
       const { store } = await stores.open({ groupCommit: true });
       const app: FastifyInstance = await buildServer({ store });
       const url = await app.listen({ host: '127.0.0.1', port: 0 });
-      const gateway = new RateLimitingGateway(url);
+      const gateway = new FaultProxy(url);
       const gatewayUrl = await gateway.start();
       cleanups.push(async () => {
         await gateway.stop();

@@ -19,7 +19,14 @@ import {
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { skipWithoutPostgres } from '../helpers/stores/postgres.js';
 import { applyInOpenTransaction } from './open-apply.js';
-import { dropSchema, pgUrl, someoneWaitsIn, testSchema } from './pg-helpers.js';
+import {
+  dropSchema,
+  observingQueries,
+  pgUrl,
+  someoneWaitsIn,
+  statementName,
+  testSchema,
+} from './pg-helpers.js';
 
 const noPostgres = skipWithoutPostgres();
 const schema = testSchema('acquire_active');
@@ -72,25 +79,15 @@ interface Sent {
 /** The named statements `work` sends, observed on pg's query; the real driver runs each one. */
 async function statementsOf(work: () => Promise<unknown>, schemaName = schema): Promise<Sent[]> {
   const sent: Sent[] = [];
-  // eslint-disable-next-line @typescript-eslint/unbound-method -- put back as it was, and called with its own `this`
-  const query = pg.Client.prototype.query;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const config = args[0] as { name?: unknown; values?: unknown[] } | undefined;
-    if (typeof config === 'object' && typeof config?.name === 'string') {
-      const name = config.name.replace(/^fencegate_/, '').replace(`_${schemaName}`, '');
-      sent.push(
-        name === 'apply'
-          ? { name, body: JSON.parse(String(config.values?.[4])) as Sent['body'] }
-          : { name },
-      );
-    }
-    return (query as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof query;
-  try {
-    await work();
-  } finally {
-    pg.Client.prototype.query = query;
-  }
+  await observingQueries((config) => {
+    if (typeof config !== 'object' || typeof config?.name !== 'string') return;
+    const name = statementName(config.name, schemaName);
+    sent.push(
+      name === 'apply'
+        ? { name, body: JSON.parse(String(config.values?.[4])) as Sent['body'] }
+        : { name },
+    );
+  }, work);
   return sent;
 }
 

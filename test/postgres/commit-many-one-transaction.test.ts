@@ -16,7 +16,7 @@ import {
 } from '../../src/store/postgres/postgres-store.js';
 import type { CommitItemResult, CommitRequest, Grant } from '../../src/types.js';
 import { skipWithoutPostgres } from '../helpers/stores/postgres.js';
-import { dropSchema, pgUrl, testSchema } from './pg-helpers.js';
+import { dropSchema, observingQueries, pgUrl, statementName, testSchema } from './pg-helpers.js';
 
 const noPostgres = skipWithoutPostgres();
 const schema = testSchema('commit_many');
@@ -52,21 +52,11 @@ async function open(groupCommit: PostgresStoreOptions['groupCommit']): Promise<F
  */
 async function statementsOf(work: () => Promise<unknown>): Promise<string[]> {
   const sent: string[] = [];
-  // eslint-disable-next-line @typescript-eslint/unbound-method -- put back as it was, and called with its own `this`
-  const query = pg.Client.prototype.query;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const config = args[0] as string | { name?: unknown; text?: unknown } | undefined;
+  await observingQueries((config) => {
     if (typeof config === 'string') sent.push(config);
-    else if (typeof config?.name === 'string') {
-      sent.push(config.name.replace(/^fencegate_/, '').replace(`_${schema}`, ''));
-    } else sent.push(String(config?.text));
-    return (query as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof query;
-  try {
-    await work();
-  } finally {
-    pg.Client.prototype.query = query;
-  }
+    else if (typeof config?.name === 'string') sent.push(statementName(config.name, schema));
+    else sent.push(String(config?.text));
+  }, work);
   return sent;
 }
 

@@ -95,3 +95,32 @@ export function someoneWaitsIn(url: string, schema: string, fn: string): Promise
     return (rows[0]?.n ?? 0) > 0;
   });
 }
+
+/** What a statement was sent as: its text, or a prepared statement's config. */
+export type SentQuery = string | { name?: unknown; text?: unknown; values?: unknown[] } | undefined;
+
+/**
+ * Runs `work` with each query any pg client of this process sends shown to `seen` first; the real
+ * driver still runs it, and the driver is put back as it was afterwards.
+ */
+export async function observingQueries(
+  seen: (query: SentQuery) => void,
+  work: () => Promise<unknown>,
+): Promise<void> {
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- put back as it was, and called with its own `this`
+  const query = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    seen(args[0] as SentQuery);
+    return (query as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof query;
+  try {
+    await work();
+  } finally {
+    pg.Client.prototype.query = query;
+  }
+}
+
+/** A fencegate prepared statement's name without its prefix and schema: `apply`, `load_rows`. */
+export function statementName(name: string, schema: string): string {
+  return name.replace(/^fencegate_/, '').replace(`_${schema}`, '');
+}

@@ -20,15 +20,12 @@ from ._call_steps import CallSteps, Exchange, backoff
 from ._client_base import ClientBase
 from ._routes import route
 from ._sending import json_or_none, send_json, unless_unreachable, unreachable
-from ._wire import MAX_BODY_BYTES, NOT_SENT, Reply, TransportError, encode_body
+from ._wire import NOT_SENT, Reply, TransportError, encode_body
 from .errors import OutcomeUnknownError, StoreUnavailableError
 from .models import CommitPart, CommitResult, JsonObject, part_to_wire
 
 #: The most commits of one batch (the server's limit).
 MAX_BATCH_COMMITS = 64
-#: The server's default body limit, which a batch is split to stay within unless the client is
-#: told another (``max_body_bytes``).
-MAX_BATCH_BODY_BYTES = MAX_BODY_BYTES
 #: Statuses of a batch refused whole, before any commit was looked at.
 _REFUSED_AS_BATCH = (400, 404, 413)
 

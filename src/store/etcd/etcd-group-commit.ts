@@ -61,8 +61,11 @@ export class EtcdBatcher {
     try {
       await this.#apply(jobs, deferred);
     } finally {
-      const order = new Map(jobs.map((job, i) => [job, i]));
-      this.#queue.putBack(deferred.sort((a, b) => (order.get(a) ?? 0) - (order.get(b) ?? 0)));
+      if (deferred.length > 1) {
+        const order = new Map(jobs.map((job, i) => [job, i]));
+        deferred.sort((a, b) => (order.get(a) ?? 0) - (order.get(b) ?? 0));
+      }
+      this.#queue.putBack(deferred);
     }
   }
 

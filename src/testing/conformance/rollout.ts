@@ -64,15 +64,20 @@ function intentCommit(
  * Starts rollout r1 of v7 to v8 over the `wf-` scopes, its one step at 50 %, its moved scopes held
  * by `controller` when one is named.
  */
-async function rampHalf(rollouts: RolloutsApi, controller?: string): Promise<void> {
-  await rollouts.start({
+/** Rollout r1, v7 to v8 over the `wf-` scopes, in `steps`. */
+function startRamp(rollouts: RolloutsApi, steps: number[], controller?: string): Promise<Rollout> {
+  return rollouts.start({
     rolloutId: 'r1',
     fromPolicy: 'v7',
     toPolicy: 'v8',
     prefix: 'wf-',
-    steps: [50],
+    steps,
     ...(controller === undefined ? {} : { controller }),
   });
+}
+
+async function rampHalf(rollouts: RolloutsApi, controller?: string): Promise<void> {
+  await startRamp(rollouts, [50], controller);
 }
 
 /** Tenant A's handle through the store's second connection (over HTTP, the second server). */
@@ -112,13 +117,7 @@ export function rolloutCases(fx: SubjectFixture): void {
       await v7Scopes(gate);
       const before = await scopesById(gate);
       const rollouts = rolloutsOf(gate);
-      let rollout = await rollouts.start({
-        rolloutId: 'r1',
-        fromPolicy: 'v7',
-        toPolicy: 'v8',
-        prefix: 'wf-',
-        steps: [20, 60],
-      });
+      let rollout = await startRamp(rollouts, [20, 60]);
       expect(rollout).toMatchObject({ status: 'running', step: 1, percent: 20, revision: 1 });
       expect(rollout).toMatchObject({ cutoverId: 'r1/step-1', cutoverDone: true });
       let previous = new Set<string>();
@@ -214,13 +213,7 @@ export function rolloutCases(fx: SubjectFixture): void {
       const { gate } = fx.subject;
       await v7Scopes(gate);
       const rollouts = rolloutsOf(gate);
-      await rollouts.start({
-        rolloutId: 'r1',
-        fromPolicy: 'v7',
-        toPolicy: 'v8',
-        prefix: 'wf-',
-        steps: [30, 70],
-      });
+      await startRamp(rollouts, [30, 70]);
       await rollouts.advance({ rolloutId: 'r1' });
       const moved = ramped('r1', 70);
       const inFlight: Grant[] = await Promise.all(
@@ -346,13 +339,7 @@ export function rolloutCases(fx: SubjectFixture): void {
       const { gate } = fx.subject;
       await v7Scopes(gate);
       const rollouts = rolloutsOf(gate);
-      const started = await rollouts.start({
-        rolloutId: 'r1',
-        fromPolicy: 'v7',
-        toPolicy: 'v8',
-        prefix: 'wf-',
-        steps: [10, 40, 80],
-      });
+      const started = await startRamp(rollouts, [10, 40, 80]);
       const results = await Promise.allSettled([
         rollouts.advance({ rolloutId: 'r1', revision: started.revision }),
         rollouts.rollback({ rolloutId: 'r1', revision: started.revision }),
@@ -389,13 +376,7 @@ export function rolloutCases(fx: SubjectFixture): void {
         const again = await secondConnection(fx);
         try {
           const second = rolloutsOf(again);
-          const started = await first.start({
-            rolloutId: 'r1',
-            fromPolicy: 'v7',
-            toPolicy: 'v8',
-            prefix: 'wf-',
-            steps: [10, 40, 80],
-          });
+          const started = await startRamp(first, [10, 40, 80]);
           // The same command from both: two applied would move two steps.
           const advances = await raceOf([
             first.advance({ rolloutId: 'r1', revision: started.revision }),
@@ -462,13 +443,7 @@ export function rolloutCases(fx: SubjectFixture): void {
       const { gate } = fx.subject;
       await v7Scopes(gate);
       const rollouts = rolloutsOf(gate);
-      const started = await rollouts.start({
-        rolloutId: 'r1',
-        fromPolicy: 'v7',
-        toPolicy: 'v8',
-        prefix: 'wf-',
-        steps: [20, 60],
-      });
+      const started = await startRamp(rollouts, [20, 60]);
       const paused = await rollouts.pause({ rolloutId: 'r1', revision: started.revision });
       expect(paused).toMatchObject({
         status: 'paused',
@@ -647,13 +622,7 @@ export function rolloutCases(fx: SubjectFixture): void {
       await v7Scopes(gate);
       const rollouts = rolloutsOf(gate);
       const early = await acquire(gate, 'wf-v8-early', 'v8-worker', { policyVersion: 'v8' });
-      await rollouts.start({
-        rolloutId: 'r1',
-        fromPolicy: 'v7',
-        toPolicy: 'v8',
-        prefix: 'wf-',
-        steps: [99],
-      });
+      await startRamp(rollouts, [99]);
       await rollouts.rollback({ rolloutId: 'r1' });
       expect(await gate.getScope('wf-v8-early')).toMatchObject({
         policyVersion: 'v8',
@@ -675,13 +644,7 @@ export function rolloutCases(fx: SubjectFixture): void {
       const { gate } = fx.subject;
       await v7Scopes(gate);
       const rollouts = rolloutsOf(gate);
-      await rollouts.start({
-        rolloutId: 'r1',
-        fromPolicy: 'v7',
-        toPolicy: 'v8',
-        prefix: 'wf-',
-        steps: [60],
-      });
+      await startRamp(rollouts, [60]);
       const [taken, deleted, other] = ramped('r1', 60);
       const takeover = await gate.takeover(taken!, {
         holder: 'operator',
