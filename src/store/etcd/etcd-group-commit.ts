@@ -50,12 +50,11 @@ export class EtcdBatcher {
   }
 
   /**
-   * Runs a batch; the operations it held back go back to the queue only once its Txn settled, in
-   * the order they came. One held back for a key a member reads or writes must plan on that write
-   * (a later commit of one scope in a commitMany): planned while the member's Txn is in flight, it
-   * would plan on the row before it and race it to etcd, and could land first; one that shares a
-   * key with one held back follows it. One set aside only because the Txn was full, sharing no key
-   * with either, goes back at once (#choose).
+   * Runs a batch; the operations it set aside go back to the queue only once its Txn settled, in
+   * the order they came. One set aside for a key a member writes must plan on that write (a later
+   * commit of one scope in a commitMany): planned while the member's Txn is in flight, it would
+   * plan on the row before it and race it to etcd, and could land first. One set aside because
+   * the Txn was full waits too, since it may share a key with a member or with another set aside.
    */
   async #runBatch(jobs: Job[]): Promise<void> {
     const deferred: Job[] = [];
@@ -124,12 +123,7 @@ export class EtcdBatcher {
   ): { chosen: { job: Job; plan: Planned<unknown> }[]; deferred: Job[] } {
     const chosen: { job: Job; plan: Planned<unknown> }[] = [];
     const deferred: Job[] = [];
-    const fullTxn: Job[] = [];
     const taken = new BatchKeys();
-    /** Every key of an operation held back until the Txn lands. */
-    const held = new Set<string>();
-    /** Every key of an operation put back at once because the Txn was full. */
-    const returned = new Set<string>();
     let total: TxnSize = { compares: 0, ops: 0, entries: 0, bytes: 0 };
     jobs.forEach((job, i) => {
       const plan = plans[i];
@@ -138,7 +132,7 @@ export class EtcdBatcher {
         ...plan.transition.put.map(({ row: _row, ...ref }) => ref),
         ...(plan.transition.delete ?? []),
       ].map((ref) => plan.snapshot.key(ref));
-      const read = [...new Set([...plan.snapshot.read.keys(), ...written])];
+      const read = new Set([...plan.snapshot.read.keys(), ...written]);
       let size: TxnSize;
       try {
         size = this.engine.size(plan, call);
@@ -147,24 +141,13 @@ export class EtcdBatcher {
         else deferred.push(job);
         return;
       }
-      if (taken.conflicts(read, written) || read.some((key) => held.has(key))) {
-        // It must plan on a member's write, or follow one held back: after the Txn landed.
-        for (const key of read) held.add(key);
+      if (!this.engine.fits(add(total, size)) || !taken.take(read, written)) {
         deferred.push(job);
         return;
       }
-      if (!this.engine.fits(add(total, size)) || read.some((key) => returned.has(key))) {
-        // The Txn is full (or one before it, sharing a key, did not fit): no member's key, so
-        // planned again, in order, in a batch that may form at once.
-        for (const key of read) returned.add(key);
-        fullTxn.push(job);
-        return;
-      }
-      taken.take(read, written);
       total = add(total, size);
       chosen.push({ job, plan });
     });
-    this.#queue.putBack(fullTxn);
     return { chosen, deferred };
   }
 }

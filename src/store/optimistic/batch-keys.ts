@@ -17,17 +17,10 @@ export class BatchKeys {
   take(read: Iterable<string>, written: Iterable<string>): boolean {
     const reads = [...read];
     const writes = [...written];
-    if (this.conflicts(reads, writes)) return false;
+    if (reads.some((key) => this.#written.has(key))) return false;
+    if (writes.some((key) => this.#read.has(key) || this.#written.has(key))) return false;
     for (const key of reads) this.#read.add(key);
     for (const key of writes) this.#written.add(key);
     return true;
-  }
-
-  /** Whether an operation with these keys would conflict with a member taken so far. */
-  conflicts(read: readonly string[], written: readonly string[]): boolean {
-    return (
-      read.some((key) => this.#written.has(key)) ||
-      written.some((key) => this.#read.has(key) || this.#written.has(key))
-    );
   }
 }
